@@ -1,0 +1,125 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const duration = z
+  .string()
+  .regex(/^\d+(ms|s|m|h|d)?$/, 'a duration such as 900000, 15m, 7d')
+  .transform(parseDurationMs);
+
+/** `15m` → 900000. A bare number is milliseconds. */
+export function parseDurationMs(v: string): number {
+  const m = /^(\d+)(ms|s|m|h|d)?$/.exec(v);
+  if (!m) throw new TypeError(`bad duration ${v}`);
+  const n = Number(m[1]);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? 'ms'] ?? 1;
+  return n * unit;
+}
+
+/**
+ * Every environment variable the gateway reads, with its default. The README's configuration table is
+ * written from this schema; keep them in step.
+ */
+export const ConfigSchema = z.object({
+  PORT: int(0, 65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Base URL of v1. Unset = demo mode: the built-in simulator starts on loopback. */
+  V1_BASE_URL: z.url().optional(),
+  V1_TIMEOUT_MS: int(1).default(10_000),
+  V1_RETRIES: int(0, 10).default(3),
+  V1_RETRY_BASE_MS: int(1).default(200),
+  /** Unit of v1 timestamps: auto-detect per value, or force seconds / milliseconds. */
+  V1_TIMESTAMP_UNIT: z.enum(['auto', 's', 'ms']).default('auto'),
+  DATABASE_URL: z.string().min(1).default('./data/gateway.db'),
+  /** 32 bytes, hex (64 chars) or base64; encrypts v1 keys at rest (AES-256-GCM). */
+  ENCRYPTION_KEY: z.string().optional(),
+  JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
+  /** PEM PKCS#8 private key; switches access tokens to an asymmetric algorithm (JWT_ALG). */
+  JWT_PRIVATE_KEY: z.string().optional(),
+  JWT_ALG: z.enum(['HS256', 'RS256', 'ES256', 'EdDSA']).default('HS256'),
+  JWT_ISSUER: z.string().min(1).default('directus'),
+  ACCESS_TOKEN_TTL: duration.default(900_000),
+  REFRESH_TOKEN_TTL: duration.default(604_800_000),
+  REFRESH_COOKIE_NAME: z.string().min(1).default('directus_refresh_token'),
+  REFRESH_COOKIE_SECURE: bool.default(false),
+  LOGIN_STALL_MS: int(0).default(500),
+  LOGIN_MAX_FAILURES: int(1).default(25),
+  LOGIN_FAILURE_WINDOW_MS: int(1).default(900_000),
+  GATEWAY_ADMIN_TOKEN: z.string().min(16, 'GATEWAY_ADMIN_TOKEN must be at least 16 characters').optional(),
+  MAPPINGS_DIR: z.string().min(1).default('./mappings'),
+  QUERY_LIMIT_DEFAULT: int(1).default(100),
+  QUERY_LIMIT_MAX: int(1).optional(),
+  MAX_PAYLOAD_BYTES: int(1024).default(1_048_576),
+  FANOUT_CONCURRENCY: int(1, 64).default(8),
+  UPSTREAM_CALL_BUDGET: int(1).default(2000),
+  CACHE_MAX_ENTRIES: int(10).default(10_000),
+  CACHE_TTL_METADATA_MS: int(0).default(60_000),
+  CACHE_TTL_RENDER_ACTIVE_MS: int(0).default(2_000),
+  CACHE_TTL_RENDER_FINAL_MS: int(0).default(300_000),
+  SIGNED_URL_TTL_MS: int(0).default(300_000),
+  /** JSON object `{ "team_…": "secret" }` of v1 webhook signing secrets. */
+  WEBHOOK_SECRETS: z.string().optional(),
+  EXPLAIN_ENABLED: bool.default(false),
+  DEMO_EMAIL: z.email().default('demo@example.com'),
+  DEMO_PASSWORD: z.string().min(8).default('demo-password'),
+  SIM_SEED: int(0).default(1),
+  SIM_SCALE: z.enum(['tiny', 'small', 'demo', 'bench']).default('demo'),
+  SIM_PORT: int(0, 65535).default(4010),
+});
+
+export type Config = Readonly<z.infer<typeof ConfigSchema>> & { readonly demo: boolean };
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once; every problem is listed in one ConfigError. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = ConfigSchema.safeParse(cleaned);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new ConfigError(problems);
+  }
+  const c = parsed.data;
+  const demo = c.V1_BASE_URL === undefined;
+  if (!demo) {
+    if (!c.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY: required when V1_BASE_URL is set');
+    if (!c.JWT_SECRET && !c.JWT_PRIVATE_KEY) problems.push('JWT_SECRET: required when V1_BASE_URL is set (or JWT_PRIVATE_KEY)');
+  }
+  if (c.ENCRYPTION_KEY && decodeKey(c.ENCRYPTION_KEY) === undefined) {
+    problems.push('ENCRYPTION_KEY: must be 32 bytes, as 64 hex characters or base64');
+  }
+  if (c.JWT_ALG !== 'HS256' && !c.JWT_PRIVATE_KEY) problems.push(`JWT_PRIVATE_KEY: required for JWT_ALG=${c.JWT_ALG}`);
+  if (c.WEBHOOK_SECRETS) {
+    try {
+      const o = JSON.parse(c.WEBHOOK_SECRETS) as unknown;
+      if (!o || typeof o !== 'object' || Array.isArray(o) || !Object.values(o).every((s) => typeof s === 'string')) {
+        problems.push('WEBHOOK_SECRETS: must be a JSON object of team id → secret string');
+      }
+    } catch {
+      problems.push('WEBHOOK_SECRETS: not valid JSON');
+    }
+  }
+  if (c.QUERY_LIMIT_MAX !== undefined && c.QUERY_LIMIT_MAX < 1) problems.push('QUERY_LIMIT_MAX: must be ≥ 1');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze({ ...c, demo });
+}
+
+/** 32-byte key from hex or base64, or undefined. */
+export function decodeKey(v: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
+  const b = Buffer.from(v, 'base64');
+  return b.length === 32 ? b : undefined;
+}
+
+export function webhookSecrets(c: Config): Readonly<Record<string, string>> {
+  return c.WEBHOOK_SECRETS ? (JSON.parse(c.WEBHOOK_SECRETS) as Record<string, string>) : {};
+}

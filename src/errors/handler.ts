@@ -1,0 +1,38 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { GatewayError, errorEnvelope, errors, isGatewayError } from './catalog.js';
+
+/** Maps anything thrown in a route to the Directus envelope; nothing leaves as a bare 500 stack. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (isGatewayError(err)) return err;
+  const fe = err as Partial<FastifyError> & { statusCode?: number };
+  if (fe && typeof fe === 'object' && typeof fe.code === 'string') {
+    if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+        fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ||
+        fe.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || fe.code === 'FST_ERR_VALIDATION') {
+      return errors.invalidPayload(fe.message ?? 'Invalid payload.');
+    }
+  }
+  if (err instanceof SyntaxError) return errors.invalidPayload(err.message);
+  if (fe && typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    if (fe.statusCode === 413) return errors.invalidPayload('request entity too large');
+    if (fe.statusCode === 404) return errors.routeNotFound('');
+    return errors.invalidPayload(fe.message ?? 'Invalid payload.');
+  }
+  return new GatewayError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred.', { cause: err });
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const ge = toGatewayError(err);
+    if (ge.status >= 500 && ge.code !== 'SERVICE_UNAVAILABLE') {
+      request.log.error({ err }, 'unexpected error');
+    }
+    for (const [k, v] of Object.entries(ge.headers)) void reply.header(k, v);
+    return reply.status(ge.status).send(errorEnvelope(ge));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    const ge = errors.routeNotFound(path);
+    return reply.status(ge.status).send(errorEnvelope(ge));
+  });
+}

@@ -1,0 +1,407 @@
+import { createHmac } from 'node:crypto';
+import { z } from 'zod';
+import { CreateRenderBodySchema, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1Template, type V1TemplateSummary, type V1User } from '../v1/schemas.js';
+import type { SimClock } from './clock.js';
+import { CursorCodec, CursorError } from './cursor.js';
+import { generateWorld, scheduleFrom, type Scale } from './generator.js';
+import type { SimAccount, SimKey, SimPerson, SimProject, SimRender, SimTeam } from './model.js';
+import { Rng } from './rng.js';
+
+/** An HTTP answer the simulator gives instead of data (v1 error shape). */
+export class SimHttpError extends Error {
+  constructor(readonly status: number, readonly body: Record<string, unknown>, readonly headers: Record<string, string> = {}) {
+    super(String(body.error));
+  }
+}
+const notFound = (what: string) => new SimHttpError(404, { error: `${what} not found.` });
+
+export interface ListOptions { limit?: unknown; cursor?: unknown; search?: unknown; order?: unknown; status?: unknown }
+export interface Transition { render: SimRender; from: RenderStatus; to: RenderStatus; at: number }
+
+const sec = (ms: number) => Math.floor(ms / 1000);
+type Key = readonly number[];
+
+function compareKeys(a: Key, b: Key): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+function relevance(name: string, q: string): number {
+  const n = name.toLowerCase();
+  if (n === q) return 4;
+  if (n.startsWith(q)) return 3;
+  if (n.includes(` ${q}`)) return 2;
+  return n.includes(q) ? 1 : 0;
+}
+
+/**
+ * The v1 world: seeded data plus every rule of the v1 document (reach, 404 for unreachable, cursor
+ * pagination with short pages, lifecycle, credits, template values applied to a copy).
+ */
+export class World {
+  readonly accounts = new Map<string, SimAccount>();
+  readonly people = new Map<string, SimPerson>();
+  readonly keys = new Map<string, SimKey>();
+  readonly teams = new Map<string, SimTeam>();
+  readonly projects = new Map<string, SimProject>();
+  readonly renders = new Map<string, SimRender>();
+  private readonly rendersByProject = new Map<string, SimRender[]>();
+  private readonly active = new Set<SimRender>();
+  private readonly cursors: CursorCodec;
+  private readonly rng: Rng;
+  private seq = 0;
+  private transitionListener: (t: Transition) => void = () => {};
+
+  constructor(readonly clock: SimClock, seed: number, scale: Scale, readonly options: { urlTtlS: number; cdnBase: string } = { urlTtlS: 300, cdnBase: 'https://cdn.sim.invalid' }) {
+    this.rng = new Rng(seed * 7919 + 1);
+    this.cursors = new CursorCodec(`sim-cursor-${seed}`);
+    const w = generateWorld(seed, scale, clock.now());
+    for (const a of w.accounts) this.accounts.set(a.id, a);
+    for (const p of w.people) this.people.set(p.id, p);
+    for (const k of w.keys) this.keys.set(k.key, k);
+    for (const t of w.teams) this.teams.set(t.id, t);
+    for (const p of w.projects) { this.projects.set(p.id, p); this.rendersByProject.set(p.id, []); }
+    for (const r of w.renders) this.addRender(r);
+    this.seq = w.renders.length;
+  }
+
+  onTransition(listener: (t: Transition) => void): void {
+    this.transitionListener = listener;
+  }
+
+  private addRender(r: SimRender): void {
+    this.renders.set(r.id, r);
+    this.rendersByProject.get(r.projectId)?.push(r);
+    if (r.pending.length > 0) this.active.add(r);
+  }
+
+  // ---------------------------------------------------------------- keys and reach
+
+  authenticate(header: string | undefined): SimPerson {
+    if (!header) throw new SimHttpError(401, { error: 'Missing API key: send Authorization: Bearer <API_KEY>.' });
+    const m = /^Bearer\s+(\S+)$/i.exec(header);
+    const key = m ? this.keys.get(m[1] as string) : undefined;
+    if (!key || key.revoked) throw new SimHttpError(401, { error: 'Invalid API key.' });
+    const person = this.people.get(key.userId);
+    if (!person) throw new SimHttpError(401, { error: 'Invalid API key.' });
+    return person;
+  }
+
+  /** Revokes a key at once; the next request with it answers 401. */
+  revokeKey(key: string): boolean {
+    const k = this.keys.get(key);
+    if (!k) return false;
+    k.revoked = true;
+    return true;
+  }
+
+  /** Issues a new key for a person and revokes their old ones (one key per person). */
+  rotateKey(userId: string): string | undefined {
+    if (!this.people.has(userId)) return undefined;
+    for (const k of this.keys.values()) if (k.userId === userId) k.revoked = true;
+    const key = `sk_${this.rng.token(32)}`;
+    this.keys.set(key, { key, userId, name: 'rotated key', revoked: false });
+    return key;
+  }
+
+  /** Teams the person reaches, with their role (null when reached only as account administrator). */
+  reach(person: SimPerson): Map<string, 'admin' | 'member' | null> {
+    const out = new Map<string, 'admin' | 'member' | null>();
+    for (const team of this.teams.values()) {
+      const member = team.members.find((m) => m.userId === person.id);
+      if (member) out.set(team.id, member.role);
+      else if (this.accounts.get(team.accountId)?.admins.includes(person.id)) out.set(team.id, null);
+    }
+    return out;
+  }
+
+  private reachableTeam(person: SimPerson, id: string): SimTeam {
+    const team = this.teams.get(id);
+    if (!team || !this.reach(person).has(id)) throw notFound('Team');
+    return team;
+  }
+
+  private reachableProject(person: SimPerson, id: string): SimProject {
+    const p = this.projects.get(id);
+    if (!p || !this.reach(person).has(p.teamId)) throw notFound('Project');
+    return p;
+  }
+
+  // ---------------------------------------------------------------- views (the API's JSON)
+
+  private sign(path: string, expires: number): string {
+    return createHmac('sha256', 'sim-cdn').update(`${path}:${expires}`).digest('hex').slice(0, 32);
+  }
+
+  private signedUrl(path: string): string {
+    const expires = sec(this.clock.now()) + this.options.urlTtlS;
+    return `${this.options.cdnBase}${path}?expires=${expires}&signature=${this.sign(path, expires)}`;
+  }
+
+  renderView(r: SimRender): V1Render {
+    const team = this.teams.get(r.teamId) as SimTeam;
+    const view: V1Render = {
+      id: r.id, name: r.name, status: r.status, type: r.type,
+      project: { id: r.projectId, team: team.id },
+      created_by: r.createdBy, created_at: sec(r.createdAt), updated_at: r.updatedAt === null ? null : sec(r.updatedAt),
+    };
+    if (r.status === 'complete') {
+      const ext = (v: string) => (v === 'master' ? 'mov' : v === 'still' ? 'jpg' : v === 'gif_preview' ? 'gif' : 'mp4');
+      view.output = Object.fromEntries(r.variants.map((v) => [v, this.signedUrl(`/renders/${r.id}/${v}.${ext(v)}`)]));
+    }
+    return view;
+  }
+
+  projectView(p: SimProject): V1Project {
+    const team = this.teams.get(p.teamId) as SimTeam;
+    return {
+      id: p.id, name: p.name, team: { id: team.id, name: team.name }, created_by: p.createdBy,
+      thumbnail_url: p.hasThumbnail ? this.signedUrl(`/projects/${p.id}/thumbnail.jpg`) : null,
+      created_at: sec(p.createdAt), updated_at: p.updatedAt === null ? null : sec(p.updatedAt),
+    };
+  }
+
+  private teamView(t: SimTeam, role: 'admin' | 'member' | null): V1Team {
+    return { id: t.id, name: t.name, account_id: t.accountId, role, created_at: sec(t.createdAt) };
+  }
+
+  private userView(p: SimPerson): V1User {
+    return { id: p.id, email: p.email, created_at: sec(p.createdAt) };
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  me(person: SimPerson): V1User {
+    return this.userView(person);
+  }
+
+  listTeams(person: SimPerson): { data: V1Team[] } {
+    const reach = this.reach(person);
+    return { data: [...reach].map(([id, role]) => this.teamView(this.teams.get(id) as SimTeam, role)) };
+  }
+
+  getTeam(person: SimPerson, id: string): V1Team {
+    const team = this.reachableTeam(person, id);
+    return this.teamView(team, this.reach(person).get(id) ?? null);
+  }
+
+  listMembers(person: SimPerson, teamId: unknown): { data: V1TeamMember[] } {
+    const team = this.reachableTeam(person, requiredString(teamId, 'team_id'));
+    return {
+      data: team.members.map((m) => ({ ...this.userView(this.people.get(m.userId) as SimPerson), role: m.role, joined_at: sec(m.joinedAt) })),
+    };
+  }
+
+  getUser(person: SimPerson, id: string): V1User {
+    const target = this.people.get(id);
+    if (!target) throw notFound('User');
+    const reach = this.reach(person);
+    const shares = id === person.id || [...reach.keys()].some((t) => this.teams.get(t)?.members.some((m) => m.userId === id));
+    if (!shares) throw notFound('User');
+    return this.userView(target);
+  }
+
+  listProjects(person: SimPerson, teamId: unknown, q: ListOptions) {
+    const team = this.reachableTeam(person, requiredString(teamId, 'team_id'));
+    const items = [...this.projects.values()].filter((p) => p.teamId === team.id);
+    const page = this.paginate('/v1/projects', `team=${team.id}`, items, (p) => p.createdAt, (p) => p.name, q, false);
+    return { ...page, data: page.data.map((p) => this.projectView(p)) };
+  }
+
+  getProject(person: SimPerson, id: string): V1Project {
+    return this.projectView(this.reachableProject(person, id));
+  }
+
+  listTemplates(person: SimPerson, projectId: unknown): { data: V1TemplateSummary[] } {
+    const p = this.reachableProject(person, requiredString(projectId, 'project_id'));
+    return { data: p.templates.map(({ fields, ...t }) => ({ id: t.id, name: t.name, description: t.description, project_id: t.projectId, target_composition_id: t.compositionId, field_count: fields.length })) };
+  }
+
+  getTemplate(person: SimPerson, id: string, projectId: unknown): V1Template {
+    const p = this.reachableProject(person, requiredString(projectId, 'project_id'));
+    const t = p.templates.find((x) => x.id === id);
+    if (!t) throw notFound('Template');
+    return { id: t.id, name: t.name, description: t.description, project_id: t.projectId, target_composition_id: t.compositionId, field_count: t.fields.length, fields: t.fields.map((f) => ({ ...f })) };
+  }
+
+  listRenders(person: SimPerson, projectId: unknown, q: ListOptions) {
+    const p = this.reachableProject(person, requiredString(projectId, 'project_id'));
+    const status = q.status === undefined ? undefined : String(q.status);
+    if (status !== undefined && !['initializing', 'ready', 'queued', 'processing', 'finalizing', 'complete', 'failed'].includes(status)) {
+      throw validation([{ field: 'status', message: `status: must be one of the seven render statuses`, code: 'invalid_enum_value' }]);
+    }
+    const items = this.rendersByProject.get(p.id) ?? [];
+    const page = this.paginate('/v1/renders', `project=${p.id};status=${status ?? ''}`, items, (r) => r.createdAt, (r) => r.name, q, true, status === undefined ? undefined : (r) => r.status === status);
+    return { ...page, data: page.data.map((r) => this.renderView(r)) };
+  }
+
+  getRender(person: SimPerson, id: string): V1Render {
+    const r = this.renders.get(id);
+    if (!r || !this.reach(person).has(r.teamId)) throw notFound('Render');
+    return this.renderView(r);
+  }
+
+  /** Internal look (admin route): the configuration copy a render was made from. */
+  renderConfig(id: string): Record<string, unknown> | undefined {
+    return this.renders.get(id)?.config;
+  }
+
+  /**
+   * Cursor pagination. Order keys are numeric tuples sorted ascending; the cursor holds the last key
+   * served, so items created between pages are never served twice and none is skipped. Every third
+   * page is short while more follow, and a status filter is applied to a window of `limit` items
+   * (so pages can be short, even empty, with `has_more` true) — v1's awkward parts.
+   */
+  private paginate<T extends { seq?: number; createdAt: number; id: string }>(
+    endpoint: string, baseFilters: string, items: readonly T[], created: (t: T) => number, name: (t: T) => string,
+    q: ListOptions, shortPages: boolean, windowFilter?: (t: T) => boolean,
+  ): { data: T[]; has_more: boolean; next_cursor: string | null } {
+    const limit = parseLimit(q.limit);
+    const search = q.search === undefined || q.search === '' ? undefined : String(q.search).toLowerCase();
+    const order = q.order === undefined ? 'desc' : String(q.order);
+    if (order !== 'asc' && order !== 'desc') throw validation([{ field: 'order', message: 'order: must be asc or desc', code: 'invalid_enum_value' }]);
+    const filters = `${baseFilters};search=${search ?? ''};order=${search ? '-' : order}`;
+    let after: readonly (number | string)[] | null = null;
+    let pageNo = 0;
+    if (q.cursor !== undefined) {
+      try {
+        const st = this.cursors.decode(String(q.cursor), endpoint, filters);
+        after = st.after;
+        pageNo = st.page;
+      } catch (e) {
+        throw new SimHttpError(400, { error: e instanceof CursorError ? e.message : 'Invalid cursor.' });
+      }
+    }
+    const seqOf = (t: T) => (t.seq ?? hashSeq(t.id));
+    const keyOf = (t: T): Key => {
+      if (search) return [-relevance(name(t), search), -created(t), -seqOf(t)];
+      return order === 'asc' ? [created(t), seqOf(t)] : [-created(t), -seqOf(t)];
+    };
+    const candidates = search ? items.filter((t) => relevance(name(t), search) > 0) : items;
+    const ordered = candidates.map((t) => ({ t, k: keyOf(t) })).sort((a, b) => compareKeys(a.k, b.k));
+    let start = 0;
+    if (after) {
+      const a = after as Key;
+      while (start < ordered.length && compareKeys((ordered[start] as { k: Key }).k, a) <= 0) start++;
+    }
+    const size = shortPages && !windowFilter && pageNo % 3 === 1 ? Math.max(1, Math.floor(limit / 2)) : limit;
+    const window = ordered.slice(start, start + size);
+    const has_more = start + window.length < ordered.length;
+    const last = window[window.length - 1];
+    return {
+      data: window.map((x) => x.t).filter((t) => !windowFilter || windowFilter(t)),
+      has_more,
+      next_cursor: has_more && last ? this.cursors.encode({ endpoint, filters, after: last.k, page: pageNo + 1 }) : null,
+    };
+  }
+
+  // ---------------------------------------------------------------- writes and lifecycle
+
+  createRender(person: SimPerson, body: unknown): V1Render {
+    const parsed = CreateRenderBodySchema.safeParse(body);
+    if (!parsed.success) {
+      throw validation(parsed.error.issues.map((i) => {
+        const field = i.path.length > 0 ? i.path.join('.') : 'unknown';
+        return { field, message: `${field}: ${i.message}`, code: i.code };
+      }));
+    }
+    const b = parsed.data;
+    const project = this.reachableProject(person, b.project_id);
+    const team = this.teams.get(project.teamId) as SimTeam;
+    if (team.credits <= 0) throw new SimHttpError(402, { error: `Team ${team.id} has run out of credits.` });
+    let template = null;
+    if (b.template_id !== undefined) {
+      template = project.templates.find((t) => t.id === b.template_id) ?? null;
+      if (!template) throw new SimHttpError(400, { error: `Template ${b.template_id} is not defined by project ${project.id}.` });
+    }
+    const config: Record<string, unknown> = structuredClone(project.config);
+    if (template) {
+      for (const f of template.fields) config[f.key] = b.values && Object.hasOwn(b.values, f.key) ? structuredClone(b.values[f.key]) : f.default_value;
+    }
+    const now = this.clock.now();
+    const r: SimRender = {
+      id: `rend_${this.rng.token(20).toLowerCase()}`, seq: this.seq++, name: b.name, status: 'initializing', type: 'cloud',
+      projectId: project.id, teamId: team.id, createdBy: person.id, createdAt: now, updatedAt: null,
+      variants: ['master', '1080p', '720p', '360p', 'still'], config, templateId: template?.id ?? null,
+      pending: scheduleFrom('initializing', now, b.name.includes('[sim:fail]')),
+    };
+    this.addRender(r);
+    return this.renderView(r);
+  }
+
+  /** Applies every transition due by now, in time order, and reports each one. */
+  tick(): number {
+    const now = this.clock.now();
+    const due: { r: SimRender; to: RenderStatus; at: number }[] = [];
+    for (const r of this.active) for (const p of r.pending) if (p.at <= now) due.push({ r, to: p.status, at: p.at });
+    due.sort((a, b) => a.at - b.at || a.r.seq - b.r.seq);
+    for (const d of due) {
+      const from = d.r.status;
+      d.r.pending.shift();
+      d.r.status = d.to;
+      d.r.updatedAt = d.at;
+      if (d.to === 'complete') {
+        const team = this.teams.get(d.r.teamId);
+        if (team) team.credits = Math.max(0, team.credits - 1);
+        const project = this.projects.get(d.r.projectId);
+        if (project) project.hasThumbnail = true;
+      }
+      if (d.r.pending.length === 0) this.active.delete(d.r);
+      this.transitionListener({ render: d.r, from, to: d.to, at: d.at });
+    }
+    return due.length;
+  }
+
+  /** Seeded people with their keys (admin route). */
+  listKeys(): { user_id: string; email: string | null; name: string; api_key: string; revoked: boolean; teams: { id: string; role: string | null }[] }[] {
+    return [...this.keys.values()].map((k) => {
+      const p = this.people.get(k.userId) as SimPerson;
+      return { user_id: p.id, email: p.email, name: p.name, api_key: k.key, revoked: k.revoked, teams: [...this.reach(p)].map(([id, role]) => ({ id, role })) };
+    });
+  }
+
+  setCredits(teamId: string, credits: number): boolean {
+    const t = this.teams.get(teamId);
+    if (!t) return false;
+    t.credits = credits;
+    return true;
+  }
+}
+
+function hashSeq(id: string): number {
+  let h = 0;
+  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) | 0;
+  return h;
+}
+
+function requiredString(v: unknown, field: string): string {
+  if (typeof v !== 'string' || v.length === 0) throw validation([{ field, message: `${field}: is required`, code: 'too_small' }]);
+  return v;
+}
+
+function parseLimit(v: unknown): number {
+  if (v === undefined) return 20;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw validation([{ field: 'limit', message: 'limit: must be an integer from 1 to 60', code: n < 1 ? 'too_small' : 'invalid_type' }]);
+  return Math.min(n, 60);
+}
+
+export function validation(details: { field: string; message: string; code: string }[]): SimHttpError {
+  const message = details.length === 1 ? (details[0] as { message: string }).message : `${details.length} validation errors`;
+  return new SimHttpError(422, { error: 'Validation failed.', message, details });
+}
+
+export const SimFaultsBodySchema = z.object({
+  latency_ms: z.number().int().min(0).max(60_000).optional(),
+  rules: z.array(z.object({
+    kind: z.enum(['error500', 'reset', 'rate_limit', 'lost_response']),
+    rate: z.number().min(0).max(1).optional(),
+    count: z.number().int().min(0).optional(),
+    method: z.string().optional(),
+    path: z.string().optional(),
+    retry_after_s: z.number().int().min(0).optional(),
+  })).optional(),
+});
