@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   ROUTE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PAYMENT_REQUIRED: 402,
+  RECORD_NOT_UNIQUE: 400,
   REQUESTS_EXCEEDED: 429,
   SERVICE_UNAVAILABLE: 503,
   INTERNAL_SERVER_ERROR: 500,
@@ -27,6 +28,8 @@ export interface GatewayErrorOptions {
   readonly cause?: unknown;
   /** Several messages rendered as several entries of `errors` (same code and status). */
   readonly messages?: readonly string[];
+  /** Per-entry extensions, parallel to `messages`. */
+  readonly entryExtensions?: readonly Readonly<Record<string, unknown>>[];
 }
 
 export class GatewayError extends Error {
@@ -35,6 +38,7 @@ export class GatewayError extends Error {
   readonly extensions: Readonly<Record<string, unknown>>;
   readonly headers: Readonly<Record<string, string>>;
   readonly messages: readonly string[];
+  readonly entryExtensions: readonly Readonly<Record<string, unknown>>[] | undefined;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -44,6 +48,7 @@ export class GatewayError extends Error {
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
     this.messages = options.messages && options.messages.length > 0 ? options.messages : [message];
+    this.entryExtensions = options.entryExtensions;
   }
 }
 
@@ -80,6 +85,6 @@ export const errors = {
 /** The Directus error envelope for a GatewayError. */
 export function errorEnvelope(e: GatewayError): { errors: { message: string; extensions: Record<string, unknown> }[] } {
   return {
-    errors: e.messages.map((message) => ({ message, extensions: { code: e.code, ...e.extensions } })),
+    errors: e.messages.map((message, i) => ({ message, extensions: { code: e.code, ...(e.entryExtensions?.[i] ?? e.extensions) } })),
   };
 }

@@ -1,9 +1,12 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { V1Error, V1UnauthorizedError } from '../v1/errors.js';
 import { GatewayError, errorEnvelope, errors, isGatewayError } from './catalog.js';
+import { fromV1Error } from './v1-errors.js';
 
 /** Maps anything thrown in a route to the Directus envelope; nothing leaves as a bare 500 stack. */
 export function toGatewayError(err: unknown): GatewayError {
   if (isGatewayError(err)) return err;
+  if (err instanceof V1Error) return fromV1Error(err);
   const fe = err as Partial<FastifyError> & { statusCode?: number };
   if (fe && typeof fe === 'object' && typeof fe.code === 'string') {
     if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
@@ -24,6 +27,10 @@ export function toGatewayError(err: unknown): GatewayError {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
     const ge = toGatewayError(err);
+    if (err instanceof V1UnauthorizedError) {
+      const user = (request as { principal?: { user: { id: string; email: string } } | null }).principal?.user;
+      request.log.warn({ userId: user?.id, email: user?.email }, 'v1 rejected the key bound to this user; it must be rebound');
+    }
     if (ge.status >= 500 && ge.code !== 'SERVICE_UNAVAILABLE') {
       request.log.error({ err }, 'unexpected error');
     }

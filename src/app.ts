@@ -1,0 +1,61 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import { authenticate, type Principal } from './auth/authenticate.js';
+import type { Deps } from './deps.js';
+import { errors } from './errors/catalog.js';
+import { registerErrorHandling } from './errors/handler.js';
+import { requestToken } from './http/request-token.js';
+import { parseQueryString } from './query/querystring.js';
+import { registerAuthRoutes } from './routes/auth.js';
+import { registerGatewayRoutes } from './routes/gateway.js';
+import { registerItemRoutes } from './routes/items.js';
+import { registerUserRoutes } from './routes/users.js';
+import { safeEqual } from './store/crypto.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+const PUBLIC_PREFIXES = ['/auth/', '/server/', '/_gateway/'];
+
+/** The authenticated principal of a legacy request, or 403 FORBIDDEN as Directus answers the public role. */
+export function requirePrincipal(request: FastifyRequest): Principal {
+  if (!request.principal) throw errors.forbidden();
+  return request.principal;
+}
+
+/** Operator routes: a bearer GATEWAY_ADMIN_TOKEN compared in constant time; anything else is 403. */
+export function requireOperator(request: FastifyRequest, adminToken: string | undefined): void {
+  const token = requestToken(request.headers, undefined);
+  if (!adminToken || !token || !safeEqual(token, adminToken)) throw errors.forbidden();
+}
+
+/** Builds the gateway (never listens): legacy routes, auth, operator routes, error envelope. */
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
+    trustProxy: true,
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: (s: string) => parseQueryString(s) },
+    disableRequestLogging: false,
+  });
+  registerErrorHandling(app);
+  app.decorateRequest('principal', null);
+
+  app.addHook('onRequest', async (request) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (PUBLIC_PREFIXES.some((p) => path.startsWith(p))) return;
+    const token = requestToken(request.headers, request.query);
+    request.principal = token ? await authenticate(token, deps.jwt, deps.users) : null;
+  });
+
+  app.get('/server/ping', async (_req, reply) => reply.type('text/plain').send('pong'));
+  app.get('/server/health', async () => ({ status: 'ok' }));
+
+  registerAuthRoutes(app, deps);
+  registerUserRoutes(app, deps);
+  registerItemRoutes(app, deps);
+  registerGatewayRoutes(app, deps);
+  return app;
+}

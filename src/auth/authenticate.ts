@@ -1,0 +1,27 @@
+import { errors } from '../errors/catalog.js';
+import type { LegacyUser, UserStore } from '../store/users.js';
+import type { JwtService } from './jwt.js';
+
+export interface Principal {
+  readonly user: LegacyUser;
+  readonly via: 'jwt' | 'static';
+  /** Static token id (usage ledger); undefined for JWTs. */
+  readonly tokenId?: string;
+}
+
+/**
+ * Classifies a bearer string as Directus does: a JWT of our issuer is verified (expired → 401
+ * TOKEN_EXPIRED, anything wrong → 403 INVALID_TOKEN); anything else is looked up as a static token
+ * (unknown → 401 INVALID_CREDENTIALS).
+ */
+export async function authenticate(token: string, jwt: JwtService, users: UserStore): Promise<Principal> {
+  if (jwt.claimsOurIssuer(token)) {
+    const claims = await jwt.verify(token);
+    const user = await users.byId(claims.id);
+    if (!user || user.status !== 'active') throw errors.invalidCredentials();
+    return { user, via: 'jwt' };
+  }
+  const hit = await users.userForStaticToken(token);
+  if (!hit) throw errors.invalidCredentials();
+  return { user: hit.user, via: 'static', tokenId: hit.tokenId };
+}

@@ -1,0 +1,78 @@
+import { SignJWT, decodeJwt, errors as joseErrors, importPKCS8, jwtVerify, type CryptoKey, type KeyObject } from 'jose';
+import { createPublicKey } from 'node:crypto';
+import { errors } from '../errors/catalog.js';
+
+export interface AccessClaims { readonly id: string; readonly role: string; readonly app_access: boolean; readonly admin_access: boolean }
+
+export interface JwtSettings {
+  readonly issuer: string;
+  readonly ttlMs: number;
+  readonly alg: 'HS256' | 'RS256' | 'ES256' | 'EdDSA';
+  readonly secret?: string;
+  readonly privateKeyPem?: string;
+}
+
+type Key = CryptoKey | KeyObject | Uint8Array;
+
+/** Issues and verifies the gateway's access tokens (Directus claims, jose). */
+export class JwtService {
+  private constructor(private readonly settings: JwtSettings, private readonly signKey: Key, private readonly verifyKey: Key) {}
+
+  static async create(settings: JwtSettings): Promise<JwtService> {
+    if (settings.alg === 'HS256') {
+      if (!settings.secret) throw new TypeError('JWT secret required for HS256');
+      const k = new TextEncoder().encode(settings.secret);
+      return new JwtService(settings, k, k);
+    }
+    if (!settings.privateKeyPem) throw new TypeError(`a private key is required for ${settings.alg}`);
+    const priv = await importPKCS8(settings.privateKeyPem, settings.alg, { extractable: true });
+    const pub = createPublicKey(settings.privateKeyPem);
+    return new JwtService(settings, priv, pub);
+  }
+
+  get ttlMs(): number {
+    return this.settings.ttlMs;
+  }
+
+  async sign(claims: AccessClaims, nowMs = Date.now()): Promise<string> {
+    const iat = Math.floor(nowMs / 1000);
+    return new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: this.settings.alg, typ: 'JWT' })
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + Math.floor(this.settings.ttlMs / 1000))
+      .setIssuer(this.settings.issuer)
+      .sign(this.signKey);
+  }
+
+  /** True when the string is a JWT this gateway's issuer claims (else it is treated as a static token). */
+  claimsOurIssuer(token: string): boolean {
+    try {
+      return decodeJwt(token).iss === this.settings.issuer;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Verifies one of our JWTs. Expired → 401 TOKEN_EXPIRED; bad signature, wrong or `none` algorithm,
+   * malformed, or missing claims → 403 INVALID_TOKEN (as Directus).
+   */
+  async verify(token: string, nowMs = Date.now()): Promise<AccessClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.verifyKey, {
+        issuer: this.settings.issuer,
+        algorithms: [this.settings.alg],
+        currentDate: new Date(nowMs),
+      });
+      const { id, role, app_access, admin_access } = payload as Record<string, unknown>;
+      if (typeof id !== 'string' || typeof role !== 'string' || app_access === undefined || admin_access === undefined) {
+        throw errors.invalidToken('Invalid token payload.');
+      }
+      return { id, role, app_access: app_access === true || app_access === 1, admin_access: admin_access === true || admin_access === 1 };
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired) throw errors.tokenExpired();
+      if (e instanceof joseErrors.JOSEError) throw errors.invalidToken();
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { FieldDef, ResourceSchema, SchemaRegistry } from '../query/schema.js';
+import { RENDER_STATUSES, type RenderStatus } from '../v1/schemas.js';
+
+const FieldTypeSchema = z.enum(['uuid', 'string', 'text', 'integer', 'float', 'boolean', 'timestamp', 'json', 'alias']);
+const SourceSchema = z.object({
+  kind: z.enum(['v1', 'store', 'derived', 'none']),
+  from: z.string().optional(),
+  how: z.string().optional(),
+  value: z.unknown().optional(),
+});
+const FieldMappingSchema = z.object({
+  type: FieldTypeSchema,
+  relation: z.object({ kind: z.enum(['m2o', 'o2m']), resource: z.string() }).optional(),
+  source: SourceSchema,
+  write: z.enum(['overlay', 'reject', 'readonly']).optional(),
+}).strict();
+const ResourceMappingSchema = z.object({
+  collection: z.string(),
+  v1: z.string(),
+  defaultSort: z.array(z.string()).min(1),
+  fields: z.record(z.string(), FieldMappingSchema),
+}).strict();
+const ResourcesFileSchema = z.record(z.string(), z.union([ResourceMappingSchema, z.string()]));
+
+const StatusesFileSchema = z.object({
+  render: z.object({
+    toLegacy: z.record(z.string(), z.string()),
+    legacyValues: z.array(z.string()).min(1),
+  }),
+}).loose();
+
+const OutputsFileSchema = z.object({
+  master: z.string(),
+  byName: z.object({ high: z.array(z.string()), medium: z.array(z.string()), low: z.array(z.string()) }),
+  sizeOrder: z.array(z.string()),
+  stills: z.array(z.string()),
+  ignored: z.array(z.string()).default([]),
+  legacyKeys: z.array(z.string()),
+}).loose();
+
+const WritesFileSchema = z.object({
+  templateRules: z.record(z.string(), z.string()).default({}),
+  idempotencyWindowHours: z.number().positive().default(24),
+  lostResponseWindowSeconds: z.number().positive().default(120),
+}).loose();
+
+const ComparisonFileSchema = z.object({
+  ignoredPaths: z.array(z.string()).default([]),
+  timestampToleranceMs: z.number().min(0).default(1000),
+  signedUrlsWithoutQuery: z.boolean().default(true),
+  unorderedArraysWithoutSort: z.boolean().default(true),
+  noiseRepeat: z.boolean().default(true),
+}).loose();
+
+export type FieldMapping = z.infer<typeof FieldMappingSchema>;
+export type ResourceMapping = z.infer<typeof ResourceMappingSchema>;
+export type OutputsMapping = z.infer<typeof OutputsFileSchema>;
+export type WritesMapping = z.infer<typeof WritesFileSchema>;
+export type ComparisonMapping = z.infer<typeof ComparisonFileSchema>;
+
+export interface Mappings {
+  readonly resources: Readonly<Record<string, ResourceMapping>>;
+  readonly schemas: SchemaRegistry;
+  readonly status: {
+    readonly toLegacy: Readonly<Record<RenderStatus, string>>;
+    /** legacy status → the v1 statuses it stands for (empty for `deleted`). */
+    readonly toV1: Readonly<Record<string, readonly RenderStatus[]>>;
+  };
+  readonly outputs: OutputsMapping;
+  readonly writes: WritesMapping;
+  readonly comparison: ComparisonMapping;
+}
+
+export class MappingError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid mappings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'MappingError';
+  }
+}
+
+function read<T extends z.ZodType>(dir: string, file: string, schema: T, problems: string[]): z.infer<T> | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+  } catch (e) {
+    problems.push(`${file}: ${(e as Error).message}`);
+    return undefined;
+  }
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    for (const i of r.error.issues) problems.push(`${file}: ${i.path.join('.') || '(root)'}: ${i.message}`);
+    return undefined;
+  }
+  return r.data;
+}
+
+/** Reads and validates every mapping file; a bad mapping stops the gateway with every problem listed. */
+export function loadMappings(dir: string): Mappings {
+  const problems: string[] = [];
+  const resourcesRaw = read(dir, 'resources.json', ResourcesFileSchema, problems);
+  const statuses = read(dir, 'statuses.json', StatusesFileSchema, problems);
+  const outputs = read(dir, 'outputs.json', OutputsFileSchema, problems);
+  const writes = read(dir, 'writes.json', WritesFileSchema, problems);
+  const comparison = read(dir, 'comparison.json', ComparisonFileSchema, problems);
+  if (!resourcesRaw || !statuses || !outputs || !writes || !comparison) throw new MappingError(problems);
+
+  const resources: Record<string, ResourceMapping> = {};
+  for (const [name, r] of Object.entries(resourcesRaw)) if (typeof r !== 'string') resources[name] = r;
+  for (const required of ['render', 'project', 'account', 'template', 'user']) {
+    if (!resources[required]) problems.push(`resources.json: resource "${required}" is missing`);
+  }
+  const schemas: Record<string, ResourceSchema> = {};
+  for (const [name, r] of Object.entries(resources)) {
+    const fields: Record<string, FieldDef> = {};
+    for (const [fname, f] of Object.entries(r.fields)) {
+      if (f.relation && !resources[f.relation.resource]) problems.push(`resources.json: ${name}.${fname} relates to unknown resource "${f.relation.resource}"`);
+      if (f.relation?.kind === 'o2m' && f.type !== 'alias') problems.push(`resources.json: ${name}.${fname} is one-to-many, so its type must be "alias"`);
+      if (f.type === 'alias' && f.relation?.kind !== 'o2m') problems.push(`resources.json: ${name}.${fname} has type alias but no one-to-many relation`);
+      if (f.source.kind === 'none' && !('value' in f.source)) problems.push(`resources.json: ${name}.${fname} has no v1 source, so it needs a constant "value"`);
+      fields[fname] = { name: fname, type: f.type, ...(f.relation ? { relation: f.relation } : {}) };
+    }
+    if (!fields.id) problems.push(`resources.json: ${name} has no id field`);
+    for (const s of r.defaultSort) if (!fields[s.replace(/^-/, '')]) problems.push(`resources.json: ${name}.defaultSort names unknown field "${s}"`);
+    schemas[name] = Object.freeze({ name: r.collection, fields: Object.freeze(fields), defaultSort: Object.freeze([...r.defaultSort]) });
+  }
+
+  const toLegacy = statuses.render.toLegacy;
+  for (const s of RENDER_STATUSES) if (!toLegacy[s]) problems.push(`statuses.json: v1 status "${s}" has no legacy status`);
+  for (const [v1, legacy] of Object.entries(toLegacy)) {
+    if (!(RENDER_STATUSES as readonly string[]).includes(v1)) problems.push(`statuses.json: "${v1}" is not a v1 render status`);
+    if (!statuses.render.legacyValues.includes(legacy)) problems.push(`statuses.json: "${legacy}" is not a legacy status`);
+  }
+  const toV1: Record<string, RenderStatus[]> = Object.fromEntries(statuses.render.legacyValues.map((l) => [l, []]));
+  for (const [v1, legacy] of Object.entries(toLegacy)) toV1[legacy]?.push(v1 as RenderStatus);
+  for (const key of ['poster', 'low', 'medium', 'high', 'master']) if (!outputs.legacyKeys.includes(key)) problems.push(`outputs.json: legacyKeys lacks "${key}"`);
+  for (const [project, template] of Object.entries(writes.templateRules)) {
+    if (!/^[0-9a-f-]{36}$/i.test(project) || !template.startsWith('tpl_')) problems.push(`writes.json: templateRules "${project}" → "${template}" must map a project uuid to a tpl_ id`);
+  }
+  if (problems.length > 0) throw new MappingError(problems);
+  return Object.freeze({
+    resources,
+    schemas: Object.freeze(schemas),
+    status: { toLegacy: toLegacy as Record<RenderStatus, string>, toV1 },
+    outputs,
+    writes,
+    comparison,
+  });
+}

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import { hashPassword } from './auth/passwords.js';
+import type { Config } from './config/schema.js';
+import type { Deps } from './deps.js';
+import { createSimulator, type Simulator } from './sim/server.js';
+
+/** Demo secrets kept beside the demo database so restarts keep tokens and encrypted keys valid. */
+export function demoSecrets(config: Config): { ENCRYPTION_KEY: string; JWT_SECRET: string; GATEWAY_ADMIN_TOKEN: string } {
+  const dir = config.DATABASE_URL.startsWith('postgres') ? './data' : dirname(config.DATABASE_URL);
+  const file = join(dir, 'demo-secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  mkdirSync(dir, { recursive: true });
+  const secrets = { ENCRYPTION_KEY: randomBytes(32).toString('hex'), JWT_SECRET: randomBytes(32).toString('base64url'), GATEWAY_ADMIN_TOKEN: randomBytes(24).toString('base64url') };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+export async function startDemoSimulator(config: Config, logger: Logger): Promise<{ sim: Simulator; url: string }> {
+  const sim = createSimulator({ seed: config.SIM_SEED, scale: config.SIM_SCALE, clock: 'real' });
+  const url = await sim.listen(config.SIM_PORT, '127.0.0.1');
+  logger.info({ url, seed: config.SIM_SEED, scale: config.SIM_SCALE }, 'v1 simulator started (demo mode)');
+  return { sim, url };
+}
+
+/** The demo legacy user, bound to the simulator's first seeded person. */
+export async function ensureDemoUser(deps: Deps, sim: Simulator): Promise<void> {
+  const person = sim.world.listKeys()[0];
+  if (!person) throw new Error('the simulator has no people');
+  const existing = await deps.users.byEmail(deps.config.DEMO_EMAIL);
+  if (existing) {
+    await deps.users.rebind(existing.id, person.api_key, person.user_id);
+    await deps.users.setPasswordHash(existing.id, await hashPassword(deps.config.DEMO_PASSWORD));
+    await deps.idMap.importPairs([{ type: 'user', uuid: existing.id, v1Id: person.user_id }]).catch(() => undefined);
+  } else {
+    const u = await deps.users.create({
+      email: deps.config.DEMO_EMAIL, passwordHash: await hashPassword(deps.config.DEMO_PASSWORD),
+      firstName: 'Demo', lastName: 'User', role: DEFAULT_ROLE, v1Key: person.api_key, v1UserId: person.user_id,
+    });
+    await deps.idMap.importPairs([{ type: 'user', uuid: u.id, v1Id: person.user_id }]);
+  }
+  await deps.ids.load();
+}
+
+/** Role uuid given to users created without one. */
+export const DEFAULT_ROLE = '5f3b2c1a-0d4e-4b6f-9a8c-7e1d2f3a4b5c';

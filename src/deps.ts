@@ -1,0 +1,85 @@
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import { decodeKey, type Config } from './config/schema.js';
+import { JwtService } from './auth/jwt.js';
+import { LoginLimiter } from './auth/login-limiter.js';
+import { openDb, type Db } from './store/db.js';
+import { migrate } from './store/migrations.js';
+import { SecretBox } from './store/crypto.js';
+import { UserStore } from './store/users.js';
+import { SessionStore } from './store/sessions.js';
+import { IdMapStore } from './store/idmap.js';
+import { IdTranslator } from './translate/ids.js';
+import { loadMappings, type Mappings } from './config/mappings.js';
+import { OverlayStore, RenderDataStore } from './store/render-extras.js';
+import { V1Cache } from './plan/cache.js';
+import { LRUCache } from 'lru-cache';
+import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
+
+/** Everything the routes need, built once from the config and passed down. */
+export interface Deps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly db: Db;
+  readonly users: UserStore;
+  readonly sessions: SessionStore;
+  readonly idMap: IdMapStore;
+  readonly ids: IdTranslator;
+  readonly jwt: JwtService;
+  readonly limiter: LoginLimiter;
+  readonly v1: V1Client;
+  readonly mappings: Mappings;
+  readonly renderData: RenderDataStore;
+  readonly overlays: OverlayStore;
+  readonly cache: V1Cache;
+  /** The v1 API as this legacy user's bound key sees it. */
+  v1For(userId: string, meter?: V1Meter): Promise<V1Session>;
+  /** Forget a cached key (after a rebind). */
+  forgetKey(userId: string): void;
+  close(): Promise<void>;
+}
+
+export interface DepsOverrides { readonly v1BaseUrl?: string; readonly dispatcher?: Dispatcher; readonly now?: () => number; readonly mappings?: Mappings }
+
+export async function createDeps(config: Config, logger: Logger, o: DepsOverrides = {}): Promise<Deps> {
+  const mappings = o.mappings ?? loadMappings(config.MAPPINGS_DIR);
+  const encryptionKey = config.ENCRYPTION_KEY ? (decodeKey(config.ENCRYPTION_KEY) as Buffer) : undefined;
+  if (!encryptionKey) throw new TypeError('ENCRYPTION_KEY missing (main.ts generates one in demo mode)');
+  const jwtSecret = config.JWT_SECRET;
+  const db = await openDb(config.DATABASE_URL);
+  await migrate(db.kysely);
+  const now = o.now ?? Date.now;
+  const users = new UserStore(db.kysely, new SecretBox(encryptionKey), now);
+  const sessions = new SessionStore(db.kysely, config.REFRESH_TOKEN_TTL, now);
+  const idMap = new IdMapStore(db.kysely, now);
+  const ids = new IdTranslator(idMap);
+  await ids.load();
+  const jwt = await JwtService.create({ issuer: config.JWT_ISSUER, ttlMs: config.ACCESS_TOKEN_TTL, alg: config.JWT_ALG, ...(jwtSecret ? { secret: jwtSecret } : {}), ...(config.JWT_PRIVATE_KEY ? { privateKeyPem: config.JWT_PRIVATE_KEY } : {}) });
+  const limiter = new LoginLimiter(config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES * 4, config.LOGIN_FAILURE_WINDOW_MS, now);
+  const baseUrl = o.v1BaseUrl ?? config.V1_BASE_URL;
+  if (!baseUrl) throw new TypeError('no v1 base URL');
+  const v1 = new V1Client({ baseUrl, timeoutMs: config.V1_TIMEOUT_MS, retries: config.V1_RETRIES, retryBaseMs: config.V1_RETRY_BASE_MS, ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}) });
+  const keys = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
+  const renderData = new RenderDataStore(db.kysely, now);
+  const overlays = new OverlayStore(db.kysely, now);
+  const cache = new V1Cache({ metadataMs: config.CACHE_TTL_METADATA_MS, renderActiveMs: config.CACHE_TTL_RENDER_ACTIVE_MS, renderFinalMs: config.CACHE_TTL_RENDER_FINAL_MS, signedUrlMs: config.SIGNED_URL_TTL_MS }, config.CACHE_MAX_ENTRIES);
+  return {
+    config, logger, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
+    async v1For(userId, meter) {
+      let key = keys.get(userId);
+      if (!key) {
+        key = await users.v1Key(userId);
+        if (!key) throw new TypeError(`user ${userId} has no bound key`);
+        keys.set(userId, key);
+      }
+      return v1.as(key, meter);
+    },
+    forgetKey(userId) {
+      keys.delete(userId);
+    },
+    async close() {
+      await v1.close();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/** The access token of a request: `Authorization: Bearer` wins over `?access_token=` (Directus v9). */
+export function requestToken(headers: Record<string, string | string[] | undefined>, query: unknown): string | undefined {
+  const h = headers.authorization;
+  const header = Array.isArray(h) ? h[0] : h;
+  if (header) {
+    const m = /^Bearer\s+(.+)$/i.exec(header.trim());
+    if (m) return (m[1] as string).trim();
+  }
+  const q = query && typeof query === 'object' ? (query as Record<string, unknown>).access_token : undefined;
+  if (typeof q === 'string' && q.length > 0) return q;
+  return undefined;
+}
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!header) return out;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    const k = part.slice(0, i).trim();
+    if (!k) continue;
+    try { out[k] = decodeURIComponent(part.slice(i + 1).trim()); } catch { out[k] = part.slice(i + 1).trim(); }
+  }
+  return out;
+}
+
+export function serializeCookie(name: string, value: string, opts: { maxAgeMs: number; secure: boolean }): string {
+  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${Math.floor(opts.maxAgeMs / 1000)}`];
+  if (opts.maxAgeMs > 0) parts.push(`Expires=${new Date(Date.now() + opts.maxAgeMs).toUTCString()}`);
+  if (opts.secure) parts.push('Secure');
+  return parts.join('; ');
+}

@@ -1,0 +1,53 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config/schema.js';
+import { MappingError } from './config/mappings.js';
+import { createDeps } from './deps.js';
+import { demoSecrets, ensureDemoUser, startDemoSimulator } from './demo.js';
+import { createLogger } from './log/logger.js';
+import type { Simulator } from './sim/server.js';
+
+/** The only module that reads process.env, listens, and handles signals. */
+async function main(): Promise<void> {
+  let config = loadConfig(process.env);
+  const logger = createLogger(config.LOG_LEVEL);
+  let sim: Simulator | undefined;
+  let v1BaseUrl = config.V1_BASE_URL;
+  if (config.demo) {
+    const secrets = demoSecrets(config);
+    config = loadConfig({ ...secrets, ...process.env });
+    const started = await startDemoSimulator(config, logger);
+    sim = started.sim;
+    v1BaseUrl = started.url;
+  }
+  const deps = await createDeps(config, logger, v1BaseUrl ? { v1BaseUrl } : {});
+  if (sim) await ensureDemoUser(deps, sim);
+  const app = await buildApp(deps);
+  await app.listen({ port: config.PORT, host: config.HOST });
+  if (config.demo) {
+    const base = `http://localhost:${config.PORT}`;
+    process.stdout.write(
+      `\nDemo mode: legacy API on ${base} over the built-in v1 simulator.\n` +
+      `Demo user: ${config.DEMO_EMAIL} / ${config.DEMO_PASSWORD}\n` +
+      `Log in:  curl -s -X POST ${base}/auth/login -H 'content-type: application/json' -d '{"email":"${config.DEMO_EMAIL}","password":"${config.DEMO_PASSWORD}"}'\n` +
+      `Operator token (for /_gateway/*): see ./data/demo-secrets.json\n\n`,
+    );
+  }
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    await deps.close();
+    await sim?.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((e: unknown) => {
+  if (e instanceof ConfigError || e instanceof MappingError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(78);
+  }
+  process.stderr.write(`gateway failed to start: ${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,47 @@
+import { LRUCache } from 'lru-cache';
+
+/**
+ * One cache for v1 answers, partitioned per v1 key: every entry's key starts with the key's partition
+ * id, so two keys never share an entry. Final renders live longer than moving ones, but never past
+ * the signed URLs they carry.
+ */
+export class V1Cache {
+  private readonly lru: LRUCache<string, { value: unknown }>;
+  constructor(readonly ttl: { metadataMs: number; renderActiveMs: number; renderFinalMs: number; signedUrlMs: number }, max = 10_000) {
+    this.lru = new LRUCache({ max, ttlAutopurge: false, allowStale: false });
+  }
+
+  get<T>(partition: string, key: string): T | undefined {
+    return this.lru.get(`${partition}|${key}`)?.value as T | undefined;
+  }
+
+  set(partition: string, key: string, value: unknown, ttlMs: number): void {
+    if (ttlMs <= 0) return;
+    this.lru.set(`${partition}|${key}`, { value }, { ttl: ttlMs });
+  }
+
+  /** TTL of a render by status: final ones longer, capped by the signed URL lifetime. */
+  renderTtl(final: boolean): number {
+    return final ? Math.min(this.ttl.renderFinalMs, this.ttl.signedUrlMs) : this.ttl.renderActiveMs;
+  }
+
+  /** Drops one key's entries matching a predicate on the key (webhook invalidation). */
+  deleteWhere(test: (key: string) => boolean): number {
+    let n = 0;
+    for (const k of this.lru.keys()) if (test(k.slice(k.indexOf('|') + 1))) { this.lru.delete(k); n++; }
+    return n;
+  }
+
+  /** Updates an entry in every partition that holds it (a webhook carries a fresher render). */
+  replaceEverywhere(key: string, value: unknown, ttlMs: number): number {
+    let n = 0;
+    for (const k of [...this.lru.keys()]) {
+      if (k.slice(k.indexOf('|') + 1) === key) { this.lru.set(k, { value }, { ttl: ttlMs }); n++; }
+    }
+    return n;
+  }
+
+  clear(): void {
+    this.lru.clear();
+  }
+}

@@ -1,0 +1,150 @@
+import { V1NotFoundError } from '../v1/errors.js';
+import type { V1Session, ListQuery } from '../v1/client.js';
+import { FINAL_STATUSES, type Page, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
+import type { V1Cache } from './cache.js';
+import { mapLimit } from './limit.js';
+import type { CallMeter } from './meter.js';
+
+/**
+ * One legacy request's view of v1: every read goes through the per-key cache, counts against the
+ * request's call budget, and fans out with bounded concurrency.
+ */
+export class Catalog {
+  constructor(
+    private readonly s: V1Session,
+    private readonly cache: V1Cache,
+    readonly meter: CallMeter,
+    readonly concurrency: number,
+  ) {}
+
+  private get p(): string {
+    return this.s.partition;
+  }
+
+  private async cached<T>(key: string, ttl: number, load: () => Promise<T>): Promise<T> {
+    const hit = this.cache.get<T>(this.p, key);
+    if (hit !== undefined) { this.meter.cacheHits++; return hit; }
+    this.meter.reserve();
+    const v = await load();
+    this.cache.set(this.p, key, v, ttl);
+    return v;
+  }
+
+  private async pages<T>(fetch: (cursor: string | undefined) => Promise<Page<T>>): Promise<T[]> {
+    const out: T[] = [];
+    let cursor: string | undefined;
+    do {
+      this.meter.reserve();
+      const page = await fetch(cursor);
+      this.meter.pages++;
+      this.meter.records += page.data.length;
+      out.push(...page.data);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    return out;
+  }
+
+  map<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+    return mapLimit(items, this.concurrency, fn);
+  }
+
+  teams(): Promise<V1Team[]> {
+    return this.cached('teams', this.cache.ttl.metadataMs, async () => (await this.s.teams()).data);
+  }
+
+  async projectsOfTeam(teamId: string): Promise<V1Project[]> {
+    const hit = this.cache.get<V1Project[]>(this.p, `projects:${teamId}`);
+    if (hit) { this.meter.cacheHits++; return hit; }
+    const all = await this.pages((cursor) => this.s.projectsPage(teamId, { limit: 60, ...(cursor ? { cursor } : {}) }));
+    this.cache.set(this.p, `projects:${teamId}`, all, this.cache.ttl.metadataMs);
+    for (const p of all) this.cache.set(this.p, `project:${p.id}`, p, this.cache.ttl.metadataMs);
+    return all;
+  }
+
+  async project(id: string): Promise<V1Project | undefined> {
+    try {
+      return await this.cached(`project:${id}`, this.cache.ttl.metadataMs, () => this.s.project(id));
+    } catch (e) {
+      if (e instanceof V1NotFoundError) return undefined;
+      throw e;
+    }
+  }
+
+  templatesOf(projectId: string): Promise<V1TemplateSummary[]> {
+    return this.cached(`templates:${projectId}`, this.cache.ttl.metadataMs, async () => (await this.s.templates(projectId)).data);
+  }
+
+  async template(id: string, projectId: string) {
+    return this.cached(`template:${id}`, this.cache.ttl.metadataMs, () => this.s.template(id, projectId));
+  }
+
+  membersOf(teamId: string): Promise<V1TeamMember[]> {
+    return this.cached(`members:${teamId}`, this.cache.ttl.metadataMs, async () => (await this.s.members(teamId)).data);
+  }
+
+  async render(id: string): Promise<V1Render | undefined> {
+    const hit = this.cache.get<V1Render>(this.p, `render:${id}`);
+    if (hit) { this.meter.cacheHits++; return hit; }
+    this.meter.reserve();
+    try {
+      const r = await this.s.render(id);
+      this.rememberRender(r);
+      return r;
+    } catch (e) {
+      if (e instanceof V1NotFoundError) return undefined;
+      throw e;
+    }
+  }
+
+  rememberRender(r: V1Render): void {
+    this.cache.set(this.p, `render:${r.id}`, r, this.cache.renderTtl(FINAL_STATUSES.has(r.status)));
+  }
+
+  /** Every render of a project (optionally one v1 status), through every page. */
+  async rendersOf(projectId: string, status?: RenderStatus): Promise<V1Render[]> {
+    const key = `renders:${projectId}:${status ?? '*'}`;
+    const hit = this.cache.get<V1Render[]>(this.p, key);
+    if (hit) { this.meter.cacheHits++; return hit; }
+    const all = await this.pages((cursor) => this.s.rendersPage(projectId, { limit: 60, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) }));
+    const final = all.every((r) => FINAL_STATUSES.has(r.status));
+    this.cache.set(this.p, key, all, this.cache.renderTtl(final) > 0 ? Math.min(this.cache.ttl.renderActiveMs, this.cache.renderTtl(final)) : 0);
+    return all;
+  }
+
+  /** A lazy stream of one project's renders in v1 order (for early termination). */
+  stream(projectId: string, q: ListQuery, firstPageLimit = 60): RenderStream {
+    return new RenderStream(async (cursor) => {
+      this.meter.reserve();
+      // a cursor stays valid across limits (v1 binds it to endpoint and filters only)
+      const page = await this.s.rendersPage(projectId, { ...q, limit: cursor ? 60 : firstPageLimit, ...(cursor ? { cursor } : {}) });
+      this.meter.pages++;
+      this.meter.records += page.data.length;
+      return page;
+    });
+  }
+}
+
+/** Pages through one v1 list on demand. */
+export class RenderStream {
+  private buffer: V1Render[] = [];
+  private cursor: string | undefined;
+  private done = false;
+  private started = false;
+  constructor(private readonly fetch: (cursor: string | undefined) => Promise<Page<V1Render>>) {}
+
+  /** The next item without consuming it, fetching pages (even empty ones) as needed. */
+  async peek(): Promise<V1Render | undefined> {
+    while (this.buffer.length === 0 && !this.done) {
+      const page = await this.fetch(this.started ? this.cursor : undefined);
+      this.started = true;
+      this.buffer.push(...page.data);
+      this.cursor = page.next_cursor ?? undefined;
+      if (this.cursor === undefined) this.done = true;
+    }
+    return this.buffer[0];
+  }
+
+  shift(): V1Render | undefined {
+    return this.buffer.shift();
+  }
+}

@@ -1,0 +1,172 @@
+import { errors } from '../errors/catalog.js';
+import { FieldRef, Query, type QueryNode } from '../query/ast.js';
+import { aggregateRows } from '../query/aggregate.js';
+import { compileFilter, compileProjection, compileSearch, compileSort, type Rec } from '../query/compile.js';
+import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
+import type { ResourceSchema } from '../query/schema.js';
+import type { V1Project, V1Render, V1Team } from '../v1/schemas.js';
+import { RecordIndex, type ExecEnv } from './index.js';
+import type { Plan } from './plan.js';
+
+export interface Execution { readonly result: QueryResult; readonly index: RecordIndex }
+
+/** Reachable teams, narrowed to the plan's account uuids. */
+async function teamScope(plan: Plan, env: ExecEnv): Promise<V1Team[]> {
+  const teams = await env.catalog.teams();
+  if (!plan.scope.accounts) return teams;
+  const wanted = new Set((await Promise.all(plan.scope.accounts.map((u) => env.ids.toV1('account', u)))).filter(Boolean));
+  return teams.filter((t) => wanted.has(t.id));
+}
+
+/** Projects in scope (by plan.scope.projects, else every project of the teams in scope). */
+async function projectScope(plan: Plan, env: ExecEnv, teams: readonly V1Team[], index: RecordIndex): Promise<V1Project[]> {
+  const teamIds = new Set(teams.map((t) => t.id));
+  let projects: V1Project[];
+  if (plan.scope.projects) {
+    const v1 = (await Promise.all(plan.scope.projects.map((u) => env.ids.toV1('project', u)))).filter((x): x is string => !!x);
+    projects = (await env.catalog.map(v1, (id) => env.catalog.project(id))).filter((p): p is V1Project => !!p && teamIds.has(p.team.id));
+  } else {
+    projects = (await env.catalog.map(teams, (t) => env.catalog.projectsOfTeam(t.id))).flat();
+  }
+  for (const p of projects) index.project(p);
+  return projects;
+}
+
+/** Filter + search + sort + page (or aggregate) over complete records, then projection. */
+async function finish(q: QueryNode, schema: ResourceSchema, env: ExecEnv, index: RecordIndex, records: readonly Rec[], total: number | (() => Promise<number>), fillData = false): Promise<QueryResult> {
+  const { schemas } = env.mappings;
+  const filter = compileFilter(q.filter, schema, schemas, index);
+  const search = compileSearch(q.search, schema);
+  const matched = await index.settle(() => records.filter((r) => filter(r) && search(r)));
+  const needTotal = q.meta.includes('total_count');
+  const meta = buildMeta(q, needTotal ? (typeof total === 'number' ? total : await total()) : 0, matched.length);
+  if (q.aggregate.length > 0 || q.groupBy.length > 0) {
+    const rows = await index.settle(() => aggregateRows(matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, schema, schemas, index, { numericStrings: env.aggregateStrings }));
+    return meta ? { meta, data: rows } : { data: rows };
+  }
+  const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
+  const sorted = await index.settle(() => [...matched].sort(cmp));
+  let page = q.limit === -1 ? sorted.slice(q.offset) : sorted.slice(q.offset, q.offset + q.limit);
+  if (fillData) page = await index.fillData(page);
+  const project = compileProjection(q.fields, schema, schemas, index);
+  const data = await index.settle(() => page.map(project));
+  return meta ? { meta, data } : { data };
+}
+
+const touchesData = (q: QueryNode) => JSON.stringify(q.filter ?? null).includes('"data"') || q.groupBy.some((g) => g.path[0] === 'data');
+
+/** Lists renders by the plan: direct GETs, an early-terminating k-way merge, or a scan of the scope. */
+async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {
+  const schema = env.mappings.schemas.render as ResourceSchema;
+  const teams = await teamScope(plan, env);
+  const teamIds = new Set(teams.map((t) => t.id));
+  if (plan.strategy === 'direct') {
+    const v1 = (await Promise.all((plan.ids ?? []).map((u) => env.ids.toV1('render', u)))).filter((x): x is string => !!x);
+    const renders = (await env.catalog.map(v1, (id) => env.catalog.render(id))).filter((r): r is V1Render => !!r && teamIds.has(r.project.team));
+    return finish(q, schema, env, index, await index.renders(renders), renders.length);
+  }
+  const projects = await projectScope(plan, env, teams, index);
+  if (plan.statuses && plan.statuses.length === 0) return finish(q, schema, env, index, [], 0);
+  const status = plan.pushdown.status ?? undefined;
+  if (plan.strategy === 'merge') return mergeRenders(q, plan, env, index, projects);
+  const all = (await env.catalog.map(projects, (p) => env.catalog.rendersOf(p.id, status))).flat();
+  const withData = touchesData(q);
+  const narrowed = status !== undefined || plan.scope.projects !== null || plan.scope.accounts !== null;
+  const total = async () => {
+    if (!narrowed) return all.length;
+    const everyProject = (await env.catalog.map(await env.catalog.teams(), (t) => env.catalog.projectsOfTeam(t.id))).flat();
+    return (await env.catalog.map(everyProject, (p) => env.catalog.rendersOf(p.id))).flat().length;
+  };
+  return finish(q, schema, env, index, await index.renders(all, withData), total, !withData);
+}
+
+/**
+ * k-way merge over per-project streams, each already in v1 order: items are settled a whole timestamp
+ * at a time (so ties across projects order by the legacy id), filtered in memory, and fetching stops
+ * once offset + limit results are settled.
+ */
+async function mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[]): Promise<QueryResult> {
+  const schema = env.mappings.schemas.render as ResourceSchema;
+  const { schemas } = env.mappings;
+  const order = plan.pushdown.order ?? 'desc';
+  const desc = order === 'desc';
+  // the first page of each stream asks for no more than could be needed (a status filter may thin it)
+  const first = plan.pushdown.status || q.filter || q.search ? 60 : Math.min(60, Math.max(1, plan.stopAfter ?? 60));
+  const streams = projects.map((p) => env.catalog.stream(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first));
+  const filter = compileFilter(q.filter, schema, schemas, index);
+  const search = compileSearch(q.search, schema);
+  const sort = effectiveSort(q, schema);
+  const cmp = compileSort(sort, schema, schemas, index);
+  const withData = touchesData(q);
+  const want = plan.stopAfter ?? Number.MAX_SAFE_INTEGER;
+  const settled: Rec[] = [];
+  while (settled.length < want) {
+    const heads = await env.catalog.map(streams, (s) => s.peek());
+    let t: number | undefined;
+    for (const h of heads) if (h && (t === undefined || (desc ? h.created_at > t : h.created_at < t))) t = h.created_at;
+    if (t === undefined) break;
+    const group: V1Render[] = [];
+    await env.catalog.map(streams, async (s) => {
+      for (let h = await s.peek(); h && h.created_at === t; h = await s.peek()) group.push(s.shift() as V1Render);
+    });
+    const recs = await index.renders(group, withData);
+    const kept = await index.settle(() => recs.filter((r) => filter(r) && search(r)));
+    settled.push(...kept.sort(cmp));
+  }
+  const page = await index.fillData(settled.slice(q.offset, q.offset + q.limit));
+  const project = compileProjection(q.fields, schema, schemas, index);
+  return { data: await index.settle(() => page.map(project)) };
+}
+
+async function listProjects(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {
+  const schema = env.mappings.schemas.project as ResourceSchema;
+  const teams = await teamScope(plan, env);
+  if (plan.strategy === 'direct') {
+    const teamIds = new Set(teams.map((t) => t.id));
+    const v1 = (await Promise.all((plan.ids ?? []).map((u) => env.ids.toV1('project', u)))).filter((x): x is string => !!x);
+    const projects = (await env.catalog.map(v1, (id) => env.catalog.project(id))).filter((p): p is V1Project => !!p && teamIds.has(p.team.id));
+    return finish(q, schema, env, index, projects.map((p) => index.project(p)), projects.length);
+  }
+  const projects = (await env.catalog.map(teams, (t) => env.catalog.projectsOfTeam(t.id))).flat();
+  const total = async () => (await env.catalog.map(await env.catalog.teams(), (t) => env.catalog.projectsOfTeam(t.id))).flat().length;
+  return finish(q, schema, env, index, projects.map((p) => index.project(p)), plan.scope.accounts ? total : projects.length);
+}
+
+async function listAccounts(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {
+  const schema = env.mappings.schemas.account as ResourceSchema;
+  const all = await env.catalog.teams();
+  const teams = await teamScope(plan, env);
+  return finish(q, schema, env, index, await index.accounts(teams), all.length);
+}
+
+async function listTemplates(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {
+  const schema = env.mappings.schemas.template as ResourceSchema;
+  const teams = await teamScope(plan, env);
+  const projects = await projectScope({ ...plan, scope: { ...plan.scope, projects: null } }, env, teams, index);
+  const lists = await env.catalog.map(projects, async (p) => (await env.catalog.templatesOf(p.id)).map((t) => index.template(t, p)));
+  const recs = lists.flat();
+  return finish(q, schema, env, index, recs, recs.length);
+}
+
+const LISTERS: Record<string, (q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex) => Promise<QueryResult>> = {
+  render: listRenders, project: listProjects, account: listAccounts, template: listTemplates,
+};
+
+export async function executeList(resource: string, q: QueryNode, plan: Plan, env: ExecEnv): Promise<Execution> {
+  const index = new RecordIndex(env);
+  const lister = LISTERS[resource];
+  if (!lister) throw new TypeError(`no lister for ${resource}`);
+  const result = await lister(q, plan, env, index);
+  return { result, index };
+}
+
+/** One item by legacy uuid: 403 FORBIDDEN when unknown, unreachable or malformed (Directus). */
+export async function executeOne(resource: string, uuid: string, q: QueryNode, plan: (q: QueryNode) => Plan, env: ExecEnv): Promise<{ data: unknown; index: RecordIndex }> {
+  const withId = Query.with(q, { filter: null, search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [] });
+  const idFilter = { kind: 'Compare', field: FieldRef.create(['id']), op: '_eq', value: uuid.toLowerCase() } as const;
+  const q1 = Query.with(withId, { filter: idFilter });
+  const { result, index } = await executeList(resource, q1, resource === 'account' ? { ...plan(q1), scope: { accounts: [uuid.toLowerCase()], projects: null } } : plan(q1), env);
+  const data = result.data[0];
+  if (!data) throw errors.forbidden();
+  return { data, index };
+}

@@ -1,0 +1,186 @@
+import type { Mappings } from '../config/mappings.js';
+import type { Lookup, Rec } from '../query/compile.js';
+import type { RenderDataStore } from '../store/render-extras.js';
+import type { IdTranslator } from '../translate/ids.js';
+import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate, type Overlay } from '../translate/records.js';
+import type { TimeUnit } from '../translate/time.js';
+import type { V1Project, V1Render, V1Team, V1TemplateSummary } from '../v1/schemas.js';
+import type { Catalog } from './catalog.js';
+
+export interface ExecEnv {
+  readonly catalog: Catalog;
+  readonly ids: IdTranslator;
+  readonly mappings: Mappings;
+  readonly timeUnit: TimeUnit;
+  readonly renderData: RenderDataStore;
+  /** Overlays per resource type: v1 id → field values the gateway keeps. */
+  readonly overlays: Readonly<Record<string, ReadonlyMap<string, Record<string, unknown>>>>;
+  /** Items per one-to-many field (Directus's nested default limit). */
+  readonly nestedLimit: number;
+  readonly aggregateStrings: boolean;
+}
+
+/**
+ * The records of one request, by legacy uuid, and a Lookup over them. A lookup that misses is
+ * recorded (and answers empty); `fill()` then fetches every miss in one bounded fan-out and the caller
+ * evaluates again — so relations are fetched only when a query really touches them.
+ */
+export class RecordIndex implements Lookup {
+  private readonly byType = new Map<string, Map<string, Rec>>();
+  private readonly children = new Map<string, Rec[]>();
+  private readonly v1Of = new Map<string, unknown>();
+  private readonly absent = new Set<string>();
+  private missOne = new Set<string>();
+  private missMany = new Map<string, { parentResource: string; parent: Rec; field: string }>();
+
+  constructor(private readonly env: ExecEnv) {}
+
+  add(type: string, rec: Rec, v1?: unknown): Rec {
+    let m = this.byType.get(type);
+    if (!m) { m = new Map(); this.byType.set(type, m); }
+    m.set(rec.id as string, rec);
+    if (v1 !== undefined) this.v1Of.set(`${type}:${rec.id as string}`, v1);
+    return rec;
+  }
+
+  v1<T>(type: string, uuid: string): T | undefined {
+    return this.v1Of.get(`${type}:${uuid}`) as T | undefined;
+  }
+
+  one(resource: string, id: string): Rec | undefined {
+    const r = this.byType.get(resource)?.get(id);
+    if (!r && !this.absent.has(`${resource}:${id}`)) this.missOne.add(`${resource}:${id}`);
+    return r;
+  }
+
+  many(_resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
+    const k = `${parentResource}:${parent.id as string}:${field}`;
+    const c = this.children.get(k);
+    if (c) return c;
+    this.missMany.set(k, { parentResource, parent, field });
+    return [];
+  }
+
+  setChildren(parentResource: string, parentId: string, field: string, recs: Rec[]): void {
+    this.children.set(`${parentResource}:${parentId}:${field}`, recs);
+  }
+
+  get hasMisses(): boolean {
+    return this.missOne.size > 0 || this.missMany.size > 0;
+  }
+
+  /** Runs `evaluate` until it no longer misses anything (bounded by relational depth). */
+  async settle<T>(evaluate: () => T): Promise<T> {
+    for (let round = 0; ; round++) {
+      this.missOne = new Set();
+      this.missMany = new Map();
+      const out = evaluate();
+      if (!this.hasMisses || round >= 6) return out;
+      await this.fill();
+    }
+  }
+
+  // ---------------------------------------------------------------- building records
+
+  async renders(list: readonly V1Render[], withData = true): Promise<Rec[]> {
+    const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
+    const overlays = this.env.overlays.render;
+    return list.map((r) => {
+      const project = this.v1<V1Project>('project', this.env.ids.toLegacy('project', r.project.id));
+      return this.add('render', toLegacyRender(r, this.env, { data: data.get(r.id) ?? {}, overlay: overlays?.get(r.id) as Overlay | undefined, projectThumbnail: project?.thumbnail_url ?? null }), r);
+    });
+  }
+
+  /** Fills `data` of records built without it (only the page that is answered needs it). */
+  async fillData(recs: readonly Rec[]): Promise<Rec[]> {
+    const v1Ids = recs.map((r) => this.v1<V1Render>('render', r.id as string)?.id).filter((x): x is string => !!x);
+    const data = await this.env.renderData.many(v1Ids);
+    return recs.map((r) => {
+      const v1 = this.v1<V1Render>('render', r.id as string);
+      const rec = { ...r, data: (v1 && data.get(v1.id)) ?? {} };
+      return this.add('render', rec, v1);
+    });
+  }
+
+  project(p: V1Project): Rec {
+    return this.add('project', toLegacyProject(p, this.env, this.env.overlays.project?.get(p.id) as Overlay | undefined), p);
+  }
+
+  account(t: V1Team, ownerV1Id: string | null): Rec {
+    return this.add('account', toLegacyAccount(t, ownerV1Id, this.env, this.env.overlays.account?.get(t.id) as Overlay | undefined), t);
+  }
+
+  template(t: V1TemplateSummary, project: V1Project): Rec {
+    return this.add('template', toLegacyTemplate(t, project, this.env), t);
+  }
+
+  async accounts(teams: readonly V1Team[]): Promise<Rec[]> {
+    const owners = await this.env.catalog.map(teams, async (t) => teamOwner(await this.env.catalog.membersOf(t.id)));
+    return teams.map((t, i) => this.account(t, owners[i] ?? null));
+  }
+
+  // ---------------------------------------------------------------- fetching misses
+
+  private async fill(): Promise<void> {
+    const { catalog, ids } = this.env;
+    const ones = [...this.missOne].map((k) => { const i = k.indexOf(':'); return { type: k.slice(0, i), id: k.slice(i + 1) }; });
+    await catalog.map(ones, async ({ type, id }) => {
+      if (type === 'project') {
+        const v1 = await ids.toV1('project', id);
+        const p = v1 ? await catalog.project(v1) : undefined;
+        if (p) this.project(p);
+        else this.absent.add(`project:${id}`);
+        return;
+      }
+      if (type === 'account') {
+        const v1 = await ids.toV1('account', id);
+        const team = v1 ? (await catalog.teams()).find((t) => t.id === v1) : undefined;
+        if (team) await this.accounts([team]);
+        else this.absent.add(`account:${id}`);
+        return;
+      }
+      if (type === 'render') {
+        const v1 = await ids.toV1('render', id);
+        const r = v1 ? await catalog.render(v1) : undefined;
+        if (r) await this.renders([r]);
+        else this.absent.add(`render:${id}`);
+      }
+    });
+    const manys = [...this.missMany.values()];
+    await catalog.map(manys, async ({ parentResource, parent, field }) => {
+      const id = parent.id as string;
+      if (parentResource === 'project' && field === 'renders') {
+        const p = this.v1<V1Project>('project', id);
+        const recs = p ? await this.renders(await this.newestRenders([p.id])) : [];
+        this.setChildren('project', id, field, recs);
+      } else if (parentResource === 'account' && field === 'projects') {
+        const t = this.v1<V1Team>('account', id);
+        const projects = t ? (await catalog.projectsOfTeam(t.id)).slice().sort((a, b) => b.created_at - a.created_at).slice(0, this.env.nestedLimit) : [];
+        this.setChildren('account', id, field, projects.map((p) => this.project(p)));
+      } else if (parentResource === 'account' && field === 'renders') {
+        const t = this.v1<V1Team>('account', id);
+        const projects = t ? await catalog.projectsOfTeam(t.id) : [];
+        for (const p of projects) this.project(p);
+        const recs = t ? await this.renders(await this.newestRenders(projects.map((p) => p.id))) : [];
+        this.setChildren('account', id, field, recs);
+      } else {
+        this.setChildren(parentResource, id, field, []);
+      }
+    });
+  }
+
+  /** The newest `nestedLimit` renders across projects (each project read only as deep as needed). */
+  private async newestRenders(projectIds: readonly string[]): Promise<V1Render[]> {
+    const n = this.env.nestedLimit;
+    const streams = projectIds.map((p) => this.env.catalog.stream(p, { order: 'desc' }));
+    const out: V1Render[] = [];
+    while (out.length < n) {
+      const heads = await this.env.catalog.map(streams, (s) => s.peek());
+      let best = -1;
+      heads.forEach((h, i) => { if (h && (best < 0 || h.created_at > (heads[best] as V1Render).created_at)) best = i; });
+      if (best < 0) break;
+      out.push(streams[best]!.shift() as V1Render);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,108 @@
+import type { CompareNode, FilterNode, QueryNode } from '../query/ast.js';
+import type { RenderStatus } from '../v1/schemas.js';
+
+/**
+ * A plain, inspectable plan: which scope to read, what is pushed down to v1, what stays in memory, and
+ * when to stop. Pure: no I/O, no uuid resolution (scope is expressed in legacy uuids).
+ */
+export interface Plan {
+  readonly resource: string;
+  /** direct: GET by id; merge: k-way merge of per-project streams in v1 order; scan: read the whole scope. */
+  readonly strategy: 'direct' | 'merge' | 'scan';
+  /** Legacy uuids for direct GETs (id _eq/_in). */
+  readonly ids: readonly string[] | null;
+  readonly scope: {
+    /** Account (team) uuids the filter restricts to, or null for every reachable team. */
+    readonly accounts: readonly string[] | null;
+    /** Project uuids the filter restricts to, or null for every project in the team scope. */
+    readonly projects: readonly string[] | null;
+  };
+  readonly pushdown: {
+    /** A status filter that maps to exactly one v1 status. */
+    readonly status: RenderStatus | null;
+    /** A date_created sort (or the default newest-first order) becomes v1's order. */
+    readonly order: 'asc' | 'desc' | null;
+  };
+  /** v1 statuses a status filter allows (null: any); an empty list means nothing can match. */
+  readonly statuses: readonly RenderStatus[] | null;
+  /** Always the full filter: pushed-down parts are re-checked in memory (Trino's "partially enforced"). */
+  readonly residual: FilterNode | null;
+  /** Stop once this many results are settled; null means the whole scope is needed. */
+  readonly stopAfter: number | null;
+  readonly reasons: readonly string[];
+}
+
+export interface PlanContext {
+  /** legacy status → v1 statuses */
+  readonly statusToV1: Readonly<Record<string, readonly RenderStatus[]>>;
+}
+
+/** Top-level conjuncts of a filter (only these can narrow the scope). */
+function conjuncts(f: FilterNode | null): FilterNode[] {
+  if (!f) return [];
+  if (f.kind === 'And') return f.children.flatMap((c) => conjuncts(c));
+  return [f];
+}
+
+function uuidsOf(c: CompareNode): string[] | null {
+  if (c.op === '_eq' && typeof c.value === 'string') return [c.value];
+  if (c.op === '_in' && Array.isArray(c.value)) return (c.value as unknown[]).filter((v): v is string => typeof v === 'string');
+  return null;
+}
+
+const intersect = (a: string[] | null, b: string[]) => (a === null ? b : a.filter((x) => b.includes(x)));
+
+export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): Plan {
+  const reasons: string[] = [];
+  let ids: string[] | null = null;
+  let accounts: string[] | null = null;
+  let projects: string[] | null = null;
+  let statuses: RenderStatus[] | null = null;
+  for (const c of conjuncts(q.filter)) {
+    if (c.kind !== 'Compare' || c.field.fn) continue;
+    const path = c.field.path.join('.');
+    const values = uuidsOf(c);
+    if (path === 'id' && values) { ids = intersect(ids, values); reasons.push(`id ${c.op} → direct GET`); }
+    if (resourceKey === 'render' || resourceKey === 'project' || resourceKey === 'template') {
+      if ((path === 'account' || path === 'project.account') && values) { accounts = intersect(accounts, values); reasons.push(`${path} ${c.op} narrows the teams`); }
+    }
+    if (resourceKey === 'account' && path === 'id' && values) accounts = intersect(accounts, values);
+    if (resourceKey === 'render' && path === 'project' && values) { projects = intersect(projects, values); reasons.push(`project ${c.op} narrows the projects`); }
+    if (resourceKey === 'render' && path === 'status') {
+      const legacy = c.op === '_eq' && typeof c.value === 'string' ? [c.value] : c.op === '_in' && Array.isArray(c.value) ? (c.value as string[]) : null;
+      if (legacy) {
+        const v1 = [...new Set(legacy.flatMap((s) => ctx.statusToV1[s] ?? []))];
+        statuses = statuses === null ? v1 : statuses.filter((s) => v1.includes(s));
+      }
+    }
+  }
+  const needsAll = q.meta.includes('filter_count') || q.meta.includes('total_count') || q.aggregate.length > 0 || q.groupBy.length > 0;
+  const sortKeys = q.sort.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field.fn ? `${s.field.fn}(` : ''}${s.field.path.join('.')}${s.field.fn ? ')' : ''}`);
+  let order: 'asc' | 'desc' | null = null;
+  if (sortKeys.length === 0) order = 'desc';
+  else if (sortKeys[0] === 'date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'asc';
+  else if (sortKeys[0] === '-date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'desc';
+  let strategy: Plan['strategy'];
+  if (ids !== null && resourceKey !== 'account') strategy = 'direct';
+  else if (resourceKey === 'render' && order !== null && !needsAll && q.limit !== -1) strategy = 'merge';
+  else strategy = 'scan';
+  if (strategy === 'scan') {
+    if (needsAll) reasons.push('meta counts or aggregation need the whole scope');
+    else if (q.limit === -1) reasons.push('limit=-1 reads the whole scope');
+    else if (resourceKey === 'render') reasons.push('the sort cannot be done by v1');
+  }
+  const status = statuses !== null && statuses.length === 1 ? (statuses[0] as RenderStatus) : null;
+  if (status) reasons.push(`status maps to exactly one v1 status → status=${status}`);
+  if (statuses !== null && statuses.length === 0) reasons.push('the status filter matches no v1 status → empty');
+  return Object.freeze({
+    resource: resourceKey,
+    strategy,
+    ids: ids === null ? null : Object.freeze([...new Set(ids)]),
+    scope: Object.freeze({ accounts: accounts === null ? null : Object.freeze([...new Set(accounts)]), projects: projects === null ? null : Object.freeze([...new Set(projects)]) }),
+    pushdown: Object.freeze({ status: resourceKey === 'render' ? status : null, order: resourceKey === 'render' && strategy !== 'direct' ? order : null }),
+    statuses: statuses === null ? null : Object.freeze(statuses),
+    residual: q.filter,
+    stopAfter: strategy === 'merge' ? q.offset + q.limit : null,
+    reasons: Object.freeze(reasons),
+  });
+}

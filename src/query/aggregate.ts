@@ -1,0 +1,85 @@
+import { FieldRef, type AggregateNode, type FieldRef as FieldRefT, type SortNode } from './ast.js';
+import { compileGetter, type Lookup, type Rec } from './compile.js';
+import type { ResourceSchema, SchemaRegistry } from './schema.js';
+
+export interface AggregateOptions {
+  /** Directus on PostgreSQL returns count/sum/avg as strings (bigint/numeric). */
+  readonly numericStrings: boolean;
+}
+
+const num = (v: number | null, strings: boolean) => (v === null ? null : strings ? String(v) : v);
+
+/**
+ * Aggregation and grouping in Directus's shapes: `[{count: N}]`, `[{count: {id: N}}]`, group keys at
+ * the top level, groups ordered by the first groupBy field unless sorted, limit/offset applied to groups.
+ */
+export function aggregateRows(
+  records: readonly Rec[], aggregates: readonly AggregateNode[], groupBy: readonly FieldRefT[], sort: readonly SortNode[],
+  limit: number, offset: number, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, options: AggregateOptions,
+): Record<string, unknown>[] {
+  const keyGetters = groupBy.map((g) => ({ key: FieldRef.key(g), get: compileGetter(g.path, g.fn, resource, schemas, lookup).get }));
+  const groups = new Map<string, { keys: unknown[]; recs: Rec[] }>();
+  if (keyGetters.length === 0) groups.set('', { keys: [], recs: [...records] });
+  else {
+    for (const r of records) {
+      const keys = keyGetters.map((k) => k.get(r) ?? null);
+      const id = JSON.stringify(keys);
+      let g = groups.get(id);
+      if (!g) { g = { keys, recs: [] }; groups.set(id, g); }
+      g.recs.push(r);
+    }
+  }
+  const rows: Record<string, unknown>[] = [];
+  for (const g of groups.values()) {
+    const row: Record<string, unknown> = {};
+    keyGetters.forEach((k, i) => { row[k.key] = g.keys[i]; });
+    for (const a of aggregates) {
+      if (a.field === '*') { row.count = num(g.recs.length, options.numericStrings); continue; }
+      const values = g.recs.map((r) => r[a.field]).filter((v) => v !== null && v !== undefined);
+      const distinct = [...new Set(values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : v)))];
+      let out: unknown;
+      switch (a.fn) {
+        case 'count': out = num(values.length, options.numericStrings); break;
+        case 'countDistinct': out = num(distinct.length, options.numericStrings); break;
+        case 'sum': out = values.length ? num((values as number[]).reduce((s, v) => s + v, 0), options.numericStrings) : null; break;
+        case 'sumDistinct': out = distinct.length ? num((distinct as number[]).reduce((s, v) => s + v, 0), options.numericStrings) : null; break;
+        case 'avg': out = values.length ? num((values as number[]).reduce((s, v) => s + v, 0) / values.length, options.numericStrings) : null; break;
+        case 'avgDistinct': out = distinct.length ? num((distinct as number[]).reduce((s, v) => s + v, 0) / distinct.length, options.numericStrings) : null; break;
+        case 'min': out = values.length ? values.reduce((m, v) => ((v as never) < (m as never) ? v : m)) : null; break;
+        case 'max': out = values.length ? values.reduce((m, v) => ((v as never) > (m as never) ? v : m)) : null; break;
+      }
+      const bucket = (row[a.fn] ?? {}) as Record<string, unknown>;
+      bucket[a.field] = out;
+      row[a.fn] = bucket;
+    }
+    rows.push(row);
+  }
+  const order: { path: string[]; desc: boolean }[] = sort.length > 0
+    ? sort.map((s) => ({ path: s.field.fn ? [FieldRef.key(s.field)] : [...s.field.path], desc: s.direction === 'desc' }))
+    : keyGetters.length > 0 ? [{ path: [keyGetters[0]!.key], desc: false }] : [];
+  if (order.length > 0) {
+    const at = (row: Record<string, unknown>, path: string[]) => {
+      const whole = row[path.join('.')];
+      if (whole !== undefined) return whole;
+      let v: unknown = row;
+      for (const p of path) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined;
+      return v;
+    };
+    const numeric = (v: unknown) => (typeof v === 'string' && v !== '' && !Number.isNaN(Number(v)) && options.numericStrings ? Number(v) : v);
+    rows.sort((x, y) => {
+      for (const o of order) {
+        const a = numeric(at(x, o.path));
+        const b = numeric(at(y, o.path));
+        if (a == null || b == null) {
+          if (a == null && b == null) continue;
+          return a == null ? (o.desc ? -1 : 1) : o.desc ? 1 : -1;
+        }
+        if (a < b) return o.desc ? 1 : -1;
+        if (a > b) return o.desc ? -1 : 1;
+      }
+      return 0;
+    });
+  }
+  if (keyGetters.length === 0) return rows; // one row; limit does not remove it
+  return limit === -1 ? rows.slice(offset) : rows.slice(offset, offset + limit);
+}

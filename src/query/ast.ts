@@ -1,0 +1,92 @@
+import type { DateFunction, Operator } from './schema.js';
+
+/**
+ * The typed, immutable AST of a legacy query, shared by the planner and the evaluator. Every node is
+ * frozen and carries a `kind`.
+ */
+export type Scalar = string | number | boolean | null;
+
+/** A field reference: a dot path over many-to-one relations, optionally wrapped in a date function. */
+export interface FieldRef {
+  readonly kind: 'FieldRef';
+  readonly path: readonly string[];
+  readonly fn?: DateFunction;
+}
+
+export interface CompareNode {
+  readonly kind: 'Compare';
+  readonly field: FieldRef;
+  readonly op: Operator;
+  /** Resolved value: dynamic variables replaced, `$NOW` as an ISO string, lists for _in/_between. */
+  readonly value: Scalar | readonly Scalar[];
+}
+export interface AndNode { readonly kind: 'And'; readonly children: readonly FilterNode[] }
+export interface OrNode { readonly kind: 'Or'; readonly children: readonly FilterNode[] }
+/** A one-to-many condition: some (or no) related item matches `filter`. `path` leads to the o2m field. */
+export interface RelationNode { readonly kind: 'Relation'; readonly path: readonly string[]; readonly quantifier: 'some' | 'none'; readonly filter: FilterNode }
+export interface TrueNode { readonly kind: 'True' }
+export type FilterNode = CompareNode | AndNode | OrNode | RelationNode | TrueNode;
+
+export interface SortNode { readonly kind: 'Sort'; readonly field: FieldRef; readonly direction: 'asc' | 'desc' }
+
+export type AggregateFn = 'count' | 'countDistinct' | 'sum' | 'sumDistinct' | 'avg' | 'avgDistinct' | 'min' | 'max';
+export interface AggregateNode { readonly kind: 'Aggregate'; readonly fn: AggregateFn; readonly field: string }
+
+/** A selected field: a path (`project.title`, `renders.*`, `*`), or a date function of a root field. */
+export interface SelectNode { readonly kind: 'Select'; readonly path: readonly string[]; readonly fn?: DateFunction }
+
+export type MetaKey = 'total_count' | 'filter_count';
+
+export interface QueryNode {
+  readonly kind: 'Query';
+  readonly resource: string;
+  readonly fields: readonly SelectNode[];
+  readonly filter: FilterNode | null;
+  readonly search: string | null;
+  /** Explicit sort of the request; empty when the request has none (the resource default applies). */
+  readonly sort: readonly SortNode[];
+  /** -1 means no limit. */
+  readonly limit: number;
+  readonly offset: number;
+  readonly meta: readonly MetaKey[];
+  readonly aggregate: readonly AggregateNode[];
+  readonly groupBy: readonly FieldRef[];
+}
+
+const freeze = <T extends object>(o: T): Readonly<T> => Object.freeze(o);
+
+export const FieldRef = {
+  create: (path: readonly string[], fn?: DateFunction): FieldRef => freeze({ kind: 'FieldRef', path: freeze([...path]), ...(fn ? { fn } : {}) }),
+  /** The output key of a field reference: `date_created_year` for year(date_created). */
+  key: (f: FieldRef): string => (f.fn ? `${f.path.join('.')}_${f.fn}` : f.path.join('.')),
+};
+export const Compare = {
+  create: (field: FieldRef, op: Operator, value: Scalar | readonly Scalar[]): CompareNode =>
+    freeze({ kind: 'Compare', field, op, value: Array.isArray(value) ? freeze([...value]) : value }),
+};
+export const And = { create: (children: readonly FilterNode[]): AndNode => freeze({ kind: 'And', children: freeze([...children]) }) };
+export const Or = { create: (children: readonly FilterNode[]): OrNode => freeze({ kind: 'Or', children: freeze([...children]) }) };
+export const Relation = {
+  create: (path: readonly string[], quantifier: 'some' | 'none', filter: FilterNode): RelationNode => freeze({ kind: 'Relation', path: freeze([...path]), quantifier, filter }),
+};
+export const True: TrueNode = freeze({ kind: 'True' });
+export const Sort = { create: (field: FieldRef, direction: 'asc' | 'desc'): SortNode => freeze({ kind: 'Sort', field, direction }) };
+export const Aggregate = { create: (fn: AggregateFn, field: string): AggregateNode => freeze({ kind: 'Aggregate', fn, field }) };
+export const Select = { create: (path: readonly string[], fn?: DateFunction): SelectNode => freeze({ kind: 'Select', path: freeze([...path]), ...(fn ? { fn } : {}) }) };
+export const Query = {
+  create: (q: Omit<QueryNode, 'kind'>): QueryNode => freeze({ kind: 'Query', ...q }),
+  /** A copy with some parts replaced (the AST is never mutated). */
+  with: (q: QueryNode, patch: Partial<Omit<QueryNode, 'kind'>>): QueryNode => freeze({ ...q, ...patch }),
+};
+
+/** Every field path a filter touches (planner: what must be fetched; pushdown analysis). */
+export function filterPaths(node: FilterNode | null, out: string[][] = []): string[][] {
+  if (!node) return out;
+  switch (node.kind) {
+    case 'Compare': out.push([...node.field.path]); break;
+    case 'And': case 'Or': for (const c of node.children) filterPaths(c, out); break;
+    case 'Relation': out.push([...node.path]); break;
+    case 'True': break;
+  }
+  return out;
+}

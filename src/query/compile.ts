@@ -1,0 +1,348 @@
+import type { FieldRef, FilterNode, QueryNode, Scalar, SelectNode, SortNode } from './ast.js';
+import { fieldOf } from './parse-filter.js';
+import type { DateFunction, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
+
+export type Rec = Readonly<Record<string, unknown>>;
+
+/** How the evaluator reaches related records; the planner fills it before evaluation. */
+export interface Lookup {
+  /** The record a many-to-one value names. */
+  one(resource: string, id: string): Rec | undefined;
+  /** The related records of a one-to-many field of `parent` (a record of `parentResource`), ordered and capped. */
+  many(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[];
+}
+
+type Getter = (r: Rec) => unknown;
+export type Predicate = (r: Rec) => boolean;
+
+const collator = new Intl.Collator('en', { sensitivity: 'variant' });
+
+function dateFn(fn: DateFunction): (v: unknown) => number | null {
+  return (v) => {
+    if (typeof v !== 'string') return null;
+    const d = new Date(v);
+    if (Number.isNaN(d.getTime())) return null;
+    switch (fn) {
+      case 'year': return d.getUTCFullYear();
+      case 'month': return d.getUTCMonth() + 1;
+      case 'day': return d.getUTCDate();
+      case 'weekday': return d.getUTCDay();
+      case 'hour': return d.getUTCHours();
+      case 'minute': return d.getUTCMinutes();
+      case 'second': return d.getUTCSeconds();
+      case 'week': {
+        const t = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+        const day = t.getUTCDay() || 7;
+        t.setUTCDate(t.getUTCDate() + 4 - day);
+        const yearStart = Date.UTC(t.getUTCFullYear(), 0, 1);
+        return Math.ceil(((t.getTime() - yearStart) / 86_400_000 + 1) / 7);
+      }
+    }
+  };
+}
+
+/** A getter for a path over many-to-one relations (and the type at its end). */
+export function compileGetter(path: readonly string[], fn: DateFunction | undefined, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): { get: Getter; type: FieldType } {
+  let current = resource;
+  const steps: { field: string; next?: string }[] = [];
+  let type: FieldType = 'string';
+  for (let i = 0; i < path.length; i++) {
+    const f = fieldOf(current, path[i] as string);
+    if (!f) throw new TypeError(`unknown field ${path.join('.')}`);
+    type = f.type;
+    if (i < path.length - 1) {
+      if (f.relation?.kind !== 'm2o') throw new TypeError(`${path[i]} is not many-to-one`);
+      steps.push({ field: f.name, next: f.relation.resource });
+      current = schemas[f.relation.resource] as ResourceSchema;
+    } else steps.push({ field: f.name });
+  }
+  let get: Getter;
+  if (steps.length === 1) {
+    const k = (steps[0] as { field: string }).field;
+    get = (r) => r[k];
+  } else {
+    get = (r) => {
+      let cur: Rec | undefined = r;
+      for (const s of steps) {
+        if (!cur) return null;
+        const v: unknown = cur[s.field];
+        if (s.next === undefined) return v;
+        cur = typeof v === 'string' ? lookup.one(s.next, v) : undefined;
+      }
+      return null;
+    };
+  }
+  if (fn) {
+    const f = dateFn(fn);
+    const inner = get;
+    return { get: (r) => f(inner(r)), type: 'integer' };
+  }
+  return { get, type };
+}
+
+function compileCompare(get: Getter, type: FieldType, op: string, value: Scalar | readonly Scalar[]): Predicate {
+  const lowerStr = (x: unknown) => String(x).toLowerCase();
+  switch (op) {
+    case '_eq':
+      if (value === null) return () => false;
+      return (r) => get(r) === value;
+    case '_neq':
+      if (value === null) return (r) => get(r) != null;
+      return (r) => { const v = get(r); return v != null && v !== value; };
+    case '_lt': return value === null ? () => false : (r) => { const v = get(r); return v != null && (v as never) < (value as never); };
+    case '_lte': return value === null ? () => false : (r) => { const v = get(r); return v != null && (v as never) <= (value as never); };
+    case '_gt': return value === null ? () => false : (r) => { const v = get(r); return v != null && (v as never) > (value as never); };
+    case '_gte': return value === null ? () => false : (r) => { const v = get(r); return v != null && (v as never) >= (value as never); };
+    case '_in': {
+      const set = new Set<Scalar>((value as readonly Scalar[]).filter((x) => x !== null));
+      return (r) => { const v = get(r); return v != null && set.has(v as Scalar); };
+    }
+    case '_nin': {
+      const list = value as readonly Scalar[];
+      if (list.includes(null)) return () => false; // NOT IN (…, NULL) is never true
+      const set = new Set<Scalar>(list);
+      return (r) => { const v = get(r); return v != null && !set.has(v as Scalar); };
+    }
+    case '_between':
+    case '_nbetween': {
+      const [lo, hi] = value as readonly Scalar[];
+      if (lo === null || hi === null) return () => false;
+      const inside = (v: unknown) => (lo as never) <= (v as never) && (v as never) <= (hi as never);
+      return op === '_between' ? (r) => { const v = get(r); return v != null && inside(v); } : (r) => { const v = get(r); return v != null && !inside(v); };
+    }
+    case '_null': return value ? (r) => get(r) == null : (r) => get(r) != null;
+    case '_nnull': return value ? (r) => get(r) != null : (r) => get(r) == null;
+    case '_empty': return value ? (r) => { const v = get(r); return v == null || v === ''; } : (r) => { const v = get(r); return v != null && v !== ''; };
+    case '_nempty': return value ? (r) => { const v = get(r); return v != null && v !== ''; } : (r) => { const v = get(r); return v == null || v === ''; };
+  }
+  if (value === null) return () => false;
+  const s = String(value);
+  const ls = s.toLowerCase();
+  const str = type === 'timestamp' ? (x: unknown) => String(x) : (x: unknown) => x as string;
+  switch (op) {
+    case '_contains': return (r) => { const v = get(r); return v != null && str(v).includes(s); };
+    case '_ncontains': return (r) => { const v = get(r); return v != null && !str(v).includes(s); };
+    case '_icontains': return (r) => { const v = get(r); return v != null && lowerStr(v).includes(ls); };
+    case '_starts_with': return (r) => { const v = get(r); return v != null && str(v).startsWith(s); };
+    case '_nstarts_with': return (r) => { const v = get(r); return v != null && !str(v).startsWith(s); };
+    case '_istarts_with': return (r) => { const v = get(r); return v != null && lowerStr(v).startsWith(ls); };
+    case '_nistarts_with': return (r) => { const v = get(r); return v != null && !lowerStr(v).startsWith(ls); };
+    case '_ends_with': return (r) => { const v = get(r); return v != null && str(v).endsWith(s); };
+    case '_nends_with': return (r) => { const v = get(r); return v != null && !str(v).endsWith(s); };
+    case '_iends_with': return (r) => { const v = get(r); return v != null && lowerStr(v).endsWith(ls); };
+    case '_niends_with': return (r) => { const v = get(r); return v != null && !lowerStr(v).endsWith(ls); };
+  }
+  throw new TypeError(`operator ${op} has no evaluator`);
+}
+
+/** Compiles a filter once per request into a predicate closure (no tree walk per record). */
+export function compileFilter(node: FilterNode | null, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Predicate {
+  if (!node) return () => true;
+  switch (node.kind) {
+    case 'True': return () => true;
+    case 'Compare': {
+      const { get, type } = compileGetter(node.field.path, node.field.fn, resource, schemas, lookup);
+      return compileCompare(get, type, node.op, node.value);
+    }
+    case 'And': {
+      const ps = node.children.map((c) => compileFilter(c, resource, schemas, lookup));
+      if (ps.length === 2) { const [a, b] = ps as [Predicate, Predicate]; return (r) => a(r) && b(r); }
+      return (r) => { for (const p of ps) if (!p(r)) return false; return true; };
+    }
+    case 'Or': {
+      const ps = node.children.map((c) => compileFilter(c, resource, schemas, lookup));
+      return (r) => { for (const p of ps) if (p(r)) return true; return false; };
+    }
+    case 'Relation': {
+      // walk m2o steps to the record holding the o2m field
+      const parentPath = node.path.slice(0, -1);
+      const o2m = node.path[node.path.length - 1] as string;
+      let holder = resource;
+      for (const seg of parentPath) holder = schemas[(fieldOf(holder, seg) as { relation: { resource: string } }).relation.resource] as ResourceSchema;
+      const rel = (fieldOf(holder, o2m) as { relation: { resource: string } }).relation.resource;
+      const holderKey = keyOf(holder, schemas);
+      const child = compileFilter(node.filter, schemas[rel] as ResourceSchema, schemas, lookup);
+      const parentGet = parentPath.length === 0 ? (r: Rec) => r : (() => {
+        const steps = parentPath;
+        return (r: Rec): Rec | undefined => {
+          let cur: Rec | undefined = r;
+          let res = resource;
+          for (const seg of steps) {
+            const f = fieldOf(res, seg) as { relation: { resource: string } };
+            const id: unknown = cur?.[seg];
+            cur = typeof id === 'string' ? lookup.one(f.relation.resource, id) : undefined;
+            res = schemas[f.relation.resource] as ResourceSchema;
+          }
+          return cur;
+        };
+      })();
+      const some = (r: Rec) => { const p = parentGet(r); return !!p && lookup.many(rel, p, o2m, holderKey).some(child); };
+      return node.quantifier === 'some' ? some : (r) => !some(r);
+    }
+  }
+}
+
+/** `search`: case-insensitive substring over string fields; exact on numbers and uuids (Directus). */
+export function compileSearch(q: string | null, resource: ResourceSchema): Predicate {
+  if (!q) return () => true;
+  const lower = q.toLowerCase();
+  const n = Number(q);
+  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(q);
+  const tests: Predicate[] = [];
+  for (const f of Object.values(resource.fields)) {
+    if (f.relation && f.relation.kind === 'o2m') continue;
+    const k = f.name;
+    if (f.type === 'string' || f.type === 'text') tests.push((r) => { const v = r[k]; return typeof v === 'string' && v.toLowerCase().includes(lower); });
+    else if ((f.type === 'integer' || f.type === 'float') && q.trim() !== '' && !Number.isNaN(n)) tests.push((r) => r[k] === n);
+    else if (f.type === 'uuid' && isUuid) tests.push((r) => typeof r[k] === 'string' && (r[k] as string).toLowerCase() === lower);
+  }
+  if (tests.length === 0) return () => false;
+  return (r) => { for (const t of tests) if (t(r)) return true; return false; };
+}
+
+export type Comparator = (a: Rec, b: Rec) => number;
+
+/** Compiles sort keys to a comparator with PostgreSQL's null placement (last ascending, first descending). */
+export function compileSort(sort: readonly SortNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Comparator {
+  const keys = sort.map((s) => {
+    const { get, type } = compileGetter(s.field.path, s.field.fn, resource, schemas, lookup);
+    const cmp = type === 'string' || type === 'text'
+      ? (a: unknown, b: unknown) => collator.compare(String(a), String(b))
+      : (a: unknown, b: unknown) => ((a as never) < (b as never) ? -1 : (a as never) > (b as never) ? 1 : 0);
+    return { get, cmp, desc: s.direction === 'desc' };
+  });
+  return (a, b) => {
+    for (const k of keys) {
+      const va = k.get(a);
+      const vb = k.get(b);
+      if (va == null || vb == null) {
+        if (va == null && vb == null) continue;
+        // PostgreSQL: NULLS LAST for ASC, NULLS FIRST for DESC
+        const nullFirst = k.desc;
+        return va == null ? (nullFirst ? -1 : 1) : nullFirst ? 1 : -1;
+      }
+      const c = k.cmp(va, vb);
+      if (c !== 0) return k.desc ? -c : c;
+    }
+    return 0;
+  };
+}
+
+// ---------------------------------------------------------------- projection
+
+interface SelTree { star: boolean; children: Map<string, SelTree>; fns: { field: string; fn: DateFunction }[]; order: string[] }
+const tree = (): SelTree => ({ star: false, children: new Map(), fns: [], order: [] });
+
+function buildTree(fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry): SelTree {
+  const root = tree();
+  for (const s of fields) {
+    if (s.fn) { root.fns.push({ field: s.path[0] as string, fn: s.fn }); continue; }
+    if (s.path.every((p) => p === '*')) {
+      addStars(root, resource, schemas, s.path.length);
+      continue;
+    }
+    let node = root;
+    for (let i = 0; i < s.path.length; i++) {
+      const seg = s.path[i] as string;
+      if (seg === '*') { node.star = true; break; }
+      if (!node.order.includes(seg)) node.order.push(seg);
+      if (i < s.path.length - 1) {
+        let child = node.children.get(seg);
+        if (!child) { child = tree(); node.children.set(seg, child); }
+        node = child;
+      }
+    }
+  }
+  return root;
+}
+
+function addStars(node: SelTree, resource: ResourceSchema, schemas: SchemaRegistry, depth: number): void {
+  node.star = true;
+  if (depth <= 1) return;
+  for (const f of Object.values(resource.fields)) {
+    if (!f.relation) continue;
+    let child = node.children.get(f.name);
+    if (!child) { child = tree(); node.children.set(f.name, child); }
+    addStars(child, schemas[f.relation.resource] as ResourceSchema, schemas, depth - 1);
+  }
+}
+
+export type Projector = (r: Rec) => Record<string, unknown>;
+
+/** Compiles `fields` into a projector that expands relations through the lookup. */
+export function compileProjection(fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Projector {
+  return projectorFor(buildTree(fields, resource, schemas), resource, schemas, lookup);
+}
+
+/** The registry key of a resource schema ('render' for the collection 'renders'). */
+function keyOf(resource: ResourceSchema, schemas: SchemaRegistry): string {
+  for (const [k, v] of Object.entries(schemas)) if (v === resource) return k;
+  return resource.name;
+}
+
+function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Projector {
+  const parentKey = keyOf(resource, schemas);
+  const names = t.star ? [...Object.keys(resource.fields), ...t.order.filter((n) => !Object.hasOwn(resource.fields, n))] : t.order;
+  const steps = names.map((name) => {
+    const f = resource.fields[name];
+    if (!f) return (_r: Rec, _o: Record<string, unknown>) => {};
+    const sub = t.children.get(name);
+    const rel = f.relation;
+    if (!rel) return (r: Rec, o: Record<string, unknown>) => { o[name] = r[name] ?? null; };
+    const relSchema = schemas[rel.resource] as ResourceSchema;
+    const subProject = sub ? projectorFor(sub, relSchema, schemas, lookup) : undefined;
+    if (rel.kind === 'm2o') {
+      return (r: Rec, o: Record<string, unknown>) => {
+        const id = r[name];
+        if (!subProject || typeof id !== 'string') { o[name] = id ?? null; return; }
+        const rec = lookup.one(rel.resource, id);
+        o[name] = rec ? subProject(rec) : null;
+      };
+    }
+    return (r: Rec, o: Record<string, unknown>) => {
+      const items = lookup.many(rel.resource, r, name, parentKey);
+      o[name] = subProject ? items.map(subProject) : items.map((x) => x.id);
+    };
+  });
+  const fnSteps = t.fns.map(({ field, fn }) => {
+    const f = dateFn(fn);
+    const key = `${field}_${fn}`;
+    return (r: Rec, o: Record<string, unknown>) => { o[key] = f(r[field]); };
+  });
+  return (r) => {
+    const o: Record<string, unknown> = {};
+    for (const s of steps) s(r, o);
+    for (const s of fnSteps) s(r, o);
+    return o;
+  };
+}
+
+/** Which relations a query touches (the planner fetches what they need). */
+export function relationsUsed(q: QueryNode, resource: ResourceSchema): { m2o: Set<string>; o2m: Set<string> } {
+  const m2o = new Set<string>();
+  const o2m = new Set<string>();
+  const add = (path: readonly string[]) => {
+    const f = fieldOf(resource, path[0] as string);
+    if (!f?.relation) return;
+    if (f.relation.kind === 'm2o' && path.length > 1) m2o.add(f.name);
+    if (f.relation.kind === 'o2m') o2m.add(f.name);
+  };
+  const walk = (n: FilterNode | null) => {
+    if (!n) return;
+    if (n.kind === 'Compare') add(n.field.path);
+    else if (n.kind === 'Relation') add(n.path);
+    else if (n.kind === 'And' || n.kind === 'Or') n.children.forEach(walk);
+  };
+  walk(q.filter);
+  for (const s of q.sort) add(s.field.path);
+  for (const s of q.fields) {
+    if (s.path.length === 1 && s.path[0] === '*') { for (const f of Object.values(resource.fields)) if (f.relation?.kind === 'o2m') o2m.add(f.name); continue; }
+    if (s.path.every((p) => p === '*')) { for (const f of Object.values(resource.fields)) if (f.relation) (f.relation.kind === 'o2m' ? o2m : m2o).add(f.name); continue; }
+    const f = fieldOf(resource, s.path[0] as string);
+    if (f?.relation?.kind === 'o2m') o2m.add(f.name);
+    else if (f?.relation?.kind === 'm2o' && s.path.length > 1) m2o.add(f.name);
+  }
+  return { m2o, o2m };
+}
+
+export type { FieldRef };

@@ -1,0 +1,91 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { decoyHash, verifyPassword } from '../auth/passwords.js';
+import { errors } from '../errors/catalog.js';
+import { parseCookies, serializeCookie } from '../http/request-token.js';
+import type { Deps } from '../deps.js';
+
+const LoginBody = z.object({
+  email: z.string({ error: '"email" is required' }).pipe(z.email({ error: '"email" must be a valid email' })),
+  password: z.string({ error: '"password" is required' }).min(1, { error: '"password" is required' }),
+  mode: z.enum(['json', 'cookie'], { error: '"mode" must be one of [json, cookie]' }).optional(),
+  otp: z.string().optional(),
+}, { error: 'Invalid payload.' });
+
+const TokenBody = z.object({ refresh_token: z.string().optional(), mode: z.enum(['json', 'cookie']).optional() }).loose();
+
+function payload(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('Invalid payload.');
+  return body as Record<string, unknown>;
+}
+
+/** POST /auth/login, /auth/refresh, /auth/logout with Directus's shapes, codes and timing. */
+export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
+  const { config, users, sessions, jwt, limiter } = deps;
+
+  /** Every login outcome, and every refresh failure, takes at least LOGIN_STALL_MS. */
+  const stall = async (started: number) => {
+    const left = config.LOGIN_STALL_MS - (performance.now() - started);
+    if (left > 0) await new Promise((r) => setTimeout(r, left));
+  };
+
+  const issue = async (reply: FastifyReply, userId: string, role: string, refreshToken: string, mode: 'json' | 'cookie') => {
+    const access_token = await jwt.sign({ id: userId, role, app_access: true, admin_access: false });
+    if (mode === 'cookie') {
+      void reply.header('set-cookie', serializeCookie(config.REFRESH_COOKIE_NAME, refreshToken, { maxAgeMs: config.REFRESH_TOKEN_TTL, secure: config.REFRESH_COOKIE_SECURE }));
+      return { data: { access_token, expires: jwt.ttlMs } };
+    }
+    return { data: { access_token, expires: jwt.ttlMs, refresh_token: refreshToken } };
+  };
+
+  app.post('/auth/login', async (request, reply) => {
+    const started = performance.now();
+    try {
+      const parsed = LoginBody.safeParse(payload(request.body));
+      if (!parsed.success) throw errors.invalidPayload(parsed.error.issues[0]?.message ?? 'Invalid payload.');
+      const { email, password, mode } = parsed.data;
+      const account = email.trim().toLowerCase();
+      const wait = limiter.retryAfter(account, request.ip);
+      if (wait > 0) throw errors.requestsExceeded(wait);
+      const user = await users.byEmail(email);
+      const ok = await verifyPassword(user?.passwordHash ?? (await decoyHash()), password);
+      if (!user || !ok || user.status !== 'active') {
+        limiter.fail(account, request.ip);
+        throw errors.invalidCredentials();
+      }
+      limiter.succeed(account);
+      const { refreshToken } = await sessions.create(user.id);
+      return await issue(reply, user.id, user.role, refreshToken, mode ?? 'json');
+    } finally {
+      await stall(started);
+    }
+  });
+
+  app.post('/auth/refresh', async (request, reply) => {
+    const started = performance.now();
+    const body = TokenBody.safeParse(payload(request.body));
+    const fromBody = body.success ? body.data.refresh_token : undefined;
+    const token = fromBody ?? parseCookies(request.headers.cookie)[config.REFRESH_COOKIE_NAME];
+    if (!token) throw errors.invalidPayload('"refresh_token" is required in either the JSON payload or Cookie');
+    const mode = (body.success ? body.data.mode : undefined) ?? (fromBody ? 'json' : 'cookie');
+    const result = await sessions.rotate(token);
+    if (!result.ok) {
+      if (result.reason === 'reused') request.log.warn({ reason: 'refresh_token_reuse' }, 'a rotated refresh token was presented again; its session is revoked');
+      await stall(started);
+      throw errors.invalidCredentials();
+    }
+    const user = await users.byId(result.userId);
+    if (!user || user.status !== 'active') { await stall(started); throw errors.invalidCredentials(); }
+    return issue(reply, user.id, user.role, result.refreshToken, mode);
+  });
+
+  app.post('/auth/logout', async (request, reply) => {
+    const body = TokenBody.safeParse(payload(request.body));
+    const token = (body.success ? body.data.refresh_token : undefined) ?? parseCookies(request.headers.cookie)[config.REFRESH_COOKIE_NAME];
+    if (!token) throw errors.invalidPayload('"refresh_token" is required in either the JSON payload or Cookie');
+    await sessions.logout(token);
+    void reply.header('set-cookie', serializeCookie(config.REFRESH_COOKIE_NAME, '', { maxAgeMs: 0, secure: config.REFRESH_COOKIE_SECURE }));
+    return reply.status(204).send();
+  });
+}

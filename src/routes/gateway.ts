@@ -1,0 +1,12 @@
+import type { FastifyInstance } from 'fastify';
+import { requireOperator } from '../app.js';
+import type { Deps } from '../deps.js';
+
+/** The gateway's own routes under /_gateway/ (operator token), except the v1 webhook receiver. */
+export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
+  app.addHook('onRequest', async (request) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (path.startsWith('/_gateway/') && path !== '/_gateway/webhooks/v1') requireOperator(request, deps.config.GATEWAY_ADMIN_TOKEN);
+  });
+  app.get('/_gateway/users', async () => ({ data: await deps.users.list() }));
+}

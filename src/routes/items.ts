@@ -1,0 +1,87 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requirePrincipal } from '../app.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../errors/catalog.js';
+import { isUuid } from '../lib/uuid.js';
+import { Catalog } from '../plan/catalog.js';
+import { executeList, executeOne } from '../plan/execute.js';
+import type { ExecEnv } from '../plan/index.js';
+import { CallMeter } from '../plan/meter.js';
+import { planQuery, type Plan } from '../plan/plan.js';
+import type { QueryNode } from '../query/ast.js';
+import { parseQuery } from '../query/parse-query.js';
+import type { ResourceSchema } from '../query/schema.js';
+import { safeEqual } from '../store/crypto.js';
+
+/** The per-request pieces every legacy read needs: meter, catalog and execution environment. */
+export async function requestEnv(deps: Deps, request: FastifyRequest): Promise<{ env: ExecEnv; meter: CallMeter }> {
+  const principal = requirePrincipal(request);
+  const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET);
+  const session = await deps.v1For(principal.user.id, meter);
+  const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
+  const [render, project, account] = await Promise.all([deps.overlays.ofType('render'), deps.overlays.ofType('project'), deps.overlays.ofType('account')]);
+  const env: ExecEnv = {
+    catalog, ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT, renderData: deps.renderData,
+    overlays: { render, project, account }, nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, aggregateStrings: true,
+  };
+  return { env, meter };
+}
+
+export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: ResourceSchema): QueryNode {
+  const principal = requirePrincipal(request);
+  const user = principal.user;
+  return parseQuery((request.query ?? {}) as Record<string, unknown>, resource, {
+    schemas: deps.mappings.schemas,
+    dynamic: { now: new Date(), userId: user.id, roleId: user.role, user: { id: user.id, email: user.email, first_name: user.firstName, last_name: user.lastName, role: user.role } },
+    limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
+    ...(deps.config.QUERY_LIMIT_MAX !== undefined ? { limitMax: deps.config.QUERY_LIMIT_MAX } : {}),
+  });
+}
+
+/** Explain output is given to operators (X-Gateway-Operator-Token) or to everyone when EXPLAIN_ENABLED. */
+export function wantsExplain(deps: Deps, request: FastifyRequest): boolean {
+  if (request.headers['x-gateway-explain'] !== '1') return false;
+  if (deps.config.EXPLAIN_ENABLED) return true;
+  const t = request.headers['x-gateway-operator-token'];
+  return typeof t === 'string' && !!deps.config.GATEWAY_ADMIN_TOKEN && safeEqual(t, deps.config.GATEWAY_ADMIN_TOKEN);
+}
+
+function explain(plan: Plan, meter: CallMeter): Record<string, unknown> {
+  return { plan: { ...plan, residual: plan.residual ? 'in memory' : null }, ...meter.summary() };
+}
+
+const ROUTES: readonly { path: string; resource: string }[] = [
+  { path: '/renders', resource: 'render' },
+  { path: '/projects', resource: 'project' },
+  { path: '/accounts', resource: 'account' },
+  { path: '/templates', resource: 'template' },
+];
+
+/** GET /renders, /projects, /accounts, /templates and their /:id, with the whole query language. */
+export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
+  const statusToV1 = deps.mappings.status.toV1;
+  for (const { path, resource } of ROUTES) {
+    const schema = deps.mappings.schemas[resource] as ResourceSchema;
+    app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
+      const q = parseLegacyQuery(deps, request, schema);
+      const plan = planQuery(q, resource, { statusToV1 });
+      const { env, meter } = await requestEnv(deps, request);
+      const { result } = await executeList(resource, q, plan, env);
+      await deps.ids.flush();
+      const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
+      if (wantsExplain(deps, request)) body.explain = explain(plan, meter);
+      void reply.header('x-gateway-v1-calls', String(meter.calls));
+      return body;
+    });
+    app.get<{ Params: { id: string } }>(`${path}/:id`, async (request, reply) => {
+      requirePrincipal(request);
+      const q = parseLegacyQuery(deps, request, schema);
+      if (!isUuid(request.params.id)) throw errors.forbidden();
+      const { env, meter } = await requestEnv(deps, request);
+      const { data } = await executeOne(resource, request.params.id, q, (x) => planQuery(x, resource, { statusToV1 }), env);
+      await deps.ids.flush();
+      void reply.header('x-gateway-v1-calls', String(meter.calls));
+      return wantsExplain(deps, request) ? { data, explain: meter.summary() } : { data };
+    });
+  }
+}

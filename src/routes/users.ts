@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { RecordIndex } from '../plan/index.js';
+import { compileProjection } from '../query/compile.js';
+import type { ResourceSchema } from '../query/schema.js';
+import { parseLegacyQuery, requestEnv } from './items.js';
+import { z } from 'zod';
+import { errors, GatewayError } from '../errors/catalog.js';
+import type { Deps } from '../deps.js';
+import { DuplicateEmailError, type LegacyUser } from '../store/users.js';
+
+const PatchMe = z.object({
+  first_name: z.string().max(255).nullable().optional(),
+  last_name: z.string().max(255).nullable().optional(),
+  email: z.email({ error: '"email" must be a valid email' }).optional(),
+}).loose();
+
+/**
+ * The legacy User object, shaped by `fields`: store fields plus the accounts (v1 teams) the bound key
+ * reaches, and accounts_owned (teams where the role is admin).
+ */
+export async function legacyUser(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<Record<string, unknown>> {
+  const schema = deps.mappings.schemas.user as ResourceSchema;
+  const q = parseLegacyQuery(deps, request, schema);
+  const { env } = await requestEnv(deps, request);
+  const index = new RecordIndex(env);
+  const teams = await env.catalog.teams();
+  const expandsAccounts = q.fields.some((f) => (f.path[0] === 'accounts' || f.path[0] === 'accounts_owned' || f.path[0] === '*') && f.path.length > 1);
+  const accounts = expandsAccounts ? await index.accounts(teams) : teams.map((t) => index.add('account', { id: deps.ids.toLegacy('account', t.id) }, t));
+  const record = index.add('user', {
+    id: user.id, first_name: user.firstName, last_name: user.lastName, email: user.email, role: user.role,
+  });
+  index.setChildren('user', user.id, 'accounts', accounts);
+  index.setChildren('user', user.id, 'accounts_owned', accounts.filter((_a, i) => teams[i]?.role === 'admin'));
+  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index);
+  const out = await index.settle(() => project(record));
+  await deps.ids.flush();
+  return out;
+}
+
+export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
+  app.get('/users/me', async (request) => {
+    if (!request.principal) throw errors.invalidCredentials();
+    return { data: await legacyUser(deps, request, request.principal.user) };
+  });
+
+  app.patch('/users/me', async (request) => {
+    if (!request.principal) throw errors.invalidCredentials();
+    const body = request.body ?? {};
+    if (typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('Invalid payload.');
+    const parsed = PatchMe.safeParse(body);
+    if (!parsed.success) throw errors.invalidPayload(parsed.error.issues[0]?.message ?? 'Invalid payload.');
+    try {
+      const updated = await deps.users.update(request.principal.user.id, {
+        ...(parsed.data.first_name !== undefined ? { firstName: parsed.data.first_name } : {}),
+        ...(parsed.data.last_name !== undefined ? { lastName: parsed.data.last_name } : {}),
+        ...(parsed.data.email !== undefined ? { email: parsed.data.email } : {}),
+      });
+      if (!updated) throw errors.invalidCredentials();
+      return { data: await legacyUser(deps, request, updated) };
+    } catch (e) {
+      if (e instanceof DuplicateEmailError) {
+        throw new GatewayError('RECORD_NOT_UNIQUE', 'Field "email" has to be unique.', { extensions: { collection: 'directus_users', field: 'email' } });
+      }
+      throw e;
+    }
+  });
+}

@@ -1,0 +1,28 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+export interface Db { readonly kysely: Kysely<Database>; readonly dialect: Dialect; close(): Promise<void> }
+
+/**
+ * Opens the store: PostgreSQL for a postgres:// URL, otherwise an SQLite file (libsql, prebuilt) at
+ * the given path (`:memory:` for throwaway stores).
+ */
+export async function openDb(url: string): Promise<Db> {
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const pg = (await import('pg')).default;
+    pg.types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit safely)
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+  }
+  const path = url.replace(/^sqlite:(\/\/)?/, '').replace(/^file:/, '');
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const Libsql = (await import('libsql')).default;
+  const database = new Libsql(path);
+  database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: database as never }) });
+  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}

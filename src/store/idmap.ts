@@ -1,0 +1,55 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+export interface IdPair { readonly type: string; readonly uuid: string; readonly v1Id: string; readonly source: 'derived' | 'imported' }
+
+export class IdConflictError extends Error {}
+
+/** uuid ↔ v1 id pairs, so any gateway instance resolves a uuid it did not emit itself. */
+export class IdMapStore {
+  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now) {}
+
+  /** Stores derived pairs; existing ones are left alone. */
+  async remember(pairs: readonly IdPair[]): Promise<void> {
+    for (let i = 0; i < pairs.length; i += 400) {
+      const chunk = pairs.slice(i, i + 400);
+      await this.db.insertInto('id_map')
+        .values(chunk.map((p) => ({ type: p.type, uuid: p.uuid, v1_id: p.v1Id, source: p.source, created_at: this.now() })))
+        .onConflict((oc) => oc.columns(['type', 'uuid']).doNothing())
+        .execute();
+    }
+  }
+
+  /** Imports legacy pairs (they win over derived uuids). A uuid already naming another v1 object is a conflict. */
+  async importPairs(pairs: readonly { type: string; uuid: string; v1Id: string }[]): Promise<{ imported: number; unchanged: number }> {
+    let imported = 0;
+    let unchanged = 0;
+    await this.db.transaction().execute(async (tx) => {
+      for (const p of pairs) {
+        const uuid = p.uuid.toLowerCase();
+        const existing = await tx.selectFrom('id_map').select(['v1_id', 'source']).where('type', '=', p.type).where('uuid', '=', uuid).executeTakeFirst();
+        if (existing && existing.v1_id !== p.v1Id) throw new IdConflictError(`${p.type} ${uuid} already names ${existing.v1_id}, not ${p.v1Id}`);
+        if (existing && existing.source === 'imported') { unchanged++; continue; }
+        if (existing) await tx.updateTable('id_map').set({ source: 'imported' }).where('type', '=', p.type).where('uuid', '=', uuid).execute();
+        else await tx.insertInto('id_map').values({ type: p.type, uuid, v1_id: p.v1Id, source: 'imported', created_at: this.now() }).execute();
+        imported++;
+      }
+    });
+    return { imported, unchanged };
+  }
+
+  async v1IdFor(type: string, uuid: string): Promise<string | undefined> {
+    const r = await this.db.selectFrom('id_map').select('v1_id').where('type', '=', type).where('uuid', '=', uuid.toLowerCase()).executeTakeFirst();
+    return r?.v1_id;
+  }
+
+  async imported(): Promise<IdPair[]> {
+    const rows = await this.db.selectFrom('id_map').selectAll().where('source', '=', 'imported').execute();
+    return rows.map((r) => ({ type: r.type, uuid: r.uuid, v1Id: r.v1_id, source: 'imported' as const }));
+  }
+
+  async all(): Promise<IdPair[]> {
+    const rows = await this.db.selectFrom('id_map').selectAll().orderBy('type').orderBy('v1_id').execute();
+    return rows.map((r) => ({ type: r.type, uuid: r.uuid, v1Id: r.v1_id, source: r.source as 'derived' | 'imported' }));
+  }
+}

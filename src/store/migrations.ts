@@ -1,0 +1,139 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+/** The one set of migrations, for SQLite and PostgreSQL alike. Append; never edit a released one. */
+const migrations: Record<string, Migration> = {
+  '0001_auth': {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('users')
+        .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+        .addColumn('email', 'varchar(320)', (c) => c.notNull())
+        .addColumn('email_lower', 'varchar(320)', (c) => c.notNull().unique())
+        .addColumn('password_hash', 'text')
+        .addColumn('first_name', 'varchar(255)')
+        .addColumn('last_name', 'varchar(255)')
+        .addColumn('role', 'varchar(36)', (c) => c.notNull())
+        .addColumn('v1_key_enc', 'text', (c) => c.notNull())
+        .addColumn('v1_user_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('status', 'varchar(16)', (c) => c.notNull().defaultTo('active'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint')
+        .execute();
+      await db.schema.createTable('static_tokens')
+        .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+        .addColumn('user_id', 'varchar(36)', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('token_hash', 'varchar(64)', (c) => c.notNull().unique())
+        .addColumn('name', 'varchar(255)', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint')
+        .addColumn('last_used_at', 'bigint')
+        .execute();
+      await db.schema.createTable('sessions')
+        .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+        .addColumn('user_id', 'varchar(36)', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint')
+        .addColumn('revoke_reason', 'varchar(64)')
+        .execute();
+      await db.schema.createTable('refresh_tokens')
+        .addColumn('token_hash', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('session_id', 'varchar(36)', (c) => c.notNull().references('sessions.id').onDelete('cascade'))
+        .addColumn('status', 'varchar(16)', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('refresh_tokens_session').on('refresh_tokens').column('session_id').execute();
+    },
+  },
+  '0002_translation': {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('id_map')
+        .addColumn('type', 'varchar(16)', (c) => c.notNull())
+        .addColumn('uuid', 'varchar(36)', (c) => c.notNull())
+        .addColumn('v1_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('source', 'varchar(16)', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('id_map_pk', ['type', 'uuid'])
+        .execute();
+      await db.schema.createIndex('id_map_v1').on('id_map').columns(['type', 'v1_id']).execute();
+      await db.schema.createTable('render_data')
+        .addColumn('v1_id', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('title', 'text')
+        .addColumn('created_by', 'varchar(36)')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createTable('overlays')
+        .addColumn('type', 'varchar(16)', (c) => c.notNull())
+        .addColumn('v1_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('field', 'varchar(64)', (c) => c.notNull())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('updated_by', 'varchar(36)')
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('overlays_pk', ['type', 'v1_id', 'field'])
+        .execute();
+      await db.schema.createTable('idempotency')
+        .addColumn('user_id', 'varchar(36)', (c) => c.notNull())
+        .addColumn('key', 'varchar(255)', (c) => c.notNull())
+        .addColumn('request_hash', 'varchar(64)', (c) => c.notNull())
+        .addColumn('state', 'varchar(16)', (c) => c.notNull())
+        .addColumn('status', 'integer')
+        .addColumn('response', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_pk', ['user_id', 'key'])
+        .execute();
+    },
+  },
+  '0003_observability': {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('usage')
+        .addColumn('route', 'varchar(255)', (c) => c.notNull())
+        .addColumn('principal', 'varchar(64)', (c) => c.notNull())
+        .addColumn('principal_kind', 'varchar(16)', (c) => c.notNull())
+        .addColumn('count', 'bigint', (c) => c.notNull())
+        .addColumn('first_seen', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('usage_pk', ['route', 'principal'])
+        .execute();
+      await db.schema.createTable('compare_routes')
+        .addColumn('route', 'varchar(255)', (c) => c.primaryKey())
+        .addColumn('total', 'bigint', (c) => c.notNull())
+        .addColumn('differing', 'bigint', (c) => c.notNull())
+        .addColumn('legacy_ms_total', 'double precision', (c) => c.notNull())
+        .addColumn('translated_ms_total', 'double precision', (c) => c.notNull())
+        .execute();
+      await db.schema.createTable('compare_fields')
+        .addColumn('route', 'varchar(255)', (c) => c.notNull())
+        .addColumn('path', 'varchar(512)', (c) => c.notNull())
+        .addColumn('kind', 'varchar(16)', (c) => c.notNull())
+        .addColumn('count', 'bigint', (c) => c.notNull())
+        .addColumn('noise', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('compare_fields_pk', ['route', 'path', 'kind'])
+        .execute();
+      await db.schema.createTable('compare_samples')
+        .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+        .addColumn('route', 'varchar(255)', (c) => c.notNull())
+        .addColumn('path', 'varchar(512)', (c) => c.notNull())
+        .addColumn('kind', 'varchar(16)', (c) => c.notNull())
+        .addColumn('legacy', 'text')
+        .addColumn('translated', 'text')
+        .addColumn('request', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('compare_samples_field').on('compare_samples').columns(['route', 'path', 'kind']).execute();
+    },
+  },
+};
+
+class StaticProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+/** Brings the store up to date; returns the names of the migrations it applied. */
+export async function migrate(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import { randomToken, sha256 } from './crypto.js';
+
+export type RotateResult =
+  | { readonly ok: true; readonly userId: string; readonly sessionId: string; readonly refreshToken: string }
+  | { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
+
+/**
+ * Login sessions and their refresh tokens. Tokens are stored hashed; refresh rotates (the old token
+ * stops working at once) and presenting an already-rotated token revokes the whole session.
+ */
+export class SessionStore {
+  constructor(private readonly db: Kysely<Database>, private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+
+  async create(userId: string): Promise<{ sessionId: string; refreshToken: string }> {
+    const sessionId = randomUUID();
+    const refreshToken = randomToken(48);
+    const t = this.now();
+    await this.db.transaction().execute(async (tx) => {
+      await tx.insertInto('sessions').values({ id: sessionId, user_id: userId, created_at: t, revoked_at: null, revoke_reason: null }).execute();
+      await tx.insertInto('refresh_tokens').values({ token_hash: sha256(refreshToken), session_id: sessionId, status: 'active', expires_at: t + this.ttlMs, created_at: t }).execute();
+    });
+    return { sessionId, refreshToken };
+  }
+
+  async rotate(refreshToken: string): Promise<RotateResult> {
+    const hash = sha256(refreshToken);
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx.selectFrom('refresh_tokens').innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
+        .select(['refresh_tokens.status', 'refresh_tokens.expires_at', 'sessions.id as session_id', 'sessions.user_id', 'sessions.revoked_at'])
+        .where('refresh_tokens.token_hash', '=', hash).executeTakeFirst();
+      if (!row) return { ok: false, reason: 'unknown' } as const;
+      if (row.revoked_at !== null) return { ok: false, reason: 'revoked' } as const;
+      const t = this.now();
+      if (row.status !== 'active') {
+        await tx.updateTable('sessions').set({ revoked_at: t, revoke_reason: 'refresh_token_reuse' }).where('id', '=', row.session_id).execute();
+        await tx.updateTable('refresh_tokens').set({ status: 'revoked' }).where('session_id', '=', row.session_id).execute();
+        return { ok: false, reason: 'reused' } as const;
+      }
+      if (row.expires_at <= t) return { ok: false, reason: 'expired' } as const;
+      // Only the caller that flips active → rotated wins; a concurrent second presenter sees reuse.
+      const flipped = await tx.updateTable('refresh_tokens').set({ status: 'rotated' }).where('token_hash', '=', hash).where('status', '=', 'active').executeTakeFirst();
+      if (Number(flipped.numUpdatedRows) === 0) return { ok: false, reason: 'reused' } as const;
+      const next = randomToken(48);
+      await tx.insertInto('refresh_tokens').values({ token_hash: sha256(next), session_id: row.session_id, status: 'active', expires_at: t + this.ttlMs, created_at: t }).execute();
+      return { ok: true, userId: row.user_id, sessionId: row.session_id, refreshToken: next } as const;
+    });
+  }
+
+  /** Ends the session a refresh token belongs to; unknown tokens are ignored. */
+  async logout(refreshToken: string): Promise<void> {
+    const row = await this.db.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', sha256(refreshToken)).executeTakeFirst();
+    if (!row) return;
+    await this.db.updateTable('sessions').set({ revoked_at: this.now(), revoke_reason: 'logout' }).where('id', '=', row.session_id).where('revoked_at', 'is', null).execute();
+    await this.db.updateTable('refresh_tokens').set({ status: 'revoked' }).where('session_id', '=', row.session_id).execute();
+  }
+
+  async sessionRevoked(sessionId: string): Promise<boolean> {
+    const r = await this.db.selectFrom('sessions').select('revoked_at').where('id', '=', sessionId).executeTakeFirst();
+    return !r || r.revoked_at !== null;
+  }
+}

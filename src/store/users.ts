@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, UsersTable } from './schema.js';
+import { randomToken, sha256, type SecretBox } from './crypto.js';
+
+export type UserRow = Selectable<UsersTable>;
+/** A user as the rest of the gateway sees it: never the encrypted key, never the hash. */
+export interface LegacyUser {
+  readonly id: string; readonly email: string; readonly firstName: string | null; readonly lastName: string | null;
+  readonly role: string; readonly v1UserId: string; readonly status: string;
+}
+export interface NewUser {
+  id?: string; email: string; passwordHash: string | null; firstName?: string | null; lastName?: string | null;
+  role: string; v1Key: string; v1UserId: string;
+}
+
+export class DuplicateEmailError extends Error {
+  constructor(email: string) { super(`A user with email ${email} already exists.`); }
+}
+
+const toUser = (r: UserRow): LegacyUser => ({
+  id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name, role: r.role, v1UserId: r.v1_user_id, status: r.status,
+});
+
+/** Legacy users bound to v1 keys (encrypted at rest), and their static tokens. */
+export class UserStore {
+  constructor(private readonly db: Kysely<Database>, private readonly box: SecretBox, private readonly now: () => number = Date.now) {}
+
+  async create(u: NewUser): Promise<LegacyUser> {
+    const lower = u.email.trim().toLowerCase();
+    if (await this.db.selectFrom('users').select('id').where('email_lower', '=', lower).executeTakeFirst()) throw new DuplicateEmailError(u.email);
+    const row: UserRow = {
+      id: u.id ?? randomUUID(), email: u.email.trim(), email_lower: lower, password_hash: u.passwordHash,
+      first_name: u.firstName ?? null, last_name: u.lastName ?? null, role: u.role,
+      v1_key_enc: this.box.seal(u.v1Key), v1_user_id: u.v1UserId, status: 'active', created_at: this.now(), updated_at: null,
+    };
+    await this.db.insertInto('users').values(row).execute();
+    return toUser(row);
+  }
+
+  async byEmail(email: string): Promise<(LegacyUser & { passwordHash: string | null }) | undefined> {
+    const r = await this.db.selectFrom('users').selectAll().where('email_lower', '=', email.trim().toLowerCase()).executeTakeFirst();
+    return r ? { ...toUser(r), passwordHash: r.password_hash } : undefined;
+  }
+
+  async byId(id: string): Promise<LegacyUser | undefined> {
+    const r = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? toUser(r) : undefined;
+  }
+
+  async list(): Promise<LegacyUser[]> {
+    return (await this.db.selectFrom('users').selectAll().orderBy('email_lower').execute()).map(toUser);
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /** The decrypted v1 key; only the v1 session factory calls this. */
+  async v1Key(id: string): Promise<string | undefined> {
+    const r = await this.db.selectFrom('users').select('v1_key_enc').where('id', '=', id).executeTakeFirst();
+    return r ? this.box.open(r.v1_key_enc) : undefined;
+  }
+
+  async rebind(id: string, v1Key: string, v1UserId: string): Promise<boolean> {
+    const r = await this.db.updateTable('users').set({ v1_key_enc: this.box.seal(v1Key), v1_user_id: v1UserId, updated_at: this.now() }).where('id', '=', id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async update(id: string, patch: { firstName?: string | null; lastName?: string | null; email?: string }): Promise<LegacyUser | undefined> {
+    const set: Partial<UserRow> = { updated_at: this.now() };
+    if (patch.firstName !== undefined) set.first_name = patch.firstName;
+    if (patch.lastName !== undefined) set.last_name = patch.lastName;
+    if (patch.email !== undefined) {
+      const lower = patch.email.trim().toLowerCase();
+      const other = await this.db.selectFrom('users').select('id').where('email_lower', '=', lower).executeTakeFirst();
+      if (other && other.id !== id) throw new DuplicateEmailError(patch.email);
+      set.email = patch.email.trim();
+      set.email_lower = lower;
+    }
+    await this.db.updateTable('users').set(set).where('id', '=', id).execute();
+    return this.byId(id);
+  }
+
+  async setPasswordHash(id: string, hash: string): Promise<void> {
+    await this.db.updateTable('users').set({ password_hash: hash, updated_at: this.now() }).where('id', '=', id).execute();
+  }
+
+  // ---------------------------------------------------------------- static tokens
+
+  /** Creates a static token; the plaintext is returned once and only its hash is stored. */
+  async createStaticToken(userId: string, name: string): Promise<{ id: string; token: string }> {
+    const token = randomToken(32);
+    const id = randomUUID();
+    await this.db.insertInto('static_tokens').values({ id, user_id: userId, token_hash: sha256(token), name, created_at: this.now(), revoked_at: null, last_used_at: null }).execute();
+    return { id, token };
+  }
+
+  async userForStaticToken(token: string): Promise<{ user: LegacyUser; tokenId: string } | undefined> {
+    const r = await this.db.selectFrom('static_tokens').innerJoin('users', 'users.id', 'static_tokens.user_id')
+      .selectAll('users').select(['static_tokens.id as token_id'])
+      .where('static_tokens.token_hash', '=', sha256(token)).where('static_tokens.revoked_at', 'is', null).where('users.status', '=', 'active')
+      .executeTakeFirst();
+    if (!r) return undefined;
+    const { token_id, ...user } = r;
+    return { user: toUser(user as UserRow), tokenId: token_id };
+  }
+
+  async listStaticTokens(userId?: string): Promise<{ id: string; user_id: string; name: string; created_at: number; revoked_at: number | null }[]> {
+    let q = this.db.selectFrom('static_tokens').select(['id', 'user_id', 'name', 'created_at', 'revoked_at']);
+    if (userId) q = q.where('user_id', '=', userId);
+    return q.orderBy('created_at').execute();
+  }
+
+  async revokeStaticToken(id: string): Promise<boolean> {
+    const r = await this.db.updateTable('static_tokens').set({ revoked_at: this.now() }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+}

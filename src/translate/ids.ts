@@ -1,0 +1,75 @@
+import { LRUCache } from 'lru-cache';
+import { isUuid, uuidV5 } from '../lib/uuid.js';
+import type { IdMapStore, IdPair } from '../store/idmap.js';
+
+/** Legacy resource types that carry ids, with their v1 prefix. An account is a v1 team. */
+export const ID_TYPES = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' } as const;
+export type IdType = keyof typeof ID_TYPES;
+
+const ROOT_NAMESPACE = '6f1d7c1e-3b0a-5b57-9c1e-0d6c2b7f4a10';
+const NAMESPACES = Object.fromEntries(Object.keys(ID_TYPES).map((t) => [t, uuidV5(`legacy-gateway:${t}`, ROOT_NAMESPACE)])) as Record<IdType, string>;
+
+/** The uuid derived for a v1 id, before any imported pair is considered (pure). */
+export const derivedUuid = (type: IdType, v1Id: string) => uuidV5(v1Id, NAMESPACES[type]);
+
+/**
+ * uuid ↔ v1 id. Emitting: an imported legacy uuid if one exists, else the derived UUID v5. Every emitted
+ * pair is persisted (batched per request) so any instance can resolve it back.
+ */
+export class IdTranslator {
+  private importedByV1 = new Map<string, string>();
+  private readonly resolved = new LRUCache<string, string>({ max: 200_000 });
+  private readonly known = new LRUCache<string, true>({ max: 200_000 });
+  private pending: IdPair[] = [];
+
+  constructor(private readonly store: IdMapStore) {}
+
+  async load(): Promise<void> {
+    const next = new Map<string, string>();
+    for (const p of await this.store.imported()) {
+      next.set(`${p.type}:${p.v1Id}`, p.uuid);
+      this.resolved.set(`${p.type}:${p.uuid}`, p.v1Id);
+    }
+    this.importedByV1 = next;
+  }
+
+  toLegacy(type: IdType, v1Id: string): string;
+  toLegacy(type: IdType, v1Id: string | null): string | null;
+  toLegacy(type: IdType, v1Id: string | null): string | null {
+    if (v1Id === null) return null;
+    const k = `${type}:${v1Id}`;
+    const imported = this.importedByV1.get(k);
+    if (imported) return imported;
+    const uuid = derivedUuid(type, v1Id);
+    if (!this.known.has(k)) {
+      this.known.set(k, true);
+      this.resolved.set(`${type}:${uuid}`, v1Id);
+      this.pending.push({ type, uuid, v1Id, source: 'derived' });
+    }
+    return uuid;
+  }
+
+  /** The v1 id a legacy uuid names, or undefined (unknown, malformed or never emitted). */
+  async toV1(type: IdType, uuid: string): Promise<string | undefined> {
+    if (!isUuid(uuid)) return undefined;
+    const lower = uuid.toLowerCase();
+    const hit = this.resolved.get(`${type}:${lower}`);
+    if (hit) return hit;
+    const v1 = await this.store.v1IdFor(type, lower);
+    if (v1) this.resolved.set(`${type}:${lower}`, v1);
+    return v1;
+  }
+
+  /** Writes the pairs emitted since the last flush. */
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      await this.store.remember(batch);
+    } catch (e) {
+      for (const p of batch) this.known.delete(`${p.type}:${p.v1Id}`);
+      throw e;
+    }
+  }
+}

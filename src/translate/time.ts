@@ -1,0 +1,15 @@
+/** v1 timestamps (seconds or milliseconds) → ISO 8601 with milliseconds and Z, as Directus `timestamp` fields. */
+export type TimeUnit = 'auto' | 's' | 'ms';
+
+/** Values below 1e11 are seconds (1e11 s is the year 5138; 1e11 ms is 1973). */
+export function toIso(v: number | null, unit: TimeUnit): string | null {
+  if (v === null || !Number.isFinite(v)) return null;
+  const ms = unit === 'ms' ? v : unit === 's' ? v * 1000 : Math.abs(v) < 1e11 ? v * 1000 : v;
+  return new Date(ms).toISOString();
+}
+
+export function toV1Time(iso: string, unit: TimeUnit, sample?: number): number {
+  const ms = Date.parse(iso);
+  const seconds = unit === 's' || (unit === 'auto' && (sample === undefined || Math.abs(sample) < 1e11));
+  return seconds ? Math.floor(ms / 1000) : ms;
+}
