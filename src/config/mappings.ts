@@ -124,7 +124,7 @@ export function loadMappings(dir: string): Mappings {
     }
     if (!fields.id) problems.push(`resources.json: ${name} has no id field`);
     for (const s of r.defaultSort) if (!fields[s.replace(/^-/, '')]) problems.push(`resources.json: ${name}.defaultSort names unknown field "${s}"`);
-    schemas[name] = Object.freeze({ name: r.collection, fields: Object.freeze(fields), defaultSort: Object.freeze([...r.defaultSort]) });
+    schemas[name] = Object.freeze({ key: name, name: r.collection, fields: Object.freeze(fields), defaultSort: Object.freeze([...r.defaultSort]) });
   }
 
   const toLegacy = statuses.render.toLegacy;

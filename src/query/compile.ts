@@ -275,9 +275,8 @@ export function compileProjection(fields: readonly SelectNode[], resource: Resou
 }
 
 /** The registry key of a resource schema ('render' for the collection 'renders'). */
-function keyOf(resource: ResourceSchema, schemas: SchemaRegistry): string {
-  for (const [k, v] of Object.entries(schemas)) if (v === resource) return k;
-  return resource.name;
+function keyOf(resource: ResourceSchema, _schemas: SchemaRegistry): string {
+  return resource.key;
 }
 
 function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Projector {

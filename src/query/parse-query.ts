@@ -194,5 +194,5 @@ export function parseQuery(raw: Readonly<Record<string, unknown>>, resource: Res
   if (page && effectiveLimit && effectiveLimit !== -1) offset = effectiveLimit * (page - 1);
   const meta = parseMeta(raw.meta, issues);
   issues.throwIfAny();
-  return Query.create({ resource: resource.name, fields, filter, search, sort, limit: effectiveLimit, offset, meta, aggregate, groupBy });
+  return Query.create({ resource: resource.key, fields, filter, search, sort, limit: effectiveLimit, offset, meta, aggregate, groupBy });
 }

@@ -13,6 +13,8 @@ export interface FieldDef {
 }
 
 export interface ResourceSchema {
+  /** Registry key (`render`); `name` is the legacy collection (`renders`). */
+  readonly key: string;
   readonly name: string;
   readonly fields: Readonly<Record<string, FieldDef>>;
   /** Sort applied when the request has none, e.g. ['-date_created', 'id']. */
