@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { loadMappings, MappingError } from '../../src/config/mappings.js';
+import { ConfigError, loadConfig, parseDurationMs } from '../../src/config/schema.js';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+describe('configuration', () => {
+  it('has defaults for everything in demo mode', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ PORT: 8080, demo: true, ACCESS_TOKEN_TTL: 900_000, REFRESH_TOKEN_TTL: 604_800_000, QUERY_LIMIT_DEFAULT: 100, FANOUT_CONCURRENCY: 8 });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+  it('lists every problem in one error', () => {
+    try {
+      loadConfig({ PORT: 'abc', V1_BASE_URL: 'http://v1.internal', ACCESS_TOKEN_TTL: '15 minutes', LOG_LEVEL: 'loud' });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const problems = (e as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/PORT/);
+      expect(problems).toMatch(/ACCESS_TOKEN_TTL/);
+      expect(problems).toMatch(/LOG_LEVEL/);
+    }
+    try {
+      loadConfig({ V1_BASE_URL: 'http://v1.internal', ENCRYPTION_KEY: 'short' });
+      expect.unreachable();
+    } catch (e) {
+      expect((e as ConfigError).problems).toEqual(expect.arrayContaining([expect.stringMatching(/^JWT_SECRET/), expect.stringMatching(/^ENCRYPTION_KEY: must be 32 bytes/)]));
+    }
+  });
+  it('parses durations', () => {
+    expect(parseDurationMs('15m')).toBe(900_000);
+    expect(parseDurationMs('7d')).toBe(604_800_000);
+    expect(parseDurationMs('250')).toBe(250);
+  });
+});
+
+describe('mappings', () => {
+  it('load and cover every legacy field', () => {
+    const m = loadMappings('mappings');
+    expect(Object.keys(m.schemas.render!.fields)).toEqual(['id', 'user_created', 'date_created', 'date_updated', 'process_id', 'account', 'project', 'title', 'playback_id', 'download_ready', 'status', 'data', 'output']);
+    expect(m.status.toV1.ready).toEqual(['ready', 'queued']);
+    expect(m.status.toV1.deleted).toEqual([]);
+  });
+  it('a bad mapping stops start-up with a clear message', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'map-'));
+    cpSync('mappings', dir, { recursive: true });
+    const statuses = JSON.parse(readFileSync(join(dir, 'statuses.json'), 'utf8'));
+    delete statuses.render.toLegacy.queued;
+    statuses.render.toLegacy.failed = 'broken';
+    writeFileSync(join(dir, 'statuses.json'), JSON.stringify(statuses));
+    const resources = JSON.parse(readFileSync(join(dir, 'resources.json'), 'utf8'));
+    resources.render.fields.project.relation.resource = 'nowhere';
+    writeFileSync(join(dir, 'resources.json'), JSON.stringify(resources));
+    expect(() => loadMappings(dir)).toThrow(MappingError);
+    try { loadMappings(dir); } catch (e) {
+      expect((e as MappingError).problems).toEqual(expect.arrayContaining([
+        'statuses.json: v1 status "queued" has no legacy status',
+        'statuses.json: "broken" is not a legacy status',
+        'resources.json: render.project relates to unknown resource "nowhere"',
+      ]));
+    }
+  });
+});

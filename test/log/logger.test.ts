@@ -1,0 +1,21 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger, scrubText } from '../../src/log/logger.js';
+
+describe('pino redaction', () => {
+  it('censors credentials, tokens and keys wherever they appear', () => {
+    const lines: string[] = [];
+    const log = createLogger('info', new Writable({ write(c, _e, cb) { lines.push(c.toString()); cb(); } }));
+    const key = 'sk_' + 'Z'.repeat(32);
+    log.info({ req: { method: 'GET', url: `/renders?access_token=abc.def.ghi&x=1`, headers: { authorization: 'Bearer secret-jwt' } } }, 'r');
+    log.info({ password: 'hunter2', body: { password: 'hunter3', refresh_token: 'rt-1', access_token: 'at-1' }, apiKey: key, headers: { authorization: 'Bearer x' } }, 'o');
+    log.error({ err: new Error(`v1 refused Bearer ${key}`) }, 'e');
+    const all = lines.join('');
+    for (const secret of ['hunter2', 'hunter3', 'rt-1', 'at-1', 'secret-jwt', 'abc.def.ghi', key]) expect(all).not.toContain(secret);
+    expect(all).toContain('[Redacted]');
+  });
+  it('scrubs free text', () => {
+    expect(scrubText('a sk_' + 'a'.repeat(32) + ' b')).toBe('a sk_[Redacted] b');
+    expect(scrubText('/x?password=p&refresh_token=r')).toBe('/x?password=[Redacted]&refresh_token=[Redacted]');
+  });
+});

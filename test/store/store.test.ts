@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDb, type Db } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrations.js';
+import { SecretBox } from '../../src/store/crypto.js';
+import { DuplicateEmailError, UserStore } from '../../src/store/users.js';
+import { SessionStore } from '../../src/store/sessions.js';
+import { IdConflictError, IdMapStore } from '../../src/store/idmap.js';
+import { OverlayStore, RenderDataStore } from '../../src/store/render-extras.js';
+import { databases } from '../helpers/databases.js';
+
+const dbs = await databases();
+
+describe.each(dbs)('store on $name', ({ url }) => {
+  let db: Db;
+  let users: UserStore;
+  let now = 1_700_000_000_000;
+  const box = new SecretBox(Buffer.alloc(32, 7));
+  beforeAll(async () => {
+    db = await openDb(url);
+    expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability']);
+    expect(await migrate(db.kysely)).toEqual([]); // idempotent
+    users = new UserStore(db.kysely, box, () => now);
+  });
+  afterAll(async () => db.close());
+
+  it('keeps users with case-insensitive unique emails and the key encrypted at rest', async () => {
+    const u = await users.create({ email: 'Ann@Example.com', passwordHash: '$argon2id$x', role: 'r', v1Key: 'sk_' + 'a'.repeat(32), v1UserId: 'user_1' });
+    expect(u).toMatchObject({ email: 'Ann@Example.com', v1UserId: 'user_1' });
+    expect(JSON.stringify(u)).not.toContain('sk_');
+    await expect(users.create({ email: 'ann@example.COM', passwordHash: null, role: 'r', v1Key: 'k', v1UserId: 'u' })).rejects.toBeInstanceOf(DuplicateEmailError);
+    expect((await users.byEmail('ANN@example.com'))?.id).toBe(u.id);
+    const raw = await db.kysely.selectFrom('users').select('v1_key_enc').where('id', '=', u.id).executeTakeFirstOrThrow();
+    expect(raw.v1_key_enc).not.toContain('aaaa');
+    expect(await users.v1Key(u.id)).toBe('sk_' + 'a'.repeat(32));
+    expect(await users.rebind(u.id, 'sk_' + 'b'.repeat(32), 'user_2')).toBe(true);
+    expect(await users.v1Key(u.id)).toBe('sk_' + 'b'.repeat(32));
+    expect((await users.byId(u.id))?.v1UserId).toBe('user_2');
+  });
+
+  it('keeps legacy uuids on import and updates profile fields with unique emails', async () => {
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    await users.create({ id, email: 'legacy@example.com', passwordHash: null, role: 'r', v1Key: 'k', v1UserId: 'user_9' });
+    expect((await users.byId(id))?.email).toBe('legacy@example.com');
+    await expect(users.update(id, { email: 'ANN@example.com' })).rejects.toBeInstanceOf(DuplicateEmailError);
+    expect(await users.update(id, { firstName: 'Leg', email: 'new@example.com' })).toMatchObject({ firstName: 'Leg', email: 'new@example.com' });
+    expect((await users.list()).map((u) => u.email)).toContain('new@example.com');
+    expect(await users.remove(id)).toBe(true);
+    expect(await users.byId(id)).toBeUndefined();
+  });
+
+  it('stores static tokens hashed, shows them once, and revokes them', async () => {
+    const u = (await users.byEmail('ann@example.com'))!;
+    const { id, token } = await users.createStaticToken(u.id, 'ci');
+    const raw = await db.kysely.selectFrom('static_tokens').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(raw.token_hash).not.toBe(token);
+    expect((await users.userForStaticToken(token))?.user.id).toBe(u.id);
+    expect(await users.revokeStaticToken(id)).toBe(true);
+    expect(await users.userForStaticToken(token)).toBeUndefined();
+  });
+
+  it('rotates refresh tokens and revokes the session when a rotated token comes back', async () => {
+    const u = (await users.byEmail('ann@example.com'))!;
+    const sessions = new SessionStore(db.kysely, 60_000, () => now);
+    const { refreshToken: t1 } = await sessions.create(u.id);
+    const r2 = await sessions.rotate(t1);
+    expect(r2.ok).toBe(true);
+    const t2 = (r2 as { refreshToken: string }).refreshToken;
+    expect(await sessions.rotate(t1)).toEqual({ ok: false, reason: 'reused' });
+    expect(await sessions.rotate(t2)).toEqual({ ok: false, reason: 'revoked' }); // the whole session is gone
+    const { refreshToken: t3 } = await sessions.create(u.id);
+    now += 61_000;
+    expect(await sessions.rotate(t3)).toEqual({ ok: false, reason: 'expired' });
+    expect(await sessions.rotate('nope')).toEqual({ ok: false, reason: 'unknown' });
+    const { refreshToken: t4 } = await sessions.create(u.id);
+    await sessions.logout(t4);
+    expect(await sessions.rotate(t4)).toEqual({ ok: false, reason: 'revoked' });
+  });
+
+  it('lets exactly one of two concurrent refreshes win', async () => {
+    const u = (await users.byEmail('ann@example.com'))!;
+    const sessions = new SessionStore(db.kysely, 60_000, () => now);
+    const { refreshToken } = await sessions.create(u.id);
+    const results = await Promise.all([sessions.rotate(refreshToken), sessions.rotate(refreshToken)]);
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+  });
+
+  it('maps ids: derived pairs remembered, imported pairs win, conflicts refused', async () => {
+    const ids = new IdMapStore(db.kysely, () => now);
+    await ids.remember([{ type: 'render', uuid: 'aaaaaaaa-0000-5000-8000-000000000001', v1Id: 'rend_1', source: 'derived' }]);
+    await ids.remember([{ type: 'render', uuid: 'aaaaaaaa-0000-5000-8000-000000000001', v1Id: 'rend_1', source: 'derived' }]);
+    expect(await ids.v1IdFor('render', 'AAAAAAAA-0000-5000-8000-000000000001')).toBe('rend_1');
+    expect(await ids.importPairs([{ type: 'render', uuid: 'bbbbbbbb-0000-4000-8000-000000000001', v1Id: 'rend_1' }])).toEqual({ imported: 1, unchanged: 0 });
+    expect((await ids.imported()).map((p) => p.uuid)).toContain('bbbbbbbb-0000-4000-8000-000000000001');
+    await expect(ids.importPairs([{ type: 'render', uuid: 'bbbbbbbb-0000-4000-8000-000000000001', v1Id: 'rend_2' }])).rejects.toBeInstanceOf(IdConflictError);
+    expect((await ids.all()).length).toBe(2);
+  });
+
+  it('keeps render data and overlays', async () => {
+    const data = new RenderDataStore(db.kysely, () => now);
+    await data.put('rend_1', { name: 'Ünï', n: 1 }, 't', null);
+    expect(await data.many(['rend_1', 'rend_x'])).toEqual(new Map([['rend_1', { name: 'Ünï', n: 1 }]]));
+    const overlays = new OverlayStore(db.kysely, () => now);
+    await overlays.set('render', 'rend_1', { title: 'A' }, null);
+    await overlays.set('render', 'rend_1', { title: 'B' }, null);
+    expect((await overlays.ofType('render')).get('rend_1')).toEqual({ title: 'B' });
+  });
+});
