@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { requireOperator } from '../app.js';
 import type { Deps } from '../deps.js';
+import { mappingReport } from '../translate/coverage.js';
 
 /** The gateway's own routes under /_gateway/ (operator token), except the v1 webhook receiver. */
 export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
@@ -9,4 +10,5 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
     if (path.startsWith('/_gateway/') && path !== '/_gateway/webhooks/v1') requireOperator(request, deps.config.GATEWAY_ADMIN_TOKEN);
   });
   app.get('/_gateway/users', async () => ({ data: await deps.users.list() }));
+  app.get('/_gateway/mappings', async () => ({ data: mappingReport(deps.mappings) }));
 }

@@ -12,6 +12,8 @@ export interface LegacyUser {
 export interface NewUser {
   id?: string; email: string; passwordHash: string | null; firstName?: string | null; lastName?: string | null;
   role: string; v1Key: string; v1UserId: string;
+  /** `unbound` for users imported without a v1 key: they cannot log in until rebound. */
+  status?: 'active' | 'unbound';
 }
 
 export class DuplicateEmailError extends Error {
@@ -32,7 +34,7 @@ export class UserStore {
     const row: UserRow = {
       id: u.id ?? randomUUID(), email: u.email.trim(), email_lower: lower, password_hash: u.passwordHash,
       first_name: u.firstName ?? null, last_name: u.lastName ?? null, role: u.role,
-      v1_key_enc: this.box.seal(u.v1Key), v1_user_id: u.v1UserId, status: 'active', created_at: this.now(), updated_at: null,
+      v1_key_enc: this.box.seal(u.v1Key), v1_user_id: u.v1UserId, status: u.status ?? 'active', created_at: this.now(), updated_at: null,
     };
     await this.db.insertInto('users').values(row).execute();
     return toUser(row);
@@ -64,7 +66,7 @@ export class UserStore {
   }
 
   async rebind(id: string, v1Key: string, v1UserId: string): Promise<boolean> {
-    const r = await this.db.updateTable('users').set({ v1_key_enc: this.box.seal(v1Key), v1_user_id: v1UserId, updated_at: this.now() }).where('id', '=', id).executeTakeFirst();
+    const r = await this.db.updateTable('users').set({ v1_key_enc: this.box.seal(v1Key), v1_user_id: v1UserId, status: 'active', updated_at: this.now() }).where('id', '=', id).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }
 

@@ -1,0 +1,131 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { AdminError, addUser, findUser, importIdMap, importUsers, rebind } from '../admin/operations.js';
+import { loadConfig } from '../config/schema.js';
+import { loadMappings } from '../config/mappings.js';
+import { createDeps, type Deps } from '../deps.js';
+import { demoSecrets } from '../demo.js';
+import { createLogger } from '../log/logger.js';
+import { openDb } from '../store/db.js';
+import { migrate } from '../store/migrations.js';
+import { mappingReport, mappingReportText } from '../translate/coverage.js';
+import { readRecords } from './csv.js';
+
+const USAGE = `gateway admin command line (npm run cli -- <command>)
+
+  migrate                                   apply the store migrations
+  users add --email E --password P --key sk_… [--first F] [--last L] [--role uuid] [--id uuid]
+  users import FILE.json|FILE.csv           legacy export: id,email,password,first_name,last_name,role[,v1_key]
+  users list
+  users remove EMAIL|ID
+  users rebind EMAIL|ID --key sk_…
+  tokens create EMAIL|ID [--name N]         prints the static token once
+  tokens list [EMAIL|ID]
+  tokens revoke TOKEN_ID
+  ids import FILE.json|FILE.csv             legacy uuid ↔ v1 id pairs (legacy_id,v1_id)
+  ids export [--out FILE.csv]
+  mappings report [--json]                  every legacy field and its source
+
+Environment as for the gateway (DATABASE_URL, ENCRYPTION_KEY, V1_BASE_URL …; --v1 URL overrides V1_BASE_URL).`;
+
+async function withDeps<T>(v1: string | undefined, fn: (deps: Deps) => Promise<T>): Promise<T> {
+  let config = loadConfig(process.env);
+  if (config.demo) config = loadConfig({ ...demoSecrets(config), ...process.env });
+  const deps = await createDeps(config, createLogger('silent'), { v1BaseUrl: v1 ?? config.V1_BASE_URL ?? `http://127.0.0.1:${config.SIM_PORT}` });
+  try { return await fn(deps); } finally { await deps.close(); }
+}
+
+const out = (s: string) => process.stdout.write(`${s}\n`);
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv, allowPositionals: true,
+    options: {
+      email: { type: 'string' }, password: { type: 'string' }, key: { type: 'string' }, first: { type: 'string' }, last: { type: 'string' },
+      role: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, v1: { type: 'string' }, help: { type: 'boolean' },
+    },
+  });
+  const [group, action, arg] = positionals;
+  if (values.help || !group) { out(USAGE); return group ? 0 : 2; }
+  if (group === 'migrate') {
+    const config = loadConfig({ ...(loadConfig(process.env).demo ? demoSecrets(loadConfig(process.env)) : {}), ...process.env });
+    const db = await openDb(config.DATABASE_URL);
+    try { const applied = await migrate(db.kysely); out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date'); } finally { await db.close(); }
+    return 0;
+  }
+  if (group === 'mappings' && action === 'report') {
+    const m = loadMappings(loadConfig(process.env).MAPPINGS_DIR);
+    out(values.json ? JSON.stringify(mappingReport(m), null, 2) : mappingReportText(m));
+    return 0;
+  }
+  return withDeps(values.v1, async (deps) => {
+    switch (`${group} ${action}`) {
+      case 'users add': {
+        if (!values.email || !values.password || !values.key) throw new AdminError('users add needs --email, --password and --key');
+        const u = await addUser(deps, { email: values.email, password: values.password, key: values.key, ...(values.first ? { firstName: values.first } : {}), ...(values.last ? { lastName: values.last } : {}), ...(values.role ? { role: values.role } : {}), ...(values.id ? { id: values.id } : {}) });
+        out(`added ${u.email} (${u.id}), bound to v1 user ${u.v1UserId}`);
+        return 0;
+      }
+      case 'users import': {
+        if (!arg) throw new AdminError('users import needs a file');
+        const r = await importUsers(deps, readRecords(readFileSync(arg, 'utf8'), arg));
+        out(`imported ${r.imported} (${r.unbound} waiting for a key: users rebind EMAIL --key sk_…)`);
+        for (const p of r.problems) out(`  ! ${p}`);
+        return r.problems.length ? 1 : 0;
+      }
+      case 'users list':
+        for (const u of await deps.users.list()) out(`${u.id}  ${u.email.padEnd(32)} ${u.status.padEnd(8)} v1 ${u.v1UserId || '-'}`);
+        return 0;
+      case 'users remove': {
+        const u = await findUser(deps, arg ?? '');
+        await deps.users.remove(u.id);
+        out(`removed ${u.email}`);
+        return 0;
+      }
+      case 'users rebind': {
+        if (!values.key) throw new AdminError('users rebind needs --key');
+        const u = await rebind(deps, arg ?? '', values.key);
+        out(`${u.email} is now bound to v1 user ${u.v1UserId}`);
+        return 0;
+      }
+      case 'tokens create': {
+        const u = await findUser(deps, arg ?? '');
+        const t = await deps.users.createStaticToken(u.id, values.name ?? 'static token');
+        out(`token id ${t.id} for ${u.email}; the token is shown once:\n${t.token}`);
+        return 0;
+      }
+      case 'tokens list': {
+        const u = arg ? await findUser(deps, arg) : undefined;
+        for (const t of await deps.users.listStaticTokens(u?.id)) out(`${t.id}  user ${t.user_id}  ${t.name}  ${t.revoked_at ? 'revoked' : 'active'}`);
+        return 0;
+      }
+      case 'tokens revoke':
+        if (!(await deps.users.revokeStaticToken(arg ?? ''))) throw new AdminError(`no active token ${arg}`);
+        out(`revoked ${arg}`);
+        return 0;
+      case 'ids import': {
+        if (!arg) throw new AdminError('ids import needs a file');
+        const r = await importIdMap(deps, readRecords(readFileSync(arg, 'utf8'), arg));
+        for (const p of r.problems) out(`  ! ${p}`);
+        out(`imported ${r.imported}, unchanged ${r.unchanged}`);
+        return r.problems.length ? 1 : 0;
+      }
+      case 'ids export': {
+        const rows = (await deps.idMap.all()).map((p) => `${p.uuid},${p.v1Id},${p.type},${p.source}`);
+        const csv = ['legacy_id,v1_id,type,source', ...rows].join('\n') + '\n';
+        if (values.out) { writeFileSync(values.out, csv); out(`wrote ${rows.length} pairs to ${values.out}`); } else process.stdout.write(csv);
+        return 0;
+      }
+      default:
+        out(USAGE);
+        return 2;
+    }
+  });
+}
+
+if (process.argv[1] && /cli[\\/]main\.(ts|js)$/.test(process.argv[1])) {
+  run(process.argv.slice(2)).then((code) => process.exit(code), (e: unknown) => {
+    process.stderr.write(`${e instanceof AdminError ? e.message : (e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  });
+}
