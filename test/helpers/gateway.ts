@@ -47,6 +47,8 @@ export async function startGateway(env: Record<string, string> = {}, simOptions:
     async addUser(index, email, password = 'correct horse battery') {
       const person = s.keys[index]!;
       const u = await deps.users.create({ email, passwordHash: await hashPassword(password), firstName: `First${index}`, lastName: `Last${index}`, role: DEFAULT_ROLE, v1Key: person.api_key, v1UserId: person.user_id });
+      await deps.idMap.importPairs([{ type: 'user', uuid: u.id, v1Id: person.user_id }]);
+      await deps.ids.load();
       return u.id;
     },
     async login(email, password = 'correct horse battery') {
