@@ -8,6 +8,7 @@ import { parseQueryString } from './query/querystring.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerItemRoutes } from './routes/items.js';
+import { registerWriteRoutes } from './routes/writes.js';
 import { registerUserRoutes } from './routes/users.js';
 import { safeEqual } from './store/crypto.js';
 
@@ -56,6 +57,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerAuthRoutes(app, deps);
   registerUserRoutes(app, deps);
   registerItemRoutes(app, deps);
+  registerWriteRoutes(app, deps);
   registerGatewayRoutes(app, deps);
   return app;
 }

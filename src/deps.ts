@@ -12,6 +12,7 @@ import { IdMapStore } from './store/idmap.js';
 import { IdTranslator } from './translate/ids.js';
 import { loadMappings, type Mappings } from './config/mappings.js';
 import { OverlayStore, RenderDataStore } from './store/render-extras.js';
+import { IdempotencyStore } from './store/idempotency.js';
 import { V1Cache } from './plan/cache.js';
 import { LRUCache } from 'lru-cache';
 import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
@@ -32,6 +33,7 @@ export interface Deps {
   readonly renderData: RenderDataStore;
   readonly overlays: OverlayStore;
   readonly cache: V1Cache;
+  readonly idempotency: IdempotencyStore;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter): Promise<V1Session>;
   /** Forget a cached key (after a rebind). */
@@ -65,6 +67,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const cache = new V1Cache({ metadataMs: config.CACHE_TTL_METADATA_MS, renderActiveMs: config.CACHE_TTL_RENDER_ACTIVE_MS, renderFinalMs: config.CACHE_TTL_RENDER_FINAL_MS, signedUrlMs: config.SIGNED_URL_TTL_MS }, config.CACHE_MAX_ENTRIES);
   return {
     config, logger, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
+    idempotency: new IdempotencyStore(db.kysely, now),
     async v1For(userId, meter) {
       let key = keys.get(userId);
       if (!key) {

@@ -5,7 +5,7 @@
 export class SimClock {
   private offsetMs = 0;
   private readonly base: number;
-  constructor(readonly mode: 'real' | 'manual', start = Date.UTC(2026, 5, 1, 12, 0, 0)) {
+  constructor(readonly mode: "real" | "manual", start = Math.floor(Date.now() / 1000) * 1000) {
     this.base = start;
   }
   now(): number {

@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/** The real start path (src/main.ts) in demo mode: built-in simulator, embedded SQLite, demo user. */
+describe('demo mode end to end', () => {
+  let child: ChildProcess;
+  let out = '';
+  const dir = mkdtempSync(join(tmpdir(), 'gw-demo-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const base = `http://127.0.0.1:${port}`;
+  beforeAll(async () => {
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, V1_BASE_URL: '', PORT: String(port), HOST: '127.0.0.1', SIM_PORT: '0', SIM_SCALE: 'tiny', DATABASE_URL: join(dir, 'demo.db'), LOG_LEVEL: 'warn', LOGIN_STALL_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (d) => { out += d; });
+    child.stderr!.on('data', (d) => { out += d; });
+    for (let i = 0; i < 200 && !out.includes('Demo user:'); i++) await new Promise((r) => setTimeout(r, 100));
+  });
+  afterAll(async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints the demo user and a curl line, then serves a logged-in demo user: reads, a render created and completed', async () => {
+    expect(out).toContain('Demo user: demo@example.com / demo-password');
+    expect(out).toMatch(/curl -s -X POST http:\/\/localhost:\d+\/auth\/login/);
+    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password: 'demo-password' }) });
+    expect(login.status).toBe(200);
+    const token = ((await login.json()) as any).data.access_token as string;
+    const auth = { authorization: `Bearer ${token}` };
+    const renders = (await (await fetch(`${base}/renders?limit=5`, { headers: auth })).json()) as any;
+    expect(renders.data).toHaveLength(5);
+    const project = ((await (await fetch(`${base}/projects?limit=1&fields=id,account`, { headers: auth })).json()) as any).data[0];
+    const created = await fetch(`${base}/renders`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ project: project.id, account: project.account, data: { title: 'Demo render' } }) });
+    expect(created.status).toBe(200);
+    const render = ((await created.json()) as any).data;
+    expect(render.status).toBe('draft');
+    const seen = new Set<string>();
+    let last: any;
+    for (let i = 0; i < 80; i++) {
+      last = ((await (await fetch(`${base}/renders/${render.id}`, { headers: auth })).json()) as any).data;
+      seen.add(last.status);
+      if (last.status === 'complete') break;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    expect(last.status).toBe('complete');
+    expect(last.download_ready).toBe(true);
+    expect(last.output.master).toMatch(/^https:\/\/.+\.mov\?/);
+    expect(last.output.high).toMatch(/^https:\/\//);
+    expect(last.data).toEqual({ title: 'Demo render' });
+    expect(seen.size).toBeGreaterThan(2);
+  });
+});
