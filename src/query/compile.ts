@@ -1,4 +1,5 @@
-import type { FieldRef, FilterNode, QueryNode, Scalar, SelectNode, SortNode } from './ast.js';
+import { Compare, FieldRef } from './ast.js';
+import type { FilterNode, QueryNode, Scalar, SelectNode, SortNode } from './ast.js';
 import { fieldOf } from './parse-filter.js';
 import type { DateFunction, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
 
@@ -80,6 +81,33 @@ export function compileGetter(path: readonly string[], fn: DateFunction | undefi
   return { get, type };
 }
 
+/** Direct property access for the hottest operators on root fields (no getter call per record). */
+function compileRootCompare(k: string, type: FieldType, op: string, value: Scalar | readonly Scalar[]): Predicate | undefined {
+  if (Array.isArray(value)) {
+    if (op !== '_in') return undefined;
+    const set = new Set<Scalar>((value as readonly Scalar[]).filter((x) => x !== null));
+    return (r) => { const v = r[k]; return v != null && set.has(v as Scalar); };
+  }
+  if (value === null || typeof value === 'boolean' && op !== '_eq' && op !== '_neq') return undefined;
+  const v0 = value as string | number | boolean;
+  switch (op) {
+    case '_eq': return (r) => r[k] === v0;
+    case '_neq': return (r) => { const v = r[k]; return v != null && v !== v0; };
+    case '_gt': return (r) => { const v = r[k] as never; return v != null && v > (v0 as never); };
+    case '_gte': return (r) => { const v = r[k] as never; return v != null && v >= (v0 as never); };
+    case '_lt': return (r) => { const v = r[k] as never; return v != null && v < (v0 as never); };
+    case '_lte': return (r) => { const v = r[k] as never; return v != null && v <= (v0 as never); };
+  }
+  if (type !== 'string' && type !== 'text') return undefined;
+  const str = String(v0);
+  switch (op) {
+    case '_contains': return (r) => { const v = r[k]; return typeof v === 'string' && v.includes(str); };
+    case '_starts_with': return (r) => { const v = r[k]; return typeof v === 'string' && v.startsWith(str); };
+    case '_ends_with': return (r) => { const v = r[k]; return typeof v === 'string' && v.endsWith(str); };
+  }
+  return undefined;
+}
+
 function compileCompare(get: Getter, type: FieldType, op: string, value: Scalar | readonly Scalar[]): Predicate {
   const lowerStr = (x: unknown) => String(x).toLowerCase();
   switch (op) {
@@ -141,7 +169,31 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
   switch (node.kind) {
     case 'True': return () => true;
     case 'Compare': {
-      const { get, type } = compileGetter(node.field.path, node.field.fn, resource, schemas, lookup);
+      const path = node.field.path;
+      if (path.length > 1) {
+        // a many-to-one hop: evaluate the rest on the related record, once per related id
+        const head = path[0] as string;
+        const rel = (fieldOf(resource, head) as { relation: { resource: string } }).relation.resource;
+        const inner = compileFilter(Compare.create(FieldRef.create(path.slice(1), node.field.fn), node.op, node.value), schemas[rel] as ResourceSchema, schemas, lookup);
+        const memo = new Map<string, boolean>();
+        const empty: Rec = {};
+        return (r) => {
+          const id = r[head];
+          if (typeof id !== 'string') return inner(empty); // LEFT JOIN: every related field is null
+          let hit = memo.get(id);
+          if (hit === undefined) {
+            const related = lookup.one(rel, id);
+            hit = inner(related ?? empty);
+            if (related) memo.set(id, hit); // a miss may be filled later: do not remember it
+          }
+          return hit;
+        };
+      }
+      if (!node.field.fn) {
+        const fast = compileRootCompare(path[0] as string, (fieldOf(resource, path[0] as string) as { type: FieldType }).type, node.op, node.value);
+        if (fast) return fast;
+      }
+      const { get, type } = compileGetter(path, node.field.fn, resource, schemas, lookup);
       return compileCompare(get, type, node.op, node.value);
     }
     case 'And': {
@@ -344,4 +396,3 @@ export function relationsUsed(q: QueryNode, resource: ResourceSchema): { m2o: Se
   return { m2o, o2m };
 }
 
-export type { FieldRef };
