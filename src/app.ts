@@ -9,6 +9,7 @@ import { registerAuthRoutes } from './routes/auth.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerItemRoutes } from './routes/items.js';
 import { registerWriteRoutes } from './routes/writes.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import { registerUserRoutes } from './routes/users.js';
 import { safeEqual } from './store/crypto.js';
 
@@ -59,5 +60,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerItemRoutes(app, deps);
   registerWriteRoutes(app, deps);
   registerGatewayRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   return app;
 }

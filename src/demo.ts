@@ -25,6 +25,16 @@ export async function startDemoSimulator(config: Config, logger: Logger): Promis
   return { sim, url };
 }
 
+/** Registers the gateway's webhook receiver with every simulated team; returns WEBHOOK_SECRETS. */
+export function registerDemoWebhooks(sim: Simulator, gatewayPort: number): string {
+  const secrets: Record<string, string> = {};
+  for (const team of sim.world.teams.values()) {
+    const hook = sim.webhooks.register(team.id, `http://127.0.0.1:${gatewayPort}/_gateway/webhooks/v1`, ['render.status_changed', 'render.complete', 'render.failed']);
+    if (hook) secrets[team.id] = hook.secret;
+  }
+  return JSON.stringify(secrets);
+}
+
 /** The demo legacy user, bound to the simulator's first seeded person. */
 export async function ensureDemoUser(deps: Deps, sim: Simulator): Promise<void> {
   const person = sim.world.listKeys()[0];

@@ -2,7 +2,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config/schema.js';
 import { MappingError } from './config/mappings.js';
 import { createDeps } from './deps.js';
-import { demoSecrets, ensureDemoUser, startDemoSimulator } from './demo.js';
+import { demoSecrets, ensureDemoUser, registerDemoWebhooks, startDemoSimulator } from './demo.js';
 import { createLogger } from './log/logger.js';
 import type { Simulator } from './sim/server.js';
 
@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     const started = await startDemoSimulator(config, logger);
     sim = started.sim;
     v1BaseUrl = started.url;
+    if (!process.env.WEBHOOK_SECRETS) config = loadConfig({ ...secrets, ...process.env, WEBHOOK_SECRETS: registerDemoWebhooks(sim, config.PORT) });
   }
   const deps = await createDeps(config, logger, v1BaseUrl ? { v1BaseUrl } : {});
   if (sim) await ensureDemoUser(deps, sim);

@@ -1,0 +1,93 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
+
+let gw: TestGateway;
+let token: string;
+let projects: { id: string; account: string }[];
+beforeAll(async () => {
+  gw = await startGateway({ CACHE_TTL_METADATA_MS: '0', CACHE_TTL_RENDER_ACTIVE_MS: '0', CACHE_TTL_RENDER_FINAL_MS: '0' }, { scale: 'small' });
+  await gw.addUser(0, 'ann@example.com');
+  token = await gw.login('ann@example.com');
+  projects = (await gw.get('/projects?limit=-1&fields=id,account', token)).body.data;
+});
+afterAll(async () => gw.close());
+
+const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+
+describe('the planned path returns exactly what a full scan plus in-memory evaluation returns', () => {
+  it('holds for random queries', async () => {
+    const statuses = ['draft', 'ready', 'processing', 'encoding', 'complete', 'failed', 'deleted'];
+    await fc.assert(fc.asyncProperty(
+      fc.record({
+        status: fc.option(fc.subarray(statuses, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+        project: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
+        account: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
+        title: fc.option(fc.constantFrom('render', 'Ü', 'Promo', 'zzz'), { nil: undefined }),
+        sort: fc.constantFrom(undefined, 'date_created', '-date_created', '-date_created,id', 'title'),
+        limit: fc.integer({ min: 0, max: 70 }),
+        page: fc.integer({ min: 1, max: 4 }),
+      }),
+      async (c) => {
+        const and: unknown[] = [];
+        if (c.status) and.push({ status: { _in: c.status } });
+        if (c.project !== undefined) and.push({ project: { _eq: projects[c.project % projects.length]!.id } });
+        if (c.account !== undefined) and.push({ account: { _eq: projects[c.account % projects.length]!.account } });
+        if (c.title) and.push({ title: { _icontains: c.title } });
+        const params: Record<string, string> = { limit: String(c.limit), page: String(c.page), fields: 'id,status,title,date_created' };
+        if (and.length) params.filter = JSON.stringify({ _and: and });
+        if (c.sort) params.sort = c.sort;
+        const planned = await gw.get(`/renders?${q(params)}`, token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+        // the reference: everything (limit=-1 is always a scan) then the same query in memory
+        const scan = await gw.get(`/renders?${q({ ...params, limit: '-1', page: '1', meta: 'filter_count' })}`, token);
+        expect(planned.status).toBe(200);
+        const start = c.limit * (c.page - 1);
+        expect(planned.body.data).toEqual(scan.body.data.slice(start, start + c.limit));
+      },
+    ), { numRuns: 40 });
+  });
+});
+
+describe('explain, budget and caches', () => {
+  it('explains the plan and the v1 work to operators', async () => {
+    const r = await gw.get(`/renders?limit=3&filter[status][_eq]=complete`, token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+    expect(r.body.explain.plan).toMatchObject({ strategy: 'merge', pushdown: { status: 'complete', order: 'desc' } });
+    expect(r.body.explain.v1_calls).toBeGreaterThan(0);
+    expect(r.body.explain).toHaveProperty('records_scanned');
+    const plain = await gw.get(`/renders?limit=3`, token, { 'x-gateway-explain': '1' });
+    expect(plain.body.explain).toBeUndefined(); // not an operator
+  });
+
+  it('refuses a query past the call budget with a 400 telling how to narrow it', async () => {
+    const small = await startGateway({ UPSTREAM_CALL_BUDGET: '5' }, { scale: 'small' });
+    try {
+      await small.addUser(0, 'ann@example.com');
+      const t = await small.login('ann@example.com');
+      const before = (await (await fetch(`${small.s.url}/_sim/stats`)).json() as any).total;
+      const r = await small.get('/renders?limit=-1', t);
+      expect(r.status).toBe(400);
+      expect(r.body.errors[0].extensions.code).toBe('INVALID_QUERY');
+      expect(r.body.errors[0].message).toMatch(/more than 5 calls.*filter on project or account/);
+      const after = (await (await fetch(`${small.s.url}/_sim/stats`)).json() as any).total;
+      expect(after - before).toBeLessThanOrEqual(5);
+    } finally { await small.close(); }
+  });
+
+  it('warm: no v1 calls for team, project and template metadata; caches never shared between keys', async () => {
+    const warm = await startGateway({}, { scale: 'small' });
+    try {
+      await warm.addUser(0, 'ann@example.com');
+      await warm.addUser(1, 'bo@example.com');
+      const ta = await warm.login('ann@example.com');
+      const tb = await warm.login('bo@example.com');
+      const stats = async () => (await (await fetch(`${warm.s.url}/_sim/stats`)).json() as any).requests as Record<string, number>;
+      await warm.get('/templates?limit=-1', ta);
+      await fetch(`${warm.s.url}/_sim/stats/reset`, { method: 'POST' });
+      await warm.get('/templates?limit=-1', ta);
+      await warm.get('/projects?limit=-1&fields=id,title', ta);
+      expect(await stats()).toEqual({});
+      await warm.get('/templates?limit=-1', tb); // another key: its own partition, so real calls
+      expect((await stats())['GET /v1/teams']).toBe(1);
+    } finally { await warm.close(); }
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { planQuery } from '../../src/plan/plan.js';
+import { parseQuery } from '../../src/query/parse-query.js';
+import { ctx, mappings, schemas } from '../query/fixtures.js';
+
+const U1 = '7d444840-9dc0-11d1-b245-5ffdce74fad2';
+const U2 = '8e555951-9dc0-11d1-b245-5ffdce74fad2';
+const plan = (raw: Record<string, unknown>, resource = 'render') => planQuery(parseQuery(raw, schemas[resource]!, ctx()), resource, { statusToV1: mappings.status.toV1 });
+
+describe('the plan for each query shape', () => {
+  it('a plain list: merge in v1 order (newest first), stop after offset + limit', () => {
+    expect(plan({ limit: '20' })).toMatchObject({ strategy: 'merge', pushdown: { order: 'desc', status: null }, stopAfter: 20, scope: { accounts: null, projects: null } });
+    expect(plan({ limit: '50', page: '5' })).toMatchObject({ strategy: 'merge', stopAfter: 250 });
+  });
+  it('a date_created sort becomes order=', () => {
+    expect(plan({ sort: 'date_created' }).pushdown.order).toBe('asc');
+    expect(plan({ sort: '-date_created,id' }).pushdown.order).toBe('desc');
+    expect(plan({ sort: 'title' })).toMatchObject({ strategy: 'scan', pushdown: { order: null }, stopAfter: null });
+  });
+  it('id _eq/_in → direct GETs', () => {
+    expect(plan({ filter: { id: { _eq: U1 } } })).toMatchObject({ strategy: 'direct', ids: [U1] });
+    expect(plan({ filter: { id: { _in: [U1, U2] } } })).toMatchObject({ strategy: 'direct', ids: [U1, U2] });
+    expect(plan({ filter: { _and: [{ id: { _in: [U1, U2] } }, { id: { _eq: U2 } }] } }).ids).toEqual([U2]);
+  });
+  it('project and account filters narrow the scope; _or does not', () => {
+    expect(plan({ filter: { project: { _eq: U1 } } }).scope).toEqual({ accounts: null, projects: [U1] });
+    expect(plan({ filter: { account: { _in: [U1, U2] } } }).scope).toEqual({ accounts: [U1, U2], projects: null });
+    expect(plan({ filter: { _or: [{ project: { _eq: U1 } }, { title: { _eq: 'x' } }] } }).scope).toEqual({ accounts: null, projects: null });
+    expect(plan({ filter: { account: { _eq: U1 } } }, 'project').scope.accounts).toEqual([U1]);
+  });
+  it('a status filter mapping to exactly one v1 status is pushed down; ready means two; deleted none', () => {
+    expect(plan({ filter: { status: { _eq: 'complete' } } })).toMatchObject({ pushdown: { status: 'complete' }, statuses: ['complete'] });
+    expect(plan({ filter: { status: { _eq: 'ready' } } })).toMatchObject({ pushdown: { status: null }, statuses: ['ready', 'queued'] });
+    expect(plan({ filter: { status: { _eq: 'deleted' } } })).toMatchObject({ statuses: [] });
+    expect(plan({ filter: { status: { _in: ['encoding', 'deleted'] } } }).pushdown.status).toBe('finalizing');
+  });
+  it('the residual is always the whole filter (pushed parts re-checked in memory)', () => {
+    const p = plan({ filter: { status: { _eq: 'complete' }, title: { _contains: 'x' } } });
+    expect(p.residual).not.toBeNull();
+  });
+  it('filter_count, total_count, aggregates and limit=-1 need a scan of the allowed scope', () => {
+    expect(plan({ meta: 'filter_count' }).strategy).toBe('scan');
+    expect(plan({ meta: 'total_count' }).strategy).toBe('scan');
+    expect(plan({ aggregate: { count: '*' }, groupBy: 'status' }).strategy).toBe('scan');
+    expect(plan({ limit: '-1' }).strategy).toBe('scan');
+    expect(plan({ limit: '-1', filter: { project: { _eq: U1 } } })).toMatchObject({ strategy: 'scan', scope: { projects: [U1] } });
+  });
+  it('is plain data', () => {
+    const p = plan({ filter: { project: { _eq: U1 } } });
+    expect(Object.isFrozen(p)).toBe(true);
+    expect(JSON.parse(JSON.stringify(p))).toMatchObject({ strategy: 'merge' });
+  });
+});
