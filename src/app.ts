@@ -40,7 +40,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
     trustProxy: true,
     routerOptions: { ignoreTrailingSlash: true, querystringParser: (s: string) => parseQueryString(s) },
-    disableRequestLogging: false,
   });
   registerErrorHandling(app);
   app.decorateRequest('principal', null);

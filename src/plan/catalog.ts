@@ -15,7 +15,9 @@ export class Catalog {
     private readonly cache: V1Cache,
     readonly meter: CallMeter,
     readonly concurrency: number,
-  ) {}
+  ) {
+    this.gate = new Gate(concurrency);
+  }
 
   private get p(): string {
     return this.s.partition;
@@ -112,7 +114,9 @@ export class Catalog {
   }
 
   /** A lazy stream of one project's renders in v1 order (for early termination). */
-  stream(projectId: string, q: ListQuery, firstPageLimit = 60): RenderStream {
+  private readonly gate: Gate;
+
+  stream(projectId: string, q: ListQuery, firstPageLimit = 60, prefetch = false): RenderStream {
     return new RenderStream(async (cursor) => {
       this.meter.reserve();
       // a cursor stays valid across limits (v1 binds it to endpoint and filters only)
@@ -120,31 +124,63 @@ export class Catalog {
       this.meter.pages++;
       this.meter.records += page.data.length;
       return page;
-    });
+    }, this.gate, prefetch);
   }
 }
 
-/** Pages through one v1 list on demand. */
+/** A small semaphore: at most `n` page fetches at once across a request's streams. */
+export class Gate {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly n: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.n) await new Promise<void>((r) => this.waiting.push(r));
+    this.active++;
+    try { return await fn(); } finally { this.active--; this.waiting.shift()?.(); }
+  }
+}
+
+/** Pages through one v1 list on demand, keeping one page fetched ahead. */
 export class RenderStream {
   private buffer: V1Render[] = [];
   private cursor: string | undefined;
   private done = false;
   private started = false;
-  constructor(private readonly fetch: (cursor: string | undefined) => Promise<Page<V1Render>>) {}
+  private next: Promise<void> | undefined;
+  constructor(private readonly fetch: (cursor: string | undefined) => Promise<Page<V1Render>>, private readonly gate: Gate, private readonly prefetch = true) {}
 
-  /** The next item without consuming it, fetching pages (even empty ones) as needed. */
-  async peek(): Promise<V1Render | undefined> {
-    while (this.buffer.length === 0 && !this.done) {
-      const page = await this.fetch(this.started ? this.cursor : undefined);
+  private load(): Promise<void> {
+    this.next ??= this.gate.run(() => this.fetch(this.started ? this.cursor : undefined)).then((page) => {
       this.started = true;
       this.buffer.push(...page.data);
       this.cursor = page.next_cursor ?? undefined;
       if (this.cursor === undefined) this.done = true;
-    }
+      this.next = undefined;
+      // read ahead: while this page is consumed, the next one is on its way (bounded by the gate)
+      if (this.prefetch && !this.done && this.buffer.length < 120) void this.load().catch(() => {});
+    });
+    return this.next;
+  }
+
+  /** True when the head is known without waiting. */
+  get ready(): boolean {
+    return this.buffer.length > 0 || this.done;
+  }
+
+  /** The head without waiting (undefined when exhausted or not fetched yet: check `ready`). */
+  head(): V1Render | undefined {
+    return this.buffer[0];
+  }
+
+  /** The next item without consuming it, fetching pages (even empty ones) as needed. */
+  async peek(): Promise<V1Render | undefined> {
+    while (this.buffer.length === 0 && !this.done) await this.load();
     return this.buffer[0];
   }
 
   shift(): V1Render | undefined {
-    return this.buffer.shift();
+    const r = this.buffer.shift();
+    if (this.prefetch && this.started && !this.done && this.buffer.length < 60 && !this.next) void this.load().catch(() => {});
+    return r;
   }
 }

@@ -19,14 +19,15 @@ async function teamScope(plan: Plan, env: ExecEnv): Promise<V1Team[]> {
 }
 
 /** Projects in scope (by plan.scope.projects, else every project of the teams in scope). */
-async function projectScope(plan: Plan, env: ExecEnv, teams: readonly V1Team[], index: RecordIndex): Promise<V1Project[]> {
-  const teamIds = new Set(teams.map((t) => t.id));
+async function projectScope(plan: Plan, env: ExecEnv, teams: readonly V1Team[] | null, index: RecordIndex): Promise<V1Project[]> {
+  const teamIds = teams ? new Set(teams.map((t) => t.id)) : null;
   let projects: V1Project[];
   if (plan.scope.projects) {
+    // GET /v1/projects/:id is reach-checked by v1 itself (404)
     const v1 = (await Promise.all(plan.scope.projects.map((u) => env.ids.toV1('project', u)))).filter((x): x is string => !!x);
-    projects = (await env.catalog.map(v1, (id) => env.catalog.project(id))).filter((p): p is V1Project => !!p && teamIds.has(p.team.id));
+    projects = (await env.catalog.map(v1, (id) => env.catalog.project(id))).filter((p): p is V1Project => !!p && (!teamIds || teamIds.has(p.team.id)));
   } else {
-    projects = (await env.catalog.map(teams, (t) => env.catalog.projectsOfTeam(t.id))).flat();
+    projects = (await env.catalog.map(teams ?? (await env.catalog.teams()), (t) => env.catalog.projectsOfTeam(t.id))).flat();
   }
   for (const p of projects) index.project(p);
   return projects;
@@ -58,17 +59,24 @@ const touchesData = (q: QueryNode) => JSON.stringify(q.filter ?? null).includes(
 /** Lists renders by the plan: direct GETs, an early-terminating k-way merge, or a scan of the scope. */
 async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {
   const schema = env.mappings.schemas.render as ResourceSchema;
-  const teams = await teamScope(plan, env);
-  const teamIds = new Set(teams.map((t) => t.id));
   if (plan.strategy === 'direct') {
+    // v1 answers 404 for what the key cannot reach: no team list is needed unless accounts narrow it
+    const teamIds = plan.scope.accounts ? new Set((await teamScope(plan, env)).map((t) => t.id)) : null;
     const v1 = (await Promise.all((plan.ids ?? []).map((u) => env.ids.toV1('render', u)))).filter((x): x is string => !!x);
-    const renders = (await env.catalog.map(v1, (id) => env.catalog.render(id))).filter((r): r is V1Render => !!r && teamIds.has(r.project.team));
+    const renders = (await env.catalog.map(v1, (id) => env.catalog.render(id))).filter((r): r is V1Render => !!r && (!teamIds || teamIds.has(r.project.team)));
     return finish(q, schema, env, index, await index.renders(renders), renders.length);
   }
+  const teams = plan.scope.projects && !plan.scope.accounts ? null : await teamScope(plan, env);
   const projects = await projectScope(plan, env, teams, index);
   if (plan.statuses && plan.statuses.length === 0) return finish(q, schema, env, index, [], 0);
   const status = plan.pushdown.status ?? undefined;
-  if (plan.strategy === 'merge') return mergeRenders(q, plan, env, index, projects);
+  if (plan.strategy === 'merge') {
+    const stream = mergeRenders(q, plan, env, index, projects);
+    if (q.limit === -1) return { data: [], stream };
+    const data: unknown[] = [];
+    for await (const x of stream) data.push(x);
+    return { data };
+  }
   const all = (await env.catalog.map(projects, (p) => env.catalog.rendersOf(p.id, status))).flat();
   const withData = touchesData(q);
   const narrowed = status !== undefined || plan.scope.projects !== null || plan.scope.accounts !== null;
@@ -83,39 +91,59 @@ async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
 /**
  * k-way merge over per-project streams, each already in v1 order: items are settled a whole timestamp
  * at a time (so ties across projects order by the legacy id), filtered in memory, and fetching stops
- * once offset + limit results are settled.
+ * once offset + limit results are settled. Emitted records are not retained, so `limit=-1` streams
+ * through bounded memory.
  */
-async function mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[]): Promise<QueryResult> {
+async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[]): AsyncGenerator<unknown> {
   const schema = env.mappings.schemas.render as ResourceSchema;
   const { schemas } = env.mappings;
   const order = plan.pushdown.order ?? 'desc';
   const desc = order === 'desc';
   // the first page of each stream asks for no more than could be needed (a status filter may thin it)
-  const first = plan.pushdown.status || q.filter || q.search ? 60 : Math.min(60, Math.max(1, plan.stopAfter ?? 60));
-  const streams = projects.map((p) => env.catalog.stream(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first));
+  const first = plan.pushdown.status || q.filter || q.search || plan.stopAfter === null ? 60 : Math.min(60, Math.max(1, plan.stopAfter));
+  // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
+  const streams = projects.map((p) => env.catalog.stream(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first, plan.stopAfter === null));
   const filter = compileFilter(q.filter, schema, schemas, index);
   const search = compileSearch(q.search, schema);
-  const sort = effectiveSort(q, schema);
-  const cmp = compileSort(sort, schema, schemas, index);
+  const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
+  const project = compileProjection(q.fields, schema, schemas, index);
   const withData = touchesData(q);
-  const want = plan.stopAfter ?? Number.MAX_SAFE_INTEGER;
-  const settled: Rec[] = [];
-  while (settled.length < want) {
-    const heads = await env.catalog.map(streams, (s) => s.peek());
+  const limit = q.limit === -1 ? Number.MAX_SAFE_INTEGER : q.limit;
+  let skipped = 0;
+  let emitted = 0;
+  let batch: { rec: Rec; v1: V1Render }[] = [];
+  const flush = async function* () {
+    const data = await env.renderData.many(batch.map((b) => b.v1.id));
+    const recs = batch.map((b) => (withData ? b.rec : { ...b.rec, data: data.get(b.v1.id) ?? {} }));
+    batch = [];
+    const shaped = await index.settle(() => recs.map(project));
+    await env.ids.flush();
+    yield* shaped;
+  };
+  let live = streams;
+  while (emitted + batch.length < limit) {
+    const waiting = live.filter((s) => !s.ready);
+    if (waiting.length > 0) await Promise.all(waiting.map((s) => s.peek()));
+    live = live.filter((s) => s.head() !== undefined);
     let t: number | undefined;
-    for (const h of heads) if (h && (t === undefined || (desc ? h.created_at > t : h.created_at < t))) t = h.created_at;
+    for (const s of live) { const h = s.head() as V1Render; if (t === undefined || (desc ? h.created_at > t : h.created_at < t)) t = h.created_at; }
     if (t === undefined) break;
     const group: V1Render[] = [];
-    await env.catalog.map(streams, async (s) => {
-      for (let h = await s.peek(); h && h.created_at === t; h = await s.peek()) group.push(s.shift() as V1Render);
-    });
-    const recs = await index.renders(group, withData);
-    const kept = await index.settle(() => recs.filter((r) => filter(r) && search(r)));
-    settled.push(...kept.sort(cmp));
+    for (const s of live) {
+      for (let h = s.head() ?? (await s.peek()); h && h.created_at === t; h = s.head() ?? (await s.peek())) group.push(s.shift() as V1Render);
+    }
+    const data = withData ? await env.renderData.many(group.map((r) => r.id)) : new Map<string, unknown>();
+    const recs = group.map((r) => ({ rec: index.renderRecord(r, data.get(r.id) ?? {}), v1: r }));
+    const kept = await index.settle(() => recs.filter((x) => filter(x.rec) && search(x.rec)));
+    kept.sort((a, b) => cmp(a.rec, b.rec));
+    for (const k of kept) {
+      if (skipped < q.offset) { skipped++; continue; }
+      if (emitted + batch.length >= limit) break;
+      batch.push(k);
+    }
+    if (batch.length >= 500) { const n = batch.length; yield* flush(); emitted += n; }
   }
-  const page = await index.fillData(settled.slice(q.offset, q.offset + q.limit));
-  const project = compileProjection(q.fields, schema, schemas, index);
-  return { data: await index.settle(() => page.map(project)) };
+  if (batch.length > 0) yield* flush();
 }
 
 async function listProjects(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {

@@ -82,13 +82,18 @@ export class RecordIndex implements Lookup {
 
   // ---------------------------------------------------------------- building records
 
-  async renders(list: readonly V1Render[], withData = true): Promise<Rec[]> {
+  async renders(list: readonly V1Render[], withData = true, retain = true): Promise<Rec[]> {
     const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
-    const overlays = this.env.overlays.render;
     return list.map((r) => {
-      const project = this.v1<V1Project>('project', this.env.ids.toLegacy('project', r.project.id));
-      return this.add('render', toLegacyRender(r, this.env, { data: data.get(r.id) ?? {}, overlay: overlays?.get(r.id) as Overlay | undefined, projectThumbnail: project?.thumbnail_url ?? null }), r);
+      const rec = this.renderRecord(r, data.get(r.id) ?? {});
+      return retain ? this.add('render', rec, r) : rec;
     });
+  }
+
+  /** One legacy render record (not kept in the index: streams pass through without retaining). */
+  renderRecord(r: V1Render, data: unknown): Rec {
+    const project = this.v1<V1Project>('project', this.env.ids.toLegacy('project', r.project.id));
+    return toLegacyRender(r, this.env, { data, overlay: this.env.overlays.render?.get(r.id) as Overlay | undefined, projectThumbnail: project?.thumbnail_url ?? null });
   }
 
   /** Fills `data` of records built without it (only the page that is answered needs it). */

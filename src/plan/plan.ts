@@ -84,11 +84,10 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
   else if (sortKeys[0] === '-date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'desc';
   let strategy: Plan['strategy'];
   if (ids !== null && resourceKey !== 'account') strategy = 'direct';
-  else if (resourceKey === 'render' && order !== null && !needsAll && q.limit !== -1) strategy = 'merge';
+  else if (resourceKey === 'render' && order !== null && !needsAll) strategy = 'merge';
   else strategy = 'scan';
   if (strategy === 'scan') {
     if (needsAll) reasons.push('meta counts or aggregation need the whole scope');
-    else if (q.limit === -1) reasons.push('limit=-1 reads the whole scope');
     else if (resourceKey === 'render') reasons.push('the sort cannot be done by v1');
   }
   const status = statuses !== null && statuses.length === 1 ? (statuses[0] as RenderStatus) : null;
@@ -102,7 +101,7 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
     pushdown: Object.freeze({ status: resourceKey === 'render' ? status : null, order: resourceKey === 'render' && strategy !== 'direct' ? order : null }),
     statuses: statuses === null ? null : Object.freeze(statuses),
     residual: q.filter,
-    stopAfter: strategy === 'merge' ? q.offset + q.limit : null,
+    stopAfter: strategy === 'merge' && q.limit !== -1 ? q.offset + q.limit : null,
     reasons: Object.freeze(reasons),
   });
 }

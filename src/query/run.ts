@@ -4,12 +4,15 @@ import { aggregateRows, type AggregateOptions } from './aggregate.js';
 import { compileFilter, compileProjection, compileSearch, compileSort, type Lookup, type Rec } from './compile.js';
 import type { ResourceSchema, SchemaRegistry } from './schema.js';
 
-export interface QueryResult { readonly data: unknown[]; readonly meta?: Record<string, number> }
+/** `stream`, when present, replaces `data` (large answers are written as they are produced). */
+export interface QueryResult { readonly data: unknown[]; readonly meta?: Record<string, number>; readonly stream?: AsyncIterable<unknown> }
 
-/** The resource's default order when the request has none (e.g. newest first, id as tie-break). */
+/** The order of a query: its sort, or the resource's default (newest first, id as tie-break). */
 export function effectiveSort(q: QueryNode, resource: ResourceSchema): readonly SortNode[] {
-  if (q.sort.length > 0) return q.sort;
-  return resource.defaultSort.map((s) => Sort.create(FieldRef.create(s.replace(/^-/, '').split('.')), s.startsWith('-') ? 'desc' : 'asc'));
+  const base = q.sort.length > 0 ? q.sort : resource.defaultSort.map((s) => Sort.create(FieldRef.create(s.replace(/^-/, '').split('.')), s.startsWith('-') ? 'desc' : 'asc'));
+  // the id as the last tie-break keeps pages stable (the database order of ties is not)
+  if (base.some((s) => s.field.path.length === 1 && s.field.path[0] === 'id' && !s.field.fn)) return base;
+  return [...base, Sort.create(FieldRef.create(['id']), 'asc')];
 }
 
 /**

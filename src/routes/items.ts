@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePrincipal } from '../app.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
@@ -50,6 +51,26 @@ function explain(plan: Plan, meter: CallMeter): Record<string, unknown> {
   return { plan: { ...plan, residual: plan.residual ? 'in memory' : null }, ...meter.summary() };
 }
 
+/**
+ * `{"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
+ * failures still answer with an error envelope; a failure after that ends the body early (logged).
+ */
+async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger): AsyncGenerator<string> {
+  let first = true;
+  let chunk = '{"data":[';
+  try {
+    for await (const item of items) {
+      chunk += (first ? '' : ',') + JSON.stringify(item);
+      first = false;
+      if (chunk.length > 65_536) { yield chunk; chunk = ''; }
+    }
+  } catch (e) {
+    log.error({ err: e }, 'the answer failed while streaming; the body is cut short');
+    throw e;
+  }
+  yield `${chunk}]}`;
+}
+
 const ROUTES: readonly { path: string; resource: string }[] = [
   { path: '/renders', resource: 'render' },
   { path: '/projects', resource: 'project' },
@@ -67,6 +88,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       const plan = planQuery(q, resource, { statusToV1 });
       const { env, meter } = await requestEnv(deps, request);
       const { result } = await executeList(resource, q, plan, env);
+      if (result.stream) return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(result.stream, request.log)));
       await deps.ids.flush();
       const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
       if (wantsExplain(deps, request)) body.explain = explain(plan, meter);

@@ -60,6 +60,9 @@ export function generateWorld(seed: number, scale: Scale, now: number): SeedWorl
   for (let a = 0; a < nAccounts; a++) {
     accounts.push({ id: `acc_${hex(16)}`, name: `Account ${a}`, admins: [] });
   }
+  // the organisation's administrator: administers every account, member of no team (reaches all teams)
+  const orgAdmin: SimPerson = { id: `user_${hex(16)}`, email: 'org-admin@sim.example', createdAt: now - 1000 * DAY, name: 'Org admin' };
+  for (const a of accounts) a.admins.push(orgAdmin.id);
   // person 0 administers account 1; person 1 administers account 0
   (accounts[1] as SimAccount).admins.push((people[0] as SimPerson).id);
   (accounts[0] as SimAccount).admins.push((people[1] as SimPerson).id);
@@ -155,5 +158,7 @@ export function generateWorld(seed: number, scale: Scale, now: number): SeedWorl
       }
     }
   }
+  people.push(orgAdmin);
+  keys.push({ key: `sk_${rng.token(32)}`, userId: orgAdmin.id, name: 'key of the org admin', revoked: false });
   return { accounts, people, keys, teams, projects, renders };
 }

@@ -18,8 +18,8 @@ export const derivedUuid = (type: IdType, v1Id: string) => uuidV5(v1Id, NAMESPAC
  */
 export class IdTranslator {
   private importedByV1 = new Map<string, string>();
-  private readonly resolved = new LRUCache<string, string>({ max: 200_000 });
-  private readonly known = new LRUCache<string, true>({ max: 200_000 });
+  private readonly resolved = new LRUCache<string, string>({ max: 50_000 });
+  private readonly known = new LRUCache<string, true>({ max: 50_000 });
   private pending: IdPair[] = [];
 
   constructor(private readonly store: IdMapStore) {}

@@ -42,8 +42,11 @@ describe('the plan for each query shape', () => {
     expect(plan({ meta: 'filter_count' }).strategy).toBe('scan');
     expect(plan({ meta: 'total_count' }).strategy).toBe('scan');
     expect(plan({ aggregate: { count: '*' }, groupBy: 'status' }).strategy).toBe('scan');
-    expect(plan({ limit: '-1' }).strategy).toBe('scan');
-    expect(plan({ limit: '-1', filter: { project: { _eq: U1 } } })).toMatchObject({ strategy: 'scan', scope: { projects: [U1] } });
+    expect(plan({ limit: '-1', sort: 'title' }).strategy).toBe('scan');
+    expect(plan({ limit: '-1', sort: 'title', filter: { project: { _eq: U1 } } })).toMatchObject({ strategy: 'scan', scope: { projects: [U1] } });
+  });
+  it('limit=-1 in v1 order streams through the merge without a stop', () => {
+    expect(plan({ limit: '-1' })).toMatchObject({ strategy: 'merge', stopAfter: null, pushdown: { order: 'desc' } });
   });
   it('is plain data', () => {
     const p = plan({ filter: { project: { _eq: U1 } } });
