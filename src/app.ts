@@ -10,8 +10,10 @@ import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerItemRoutes } from './routes/items.js';
 import { registerWriteRoutes } from './routes/writes.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
+import { legacyAnswers, registerModes } from './routes/modes.js';
+import { routeMode } from './config/schema.js';
 import { registerUserRoutes } from './routes/users.js';
-import { safeEqual } from './store/crypto.js';
+import { safeEqual, sha256 } from './store/crypto.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,12 +45,27 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   registerErrorHandling(app);
   app.decorateRequest('principal', null);
+  await registerModes(app, deps);
 
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
     if (PUBLIC_PREFIXES.some((p) => path.startsWith(p))) return;
+    if (legacyAnswers(deps, path) && !request.headers['x-gateway-compare-internal']) return;
     const token = requestToken(request.headers, request.query);
     request.principal = token ? await authenticate(token, deps.jwt, deps.users) : null;
+  });
+
+  // the usage ledger: who still calls which legacy route
+  app.addHook('onResponse', async (request) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (path.startsWith('/_gateway/') || path.startsWith('/server/') || request.headers['x-gateway-compare-internal']) return;
+    const route = `${request.method} ${request.routeOptions.url ?? path}`;
+    const p = request.principal;
+    if (p) deps.usage.note(route, p.via === 'static' ? `static:${p.tokenId}` : `user:${p.user.id}`, p.via);
+    else {
+      const auth = request.headers.authorization;
+      deps.usage.note(route, auth ? `legacy-token:${sha256(auth).slice(0, 12)}` : 'anonymous', auth ? (routeMode(deps.config, path) === 'translate' ? 'unverified' : 'legacy') : 'anonymous');
+    }
   });
 
   app.get('/server/ping', async (_req, reply) => reply.type('text/plain').send('pong'));

@@ -13,6 +13,9 @@ import { IdTranslator } from './translate/ids.js';
 import { loadMappings, type Mappings } from './config/mappings.js';
 import { OverlayStore, RenderDataStore } from './store/render-extras.js';
 import { IdempotencyStore } from './store/idempotency.js';
+import { CompareStore } from './store/compare.js';
+import { UsageLedger } from './store/usage.js';
+import { Comparator } from './compare/service.js';
 import { V1Cache } from './plan/cache.js';
 import { LRUCache } from 'lru-cache';
 import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
@@ -34,6 +37,9 @@ export interface Deps {
   readonly overlays: OverlayStore;
   readonly cache: V1Cache;
   readonly idempotency: IdempotencyStore;
+  readonly compareStore: CompareStore;
+  readonly comparator: Comparator;
+  readonly usage: UsageLedger;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter): Promise<V1Session>;
   /** Forget a cached key (after a rebind). */
@@ -62,12 +68,15 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   if (!baseUrl) throw new TypeError('no v1 base URL');
   const v1 = new V1Client({ baseUrl, timeoutMs: config.V1_TIMEOUT_MS, retries: config.V1_RETRIES, retryBaseMs: config.V1_RETRY_BASE_MS, ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}) });
   const keys = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
+  const compareStore = new CompareStore(db.kysely, now);
+  const usage = new UsageLedger(db.kysely, now);
   const renderData = new RenderDataStore(db.kysely, now);
   const overlays = new OverlayStore(db.kysely, now);
   const cache = new V1Cache({ metadataMs: config.CACHE_TTL_METADATA_MS, renderActiveMs: config.CACHE_TTL_RENDER_ACTIVE_MS, renderFinalMs: config.CACHE_TTL_RENDER_FINAL_MS, signedUrlMs: config.SIGNED_URL_TTL_MS }, config.CACHE_MAX_ENTRIES);
   return {
     config, logger, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
     idempotency: new IdempotencyStore(db.kysely, now),
+    compareStore, comparator: new Comparator(ids, compareStore, mappings.comparison), usage,
     async v1For(userId, meter) {
       let key = keys.get(userId);
       if (!key) {
@@ -81,6 +90,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
       keys.delete(userId);
     },
     async close() {
+      await usage.close();
       await v1.close();
       await db.close();
     },

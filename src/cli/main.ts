@@ -10,6 +10,9 @@ import { openDb } from '../store/db.js';
 import { migrate } from '../store/migrations.js';
 import { mappingReport, mappingReportText } from '../translate/coverage.js';
 import { readRecords } from './csv.js';
+import { replay, reportText } from '../compare/replay.js';
+import { Comparator } from '../compare/service.js';
+import { CompareStore } from '../store/compare.js';
 
 const USAGE = `gateway admin command line (npm run cli -- <command>)
 
@@ -25,6 +28,9 @@ const USAGE = `gateway admin command line (npm run cli -- <command>)
   ids import FILE.json|FILE.csv             legacy uuid ↔ v1 id pairs (legacy_id,v1_id)
   ids export [--out FILE.csv]
   mappings report [--json]                  every legacy field and its source
+  replay FILE.jsonl --legacy URL --gateway URL --gateway-token T [--threshold 0.05] [--writes]
+                                            recorded legacy requests sent to both sides, diffed;
+                                            exits 1 when a route's diff rate passes the threshold
 
 Environment as for the gateway (DATABASE_URL, ENCRYPTION_KEY, V1_BASE_URL …; --v1 URL overrides V1_BASE_URL).`;
 
@@ -43,6 +49,7 @@ export async function run(argv: string[]): Promise<number> {
     options: {
       email: { type: 'string' }, password: { type: 'string' }, key: { type: 'string' }, first: { type: 'string' }, last: { type: 'string' },
       role: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, v1: { type: 'string' }, help: { type: 'boolean' },
+      legacy: { type: 'string' }, gateway: { type: 'string' }, 'gateway-token': { type: 'string' }, threshold: { type: 'string' }, writes: { type: 'boolean' },
     },
   });
   const [group, action, arg] = positionals;
@@ -59,6 +66,21 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   return withDeps(values.v1, async (deps) => {
+    if (group === 'replay') {
+      const file = action;
+      if (!file || !values.legacy || !values.gateway || !values['gateway-token']) throw new AdminError('replay needs FILE, --legacy, --gateway and --gateway-token');
+      const threshold = values.threshold === undefined ? 0.05 : Number(values.threshold);
+      if (!(threshold >= 0 && threshold <= 1)) throw new AdminError('--threshold is a share between 0 and 1');
+      // results of this run only: an in-memory store; ids resolve through the gateway's own store
+      const scratch = await openDb(':memory:');
+      await migrate(scratch.kysely);
+      const store = new CompareStore(scratch.kysely);
+      const r = await replay(readFileSync(file, 'utf8').split('\n'), { legacyUrl: values.legacy, gatewayUrl: values.gateway, gatewayToken: values['gateway-token'], threshold, includeWrites: values.writes ?? false }, new Comparator(deps.ids, store, deps.mappings.comparison), store);
+      out(reportText(r.report, threshold));
+      out(r.exitCode ? `FAIL: over ${(threshold * 100).toFixed(1)} %: ${r.failing.join(', ')}` : `OK: every route at or under ${(threshold * 100).toFixed(1)} %${r.skipped ? ` (${r.skipped} writes not replayed)` : ''}`);
+      await scratch.close();
+      return r.exitCode;
+    }
     switch (`${group} ${action}`) {
       case 'users add': {
         if (!values.email || !values.password || !values.key) throw new AdminError('users add needs --email, --password and --key');

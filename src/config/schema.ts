@@ -54,7 +54,7 @@ export const ConfigSchema = z.object({
   QUERY_LIMIT_MAX: int(1).optional(),
   MAX_PAYLOAD_BYTES: int(1024).default(1_048_576),
   FANOUT_CONCURRENCY: int(1, 64).default(8),
-  UPSTREAM_CALL_BUDGET: int(1).default(2000),
+  UPSTREAM_CALL_BUDGET: int(1).default(5000),
   CACHE_MAX_ENTRIES: int(10).default(10_000),
   CACHE_TTL_METADATA_MS: int(0).default(60_000),
   CACHE_TTL_RENDER_ACTIVE_MS: int(0).default(2_000),
@@ -63,6 +63,14 @@ export const ConfigSchema = z.object({
   /** JSON object `{ "team_…": "secret" }` of v1 webhook signing secrets. */
   WEBHOOK_SECRETS: z.string().optional(),
   EXPLAIN_ENABLED: bool.default(false),
+  /** Base URL of the legacy backend (proxy, shadow and compare modes). */
+  LEGACY_BASE_URL: z.url().optional(),
+  /** JSON object of legacy route prefix → mode, e.g. {"/renders":"shadow","/projects":"compare"}; default translate. */
+  ROUTE_MODES: z.string().optional(),
+  COMPARE_SAMPLE_RATE: z.coerce.number().min(0).max(1).default(1),
+  COMPARE_TIMEOUT_MS: int(1).default(5000),
+  /** Mirror writes (POST/PATCH) to the other side; never unless set. */
+  COMPARE_WRITES: bool.default(false),
   DEMO_EMAIL: z.email().default('demo@example.com'),
   DEMO_PASSWORD: z.string().min(8).default('demo-password'),
   SIM_SEED: int(0).default(1),
@@ -109,6 +117,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
   }
   if (c.QUERY_LIMIT_MAX !== undefined && c.QUERY_LIMIT_MAX < 1) problems.push('QUERY_LIMIT_MAX: must be ≥ 1');
+  if (c.ROUTE_MODES) {
+    try {
+      const modes = JSON.parse(c.ROUTE_MODES) as Record<string, unknown>;
+      for (const [prefix, mode] of Object.entries(modes)) {
+        if (!ROUTE_PREFIXES.includes(prefix)) problems.push(`ROUTE_MODES: unknown route prefix "${prefix}" (one of ${ROUTE_PREFIXES.join(', ')})`);
+        if (!['translate', 'proxy', 'shadow', 'compare'].includes(String(mode))) problems.push(`ROUTE_MODES: "${prefix}" has unknown mode "${String(mode)}"`);
+      }
+      if (Object.values(modes).some((m) => m !== 'translate') && !c.LEGACY_BASE_URL) problems.push('LEGACY_BASE_URL: required when ROUTE_MODES uses proxy, shadow or compare');
+    } catch {
+      problems.push('ROUTE_MODES: not valid JSON');
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({ ...c, demo });
 }
@@ -118,6 +138,17 @@ export function decodeKey(v: string): Buffer | undefined {
   if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
   const b = Buffer.from(v, 'base64');
   return b.length === 32 ? b : undefined;
+}
+
+/** Legacy route prefixes a mode can be set for. */
+export const ROUTE_PREFIXES = ['/auth', '/users', '/renders', '/render', '/projects', '/accounts', '/templates'];
+export type RouteMode = 'translate' | 'proxy' | 'shadow' | 'compare';
+
+/** The mode of a request path (by its first segment). */
+export function routeMode(c: Config, path: string): RouteMode {
+  if (!c.ROUTE_MODES) return 'translate';
+  const prefix = `/${path.split('?')[0]!.split('/')[1] ?? ''}`;
+  return ((JSON.parse(c.ROUTE_MODES) as Record<string, RouteMode>)[prefix]) ?? 'translate';
 }
 
 export function webhookSecrets(c: Config): Readonly<Record<string, string>> {

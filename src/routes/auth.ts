@@ -4,6 +4,7 @@ import { decoyHash, verifyPassword } from '../auth/passwords.js';
 import { errors } from '../errors/catalog.js';
 import { parseCookies, serializeCookie } from '../http/request-token.js';
 import type { Deps } from '../deps.js';
+import { proxied } from './modes.js';
 
 const LoginBody = z.object({
   email: z.string({ error: '"email" is required' }).pipe(z.email({ error: '"email" must be a valid email' })),
@@ -22,6 +23,7 @@ function payload(body: unknown): Record<string, unknown> {
 
 /** POST /auth/login, /auth/refresh, /auth/logout with Directus's shapes, codes and timing. */
 export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
+  if (proxied(deps, '/auth')) return;
   const { config, users, sessions, jwt, limiter } = deps;
 
   /** Every login outcome, and every refresh failure, takes at least LOGIN_STALL_MS. */

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { requireOperator } from '../app.js';
 import type { Deps } from '../deps.js';
 import { mappingReport } from '../translate/coverage.js';
+import { reportHtml } from '../compare/report-html.js';
 
 /** The gateway's own routes under /_gateway/ (operator token), except the v1 webhook receiver. */
 export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
@@ -11,4 +12,8 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
   });
   app.get('/_gateway/users', async () => ({ data: await deps.users.list() }));
   app.get('/_gateway/mappings', async () => ({ data: mappingReport(deps.mappings) }));
+  app.get('/_gateway/compare', async () => ({ data: await deps.compareStore.report() }));
+  app.get('/_gateway/compare.html', async (_req, reply) => reply.type('text/html; charset=utf-8').send(reportHtml(await deps.compareStore.report(), new Date())));
+  app.delete('/_gateway/compare', async (_req, reply) => { await deps.compareStore.clear(); return reply.status(204).send(); });
+  app.get('/_gateway/usage', async () => ({ data: await deps.usage.list() }));
 }

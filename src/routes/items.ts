@@ -13,6 +13,7 @@ import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { safeEqual } from '../store/crypto.js';
+import { proxied } from './modes.js';
 
 /** The per-request pieces every legacy read needs: meter, catalog and execution environment. */
 export async function requestEnv(deps: Deps, request: FastifyRequest): Promise<{ env: ExecEnv; meter: CallMeter }> {
@@ -82,6 +83,7 @@ const ROUTES: readonly { path: string; resource: string }[] = [
 export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
   const statusToV1 = deps.mappings.status.toV1;
   for (const { path, resource } of ROUTES) {
+    if (proxied(deps, path)) continue;
     const schema = deps.mappings.schemas[resource] as ResourceSchema;
     app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
       const q = parseLegacyQuery(deps, request, schema);

@@ -3,6 +3,7 @@ import { RecordIndex } from '../plan/index.js';
 import { compileProjection } from '../query/compile.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from './items.js';
+import { proxied } from './modes.js';
 import { z } from 'zod';
 import { errors, GatewayError } from '../errors/catalog.js';
 import type { Deps } from '../deps.js';
@@ -38,6 +39,7 @@ export async function legacyUser(deps: Deps, request: FastifyRequest, user: Lega
 }
 
 export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
+  if (proxied(deps, '/users')) return;
   app.get('/users/me', async (request) => {
     if (!request.principal) throw errors.invalidCredentials();
     return { data: await legacyUser(deps, request, request.principal.user) };

@@ -13,6 +13,7 @@ import { compileProjection } from '../query/compile.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { createRender } from '../write/create-render.js';
 import { parseLegacyQuery, requestEnv } from './items.js';
+import { proxied } from './modes.js';
 
 const CreateBody = z.object({
   project: z.string({ error: '"project" is required' }).refine(isUuid, '"project" must be a valid GUID'),
@@ -104,10 +105,10 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     return reply.status(answer.status).send(answer.body);
   }
 
-  app.post('/renders', handlePost);
+  if (!proxied(deps, '/renders')) app.post('/renders', handlePost);
 
   const statusToV1 = deps.mappings.status.toV1;
-  const patch = (path: string, resource: 'render' | 'project' | 'account') => app.patch<{ Params: { id: string } }>(path, async (request) => {
+  const patch = (path: string, resource: 'render' | 'project' | 'account') => proxied(deps, path) ? undefined : app.patch<{ Params: { id: string } }>(path, async (request) => {
     requirePrincipal(request);
     const body = request.body;
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('Invalid payload. The body must be a JSON object.');

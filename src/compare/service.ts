@@ -1,0 +1,41 @@
+import type { ComparisonMapping } from '../config/mappings.js';
+import type { CompareStore } from '../store/compare.js';
+import { ID_TYPES, type IdTranslator, type IdType } from '../translate/ids.js';
+import { diffAnswers, noisePaths, uuidsIn, type Difference } from './diff.js';
+
+export interface Answer { readonly status: number; readonly body: unknown; readonly ms: number }
+
+/**
+ * Compares a legacy answer with the translated one: ids resolved to the v1 object they name (derived and
+ * imported pairs alike), normalisation from mappings/comparison.json, noise from a second legacy answer,
+ * results recorded per route template and field path.
+ */
+export class Comparator {
+  constructor(private readonly ids: IdTranslator, private readonly store: CompareStore, private readonly rules: ComparisonMapping) {}
+
+  private async identities(bodies: unknown[]): Promise<Map<string, string>> {
+    const all = new Set<string>();
+    for (const b of bodies) uuidsIn(b, all);
+    const out = new Map<string, string>();
+    for (const u of all) {
+      for (const type of Object.keys(ID_TYPES) as IdType[]) {
+        const v1 = await this.ids.toV1(type, u);
+        if (v1) { out.set(u, `v1:${v1}`); break; }
+      }
+    }
+    return out;
+  }
+
+  async compare(route: string, request: string, unordered: boolean, legacy: Answer, translated: Answer, legacyAgain?: Answer): Promise<Difference[]> {
+    const map = await this.identities([legacy.body, translated.body, legacyAgain?.body]);
+    const options = { rules: this.rules, unordered: unordered && this.rules.unorderedArraysWithoutSort, identity: (s: string) => map.get(s.toLowerCase()) };
+    const differences = diffAnswers(legacy, translated, options);
+    const noise = legacyAgain ? noisePaths(legacy, legacyAgain, options) : new Set<string>();
+    await this.store.record({ route, request, differences, noise, legacyMs: legacy.ms, translatedMs: translated.ms });
+    return differences;
+  }
+}
+
+export function parseBody(text: string): unknown {
+  try { return text ? JSON.parse(text) : null; } catch { return text; }
+}

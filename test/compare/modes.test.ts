@@ -1,0 +1,189 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { replay } from '../../src/compare/replay.js';
+import { comparisonsIdle } from '../../src/routes/modes.js';
+import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
+import { startLegacyBackend, type LegacyBackend } from '../helpers/legacy-backend.js';
+
+/**
+ * Gateway under test in shadow mode for /renders and compare mode for /projects, against a legacy-like
+ * backend that serves the same data under the legacy system's own uuids.
+ */
+let ref: TestGateway;
+let gw: TestGateway;
+let legacy: LegacyBackend;
+let staticToken: string;
+let base: string;
+const LEGACY_TOKEN = 'legacy-token-of-ann';
+
+async function until<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+const report = async () => (await gw.get('/_gateway/compare', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data;
+const route = async (name: string, total: number) => until(async () => { const r = (await report()).routes.find((x: any) => x.route === name); return r && r.total >= total ? r : undefined; });
+
+const tokens: Record<string, string> = { [LEGACY_TOKEN]: 'ann@example.com' };
+beforeAll(async () => {
+  ref = await startGateway();
+  await ref.addUser(0, 'ann@example.com');
+  const refToken = await ref.login('ann@example.com');
+  legacy = await startLegacyBackend(ref, refToken, () => gw, tokens);
+  gw = await startGateway({ ROUTE_MODES: JSON.stringify({ '/renders': 'shadow', '/projects': 'compare' }), LEGACY_BASE_URL: legacy.url });
+  await gw.addUser(0, 'ann@example.com');
+  // a static token both systems accept (imported from the legacy system)
+  staticToken = (await gw.deps.users.createStaticToken((await gw.deps.users.byEmail('ann@example.com'))!.id, 'shared with legacy')).token;
+  tokens[staticToken] = 'ann@example.com';
+  base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+});
+afterAll(async () => { await gw.close(); await legacy.close(); await ref.close(); });
+beforeEach(async () => { await comparisonsIdle(); legacy.plants.length = 0; await gw.app.inject({ method: 'DELETE', url: '/_gateway/compare', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } }); });
+
+describe('shadow mode', () => {
+  it('answers with the legacy body byte for byte, and identical data gives zero differences (noise detected)', async () => {
+    const res = await fetch(`${base}/renders?limit=5&fields=id,title,status,project,account,user_created,date_created`, { headers: { authorization: `Bearer ${LEGACY_TOKEN}` } });
+    const text = await res.text();
+    expect(res.headers.get('x-legacy')).toBe('yes');
+    expect(text).toBe(legacy.sent.filter((s) => s.url.startsWith('/renders'))[0]!.raw);
+    const r = await route('GET /renders', 1);
+    expect(r.differing).toBe(0);
+    expect(r.fields).toEqual([expect.objectContaining({ path: 'served_at', kind: 'missing', noise: true })]);
+  });
+
+  it('finds each planted difference on the right path with the right type', async () => {
+    legacy.plants.push((url, body) => {
+      if (!url.startsWith('/renders') || !Array.isArray(body?.data)) return;
+      body.data[0].title = 'planted title';
+      delete body.data[1].status;
+      body.data[2].download_ready = String(body.data[2].download_ready);
+      body.data[0].legacy_only = 1;
+    });
+    await fetch(`${base}/renders?limit=5&fields=id,title,status,download_ready`, { headers: { authorization: `Bearer ${LEGACY_TOKEN}` } });
+    const r = await route('GET /renders', 1);
+    expect(r.differing).toBe(1);
+    const found = r.fields.filter((f: any) => !f.noise).map((f: any) => `${f.kind} ${f.path}`).sort();
+    // missing: the legacy answer has it and the translated one does not; extra: the other way round
+    expect(found).toEqual(['extra data[].status', 'missing data[].legacy_only', 'type data[].download_ready', 'value data[].title']);
+    const title = r.fields.find((f: any) => f.path === 'data[].title');
+    expect(JSON.parse(title.samples[0].legacy)).toBe('planted title');
+  });
+
+  it('never mirrors writes', async () => {
+    const v1Posts = () => gw.s.sim.stats.get('POST /v1/renders') ?? 0;
+    const before = v1Posts();
+    const projects = await gw.get('/projects?limit=1&fields=id,account', staticToken);
+    const posts = legacy.sent.filter((s) => s.method === 'POST').length;
+    const res = await fetch(`${base}/renders`, { method: 'POST', headers: { authorization: `Bearer ${LEGACY_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ project: projects.body.data[0].id, account: projects.body.data[0].account, data: {} }) });
+    expect(res.headers.get('x-legacy')).toBe('yes');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(legacy.sent.filter((s) => s.method === 'POST').length).toBe(posts + 1);
+    // the legacy backend got the write; the translated side never saw it (no POST reached v1)
+    expect(v1Posts()).toBe(before);
+    expect((await report()).routes.find((x: any) => x.route.startsWith('POST'))).toBeUndefined();
+  });
+});
+
+describe('compare mode', () => {
+  it('answers translated and diffs against the legacy side in the background', async () => {
+    const res = await gw.get('/projects?fields=id,title,account&limit=3', staticToken);
+    expect(res.status).toBe(200);
+    expect(res.headers['x-legacy']).toBeUndefined();
+    const r = await route('GET /projects', 1);
+    expect(r.differing).toBe(0); // ids differ as strings but name the same v1 objects
+  });
+});
+
+describe('report page and replay gate', () => {
+  it('renders the HTML report in Chromium', async () => {
+    legacy.plants.push((url, body) => { if (url.startsWith('/renders') && Array.isArray(body?.data)) body.data[0].title = 'X'; });
+    await fetch(`${base}/renders?limit=3&fields=id,title`, { headers: { authorization: `Bearer ${LEGACY_TOKEN}` } });
+    await route('GET /renders', 1);
+    const exe = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+    expect(exe, 'Debian chromium is installed (.ci/run installs it)').toBeDefined();
+    const browser = await chromium.launch({ executablePath: exe!, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'] });
+    try {
+      const page = await browser.newPage({ extraHTTPHeaders: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } });
+      await page.goto(`${base}/_gateway/compare.html`);
+      expect(await page.title()).toMatch(/comparison report/);
+      expect(await page.locator('#routes tbody tr[data-route="GET /renders"] .rate').textContent()).toBe('100.0 %');
+      expect(await page.locator('code', { hasText: 'data[].title' }).count()).toBeGreaterThan(0);
+      expect(await page.locator('.tag', { hasText: 'noise' }).count()).toBeGreaterThan(0);
+    } finally { await browser.close(); }
+  });
+
+  it('replays recorded requests and exits non-zero past the threshold', async () => {
+    const lines = [
+      JSON.stringify({ method: 'GET', path: '/projects', query: { fields: 'id,title', limit: '2' }, headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
+      JSON.stringify({ method: 'GET', path: '/renders', query: 'limit=2&fields=id,title', headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
+      JSON.stringify({ method: 'POST', path: '/renders', body: {}, headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
+    ];
+    const dir = mkdtempSync(join(tmpdir(), 'replay-'));
+    writeFileSync(join(dir, 'requests.jsonl'), lines.join('\n'));
+    const opts = { legacyUrl: legacy.url, gatewayUrl: base, gatewayToken: staticToken, threshold: 0.2 };
+    const clean = await replay(lines, opts, gw.deps.comparator, gw.deps.compareStore);
+    expect(clean.exitCode).toBe(0);
+    expect(clean.skipped).toBe(1); // the write was not replayed
+    await gw.deps.compareStore.clear();
+    legacy.plants.push((url, body) => { if (url.startsWith('/projects') && Array.isArray(body?.data)) body.data[0].title = 'drifted'; });
+    const gated = await replay(lines, opts, gw.deps.comparator, gw.deps.compareStore);
+    if (gated.failing.length !== 1) console.log(JSON.stringify(gated.report.routes.map((r) => [r.route, r.fields.filter((f) => !f.noise)]), null, 1).slice(0, 3000));
+    expect(gated.exitCode).toBe(1);
+    expect(gated.failing).toEqual(['GET /projects']);
+    // the command line: its exit code is the gate
+    // (asynchronous: the gateway it talks to runs in this process)
+    const cli = (threshold: string) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'replay', join(dir, 'requests.jsonl'), '--legacy', legacy.url, '--gateway', base, '--gateway-token', staticToken, '--threshold', threshold], {
+        env: { ...process.env, ...TEST_ENV, V1_BASE_URL: gw.s.url, DATABASE_URL: gw.config.DATABASE_URL },
+      });
+      let stdout = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stdout += d; });
+      child.on('exit', (status) => resolve({ status, stdout }));
+    });
+    const failing = await cli('0.2');
+    expect(failing.stdout).toMatch(/FAIL: over 20\.0 %: GET \/projects/);
+    expect(failing.status).toBe(1);
+    legacy.plants.length = 0;
+    const passing = await cli('0.2');
+    expect(passing.stdout).toMatch(/OK: every route/);
+    expect(passing.status).toBe(0);
+  });
+});
+
+describe('usage ledger', () => {
+  it('counts calls per legacy route and per user or static token, for operators only', async () => {
+    await gw.get('/projects?limit=1', staticToken);
+    await gw.get('/projects?limit=1', staticToken);
+    expect((await gw.get('/_gateway/usage', staticToken)).status).toBe(403);
+    const usage = (await gw.get('/_gateway/usage', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data;
+    const row = usage.find((u: any) => u.route === 'GET /projects' && u.principal_kind === 'static');
+    expect(row.count).toBeGreaterThanOrEqual(2);
+    expect(row.last_seen).toMatch(/^\d{4}-/);
+    expect(usage.some((u: any) => u.route === 'GET /renders' && u.principal_kind === 'legacy')).toBe(true);
+  });
+});
+
+describe('proxy mode', () => {
+  it('passes a route through to the legacy backend with @fastify/http-proxy, tokens as they are', async () => {
+    const px = await startGateway({ ROUTE_MODES: JSON.stringify({ '/templates': 'proxy' }), LEGACY_BASE_URL: legacy.url });
+    try {
+      const res = await px.app.inject({ method: 'GET', url: '/templates?limit=2&fields=id,title', headers: { authorization: `Bearer ${LEGACY_TOKEN}` } });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['x-legacy']).toBe('yes');
+      expect(res.body).toBe(legacy.sent.at(-1)!.raw);
+      const denied = await px.app.inject({ method: 'GET', url: '/templates', headers: { authorization: 'Bearer nope' } });
+      expect(denied.statusCode).toBe(401); // the legacy backend's own answer
+      // other routes are still translated
+      expect((await px.get('/renders?limit=1')).status).toBe(403);
+    } finally { await px.close(); }
+  });
+});
