@@ -63,6 +63,8 @@ export const ConfigSchema = z.object({
   /** JSON object `{ "team_…": "secret" }` of v1 webhook signing secrets. */
   WEBHOOK_SECRETS: z.string().optional(),
   EXPLAIN_ENABLED: bool.default(false),
+  /** JSON `{ "team_…": {"amount":N,"remaining":N,"used":N} }`: render_credits figures (v1 has no source). */
+  RENDER_CREDITS: z.string().optional(),
   /** Base URL of the legacy backend (proxy, shadow and compare modes). */
   LEGACY_BASE_URL: z.url().optional(),
   /** JSON object of legacy route prefix → mode, e.g. {"/renders":"shadow","/projects":"compare"}; default translate. */
@@ -117,6 +119,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
   }
   if (c.QUERY_LIMIT_MAX !== undefined && c.QUERY_LIMIT_MAX < 1) problems.push('QUERY_LIMIT_MAX: must be ≥ 1');
+  if (c.RENDER_CREDITS) {
+    try {
+      const o = JSON.parse(c.RENDER_CREDITS) as Record<string, Record<string, unknown>>;
+      for (const [team, f] of Object.entries(o)) {
+        if (!['amount', 'remaining', 'used'].every((k) => Number.isInteger(f?.[k]))) problems.push(`RENDER_CREDITS: "${team}" needs integers amount, remaining and used`);
+      }
+    } catch {
+      problems.push('RENDER_CREDITS: not valid JSON');
+    }
+  }
   if (c.ROUTE_MODES) {
     try {
       const modes = JSON.parse(c.ROUTE_MODES) as Record<string, unknown>;
@@ -149,6 +161,10 @@ export function routeMode(c: Config, path: string): RouteMode {
   if (!c.ROUTE_MODES) return 'translate';
   const prefix = `/${path.split('?')[0]!.split('/')[1] ?? ''}`;
   return ((JSON.parse(c.ROUTE_MODES) as Record<string, RouteMode>)[prefix]) ?? 'translate';
+}
+
+export function renderCredits(c: Config): Readonly<Record<string, { amount: number; remaining: number; used: number }>> {
+  return c.RENDER_CREDITS ? (JSON.parse(c.RENDER_CREDITS) as Record<string, { amount: number; remaining: number; used: number }>) : {};
 }
 
 export function webhookSecrets(c: Config): Readonly<Record<string, string>> {

@@ -18,6 +18,8 @@ export interface ExecEnv {
   /** Items per one-to-many field (Directus's nested default limit). */
   readonly nestedLimit: number;
   readonly aggregateStrings: boolean;
+  /** Operator-configured render_credits figures per v1 team id. */
+  readonly credits?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -112,7 +114,7 @@ export class RecordIndex implements Lookup {
   }
 
   account(t: V1Team, ownerV1Id: string | null): Rec {
-    return this.add('account', toLegacyAccount(t, ownerV1Id, this.env, this.env.overlays.account?.get(t.id) as Overlay | undefined), t);
+    return this.add('account', toLegacyAccount(t, ownerV1Id, this.env, this.env.overlays.account?.get(t.id) as Overlay | undefined, this.env.credits?.[t.id] ?? null), t);
   }
 
   template(t: V1TemplateSummary, project: V1Project): Rec {

@@ -13,6 +13,7 @@ import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { safeEqual } from '../store/crypto.js';
+import { renderCredits } from '../config/schema.js';
 import { proxied } from './modes.js';
 
 /** The per-request pieces every legacy read needs: meter, catalog and execution environment. */
@@ -24,7 +25,7 @@ export async function requestEnv(deps: Deps, request: FastifyRequest): Promise<{
   const [render, project, account] = await Promise.all([deps.overlays.ofType('render'), deps.overlays.ofType('project'), deps.overlays.ofType('account')]);
   const env: ExecEnv = {
     catalog, ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT, renderData: deps.renderData,
-    overlays: { render, project, account }, nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, aggregateStrings: true,
+    overlays: { render, project, account }, nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, aggregateStrings: true, credits: renderCredits(deps.config),
   };
   return { env, meter };
 }

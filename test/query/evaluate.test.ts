@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/parse-query.js';
 import { parseQueryString } from '../../src/query/querystring.js';
 import { runQuery } from '../../src/query/run.js';
-import { ctx, lookup, projects, renders, schemas, A1, P1, USER } from './fixtures.js';
+import { ctx, lookup, projects, renders, schemas, A1, P1, ROLE, USER } from './fixtures.js';
 
 const ids = (raw: Record<string, unknown>, resource = 'render', records = renders) => {
   const q = parseQuery({ limit: '-1', ...raw }, schemas[resource]!, ctx());
@@ -100,6 +100,11 @@ describe('operators per field type (Directus on PostgreSQL)', () => {
     expect(q({ renders: { _some: { status: { _eq: 'failed' } } } })).toEqual([projects[1]!.id]);
     expect(q({ renders: { _none: { status: { _eq: 'failed' } } } })).toEqual([projects[0]!.id]);
     expect(q({ renders: { title: { _eq: 'zeta' } } })).toEqual([projects[1]!.id]); // implicit some
+  });
+
+  it('$CURRENT_ROLE and $CURRENT_USER.<field> resolve', () => {
+    const q = parseQuery({ filter: JSON.stringify({ role: { _eq: '$CURRENT_ROLE' }, email: { _eq: '$CURRENT_USER.email' } }) }, schemas.user!, ctx());
+    expect(q.filter).toMatchObject({ kind: 'And', children: [{ value: ROLE }, { value: 'me@x.io' }] });
   });
 
   it('dynamic variables: $CURRENT_USER, $CURRENT_ROLE, $NOW with units', () => {

@@ -5,11 +5,16 @@ import { createDeps } from '../../src/deps.js';
 import { createLogger } from '../../src/log/logger.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
+import { startSim } from '../helpers/sim.js';
 
 let gw: TestGateway;
 let token: string;
+let CREDITS_TEAM = '';
 beforeAll(async () => {
-  gw = await startGateway();
+  const probe = await startSim();
+  CREDITS_TEAM = [...probe.sim.world.projects.values()].find((p) => probe.keys[0]!.teams.some((t) => t.id === p.teamId) && p.templates.length > 0)!.teamId;
+  await probe.sim.close();
+  gw = await startGateway({ RENDER_CREDITS: JSON.stringify({ [CREDITS_TEAM]: { amount: 100, remaining: 40, used: 60 } }) });
   await gw.addUser(0, 'ann@example.com');
   token = await gw.login('ann@example.com');
 });
@@ -76,7 +81,8 @@ describe('golden shapes', () => {
     const a = (await gw.get(`/accounts/${derivedUuid('account', team.id)}`, token)).body.data;
     expect(Object.keys(a)).toEqual(['id', 'name', 'owner', 'status', 'render_credits', 'renders', 'subscriptions', 'projects']);
     const owner = team.members.filter((m) => m.role === 'admin').sort((x, y) => x.joinedAt - y.joinedAt)[0]!;
-    expect(a).toMatchObject({ name: team.name, status: 'active', render_credits: null, subscriptions: [] });
+    expect(a).toMatchObject({ name: team.name, status: 'active', subscriptions: [] });
+    expect(a.render_credits).toEqual(team.id === CREDITS_TEAM ? { amount: 100, remaining: 40, used: 60 } : null);
     expect(a.owner).toBe(owner.userId === gw.s.keys[0]!.user_id ? (await gw.deps.users.byEmail('ann@example.com'))!.id : derivedUuid('user', owner.userId));
     expect(new Set(a.projects)).toEqual(new Set([...w.projects.values()].filter((x) => x.teamId === team.id).map((x) => derivedUuid('project', x.id))));
     const tpl = sp.templates.find((t) => t.description !== null)!;
