@@ -95,7 +95,8 @@ async function measure(url: string) {
 }
 
 const rows = ['| query | v1 calls cold | warm | minimum | goal (min + teams + 1) | latency cold | latency warm | peak RSS |', '|---|---|---|---|---|---|---|---|'];
-for (const q of queries) {
+const only = process.env.BENCH_ONLY;
+for (const q of queries.filter((x) => !only || x.name.startsWith(only))) {
   deps.cache.clear();
   (global as { gc?: () => void }).gc?.();
   const cold = await measure(q.url);
