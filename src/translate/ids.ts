@@ -19,7 +19,8 @@ export const derivedUuid = (type: IdType, v1Id: string) => uuidV5(v1Id, NAMESPAC
 export class IdTranslator {
   private importedByV1 = new Map<string, string>();
   private readonly resolved = new LRUCache<string, string>({ max: 50_000 });
-  private readonly known = new LRUCache<string, true>({ max: 50_000 });
+  /** v1 id → derived uuid already computed and queued for the store (repeats cost no hashing). */
+  private readonly known = new LRUCache<string, string>({ max: 50_000 });
   private pending: IdPair[] = [];
 
   constructor(private readonly store: IdMapStore) {}
@@ -40,12 +41,12 @@ export class IdTranslator {
     const k = `${type}:${v1Id}`;
     const imported = this.importedByV1.get(k);
     if (imported) return imported;
+    const known = this.known.get(k);
+    if (known) return known;
     const uuid = derivedUuid(type, v1Id);
-    if (!this.known.has(k)) {
-      this.known.set(k, true);
-      this.resolved.set(`${type}:${uuid}`, v1Id);
-      this.pending.push({ type, uuid, v1Id, source: 'derived' });
-    }
+    this.known.set(k, uuid);
+    this.resolved.set(`${type}:${uuid}`, v1Id);
+    this.pending.push({ type, uuid, v1Id, source: 'derived' });
     return uuid;
   }
 

@@ -79,8 +79,10 @@ export function textToHtml(text: string | null): string | null {
   return escaped.split(/\n{2,}/).map((p) => `<p>${p.replace(/\n/g, '<br>')}</p>`).join('');
 }
 
+const LETTERS: Record<string, string> = { ø: 'o', Ø: 'o', æ: 'ae', Æ: 'ae', œ: 'oe', Œ: 'oe', ß: 'ss', đ: 'd', Đ: 'd', ł: 'l', Ł: 'l', þ: 'th', Þ: 'th' };
+
 export function slugify(name: string): string {
-  return name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return name.replace(/[øØæÆœŒßđĐłŁþÞ]/g, (c) => LETTERS[c] as string).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
 }
 
 export function toLegacyTemplate(t: V1TemplateSummary, project: V1Project, ctx: TranslateContext): Record<string, unknown> {
