@@ -58,6 +58,29 @@ describe('operators per field type (Directus on PostgreSQL)', () => {
     [{ 'year(date_created)': { _eq: 2026 } }, [1, 2, 3, 4, 5, 6, 7]],
     [{ 'month(date_created)': { _in: '1,2' } }, [1]],
     [{ 'day(date_created)': { _gte: 15 } }, [5, 6, 7]],
+    // integer (date functions give integers)
+    [{ 'month(date_created)': { _eq: '6' } }, [5, 6, 7]],
+    [{ 'month(date_created)': { _neq: 6 } }, [1, 2, 3, 4]],
+    [{ 'month(date_created)': { _lt: 3 } }, [1]],
+    [{ 'month(date_created)': { _lte: 3 } }, [1, 2]],
+    [{ 'month(date_created)': { _gt: 5 } }, [5, 6, 7]],
+    [{ 'month(date_created)': { _between: [3, 4] } }, [2, 3]],
+    [{ 'month(date_created)': { _nbetween: '3,4' } }, [1, 4, 5, 6, 7]],
+    [{ 'month(date_created)': { _nin: [6, 2] } }, [2, 3, 4]],
+    [{ 'hour(date_created)': { _eq: 11 } }, [6, 7]],
+    [{ 'year(date_updated)': { _null: true } }, [1, 2, 3, 4, 6, 7]],
+    // more timestamp operators
+    [{ date_created: { _in: ['2026-06-15T11:00:00Z', '2026-02-11T10:00:00.000Z'] } }, [1, 6, 7]],
+    [{ date_created: { _nin: '2026-06-15T11:00:00Z' } }, [1, 2, 3, 4, 5]],
+    [{ date_created: { _lte: '2026-03-12T10:00:00Z' } }, [1, 2]],
+    [{ date_updated: { _nnull: true } }, [5]],
+    [{ date_updated: { _empty: true } }, [1, 2, 3, 4, 6, 7]],
+    [{ date_updated: { _nempty: true } }, [5]],
+    [{ date_created: { _neq: '2026-06-15T11:00:00Z' } }, [1, 2, 3, 4, 5]],
+    [{ date_created: { _ncontains: '06-15' } }, [1, 2, 3, 4]],
+    // string extras
+    [{ title: { _nistarts_with: 'hello' } }, [4, 5, 6, 7]],
+    [{ title: { _niends_with: 'WORLD' } }, [2, 4, 5, 6, 7]],
   ] as const)('%j → %j', (filter, expected) => {
     expect(f(filter)).toEqual(expected);
   });

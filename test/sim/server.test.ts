@@ -249,6 +249,14 @@ describe('seeded data', () => {
 });
 
 describe('admin routes', () => {
+  it('answer loopback only', async () => {
+    const far = await s.sim.app.inject({ method: 'GET', url: '/_sim/keys', remoteAddress: '10.1.2.3' });
+    expect(far.statusCode).toBe(403);
+    const near = await s.sim.app.inject({ method: 'GET', url: '/_sim/keys', remoteAddress: '127.0.0.1' });
+    expect(near.statusCode).toBe(200);
+    expect((await s.sim.app.inject({ method: 'POST', url: '/_sim/clock', remoteAddress: '192.168.1.9', payload: { advance_ms: 1 } })).statusCode).toBe(403);
+  });
+
   it('counts requests per method and endpoint, and resets', async () => {
     await call(s.url, '/_sim/stats/reset', { method: 'POST' });
     await call(s.url, '/v1/teams', { key: key0 });

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { Aggregate, FieldRef, Sort } from '../../src/query/ast.js';
+import { aggregateRows } from '../../src/query/aggregate.js';
+import type { ResourceSchema } from '../../src/query/schema.js';
+
+/** Numeric aggregates, on a resource with numeric fields (the legacy resources have none). */
+const schema: ResourceSchema = { key: 'item', name: 'items', defaultSort: ['id'], fields: { id: { name: 'id', type: 'integer' }, kind: { name: 'kind', type: 'string' }, n: { name: 'n', type: 'integer' }, x: { name: 'x', type: 'float' } } };
+const rows = [
+  { id: 1, kind: 'a', n: 2, x: 1.5 }, { id: 2, kind: 'a', n: 2, x: null }, { id: 3, kind: 'b', n: 5, x: 2.5 }, { id: 4, kind: 'b', n: null, x: 0.5 },
+];
+const lookup = { one: () => undefined, many: () => [] };
+const run = (aggs: [string, string][], groupBy: string[] = [], strings = true, sort: string[] = []) => aggregateRows(rows, aggs.map(([f, k]) => Aggregate.create(f as never, k)), groupBy.map((g) => FieldRef.create([g])), sort.map((s) => Sort.create(FieldRef.create(s.replace('-', '').split('.')), s.startsWith('-') ? 'desc' : 'asc')), 100, 0, schema, { item: schema }, lookup, { numericStrings: strings });
+
+describe('numeric aggregates', () => {
+  it('sum, sumDistinct, avg, avgDistinct, min, max, countDistinct; nulls ignored', () => {
+    expect(run([['sum', 'n'], ['sumDistinct', 'n'], ['avg', 'n'], ['avgDistinct', 'n'], ['min', 'x'], ['max', 'x'], ['countDistinct', 'n'], ['count', 'x']])).toEqual([{
+      sum: { n: '9' }, sumDistinct: { n: '7' }, avg: { n: '3' }, avgDistinct: { n: '3.5' }, min: { x: 0.5 }, max: { x: 2.5 }, countDistinct: { n: '2' }, count: { x: '3' },
+    }]);
+    expect(run([['sum', 'n']], [], false)).toEqual([{ sum: { n: 9 } }]);
+  });
+  it('per group, ordered by the first groupBy field or by an aggregate', () => {
+    expect(run([['sum', 'n'], ['count', '*']], ['kind'])).toEqual([{ kind: 'a', sum: { n: '4' }, count: '2' }, { kind: 'b', sum: { n: '5' }, count: '2' }]);
+    expect(run([['sum', 'x']], ['kind'], true, ['-sum.x']).map((r) => r.kind)).toEqual(['b', 'a']);
+  });
+});
