@@ -67,8 +67,11 @@ export const errors = {
       messages: reasons,
       extensions: { reason: reasons[0] },
     }),
-  invalidPayload: (reason: string, extensions: Record<string, unknown> = {}) =>
-    new GatewayError('INVALID_PAYLOAD', reason, { extensions: { reason, ...extensions } }),
+  /** Directus ≥ 10.4 wording: `Invalid payload. <reason>.`, the bare reason in extensions. */
+  invalidPayload: (reason: string, extensions: Record<string, unknown> = {}) => {
+    const bare = reason.replace(/^Invalid payload\.\s*/, '').replace(/\.$/, '') || 'The body is not valid';
+    return new GatewayError('INVALID_PAYLOAD', `Invalid payload. ${bare}.`, { extensions: { reason: bare, ...extensions } });
+  },
   routeNotFound: (path: string) =>
     new GatewayError('ROUTE_NOT_FOUND', `Route ${path} doesn't exist.`, { extensions: { path } }),
   serviceUnavailable: (reason: string, service = 'v1') =>

@@ -27,7 +27,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
     child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1_048_576 }, (_req, body, done) => done(null, body));
     child.post('/_gateway/webhooks/v1', async (request, reply) => {
       const raw = request.body as Buffer | undefined;
-      if (!Buffer.isBuffer(raw) || raw.length === 0) throw errors.invalidPayload('Invalid payload. An empty webhook body.');
+      if (!Buffer.isBuffer(raw) || raw.length === 0) throw errors.invalidPayload('An empty webhook body.');
       const signature = request.headers['x-webhook-signature'];
       const id = request.headers['x-webhook-id'];
       const sig = Array.isArray(signature) ? signature[0] : signature;

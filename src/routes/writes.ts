@@ -111,7 +111,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
   const patch = (path: string, resource: 'render' | 'project' | 'account') => proxied(deps, path) ? undefined : app.patch<{ Params: { id: string } }>(path, async (request) => {
     requirePrincipal(request);
     const body = request.body;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('Invalid payload. The body must be a JSON object.');
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('The body must be a JSON object.');
     if (!isUuid(request.params.id)) throw errors.forbidden();
     const mapping = deps.mappings.resources[resource]!;
     const values: Record<string, unknown> = {};
@@ -120,7 +120,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
       if (!f) throw errors.forbidden(`You don't have permission to access this. "${field}" is not a field of ${mapping.collection}.`);
       const policy = f.write ?? 'reject';
       if (policy !== 'overlay') throw new GatewayError('FORBIDDEN', `The field "${field}" of ${mapping.collection} became read-only with the v1 API and cannot be changed.`, { extensions: { field } });
-      if (typeof value !== 'string' || value.length > 255) throw errors.invalidPayload(`Invalid payload. "${field}" must be a string of at most 255 characters.`);
+      if (typeof value !== 'string' || value.length > 255) throw errors.invalidPayload(`"${field}" must be a string of at most 255 characters.`);
       values[field] = value;
     }
     const q = parseLegacyQuery(deps, request, deps.mappings.schemas[resource] as ResourceSchema);

@@ -31,7 +31,7 @@ export async function createRender(input: CreateRenderInput, d: CreateRenderDeps
   const project = await catalog.project(projectId);
   if (!project) throw errors.forbidden();
   if (project.team.id !== teamId) {
-    throw errors.invalidPayload(`Invalid payload. The project ${input.project} is not under the account ${input.account}.`);
+    throw errors.invalidPayload(`The project ${input.project} is not under the account ${input.account}.`);
   }
   let templateId: string | null = null;
   const rule = d.templateRules[input.project.toLowerCase()];

@@ -41,9 +41,9 @@ describe('POST /auth/login', () => {
   it.each([
     [{ email: 'ann@example.com', password: 'wrong' }, 401, 'INVALID_CREDENTIALS', 'Invalid user credentials.'],
     [{ email: 'nobody@example.com', password: 'x' }, 401, 'INVALID_CREDENTIALS', 'Invalid user credentials.'],
-    [{ email: 'not-an-email', password: 'x' }, 400, 'INVALID_PAYLOAD', '"email" must be a valid email'],
-    [{ email: 'ann@example.com' }, 400, 'INVALID_PAYLOAD', '"password" is required'],
-    [{ password: 'x' }, 400, 'INVALID_PAYLOAD', '"email" is required'],
+    [{ email: 'not-an-email', password: 'x' }, 400, 'INVALID_PAYLOAD', 'Invalid payload. "email" must be a valid email.'],
+    [{ email: 'ann@example.com' }, 400, 'INVALID_PAYLOAD', 'Invalid payload. "password" is required.'],
+    [{ password: 'x' }, 400, 'INVALID_PAYLOAD', 'Invalid payload. "email" is required.'],
     ['[]', 400, 'INVALID_PAYLOAD', undefined],
   ] as const)('%j → %i %s', async (body, status, code, message) => {
     const res = await gw.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -111,7 +111,8 @@ describe('POST /auth/refresh and /auth/logout', () => {
   it('requires a token: 400 INVALID_PAYLOAD', async () => {
     const res = await post('/auth/refresh', {});
     expect(res.statusCode).toBe(400);
-    expect(res.json().errors[0].message).toBe('"refresh_token" is required in either the JSON payload or Cookie');
+    expect(res.json().errors[0].message).toBe('Invalid payload. "refresh_token" is required in either the JSON payload or Cookie.');
+    expect(res.json().errors[0].extensions.reason).toBe('"refresh_token" is required in either the JSON payload or Cookie');
     expect((await post('/auth/logout', {})).statusCode).toBe(400);
   });
 

@@ -46,9 +46,9 @@ describe('POST /renders', () => {
   });
 
   it.each([
-    [{}, '"project" is required'],
-    [{ project: 'x', account: 'y', data: {} }, '"project" must be a valid GUID'],
-    [{ project: '7d444840-9dc0-11d1-b245-5ffdce74fad2', account: '7d444840-9dc0-11d1-b245-5ffdce74fad2' }, '"data" is required and must be an object'],
+    [{}, 'Invalid payload. "project" is required.'],
+    [{ project: 'x', account: 'y', data: {} }, 'Invalid payload. "project" must be a valid GUID.'],
+    [{ project: '7d444840-9dc0-11d1-b245-5ffdce74fad2', account: '7d444840-9dc0-11d1-b245-5ffdce74fad2' }, 'Invalid payload. "data" is required and must be an object.'],
   ])('rejects %j with 400 INVALID_PAYLOAD', async (payload, message) => {
     const res = await post(payload);
     expect(res.statusCode).toBe(400);
