@@ -16,7 +16,7 @@ import { createLogger } from '../src/log/logger.js';
 
 const port = 20000 + Math.floor(Math.random() * 20000);
 const simUrl = `http://127.0.0.1:${port}`;
-const sim = spawn(process.execPath, ['--import', 'tsx', 'src/sim/cli.ts', '--port', String(port), '--scale', 'bench', '--clock', 'manual', '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const sim = spawn(process.execPath, ['dist/src/sim/cli.js', '--port', String(port), '--scale', 'bench', '--clock', 'manual', '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
 await new Promise<void>((resolve) => sim.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('v1 simulator on')) resolve(); }));
 const j = async (path: string, init?: RequestInit) => (await fetch(simUrl + path, init)).json() as Promise<any>;
 await j('/_sim/faults', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ latency_ms: 20 }) });
@@ -83,14 +83,30 @@ queries[0]!.min = fullRead;
 async function measure(url: string) {
   await j('/_sim/stats/reset', { method: 'POST' });
   let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 5);
+  const parts = { heapUsed: 0, external: 0, arrayBuffers: 0 };
+  const timer = setInterval(() => {
+    const m = process.memoryUsage();
+    peak = Math.max(peak, m.rss);
+    parts.heapUsed = Math.max(parts.heapUsed, m.heapUsed);
+    parts.external = Math.max(parts.external, m.external);
+    parts.arrayBuffers = Math.max(parts.arrayBuffers, m.arrayBuffers);
+  }, 5);
   const t = performance.now();
-  const res = await get(url);
+  // the body is read by another process (curl), so only the gateway's memory is in this process's RSS
+  const res = await new Promise<{ statusCode: number; bytes: number; body: string }>((resolve) => {
+    const c = spawn('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', '-H', `authorization: Bearer ${token}`, base + url]);
+    let out = '';
+    c.stdout.on('data', (d) => { out += d; });
+    c.on('exit', () => { const [code, bytes] = out.trim().split(' '); resolve({ statusCode: Number(code), bytes: Number(bytes), body: '' }); });
+  });
   const ms = performance.now() - t;
   clearInterval(timer);
   peak = Math.max(peak, process.memoryUsage().rss);
-  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${(await get(url)).body.slice(0, 300)}`);
   const stats = await j('/_sim/stats');
+  const gc = (global as { gc?: () => void }).gc;
+  if (process.env.BENCH_MEMORY && gc) { gc(); process.stderr.write(`${url}: heapUsed after the answer and a full GC ${(process.memoryUsage().heapUsed / 1048576).toFixed(0)} MB\n`); }
+  if (process.env.BENCH_MEMORY) process.stderr.write(`${url}: peak heapUsed ${(parts.heapUsed / 1048576).toFixed(0)} MB, external ${(parts.external / 1048576).toFixed(0)} MB, arrayBuffers ${(parts.arrayBuffers / 1048576).toFixed(0)} MB\n`);
   return { calls: stats.total as number, ms, peakMb: peak / 1048576, bytes: res.bytes };
 }
 
@@ -113,7 +129,7 @@ await get('/templates?limit=-1');
 await get('/projects?limit=-1&fields=id,title');
 const metaWarm = (await j('/_sim/stats')).total;
 process.stdout.write(`${rows.join('\n')}\n\nWarm team/project/template metadata (GET /templates and /projects again): ${metaWarm} v1 calls.\n` +
-  `${teams} teams × ${projectsPerTeam} projects × ${renders} renders (${teams * projectsPerTeam * renders} renders), 20 ms added per v1 call, fan-out ${config.FANOUT_CONCURRENCY}, Node ${process.version}. Peak RSS is the gateway process (the simulator runs apart).\n`);
+  `${teams} teams × ${projectsPerTeam} projects × ${renders} renders (${teams * projectsPerTeam * renders} renders), 20 ms added per v1 call, fan-out ${config.FANOUT_CONCURRENCY}, Node ${process.version}. Peak RSS is the gateway process, compiled JavaScript (the simulator runs apart).\n`);
 await app.close();
 await deps.close();
 sim.kill('SIGTERM');

@@ -116,15 +116,15 @@ export class Catalog {
   /** A lazy stream of one project's renders in v1 order (for early termination). */
   private readonly gate: Gate;
 
-  stream(projectId: string, q: ListQuery, firstPageLimit = 60, prefetch = false): RenderStream {
-    return new RenderStream(async (cursor) => {
+  stream<T extends { readonly created_at: number } = V1Render>(projectId: string, q: ListQuery, firstPageLimit = 60, prefetch = false, transform?: (items: readonly V1Render[]) => Promise<T[]>): RenderStream<T> {
+    return new RenderStream<T>(async (cursor) => {
       this.meter.reserve();
       // a cursor stays valid across limits (v1 binds it to endpoint and filters only)
       const page = await this.s.rendersPage(projectId, { ...q, limit: cursor ? 60 : firstPageLimit, ...(cursor ? { cursor } : {}) });
       this.meter.pages++;
       this.meter.records += page.data.length;
       return page;
-    }, this.gate, prefetch);
+    }, this.gate, prefetch, transform);
   }
 }
 
@@ -141,19 +141,25 @@ export class Gate {
 }
 
 /** Pages through one v1 list on demand, keeping one page fetched ahead. */
-export class RenderStream {
-  private buffer: V1Render[] = [];
+export class RenderStream<T extends { readonly created_at: number } = V1Render> {
+  private buffer: T[] = [];
   private cursor: string | undefined;
   private done = false;
   private started = false;
   private next: Promise<void> | undefined;
-  constructor(private readonly fetch: (cursor: string | undefined) => Promise<Page<V1Render>>, private readonly gate: Gate, private readonly prefetch = true) {}
+  constructor(
+    private readonly fetch: (cursor: string | undefined) => Promise<Page<V1Render>>,
+    private readonly gate: Gate,
+    private readonly prefetch = true,
+    /** Turns each arriving page into what is buffered (e.g. filtered, serialised entries). */
+    private readonly transform: (items: readonly V1Render[]) => Promise<T[]> = async (items) => items as unknown as T[],
+  ) {}
 
   private load(): Promise<void> {
-    this.next ??= this.gate.run(() => this.fetch(this.started ? this.cursor : undefined)).then((page) => {
+    this.next ??= this.gate.run(() => this.fetch(this.started ? this.cursor : undefined)).then(async (page) => {
       this.started = true;
-      this.buffer.push(...page.data);
       this.cursor = page.next_cursor ?? undefined;
+      this.buffer.push(...(await this.transform(page.data)));
       if (this.cursor === undefined) this.done = true;
       this.next = undefined;
       // read ahead: while this page is consumed, the next one is on its way (bounded by the gate)
@@ -168,17 +174,17 @@ export class RenderStream {
   }
 
   /** The head without waiting (undefined when exhausted or not fetched yet: check `ready`). */
-  head(): V1Render | undefined {
+  head(): T | undefined {
     return this.buffer[0];
   }
 
   /** The next item without consuming it, fetching pages (even empty ones) as needed. */
-  async peek(): Promise<V1Render | undefined> {
+  async peek(): Promise<T | undefined> {
     while (this.buffer.length === 0 && !this.done) await this.load();
     return this.buffer[0];
   }
 
-  shift(): V1Render | undefined {
+  shift(): T | undefined {
     const r = this.buffer.shift();
     if (this.prefetch && this.started && !this.done && this.buffer.length < 60 && !this.next) void this.load().catch(() => {});
     return r;

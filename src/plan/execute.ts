@@ -10,6 +10,11 @@ import type { Plan } from './plan.js';
 
 export interface Execution { readonly result: QueryResult; readonly index: RecordIndex }
 
+/** An item already serialised (streams write it as it is). */
+export class RawJson {
+  constructor(readonly json: string) {}
+}
+
 /** Reachable teams, narrowed to the plan's account uuids. */
 async function teamScope(plan: Plan, env: ExecEnv): Promise<V1Team[]> {
   const teams = await env.catalog.teams();
@@ -99,23 +104,43 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
   const { schemas } = env.mappings;
   const order = plan.pushdown.order ?? 'desc';
   const desc = order === 'desc';
+  const all = plan.stopAfter === null;
   // the first page of each stream asks for no more than could be needed (a status filter may thin it)
-  const first = plan.pushdown.status || q.filter || q.search || plan.stopAfter === null ? 60 : Math.min(60, Math.max(1, plan.stopAfter));
-  // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
-  const streams = projects.map((p) => env.catalog.stream(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first, plan.stopAfter === null));
+  const first = plan.pushdown.status || q.filter || q.search || all ? 60 : Math.min(60, Math.max(1, plan.stopAfter ?? 60));
   const filter = compileFilter(q.filter, schema, schemas, index);
   const search = compileSearch(q.search, schema);
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
   const project = compileProjection(q.fields, schema, schemas, index);
-  const withData = touchesData(q);
+  const withData = touchesData(q) || all;
+  /**
+   * Each page becomes entries as it arrives: translated, filtered, and — when everything is read — already
+   * projected and serialised, so the merge buffers hold one string per render, not its object graph.
+   */
+  type Entry = { created_at: number; rec: Rec; v1Id: string; json?: string };
+  const toEntries = async (items: readonly V1Render[]): Promise<Entry[]> => {
+    const data = withData ? await env.renderData.many(items.map((r) => r.id)) : new Map<string, unknown>();
+    const recs = items.map((r) => ({ created_at: r.created_at, rec: index.renderRecord(r, data.get(r.id) ?? {}), v1Id: r.id }));
+    const kept = await index.settle(() => recs.filter((x) => filter(x.rec) && search(x.rec)));
+    if (!all) return kept;
+    const shaped = await index.settle(() => kept.map((x) => project(x.rec)));
+    return kept.map((x, i) => ({ created_at: x.created_at, rec: { id: x.rec.id, date_created: x.rec.date_created, title: x.rec.title }, v1Id: x.v1Id, json: JSON.stringify(shaped[i]) }));
+  };
+  // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
+  const streams = projects.map((p) => env.catalog.stream<Entry>(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first, all, toEntries));
   const limit = q.limit === -1 ? Number.MAX_SAFE_INTEGER : q.limit;
   let skipped = 0;
   let emitted = 0;
-  let batch: { rec: Rec; v1: V1Render }[] = [];
+  let batch: Entry[] = [];
   const flush = async function* () {
-    const data = await env.renderData.many(batch.map((b) => b.v1.id));
-    const recs = batch.map((b) => (withData ? b.rec : { ...b.rec, data: data.get(b.v1.id) ?? {} }));
+    const out = batch;
     batch = [];
+    if (all) {
+      await env.ids.flush();
+      for (const e of out) yield new RawJson(e.json as string);
+      return;
+    }
+    const data = withData ? new Map<string, unknown>() : await env.renderData.many(out.map((b) => b.v1Id));
+    const recs = out.map((b) => (withData ? b.rec : { ...b.rec, data: data.get(b.v1Id) ?? {} }));
     const shaped = await index.settle(() => recs.map(project));
     await env.ids.flush();
     yield* shaped;
@@ -126,17 +151,15 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
     if (waiting.length > 0) await Promise.all(waiting.map((s) => s.peek()));
     live = live.filter((s) => s.head() !== undefined);
     let t: number | undefined;
-    for (const s of live) { const h = s.head() as V1Render; if (t === undefined || (desc ? h.created_at > t : h.created_at < t)) t = h.created_at; }
+    for (const s of live) { const h = s.head() as Entry; if (t === undefined || (desc ? h.created_at > t : h.created_at < t)) t = h.created_at; }
     if (t === undefined) break;
-    const group: V1Render[] = [];
+    const group: Entry[] = [];
     for (const s of live) {
-      for (let h = s.head() ?? (await s.peek()); h && h.created_at === t; h = s.head() ?? (await s.peek())) group.push(s.shift() as V1Render);
+      for (let h = s.head() ?? (await s.peek()); h && h.created_at === t; h = s.head() ?? (await s.peek())) group.push(s.shift() as Entry);
     }
-    const data = withData ? await env.renderData.many(group.map((r) => r.id)) : new Map<string, unknown>();
-    const recs = group.map((r) => ({ rec: index.renderRecord(r, data.get(r.id) ?? {}), v1: r }));
-    const kept = await index.settle(() => recs.filter((x) => filter(x.rec) && search(x.rec)));
-    kept.sort((a, b) => cmp(a.rec, b.rec));
-    for (const k of kept) {
+    // a whole timestamp is settled at once, so ties across projects order by the legacy id
+    group.sort((a, b) => cmp(a.rec, b.rec));
+    for (const k of group) {
       if (skipped < q.offset) { skipped++; continue; }
       if (emitted + batch.length >= limit) break;
       batch.push(k);

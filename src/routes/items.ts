@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { isUuid } from '../lib/uuid.js';
 import { Catalog } from '../plan/catalog.js';
-import { executeList, executeOne } from '../plan/execute.js';
+import { executeList, executeOne, RawJson } from '../plan/execute.js';
 import type { ExecEnv } from '../plan/index.js';
 import { CallMeter } from '../plan/meter.js';
 import { planQuery, type Plan } from '../plan/plan.js';
@@ -62,7 +62,7 @@ async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBas
   let chunk = '{"data":[';
   try {
     for await (const item of items) {
-      chunk += (first ? '' : ',') + JSON.stringify(item);
+      chunk += (first ? '' : ',') + (item instanceof RawJson ? item.json : JSON.stringify(item));
       first = false;
       if (chunk.length > 65_536) { yield chunk; chunk = ''; }
     }
