@@ -94,7 +94,7 @@ async function measure(url: string) {
   const t = performance.now();
   // the body is read by another process (curl), so only the gateway's memory is in this process's RSS
   const res = await new Promise<{ statusCode: number; bytes: number; body: string }>((resolve) => {
-    const c = spawn('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', '-H', `authorization: Bearer ${token}`, base + url]);
+    const c = spawn('curl', ['-g', '-s', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', '-H', `authorization: Bearer ${token}`, base + url]);
     let out = '';
     c.stdout.on('data', (d) => { out += d; });
     c.on('exit', () => { const [code, bytes] = out.trim().split(' '); resolve({ statusCode: Number(code), bytes: Number(bytes), body: '' }); });

@@ -22,17 +22,21 @@ async function askLegacy(deps: Deps, method: string, url: string, headers: Recor
 
 const routeOf = (req: FastifyRequest) => `${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`;
 
-/** Resolves when every background comparison has ended (tests, shutdown). */
-export let comparisonsIdle: () => Promise<void> = async () => {};
-
 /**
  * Per-route modes: translate (default), proxy (@fastify/http-proxy to LEGACY_BASE_URL), shadow (answer
  * from legacy byte for byte, translate and diff in the background), compare (answer translated, ask
  * legacy in the background and diff). Sampled, time-boxed, writes never mirrored unless COMPARE_WRITES.
  */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Resolves when every background comparison has ended (tests, shutdown). */
+    comparisonsIdle: () => Promise<void>;
+  }
+}
+
 export async function registerModes(app: FastifyInstance, deps: Deps): Promise<void> {
   const { config } = deps;
-  if (!config.ROUTE_MODES || !config.LEGACY_BASE_URL) return;
+  if (!config.ROUTE_MODES || !config.LEGACY_BASE_URL) { app.decorate('comparisonsIdle', async () => {}); return; }
   for (const prefix of ROUTE_PREFIXES) {
     if (routeMode(config, prefix) === 'proxy') {
       await app.register(httpProxy, { upstream: config.LEGACY_BASE_URL, prefix, rewritePrefix: prefix, http2: false });
@@ -45,8 +49,9 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     const p = fn().catch((e: unknown) => app.log.warn({ err: e }, 'comparison failed')).finally(() => running.delete(p));
     running.add(p);
   });
-  comparisonsIdle = async () => { await new Promise((r) => setImmediate(r)); while (running.size > 0) await Promise.allSettled([...running]); };
-  app.addHook('onClose', async () => { await comparisonsIdle(); });
+  const idle = async () => { await new Promise((r) => setImmediate(r)); while (running.size > 0) await Promise.allSettled([...running]); };
+  app.decorate('comparisonsIdle', idle);
+  app.addHook('onClose', idle);
   // who the legacy token belongs to, by email (cached per token digest)
   const people = new Map<string, string | null>();
   async function translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>): Promise<Answer | undefined> {

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { replay } from '../../src/compare/replay.js';
-import { comparisonsIdle } from '../../src/routes/modes.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { startLegacyBackend, type LegacyBackend } from '../helpers/legacy-backend.js';
 
@@ -46,7 +45,7 @@ beforeAll(async () => {
   base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => { await gw.close(); await legacy.close(); await ref.close(); });
-beforeEach(async () => { await comparisonsIdle(); legacy.plants.length = 0; await gw.app.inject({ method: 'DELETE', url: '/_gateway/compare', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } }); });
+beforeEach(async () => { await gw.app.comparisonsIdle(); legacy.plants.length = 0; await gw.app.inject({ method: 'DELETE', url: '/_gateway/compare', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } }); });
 
 describe('shadow mode', () => {
   it('answers with the legacy body byte for byte, and identical data gives zero differences (noise detected)', async () => {
