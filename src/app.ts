@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import { authenticate, type Principal } from './auth/authenticate.js';
 import type { Deps } from './deps.js';
-import { errors } from './errors/catalog.js';
+import { errorEnvelope, errors } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
 import { requestToken } from './http/request-token.js';
 import { parseQueryString } from './query/querystring.js';
@@ -42,6 +42,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
     trustProxy: true,
     routerOptions: { ignoreTrailingSlash: true, querystringParser: (s: string) => parseQueryString(s) },
+    // a malformed URL (bad percent-encoding) answers in the Directus envelope too
+    frameworkErrors: (err, request, reply) => {
+      const ge = err.code === 'FST_ERR_BAD_URL' ? errors.routeNotFound(request.url.split('?')[0] ?? request.url) : errors.invalidPayload(err.message);
+      void (reply as unknown as { status(n: number): { send(b: unknown): void } }).status(ge.status).send(errorEnvelope(ge));
+    },
   });
   registerErrorHandling(app);
   app.decorateRequest('principal', null);

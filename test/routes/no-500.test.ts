@@ -1,0 +1,38 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+let gw: TestGateway;
+let token: string;
+beforeAll(async () => {
+  gw = await startGateway();
+  await gw.addUser(0, 'ann@example.com');
+  token = await gw.login('ann@example.com');
+});
+afterAll(async () => gw.close());
+
+const PATHS = ['/renders', '/renders/', '/render/x', '/projects', '/accounts', '/templates', '/users/me', '/auth/login', '/auth/refresh', '/auth/logout', '/_gateway/compare', '/renders/7d444840-9dc0-11d1-b245-5ffdce74fad2', '/projects/%E0%A4%A', '/nope'];
+const PARAMS = ['fields', 'filter', 'search', 'sort', 'limit', 'offset', 'page', 'meta', 'aggregate', 'groupBy', 'access_token', 'deep'];
+
+describe('no input produces a 500', () => {
+  it('holds for arbitrary methods, paths, query strings, bodies and tokens', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE', 'PUT'),
+      fc.constantFrom(...PATHS),
+      fc.array(fc.tuple(fc.constantFrom(...PARAMS, 'filter[title][_eq]', 'filter[_or][0][status]', 'aggregate[sum]', 'fields[]'), fc.oneof(fc.string(), fc.json(), fc.constantFrom('-1', '1e309', '$NOW(x)', '{"_and":{}}', '[]', 'null'))), { maxLength: 4 }),
+      fc.oneof(fc.constant(undefined), fc.json(), fc.string(), fc.constant('{"project":'), fc.constant('[]')),
+      fc.constantFrom('good', 'none', 'garbage', 'Bearer', 'expired-ish'),
+      async (method, path, params, body, auth) => {
+        const qs = params.map(([k, v]) => `${encodeURIComponent(k).replace(/%5B/g, '[').replace(/%5D/g, ']')}=${encodeURIComponent(v)}`).join('&');
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (auth === 'good') headers.authorization = `Bearer ${token}`;
+        if (auth === 'garbage') headers.authorization = 'Bearer a.b.c';
+        if (auth === 'Bearer') headers.authorization = 'Bearer';
+        if (auth === 'expired-ish') headers.authorization = `Bearer ${token.slice(0, -3)}abc`;
+        const res = await gw.app.inject({ method: method as 'GET', url: `${path}${qs ? `?${qs}` : ''}`, headers, ...(body !== undefined && method !== 'GET' && method !== 'DELETE' ? { payload: body } : {}) });
+        expect(res.statusCode, `${method} ${path}?${qs} → ${res.body.slice(0, 300)}`).toBeLessThan(500);
+        if (res.statusCode >= 400 && res.body) expect(JSON.parse(res.body).errors[0].extensions.code).toMatch(/^[A-Z_]+$/);
+      },
+    ), { numRuns: 400 });
+  });
+});
