@@ -10,7 +10,7 @@ import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerItemRoutes } from './routes/items.js';
 import { registerWriteRoutes } from './routes/writes.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
-import { legacyAnswers, registerModes } from './routes/modes.js';
+import { isInternal, legacyAnswers, registerModes } from './routes/modes.js';
 import { routeMode } from './config/schema.js';
 import { registerUserRoutes } from './routes/users.js';
 import { safeEqual, sha256 } from './store/crypto.js';
@@ -40,7 +40,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
-    trustProxy: true,
+    trustProxy: deps.config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true, querystringParser: (s: string) => parseQueryString(s) },
     // a malformed URL (bad percent-encoding) answers in the Directus envelope too
     frameworkErrors: (err, request, reply) => {
@@ -55,7 +55,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
     if (PUBLIC_PREFIXES.some((p) => path.startsWith(p))) return;
-    if (legacyAnswers(deps, path) && !request.headers['x-gateway-compare-internal']) return;
+    if (legacyAnswers(deps, path) && !isInternal(request.headers)) return;
     const token = requestToken(request.headers, request.query);
     request.principal = token ? await authenticate(token, deps.jwt, deps.users) : null;
   });
@@ -63,7 +63,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // the usage ledger: who still calls which legacy route
   app.addHook('onResponse', async (request) => {
     const path = request.url.split('?')[0] ?? '';
-    if (path.startsWith('/_gateway/') || path.startsWith('/server/') || request.headers['x-gateway-compare-internal']) return;
+    if (path.startsWith('/_gateway/') || path.startsWith('/server/') || isInternal(request.headers)) return;
     const route = `${request.method} ${request.routeOptions.url ?? path}`;
     const p = request.principal;
     if (p) deps.usage.note(route, p.via === 'static' ? `static:${p.tokenId}` : `user:${p.user.id}`, p.via);

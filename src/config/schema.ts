@@ -25,6 +25,8 @@ export function parseDurationMs(v: string): number {
 export const ConfigSchema = z.object({
   PORT: int(0, 65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
+  /** Trust X-Forwarded-* (only behind a proxy you run: the login limiter counts per client address). */
+  TRUST_PROXY: bool.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Base URL of v1. Unset = demo mode: the built-in simulator starts on loopback. */
   V1_BASE_URL: z.url().optional(),

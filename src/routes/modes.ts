@@ -4,10 +4,14 @@ import { request as undiciRequest } from 'undici';
 import { parseBody, type Answer } from '../compare/service.js';
 import { routeMode, ROUTE_PREFIXES } from '../config/schema.js';
 import type { Deps } from '../deps.js';
-import { sha256 } from '../store/crypto.js';
+import { randomToken, sha256 } from '../store/crypto.js';
+
+const INTERNAL = 'x-gateway-compare-internal';
+/** A per-process secret marks the gateway's own translated-side requests; clients cannot forge it. */
+const INTERNAL_SECRET = randomToken(24);
+export const isInternal = (headers: Record<string, unknown>) => headers[INTERNAL] === INTERNAL_SECRET;
 
 const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'host', 'content-length']);
-const INTERNAL = 'x-gateway-compare-internal';
 const isWrite = (m: string) => m !== 'GET' && m !== 'HEAD';
 
 /** Sends a request to the legacy backend as it came (the legacy token goes as it is). */
@@ -68,13 +72,13 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     if (!user) return undefined;
     const token = await deps.jwt.sign({ id: user.id, role: user.role, app_access: true, admin_access: false });
     const started = performance.now();
-    const res = await app.inject({ method: req.method as 'GET', url: req.url, headers: { authorization: `Bearer ${token}`, [INTERNAL]: '1', 'content-type': 'application/json' } });
+    const res = await app.inject({ method: req.method as 'GET', url: req.url, headers: { authorization: `Bearer ${token}`, [INTERNAL]: INTERNAL_SECRET, 'content-type': 'application/json' } });
     return { status: res.statusCode, body: parseBody(res.body), ms: performance.now() - started };
   }
 
   app.addHook('onRequest', async (req, reply) => {
     // the translated side of a comparison (our own inject, with our own JWT) takes the translate path
-    if (req.headers[INTERNAL]) return;
+    if (isInternal(req.headers)) return;
     if (routeMode(config, req.url) !== 'shadow') return;
     const chunks: Buffer[] = [];
     if (isWrite(req.method)) for await (const c of req.raw) chunks.push(c as Buffer);
@@ -95,7 +99,7 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
-    if (req.headers[INTERNAL] || routeMode(config, req.url) !== 'compare') return payload;
+    if (isInternal(req.headers) || routeMode(config, req.url) !== 'compare') return payload;
     if (isWrite(req.method) && !config.COMPARE_WRITES) return payload;
     if (!sampled() || typeof payload !== 'string') return payload;
     const translated: Answer = { status: reply.statusCode, body: parseBody(payload), ms: reply.elapsedTime };
@@ -119,3 +123,4 @@ export function legacyAnswers(deps: Deps, path: string): boolean {
   const m = routeMode(deps.config, path);
   return m === 'proxy' || m === 'shadow';
 }
+
