@@ -79,14 +79,3 @@ export const Query = {
   with: (q: QueryNode, patch: Partial<Omit<QueryNode, 'kind'>>): QueryNode => freeze({ ...q, ...patch }),
 };
 
-/** Every field path a filter touches (planner: what must be fetched; pushdown analysis). */
-export function filterPaths(node: FilterNode | null, out: string[][] = []): string[][] {
-  if (!node) return out;
-  switch (node.kind) {
-    case 'Compare': out.push([...node.field.path]); break;
-    case 'And': case 'Or': for (const c of node.children) filterPaths(c, out); break;
-    case 'Relation': out.push([...node.path]); break;
-    case 'True': break;
-  }
-  return out;
-}

@@ -1,5 +1,5 @@
 import { Compare, FieldRef } from './ast.js';
-import type { FilterNode, QueryNode, Scalar, SelectNode, SortNode } from './ast.js';
+import type { FilterNode, Scalar, SelectNode, SortNode } from './ast.js';
 import { fieldOf } from './parse-filter.js';
 import type { DateFunction, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
 
@@ -368,31 +368,4 @@ function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegis
   };
 }
 
-/** Which relations a query touches (the planner fetches what they need). */
-export function relationsUsed(q: QueryNode, resource: ResourceSchema): { m2o: Set<string>; o2m: Set<string> } {
-  const m2o = new Set<string>();
-  const o2m = new Set<string>();
-  const add = (path: readonly string[]) => {
-    const f = fieldOf(resource, path[0] as string);
-    if (!f?.relation) return;
-    if (f.relation.kind === 'm2o' && path.length > 1) m2o.add(f.name);
-    if (f.relation.kind === 'o2m') o2m.add(f.name);
-  };
-  const walk = (n: FilterNode | null) => {
-    if (!n) return;
-    if (n.kind === 'Compare') add(n.field.path);
-    else if (n.kind === 'Relation') add(n.path);
-    else if (n.kind === 'And' || n.kind === 'Or') n.children.forEach(walk);
-  };
-  walk(q.filter);
-  for (const s of q.sort) add(s.field.path);
-  for (const s of q.fields) {
-    if (s.path.length === 1 && s.path[0] === '*') { for (const f of Object.values(resource.fields)) if (f.relation?.kind === 'o2m') o2m.add(f.name); continue; }
-    if (s.path.every((p) => p === '*')) { for (const f of Object.values(resource.fields)) if (f.relation) (f.relation.kind === 'o2m' ? o2m : m2o).add(f.name); continue; }
-    const f = fieldOf(resource, s.path[0] as string);
-    if (f?.relation?.kind === 'o2m') o2m.add(f.name);
-    else if (f?.relation?.kind === 'm2o' && s.path.length > 1) m2o.add(f.name);
-  }
-  return { m2o, o2m };
-}
 

@@ -56,9 +56,4 @@ export class SessionStore {
     await this.db.updateTable('sessions').set({ revoked_at: this.now(), revoke_reason: 'logout' }).where('id', '=', row.session_id).where('revoked_at', 'is', null).execute();
     await this.db.updateTable('refresh_tokens').set({ status: 'revoked' }).where('session_id', '=', row.session_id).execute();
   }
-
-  async sessionRevoked(sessionId: string): Promise<boolean> {
-    const r = await this.db.selectFrom('sessions').select('revoked_at').where('id', '=', sessionId).executeTakeFirst();
-    return !r || r.revoked_at !== null;
-  }
 }

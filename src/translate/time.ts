@@ -7,9 +7,3 @@ export function toIso(v: number | null, unit: TimeUnit): string | null {
   const ms = unit === 'ms' ? v : unit === 's' ? v * 1000 : Math.abs(v) < 1e11 ? v * 1000 : v;
   return new Date(ms).toISOString();
 }
-
-export function toV1Time(iso: string, unit: TimeUnit, sample?: number): number {
-  const ms = Date.parse(iso);
-  const seconds = unit === 's' || (unit === 'auto' && (sample === undefined || Math.abs(sample) < 1e11));
-  return seconds ? Math.floor(ms / 1000) : ms;
-}

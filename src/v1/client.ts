@@ -156,10 +156,6 @@ export class V1Session {
     return keyId(this.apiKey);
   }
 
-  withMeter(meter: V1Meter): V1Session {
-    return new V1Session(this.client, this.apiKey, meter);
-  }
-
   me(): Promise<V1User> { return this.client.get(this.apiKey, '/v1/me', V1UserSchema, this.meter); }
   teams(): Promise<{ data: V1Team[] }> { return this.client.get(this.apiKey, '/v1/teams', V1TeamListSchema, this.meter); }
   team(id: string): Promise<V1Team> { return this.client.get(this.apiKey, `/v1/teams/${enc(id)}`, V1TeamSchema, this.meter); }
