@@ -163,7 +163,7 @@ export class RenderStream<T extends { readonly created_at: number } = V1Render> 
       if (this.cursor === undefined) this.done = true;
       this.next = undefined;
       // read ahead: while this page is consumed, the next one is on its way (bounded by the gate)
-      if (this.prefetch && !this.done && this.buffer.length < 120) void this.load().catch(() => {});
+      if (this.prefetch && !this.done && this.buffer.length < 30) void this.load().catch(() => {});
     });
     return this.next;
   }
@@ -186,7 +186,7 @@ export class RenderStream<T extends { readonly created_at: number } = V1Render> 
 
   shift(): T | undefined {
     const r = this.buffer.shift();
-    if (this.prefetch && this.started && !this.done && this.buffer.length < 60 && !this.next) void this.load().catch(() => {});
+    if (this.prefetch && this.started && !this.done && this.buffer.length < 30 && !this.next) void this.load().catch(() => {});
     return r;
   }
 }

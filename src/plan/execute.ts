@@ -11,8 +11,9 @@ import type { Plan } from './plan.js';
 export interface Execution { readonly result: QueryResult; readonly index: RecordIndex }
 
 /** An item already serialised (streams write it as it is). */
+/** Entries waiting in merge buffers are kept as UTF-8 bytes, off the V8 heap. */
 export class RawJson {
-  constructor(readonly json: string) {}
+  constructor(readonly json: Uint8Array) {}
 }
 
 /** Reachable teams, narrowed to the plan's account uuids. */
@@ -116,14 +117,14 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
    * Each page becomes entries as it arrives: translated, filtered, and — when everything is read — already
    * projected and serialised, so the merge buffers hold one string per render, not its object graph.
    */
-  type Entry = { created_at: number; rec: Rec; v1Id: string; json?: string };
+  type Entry = { created_at: number; rec: Rec; v1Id: string; json?: Uint8Array };
   const toEntries = async (items: readonly V1Render[]): Promise<Entry[]> => {
     const data = withData ? await env.renderData.many(items.map((r) => r.id)) : new Map<string, unknown>();
     const recs = items.map((r) => ({ created_at: r.created_at, rec: index.renderRecord(r, data.get(r.id) ?? {}), v1Id: r.id }));
     const kept = await index.settle(() => recs.filter((x) => filter(x.rec) && search(x.rec)));
     if (!all) return kept;
     const shaped = await index.settle(() => kept.map((x) => project(x.rec)));
-    return kept.map((x, i) => ({ created_at: x.created_at, rec: { id: x.rec.id, date_created: x.rec.date_created, title: x.rec.title }, v1Id: x.v1Id, json: JSON.stringify(shaped[i]) }));
+    return kept.map((x, i) => ({ created_at: x.created_at, rec: { id: x.rec.id, date_created: x.rec.date_created, title: x.rec.title }, v1Id: x.v1Id, json: Buffer.from(JSON.stringify(shaped[i])) }));
   };
   // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
   const streams = projects.map((p) => env.catalog.stream<Entry>(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first, all, toEntries));
@@ -136,7 +137,7 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
     batch = [];
     if (all) {
       await env.ids.flush();
-      for (const e of out) yield new RawJson(e.json as string);
+      for (const e of out) yield new RawJson(e.json as Uint8Array);
       return;
     }
     const data = withData ? new Map<string, unknown>() : await env.renderData.many(out.map((b) => b.v1Id));

@@ -57,20 +57,26 @@ function explain(plan: Plan, meter: CallMeter): Record<string, unknown> {
  * `{"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
  * failures still answer with an error envelope; a failure after that ends the body early (logged).
  */
-async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger): AsyncGenerator<string> {
+async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger): AsyncGenerator<Buffer> {
   let first = true;
-  let chunk = '{"data":[';
+  let parts: Uint8Array[] = [Buffer.from('{"data":[')];
+  let size = 0;
+  const comma = Buffer.from(',');
   try {
     for await (const item of items) {
-      chunk += (first ? '' : ',') + (item instanceof RawJson ? item.json : JSON.stringify(item));
+      if (!first) parts.push(comma);
+      const b = item instanceof RawJson ? item.json : Buffer.from(JSON.stringify(item));
+      parts.push(b);
+      size += b.length;
       first = false;
-      if (chunk.length > 65_536) { yield chunk; chunk = ''; }
+      if (size > 65_536) { yield Buffer.concat(parts); parts = []; size = 0; }
     }
   } catch (e) {
     log.error({ err: e }, 'the answer failed while streaming; the body is cut short');
     throw e;
   }
-  yield `${chunk}]}`;
+  parts.push(Buffer.from(']}'));
+  yield Buffer.concat(parts);
 }
 
 const ROUTES: readonly { path: string; resource: string }[] = [
