@@ -52,6 +52,12 @@ describe('POST /auth/login', () => {
     if (message) expect(res.json().errors[0].message).toBe(message);
   });
 
+  it('answers a body over the size limit with 400 INVALID_PAYLOAD (Directus: not 413)', async () => {
+    const res = await gw.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(2_000_000) }) });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors[0].extensions.code).toBe('INVALID_PAYLOAD');
+  });
+
   it('answers malformed JSON with 400 INVALID_PAYLOAD, not 500', async () => {
     const res = await gw.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email":' });
     expect(res.statusCode).toBe(400);
