@@ -44,9 +44,12 @@ export class IdTranslator {
     const known = this.known.get(k);
     if (known) return known;
     const uuid = derivedUuid(type, v1Id);
-    this.known.set(k, uuid);
-    this.resolved.set(`${type}:${uuid}`, v1Id);
     this.pending.push({ type, uuid, v1Id, source: 'derived' });
+    // renders are many and mostly seen once per answer: memoising them would only churn the caches
+    if (type !== 'render') {
+      this.known.set(k, uuid);
+      this.resolved.set(`${type}:${uuid}`, v1Id);
+    }
     return uuid;
   }
 
