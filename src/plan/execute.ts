@@ -124,7 +124,8 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
     const kept = await index.settle(() => recs.filter((x) => filter(x.rec) && search(x.rec)));
     if (!all) return kept;
     const shaped = await index.settle(() => kept.map((x) => project(x.rec)));
-    return kept.map((x, i) => ({ created_at: x.created_at, rec: { id: x.rec.id, date_created: x.rec.date_created, title: x.rec.title }, v1Id: x.v1Id, json: Buffer.from(JSON.stringify(shaped[i])) }));
+    // only what ordering needs stays on the heap; the answer itself waits as bytes
+    return kept.map((x, i) => ({ created_at: x.created_at, rec: { id: x.rec.id, date_created: x.rec.date_created }, v1Id: '', json: Buffer.from(JSON.stringify(shaped[i])) }));
   };
   // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
   const streams = projects.map((p) => env.catalog.stream<Entry>(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first, all, toEntries));

@@ -44,12 +44,10 @@ export class IdTranslator {
     const known = this.known.get(k);
     if (known) return known;
     const uuid = derivedUuid(type, v1Id);
+    this.known.set(k, uuid); // also keeps a pair from being written again
     this.pending.push({ type, uuid, v1Id, source: 'derived' });
-    // renders are many and mostly seen once per answer: memoising them would only churn the caches
-    if (type !== 'render') {
-      this.known.set(k, uuid);
-      this.resolved.set(`${type}:${uuid}`, v1Id);
-    }
+    // renders are many: their reverse look-up is left to the store rather than churning this cache
+    if (type !== 'render') this.resolved.set(`${type}:${uuid}`, v1Id);
     return uuid;
   }
 
