@@ -76,6 +76,23 @@ describe('POST /auth/login', () => {
   });
 });
 
+describe('rate limit per client address', () => {
+  it('refuses a client address that fails across many accounts', async () => {
+    const rl = await startGateway({ LOGIN_MAX_FAILURES: '2' }); // per address: 4 × 2
+    try {
+      await rl.addUser(0, 'z@example.com');
+      for (let i = 0; i < 8; i++) {
+        const r = await rl.app.inject({ method: 'POST', url: '/auth/login', payload: { email: `nobody${i}@example.com`, password: 'x' }, remoteAddress: '203.0.113.7' });
+        expect(r.statusCode).toBe(401);
+      }
+      const limited = await rl.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'z@example.com', password: 'correct horse battery' }, remoteAddress: '203.0.113.7' });
+      expect(limited.statusCode).toBe(429);
+      const elsewhere = await rl.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'z@example.com', password: 'correct horse battery' }, remoteAddress: '198.51.100.1' });
+      expect(elsewhere.statusCode).toBe(200);
+    } finally { await rl.close(); }
+  });
+});
+
 describe('every login answer takes the same minimum time', () => {
   it('pads success, wrong password and unknown email alike', async () => {
     const slow = await startGateway({ LOGIN_STALL_MS: '300' });
