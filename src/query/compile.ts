@@ -90,6 +90,15 @@ function compileRootCompare(k: string, type: FieldType, op: string, value: Scala
   }
   if (value === null || typeof value === 'boolean' && op !== '_eq' && op !== '_neq') return undefined;
   const v0 = value as string | number | boolean;
+  if (type === 'timestamp' && typeof v0 === 'string') {
+    // an ISO value never coerces to a number, so null/undefined compare false without a separate check
+    switch (op) {
+      case '_gt': return (r) => (r[k] as string) > v0;
+      case '_gte': return (r) => (r[k] as string) >= v0;
+      case '_lt': return (r) => (r[k] as string) < v0;
+      case '_lte': return (r) => (r[k] as string) <= v0;
+    }
+  }
   switch (op) {
     case '_eq': return (r) => r[k] === v0;
     case '_neq': return (r) => { const v = r[k]; return v != null && v !== v0; };
