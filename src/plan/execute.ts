@@ -1,7 +1,8 @@
 import { errors } from '../errors/catalog.js';
 import { FieldRef, Query, type QueryNode } from '../query/ast.js';
 import { aggregateRows } from '../query/aggregate.js';
-import { compileFilter, compileProjection, compileSearch, compileSort, type Rec } from '../query/compile.js';
+import { compileFilter, compileSearch, compileSort, type Rec } from '../query/compile.js';
+import { compileProjection } from '../query/project.js';
 import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
 import type { V1Project, V1Render, V1Team } from '../v1/schemas.js';

@@ -1,7 +1,8 @@
 import type { QueryNode, SortNode } from './ast.js';
 import { Sort, FieldRef } from './ast.js';
 import { aggregateRows, type AggregateOptions } from './aggregate.js';
-import { compileFilter, compileProjection, compileSearch, compileSort, type Lookup, type Rec } from './compile.js';
+import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from './compile.js';
+import { compileProjection } from './project.js';
 import type { ResourceSchema, SchemaRegistry } from './schema.js';
 
 /** `stream`, when present, replaces `data` (large answers are written as they are produced). */

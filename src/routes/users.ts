@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RecordIndex } from '../plan/index.js';
-import { compileProjection } from '../query/compile.js';
+import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from './items.js';
 import { proxied } from './modes.js';

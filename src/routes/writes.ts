@@ -9,7 +9,7 @@ import { isUuid } from '../lib/uuid.js';
 import { executeOne } from '../plan/execute.js';
 import { RecordIndex } from '../plan/index.js';
 import { planQuery } from '../plan/plan.js';
-import { compileProjection } from '../query/compile.js';
+import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { createRender } from '../write/create-render.js';
 import { parseLegacyQuery, requestEnv } from './items.js';
