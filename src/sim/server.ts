@@ -4,7 +4,8 @@ import { FaultInjector, type FaultRule } from './faults.js';
 import { SCALES } from './generator.js';
 import { openApiDocument } from './openapi.js';
 import { DEFAULT_WEBHOOK_OPTIONS, WebhookDispatcher, type WebhookOptions } from './webhooks.js';
-import { SimFaultsBodySchema, SimHttpError, World } from './world.js';
+import { SimHttpError } from './errors.js';
+import { SimFaultsBodySchema, World } from './world.js';
 import type { SimPerson } from './model.js';
 
 export interface SimulatorOptions {

@@ -2,40 +2,20 @@ import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { CreateRenderBodySchema, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1Template, type V1TemplateSummary, type V1User } from '../v1/schemas.js';
 import type { SimClock } from './clock.js';
-import { CursorCodec, CursorError } from './cursor.js';
+import { CursorCodec } from './cursor.js';
+import { paginate, type ListOptions } from './paginate.js';
+import { SimHttpError, validation } from './errors.js';
 import { generateWorld, scheduleFrom, type Scale } from './generator.js';
 import type { SimAccount, SimKey, SimPerson, SimProject, SimRender, SimTeam } from './model.js';
 import { Rng } from './rng.js';
 
-/** An HTTP answer the simulator gives instead of data (v1 error shape). */
-export class SimHttpError extends Error {
-  constructor(readonly status: number, readonly body: Record<string, unknown>, readonly headers: Record<string, string> = {}) {
-    super(String(body.error));
-  }
-}
 const notFound = (what: string) => new SimHttpError(404, { error: `${what} not found.` });
 
-export interface ListOptions { limit?: unknown; cursor?: unknown; search?: unknown; order?: unknown; status?: unknown }
 export interface Transition { render: SimRender; from: RenderStatus; to: RenderStatus; at: number }
 
 const sec = (ms: number) => Math.floor(ms / 1000);
-type Key = readonly number[];
 
-function compareKeys(a: Key, b: Key): number {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    const d = (a[i] ?? 0) - (b[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
 
-function relevance(name: string, q: string): number {
-  const n = name.toLowerCase();
-  if (n === q) return 4;
-  if (n.startsWith(q)) return 3;
-  if (n.includes(` ${q}`)) return 2;
-  return n.includes(q) ? 1 : 0;
-}
 
 /**
  * The v1 world: seeded data plus every rule of the v1 document (reach, 404 for unreachable, cursor
@@ -207,7 +187,7 @@ export class World {
   listProjects(person: SimPerson, teamId: unknown, q: ListOptions) {
     const team = this.reachableTeam(person, requiredString(teamId, 'team_id'));
     const items = [...this.projects.values()].filter((p) => p.teamId === team.id);
-    const page = this.paginate('/v1/projects', `team=${team.id}`, items, (p) => p.createdAt, (p) => p.name, q, false);
+    const page = paginate(this.cursors, '/v1/projects', `team=${team.id}`, items, (p) => p.createdAt, (p) => p.name, q, false);
     return { ...page, data: page.data.map((p) => this.projectView(p)) };
   }
 
@@ -234,7 +214,7 @@ export class World {
       throw validation([{ field: 'status', message: `status: must be one of the seven render statuses`, code: 'invalid_enum_value' }]);
     }
     const items = this.rendersByProject.get(p.id) ?? [];
-    const page = this.paginate('/v1/renders', `project=${p.id};status=${status ?? ''}`, items, (r) => r.createdAt, (r) => r.name, q, true, status === undefined ? undefined : (r) => r.status === status);
+    const page = paginate(this.cursors, '/v1/renders', `project=${p.id};status=${status ?? ''}`, items, (r) => r.createdAt, (r) => r.name, q, true, status === undefined ? undefined : (r) => r.status === status);
     return { ...page, data: page.data.map((r) => this.renderView(r)) };
   }
 
@@ -247,55 +227,6 @@ export class World {
   /** Internal look (admin route): the configuration copy a render was made from. */
   renderConfig(id: string): Record<string, unknown> | undefined {
     return this.renders.get(id)?.config;
-  }
-
-  /**
-   * Cursor pagination. Order keys are numeric tuples sorted ascending; the cursor holds the last key
-   * served, so items created between pages are never served twice and none is skipped. Every third
-   * page is short while more follow, and a status filter is applied to a window of `limit` items
-   * (so pages can be short, even empty, with `has_more` true) — v1's awkward parts.
-   */
-  private paginate<T extends { seq?: number; createdAt: number; id: string }>(
-    endpoint: string, baseFilters: string, items: readonly T[], created: (t: T) => number, name: (t: T) => string,
-    q: ListOptions, shortPages: boolean, windowFilter?: (t: T) => boolean,
-  ): { data: T[]; has_more: boolean; next_cursor: string | null } {
-    const limit = parseLimit(q.limit);
-    const search = q.search === undefined || q.search === '' ? undefined : String(q.search).toLowerCase();
-    const order = q.order === undefined ? 'desc' : String(q.order);
-    if (order !== 'asc' && order !== 'desc') throw validation([{ field: 'order', message: 'order: must be asc or desc', code: 'invalid_enum_value' }]);
-    const filters = `${baseFilters};search=${search ?? ''};order=${search ? '-' : order}`;
-    let after: readonly (number | string)[] | null = null;
-    let pageNo = 0;
-    if (q.cursor !== undefined) {
-      try {
-        const st = this.cursors.decode(String(q.cursor), endpoint, filters);
-        after = st.after;
-        pageNo = st.page;
-      } catch (e) {
-        throw new SimHttpError(400, { error: e instanceof CursorError ? e.message : 'Invalid cursor.' });
-      }
-    }
-    const seqOf = (t: T) => (t.seq ?? hashSeq(t.id));
-    const keyOf = (t: T): Key => {
-      if (search) return [-relevance(name(t), search), -created(t), -seqOf(t)];
-      return order === 'asc' ? [created(t), seqOf(t)] : [-created(t), -seqOf(t)];
-    };
-    const candidates = search ? items.filter((t) => relevance(name(t), search) > 0) : items;
-    const ordered = candidates.map((t) => ({ t, k: keyOf(t) })).sort((a, b) => compareKeys(a.k, b.k));
-    let start = 0;
-    if (after) {
-      const a = after as Key;
-      while (start < ordered.length && compareKeys((ordered[start] as { k: Key }).k, a) <= 0) start++;
-    }
-    const size = shortPages && !windowFilter && pageNo % 3 === 1 ? Math.max(1, Math.floor(limit / 2)) : limit;
-    const window = ordered.slice(start, start + size);
-    const has_more = start + window.length < ordered.length;
-    const last = window[window.length - 1];
-    return {
-      data: window.map((x) => x.t).filter((t) => !windowFilter || windowFilter(t)),
-      has_more,
-      next_cursor: has_more && last ? this.cursors.encode({ endpoint, filters, after: last.k, page: pageNo + 1 }) : null,
-    };
   }
 
   // ---------------------------------------------------------------- writes and lifecycle
@@ -371,28 +302,13 @@ export class World {
   }
 }
 
-function hashSeq(id: string): number {
-  let h = 0;
-  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) | 0;
-  return h;
-}
 
 function requiredString(v: unknown, field: string): string {
   if (typeof v !== 'string' || v.length === 0) throw validation([{ field, message: `${field}: is required`, code: 'too_small' }]);
   return v;
 }
 
-function parseLimit(v: unknown): number {
-  if (v === undefined) return 20;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw validation([{ field: 'limit', message: 'limit: must be an integer from 1 to 60', code: n < 1 ? 'too_small' : 'invalid_type' }]);
-  return Math.min(n, 60);
-}
 
-export function validation(details: { field: string; message: string; code: string }[]): SimHttpError {
-  const message = details.length === 1 ? (details[0] as { message: string }).message : `${details.length} validation errors`;
-  return new SimHttpError(422, { error: 'Validation failed.', message, details });
-}
 
 export const SimFaultsBodySchema = z.object({
   latency_ms: z.number().int().min(0).max(60_000).optional(),
