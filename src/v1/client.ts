@@ -26,7 +26,9 @@ export interface V1Meter { onCall(info: V1CallInfo): void; onCoalesced?(path: st
 
 export interface ListQuery { limit?: number; cursor?: string; search?: string; order?: 'asc' | 'desc'; status?: RenderStatus }
 
-const keyId = (apiKey: string) => createHash('sha256').update(apiKey).digest('hex').slice(0, 16);
+/** A key and its non-secret identifier (hashed once: cache partitions and coalescing use it on every call). */
+interface V1Credential { readonly apiKey: string; readonly partition: string }
+const credential = (apiKey: string): V1Credential => ({ apiKey, partition: createHash('sha256').update(apiKey).digest('hex').slice(0, 16) });
 
 /**
  * The only module that talks to v1: undici with keep-alive, a per-request timeout, typed errors,
@@ -49,7 +51,7 @@ export class V1Client {
 
   /** The API of one person's key. `meter` receives every HTTP exchange made through it. */
   as(apiKey: string, meter?: V1Meter): V1Session {
-    return new V1Session(this, apiKey, meter);
+    return new V1Session(this, credential(apiKey), meter);
   }
 
   async close(): Promise<void> {
@@ -57,14 +59,14 @@ export class V1Client {
   }
 
   /** @internal */
-  async get<S extends z.ZodType>(apiKey: string, path: string, schema: S, meter?: V1Meter): Promise<z.infer<S>> {
-    const k = `${keyId(apiKey)} ${path}`;
+  async get<S extends z.ZodType>(cred: V1Credential, path: string, schema: S, meter?: V1Meter): Promise<z.infer<S>> {
+    const k = `${cred.partition} ${path}`;
     const existing = this.inflight.get(k);
     if (existing) {
       meter?.onCoalesced?.(path);
       return existing as Promise<z.infer<S>>;
     }
-    const p = this.withRetries((attempt) => this.send('GET', path, apiKey, undefined, meter, attempt), 'GET').then((body) => validate(schema, body, 'GET', path));
+    const p = this.withRetries((attempt) => this.send('GET', path, cred.apiKey, undefined, meter, attempt), 'GET').then((body) => validate(schema, body, 'GET', path));
     this.inflight.set(k, p);
     try {
       return await p;
@@ -74,8 +76,8 @@ export class V1Client {
   }
 
   /** @internal Never retried: v1 has no idempotency key, a blind retry could bill twice. */
-  async post<S extends z.ZodType>(apiKey: string, path: string, body: unknown, schema: S, meter?: V1Meter): Promise<z.infer<S>> {
-    const res = await this.send('POST', path, apiKey, body, meter);
+  async post<S extends z.ZodType>(cred: V1Credential, path: string, body: unknown, schema: S, meter?: V1Meter): Promise<z.infer<S>> {
+    const res = await this.send('POST', path, cred.apiKey, body, meter);
     return validate(schema, res, 'POST', path);
   }
 
@@ -149,29 +151,29 @@ const enc = encodeURIComponent;
 
 /** The v1 API as one person's key sees it. */
 export class V1Session {
-  constructor(private readonly client: V1Client, private readonly apiKey: string, private readonly meter?: V1Meter) {}
+  constructor(private readonly client: V1Client, private readonly cred: V1Credential, private readonly meter?: V1Meter) {}
 
   /** A stable, non-secret identifier of the key (cache partitions, coalescing). */
   get partition(): string {
-    return keyId(this.apiKey);
+    return this.cred.partition;
   }
 
-  me(): Promise<V1User> { return this.client.get(this.apiKey, '/v1/me', V1UserSchema, this.meter); }
-  teams(): Promise<{ data: V1Team[] }> { return this.client.get(this.apiKey, '/v1/teams', V1TeamListSchema, this.meter); }
-  team(id: string): Promise<V1Team> { return this.client.get(this.apiKey, `/v1/teams/${enc(id)}`, V1TeamSchema, this.meter); }
-  members(teamId: string): Promise<{ data: V1TeamMember[] }> { return this.client.get(this.apiKey, `/v1/users${qs({ team_id: teamId })}`, V1MemberListSchema, this.meter); }
-  user(id: string): Promise<V1User> { return this.client.get(this.apiKey, `/v1/users/${enc(id)}`, V1UserSchema, this.meter); }
+  me(): Promise<V1User> { return this.client.get(this.cred, '/v1/me', V1UserSchema, this.meter); }
+  teams(): Promise<{ data: V1Team[] }> { return this.client.get(this.cred, '/v1/teams', V1TeamListSchema, this.meter); }
+  team(id: string): Promise<V1Team> { return this.client.get(this.cred, `/v1/teams/${enc(id)}`, V1TeamSchema, this.meter); }
+  members(teamId: string): Promise<{ data: V1TeamMember[] }> { return this.client.get(this.cred, `/v1/users${qs({ team_id: teamId })}`, V1MemberListSchema, this.meter); }
+  user(id: string): Promise<V1User> { return this.client.get(this.cred, `/v1/users/${enc(id)}`, V1UserSchema, this.meter); }
   projectsPage(teamId: string, q: ListQuery = {}): Promise<Page<V1Project>> {
-    return this.client.get(this.apiKey, `/v1/projects${qs({ team_id: teamId, ...q })}`, V1ProjectPageSchema, this.meter);
+    return this.client.get(this.cred, `/v1/projects${qs({ team_id: teamId, ...q })}`, V1ProjectPageSchema, this.meter);
   }
-  project(id: string): Promise<V1Project> { return this.client.get(this.apiKey, `/v1/projects/${enc(id)}`, V1ProjectSchema, this.meter); }
-  templates(projectId: string): Promise<{ data: V1TemplateSummary[] }> { return this.client.get(this.apiKey, `/v1/templates${qs({ project_id: projectId })}`, V1TemplateListSchema, this.meter); }
-  template(id: string, projectId: string): Promise<V1Template> { return this.client.get(this.apiKey, `/v1/templates/${enc(id)}${qs({ project_id: projectId })}`, V1TemplateSchema, this.meter); }
+  project(id: string): Promise<V1Project> { return this.client.get(this.cred, `/v1/projects/${enc(id)}`, V1ProjectSchema, this.meter); }
+  templates(projectId: string): Promise<{ data: V1TemplateSummary[] }> { return this.client.get(this.cred, `/v1/templates${qs({ project_id: projectId })}`, V1TemplateListSchema, this.meter); }
+  template(id: string, projectId: string): Promise<V1Template> { return this.client.get(this.cred, `/v1/templates/${enc(id)}${qs({ project_id: projectId })}`, V1TemplateSchema, this.meter); }
   rendersPage(projectId: string, q: ListQuery = {}): Promise<Page<V1Render>> {
-    return this.client.get(this.apiKey, `/v1/renders${qs({ project_id: projectId, ...q })}`, V1RenderPageSchema, this.meter);
+    return this.client.get(this.cred, `/v1/renders${qs({ project_id: projectId, ...q })}`, V1RenderPageSchema, this.meter);
   }
-  render(id: string): Promise<V1Render> { return this.client.get(this.apiKey, `/v1/renders/${enc(id)}`, V1RenderSchema, this.meter); }
-  createRender(body: CreateRenderBody): Promise<V1Render> { return this.client.post(this.apiKey, '/v1/renders', body, V1RenderSchema, this.meter); }
+  render(id: string): Promise<V1Render> { return this.client.get(this.cred, `/v1/renders/${enc(id)}`, V1RenderSchema, this.meter); }
+  createRender(body: CreateRenderBody): Promise<V1Render> { return this.client.post(this.cred, '/v1/renders', body, V1RenderSchema, this.meter); }
 
   /** Every item of a cursor-paginated list: stops when next_cursor is null, never because a page is short. */
   async *all<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T> {
