@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { isUuid } from '../lib/uuid.js';
 import { Catalog } from '../plan/catalog.js';
+import type { V1Session } from '../v1/client.js';
 import { executeList, executeOne, RawJson } from '../plan/execute.js';
 import type { ExecEnv } from '../plan/index.js';
 import { CallMeter } from '../plan/meter.js';
@@ -17,7 +18,7 @@ import { renderCredits } from '../config/schema.js';
 import { proxied } from './modes.js';
 
 /** The per-request pieces every legacy read needs: meter, catalog and execution environment. */
-export async function requestEnv(deps: Deps, request: FastifyRequest): Promise<{ env: ExecEnv; meter: CallMeter }> {
+export async function requestEnv(deps: Deps, request: FastifyRequest): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
   const principal = requirePrincipal(request);
   const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET);
   const session = await deps.v1For(principal.user.id, meter);
@@ -27,7 +28,7 @@ export async function requestEnv(deps: Deps, request: FastifyRequest): Promise<{
     catalog, ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT, renderData: deps.renderData,
     overlays: { render, project, account }, nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, aggregateStrings: true, credits: renderCredits(deps.config),
   };
-  return { env, meter };
+  return { env, meter, session };
 }
 
 export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: ResourceSchema): QueryNode {

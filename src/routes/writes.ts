@@ -40,18 +40,17 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     const body = request.body ?? {};
     const parsed = CreateBody.safeParse(body);
     if (!parsed.success) throw errors.invalidPayload(parsed.error.issues[0]?.message ?? 'Invalid payload.');
-    const { env, meter } = await requestEnv(deps, request);
-    const session = await deps.v1For(principal.user.id, meter);
+    // the query (fields) is checked before anything is created
+    const q = parseLegacyQuery(deps, request, deps.mappings.schemas.render as ResourceSchema);
+    const { env, session } = await requestEnv(deps, request);
     const result = await createRender({ project: parsed.data.project.toLowerCase(), account: parsed.data.account.toLowerCase(), data: parsed.data.data, ...(parsed.data.title !== undefined ? { title: parsed.data.title } : {}) }, {
       env, session, templateRules: deps.mappings.writes.templateRules, lostResponseWindowMs: deps.mappings.writes.lostResponseWindowSeconds * 1000, now: Date.now, log: request.log,
     });
     await deps.renderData.put(result.render.id, parsed.data.data, result.render.name, principal.user.id);
     env.catalog.rememberRender(result.render);
     const index = new RecordIndex(env);
-    const project = await env.catalog.project(result.render.project.id);
-    if (project) index.project(project);
+    index.project(result.project);
     const [rec] = await index.renders([result.render]);
-    const q = parseLegacyQuery(deps, request, deps.mappings.schemas.render as ResourceSchema);
     const shaped = await index.settle(() => compileProjection(q.fields, deps.mappings.schemas.render as ResourceSchema, deps.mappings.schemas, index)(rec!));
     await deps.ids.flush();
     return { status: 200, body: { data: shaped } };

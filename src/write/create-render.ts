@@ -4,7 +4,7 @@ import type { Catalog } from '../plan/catalog.js';
 import type { ExecEnv } from '../plan/index.js';
 import { V1Error, V1NetworkError, V1ServerError } from '../v1/errors.js';
 import type { V1Session } from '../v1/client.js';
-import type { V1Render } from '../v1/schemas.js';
+import type { V1Project, V1Render } from '../v1/schemas.js';
 import { chooseTemplate, renderName } from './template-choice.js';
 
 export interface CreateRenderInput { readonly project: string; readonly account: string; readonly data: Readonly<Record<string, unknown>>; readonly title?: string }
@@ -23,7 +23,7 @@ export interface CreateRenderDeps {
  * is lost, the render it may have created is looked for (same project, same name, created within the
  * window) before answering, and the answer says so when the gateway cannot tell.
  */
-export async function createRender(input: CreateRenderInput, d: CreateRenderDeps): Promise<{ render: V1Render; templateId: string | null; recovered: boolean }> {
+export async function createRender(input: CreateRenderInput, d: CreateRenderDeps): Promise<{ render: V1Render; project: V1Project; templateId: string | null; recovered: boolean }> {
   const { env } = d;
   const catalog: Catalog = env.catalog;
   const [projectId, teamId] = await Promise.all([env.ids.toV1('project', input.project), env.ids.toV1('account', input.account)]);
@@ -45,7 +45,7 @@ export async function createRender(input: CreateRenderInput, d: CreateRenderDeps
   const started = d.now();
   try {
     const render = await d.session.createRender({ name, project_id: project.id, ...(templateId ? { template_id: templateId } : {}), values: { ...input.data } });
-    return { render, templateId, recovered: false };
+    return { render, project, templateId, recovered: false };
   } catch (e) {
     if (!(e instanceof V1NetworkError || e instanceof V1ServerError)) throw e instanceof V1Error ? fromV1Error(e) : e;
     d.log.warn({ project: project.id, reason: e.message }, 'POST /v1/renders gave no answer; looking for the render it may have created');
@@ -60,7 +60,7 @@ export async function createRender(input: CreateRenderInput, d: CreateRenderDeps
     }
     if (found) {
       d.log.info({ render: found.id }, 'found the render whose creation answer was lost');
-      return { render: found, templateId, recovered: true };
+      return { render: found, project, templateId, recovered: true };
     }
     throw new GatewayError('SERVICE_UNAVAILABLE', `Service "v1" is unavailable. v1 did not confirm the render, and no render named "${name}" was created in the project since the request, so it was not created. Retrying (with the same Idempotency-Key) is safe.`, { extensions: { service: 'v1', reason: 'not created', outcome: 'not_created' } });
   }

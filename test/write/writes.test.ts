@@ -55,6 +55,13 @@ describe('POST /renders', () => {
     expect(res.json().errors[0]).toMatchObject({ message, extensions: { code: 'INVALID_PAYLOAD' } });
   });
 
+  it('checks the query before creating anything', async () => {
+    const res = await post(body({ title: 'bad fields' }), {}, '/renders?fields=nope');
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors[0].extensions.code).toBe('INVALID_QUERY');
+    expect(rendersNamed('bad fields')).toHaveLength(0);
+  });
+
   it('rejects a project that is not under the account', async () => {
     const otherTeam = gw.s.keys[0]!.teams.find((t) => t.id !== project.teamId)!.id;
     const res = await post({ ...body({}), account: derivedUuid('account', otherTeam) });
