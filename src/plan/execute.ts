@@ -1,9 +1,8 @@
 import { errors } from '../errors/catalog.js';
 import { FieldRef, Query, type QueryNode } from '../query/ast.js';
-import { aggregateRows } from '../query/aggregate.js';
 import { compileFilter, compileSearch, compileSort, type Rec } from '../query/compile.js';
 import { compileProjection } from '../query/project.js';
-import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
+import { effectiveSort, selectRecords, type QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
 import type { V1Project, V1Render, V1Team } from '../v1/schemas.js';
 import { RecordIndex, type ExecEnv } from './index.js';
@@ -18,8 +17,8 @@ export class RawJson {
 }
 
 /** Reachable teams, narrowed to the plan's account uuids. */
-async function teamScope(plan: Plan, env: ExecEnv): Promise<V1Team[]> {
-  const teams = await env.catalog.teams();
+async function teamScope(plan: Plan, env: ExecEnv, reachable?: readonly V1Team[]): Promise<V1Team[]> {
+  const teams = [...(reachable ?? (await env.catalog.teams()))];
   if (!plan.scope.accounts) return teams;
   const wanted = new Set((await Promise.all(plan.scope.accounts.map((u) => env.ids.toV1('account', u)))).filter(Boolean));
   return teams.filter((t) => wanted.has(t.id));
@@ -40,25 +39,18 @@ async function projectScope(plan: Plan, env: ExecEnv, teams: readonly V1Team[] |
   return projects;
 }
 
-/** Filter + search + sort + page (or aggregate) over complete records, then projection. */
+/** The scan path: the shared selection over complete records, relations fetched as it needs them, then projection. */
 async function finish(q: QueryNode, schema: ResourceSchema, env: ExecEnv, index: RecordIndex, records: readonly Rec[], total: number | (() => Promise<number>), fillData = false): Promise<QueryResult> {
   const { schemas } = env.mappings;
-  const filter = compileFilter(q.filter, schema, schemas, index);
-  const search = compileSearch(q.search, schema);
-  const matched = await index.settle(() => records.filter((r) => filter(r) && search(r)));
-  const needTotal = q.meta.includes('total_count');
-  const meta = buildMeta(q, needTotal ? (typeof total === 'number' ? total : await total()) : 0, matched.length);
-  if (q.aggregate.length > 0 || q.groupBy.length > 0) {
-    const rows = await index.settle(() => aggregateRows(matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, schema, schemas, index, { numericStrings: env.aggregateStrings }));
-    return meta ? { meta, data: rows } : { data: rows };
+  const totalCount = q.meta.includes('total_count') ? (typeof total === 'number' ? total : await total()) : records.length;
+  const sel = await index.settle(() => selectRecords(records, q, schemas, index, { numericStrings: env.aggregateStrings }, totalCount));
+  let data = sel.rows;
+  if (!data) {
+    const page = fillData ? await index.fillData(sel.page ?? []) : (sel.page ?? []);
+    const project = compileProjection(q.fields, schema, schemas, index);
+    data = await index.settle(() => page.map(project));
   }
-  const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
-  const sorted = await index.settle(() => [...matched].sort(cmp));
-  let page = q.limit === -1 ? sorted.slice(q.offset) : sorted.slice(q.offset, q.offset + q.limit);
-  if (fillData) page = await index.fillData(page);
-  const project = compileProjection(q.fields, schema, schemas, index);
-  const data = await index.settle(() => page.map(project));
-  return meta ? { meta, data } : { data };
+  return sel.meta ? { meta: sel.meta, data } : { data };
 }
 
 const touchesData = (q: QueryNode) => JSON.stringify(q.filter ?? null).includes('"data"') || q.groupBy.some((g) => g.path[0] === 'data');
@@ -189,7 +181,7 @@ async function listProjects(q: QueryNode, plan: Plan, env: ExecEnv, index: Recor
 async function listAccounts(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {
   const schema = env.mappings.schemas.account as ResourceSchema;
   const all = await env.catalog.teams();
-  const teams = await teamScope(plan, env);
+  const teams = await teamScope(plan, env, all);
   return finish(q, schema, env, index, await index.accounts(teams), all.length);
 }
 

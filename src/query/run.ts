@@ -16,25 +16,34 @@ export function effectiveSort(q: QueryNode, resource: ResourceSchema): readonly 
   return [...base, Sort.create(FieldRef.create(['id']), 'asc')];
 }
 
+/** A query's selection before projection: its meta, and either aggregated rows or the page of records. */
+export interface Selection { readonly meta?: Record<string, number>; readonly rows?: unknown[]; readonly page?: readonly Rec[] }
+
 /**
- * Answers a query over a complete, in-memory set of records (the full-scan path and the reference the
- * planner's lean paths are tested against).
+ * Filter, search, meta, then aggregation or sort + page, over a complete set of records. Shared by the
+ * in-memory reference (`runQuery`) and the planner's scan path. `total` is what total_count reports.
  */
-export function runQuery(records: readonly Rec[], q: QueryNode, schemas: SchemaRegistry, lookup: Lookup, agg: AggregateOptions): QueryResult {
+export function selectRecords(records: readonly Rec[], q: QueryNode, schemas: SchemaRegistry, lookup: Lookup, agg: AggregateOptions, total = records.length): Selection {
   const resource = schemas[q.resource] as ResourceSchema;
   const filter = compileFilter(q.filter, resource, schemas, lookup);
   const search = compileSearch(q.search, resource);
   const matched = records.filter((r) => filter(r) && search(r));
-  const meta = buildMeta(q, records.length, matched.length);
+  const meta = buildMeta(q, total, matched.length);
   if (q.aggregate.length > 0 || q.groupBy.length > 0) {
-    const rows = aggregateRows(matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, resource, schemas, lookup, agg);
-    return meta ? { meta, data: rows } : { data: rows };
+    return { ...(meta ? { meta } : {}), rows: aggregateRows(matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, resource, schemas, lookup, agg) };
   }
   const sorted = [...matched].sort(compileSort(effectiveSort(q, resource), resource, schemas, lookup));
-  const page = q.limit === -1 ? sorted.slice(q.offset) : sorted.slice(q.offset, q.offset + q.limit);
-  const project = compileProjection(q.fields, resource, schemas, lookup);
-  const data = page.map(project);
-  return meta ? { meta, data } : { data };
+  return { ...(meta ? { meta } : {}), page: q.limit === -1 ? sorted.slice(q.offset) : sorted.slice(q.offset, q.offset + q.limit) };
+}
+
+/**
+ * Answers a query over a complete, in-memory set of records (the reference the planner's lean paths
+ * are tested against).
+ */
+export function runQuery(records: readonly Rec[], q: QueryNode, schemas: SchemaRegistry, lookup: Lookup, agg: AggregateOptions): QueryResult {
+  const sel = selectRecords(records, q, schemas, lookup, agg);
+  const data = sel.rows ?? (sel.page ?? []).map(compileProjection(q.fields, schemas[q.resource] as ResourceSchema, schemas, lookup));
+  return sel.meta ? { meta: sel.meta, data } : { data };
 }
 
 export function buildMeta(q: QueryNode, total: number, filtered: number): Record<string, number> | undefined {
