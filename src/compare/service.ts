@@ -1,6 +1,6 @@
 import type { ComparisonMapping } from '../config/mappings.js';
 import type { CompareStore } from '../store/compare.js';
-import { ID_TYPES, type IdTranslator, type IdType } from '../translate/ids.js';
+import type { IdTranslator } from '../translate/ids.js';
 import { diffAnswers, noisePaths, uuidsIn, type Difference } from './diff.js';
 
 export interface Answer { readonly status: number; readonly body: unknown; readonly ms: number }
@@ -16,14 +16,8 @@ export class Comparator {
   private async identities(bodies: unknown[]): Promise<Map<string, string>> {
     const all = new Set<string>();
     for (const b of bodies) uuidsIn(b, all);
-    const out = new Map<string, string>();
-    for (const u of all) {
-      for (const type of Object.keys(ID_TYPES) as IdType[]) {
-        const v1 = await this.ids.toV1(type, u);
-        if (v1) { out.set(u, `v1:${v1}`); break; }
-      }
-    }
-    return out;
+    const found = await this.ids.resolveMany([...all]);
+    return new Map([...found].map(([uuid, v1]) => [uuid, `v1:${v1}`]));
   }
 
   async compare(route: string, request: string, unordered: boolean, legacy: Answer, translated: Answer, legacyAgain?: Answer): Promise<Difference[]> {

@@ -43,6 +43,18 @@ export class IdMapStore {
     return r?.v1_id;
   }
 
+  /** The v1 id each uuid names, whatever its type (one query per 500 uuids). */
+  async v1IdsFor(uuids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < uuids.length; i += 500) {
+      const chunk = uuids.slice(i, i + 500).map((u) => u.toLowerCase());
+      if (chunk.length === 0) continue;
+      const rows = await this.db.selectFrom('id_map').select(['uuid', 'v1_id']).where('uuid', 'in', chunk).execute();
+      for (const r of rows) out.set(r.uuid, r.v1_id);
+    }
+    return out;
+  }
+
   async imported(): Promise<IdPair[]> {
     const rows = await this.db.selectFrom('id_map').selectAll().where('source', '=', 'imported').execute();
     return rows.map((r) => ({ type: r.type, uuid: r.uuid, v1Id: r.v1_id, source: 'imported' as const }));

@@ -122,6 +122,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('compare_samples_field').on('compare_samples').columns(['route', 'path', 'kind']).execute();
     },
   },
+  '0004_id_map_by_uuid': {
+    async up(db: Kysely<any>) {
+      // the comparison resolves uuids of any type at once
+      await db.schema.createIndex('id_map_uuid').on('id_map').column('uuid').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -62,6 +62,12 @@ export class IdTranslator {
     return v1;
   }
 
+  /** The v1 ids many uuids name, of any type (after writing what is pending). */
+  async resolveMany(uuids: readonly string[]): Promise<Map<string, string>> {
+    await this.flush();
+    return this.store.v1IdsFor(uuids);
+  }
+
   /** Writes the pairs emitted since the last flush. */
   async flush(): Promise<void> {
     if (this.pending.length === 0) return;

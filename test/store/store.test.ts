@@ -17,7 +17,7 @@ describe.each(dbs)('store on $name', ({ url }) => {
   const box = new SecretBox(Buffer.alloc(32, 7));
   beforeAll(async () => {
     db = await openDb(url);
-    expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability']);
+    expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability', '0004_id_map_by_uuid']);
     expect(await migrate(db.kysely)).toEqual([]); // idempotent
     users = new UserStore(db.kysely, box, () => now);
   });
@@ -93,6 +93,8 @@ describe.each(dbs)('store on $name', ({ url }) => {
     expect((await ids.imported()).map((p) => p.uuid)).toContain('bbbbbbbb-0000-4000-8000-000000000001');
     await expect(ids.importPairs([{ type: 'render', uuid: 'bbbbbbbb-0000-4000-8000-000000000001', v1Id: 'rend_2' }])).rejects.toBeInstanceOf(IdConflictError);
     expect((await ids.all()).length).toBe(2);
+    expect(await ids.v1IdsFor(['BBBBBBBB-0000-4000-8000-000000000001', 'aaaaaaaa-0000-5000-8000-000000000001', 'cccccccc-0000-4000-8000-000000000001']))
+      .toEqual(new Map([['bbbbbbbb-0000-4000-8000-000000000001', 'rend_1'], ['aaaaaaaa-0000-5000-8000-000000000001', 'rend_1']]));
   });
 
   it('keeps render data and overlays', async () => {
