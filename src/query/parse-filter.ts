@@ -70,6 +70,16 @@ function combine(kind: 'And' | 'Or', children: FilterNode[]): FilterNode {
   return kind === 'And' ? And.create(kept) : Or.create(kept);
 }
 
+/** `_and` / `_or`: a list of filters, each parsed by `item`, combined; an empty `_or` is dropped. */
+function logical(key: '_and' | '_or', val: unknown, path: string, ctx: FilterContext, item: (x: unknown, at: string) => FilterNode | undefined): FilterNode | undefined {
+  const list = asArray(val);
+  if (!list) { ctx.issues.add(path, `"${key}" has to be an array of filter objects`); return undefined; }
+  const children: FilterNode[] = [];
+  list.forEach((x, i) => { const n = item(x, `${path}[${i}]`); if (n) children.push(n); });
+  if (key === '_or' && children.length === 0) return undefined;
+  return combine(key === '_and' ? 'And' : 'Or', children);
+}
+
 function parseLevel(obj: Record<string, unknown>, resource: ResourceSchema, path: string, ctx: FilterContext, depth: number, relDepth: number): FilterNode {
   if (depth > MAX_LOGICAL_DEPTH) {
     ctx.issues.add(path, 'Filter is nested too deeply');
@@ -80,15 +90,12 @@ function parseLevel(obj: Record<string, unknown>, resource: ResourceSchema, path
     const val = obj[key];
     const here = `${path}.${key}`;
     if (key === '_and' || key === '_or') {
-      const list = asArray(val);
-      if (!list) { ctx.issues.add(here, `"${key}" has to be an array of filter objects`); continue; }
-      const children: FilterNode[] = [];
-      list.forEach((item, i) => {
-        if (!isPlainObject(item)) { ctx.issues.add(`${here}[${i}]`, `Every item of "${key}" has to be a filter object`); return; }
-        children.push(parseLevel(item, resource, `${here}[${i}]`, ctx, depth + 1, relDepth));
+      const node = logical(key, val, here, ctx, (item, at) => {
+        if (isPlainObject(item)) return parseLevel(item, resource, at, ctx, depth + 1, relDepth);
+        ctx.issues.add(at, `Every item of "${key}" has to be a filter object`);
+        return undefined;
       });
-      if (key === '_or' && children.length === 0) continue;
-      parts.push(combine(key === '_and' ? 'And' : 'Or', children));
+      if (node) parts.push(node);
       continue;
     }
     parts.push(parseField(key, val, resource, here, ctx, depth, relDepth));
@@ -116,10 +123,8 @@ function parseField(key: string, val: unknown, resource: ResourceSchema, path: s
     const here = `${path}.${k}`;
     if (k === '_and' || k === '_or') {
       // hoisted: {field: {_or: [A, B]}} → {_or: [{field: A}, {field: B}]}
-      const list = asArray(v);
-      if (!list) { ctx.issues.add(here, `"${k}" has to be an array of filter objects`); continue; }
-      const children = list.map((item, i) => parseField(key, item, resource, `${here}[${i}]`, ctx, depth + 1, relDepth));
-      parts.push(combine(k === '_and' ? 'And' : 'Or', children));
+      const node = logical(k, v, here, ctx, (item, at) => parseField(key, item, resource, at, ctx, depth + 1, relDepth));
+      if (node) parts.push(node);
       continue;
     }
     if (k === '_some' || k === '_none') {
