@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import { decodeKey, type Config } from './config/schema.js';
+import { decodeKey, renderCredits, type Config } from './config/schema.js';
 import { JwtService } from './auth/jwt.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { openDb, type Db } from './store/db.js';
@@ -40,6 +40,8 @@ export interface Deps {
   readonly compareStore: CompareStore;
   readonly comparator: Comparator;
   readonly usage: UsageLedger;
+  /** render_credits figures per v1 team id (RENDER_CREDITS, parsed once). */
+  readonly credits: Readonly<Record<string, unknown>>;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter): Promise<V1Session>;
   /** Forget a cached key (after a rebind). */
@@ -76,7 +78,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   return {
     config, logger, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
     idempotency: new IdempotencyStore(db.kysely, now),
-    compareStore, comparator: new Comparator(ids, compareStore, mappings.comparison), usage,
+    compareStore, comparator: new Comparator(ids, compareStore, mappings.comparison), usage, credits: renderCredits(config),
     async v1For(userId, meter) {
       let key = keys.get(userId);
       if (!key) {

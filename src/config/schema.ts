@@ -158,11 +158,15 @@ export function decodeKey(v: string): Buffer | undefined {
 export const ROUTE_PREFIXES = ['/auth', '/users', '/renders', '/render', '/projects', '/accounts', '/templates'];
 export type RouteMode = 'translate' | 'proxy' | 'shadow' | 'compare';
 
-/** The mode of a request path (by its first segment). */
+const parsedModes = new WeakMap<Config, Readonly<Record<string, RouteMode>>>();
+
+/** The mode of a request path (by its first segment); ROUTE_MODES is parsed once per config. */
 export function routeMode(c: Config, path: string): RouteMode {
   if (!c.ROUTE_MODES) return 'translate';
+  let modes = parsedModes.get(c);
+  if (!modes) { modes = JSON.parse(c.ROUTE_MODES) as Record<string, RouteMode>; parsedModes.set(c, modes); }
   const prefix = `/${path.split('?')[0]!.split('/')[1] ?? ''}`;
-  return ((JSON.parse(c.ROUTE_MODES) as Record<string, RouteMode>)[prefix]) ?? 'translate';
+  return Object.hasOwn(modes, prefix) ? (modes[prefix] as RouteMode) : 'translate';
 }
 
 export function renderCredits(c: Config): Readonly<Record<string, { amount: number; remaining: number; used: number }>> {

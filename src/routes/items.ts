@@ -14,19 +14,24 @@ import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { safeEqual } from '../store/crypto.js';
-import { renderCredits } from '../config/schema.js';
 import { proxied } from './modes.js';
 
-/** The per-request pieces every legacy read needs: meter, catalog and execution environment. */
-export async function requestEnv(deps: Deps, request: FastifyRequest): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
+type OverlayType = 'render' | 'project' | 'account';
+const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'account'];
+
+/**
+ * The per-request pieces every legacy read needs: meter, catalog and execution environment. Only the
+ * overlay types the answer can contain are read (templates carry none).
+ */
+export async function requestEnv(deps: Deps, request: FastifyRequest, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
   const principal = requirePrincipal(request);
   const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET);
   const session = await deps.v1For(principal.user.id, meter);
   const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
-  const [render, project, account] = await Promise.all([deps.overlays.ofType('render'), deps.overlays.ofType('project'), deps.overlays.ofType('account')]);
+  const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
   const env: ExecEnv = {
     catalog, ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT, renderData: deps.renderData,
-    overlays: { render, project, account }, nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, aggregateStrings: true, credits: renderCredits(deps.config),
+    overlays: Object.fromEntries(loaded), nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, aggregateStrings: true, credits: deps.credits,
   };
   return { env, meter, session };
 }
@@ -96,7 +101,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
       const q = parseLegacyQuery(deps, request, schema);
       const plan = planQuery(q, resource, { statusToV1 });
-      const { env, meter } = await requestEnv(deps, request);
+      const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
       const { result } = await executeList(resource, q, plan, env);
       if (result.stream) return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(result.stream, request.log)));
       await deps.ids.flush();
@@ -109,7 +114,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       requirePrincipal(request);
       const q = parseLegacyQuery(deps, request, schema);
       if (!isUuid(request.params.id)) throw errors.forbidden();
-      const { env, meter } = await requestEnv(deps, request);
+      const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
       const { data } = await executeOne(resource, request.params.id, q, (x) => planQuery(x, resource, { statusToV1 }), env);
       await deps.ids.flush();
       void reply.header('x-gateway-v1-calls', String(meter.calls));

@@ -22,7 +22,7 @@ const PatchMe = z.object({
 export async function legacyUser(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<Record<string, unknown>> {
   const schema = deps.mappings.schemas.user as ResourceSchema;
   const q = parseLegacyQuery(deps, request, schema);
-  const { env } = await requestEnv(deps, request);
+  const { env } = await requestEnv(deps, request, ['account']);
   const index = new RecordIndex(env);
   const teams = await env.catalog.teams();
   const expandsAccounts = q.fields.some((f) => (f.path[0] === 'accounts' || f.path[0] === 'accounts_owned' || f.path[0] === '*') && f.path.length > 1);
