@@ -11,7 +11,7 @@ import { buildApp } from '../src/app.js';
 import { hashPassword } from '../src/auth/passwords.js';
 import { loadConfig } from '../src/config/schema.js';
 import { createDeps } from '../src/deps.js';
-import { DEFAULT_ROLE } from '../src/demo.js';
+import { DEFAULT_ROLE } from '../src/store/users.js';
 import { createLogger } from '../src/log/logger.js';
 
 const port = 20000 + Math.floor(Math.random() * 20000);

@@ -6,6 +6,7 @@ import { hashPassword } from './auth/passwords.js';
 import type { Config } from './config/schema.js';
 import type { Deps } from './deps.js';
 import { createSimulator, type Simulator } from './sim/server.js';
+import { DEFAULT_ROLE } from './store/users.js';
 
 /** Demo secrets kept beside the demo database so restarts keep tokens and encrypted keys valid. */
 export function demoSecrets(config: Config): { ENCRYPTION_KEY: string; JWT_SECRET: string; GATEWAY_ADMIN_TOKEN: string } {
@@ -53,6 +54,3 @@ export async function ensureDemoUser(deps: Deps, sim: Simulator): Promise<void> 
   }
   await deps.ids.load();
 }
-
-/** Role uuid given to users created without one. */
-export const DEFAULT_ROLE = '5f3b2c1a-0d4e-4b6f-9a8c-7e1d2f3a4b5c';

@@ -1,9 +1,8 @@
 import { hashPassword } from '../auth/passwords.js';
 import type { Deps } from '../deps.js';
-import { DEFAULT_ROLE } from '../demo.js';
 import { isUuid } from '../lib/uuid.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
-import type { LegacyUser } from '../store/users.js';
+import { DEFAULT_ROLE, type LegacyUser } from '../store/users.js';
 
 /** Operator actions shared by the command line and the tests. Every one validates before it writes. */
 export class AdminError extends Error {}

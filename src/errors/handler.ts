@@ -4,7 +4,7 @@ import { GatewayError, errorEnvelope, errors, isGatewayError } from './catalog.j
 import { fromV1Error } from './v1-errors.js';
 
 /** Maps anything thrown in a route to the Directus envelope; nothing leaves as a bare 500 stack. */
-export function toGatewayError(err: unknown): GatewayError {
+export function toGatewayError(err: unknown, path = ''): GatewayError {
   if (isGatewayError(err)) return err;
   if (err instanceof V1Error) return fromV1Error(err);
   const fe = err as Partial<FastifyError> & { statusCode?: number };
@@ -18,7 +18,7 @@ export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof SyntaxError) return errors.invalidPayload(err.message);
   if (fe && typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     if (fe.statusCode === 413) return errors.invalidPayload('request entity too large');
-    if (fe.statusCode === 404) return errors.routeNotFound('');
+    if (fe.statusCode === 404) return errors.routeNotFound(path);
     return errors.invalidPayload(fe.message ?? 'Invalid payload.');
   }
   return new GatewayError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred.', { cause: err });
@@ -26,7 +26,7 @@ export function toGatewayError(err: unknown): GatewayError {
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
-    const ge = toGatewayError(err);
+    const ge = toGatewayError(err, request.url.split('?')[0] ?? request.url);
     if (err instanceof V1UnauthorizedError) {
       const user = (request as { principal?: { user: { id: string; email: string } } | null }).principal?.user;
       request.log.warn({ userId: user?.id, email: user?.email }, 'v1 rejected the key bound to this user; it must be rebound');

@@ -108,8 +108,8 @@ export class Catalog {
     const hit = this.cache.get<V1Render[]>(this.p, key);
     if (hit) { this.meter.cacheHits++; return hit; }
     const all = await this.pages((cursor) => this.s.rendersPage(projectId, { limit: 60, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) }));
-    const final = all.every((r) => FINAL_STATUSES.has(r.status));
-    this.cache.set(this.p, key, all, this.cache.renderTtl(final) > 0 ? Math.min(this.cache.ttl.renderActiveMs, this.cache.renderTtl(final)) : 0);
+    // a list can gain a render at any moment: it lives as briefly as a moving render
+    this.cache.set(this.p, key, all, this.cache.renderTtl(false));
     return all;
   }
 

@@ -4,6 +4,9 @@ import type { Database, UsersTable } from './schema.js';
 import { randomToken, sha256, type SecretBox } from './crypto.js';
 
 export type UserRow = Selectable<UsersTable>;
+
+/** Role uuid given to users created without one. */
+export const DEFAULT_ROLE = '5f3b2c1a-0d4e-4b6f-9a8c-7e1d2f3a4b5c';
 /** A user as the rest of the gateway sees it: never the encrypted key, never the hash. */
 export interface LegacyUser {
   readonly id: string; readonly email: string; readonly firstName: string | null; readonly lastName: string | null;

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { loadConfig, type Config } from '../../src/config/schema.js';
 import { createDeps, type Deps } from '../../src/deps.js';
-import { DEFAULT_ROLE } from '../../src/demo.js';
+import { DEFAULT_ROLE } from '../../src/store/users.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startSim, type RunningSim } from './sim.js';
 
