@@ -46,7 +46,7 @@ async function finish(q: QueryNode, schema: ResourceSchema, env: ExecEnv, index:
   const sel = await index.settle(() => selectRecords(records, q, schemas, index, { numericStrings: env.aggregateStrings }, totalCount));
   let data = sel.rows;
   if (!data) {
-    const page = fillData ? await index.fillData(sel.page ?? []) : (sel.page ?? []);
+    const page = fillData ? await index.withData(sel.page ?? [], (sel.page ?? []).map((r) => index.v1<V1Render>('render', r.id as string)?.id ?? '')) : (sel.page ?? []);
     const project = compileProjection(q.fields, schema, schemas, index);
     data = await index.settle(() => page.map(project));
   }
@@ -134,8 +134,7 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
       for (const e of out) yield new RawJson(e.json as Uint8Array);
       return;
     }
-    const data = withData ? new Map<string, unknown>() : await env.renderData.many(out.map((b) => b.v1Id));
-    const recs = out.map((b) => (withData ? b.rec : { ...b.rec, data: data.get(b.v1Id) ?? {} }));
+    const recs = withData ? out.map((b) => b.rec) : await index.withData(out.map((b) => b.rec), out.map((b) => b.v1Id));
     const shaped = await index.settle(() => recs.map(project));
     await env.ids.flush();
     yield* shaped;

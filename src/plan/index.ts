@@ -98,15 +98,10 @@ export class RecordIndex implements Lookup {
     return toLegacyRender(r, this.env, { data, overlay: this.env.overlays.render?.get(r.id) as Overlay | undefined, projectThumbnail: project?.thumbnail_url ?? null });
   }
 
-  /** Fills `data` of records built without it (only the page that is answered needs it). */
-  async fillData(recs: readonly Rec[]): Promise<Rec[]> {
-    const v1Ids = recs.map((r) => this.v1<V1Render>('render', r.id as string)?.id).filter((x): x is string => !!x);
+  /** Fills `data` of render records built without it (only the page that is answered needs it). */
+  async withData(recs: readonly Rec[], v1Ids: readonly string[]): Promise<Rec[]> {
     const data = await this.env.renderData.many(v1Ids);
-    return recs.map((r) => {
-      const v1 = this.v1<V1Render>('render', r.id as string);
-      const rec = { ...r, data: (v1 && data.get(v1.id)) ?? {} };
-      return this.add('render', rec, v1);
-    });
+    return recs.map((r, i) => ({ ...r, data: data.get(v1Ids[i] as string) ?? {} }));
   }
 
   project(p: V1Project): Rec {
