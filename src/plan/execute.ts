@@ -1,5 +1,5 @@
 import { errors } from '../errors/catalog.js';
-import { FieldRef, Query, type QueryNode } from '../query/ast.js';
+import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
 import { compileFilter, compileSearch, compileSort, type Rec } from '../query/compile.js';
 import { compileProjection } from '../query/project.js';
 import { effectiveSort, selectRecords, type QueryResult } from '../query/run.js';
@@ -206,12 +206,12 @@ export async function executeList(resource: string, q: QueryNode, plan: Plan, en
 }
 
 /** One item by legacy uuid: 403 FORBIDDEN when unknown, unreachable or malformed (Directus). */
-export async function executeOne(resource: string, uuid: string, q: QueryNode, plan: (q: QueryNode) => Plan, env: ExecEnv): Promise<{ data: unknown; index: RecordIndex }> {
-  const withId = Query.with(q, { filter: null, search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [] });
-  const idFilter = { kind: 'Compare', field: FieldRef.create(['id']), op: '_eq', value: uuid.toLowerCase() } as const;
-  const q1 = Query.with(withId, { filter: idFilter });
-  const { result, index } = await executeList(resource, q1, resource === 'account' ? { ...plan(q1), scope: { accounts: [uuid.toLowerCase()], projects: null } } : plan(q1), env);
+export async function executeOne(resource: string, uuid: string, q: QueryNode, plan: (q: QueryNode) => Plan, env: ExecEnv): Promise<unknown> {
+  const byId = Query.with(q, {
+    filter: Compare.create(FieldRef.create(['id']), '_eq', uuid.toLowerCase()), search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [],
+  });
+  const { result } = await executeList(resource, byId, plan(byId), env);
   const data = result.data[0];
   if (!data) throw errors.forbidden();
-  return { data, index };
+  return data;
 }

@@ -115,7 +115,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       const q = parseLegacyQuery(deps, request, schema);
       if (!isUuid(request.params.id)) throw errors.forbidden();
       const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
-      const { data } = await executeOne(resource, request.params.id, q, (x) => planQuery(x, resource, { statusToV1 }), env);
+      const data = await executeOne(resource, request.params.id, q, (x) => planQuery(x, resource, { statusToV1 }), env);
       await deps.ids.flush();
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       return wantsExplain(deps, request) ? { data, explain: meter.summary() } : { data };

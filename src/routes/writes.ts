@@ -131,7 +131,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     if (Object.keys(values).length > 0) await deps.overlays.set(resource, v1Id, values, request.principal?.user.id ?? null);
     // read it back through the same request environment (its v1 reads are cached), with the new overlays
     const fresh = { ...env, overlays: { ...env.overlays, [resource]: await deps.overlays.ofType(resource) } };
-    const { data } = await executeOne(resource, request.params.id, q, plan, fresh);
+    const data = await executeOne(resource, request.params.id, q, plan, fresh);
     await deps.ids.flush();
     return { data };
   });
