@@ -83,7 +83,8 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
   else if (sortKeys[0] === 'date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'asc';
   else if (sortKeys[0] === '-date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'desc';
   let strategy: Plan['strategy'];
-  if (ids !== null && resourceKey !== 'account') strategy = 'direct';
+  // v1 can GET renders and projects by id; a template needs its project, an account is one of the teams
+  if (ids !== null && (resourceKey === 'render' || resourceKey === 'project')) strategy = 'direct';
   else if (resourceKey === 'render' && order !== null && !needsAll) strategy = 'merge';
   else strategy = 'scan';
   if (strategy === 'scan') {

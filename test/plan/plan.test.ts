@@ -21,6 +21,9 @@ describe('the plan for each query shape', () => {
     expect(plan({ filter: { id: { _eq: U1 } } })).toMatchObject({ strategy: 'direct', ids: [U1] });
     expect(plan({ filter: { id: { _in: [U1, U2] } } })).toMatchObject({ strategy: 'direct', ids: [U1, U2] });
     expect(plan({ filter: { _and: [{ id: { _in: [U1, U2] } }, { id: { _eq: U2 } }] } }).ids).toEqual([U2]);
+    expect(plan({ filter: { id: { _eq: U1 } } }, 'project').strategy).toBe('direct');
+    expect(plan({ filter: { id: { _eq: U1 } } }, 'template').strategy).toBe('scan'); // v1 needs the template's project
+    expect(plan({ filter: { id: { _eq: U1 } } }, 'account')).toMatchObject({ strategy: 'scan', scope: { accounts: [U1] } });
   });
   it('project and account filters narrow the scope; _or does not', () => {
     expect(plan({ filter: { project: { _eq: U1 } } }).scope).toEqual({ accounts: null, projects: [U1] });
