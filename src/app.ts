@@ -14,6 +14,7 @@ import { isInternal, legacyAnswers, registerModes } from './routes/modes.js';
 import { routeMode } from './config/schema.js';
 import { registerUserRoutes } from './routes/users.js';
 import { safeEqual, sha256 } from './store/crypto.js';
+import { V1UnauthorizedError } from './v1/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,6 +59,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     if (legacyAnswers(deps, path) && !isInternal(request.headers)) return;
     const token = requestToken(request.headers, request.query);
     request.principal = token ? await authenticate(token, deps.jwt, deps.users) : null;
+  });
+
+  // v1 refused the bound key: forget the cached copy, so a rebind (from any process) takes effect at once
+  app.addHook('onError', async (request, _reply, err) => {
+    if (err instanceof V1UnauthorizedError && request.principal) deps.forgetKey(request.principal.user.id);
   });
 
   // the usage ledger: who still calls which legacy route

@@ -258,6 +258,10 @@ describe('isolation and key revocation', () => {
     const line = gw.logs.find((l) => l.includes('rebound'))!;
     expect(line).toContain(carl);
     expect(line).not.toContain(gw.s.keys[3]!.api_key);
+    // a rebind written by another process (the command line) takes effect on the next request
+    const fresh = await (await fetch(`${gw.s.url}/_sim/keys/rotate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user_id: gw.s.keys[3]!.user_id }) })).json() as { api_key: string };
+    await gw.deps.users.rebind(carl, fresh.api_key, gw.s.keys[3]!.user_id);
+    expect((await gw.get('/renders?limit=1', t)).status).toBe(200);
   });
 });
 
