@@ -1,4 +1,5 @@
 import { buildApp } from './app.js';
+import { applyRuntimeSettings } from './config/runtime.js';
 import { ConfigError, loadConfig } from './config/schema.js';
 import { MappingError } from './config/mappings.js';
 import { createDeps } from './deps.js';
@@ -9,6 +10,7 @@ import type { Simulator } from './sim/server.js';
 /** The only module that reads process.env, listens, and handles signals. */
 async function main(): Promise<void> {
   let config = loadConfig(process.env);
+  applyRuntimeSettings(config);
   const logger = createLogger(config.LOG_LEVEL);
   let sim: Simulator | undefined;
   let v1BaseUrl = config.V1_BASE_URL;

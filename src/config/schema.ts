@@ -56,6 +56,12 @@ export const ConfigSchema = z.object({
   QUERY_LIMIT_MAX: int(1).optional(),
   MAX_PAYLOAD_BYTES: int(1024).default(1_048_576),
   FANOUT_CONCURRENCY: int(1, 64).default(8),
+  /**
+   * How far V8 lets its heap grow past what is live before a full collection, in percent (V8 by itself
+   * allows up to 300 % on a quiet heap). Long streamed answers produce garbage steadily: this bounds
+   * the RSS they cost. 0 = V8's own heuristics.
+   */
+  HEAP_GROWTH_PERCENT: int(0, 300).default(40),
   UPSTREAM_CALL_BUDGET: int(1).default(5000),
   CACHE_MAX_ENTRIES: int(10).default(10_000),
   CACHE_TTL_METADATA_MS: int(0).default(60_000),

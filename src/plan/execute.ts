@@ -6,6 +6,7 @@ import { effectiveSort, selectRecords, type QueryResult } from '../query/run.js'
 import type { ResourceSchema } from '../query/schema.js';
 import type { V1Project, V1Render, V1Team } from '../v1/schemas.js';
 import { RecordIndex, type ExecEnv } from './index.js';
+import { mergeByKey } from './merge.js';
 import type { Plan } from './plan.js';
 
 export interface Execution { readonly result: QueryResult; readonly index: RecordIndex }
@@ -139,26 +140,16 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
     await env.ids.flush();
     yield* shaped;
   };
-  let live = streams;
-  while (emitted + batch.length < limit) {
-    const waiting = live.filter((s) => !s.ready);
-    if (waiting.length > 0) await Promise.all(waiting.map((s) => s.peek()));
-    live = live.filter((s) => s.head() !== undefined);
-    let t: number | undefined;
-    for (const s of live) { const h = s.head() as Entry; if (t === undefined || (desc ? h.created_at > t : h.created_at < t)) t = h.created_at; }
-    if (t === undefined) break;
-    const group: Entry[] = [];
-    for (const s of live) {
-      for (let h = s.head() ?? (await s.peek()); h && h.created_at === t; h = s.head() ?? (await s.peek())) group.push(s.shift() as Entry);
-    }
+  for await (const group of mergeByKey(streams, (e) => e.created_at, desc)) {
     // a whole timestamp is settled at once, so ties across projects order by the legacy id
-    group.sort((a, b) => cmp(a.rec, b.rec));
+    if (group.length > 1) group.sort((a, b) => cmp(a.rec, b.rec));
     for (const k of group) {
       if (skipped < q.offset) { skipped++; continue; }
       if (emitted + batch.length >= limit) break;
       batch.push(k);
     }
     if (batch.length >= 500) { const n = batch.length; yield* flush(); emitted += n; }
+    if (emitted + batch.length >= limit) break;
   }
   if (batch.length > 0) yield* flush();
 }

@@ -15,7 +15,7 @@ export class IdMapStore {
       const chunk = pairs.slice(i, i + 400);
       await this.db.insertInto('id_map')
         .values(chunk.map((p) => ({ type: p.type, uuid: p.uuid, v1_id: p.v1Id, source: p.source, created_at: this.now() })))
-        .onConflict((oc) => oc.columns(['type', 'uuid']).doNothing())
+        .onConflict((oc) => oc.columns(['uuid', 'type']).doNothing())
         .execute();
     }
   }
@@ -27,7 +27,7 @@ export class IdMapStore {
     await this.db.transaction().execute(async (tx) => {
       for (const p of pairs) {
         const uuid = p.uuid.toLowerCase();
-        const existing = await tx.selectFrom('id_map').select(['v1_id', 'source']).where('type', '=', p.type).where('uuid', '=', uuid).executeTakeFirst();
+        const existing = await tx.selectFrom('id_map').select(['v1_id', 'source']).where('uuid', '=', uuid).where('type', '=', p.type).executeTakeFirst();
         if (existing && existing.v1_id !== p.v1Id) throw new IdConflictError(`${p.type} ${uuid} already names ${existing.v1_id}, not ${p.v1Id}`);
         if (existing && existing.source === 'imported') { unchanged++; continue; }
         if (existing) await tx.updateTable('id_map').set({ source: 'imported' }).where('type', '=', p.type).where('uuid', '=', uuid).execute();

@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, SqliteAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /** The one set of migrations, for SQLite and PostgreSQL alike. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -128,6 +128,25 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('id_map_uuid').on('id_map').column('uuid').execute();
     },
   },
+  '0005_id_map_one_tree': {
+    async up(db: Kysely<any>) {
+      // one B-tree keyed (uuid, type) answers look-ups by uuid with or without a type: every emitted
+      // render costs one index insert instead of four (table, primary key, uuid and v1-id indexes)
+      const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+      await db.schema.createTable('id_map_next')
+        .addColumn('uuid', 'varchar(36)', (c) => c.notNull())
+        .addColumn('type', 'varchar(16)', (c) => c.notNull())
+        .addColumn('v1_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('source', 'varchar(16)', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('id_map_key', ['uuid', 'type'])
+        .$call((b) => (sqlite ? b.modifyEnd(sql`without rowid`) : b))
+        .execute();
+      await sql`insert into id_map_next (uuid, type, v1_id, source, created_at) select uuid, type, v1_id, source, created_at from id_map`.execute(db);
+      await db.schema.dropTable('id_map').execute();
+      await db.schema.alterTable('id_map_next').renameTo('id_map').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {
@@ -136,10 +155,10 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
-/** Brings the store up to date; returns the names of the migrations it applied. */
-export async function migrate(db: Kysely<any>): Promise<string[]> {
+/** Brings the store up to date (or to `target`, a migration name); returns the names of the migrations it applied. */
+export async function migrate(db: Kysely<any>, target?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new StaticProvider() });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target ? await migrator.migrateTo(target) : await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

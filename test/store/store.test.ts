@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
@@ -9,6 +10,49 @@ import { OverlayStore, RenderDataStore } from '../../src/store/render-extras.js'
 import { databases } from '../helpers/databases.js';
 
 const dbs = await databases();
+const upgrades = await databases();
+
+/** The indexes of a table, whatever the engine (SQLite's automatic primary-key index included). */
+async function indexesOf(db: Db, table: string): Promise<string[]> {
+  if (db.dialect === 'sqlite') {
+    const r = await sql<{ name: string }>`select name from pragma_index_list(${table})`.execute(db.kysely);
+    return r.rows.map((x) => x.name);
+  }
+  const r = await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = ${table}`.execute(db.kysely);
+  return r.rows.map((x) => x.indexname);
+}
+
+describe.each(upgrades)('id map upgrade on $name', ({ url }) => {
+  it('keeps every pair written before 0005 and leaves one index (uuid, type) to write into', async () => {
+    const db = await openDb(url);
+    try {
+      expect(await migrate(db.kysely, '0004_id_map_by_uuid')).toHaveLength(4);
+      expect((await indexesOf(db, 'id_map')).length).toBeGreaterThanOrEqual(3);
+      const before = new IdMapStore(db.kysely, () => 1);
+      await before.remember([
+        { type: 'render', uuid: 'aaaaaaaa-0000-5000-8000-000000000001', v1Id: 'rend_1', source: 'derived' },
+        { type: 'project', uuid: 'aaaaaaaa-0000-5000-8000-000000000002', v1Id: 'proj_1', source: 'derived' },
+      ]);
+      await before.importPairs([{ type: 'account', uuid: 'bbbbbbbb-0000-4000-8000-000000000003', v1Id: 'team_1' }]);
+      expect(await migrate(db.kysely)).toEqual(['0005_id_map_one_tree']);
+      const after = new IdMapStore(db.kysely, () => 2);
+      expect(await after.all()).toEqual([
+        { type: 'account', uuid: 'bbbbbbbb-0000-4000-8000-000000000003', v1Id: 'team_1', source: 'imported' },
+        { type: 'project', uuid: 'aaaaaaaa-0000-5000-8000-000000000002', v1Id: 'proj_1', source: 'derived' },
+        { type: 'render', uuid: 'aaaaaaaa-0000-5000-8000-000000000001', v1Id: 'rend_1', source: 'derived' },
+      ]);
+      expect(await after.v1IdFor('project', 'AAAAAAAA-0000-5000-8000-000000000002')).toBe('proj_1');
+      expect(await after.v1IdsFor(['aaaaaaaa-0000-5000-8000-000000000001'])).toEqual(new Map([['aaaaaaaa-0000-5000-8000-000000000001', 'rend_1']]));
+      expect(await indexesOf(db, 'id_map')).toHaveLength(1);
+      // the same uuid may name objects of two types; the key is the pair
+      await after.remember([{ type: 'template', uuid: 'aaaaaaaa-0000-5000-8000-000000000001', v1Id: 'tpl_1', source: 'derived' }]);
+      expect(await after.v1IdFor('template', 'aaaaaaaa-0000-5000-8000-000000000001')).toBe('tpl_1');
+      expect(await after.v1IdFor('render', 'aaaaaaaa-0000-5000-8000-000000000001')).toBe('rend_1');
+    } finally {
+      await db.close();
+    }
+  });
+});
 
 describe.each(dbs)('store on $name', ({ url }) => {
   let db: Db;
@@ -17,7 +61,7 @@ describe.each(dbs)('store on $name', ({ url }) => {
   const box = new SecretBox(Buffer.alloc(32, 7));
   beforeAll(async () => {
     db = await openDb(url);
-    expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability', '0004_id_map_by_uuid']);
+    expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability', '0004_id_map_by_uuid', '0005_id_map_one_tree']);
     expect(await migrate(db.kysely)).toEqual([]); // idempotent
     users = new UserStore(db.kysely, box, () => now);
   });
