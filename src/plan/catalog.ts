@@ -113,6 +113,22 @@ export class Catalog {
     return all;
   }
 
+  /**
+   * One project's renders page by page, not cached (for folds over everything, which keep only what
+   * they need of each page).
+   */
+  async *renderPages(projectId: string, status?: RenderStatus): AsyncGenerator<readonly V1Render[]> {
+    let cursor: string | undefined;
+    do {
+      this.meter.reserve();
+      const page = await this.gate.run(() => this.s.rendersPage(projectId, { limit: 60, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) }));
+      this.meter.pages++;
+      this.meter.records += page.data.length;
+      yield page.data;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
   /** A lazy stream of one project's renders in v1 order (for early termination). */
   private readonly gate: Gate;
 

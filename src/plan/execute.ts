@@ -1,6 +1,7 @@
 import { errors } from '../errors/catalog.js';
 import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
 import { compileFilter, compileSearch, compileSort, type Rec } from '../query/compile.js';
+import { fieldsToSelect } from '../query/fields-used.js';
 import { compileProjection } from '../query/project.js';
 import { effectiveSort, selectRecords, type QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
@@ -54,7 +55,32 @@ async function finish(q: QueryNode, schema: ResourceSchema, env: ExecEnv, index:
   return sel.meta ? { meta: sel.meta, data } : { data };
 }
 
-const touchesData = (q: QueryNode) => JSON.stringify(q.filter ?? null).includes('"data"') || q.groupBy.some((g) => g.path[0] === 'data');
+const touchesData = (q: QueryNode) => fieldsToSelect(q, { fields: {} } as ResourceSchema).has('data');
+
+/**
+ * Aggregates and groups over the scope: each page is reduced, as it arrives, to the few fields the
+ * selection reads (fieldsToSelect), so memory follows the number of renders × those fields, not whole
+ * records; pages are read with bounded fan-out and not cached.
+ */
+async function aggregateRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], countAll: (() => Promise<number>) | null): Promise<QueryResult> {
+  const schema = env.mappings.schemas.render as ResourceSchema;
+  const keep = [...fieldsToSelect(q, schema)];
+  const withData = keep.includes('data');
+  const status = plan.pushdown.status ?? undefined;
+  const slim: Rec[] = [];
+  await env.catalog.map(projects, async (p) => {
+    for await (const page of env.catalog.renderPages(p.id, status)) {
+      for (const r of await index.renders(page, withData, false)) {
+        const o: Record<string, unknown> = {};
+        for (const k of keep) o[k] = r[k];
+        slim.push(o);
+      }
+      await env.ids.flush();
+    }
+  });
+  // total_count is the scope itself when nothing narrowed it
+  return finish(q, schema, env, index, slim, countAll ?? slim.length);
+}
 
 /** Lists renders by the plan: direct GETs, an early-terminating k-way merge, or a scan of the scope. */
 async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {
@@ -77,14 +103,18 @@ async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
     for await (const x of stream) data.push(x);
     return { data };
   }
+  const narrowed = status !== undefined || plan.scope.projects !== null || plan.scope.accounts !== null;
+  /** total_count: every render the key reaches, counted page by page. */
+  const countAll = async () => {
+    const everyProject = (await env.catalog.map(await env.catalog.teams(), (t) => env.catalog.projectsOfTeam(t.id))).flat();
+    let n = 0;
+    await env.catalog.map(everyProject, async (p) => { for await (const page of env.catalog.renderPages(p.id)) n += page.length; });
+    return n;
+  };
+  if (q.aggregate.length > 0 || q.groupBy.length > 0) return aggregateRenders(q, plan, env, index, projects, narrowed ? countAll : null);
   const all = (await env.catalog.map(projects, (p) => env.catalog.rendersOf(p.id, status))).flat();
   const withData = touchesData(q);
-  const narrowed = status !== undefined || plan.scope.projects !== null || plan.scope.accounts !== null;
-  const total = async () => {
-    if (!narrowed) return all.length;
-    const everyProject = (await env.catalog.map(await env.catalog.teams(), (t) => env.catalog.projectsOfTeam(t.id))).flat();
-    return (await env.catalog.map(everyProject, (p) => env.catalog.rendersOf(p.id))).flat().length;
-  };
+  const total = async () => (narrowed ? countAll() : all.length);
   return finish(q, schema, env, index, await index.renders(all, withData), total, !withData);
 }
 

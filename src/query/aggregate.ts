@@ -11,7 +11,8 @@ const num = (v: number | null, strings: boolean) => (v === null ? null : strings
 
 /**
  * Aggregation and grouping in Directus's shapes: `[{count: N}]`, `[{count: {id: N}}]`, group keys at
- * the top level, groups ordered by the first groupBy field unless sorted, limit/offset applied to groups.
+ * the top level, groups ordered by the first groupBy field unless sorted (then by the other group keys,
+ * so ties are stable), limit/offset applied to groups.
  */
 export function aggregateRows(
   records: readonly Rec[], aggregates: readonly AggregateNode[], groupBy: readonly FieldRefT[], sort: readonly SortNode[],
@@ -54,9 +55,12 @@ export function aggregateRows(
     }
     rows.push(row);
   }
-  const order: { path: string[]; desc: boolean }[] = sort.length > 0
-    ? sort.map((s) => ({ path: s.field.fn ? [FieldRef.key(s.field)] : [...s.field.path], desc: s.direction === 'desc' }))
-    : keyGetters.length > 0 ? [{ path: [keyGetters[0]!.key], desc: false }] : [];
+  // the request's sort, else the first groupBy field (Directus); then every group key, so ties between
+  // groups come out the same whatever order the records were read in
+  const order: { path: string[]; desc: boolean }[] = [
+    ...sort.map((s) => ({ path: s.field.fn ? [FieldRef.key(s.field)] : [...s.field.path], desc: s.direction === 'desc' })),
+    ...keyGetters.map((k) => ({ path: [k.key], desc: false })),
+  ];
   if (order.length > 0) {
     const at = (row: Record<string, unknown>, path: string[]) => {
       const whole = row[path.join('.')];

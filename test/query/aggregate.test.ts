@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { Aggregate, FieldRef, Sort } from '../../src/query/ast.js';
 import { aggregateRows } from '../../src/query/aggregate.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
+import { fieldsToSelect } from '../../src/query/fields-used.js';
+import { parseQuery } from '../../src/query/parse-query.js';
+import { ctx, schemas as legacy } from './fixtures.js';
 
 /** Numeric aggregates, on a resource with numeric fields (the legacy resources have none). */
 const schema: ResourceSchema = { key: 'item', name: 'items', defaultSort: ['id'], fields: { id: { name: 'id', type: 'integer' }, kind: { name: 'kind', type: 'string' }, n: { name: 'n', type: 'integer' }, x: { name: 'x', type: 'float' } } };
@@ -21,5 +24,19 @@ describe('numeric aggregates', () => {
   it('per group, ordered by the first groupBy field or by an aggregate', () => {
     expect(run([['sum', 'n'], ['count', '*']], ['kind'])).toEqual([{ kind: 'a', sum: { n: '4' }, count: '2' }, { kind: 'b', sum: { n: '5' }, count: '2' }]);
     expect(run([['sum', 'x']], ['kind'], true, ['-sum.x']).map((r) => r.kind)).toEqual(['b', 'a']);
+  });
+});
+
+describe('fields a selection reads (what folding aggregates keeps of each record)', () => {
+  const used = (raw: Record<string, unknown>) => [...fieldsToSelect(parseQuery(raw, legacy.render!, ctx()), legacy.render!)].sort();
+  it('filter roots, groupBy, aggregate fields and sort, plus id; never the projection', () => {
+    expect(used({ aggregate: { count: '*' }, fields: 'title,data' })).toEqual(['id']);
+    expect(used({ aggregate: { countDistinct: 'project' }, groupBy: 'status,year(date_created)' })).toEqual(['date_created', 'id', 'project', 'status']);
+    expect(used({ filter: { _or: [{ project: { title: { _eq: 'x' } } }, { data: { _null: true } }] }, sort: '-title' })).toEqual(['data', 'id', 'project', 'title']);
+  });
+  it('a search reads every searched field', () => {
+    const s = used({ search: 'x' });
+    expect(s).toEqual(expect.arrayContaining(['id', 'title', 'status']));
+    expect(s).not.toContain('data'); // json is not searched
   });
 });
