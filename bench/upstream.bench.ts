@@ -99,6 +99,9 @@ const queries: { name: string; url: string; min: number }[] = [
   { name: 'complete renders of one account', url: `/renders?filter[account][_eq]=${someRender.account}&filter[status][_eq]=complete`, min: 1 + projectsPerTeam },
   { name: 'page 5 of 50 per page', url: '/renders?limit=50&page=5', min: 1 + teams + teams * projectsPerTeam },
   { name: 'count grouped by status', url: '/renders?aggregate[count]=*&groupBy=status', min: fullRead },
+  // beyond the canonical list: an order v1 cannot give, so every render is read
+  { name: 'by title (v1 cannot sort), limit 20', url: '/renders?sort=title&limit=20', min: fullRead },
+  { name: 'by title (v1 cannot sort), limit=-1', url: '/renders?sort=title&limit=-1', min: fullRead },
 ];
 
 async function measure(g: Gateway, url: string) {

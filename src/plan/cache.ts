@@ -25,13 +25,6 @@ export class V1Cache {
     return final ? Math.min(this.ttl.renderFinalMs, this.ttl.signedUrlMs) : this.ttl.renderActiveMs;
   }
 
-  /** Drops one key's entries matching a predicate on the key (webhook invalidation). */
-  deleteWhere(test: (key: string) => boolean): number {
-    let n = 0;
-    for (const k of this.lru.keys()) if (test(k.slice(k.indexOf('|') + 1))) { this.lru.delete(k); n++; }
-    return n;
-  }
-
   /** Updates an entry in every partition that holds it (a webhook carries a fresher render). */
   replaceEverywhere(key: string, value: unknown, ttlMs: number): number {
     let n = 0;

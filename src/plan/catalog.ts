@@ -102,17 +102,6 @@ export class Catalog {
     this.cache.set(this.p, `render:${r.id}`, r, this.cache.renderTtl(FINAL_STATUSES.has(r.status)));
   }
 
-  /** Every render of a project (optionally one v1 status), through every page. */
-  async rendersOf(projectId: string, status?: RenderStatus): Promise<V1Render[]> {
-    const key = `renders:${projectId}:${status ?? '*'}`;
-    const hit = this.cache.get<V1Render[]>(this.p, key);
-    if (hit) { this.meter.cacheHits++; return hit; }
-    const all = await this.pages((cursor) => this.s.rendersPage(projectId, { limit: 60, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) }));
-    // a list can gain a render at any moment: it lives as briefly as a moving render
-    this.cache.set(this.p, key, all, this.cache.renderTtl(false));
-    return all;
-  }
-
   /**
    * One project's renders page by page, not cached (for folds over everything, which keep only what
    * they need of each page).

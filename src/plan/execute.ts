@@ -3,7 +3,7 @@ import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
 import { compileFilter, compileSearch, compileSort, type Rec } from '../query/compile.js';
 import { fieldsToSelect } from '../query/fields-used.js';
 import { compileProjection } from '../query/project.js';
-import { effectiveSort, selectRecords, type QueryResult } from '../query/run.js';
+import { buildMeta, effectiveSort, selectRecords, type QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
 import type { V1Project, V1Render, V1Team } from '../v1/schemas.js';
 import { RecordIndex, type ExecEnv } from './index.js';
@@ -94,15 +94,7 @@ async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   }
   const teams = plan.scope.projects && !plan.scope.accounts ? null : await teamScope(plan, env);
   const projects = await projectScope(plan, env, teams, index);
-  if (plan.statuses && plan.statuses.length === 0) return finish(q, schema, env, index, [], 0);
   const status = plan.pushdown.status ?? undefined;
-  if (plan.strategy === 'merge') {
-    const stream = mergeRenders(q, plan, env, index, projects);
-    if (q.limit === -1) return { data: [], stream };
-    const data: unknown[] = [];
-    for await (const x of stream) data.push(x);
-    return { data };
-  }
   const narrowed = status !== undefined || plan.scope.projects !== null || plan.scope.accounts !== null;
   /** total_count: every render the key reaches, counted page by page. */
   const countAll = async () => {
@@ -111,11 +103,78 @@ async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
     await env.catalog.map(everyProject, async (p) => { for await (const page of env.catalog.renderPages(p.id)) n += page.length; });
     return n;
   };
+  // a status with no v1 counterpart matches nothing; total_count still counts everything reachable
+  if (plan.statuses && plan.statuses.length === 0) return finish(q, schema, env, index, [], countAll);
+  if (plan.strategy === 'merge') {
+    const stream = mergeRenders(q, plan, env, index, projects);
+    if (q.limit === -1) return { data: [], stream };
+    const data: unknown[] = [];
+    for await (const x of stream) data.push(x);
+    return { data };
+  }
   if (q.aggregate.length > 0 || q.groupBy.length > 0) return aggregateRenders(q, plan, env, index, projects, narrowed ? countAll : null);
-  const all = (await env.catalog.map(projects, (p) => env.catalog.rendersOf(p.id, status))).flat();
-  const withData = touchesData(q);
-  const total = async () => (narrowed ? countAll() : all.length);
-  return finish(q, schema, env, index, await index.renders(all, withData), total, !withData);
+  return scanRenders(q, plan, env, index, projects, narrowed ? countAll : null);
+}
+
+/**
+ * The scan for what v1 cannot order or count (a sort on another field, meta counts): every page of the
+ * scope is read and filtered as it arrives, and only what the answer can still contain is kept — the
+ * best offset + limit records so far (pruned with the query's own comparator whenever the buffer
+ * doubles); for `limit=-1`, every match, but as its sort keys and its serialised JSON, not its object.
+ */
+async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], countAll: (() => Promise<number>) | null): Promise<QueryResult> {
+  const schema = env.mappings.schemas.render as ResourceSchema;
+  const { schemas } = env.mappings;
+  const filter = compileFilter(q.filter, schema, schemas, index);
+  const search = compileSearch(q.search, schema);
+  const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
+  const project = compileProjection(q.fields, schema, schemas, index);
+  const everything = q.limit === -1;
+  const wanted = everything ? Number.POSITIVE_INFINITY : q.offset + q.limit;
+  const keys = [...fieldsToSelect(q, schema)];
+  const withData = keys.includes('data');
+  const status = plan.pushdown.status ?? undefined;
+  type Candidate = { rec: Rec; v1Id: string; json?: Uint8Array };
+  let candidates: Candidate[] = [];
+  let scanned = 0;
+  let matched = 0;
+  const prune = () => {
+    candidates.sort((a, b) => cmp(a.rec, b.rec));
+    if (candidates.length > wanted) candidates = candidates.slice(0, wanted);
+  };
+  await env.catalog.map(projects, async (p) => {
+    for await (const page of env.catalog.renderPages(p.id, status)) {
+      scanned += page.length;
+      const recs = await index.renders(page, withData, false);
+      const kept = await index.settle(() => recs.map((rec, i) => ({ rec, v1Id: (page[i] as V1Render).id })).filter((c) => filter(c.rec) && search(c.rec)));
+      matched += kept.length;
+      if (everything) {
+        const full = withData ? kept.map((c) => c.rec) : await index.withData(kept.map((c) => c.rec), kept.map((c) => c.v1Id));
+        const shaped = await index.settle(() => full.map(project));
+        kept.forEach((c, i) => {
+          const sortKeys: Record<string, unknown> = {};
+          for (const k of keys) sortKeys[k] = c.rec[k];
+          candidates.push({ rec: sortKeys, v1Id: '', json: Buffer.from(JSON.stringify(shaped[i])) });
+        });
+      } else {
+        for (const c of kept) candidates.push(c);
+        if (candidates.length >= 2 * wanted + 60) prune();
+      }
+      await env.ids.flush();
+    }
+  });
+  prune();
+  const chosen = candidates.slice(q.offset);
+  const total = q.meta.includes('total_count') ? (countAll ? await countAll() : scanned) : scanned;
+  const meta = buildMeta(q, total, matched);
+  if (everything) {
+    // written as it is (the entries are already JSON); each is let go once written
+    const stream = (async function* () { for (let i = 0; i < chosen.length; i++) { yield new RawJson(chosen[i]!.json as Uint8Array); chosen[i] = undefined as never; } })();
+    return meta ? { meta, data: [], stream } : { data: [], stream };
+  }
+  const full = withData ? chosen.map((c) => c.rec) : await index.withData(chosen.map((c) => c.rec), chosen.map((c) => c.v1Id));
+  const data = await index.settle(() => full.map(project));
+  return meta ? { meta, data } : { data };
 }
 
 /**

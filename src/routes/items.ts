@@ -60,12 +60,12 @@ function explain(plan: Plan, meter: CallMeter): Record<string, unknown> {
 }
 
 /**
- * `{"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
+ * `{"meta":…,"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
  * failures still answer with an error envelope; a failure after that ends the body early (logged).
  */
-async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger): AsyncGenerator<Buffer> {
+async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger, meta?: Record<string, number>): AsyncGenerator<Buffer> {
   let first = true;
-  let parts: Uint8Array[] = [Buffer.from('{"data":[')];
+  let parts: Uint8Array[] = [Buffer.from(meta ? `{"meta":${JSON.stringify(meta)},"data":[` : '{"data":[')];
   let size = 0;
   const comma = Buffer.from(',');
   try {
@@ -103,7 +103,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       const plan = planQuery(q, resource, { statusToV1 });
       const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
       const { result } = await executeList(resource, q, plan, env);
-      if (result.stream) return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(result.stream, request.log)));
+      if (result.stream) return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(result.stream, request.log, result.meta)));
       await deps.ids.flush();
       const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
       if (wantsExplain(deps, request)) body.explain = explain(plan, meter);

@@ -49,7 +49,6 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
         const r = event.data.data;
         const ttl = deps.cache.renderTtl(FINAL_STATUSES.has(r.status));
         deps.cache.replaceEverywhere(`render:${r.id}`, r, ttl);
-        deps.cache.deleteWhere((k) => k.startsWith(`renders:${r.project.id}:`));
         request.log.info({ render: r.id, status: r.status, event: event.data.event }, 'webhook applied to caches');
       });
       return reply;
