@@ -3,9 +3,10 @@ import { applyRuntimeSettings } from './config/runtime.js';
 import { ConfigError, loadConfig } from './config/schema.js';
 import { MappingError } from './config/mappings.js';
 import { createDeps } from './deps.js';
-import { demoSecrets, ensureDemoUser, registerDemoWebhooks, startDemoSimulator } from './demo.js';
 import { createLogger } from './log/logger.js';
 import type { Simulator } from './sim/server.js';
+
+type Demo = typeof import('./demo.js');
 
 /** The only module that reads process.env, listens, and handles signals. */
 async function main(): Promise<void> {
@@ -14,7 +15,10 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
   let sim: Simulator | undefined;
   let v1BaseUrl = config.V1_BASE_URL;
-  if (config.demo) {
+  // the simulator and demo set-up are loaded only in demo mode (a deployment never carries them in memory)
+  const demo: Demo | undefined = config.demo ? await import('./demo.js') : undefined;
+  if (demo) {
+    const { demoSecrets, startDemoSimulator, registerDemoWebhooks } = demo;
     const secrets = demoSecrets(config);
     config = loadConfig({ ...secrets, ...process.env });
     const started = await startDemoSimulator(config, logger);
@@ -23,7 +27,7 @@ async function main(): Promise<void> {
     if (!process.env.WEBHOOK_SECRETS) config = loadConfig({ ...secrets, ...process.env, WEBHOOK_SECRETS: registerDemoWebhooks(sim, config.PORT) });
   }
   const deps = await createDeps(config, logger, v1BaseUrl ? { v1BaseUrl } : {});
-  if (sim) await ensureDemoUser(deps, sim);
+  if (demo && sim) await demo.ensureDemoUser(deps, sim);
   const app = await buildApp(deps);
   await app.listen({ port: config.PORT, host: config.HOST });
   if (config.demo) {
