@@ -63,7 +63,7 @@ function explain(plan: Plan, meter: CallMeter): Record<string, unknown> {
  * `{"meta":…,"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
  * failures still answer with an error envelope; a failure after that ends the body early (logged).
  */
-async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger, meta?: Record<string, number>): AsyncGenerator<Buffer> {
+async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger, meta?: Record<string, number>, explainAtEnd?: () => Record<string, unknown>): AsyncGenerator<Buffer> {
   let first = true;
   let parts: Uint8Array[] = [Buffer.from(meta ? `{"meta":${JSON.stringify(meta)},"data":[` : '{"data":[')];
   let size = 0;
@@ -81,7 +81,8 @@ async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBas
     log.error({ err: e }, 'the answer failed while streaming; the body is cut short');
     throw e;
   }
-  parts.push(Buffer.from(']}'));
+  // explain counts are only known once everything is read: they follow the data
+  parts.push(Buffer.from(explainAtEnd ? `],"explain":${JSON.stringify(explainAtEnd())}}` : ']}'));
   yield Buffer.concat(parts);
 }
 
@@ -103,7 +104,10 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       const plan = planQuery(q, resource, { statusToV1 });
       const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
       const { result } = await executeList(resource, q, plan, env);
-      if (result.stream) return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(result.stream, request.log, result.meta)));
+      if (result.stream) {
+        const atEnd = wantsExplain(deps, request) ? () => explain(plan, meter) : undefined;
+        return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(result.stream, request.log, result.meta, atEnd)));
+      }
       await deps.ids.flush();
       const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
       if (wantsExplain(deps, request)) body.explain = explain(plan, meter);

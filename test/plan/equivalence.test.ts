@@ -102,6 +102,15 @@ describe('explain, budget and caches', () => {
     expect(r.body.explain.plan).toMatchObject({ strategy: 'merge', pushdown: { status: 'complete', order: 'desc' } });
     expect(r.body.explain.v1_calls).toBeGreaterThan(0);
     expect(r.body.explain).toHaveProperty('records_scanned');
+    // streamed answers carry it after the data, once the counts are known
+    const streamed = await gw.get(`/renders?limit=-1&fields=id`, token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+    expect(streamed.body.explain.plan).toMatchObject({ strategy: 'merge', stopAfter: null });
+    expect(streamed.body.explain.records_scanned).toBeGreaterThanOrEqual(streamed.body.data.length); // projects listed too
+    const scanned = await gw.get(`/renders?limit=-1&sort=title&meta=total_count&fields=id`, token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+    expect(scanned.body.meta.total_count).toBe(streamed.body.data.length);
+    expect(scanned.body.explain).toMatchObject({ plan: { strategy: 'scan' } });
+    expect(scanned.body.explain.v1_calls).toBeGreaterThan(0);
+    expect((await gw.get(`/renders?limit=-1&fields=id`, token, { 'x-gateway-explain': '1' })).body.explain).toBeUndefined();
     const plain = await gw.get(`/renders?limit=3`, token, { 'x-gateway-explain': '1' });
     expect(plain.body.explain).toBeUndefined(); // not an operator
   });
