@@ -116,11 +116,14 @@ async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   return scanRenders(q, plan, env, index, projects, narrowed ? countAll : null);
 }
 
+/** Past this many wanted records (offset + limit), a scan keeps its candidates as sort keys + JSON bytes. */
+const COMPACT_SCAN_AFTER = 2000;
+
 /**
  * The scan for what v1 cannot order or count (a sort on another field, meta counts): every page of the
  * scope is read and filtered as it arrives, and only what the answer can still contain is kept — the
  * best offset + limit records so far (pruned with the query's own comparator whenever the buffer
- * doubles); for `limit=-1`, every match, but as its sort keys and its serialised JSON, not its object.
+ * doubles); for `limit=-1` (and deep pages), as sort keys and serialised JSON, not objects.
  */
 async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], countAll: (() => Promise<number>) | null): Promise<QueryResult> {
   const schema = env.mappings.schemas.render as ResourceSchema;
@@ -131,6 +134,8 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   const project = compileProjection(q.fields, schema, schemas, index);
   const everything = q.limit === -1;
   const wanted = everything ? Number.POSITIVE_INFINITY : q.offset + q.limit;
+  // deep pages (a large offset) keep candidates compact too: sort keys and JSON bytes, not objects
+  const compact = wanted > COMPACT_SCAN_AFTER;
   const keys = [...fieldsToSelect(q, schema)];
   const withData = keys.includes('data');
   const status = plan.pushdown.status ?? undefined;
@@ -148,7 +153,7 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
       const recs = await index.renders(page, withData, false);
       const kept = await index.settle(() => recs.map((rec, i) => ({ rec, v1Id: (page[i] as V1Render).id })).filter((c) => filter(c.rec) && search(c.rec)));
       matched += kept.length;
-      if (everything) {
+      if (compact) {
         const full = withData ? kept.map((c) => c.rec) : await index.withData(kept.map((c) => c.rec), kept.map((c) => c.v1Id));
         const shaped = await index.settle(() => full.map(project));
         kept.forEach((c, i) => {
@@ -158,16 +163,16 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
         });
       } else {
         for (const c of kept) candidates.push(c);
-        if (candidates.length >= 2 * wanted + 60) prune();
       }
+      if (candidates.length >= 2 * wanted + 60) prune();
       await env.ids.flush();
     }
   });
   prune();
-  const chosen = candidates.slice(q.offset);
+  const chosen = candidates.slice(q.offset, everything ? undefined : q.offset + q.limit);
   const total = q.meta.includes('total_count') ? (countAll ? await countAll() : scanned) : scanned;
   const meta = buildMeta(q, total, matched);
-  if (everything) {
+  if (compact) {
     // written as it is (the entries are already JSON); each is let go once written
     const stream = (async function* () { for (let i = 0; i < chosen.length; i++) { yield new RawJson(chosen[i]!.json as Uint8Array); chosen[i] = undefined as never; } })();
     return meta ? { meta, data: [], stream } : { data: [], stream };
