@@ -170,6 +170,7 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   });
   prune();
   const chosen = candidates.slice(q.offset, everything ? undefined : q.offset + q.limit);
+  candidates = []; // (the closures below share this scope: only `chosen` may keep the entries alive)
   const total = q.meta.includes('total_count') ? (countAll ? await countAll() : scanned) : scanned;
   const meta = buildMeta(q, total, matched);
   if (compact) {
