@@ -1,6 +1,6 @@
 import { V1NotFoundError } from '../v1/errors.js';
 import type { V1Session, ListQuery } from '../v1/client.js';
-import { FINAL_STATUSES, type Page, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
+import { FINAL_STATUSES, V1_PAGE_MAX, type Page, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
 import type { V1Cache } from './cache.js';
 import { mapLimit } from './limit.js';
 import type { CallMeter } from './meter.js';
@@ -10,6 +10,9 @@ import type { CallMeter } from './meter.js';
  * request's call budget, and fans out with bounded concurrency.
  */
 export class Catalog {
+  /** Shared by every page fetch of the request's streams and scans. */
+  private readonly gate: Gate;
+
   constructor(
     private readonly s: V1Session,
     private readonly cache: V1Cache,
@@ -32,18 +35,18 @@ export class Catalog {
     return v;
   }
 
-  private async pages<T>(fetch: (cursor: string | undefined) => Promise<Page<T>>): Promise<T[]> {
-    const out: T[] = [];
-    let cursor: string | undefined;
-    do {
-      this.meter.reserve();
-      const page = await fetch(cursor);
-      this.meter.pages++;
-      this.meter.records += page.data.length;
-      out.push(...page.data);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor !== undefined);
-    return out;
+  /** One v1 page, counted against the call budget, then as a page and its records. */
+  private async page<T>(fetch: () => Promise<Page<T>>): Promise<Page<T>> {
+    this.meter.reserve();
+    const page = await fetch();
+    this.meter.pages++;
+    this.meter.records += page.data.length;
+    return page;
+  }
+
+  /** Every page of a cursor-paginated list, each one metered. */
+  private walk<T>(fetch: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<readonly T[]> {
+    return this.s.pages((cursor) => this.page(() => fetch(cursor)));
   }
 
   map<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -57,7 +60,8 @@ export class Catalog {
   async projectsOfTeam(teamId: string): Promise<V1Project[]> {
     const hit = this.cache.get<V1Project[]>(this.p, `projects:${teamId}`);
     if (hit) { this.meter.cacheHits++; return hit; }
-    const all = await this.pages((cursor) => this.s.projectsPage(teamId, { limit: 60, ...(cursor ? { cursor } : {}) }));
+    const all: V1Project[] = [];
+    for await (const page of this.walk((cursor) => this.s.projectsPage(teamId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) all.push(...page);
     this.cache.set(this.p, `projects:${teamId}`, all, this.cache.ttl.metadataMs);
     for (const p of all) this.cache.set(this.p, `project:${p.id}`, p, this.cache.ttl.metadataMs);
     return all;
@@ -106,30 +110,14 @@ export class Catalog {
    * One project's renders page by page, not cached (for folds over everything, which keep only what
    * they need of each page).
    */
-  async *renderPages(projectId: string, status?: RenderStatus): AsyncGenerator<readonly V1Render[]> {
-    let cursor: string | undefined;
-    do {
-      this.meter.reserve();
-      const page = await this.gate.run(() => this.s.rendersPage(projectId, { limit: 60, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) }));
-      this.meter.pages++;
-      this.meter.records += page.data.length;
-      yield page.data;
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor !== undefined);
+  renderPages(projectId: string, status?: RenderStatus): AsyncGenerator<readonly V1Render[]> {
+    return this.walk((cursor) => this.gate.run(() => this.s.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) })));
   }
 
-  /** A lazy stream of one project's renders in v1 order (for early termination). */
-  private readonly gate: Gate;
-
-  stream<T extends { readonly created_at: number } = V1Render>(projectId: string, q: ListQuery, firstPageLimit = 60, prefetch = false, transform?: (items: readonly V1Render[]) => Promise<T[]>): RenderStream<T> {
-    return new RenderStream<T>(async (cursor) => {
-      this.meter.reserve();
-      // a cursor stays valid across limits (v1 binds it to endpoint and filters only)
-      const page = await this.s.rendersPage(projectId, { ...q, limit: cursor ? 60 : firstPageLimit, ...(cursor ? { cursor } : {}) });
-      this.meter.pages++;
-      this.meter.records += page.data.length;
-      return page;
-    }, this.gate, prefetch, transform);
+  /** A lazy stream of one project's renders in v1 order (for early termination), pages fetched under the gate. */
+  stream<T extends { readonly created_at: number } = V1Render>(projectId: string, q: ListQuery, firstPageLimit = V1_PAGE_MAX, prefetch = false, transform?: (items: readonly V1Render[]) => Promise<T[]>): RenderStream<T> {
+    // a cursor stays valid across limits (v1 binds it to endpoint and filters only)
+    return new RenderStream<T>((cursor) => this.page(() => this.s.rendersPage(projectId, { ...q, limit: cursor ? V1_PAGE_MAX : firstPageLimit, ...(cursor ? { cursor } : {}) })), this.gate, prefetch, transform);
   }
 }
 

@@ -5,17 +5,38 @@ import { fieldsToSelect } from '../query/fields-used.js';
 import { compileProjection } from '../query/project.js';
 import { buildMeta, effectiveSort, selectRecords, type QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
-import type { V1Project, V1Render, V1Team } from '../v1/schemas.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team } from '../v1/schemas.js';
 import { RecordIndex, type ExecEnv } from './index.js';
 import { mergeByKey } from './merge.js';
 import type { Plan } from './plan.js';
 
 export interface Execution { readonly result: QueryResult; readonly index: RecordIndex }
 
-/** An item already serialised (streams write it as it is). */
-/** Entries waiting in merge buffers are kept as UTF-8 bytes, off the V8 heap. */
+/**
+ * An item already serialised, as UTF-8 bytes: entries waiting in merge and scan buffers are kept so,
+ * off the V8 heap, and streamed answers write them as they are.
+ */
 export class RawJson {
   constructor(readonly json: Uint8Array) {}
+  static of(value: unknown): RawJson {
+    return new RawJson(Buffer.from(JSON.stringify(value)));
+  }
+}
+
+/** A record reduced to some of its fields. */
+function pick(rec: Rec, keys: readonly string[]): Rec {
+  const o: Record<string, unknown> = {};
+  for (const k of keys) o[k] = rec[k];
+  return o;
+}
+
+/**
+ * Render records projected for the answer: their stored `data` read first unless the records were
+ * built with it, relations looked up as the projection needs them.
+ */
+async function shapeRenders(index: RecordIndex, project: (r: Rec) => unknown, recs: readonly Rec[], v1Ids: readonly string[], withData: boolean): Promise<unknown[]> {
+  const full = withData ? recs : await index.withData(recs, v1Ids);
+  return index.settle(() => full.map(project));
 }
 
 /** Reachable teams, narrowed to the plan's account uuids. */
@@ -41,45 +62,51 @@ async function projectScope(plan: Plan, env: ExecEnv, teams: readonly V1Team[] |
   return projects;
 }
 
-/** The scan path: the shared selection over complete records, relations fetched as it needs them, then projection. */
-async function finish(q: QueryNode, schema: ResourceSchema, env: ExecEnv, index: RecordIndex, records: readonly Rec[], total: number | (() => Promise<number>), fillData = false): Promise<QueryResult> {
+/** The shared selection over complete records (records already hold their data), relations fetched as it needs them, then projection. */
+async function finish(q: QueryNode, schema: ResourceSchema, env: ExecEnv, index: RecordIndex, records: readonly Rec[], total: number | (() => Promise<number>)): Promise<QueryResult> {
   const { schemas } = env.mappings;
   const totalCount = q.meta.includes('total_count') ? (typeof total === 'number' ? total : await total()) : records.length;
   const sel = await index.settle(() => selectRecords(records, q, schemas, index, { numericStrings: env.aggregateStrings }, totalCount));
-  let data = sel.rows;
-  if (!data) {
-    const page = fillData ? await index.withData(sel.page ?? [], (sel.page ?? []).map((r) => index.v1<V1Render>('render', r.id as string)?.id ?? '')) : (sel.page ?? []);
-    const project = compileProjection(q.fields, schema, schemas, index);
-    data = await index.settle(() => page.map(project));
-  }
+  const project = compileProjection(q.fields, schema, schemas, index);
+  const data = sel.rows ?? await index.settle(() => (sel.page ?? []).map(project));
   return sel.meta ? { meta: sel.meta, data } : { data };
 }
 
-const touchesData = (q: QueryNode) => fieldsToSelect(q, { fields: {} } as ResourceSchema).has('data');
+/** A render record with the v1 id it came from. */
+interface Match { readonly rec: Rec; readonly v1Id: string }
 
 /**
- * Aggregates and groups over the scope: each page is reduced, as it arrives, to the few fields the
- * selection reads (fieldsToSelect), so memory follows the number of renders × those fields, not whole
- * records; pages are read with bounded fan-out and not cached.
+ * Reads every page of the scope (bounded fan-out, uncached), translating and filtering each as it
+ * arrives; `take` keeps what it needs of the page's matches. Returns how many renders were read.
+ */
+async function scanScope(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], withData: boolean, take: (matches: Match[]) => Promise<void> | void): Promise<number> {
+  const schema = env.mappings.schemas.render as ResourceSchema;
+  const filter = compileFilter(q.filter, schema, env.mappings.schemas, index);
+  const search = compileSearch(q.search, schema);
+  const status = plan.pushdown.status ?? undefined;
+  let scanned = 0;
+  await env.catalog.map(projects, async (p) => {
+    for await (const page of env.catalog.renderPages(p.id, status)) {
+      scanned += page.length;
+      const recs = await index.renders(page, withData, false);
+      await take(await index.settle(() => recs.map((rec, i) => ({ rec, v1Id: (page[i] as V1Render).id })).filter((m) => filter(m.rec) && search(m.rec))));
+      await env.ids.flush();
+    }
+  });
+  return scanned;
+}
+
+/**
+ * Aggregates and groups over the scope: each page's matches are reduced, as they arrive, to the few
+ * fields the selection reads (fieldsToSelect), so memory follows the matches × those fields, not whole records.
  */
 async function aggregateRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], countAll: (() => Promise<number>) | null): Promise<QueryResult> {
   const schema = env.mappings.schemas.render as ResourceSchema;
   const keep = [...fieldsToSelect(q, schema)];
-  const withData = keep.includes('data');
-  const status = plan.pushdown.status ?? undefined;
   const slim: Rec[] = [];
-  await env.catalog.map(projects, async (p) => {
-    for await (const page of env.catalog.renderPages(p.id, status)) {
-      for (const r of await index.renders(page, withData, false)) {
-        const o: Record<string, unknown> = {};
-        for (const k of keep) o[k] = r[k];
-        slim.push(o);
-      }
-      await env.ids.flush();
-    }
-  });
+  const scanned = await scanScope(q, plan, env, index, projects, keep.includes('data'), (matches) => { for (const m of matches) slim.push(pick(m.rec, keep)); });
   // total_count is the scope itself when nothing narrowed it
-  return finish(q, schema, env, index, slim, countAll ?? slim.length);
+  return finish(q, schema, env, index, slim, countAll ?? scanned);
 }
 
 /** Lists renders by the plan: direct GETs, an early-terminating k-way merge, or a scan of the scope. */
@@ -128,8 +155,6 @@ const COMPACT_SCAN_AFTER = 2000;
 async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], countAll: (() => Promise<number>) | null): Promise<QueryResult> {
   const schema = env.mappings.schemas.render as ResourceSchema;
   const { schemas } = env.mappings;
-  const filter = compileFilter(q.filter, schema, schemas, index);
-  const search = compileSearch(q.search, schema);
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
   const project = compileProjection(q.fields, schema, schemas, index);
   const everything = q.limit === -1;
@@ -138,48 +163,34 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   const compact = wanted > COMPACT_SCAN_AFTER;
   const keys = [...fieldsToSelect(q, schema)];
   const withData = keys.includes('data');
-  const status = plan.pushdown.status ?? undefined;
-  type Candidate = { rec: Rec; v1Id: string; json?: Uint8Array };
+  type Candidate = { rec: Rec; v1Id: string; json?: RawJson };
   let candidates: Candidate[] = [];
-  let scanned = 0;
   let matched = 0;
   const prune = () => {
     candidates.sort((a, b) => cmp(a.rec, b.rec));
     if (candidates.length > wanted) candidates = candidates.slice(0, wanted);
   };
-  await env.catalog.map(projects, async (p) => {
-    for await (const page of env.catalog.renderPages(p.id, status)) {
-      scanned += page.length;
-      const recs = await index.renders(page, withData, false);
-      const kept = await index.settle(() => recs.map((rec, i) => ({ rec, v1Id: (page[i] as V1Render).id })).filter((c) => filter(c.rec) && search(c.rec)));
-      matched += kept.length;
-      if (compact) {
-        const full = withData ? kept.map((c) => c.rec) : await index.withData(kept.map((c) => c.rec), kept.map((c) => c.v1Id));
-        const shaped = await index.settle(() => full.map(project));
-        kept.forEach((c, i) => {
-          const sortKeys: Record<string, unknown> = {};
-          for (const k of keys) sortKeys[k] = c.rec[k];
-          candidates.push({ rec: sortKeys, v1Id: '', json: Buffer.from(JSON.stringify(shaped[i])) });
-        });
-      } else {
-        for (const c of kept) candidates.push(c);
-      }
-      if (candidates.length >= 2 * wanted + 60) prune();
-      await env.ids.flush();
+  const scanned = await scanScope(q, plan, env, index, projects, withData, async (matches) => {
+    matched += matches.length;
+    if (compact) {
+      const shaped = await shapeRenders(index, project, matches.map((m) => m.rec), matches.map((m) => m.v1Id), withData);
+      matches.forEach((m, i) => candidates.push({ rec: pick(m.rec, keys), v1Id: '', json: RawJson.of(shaped[i]) }));
+    } else {
+      for (const m of matches) candidates.push(m);
     }
+    if (candidates.length >= 2 * wanted + V1_PAGE_MAX) prune();
   });
   prune();
   const chosen = candidates.slice(q.offset, everything ? undefined : q.offset + q.limit);
   candidates = []; // (the closures below share this scope: only `chosen` may keep the entries alive)
-  const total = q.meta.includes('total_count') ? (countAll ? await countAll() : scanned) : scanned;
+  const total = q.meta.includes('total_count') && countAll ? await countAll() : scanned;
   const meta = buildMeta(q, total, matched);
   if (compact) {
     // written as it is (the entries are already JSON); each is let go once written
-    const stream = (async function* () { for (let i = 0; i < chosen.length; i++) { yield new RawJson(chosen[i]!.json as Uint8Array); chosen[i] = undefined as never; } })();
+    const stream = (async function* () { for (let i = 0; i < chosen.length; i++) { yield chosen[i]!.json as RawJson; chosen[i] = undefined as never; } })();
     return meta ? { meta, data: [], stream } : { data: [], stream };
   }
-  const full = withData ? chosen.map((c) => c.rec) : await index.withData(chosen.map((c) => c.rec), chosen.map((c) => c.v1Id));
-  const data = await index.settle(() => full.map(project));
+  const data = await shapeRenders(index, project, chosen.map((c) => c.rec), chosen.map((c) => c.v1Id), withData);
   return meta ? { meta, data } : { data };
 }
 
@@ -196,25 +207,25 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
   const desc = order === 'desc';
   const all = plan.stopAfter === null;
   // the first page of each stream asks for no more than could be needed (a status filter may thin it)
-  const first = plan.pushdown.status || q.filter || q.search || all ? 60 : Math.min(60, Math.max(1, plan.stopAfter ?? 60));
+  const first = plan.pushdown.status || q.filter || q.search || all ? V1_PAGE_MAX : Math.min(V1_PAGE_MAX, Math.max(1, plan.stopAfter ?? V1_PAGE_MAX));
   const filter = compileFilter(q.filter, schema, schemas, index);
   const search = compileSearch(q.search, schema);
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
   const project = compileProjection(q.fields, schema, schemas, index);
-  const withData = touchesData(q) || all;
+  const withData = all || fieldsToSelect(q, schema).has('data');
   /**
    * Each page becomes entries as it arrives: translated, filtered, and — when everything is read — already
    * projected and serialised, so the merge buffers hold one string per render, not its object graph.
    */
-  type Entry = { created_at: number; rec: Rec; v1Id: string; json?: Uint8Array };
+  type Entry = { created_at: number; rec: Rec; v1Id: string; json?: RawJson };
   const toEntries = async (items: readonly V1Render[]): Promise<Entry[]> => {
     const data = withData ? await env.renderData.many(items.map((r) => r.id)) : new Map<string, unknown>();
     const recs = items.map((r) => ({ created_at: r.created_at, rec: index.renderRecord(r, data.get(r.id) ?? {}), v1Id: r.id }));
     const kept = await index.settle(() => recs.filter((x) => filter(x.rec) && search(x.rec)));
     if (!all) return kept;
-    const shaped = await index.settle(() => kept.map((x) => project(x.rec)));
+    const shaped = await shapeRenders(index, project, kept.map((x) => x.rec), [], true);
     // only what ordering needs stays on the heap; the answer itself waits as bytes
-    return kept.map((x, i) => ({ created_at: x.created_at, rec: { id: x.rec.id, date_created: x.rec.date_created }, v1Id: '', json: Buffer.from(JSON.stringify(shaped[i])) }));
+    return kept.map((x, i) => ({ created_at: x.created_at, rec: pick(x.rec, ['id', 'date_created']), v1Id: '', json: RawJson.of(shaped[i]) }));
   };
   // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
   const streams = projects.map((p) => env.catalog.stream<Entry>(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first, all, toEntries));
@@ -227,11 +238,10 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
     batch = [];
     if (all) {
       await env.ids.flush();
-      for (const e of out) yield new RawJson(e.json as Uint8Array);
+      for (const e of out) yield e.json as RawJson;
       return;
     }
-    const recs = withData ? out.map((b) => b.rec) : await index.withData(out.map((b) => b.rec), out.map((b) => b.v1Id));
-    const shaped = await index.settle(() => recs.map(project));
+    const shaped = await shapeRenders(index, project, out.map((b) => b.rec), out.map((b) => b.v1Id), withData);
     await env.ids.flush();
     yield* shaped;
   };

@@ -71,7 +71,7 @@ async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBas
   try {
     for await (const item of items) {
       if (!first) parts.push(comma);
-      const b = item instanceof RawJson ? item.json : Buffer.from(JSON.stringify(item));
+      const b = (item instanceof RawJson ? item : RawJson.of(item)).json;
       parts.push(b);
       size += b.length;
       first = false;

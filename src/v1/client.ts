@@ -175,14 +175,19 @@ export class V1Session {
   render(id: string): Promise<V1Render> { return this.client.get(this.cred, `/v1/renders/${enc(id)}`, V1RenderSchema, this.meter); }
   createRender(body: CreateRenderBody): Promise<V1Render> { return this.client.post(this.cred, '/v1/renders', body, V1RenderSchema, this.meter); }
 
-  /** Every item of a cursor-paginated list: stops when next_cursor is null, never because a page is short. */
-  async *all<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T> {
+  /** Every page of a cursor-paginated list: stops when next_cursor is null, never because a page is short. */
+  async *pages<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<readonly T[]> {
     let cursor: string | undefined;
     do {
       const page = await fetchPage(cursor);
-      for (const item of page.data) yield item;
+      yield page.data;
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
+  }
+
+  /** Every item of a cursor-paginated list, page after page. */
+  async *all<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T> {
+    for await (const page of this.pages(fetchPage)) yield* page;
   }
 }
 

@@ -122,3 +122,6 @@ export const WebhookEventSchema = z.object({
   timestamp: z.number(),
 });
 export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
+
+/** The largest page v1 gives (a larger `limit` is clamped to it). */
+export const V1_PAGE_MAX = 60;

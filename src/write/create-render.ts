@@ -4,7 +4,7 @@ import type { Catalog } from '../plan/catalog.js';
 import type { ExecEnv } from '../plan/index.js';
 import { V1Error, V1NetworkError, V1ServerError } from '../v1/errors.js';
 import type { V1Session } from '../v1/client.js';
-import type { V1Project, V1Render } from '../v1/schemas.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
 import { chooseTemplate, renderName } from './template-choice.js';
 
 export interface CreateRenderInput { readonly project: string; readonly account: string; readonly data: Readonly<Record<string, unknown>>; readonly title?: string }
@@ -51,7 +51,7 @@ export async function createRender(input: CreateRenderInput, d: CreateRenderDeps
     d.log.warn({ project: project.id, reason: e.message }, 'POST /v1/renders gave no answer; looking for the render it may have created');
     let found: V1Render | undefined;
     try {
-      const page = await d.session.rendersPage(project.id, { limit: 60, order: 'desc' });
+      const page = await d.session.rendersPage(project.id, { limit: V1_PAGE_MAX, order: 'desc' });
       const since = Math.floor((started - d.lostResponseWindowMs) / 1000);
       const candidates = page.data.filter((r) => r.name === name && (r.created_at > 1e11 ? r.created_at / 1000 : r.created_at) >= since);
       found = candidates[0];
