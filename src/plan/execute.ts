@@ -78,6 +78,7 @@ interface Match { readonly rec: Rec; readonly v1Id: string }
 /**
  * Reads every page of the scope (bounded fan-out, uncached), translating and filtering each as it
  * arrives; `take` keeps what it needs of the page's matches. Returns how many renders were read.
+ * Render ids are derived, not recorded: the caller records (`ids.toLegacy`) those it answers.
  */
 async function scanScope(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], withData: boolean, take: (matches: Match[]) => Promise<void> | void): Promise<number> {
   const schema = env.mappings.schemas.render as ResourceSchema;
@@ -88,7 +89,7 @@ async function scanScope(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIn
   await env.catalog.map(projects, async (p) => {
     for await (const page of env.catalog.renderPages(p.id, status)) {
       scanned += page.length;
-      const recs = await index.renders(page, withData, false);
+      const recs = await index.scannedRenders(page, withData);
       await take(await index.settle(() => recs.map((rec, i) => ({ rec, v1Id: (page[i] as V1Render).id })).filter((m) => filter(m.rec) && search(m.rec))));
       await env.ids.flush();
     }
@@ -103,8 +104,16 @@ async function scanScope(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIn
 async function aggregateRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], countAll: (() => Promise<number>) | null): Promise<QueryResult> {
   const schema = env.mappings.schemas.render as ResourceSchema;
   const keep = [...fieldsToSelect(q, schema)];
+  // render uuids reach the answer only when grouped by, or aggregated over, the id
+  const answersIds = q.groupBy.some((g) => g.path[0] === 'id') || q.aggregate.some((a) => a.field === 'id');
   const slim: Rec[] = [];
-  const scanned = await scanScope(q, plan, env, index, projects, keep.includes('data'), (matches) => { for (const m of matches) slim.push(pick(m.rec, keep)); });
+  const scanned = await scanScope(q, plan, env, index, projects, keep.includes('data'), (matches) => {
+    for (const m of matches) {
+      slim.push(pick(m.rec, keep));
+      if (answersIds) env.ids.toLegacy('render', m.v1Id);
+    }
+  });
+  await env.ids.flush();
   // total_count is the scope itself when nothing narrowed it
   return finish(q, schema, env, index, slim, countAll ?? scanned);
 }
@@ -172,9 +181,10 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   };
   const scanned = await scanScope(q, plan, env, index, projects, withData, async (matches) => {
     matched += matches.length;
+    if (everything) for (const m of matches) env.ids.toLegacy('render', m.v1Id); // every match is answered
     if (compact) {
       const shaped = await shapeRenders(index, project, matches.map((m) => m.rec), matches.map((m) => m.v1Id), withData);
-      matches.forEach((m, i) => candidates.push({ rec: pick(m.rec, keys), v1Id: '', json: RawJson.of(shaped[i]) }));
+      matches.forEach((m, i) => candidates.push({ rec: pick(m.rec, keys), v1Id: everything ? '' : m.v1Id, json: RawJson.of(shaped[i]) }));
     } else {
       for (const m of matches) candidates.push(m);
     }
@@ -183,13 +193,27 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   prune();
   const chosen = candidates.slice(q.offset, everything ? undefined : q.offset + q.limit);
   candidates = []; // (the closures below share this scope: only `chosen` may keep the entries alive)
+  // the answered renders, and only they, are recorded so any instance can resolve their uuids
+  // (with limit=-1, already while scanning: every match is answered)
+  const record = async (from: number, to: number) => {
+    if (everything) return;
+    for (let i = from; i < to; i++) env.ids.toLegacy('render', (chosen[i] as Candidate).v1Id);
+    await env.ids.flush();
+  };
   const total = q.meta.includes('total_count') && countAll ? await countAll() : scanned;
   const meta = buildMeta(q, total, matched);
   if (compact) {
     // written as it is (the entries are already JSON); each is let go once written
-    const stream = (async function* () { for (let i = 0; i < chosen.length; i++) { yield chosen[i]!.json as RawJson; chosen[i] = undefined as never; } })();
+    const stream = (async function* () {
+      for (let i = 0; i < chosen.length; i++) {
+        if (i % 500 === 0) await record(i, Math.min(i + 500, chosen.length)); // recorded before written
+        yield chosen[i]!.json as RawJson;
+        chosen[i] = undefined as never;
+      }
+    })();
     return meta ? { meta, data: [], stream } : { data: [], stream };
   }
+  await record(0, chosen.length);
   const data = await shapeRenders(index, project, chosen.map((c) => c.rec), chosen.map((c) => c.v1Id), withData);
   return meta ? { meta, data } : { data };
 }

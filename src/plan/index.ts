@@ -84,18 +84,24 @@ export class RecordIndex implements Lookup {
 
   // ---------------------------------------------------------------- building records
 
-  async renders(list: readonly V1Render[], withData = true, retain = true): Promise<Rec[]> {
+  async renders(list: readonly V1Render[], withData = true): Promise<Rec[]> {
     const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
-    return list.map((r) => {
-      const rec = this.renderRecord(r, data.get(r.id) ?? {});
-      return retain ? this.add('render', rec, r) : rec;
-    });
+    return list.map((r) => this.add('render', this.renderRecord(r, data.get(r.id) ?? {}), r));
+  }
+
+  /**
+   * Render records a scan passes through: not kept in the index, and their ids not queued for the
+   * store — the scan answers (and so records) only the ones it keeps.
+   */
+  async scannedRenders(list: readonly V1Render[], withData: boolean): Promise<Rec[]> {
+    const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
+    return list.map((r) => this.renderRecord(r, data.get(r.id) ?? {}, false));
   }
 
   /** One legacy render record (not kept in the index: streams pass through without retaining). */
-  renderRecord(r: V1Render, data: unknown): Rec {
+  renderRecord(r: V1Render, data: unknown, answered = true): Rec {
     const project = this.v1<V1Project>('project', this.env.ids.toLegacy('project', r.project.id));
-    return toLegacyRender(r, this.env, { data, overlay: this.env.overlays.render?.get(r.id) as Overlay | undefined, projectThumbnail: project?.thumbnail_url ?? null });
+    return toLegacyRender(r, this.env, { data, overlay: this.env.overlays.render?.get(r.id) as Overlay | undefined, projectThumbnail: project?.thumbnail_url ?? null, answered });
   }
 
   /** Fills `data` of render records built without it (only the page that is answered needs it). */

@@ -34,6 +34,15 @@ export class IdTranslator {
     this.importedByV1 = next;
   }
 
+  /**
+   * The uuid a v1 id is answered with, without queueing the pair for the store: for records that are
+   * read but may never be answered (a scan keeps offset + limit of many). Answer one with `toLegacy`.
+   */
+  derive(type: IdType, v1Id: string): string {
+    const k = `${type}:${v1Id}`;
+    return this.importedByV1.get(k) ?? this.known.get(k) ?? derivedUuid(type, v1Id);
+  }
+
   toLegacy(type: IdType, v1Id: string): string;
   toLegacy(type: IdType, v1Id: string | null): string | null;
   toLegacy(type: IdType, v1Id: string | null): string | null {

@@ -17,11 +17,12 @@ export type Overlay = Readonly<Record<string, unknown>>;
 const PROCESS_NAMESPACE = 'a3c1f6d2-6a55-5b1e-8f0e-9c8d7b6a5f40';
 
 /** A legacy Render record (relations as uuids). */
-export function toLegacyRender(r: V1Render, ctx: TranslateContext, extra: { data?: unknown; overlay?: Overlay; projectThumbnail?: string | null } = {}): Record<string, unknown> {
+export function toLegacyRender(r: V1Render, ctx: TranslateContext, extra: { data?: unknown; overlay?: Overlay; projectThumbnail?: string | null; answered?: boolean } = {}): Record<string, unknown> {
   const status = ctx.mappings.status.toLegacy[r.status];
   const output = r.status === 'complete' ? toLegacyOutput(r.output, ctx.mappings.outputs, extra.projectThumbnail ?? null) : null;
   return {
-    id: ctx.ids.toLegacy('render', r.id),
+    // a render that may not be answered (answered: false) does not queue its pair for the store
+    id: extra.answered === false ? ctx.ids.derive('render', r.id) : ctx.ids.toLegacy('render', r.id),
     user_created: ctx.ids.toLegacy('user', r.created_by),
     date_created: toIso(r.created_at, ctx.timeUnit),
     date_updated: toIso(r.updated_at, ctx.timeUnit),

@@ -151,3 +151,28 @@ describe('explain, budget and caches', () => {
     } finally { await warm.close(); }
   });
 });
+
+describe('scans record only the renders they answer', () => {
+  it('a scan for 3 of many records 3 render ids (each resolvable); an aggregate records none unless it answers ids', async () => {
+    const fresh = await startGateway({}, { scale: 'small' });
+    try {
+      await fresh.addUser(0, 'bo@example.com');
+      const t = await fresh.login('bo@example.com');
+      const renderPairs = async () => (await fresh.deps.idMap.all()).filter((p) => p.type === 'render');
+      const counted = await fresh.get('/renders?aggregate[count]=*&groupBy=status', t);
+      expect(counted.status).toBe(200);
+      expect(await renderPairs()).toHaveLength(0);
+      const page = await fresh.get('/renders?sort=title&limit=3&fields=id,title', t);
+      expect(page.body.data).toHaveLength(3);
+      const stored = await renderPairs();
+      expect(stored.map((p) => p.uuid).sort()).toEqual(page.body.data.map((r: { id: string }) => r.id).sort());
+      for (const r of page.body.data) expect((await fresh.get(`/renders/${r.id}?fields=id`, t)).body.data.id).toBe(r.id);
+      const deep = await fresh.get('/renders?sort=title&limit=2500&fields=id', t); // compact scan, streamed
+      expect((await renderPairs()).length).toBe(deep.body.data.length);
+      const grouped = await fresh.get('/renders?aggregate[count]=*&groupBy=id&limit=-1', t);
+      expect((await renderPairs()).length).toBe(grouped.body.data.length);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
