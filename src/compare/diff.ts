@@ -1,4 +1,5 @@
 import type { ComparisonMapping } from '../config/mappings.js';
+import { isUuid } from '../lib/uuid.js';
 
 /** A typed difference at a dotted path (`data[].title`; arrays generalised to `[]` so counts aggregate). */
 export type DiffKind = 'missing' | 'extra' | 'type' | 'value' | 'order' | 'length' | 'status';
@@ -118,7 +119,7 @@ export function diffAnswers(legacy: { status: number; body: unknown }, translate
 
 /** Every string in a body that looks like a uuid (to resolve identities before diffing). */
 export function uuidsIn(body: unknown, out = new Set<string>()): Set<string> {
-  if (typeof body === 'string') { if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(body)) out.add(body.toLowerCase()); }
+  if (typeof body === 'string') { if (isUuid(body)) out.add(body.toLowerCase()); }
   else if (Array.isArray(body)) for (const x of body) uuidsIn(x, out);
   else if (body && typeof body === 'object') for (const x of Object.values(body)) uuidsIn(x, out);
   return out;

@@ -1,7 +1,8 @@
 import { Compare, FieldRef } from './ast.js';
 import type { FilterNode, Scalar, SortNode } from './ast.js';
 import { fieldOf } from './parse-filter.js';
-import type { DateFunction, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
+import type { DateFunction, FieldDef, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
+import { isUuid } from '../lib/uuid.js';
 
 export type Rec = Readonly<Record<string, unknown>>;
 
@@ -244,18 +245,22 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
 }
 
 /** `search`: case-insensitive substring over string fields; exact on numbers and uuids (Directus). */
+/** The fields `search` looks in: text, numbers and uuids of the record itself (no one-to-many). */
+export function searchedFields(resource: ResourceSchema): FieldDef[] {
+  return Object.values(resource.fields).filter((f) => ['string', 'text', 'integer', 'float', 'uuid'].includes(f.type) && !(f.relation && f.relation.kind === 'o2m'));
+}
+
 export function compileSearch(q: string | null, resource: ResourceSchema): Predicate {
   if (!q) return () => true;
   const lower = q.toLowerCase();
   const n = Number(q);
-  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(q);
+  const uuidQuery = isUuid(q);
   const tests: Predicate[] = [];
-  for (const f of Object.values(resource.fields)) {
-    if (f.relation && f.relation.kind === 'o2m') continue;
+  for (const f of searchedFields(resource)) {
     const k = f.name;
     if (f.type === 'string' || f.type === 'text') tests.push((r) => { const v = r[k]; return typeof v === 'string' && v.toLowerCase().includes(lower); });
     else if ((f.type === 'integer' || f.type === 'float') && q.trim() !== '' && !Number.isNaN(n)) tests.push((r) => r[k] === n);
-    else if (f.type === 'uuid' && isUuid) tests.push((r) => typeof r[k] === 'string' && (r[k] as string).toLowerCase() === lower);
+    else if (f.type === 'uuid' && uuidQuery) tests.push((r) => typeof r[k] === 'string' && (r[k] as string).toLowerCase() === lower);
   }
   if (tests.length === 0) return () => false;
   return (r) => { for (const t of tests) if (t(r)) return true; return false; };

@@ -1,7 +1,6 @@
 import type { FilterNode, QueryNode } from './ast.js';
+import { searchedFields } from './compile.js';
 import type { ResourceSchema } from './schema.js';
-
-const SEARCHED_TYPES = new Set(['string', 'text', 'integer', 'float', 'uuid']);
 
 function filterRoots(node: FilterNode | null, out: Set<string>): void {
   if (!node) return;
@@ -24,8 +23,6 @@ export function fieldsToSelect(q: QueryNode, resource: ResourceSchema): Set<stri
   for (const s of q.sort) out.add(s.field.path[0] as string);
   for (const g of q.groupBy) out.add(g.path[0] as string);
   for (const a of q.aggregate) if (a.field !== '*') out.add(a.field);
-  if (q.search) {
-    for (const f of Object.values(resource.fields)) if (SEARCHED_TYPES.has(f.type) && !(f.relation && f.relation.kind === 'o2m')) out.add(f.name);
-  }
+  if (q.search) for (const f of searchedFields(resource)) out.add(f.name);
   return out;
 }

@@ -2,6 +2,7 @@ import { And, Compare, FieldRef, Or, Relation, True, type FilterNode, type Scala
 import { resolveDynamic, type DynamicContext } from './dynamic.js';
 import type { Issues } from './issues.js';
 import { ALL_OPERATORS, DATE_FUNCTIONS, OPERATORS_FOR, type DateFunction, type FieldDef, type Operator, type ResourceSchema, type SchemaRegistry } from './schema.js';
+import { isUuid } from '../lib/uuid.js';
 
 const OPERATORS = new Set<string>(ALL_OPERATORS);
 const LIST_OPS = new Set(['_in', '_nin', '_between', '_nbetween']);
@@ -219,7 +220,7 @@ function castScalar(raw: unknown, type: string, op: string, path: string, fieldN
       return new Date(t).toISOString();
     }
     case 'uuid': {
-      if (typeof v !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) {
+      if (!isUuid(v)) {
         ctx.issues.add(path, `The filter value for "${op}" on "${fieldName}" has to be a uuid`);
         return undefined;
       }
