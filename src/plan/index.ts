@@ -6,6 +6,7 @@ import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTe
 import type { TimeUnit } from '../translate/time.js';
 import type { V1Project, V1Render, V1Team, V1TemplateSummary } from '../v1/schemas.js';
 import type { Catalog } from './catalog.js';
+import { mergeByKey } from './merge.js';
 
 export interface ExecEnv {
   readonly catalog: Catalog;
@@ -177,17 +178,18 @@ export class RecordIndex implements Lookup {
     });
   }
 
-  /** The newest `nestedLimit` renders across projects (each project read only as deep as needed). */
+  /** The newest `nestedLimit` renders across projects (each project read only as deep as needed; ties by legacy id). */
   private async newestRenders(projectIds: readonly string[]): Promise<V1Render[]> {
     const n = this.env.nestedLimit;
-    const streams = projectIds.map((p) => this.env.catalog.stream(p, { order: 'desc' }));
     const out: V1Render[] = [];
-    while (out.length < n) {
-      const heads = await this.env.catalog.map(streams, (s) => s.peek());
-      let best = -1;
-      heads.forEach((h, i) => { if (h && (best < 0 || h.created_at > (heads[best] as V1Render).created_at)) best = i; });
-      if (best < 0) break;
-      out.push(streams[best]!.shift() as V1Render);
+    if (n <= 0) return out;
+    const streams = projectIds.map((p) => this.env.catalog.stream(p, { order: 'desc' }));
+    for await (const group of mergeByKey(streams, (r) => r.created_at, true)) {
+      if (group.length > 1) group.sort((a, b) => (this.env.ids.derive('render', a.id) < this.env.ids.derive('render', b.id) ? -1 : 1));
+      for (const r of group) {
+        out.push(r);
+        if (out.length >= n) return out;
+      }
     }
     return out;
   }
