@@ -161,12 +161,7 @@ export class RenderStream<T extends { readonly created_at: number } = V1Render> 
     return this.next;
   }
 
-  /** True when the head is known without waiting. */
-  get ready(): boolean {
-    return this.buffer.length > 0 || this.done;
-  }
-
-  /** The head without waiting (undefined when exhausted or not fetched yet: check `ready`). */
+  /** The head without waiting (undefined when exhausted or not fetched yet: then `peek`). */
   head(): T | undefined {
     return this.buffer[0];
   }

@@ -1,6 +1,5 @@
-/** One ordered source of a k-way merge (a RenderStream is one): its head is known once `ready`. */
+/** One ordered source of a k-way merge (a RenderStream is one): `head` without waiting, `peek` fetching. */
 export interface MergeSource<T> {
-  readonly ready: boolean;
   head(): T | undefined;
   peek(): Promise<T | undefined>;
   shift(): T | undefined;

@@ -7,7 +7,6 @@ class PagedSource implements MergeSource<number> {
   private next = 0;
   fetched = 0;
   constructor(private readonly pages: number[][]) {}
-  get ready(): boolean { return this.buffer.length > 0 || this.next >= this.pages.length; }
   head(): number | undefined { return this.buffer[0]; }
   async peek(): Promise<number | undefined> {
     while (this.buffer.length === 0 && this.next < this.pages.length) {
