@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { FINAL_STATUSES, type RenderStatus } from '../v1/schemas.js';
 
 /**
  * One cache for v1 answers, partitioned per v1 key: every entry's key starts with the key's partition
@@ -20,9 +21,9 @@ export class V1Cache {
     this.lru.set(`${partition}|${key}`, { value }, { ttl: ttlMs });
   }
 
-  /** TTL of a render by status: final ones longer, capped by the signed URL lifetime. */
-  renderTtl(final: boolean): number {
-    return final ? Math.min(this.ttl.renderFinalMs, this.ttl.signedUrlMs) : this.ttl.renderActiveMs;
+  /** TTL of a render by its status: final ones longer, capped by the signed URL lifetime. */
+  renderTtl(r: { readonly status: RenderStatus }): number {
+    return FINAL_STATUSES.has(r.status) ? Math.min(this.ttl.renderFinalMs, this.ttl.signedUrlMs) : this.ttl.renderActiveMs;
   }
 
   /** Updates an entry in every partition that holds it (a webhook carries a fresher render). */

@@ -1,6 +1,6 @@
 import { V1NotFoundError } from '../v1/errors.js';
 import type { V1Session, ListQuery } from '../v1/client.js';
-import { FINAL_STATUSES, V1_PAGE_MAX, type Page, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
+import { V1_PAGE_MAX, type Page, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
 import type { V1Cache } from './cache.js';
 import { mapLimit } from './limit.js';
 import type { CallMeter } from './meter.js';
@@ -26,12 +26,13 @@ export class Catalog {
     return this.s.partition;
   }
 
-  private async cached<T>(key: string, ttl: number, load: () => Promise<T>): Promise<T> {
+  /** One v1 call behind the per-key cache; `ttl` may depend on the value (renders by status). */
+  private async cached<T>(key: string, ttl: number | ((v: T) => number), load: () => Promise<T>): Promise<T> {
     const hit = this.cache.get<T>(this.p, key);
     if (hit !== undefined) { this.meter.cacheHits++; return hit; }
     this.meter.reserve();
     const v = await load();
-    this.cache.set(this.p, key, v, ttl);
+    this.cache.set(this.p, key, v, typeof ttl === 'number' ? ttl : ttl(v));
     return v;
   }
 
@@ -89,21 +90,17 @@ export class Catalog {
   }
 
   async render(id: string): Promise<V1Render | undefined> {
-    const hit = this.cache.get<V1Render>(this.p, `render:${id}`);
-    if (hit) { this.meter.cacheHits++; return hit; }
-    this.meter.reserve();
     try {
-      const r = await this.s.render(id);
-      this.rememberRender(r);
-      return r;
+      return await this.cached(`render:${id}`, (r: V1Render) => this.cache.renderTtl(r), () => this.s.render(id));
     } catch (e) {
       if (e instanceof V1NotFoundError) return undefined;
       throw e;
     }
   }
 
+  /** A render v1 just answered another way (a create): later reads by id are warm. */
   rememberRender(r: V1Render): void {
-    this.cache.set(this.p, `render:${r.id}`, r, this.cache.renderTtl(FINAL_STATUSES.has(r.status)));
+    this.cache.set(this.p, `render:${r.id}`, r, this.cache.renderTtl(r));
   }
 
   /**

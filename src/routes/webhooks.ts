@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { webhookSecrets } from '../config/schema.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
-import { FINAL_STATUSES, WebhookEventSchema } from '../v1/schemas.js';
+import { WebhookEventSchema } from '../v1/schemas.js';
 
 /** HMAC-SHA256 of the exact raw bytes, `sha256=<hex>`, compared in constant time. */
 export function verifySignature(raw: Buffer, header: string | undefined, secret: string): boolean {
@@ -47,7 +47,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
       void reply.status(204).send();
       setImmediate(() => {
         const r = event.data.data;
-        const ttl = deps.cache.renderTtl(FINAL_STATUSES.has(r.status));
+        const ttl = deps.cache.renderTtl(r);
         deps.cache.replaceEverywhere(`render:${r.id}`, r, ttl);
         request.log.info({ render: r.id, status: r.status, event: event.data.event }, 'webhook applied to caches');
       });
