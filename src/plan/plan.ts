@@ -1,4 +1,5 @@
 import type { CompareNode, FilterNode, QueryNode } from '../query/ast.js';
+import type { SchemaRegistry } from '../query/schema.js';
 import type { RenderStatus } from '../v1/schemas.js';
 
 /**
@@ -20,7 +21,7 @@ export interface Plan {
   readonly pushdown: {
     /** A status filter that maps to exactly one v1 status. */
     readonly status: RenderStatus | null;
-    /** A date_created sort (or the default newest-first order) becomes v1's order. */
+    /** A date_created sort (the request's, or its resource's default) becomes v1's order. */
     readonly order: 'asc' | 'desc' | null;
   };
   /** v1 statuses a status filter allows (null: any); an empty list means nothing can match. */
@@ -35,6 +36,8 @@ export interface Plan {
 export interface PlanContext {
   /** legacy status → v1 statuses */
   readonly statusToV1: Readonly<Record<string, readonly RenderStatus[]>>;
+  /** The resources' schemas: a request without `sort` is in its resource's default order (mappings). */
+  readonly schemas: SchemaRegistry;
 }
 
 /** Top-level conjuncts of a filter (only these can narrow the scope). */
@@ -77,10 +80,11 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
     }
   }
   const needsAll = q.meta.includes('filter_count') || q.meta.includes('total_count') || q.aggregate.length > 0 || q.groupBy.length > 0;
-  const sortKeys = q.sort.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field.fn ? `${s.field.fn}(` : ''}${s.field.path.join('.')}${s.field.fn ? ')' : ''}`);
+  const sortKeys = q.sort.length > 0
+    ? q.sort.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field.fn ? `${s.field.fn}(` : ''}${s.field.path.join('.')}${s.field.fn ? ')' : ''}`)
+    : [...(ctx.schemas[resourceKey]?.defaultSort ?? [])];
   let order: 'asc' | 'desc' | null = null;
-  if (sortKeys.length === 0) order = 'desc';
-  else if (sortKeys[0] === 'date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'asc';
+  if (sortKeys[0] === 'date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'asc';
   else if (sortKeys[0] === '-date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'desc';
   let strategy: Plan['strategy'];
   // v1 can GET renders and projects by id; a template needs its project, an account is one of the teams

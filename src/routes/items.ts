@@ -95,13 +95,13 @@ const ROUTES: readonly { path: string; resource: string }[] = [
 
 /** GET /renders, /projects, /accounts, /templates and their /:id, with the whole query language. */
 export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
-  const statusToV1 = deps.mappings.status.toV1;
+  const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
   for (const { path, resource } of ROUTES) {
     if (proxied(deps, path)) continue;
     const schema = deps.mappings.schemas[resource] as ResourceSchema;
     app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
       const q = parseLegacyQuery(deps, request, schema);
-      const plan = planQuery(q, resource, { statusToV1 });
+      const plan = planQuery(q, resource, planning);
       const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
       const { result } = await executeList(resource, q, plan, env);
       if (result.stream) {
@@ -119,7 +119,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       const q = parseLegacyQuery(deps, request, schema);
       if (!isUuid(request.params.id)) throw errors.forbidden();
       const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
-      const data = await executeOne(resource, request.params.id, q, (x) => planQuery(x, resource, { statusToV1 }), env);
+      const data = await executeOne(resource, request.params.id, q, (x) => planQuery(x, resource, planning), env);
       await deps.ids.flush();
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       return wantsExplain(deps, request) ? { data, explain: meter.summary() } : { data };

@@ -106,7 +106,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
 
   if (!proxied(deps, '/renders')) app.post('/renders', handlePost);
 
-  const statusToV1 = deps.mappings.status.toV1;
+  const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
   const patch = (path: string, resource: 'render' | 'project' | 'account') => proxied(deps, path) ? undefined : app.patch<{ Params: { id: string } }>(path, async (request) => {
     requirePrincipal(request);
     const body = request.body;
@@ -124,7 +124,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     }
     const q = parseLegacyQuery(deps, request, deps.mappings.schemas[resource] as ResourceSchema);
     const { env } = await requestEnv(deps, request);
-    const plan = (x: typeof q) => planQuery(x, resource, { statusToV1 });
+    const plan = (x: typeof q) => planQuery(x, resource, planning);
     await executeOne(resource, request.params.id, q, plan, env); // 403 unless reachable
     const v1Id = await deps.ids.toV1(resource, request.params.id);
     if (!v1Id) throw errors.forbidden();

@@ -5,12 +5,18 @@ import { ctx, mappings, schemas } from '../query/fixtures.js';
 
 const U1 = '7d444840-9dc0-11d1-b245-5ffdce74fad2';
 const U2 = '8e555951-9dc0-11d1-b245-5ffdce74fad2';
-const plan = (raw: Record<string, unknown>, resource = 'render') => planQuery(parseQuery(raw, schemas[resource]!, ctx()), resource, { statusToV1: mappings.status.toV1 });
+const plan = (raw: Record<string, unknown>, resource = 'render') => planQuery(parseQuery(raw, schemas[resource]!, ctx()), resource, { statusToV1: mappings.status.toV1, schemas });
 
 describe('the plan for each query shape', () => {
   it('a plain list: merge in v1 order (newest first), stop after offset + limit', () => {
     expect(plan({ limit: '20' })).toMatchObject({ strategy: 'merge', pushdown: { order: 'desc', status: null }, stopAfter: 20, scope: { accounts: null, projects: null } });
     expect(plan({ limit: '50', page: '5' })).toMatchObject({ strategy: 'merge', stopAfter: 250 });
+  });
+  it('without a sort, the resource default from the mappings decides (newest first merges; another default scans)', () => {
+    const titled = { ...schemas, render: { ...schemas.render!, defaultSort: ['title', 'id'] } };
+    const q = parseQuery({ limit: '20' }, schemas.render!, ctx());
+    expect(planQuery(q, 'render', { statusToV1: mappings.status.toV1, schemas }).pushdown.order).toBe('desc');
+    expect(planQuery(q, 'render', { statusToV1: mappings.status.toV1, schemas: titled })).toMatchObject({ strategy: 'scan', pushdown: { order: null } });
   });
   it('a date_created sort becomes order=', () => {
     expect(plan({ sort: 'date_created' }).pushdown.order).toBe('asc');
