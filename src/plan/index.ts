@@ -46,7 +46,8 @@ export class RecordIndex implements Lookup {
     return rec;
   }
 
-  v1<T>(type: string, uuid: string): T | undefined {
+  /** The v1 object a project or account record was built from (relations are looked up through it). */
+  private v1<T>(type: string, uuid: string): T | undefined {
     return this.v1Of.get(`${type}:${uuid}`) as T | undefined;
   }
 
@@ -87,7 +88,7 @@ export class RecordIndex implements Lookup {
 
   async renders(list: readonly V1Render[], withData = true): Promise<Rec[]> {
     const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
-    return list.map((r) => this.add('render', this.renderRecord(r, data.get(r.id) ?? {}), r));
+    return list.map((r) => this.add('render', this.renderRecord(r, data.get(r.id) ?? {})));
   }
 
   /**
