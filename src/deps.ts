@@ -19,11 +19,14 @@ import { Comparator } from './compare/service.js';
 import { V1Cache } from './plan/cache.js';
 import { LRUCache } from 'lru-cache';
 import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
+import { systemClock, type Clock } from './lib/clock.js';
 
 /** Everything the routes need, built once from the config and passed down. */
 export interface Deps {
   readonly config: Config;
   readonly logger: Logger;
+  /** The one source of time (tests inject a ManualClock). */
+  readonly clock: Clock;
   readonly db: Db;
   readonly users: UserStore;
   readonly sessions: SessionStore;
@@ -49,7 +52,7 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export interface DepsOverrides { readonly v1BaseUrl?: string; readonly dispatcher?: Dispatcher; readonly now?: () => number; readonly mappings?: Mappings }
+export interface DepsOverrides { readonly v1BaseUrl?: string; readonly dispatcher?: Dispatcher; readonly clock?: Clock; readonly mappings?: Mappings }
 
 export async function createDeps(config: Config, logger: Logger, o: DepsOverrides = {}): Promise<Deps> {
   const mappings = o.mappings ?? loadMappings(config.MAPPINGS_DIR);
@@ -58,13 +61,14 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const jwtSecret = config.JWT_SECRET;
   const db = await openDb(config.DATABASE_URL);
   await migrate(db.kysely);
-  const now = o.now ?? Date.now;
+  const clock = o.clock ?? systemClock;
+  const now = () => clock.now();
   const users = new UserStore(db.kysely, new SecretBox(encryptionKey), now);
   const sessions = new SessionStore(db.kysely, config.REFRESH_TOKEN_TTL, now);
   const idMap = new IdMapStore(db.kysely, now);
   const ids = new IdTranslator(idMap);
   await ids.load();
-  const jwt = await JwtService.create({ issuer: config.JWT_ISSUER, ttlMs: config.ACCESS_TOKEN_TTL, alg: config.JWT_ALG, ...(jwtSecret ? { secret: jwtSecret } : {}), ...(config.JWT_PRIVATE_KEY ? { privateKeyPem: config.JWT_PRIVATE_KEY } : {}) });
+  const jwt = await JwtService.create({ clock, issuer: config.JWT_ISSUER, ttlMs: config.ACCESS_TOKEN_TTL, alg: config.JWT_ALG, ...(jwtSecret ? { secret: jwtSecret } : {}), ...(config.JWT_PRIVATE_KEY ? { privateKeyPem: config.JWT_PRIVATE_KEY } : {}) });
   const limiter = new LoginLimiter(config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES * 4, config.LOGIN_FAILURE_WINDOW_MS, now);
   const baseUrl = o.v1BaseUrl ?? config.V1_BASE_URL;
   if (!baseUrl) throw new TypeError('no v1 base URL');
@@ -76,7 +80,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const overlays = new OverlayStore(db.kysely, now);
   const cache = new V1Cache({ metadataMs: config.CACHE_TTL_METADATA_MS, renderActiveMs: config.CACHE_TTL_RENDER_ACTIVE_MS, renderFinalMs: config.CACHE_TTL_RENDER_FINAL_MS, signedUrlMs: config.SIGNED_URL_TTL_MS }, config.CACHE_MAX_ENTRIES);
   return {
-    config, logger, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
+    config, logger, clock, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
     idempotency: new IdempotencyStore(db.kysely, now),
     compareStore, comparator: new Comparator(ids, compareStore, mappings.comparison), usage, credits: renderCredits(config),
     async v1For(userId, meter) {

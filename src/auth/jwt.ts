@@ -1,6 +1,7 @@
 import { SignJWT, decodeJwt, errors as joseErrors, importPKCS8, jwtVerify, type CryptoKey, type KeyObject } from 'jose';
 import { createPublicKey } from 'node:crypto';
 import { errors } from '../errors/catalog.js';
+import { systemClock, type Clock } from '../lib/clock.js';
 
 export interface AccessClaims { readonly id: string; readonly role: string; readonly app_access: boolean; readonly admin_access: boolean }
 
@@ -10,6 +11,7 @@ export interface JwtSettings {
   readonly alg: 'HS256' | 'RS256' | 'ES256' | 'EdDSA';
   readonly secret?: string;
   readonly privateKeyPem?: string;
+  readonly clock?: Clock;
 }
 
 type Key = CryptoKey | KeyObject | Uint8Array;
@@ -34,7 +36,7 @@ export class JwtService {
     return this.settings.ttlMs;
   }
 
-  async sign(claims: AccessClaims, nowMs = Date.now()): Promise<string> {
+  async sign(claims: AccessClaims, nowMs = (this.settings.clock ?? systemClock).now()): Promise<string> {
     const iat = Math.floor(nowMs / 1000);
     return new SignJWT({ ...claims })
       .setProtectedHeader({ alg: this.settings.alg, typ: 'JWT' })
@@ -57,7 +59,7 @@ export class JwtService {
    * Verifies one of our JWTs. Expired → 401 TOKEN_EXPIRED; bad signature, wrong or `none` algorithm,
    * malformed, or missing claims → 403 INVALID_TOKEN (as Directus).
    */
-  async verify(token: string, nowMs = Date.now()): Promise<AccessClaims> {
+  async verify(token: string, nowMs = (this.settings.clock ?? systemClock).now()): Promise<AccessClaims> {
     try {
       const { payload } = await jwtVerify(token, this.verifyKey, {
         issuer: this.settings.issuer,

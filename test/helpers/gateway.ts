@@ -10,6 +10,7 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import { DEFAULT_ROLE } from '../../src/store/users.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startSim, type RunningSim } from './sim.js';
+import type { Clock } from '../../src/lib/clock.js';
 
 export const TEST_ENV = {
   ENCRYPTION_KEY: '11'.repeat(32),
@@ -32,14 +33,16 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(env: Record<string, string> = {}, simOptions: Parameters<typeof startSim>[0] = {}): Promise<TestGateway> {
+export interface GatewayOptions { readonly clock?: Clock }
+
+export async function startGateway(env: Record<string, string> = {}, simOptions: Parameters<typeof startSim>[0] = {}, options: GatewayOptions = {}): Promise<TestGateway> {
   const s = await startSim(simOptions);
   const dir = mkdtempSync(join(tmpdir(), 'gw-'));
   const config = loadConfig({ ...TEST_ENV, V1_BASE_URL: s.url, DATABASE_URL: env.DATABASE_URL ?? join(dir, 'gateway.db'), V1_RETRY_BASE_MS: '5', ...env });
   const logs: string[] = [];
   const sink = new Writable({ write(chunk, _enc, cb) { logs.push(chunk.toString()); cb(); } });
   const logger = createLogger(config.LOG_LEVEL, sink);
-  const deps = await createDeps(config, logger);
+  const deps = await createDeps(config, logger, options.clock ? { clock: options.clock } : {});
   const app = await buildApp(deps);
   await app.ready();
   const gw: TestGateway = {
