@@ -1,3 +1,4 @@
+import { ROUTE_PREFIXES } from './route-modes.js';
 import { z } from 'zod';
 
 const bool = z
@@ -161,20 +162,6 @@ export function decodeKey(v: string): Buffer | undefined {
 }
 
 /** Legacy route prefixes a mode can be set for. */
-export const ROUTE_PREFIXES = ['/auth', '/users', '/renders', '/render', '/projects', '/accounts', '/templates'];
-export type RouteMode = 'translate' | 'proxy' | 'shadow' | 'compare';
-
-const parsedModes = new WeakMap<Config, Readonly<Record<string, RouteMode>>>();
-
-/** The mode of a request path (by its first segment); ROUTE_MODES is parsed once per config. */
-export function routeMode(c: Config, path: string): RouteMode {
-  if (!c.ROUTE_MODES) return 'translate';
-  let modes = parsedModes.get(c);
-  if (!modes) { modes = JSON.parse(c.ROUTE_MODES) as Record<string, RouteMode>; parsedModes.set(c, modes); }
-  const prefix = `/${path.split('?')[0]!.split('/')[1] ?? ''}`;
-  return Object.hasOwn(modes, prefix) ? (modes[prefix] as RouteMode) : 'translate';
-}
-
 export function renderCredits(c: Config): Readonly<Record<string, { amount: number; remaining: number; used: number }>> {
   return c.RENDER_CREDITS ? (JSON.parse(c.RENDER_CREDITS) as Record<string, { amount: number; remaining: number; used: number }>) : {};
 }

@@ -25,14 +25,35 @@ export const REDACT_PATHS = [
 
 const SECRET_IN_TEXT = [
   /sk_[A-Za-z0-9]{32}/g,
-  /(access_token|refresh_token|password)=[^&\s"]*/gi,
   /Bearer\s+[A-Za-z0-9._~+/=-]+/gi,
 ];
 
+/** Query parameters whose values are credentials, by their name *after* decoding (as the gateway reads them). */
+const SECRET_PARAMS = new Set(['access_token', 'refresh_token', 'password', 'token', 'api_key', 'key', 'secret']);
+
+function decodedName(raw: string): string {
+  const plus = raw.replace(/\+/g, ' ');
+  let name: string;
+  try { name = decodeURIComponent(plus); } catch { name = plus; }
+  const bracket = name.indexOf('[');
+  return (bracket > 0 ? name.slice(0, bracket) : name).trim().toLowerCase();
+}
+
+/** Redacts the values of credential parameters in a query string, whatever the spelling of their names. */
+function scrubQuery(query: string): string {
+  return query.split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    if (eq < 0) return pair;
+    return SECRET_PARAMS.has(decodedName(pair.slice(0, eq))) ? `${pair.slice(0, eq)}=[Redacted]` : pair;
+  }).join('&');
+}
+
 /** Removes secrets from free text (URLs in request logs, error messages). */
 export function scrubText(s: string): string {
-  let out = s;
-  for (const re of SECRET_IN_TEXT) out = out.replace(re, (m) => (m.includes('=') ? `${m.split('=')[0]}=[Redacted]` : m.startsWith('sk_') ? 'sk_[Redacted]' : 'Bearer [Redacted]'));
+  let out = s.replace(/\?([^\s"'#]*)/g, (_m, q: string) => `?${scrubQuery(q)}`);
+  for (const re of SECRET_IN_TEXT) out = out.replace(re, (m) => (m.startsWith('sk_') ? 'sk_[Redacted]' : 'Bearer [Redacted]'));
+  // name=value pairs in free text outside a query string (error messages)
+  out = out.replace(/(^|[\s&,;{(])(access_token|refresh_token|password)=[^&\s"]*/gi, (_m, pre: string, k: string) => `${pre}${k}=[Redacted]`);
   return out;
 }
 

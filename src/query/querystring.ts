@@ -1,13 +1,20 @@
 /**
  * Query-string parser with bracket notation, as Directus parses it (qs, depth 10): `filter[a][_eq]=x`,
  * `fields[]=a&fields[]=b`, `aggregate[count]=*`, `+` decoded as a space, repeated keys collected into
- * arrays. Keys named __proto__/constructor/prototype are dropped.
+ * arrays. Every object it builds has a null prototype and only own keys count as existing, so a key such
+ * as `toString` or `hasOwnProperty` is an ordinary key; keys named __proto__/constructor/prototype are
+ * dropped. It never throws: whatever the input, the answer is a plain tree of strings.
  */
 const MAX_DEPTH = 10;
 const MAX_INDEX = 20;
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 
 export type QsValue = string | QsValue[] | { [k: string]: QsValue };
+type QsObject = { [k: string]: QsValue };
+
+const dict = (): QsObject => Object.create(null) as QsObject;
+const own = (o: QsObject, k: string): QsValue | undefined => (Object.hasOwn(o, k) ? o[k] : undefined);
+const isIndex = (s: string | undefined): boolean => s === '' || (s !== undefined && /^\d+$/.test(s));
 
 function decode(s: string): string {
   const plus = s.replace(/\+/g, ' ');
@@ -18,7 +25,7 @@ function splitKey(key: string): string[] {
   const first = key.indexOf('[');
   if (first <= 0) return [key];
   const parts = [key.slice(0, first)];
-  const re = /\[([^\[\]]*)\]/g;
+  const re = /\[([^[\]]*)\]/g;
   let m: RegExpExecArray | null;
   let last = first;
   re.lastIndex = first;
@@ -31,52 +38,40 @@ function splitKey(key: string): string[] {
   return parts;
 }
 
-function assign(target: Record<string, QsValue>, path: string[], value: string): void {
-  let node: Record<string, QsValue> | QsValue[] = target;
-  for (let i = 0; i < path.length; i++) {
-    const raw = path[i] as string;
-    const isLast = i === path.length - 1;
-    if (FORBIDDEN.has(raw)) return;
-    if (Array.isArray(node)) {
-      const idx = raw === '' ? node.length : Number(raw);
-      if (!Number.isInteger(idx) || idx < 0 || idx > MAX_INDEX) {
-        // qs: out-of-range or non-numeric index turns the array into an object
-        const obj: Record<string, QsValue> = Object.fromEntries(node.map((v, k) => [String(k), v]));
-        return assignConverted(target, path, i, obj, value);
-      }
-      if (isLast) { node[idx] = value; return; }
-      const nextIsArray = path[i + 1] === '' || /^\d+$/.test(path[i + 1] as string);
-      node[idx] ??= nextIsArray ? [] : {};
-      const child: QsValue = node[idx] as QsValue;
-      if (typeof child === 'string') return;
-      node = child;
-      continue;
-    }
-    if (isLast) {
-      const existing: QsValue | undefined = node[raw];
-      if (existing === undefined) node[raw] = value;
-      else if (Array.isArray(existing)) existing.push(value);
-      else if (typeof existing === 'string') node[raw] = [existing, value];
-      return;
-    }
-    const nextIsArray = path[i + 1] === '' || /^\d+$/.test(path[i + 1] as string);
-    let child: QsValue | undefined = node[raw];
-    if (child === undefined) { child = nextIsArray ? [] : {}; node[raw] = child; }
-    else if (typeof child === 'string') { child = nextIsArray ? [child] : { [child]: '' }; node[raw] = child; }
-    node = child as Record<string, QsValue> | QsValue[];
-  }
+/** qs: an out-of-range or non-numeric index turns the array into an object keyed by position. */
+function arrayToDict(a: QsValue[]): QsObject {
+  const o = dict();
+  a.forEach((v, k) => { o[String(k)] = v; });
+  return o;
 }
 
-function assignConverted(target: Record<string, QsValue>, path: string[], at: number, obj: Record<string, QsValue>, value: string): void {
-  // replace the array found at path[0..at) with obj, then continue assigning inside obj
-  let parent: Record<string, QsValue> | QsValue[] = target;
-  for (let j = 0; j < at - 1; j++) parent = (parent as Record<string, QsValue>)[path[j] as string] as Record<string, QsValue>;
-  (parent as Record<string, QsValue>)[path[at - 1] as string] = obj;
-  assign(obj as Record<string, QsValue>, path.slice(at), value);
+/** Assigns `value` at `path` below `node[key]`, creating or converting containers; returns the new node[key]. */
+function put(existing: QsValue | undefined, path: readonly string[], value: string): QsValue {
+  if (path.length === 0) {
+    if (existing === undefined) return value;
+    if (Array.isArray(existing)) { existing.push(value); return existing; }
+    if (typeof existing === 'string') return [existing, value];
+    return existing; // a value where an object already is: qs keeps the object
+  }
+  const [head, ...rest] = path as [string, ...string[]];
+  if (FORBIDDEN.has(head)) return existing ?? dict();
+  let container: QsValue = existing ?? (isIndex(head) ? [] : dict());
+  if (typeof container === 'string') container = isIndex(head) ? [container] : Object.assign(dict(), { [container]: '' });
+  if (Array.isArray(container)) {
+    const idx = head === '' ? container.length : Number(head);
+    if (!Number.isInteger(idx) || idx < 0 || idx > MAX_INDEX) container = arrayToDict(container);
+    else {
+      container[idx] = put(container[idx], rest, value);
+      return container;
+    }
+  }
+  const obj = container as QsObject;
+  obj[head] = put(own(obj, head), rest, value);
+  return obj;
 }
 
 export function parseQueryString(qs: string): Record<string, QsValue> {
-  const out: Record<string, QsValue> = Object.create(null);
+  const out = dict();
   if (!qs) return out;
   for (const pair of qs.split('&')) {
     if (!pair) continue;
@@ -84,7 +79,9 @@ export function parseQueryString(qs: string): Record<string, QsValue> {
     const key = decode(eq < 0 ? pair : pair.slice(0, eq));
     const value = eq < 0 ? '' : decode(pair.slice(eq + 1));
     if (!key) continue;
-    assign(out, splitKey(key), value);
+    const [root, ...rest] = splitKey(key) as [string, ...string[]];
+    if (FORBIDDEN.has(root)) continue;
+    out[root] = put(own(out, root), rest, value);
   }
-  return { ...out };
+  return out;
 }

@@ -4,7 +4,7 @@ import { decoyHash, verifyPassword } from '../auth/passwords.js';
 import { errors } from '../errors/catalog.js';
 import { parseCookies, serializeCookie } from '../http/request-token.js';
 import type { Deps } from '../deps.js';
-import { proxied } from './modes.js';
+import { proxied } from '../config/route-modes.js';
 
 const LoginBody = z.object({
   email: z.string({ error: '"email" is required' }).pipe(z.email({ error: '"email" must be a valid email' })),
@@ -23,7 +23,7 @@ function payload(body: unknown): Record<string, unknown> {
 
 /** POST /auth/login, /auth/refresh, /auth/logout with Directus's shapes, codes and timing. */
 export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
-  if (proxied(deps, '/auth')) return;
+  if (proxied(deps.config, '/auth')) return;
   const { config, users, sessions, jwt, limiter } = deps;
 
   /** Every login outcome, and every refresh failure, takes at least LOGIN_STALL_MS. */
@@ -41,7 +41,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
     return { data: { access_token, expires: jwt.ttlMs, refresh_token: refreshToken } };
   };
 
-  app.post('/auth/login', async (request, reply) => {
+  app.post('/auth/login', { config: { access: 'public' } }, async (request, reply) => {
     const started = performance.now();
     try {
       const parsed = LoginBody.safeParse(payload(request.body));
@@ -64,7 +64,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
     }
   });
 
-  app.post('/auth/refresh', async (request, reply) => {
+  app.post('/auth/refresh', { config: { access: 'public' } }, async (request, reply) => {
     const started = performance.now();
     const body = TokenBody.safeParse(payload(request.body));
     const fromBody = body.success ? body.data.refresh_token : undefined;
@@ -82,7 +82,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
     return issue(reply, user.id, user.role, result.refreshToken, mode);
   });
 
-  app.post('/auth/logout', async (request, reply) => {
+  app.post('/auth/logout', { config: { access: 'public' } }, async (request, reply) => {
     const body = TokenBody.safeParse(payload(request.body));
     const token = (body.success ? body.data.refresh_token : undefined) ?? parseCookies(request.headers.cookie)[config.REFRESH_COOKIE_NAME];
     if (!token) throw errors.invalidPayload('"refresh_token" is required in either the JSON payload or Cookie');

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RecordIndex } from '../plan/index.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { parseLegacyQuery, requestEnv } from './items.js';
-import { proxied } from './modes.js';
+import { parseLegacyQuery, requestEnv } from '../http/context.js';
+import { proxied } from '../config/route-modes.js';
 import { z } from 'zod';
 import { errors, GatewayError } from '../errors/catalog.js';
 import type { Deps } from '../deps.js';
@@ -39,7 +39,7 @@ export async function legacyUser(deps: Deps, request: FastifyRequest, user: Lega
 }
 
 export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
-  if (proxied(deps, '/users')) return;
+  if (proxied(deps.config, '/users')) return;
   app.get('/users/me', async (request) => {
     if (!request.principal) throw errors.invalidCredentials();
     return { data: await legacyUser(deps, request, request.principal.user) };

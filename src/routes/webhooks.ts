@@ -25,7 +25,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
   app.register(async (child) => {
     child.removeAllContentTypeParsers();
     child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1_048_576 }, (_req, body, done) => done(null, body));
-    child.post('/_gateway/webhooks/v1', async (request, reply) => {
+    child.post('/_gateway/webhooks/v1', { config: { access: 'signed' } }, async (request, reply) => {
       const raw = request.body as Buffer | undefined;
       if (!Buffer.isBuffer(raw) || raw.length === 0) throw errors.invalidPayload('An empty webhook body.');
       const signature = request.headers['x-webhook-signature'];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { requirePrincipal } from '../app.js';
+import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { errorEnvelope, errors, GatewayError } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
@@ -12,8 +12,8 @@ import { planQuery } from '../plan/plan.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { createRender } from '../write/create-render.js';
-import { parseLegacyQuery, requestEnv } from './items.js';
-import { proxied } from './modes.js';
+import { parseLegacyQuery, requestEnv } from '../http/context.js';
+import { proxied } from '../config/route-modes.js';
 
 const CreateBody = z.object({
   project: z.string({ error: '"project" is required' }).refine(isUuid, '"project" must be a valid GUID'),
@@ -104,10 +104,10 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     return reply.status(answer.status).send(answer.body);
   }
 
-  if (!proxied(deps, '/renders')) app.post('/renders', handlePost);
+  if (!proxied(deps.config, '/renders')) app.post('/renders', handlePost);
 
   const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
-  const patch = (path: string, resource: 'render' | 'project' | 'account') => proxied(deps, path) ? undefined : app.patch<{ Params: { id: string } }>(path, async (request) => {
+  const patch = (path: string, resource: 'render' | 'project' | 'account') => proxied(deps.config, path) ? undefined : app.patch<{ Params: { id: string } }>(path, async (request) => {
     requirePrincipal(request);
     const body = request.body;
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('The body must be a JSON object.');

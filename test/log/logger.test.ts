@@ -19,3 +19,19 @@ describe('pino redaction', () => {
     expect(scrubText('/x?password=p&refresh_token=r')).toBe('/x?password=[Redacted]&refresh_token=[Redacted]');
   });
 });
+
+describe('redaction after decoding', () => {
+  it('redacts a credential parameter whatever the spelling of its name', () => {
+    const token = 'static-token-abcdef0123456789';
+    for (const name of ['access_token', '%61ccess_token', 'access%5Ftoken', 'access%5ftoken', '%61%63%63%65%73%73%5f%74%6f%6b%65%6e', 'ACCESS_TOKEN',
+      'access_token[]', 'access_token%5B0%5D', 'password', 'pass%77ord', 'refresh%5Ftoken']) {
+      const out = scrubText(`/renders?x=1&${name}=${token}&y=2`);
+      expect(out, name).not.toContain(token);
+      expect(out).toContain('x=1');
+      expect(out).toContain('y=2');
+    }
+  });
+  it('keeps ordinary parameters as they are', () => {
+    expect(scrubText('/renders?filter[title][_eq]=a&fields=id,title')).toBe('/renders?filter[title][_eq]=a&fields=id,title');
+  });
+});

@@ -1,0 +1,46 @@
+import { request as undiciRequest } from 'undici';
+import { randomToken } from '../store/crypto.js';
+import { parseBody, type Answer } from './service.js';
+
+/** Hop-by-hop headers (and ours) never forwarded to or from the legacy backend. */
+export const HOP_HEADERS = new Set([
+  'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'host', 'content-length',
+]);
+
+const INTERNAL = 'x-gateway-compare-internal';
+/** A per-process secret marks the gateway's own translated-side requests; clients cannot forge it. */
+const INTERNAL_SECRET = randomToken(24);
+export const isInternal = (headers: Record<string, unknown>): boolean => headers[INTERNAL] === INTERNAL_SECRET;
+export const internalHeaders = (): Record<string, string> => ({ [INTERNAL]: INTERNAL_SECRET });
+
+export type LegacyAnswer = Answer & { raw: Buffer; headers: Record<string, string | string[] | undefined> };
+
+/** Sends a request to the legacy backend as it came (the legacy token goes as it is). */
+export async function askLegacy(
+  baseUrl: string, method: string, url: string, headers: Record<string, unknown>, body: Buffer | undefined, timeoutMs: number,
+): Promise<LegacyAnswer> {
+  const started = performance.now();
+  const h: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (!HOP_HEADERS.has(k) && k !== INTERNAL && typeof v === 'string') h[k] = v;
+  const res = await undiciRequest(new URL(url, baseUrl), { method: method as 'GET', headers: h, body, signal: AbortSignal.timeout(timeoutMs) });
+  const raw = Buffer.from(await res.body.arrayBuffer());
+  return { status: res.statusCode, raw, body: parseBody(raw.toString('utf8')), ms: performance.now() - started, headers: res.headers };
+}
+
+/** Work started after an answer is sent (never slows it down); `idle()` resolves once all of it has ended. */
+export class BackgroundWork {
+  private readonly running = new Set<Promise<void>>();
+  constructor(private readonly onError: (e: unknown) => void) {}
+
+  run(fn: () => Promise<void>): void {
+    setImmediate(() => {
+      const p: Promise<void> = fn().catch(this.onError).finally(() => this.running.delete(p));
+      this.running.add(p);
+    });
+  }
+
+  async idle(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}

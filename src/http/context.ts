@@ -1,0 +1,58 @@
+import type { FastifyRequest } from 'fastify';
+import { requirePrincipal } from '../auth/guards.js';
+import type { Deps } from '../deps.js';
+import { Catalog } from '../plan/catalog.js';
+import type { ExecEnv } from '../plan/index.js';
+import { CallMeter } from '../plan/meter.js';
+import type { Plan } from '../plan/plan.js';
+import type { QueryNode } from '../query/ast.js';
+import { parseQuery } from '../query/parse-query.js';
+import type { ResourceSchema } from '../query/schema.js';
+import { safeEqual } from '../store/crypto.js';
+import type { V1Session } from '../v1/client.js';
+
+export type OverlayType = 'render' | 'project' | 'account';
+export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'account'];
+
+/**
+ * The per-request pieces every legacy read needs: meter, catalog and execution environment. Only the
+ * overlay types the answer can contain are read (templates carry none).
+ */
+export async function requestEnv(deps: Deps, request: FastifyRequest, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
+  const principal = requirePrincipal(request);
+  const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET);
+  const session = await deps.v1For(principal.user.id, meter);
+  const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
+  const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
+  const env: ExecEnv = {
+    catalog, ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT, renderData: deps.renderData,
+    overlays: Object.fromEntries(loaded), nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, aggregateStrings: true, credits: deps.credits,
+  };
+  return { env, meter, session };
+}
+
+export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: ResourceSchema): QueryNode {
+  const principal = requirePrincipal(request);
+  const user = principal.user;
+  return parseQuery((request.query ?? {}) as Record<string, unknown>, resource, {
+    schemas: deps.mappings.schemas,
+    dynamic: { now: new Date(), userId: user.id, roleId: user.role, user: { id: user.id, email: user.email, first_name: user.firstName, last_name: user.lastName, role: user.role } },
+    limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
+    ...(deps.config.QUERY_LIMIT_MAX !== undefined ? { limitMax: deps.config.QUERY_LIMIT_MAX } : {}),
+  });
+}
+
+/** Explain output is given to operators (X-Gateway-Operator-Token) or to everyone when EXPLAIN_ENABLED. */
+export function wantsExplain(deps: Deps, request: FastifyRequest): boolean {
+  if (request.headers['x-gateway-explain'] !== '1') return false;
+  if (deps.config.EXPLAIN_ENABLED) return true;
+  const t = request.headers['x-gateway-operator-token'];
+  return typeof t === 'string' && !!deps.config.GATEWAY_ADMIN_TOKEN && safeEqual(t, deps.config.GATEWAY_ADMIN_TOKEN);
+}
+
+
+/** The explain block: the plan (its residual filter named, not dumped) and the v1 calls, pages and records. */
+export function explain(plan: Plan, meter: CallMeter): Record<string, unknown> {
+  return { plan: { ...plan, residual: plan.residual ? 'in memory' : null }, ...meter.summary() };
+}
+

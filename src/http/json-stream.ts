@@ -1,0 +1,30 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { RawJson } from '../plan/execute.js';
+
+/**
+ * `{"meta":…,"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
+ * failures still answer with an error envelope; a failure after that ends the body early (logged).
+ */
+export async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger, meta?: Record<string, number>, explainAtEnd?: () => Record<string, unknown>): AsyncGenerator<Buffer> {
+  let first = true;
+  let parts: Uint8Array[] = [Buffer.from(meta ? `{"meta":${JSON.stringify(meta)},"data":[` : '{"data":[')];
+  let size = 0;
+  const comma = Buffer.from(',');
+  try {
+    for await (const item of items) {
+      if (!first) parts.push(comma);
+      const b = (item instanceof RawJson ? item : RawJson.of(item)).json;
+      parts.push(b);
+      size += b.length;
+      first = false;
+      if (size > 65_536) { yield Buffer.concat(parts); parts = []; size = 0; }
+    }
+  } catch (e) {
+    log.error({ err: e }, 'the answer failed while streaming; the body is cut short');
+    throw e;
+  }
+  // explain counts are only known once everything is read: they follow the data
+  parts.push(Buffer.from(explainAtEnd ? `],"explain":${JSON.stringify(explainAtEnd())}}` : ']}'));
+  yield Buffer.concat(parts);
+}
+

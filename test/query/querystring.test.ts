@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { parseQueryString } from '../../src/query/querystring.js';
+import { prototypeQueries } from '../helpers/prototype-keys.js';
+
+const MEMBERS = Object.getOwnPropertyNames(Object.prototype);
+const FUNCTION_MEMBERS = Object.getOwnPropertyNames(Function.prototype);
+
+/** Every own property of the shared prototypes, with its descriptor's value identity. */
+function snapshot(): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const proto of [Object.prototype, Function.prototype, Array.prototype, String.prototype]) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const d = Object.getOwnPropertyDescriptor(proto, name)!;
+      out.set(`${proto === Object.prototype ? 'O' : proto === Function.prototype ? 'F' : proto === Array.prototype ? 'A' : 'S'}.${name}`, d.value ?? d.get);
+      if (typeof d.value === 'function') for (const k of Object.keys(d.value)) out.set(`${name}#${k}`, (d.value as Record<string, unknown>)[k]);
+    }
+  }
+  return out;
+}
+
+describe('parseQueryString', () => {
+  it('treats every Object.prototype member name as an ordinary own key and never touches a shared prototype', () => {
+    const before = snapshot();
+    for (const name of [...MEMBERS, ...FUNCTION_MEMBERS, 'length', 'name', 'caller']) {
+      for (const qs of prototypeQueries(name)) {
+        const parsed = parseQueryString(qs);
+        // every container is a null-prototype object or an array: no inherited member is visible
+        const walk = (v: unknown): void => {
+          if (Array.isArray(v)) { v.forEach(walk); return; }
+          if (v && typeof v === 'object') {
+            expect(Object.getPrototypeOf(v)).toBeNull();
+            for (const k of Object.keys(v)) walk((v as Record<string, unknown>)[k]);
+            return;
+          }
+          expect(typeof v).toBe('string');
+        };
+        walk(parsed);
+      }
+    }
+    expect(snapshot()).toEqual(before);
+  });
+
+  it('keeps the member name as data where it is not one of the dropped keys', () => {
+    expect(parseQueryString('a[toString][name]=x')).toEqual({ a: { toString: { name: 'x' } } });
+    expect(parseQueryString('a[hasOwnProperty]=1').a).toEqual({ hasOwnProperty: '1' });
+    expect(parseQueryString('valueOf=2').valueOf).toBe('2');
+    expect(Object.keys(parseQueryString('a[__proto__][x]=1&constructor[prototype][y]=2'))).toEqual(['a']);
+  });
+
+  it('still reads Directus bracket forms', () => {
+    expect(parseQueryString('filter[a][_eq]=x&fields[]=a&fields[]=b&aggregate[count]=*')).toEqual({
+      filter: { a: { _eq: 'x' } }, fields: ['a', 'b'], aggregate: { count: '*' },
+    });
+    expect(parseQueryString('a[0]=x&a[1]=y&a[30]=z')).toEqual({ a: { 0: 'x', 1: 'y', 30: 'z' } });
+    expect(parseQueryString('a=1&a=2&a=3')).toEqual({ a: ['1', '2', '3'] });
+    expect(parseQueryString('a[b]=1&a=2')).toEqual({ a: { b: '1' } });
+  });
+});
