@@ -49,7 +49,10 @@ export function aggregateRows(
         case 'min': out = values.length ? values.reduce((m, v) => ((v as never) < (m as never) ? v : m)) : null; break;
         case 'max': out = values.length ? values.reduce((m, v) => ((v as never) > (m as never) ? v : m)) : null; break;
       }
-      const bucket = (row[a.fn] ?? {}) as Record<string, unknown>;
+      // several fields of one function make one object per function; a field after `count=*` replaces its
+      // plain count, as Directus unflattens `count` then `count->id` ({"count":{"id":"800"}} for `*,id`)
+      const current = row[a.fn];
+      const bucket = current && typeof current === 'object' ? (current as Record<string, unknown>) : {};
       bucket[a.field] = out;
       row[a.fn] = bucket;
     }

@@ -30,8 +30,13 @@ function addMonths(d: Date, months: number): Date {
 }
 
 /** `$NOW(-1 year)` adjustment → the adjusted instant, or undefined when unparsable. Default unit: days. */
+/** Longest adjustment read: `-123456789.123456 milliseconds` fits; longer input is refused before any matching. */
+export const MAX_ADJUSTMENT_LENGTH = 48;
+
 export function adjustDate(now: Date, adjustment: string): Date | undefined {
-  const m = /^([+-]?(?:\d+)?\.?\d+) *([a-z]+)?$/i.exec(adjustment.trim());
+  if (adjustment.length > MAX_ADJUSTMENT_LENGTH) return undefined;
+  // one way to match each input (no nested or adjacent quantifiers over the same characters): linear time
+  const m = /^ *([+-]?(?:\d+(?:\.\d+)?|\.\d+)) *([a-z]+)? *$/i.exec(adjustment);
   if (!m) return undefined;
   const amount = Number(m[1]);
   const unit = m[2] === undefined ? 'd' : UNITS[m[2].toLowerCase()];
@@ -50,7 +55,10 @@ export function resolveDynamic(value: unknown, ctx: DynamicContext): Resolved {
   const now = /^\$NOW\((.*)\)$/.exec(value);
   if (now) {
     const d = adjustDate(ctx.now, now[1] as string);
-    if (!d || Number.isNaN(d.getTime())) return { ok: false, reason: `Invalid $NOW adjustment "${now[1]}": use a sign, a number and a unit such as "-30 days" (send + as %2B)` };
+    if (!d || Number.isNaN(d.getTime())) {
+      const shown = (now[1] as string).length > MAX_ADJUSTMENT_LENGTH ? `longer than ${MAX_ADJUSTMENT_LENGTH} characters` : `"${now[1]}"`;
+      return { ok: false, reason: `Invalid $NOW adjustment ${shown}: use a sign, a number and a unit such as "-30 days" (send + as %2B)` };
+    }
     return { ok: true, value: d.toISOString(), isDate: true };
   }
   if (value === '$CURRENT_USER') return { ok: true, value: ctx.userId };

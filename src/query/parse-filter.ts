@@ -105,6 +105,8 @@ function parseLevel(obj: Record<string, unknown>, resource: ResourceSchema, path
 }
 
 function parseField(key: string, val: unknown, resource: ResourceSchema, path: string, ctx: FilterContext, depth: number, relDepth: number): FilterNode {
+  // `_and`/`_or` under a field nest as deeply as at the top level: the same bound applies
+  if (depth > MAX_LOGICAL_DEPTH) { ctx.issues.add(path, 'Filter is nested too deeply'); return True; }
   const { fn, field: fieldName, badFn } = splitFunction(key);
   if (badFn) { ctx.issues.add(path, `Invalid function specified "${badFn}"`); return True; }
   const field = fieldOf(resource, fieldName);

@@ -40,3 +40,12 @@ describe('fields a selection reads (what folding aggregates keeps of each record
     expect(s).not.toContain('data'); // json is not searched
   });
 });
+
+describe('several fields of one function (Directus 10: one object per function)', () => {
+  it('count of several fields, count=* followed by a field, and a field followed by *', () => {
+    expect(run([['count', 'id'], ['count', 'kind']])).toEqual([{ count: { id: '4', kind: '4' } }]);
+    expect(run([['count', '*'], ['count', 'id']])).toEqual([{ count: { id: '4' } }]);
+    expect(run([['count', 'n'], ['count', '*']])).toEqual([{ count: '4' }]);
+    expect(run([['count', '*'], ['count', 'x']], ['kind'])).toEqual([{ kind: 'a', count: { x: '1' } }, { kind: 'b', count: { x: '2' } }]);
+  });
+});

@@ -142,3 +142,47 @@ describe('no input produces anything but a result or a 400', () => {
     );
   });
 });
+
+describe('nesting limits hold wherever _and/_or can appear', () => {
+  const nest = (depth: number, leaf: unknown, op: '_and' | '_or' = '_and'): unknown => {
+    let v: unknown = leaf;
+    for (let i = 0; i < depth; i++) v = { [op]: [v] };
+    return v;
+  };
+  const forms: [string, (d: number) => unknown][] = [
+    ['top level', (d) => nest(d, { title: { _eq: 'x' } })],
+    ['under a field', (d) => ({ title: nest(d, { _eq: 'x' }) })],
+    ['under a field, _or', (d) => ({ title: nest(d, { _eq: 'x' }, '_or') })],
+    ['under a many-to-one relation', (d) => ({ project: { title: nest(d, { _eq: 'x' }) } })],
+    ['under _some of a one-to-many relation', (d) => ({ project: { renders: { _some: nest(d, { title: { _eq: 'x' } }) } } })],
+    ['relation inside logical inside field', (d) => ({ project: nest(d, { title: { _eq: 'x' } }) })],
+  ];
+  it.each(forms)('%s: 1 100 levels is a 400 naming the depth, never a stack overflow', (_name, build) => {
+    for (const asJson of [true, false]) {
+      const filter = build(1100);
+      let thrown: unknown;
+      try { parseQuery({ filter: asJson ? JSON.stringify(filter) : filter }, schemas.render!, ctx()); } catch (e) { thrown = e; }
+      expect(thrown).toBeInstanceOf(GatewayError);
+      expect((thrown as GatewayError).code).toBe('INVALID_QUERY');
+      expect((thrown as GatewayError).messages.join(' ')).toMatch(/nested too deeply|_some|Max relational depth/);
+    }
+  });
+  it.each(forms)('%s: 20 levels still parse', (name, build) => {
+    if (name.includes('_some')) return expect(() => parseQuery({ filter: JSON.stringify(build(20)) }, schemas.render!, ctx())).toThrow(GatewayError);
+    expect(parseQuery({ filter: JSON.stringify(build(20)) }, schemas.render!, ctx()).filter).not.toBeNull();
+  });
+});
+
+describe('$NOW adjustments are bounded in length', () => {
+  it('refuses a 14 000-digit adjustment without echoing it', () => {
+    let thrown: GatewayError | undefined;
+    try { parseQuery({ filter: { date_created: { _gt: `$NOW(${'9'.repeat(14_000)}x)` } } }, schemas.render!, ctx()); } catch (e) { thrown = e as GatewayError; }
+    expect(thrown?.code).toBe('INVALID_QUERY');
+    expect(thrown!.messages.join('')).toContain('longer than 48 characters');
+    expect(thrown!.messages.join('').length).toBeLessThan(300);
+  });
+  it('reads decimals and surrounding spaces', () => {
+    const q = parseQuery({ filter: { date_created: { _gt: '$NOW( -1.5 hours )' } } }, schemas.render!, ctx());
+    expect(JSON.stringify(q.filter)).toContain(new Date(NOW.getTime() - 5_400_000).toISOString());
+  });
+});
