@@ -53,7 +53,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await registerModes(app, deps);
 
   app.addHook('onRequest', async (request) => {
-    if ((request.query as Record<symbol, unknown>)[UNREADABLE]) throw errors.invalidQuery(['Invalid query. The query string cannot be read.']);
+    if ((request.query as Record<symbol, unknown>)[UNREADABLE]) throw errors.invalidQuery(['The query string cannot be read']);
     const access = accessOf(request);
     if (access !== 'legacy') return;
     const template = request.routeOptions.url;

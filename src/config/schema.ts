@@ -64,6 +64,8 @@ export const ConfigSchema = z.object({
    */
   HEAP_GROWTH_PERCENT: int(0, 300).default(40),
   UPSTREAM_CALL_BUDGET: int(1).default(5000),
+  MAX_RELATIONAL_DEPTH: int(2, 100).default(10),
+  MAX_RELATED_ITEMS: int(1).default(50_000),
   CACHE_MAX_ENTRIES: int(10).default(10_000),
   CACHE_TTL_METADATA_MS: int(0).default(60_000),
   CACHE_TTL_RENDER_ACTIVE_MS: int(0).default(2_000),

@@ -10,7 +10,6 @@ export const ERROR_STATUS = {
   INVALID_QUERY: 400,
   INVALID_PAYLOAD: 400,
   ROUTE_NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
   PAYMENT_REQUIRED: 402,
   RECORD_NOT_UNIQUE: 400,
   REQUESTS_EXCEEDED: 429,
@@ -62,11 +61,28 @@ export const errors = {
   tokenExpired: () => new GatewayError('TOKEN_EXPIRED', 'Token expired.'),
   invalidToken: (message = 'Invalid token.') => new GatewayError('INVALID_TOKEN', message),
   forbidden: (message = "You don't have permission to access this.") => new GatewayError('FORBIDDEN', message),
-  invalidQuery: (reasons: readonly string[]) =>
-    new GatewayError('INVALID_QUERY', reasons[0] ?? 'Invalid query.', {
-      messages: reasons,
-      extensions: { reason: reasons[0] },
-    }),
+  /**
+   * The one INVALID_QUERY builder: every problem its own entry, `Invalid query. <reason>.` (Directus ≥ 10.4), the bare
+   * reason and the parameter path in extensions. A plain string is one problem without a path.
+   */
+  invalidQuery: (problems: readonly (string | { readonly path: string; readonly reason: string })[]) => {
+    const list = problems.map((p) => (typeof p === 'string' ? { reason: p.replace(/^Invalid query\.\s*/, '') } : p));
+    const messages = list.map((p) => `Invalid query. ${p.reason}${/[.!]$/.test(p.reason) ? '' : '.'}`);
+    const ext = (p: { reason: string; path?: string }) => (p.path === undefined ? { reason: p.reason } : { reason: p.reason, path: p.path });
+    return new GatewayError('INVALID_QUERY', messages[0] ?? 'Invalid query.', {
+      messages, extensions: list[0] ? ext(list[0]) : {}, entryExtensions: list.map(ext),
+    });
+  },
+  /** v1 could not confirm a write and the gateway cannot tell whether it happened (or can tell it did not). */
+  outcomeUnknown: (message: string, extensions: Record<string, unknown>) =>
+    new GatewayError('SERVICE_UNAVAILABLE', `Service "v1" is unavailable. ${message}`, { extensions: { service: 'v1', ...extensions } }),
+  paymentRequired: (message: string) => new GatewayError('PAYMENT_REQUIRED', message),
+  recordNotUnique: (collection: string, field: string) =>
+    new GatewayError('RECORD_NOT_UNIQUE', `Field "${field}" has to be unique.`, { extensions: { collection, field } }),
+  /** A field that cannot be written (a write policy other than overlay). */
+  readOnlyField: (field: string, collection: string) =>
+    new GatewayError('FORBIDDEN', `The field "${field}" of ${collection} became read-only with the v1 API and cannot be changed.`, { extensions: { field } }),
+  internal: (cause: unknown) => new GatewayError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred.', { cause }),
   /** Directus ≥ 10.4 wording: `Invalid payload. <reason>.`, the bare reason in extensions. */
   invalidPayload: (reason: string, extensions: Record<string, unknown> = {}) => {
     const bare = reason.replace(/^Invalid payload\.\s*/, '').replace(/\.$/, '') || 'The body is not valid';
@@ -78,10 +94,10 @@ export const errors = {
     new GatewayError('SERVICE_UNAVAILABLE', `Service "${service}" is unavailable. ${reason}`, {
       extensions: { service, reason },
     }),
-  requestsExceeded: (retryAfterSeconds: number) =>
+  requestsExceeded: (retryAfterSeconds: number, now = Date.now()) =>
     new GatewayError('REQUESTS_EXCEEDED', `Too many requests, retry after ${retryAfterSeconds}s.`, {
       headers: { 'retry-after': String(retryAfterSeconds) },
-      extensions: { reset: new Date(Date.now() + retryAfterSeconds * 1000).toISOString() },
+      extensions: { reset: new Date(now + retryAfterSeconds * 1000).toISOString() },
     }),
 };
 

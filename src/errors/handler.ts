@@ -21,7 +21,7 @@ export function toGatewayError(err: unknown, path = ''): GatewayError {
     if (fe.statusCode === 404) return errors.routeNotFound(path);
     return errors.invalidPayload(fe.message ?? 'Invalid payload.');
   }
-  return new GatewayError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred.', { cause: err });
+  return errors.internal(err);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -11,7 +11,7 @@ export function fromV1Error(e: V1Error): GatewayError {
   if (e instanceof V1UnauthorizedError) return errors.invalidCredentials(REBIND_MESSAGE);
   if (e instanceof V1NotFoundError || e instanceof V1ForbiddenError) return errors.forbidden();
   if (e instanceof V1PaymentRequiredError) {
-    return new GatewayError('PAYMENT_REQUIRED', "The account's render credits are exhausted: v1 refused to bill another render (402). Add credits, then try again.");
+    return errors.paymentRequired("The account's render credits are exhausted: v1 refused to bill another render (402). Add credits, then try again.");
   }
   if (e instanceof V1ValidationError) {
     return errors.invalidPayload(e.summary || 'v1 rejected the request.', { details: e.details });

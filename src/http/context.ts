@@ -6,6 +6,7 @@ import type { ExecEnv } from '../plan/index.js';
 import { CallMeter } from '../plan/meter.js';
 import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
+import { ExpansionBudget } from '../query/budget.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { safeEqual } from '../store/crypto.js';
@@ -26,7 +27,7 @@ export async function requestEnv(deps: Deps, request: FastifyRequest, overlayTyp
   const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
   const env: ExecEnv = {
     catalog, ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT, renderData: deps.renderData,
-    overlays: Object.fromEntries(loaded), nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, aggregateStrings: true, credits: deps.credits,
+    overlays: Object.fromEntries(loaded), nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS), credits: deps.credits,
   };
   return { env, meter, session };
 }
@@ -38,6 +39,7 @@ export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: 
     schemas: deps.mappings.schemas,
     dynamic: { now: new Date(), userId: user.id, roleId: user.role, user: { id: user.id, email: user.email, first_name: user.firstName, last_name: user.lastName, role: user.role } },
     limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
+    maxRelationalDepth: deps.config.MAX_RELATIONAL_DEPTH,
     ...(deps.config.QUERY_LIMIT_MAX !== undefined ? { limitMax: deps.config.QUERY_LIMIT_MAX } : {}),
   });
 }

@@ -36,7 +36,22 @@ function pick(rec: Rec, keys: readonly string[]): Rec {
  */
 async function shapeRenders(index: RecordIndex, project: (r: Rec) => unknown, recs: readonly Rec[], v1Ids: readonly string[], withData: boolean): Promise<unknown[]> {
   const full = withData ? recs : await index.withData(recs, v1Ids);
-  return index.settle(() => full.map(project));
+  return projectInChunks(index, project, full);
+}
+
+/** Records projected at most this many at a time; the event loop gets a turn between chunks. */
+const PROJECT_CHUNK = 500;
+
+/** Projects records chunk by chunk (each chunk settled on its own), yielding to the event loop between chunks. */
+async function projectInChunks(index: RecordIndex, project: (r: Rec) => unknown, recs: readonly Rec[]): Promise<unknown[]> {
+  if (recs.length <= PROJECT_CHUNK) return index.settle(() => recs.map(project));
+  const out: unknown[] = [];
+  for (let i = 0; i < recs.length; i += PROJECT_CHUNK) {
+    const chunk = recs.slice(i, i + PROJECT_CHUNK);
+    for (const x of await index.settle(() => chunk.map(project))) out.push(x);
+    await new Promise((r) => setImmediate(r));
+  }
+  return out;
 }
 
 /** Reachable teams, narrowed to the plan's account uuids. */
@@ -66,9 +81,9 @@ async function projectScope(plan: Plan, env: ExecEnv, teams: readonly V1Team[] |
 async function finish(q: QueryNode, schema: ResourceSchema, env: ExecEnv, index: RecordIndex, records: readonly Rec[], total: number | (() => Promise<number>)): Promise<QueryResult> {
   const { schemas } = env.mappings;
   const totalCount = q.meta.includes('total_count') ? (typeof total === 'number' ? total : await total()) : records.length;
-  const sel = await index.settle(() => selectRecords(records, q, schemas, index, { numericStrings: env.aggregateStrings }, totalCount));
-  const project = compileProjection(q.fields, schema, schemas, index);
-  const data = sel.rows ?? await index.settle(() => (sel.page ?? []).map(project));
+  const sel = await index.settle(() => selectRecords(records, q, schemas, index, { numericStrings: true }, totalCount));
+  const project = compileProjection(q.fields, schema, schemas, index, env.budget);
+  const data = sel.rows ?? await projectInChunks(index, project, sel.page ?? []);
   return sel.meta ? { meta: sel.meta, data } : { data };
 }
 
@@ -165,7 +180,7 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   const schema = env.mappings.schemas.render as ResourceSchema;
   const { schemas } = env.mappings;
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
-  const project = compileProjection(q.fields, schema, schemas, index);
+  const project = compileProjection(q.fields, schema, schemas, index, env.budget);
   const everything = q.limit === -1;
   const wanted = everything ? Number.POSITIVE_INFINITY : q.offset + q.limit;
   // deep pages (a large offset) keep candidates compact too: sort keys and JSON bytes, not objects
@@ -235,7 +250,7 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
   const filter = compileFilter(q.filter, schema, schemas, index);
   const search = compileSearch(q.search, schema);
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
-  const project = compileProjection(q.fields, schema, schemas, index);
+  const project = compileProjection(q.fields, schema, schemas, index, env.budget);
   const withData = all || fieldsToSelect(q, schema).has('data');
   /**
    * Each page becomes entries as it arrives: translated, filtered, and — when everything is read — already

@@ -1,4 +1,5 @@
 import type { Mappings } from '../config/mappings.js';
+import type { ExpansionBudget } from '../query/budget.js';
 import type { Lookup, Rec } from '../query/compile.js';
 import type { RenderDataStore } from '../store/render-extras.js';
 import type { IdTranslator } from '../translate/ids.js';
@@ -18,7 +19,8 @@ export interface ExecEnv {
   readonly overlays: Readonly<Record<string, ReadonlyMap<string, Record<string, unknown>>>>;
   /** Items per one-to-many field (Directus's nested default limit). */
   readonly nestedLimit: number;
-  readonly aggregateStrings: boolean;
+  /** Related items this request's answer may still expand (MAX_RELATED_ITEMS). */
+  readonly budget: ExpansionBudget;
   /** Operator-configured render_credits figures per v1 team id. */
   readonly credits?: Readonly<Record<string, unknown>>;
 }
@@ -78,8 +80,11 @@ export class RecordIndex implements Lookup {
     for (let round = 0; ; round++) {
       this.missOne = new Set();
       this.missMany = new Map();
+      const spent = this.env.budget.spent;
       const out = evaluate();
       if (!this.hasMisses || round >= 6) return out;
+      // the round is evaluated again once its misses are fetched: its expansions are counted then
+      this.env.budget.resetTo(spent);
       await this.fill();
     }
   }

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors/catalog.js';
+import { errors } from '../errors/catalog.js';
 
 /** Collects every problem of a query, each with its path, so one 400 lists them all. */
 export class Issues {
@@ -10,15 +10,6 @@ export class Issues {
     return this.list.length === 0;
   }
   throwIfAny(): void {
-    if (this.list.length > 0) throw invalidQueryError(this.list);
+    if (this.list.length > 0) throw errors.invalidQuery(this.list);
   }
-}
-
-export function invalidQueryError(problems: readonly { path: string; reason: string }[]): GatewayError {
-  const messages = problems.map((p) => `Invalid query. ${p.reason}${/[.!]$/.test(p.reason) ? '' : '.'}`);
-  return new GatewayError('INVALID_QUERY', messages[0] ?? 'Invalid query.', {
-    messages,
-    extensions: { reason: problems[0]?.reason, path: problems[0]?.path },
-    entryExtensions: problems.map((p) => ({ reason: p.reason, path: p.path })),
-  });
 }

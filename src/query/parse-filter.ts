@@ -8,12 +8,13 @@ const OPERATORS = new Set<string>(ALL_OPERATORS);
 const LIST_OPS = new Set(['_in', '_nin', '_between', '_nbetween']);
 const FLAG_OPS = new Set(['_null', '_nnull', '_empty', '_nempty']);
 const MAX_LOGICAL_DEPTH = 64;
-const MAX_RELATIONAL_DEPTH = 10;
 
 export interface FilterContext {
   readonly schemas: SchemaRegistry;
   readonly dynamic: DynamicContext;
   readonly issues: Issues;
+  /** The most fields one filter path may chain (MAX_RELATIONAL_DEPTH); default 10. */
+  readonly maxRelationalDepth?: number;
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -145,7 +146,8 @@ function parseField(key: string, val: unknown, resource: ResourceSchema, path: s
     }
     // relational nesting
     if (!field.relation) { ctx.issues.add(here, `"${field.type}" field type does not contain the "${k}" filter operator`); continue; }
-    if (relDepth + 1 >= MAX_RELATIONAL_DEPTH) { ctx.issues.add(here, 'Max relational depth exceeded'); continue; }
+    // this field and the one below it make relDepth + 2 fields on the path
+    if (relDepth + 2 > (ctx.maxRelationalDepth ?? 10)) { ctx.issues.add(here, 'Max relational depth exceeded'); continue; }
     const related = ctx.schemas[field.relation.resource] as ResourceSchema;
     const inner = parseLevel({ [k]: v }, related, path, ctx, depth + 1, relDepth + 1);
     if (field.relation.kind === 'o2m') parts.push(inner.kind === 'True' ? True : Relation.create([fieldName], 'some', inner));

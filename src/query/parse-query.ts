@@ -9,7 +9,11 @@ export interface ParseContext {
   readonly dynamic: DynamicContext;
   readonly limitDefault: number;
   readonly limitMax?: number;
+  /** MAX_RELATIONAL_DEPTH: the most fields a path may chain (fields, filter, sort), as Directus counts it. Default 10. */
+  readonly maxRelationalDepth?: number;
 }
+
+export const DEFAULT_MAX_RELATIONAL_DEPTH = 10;
 
 const AGG_FNS: readonly AggregateFn[] = ['count', 'countDistinct', 'sum', 'sumDistinct', 'avg', 'avgDistinct', 'min', 'max'];
 const NUMERIC = new Set(['integer', 'float']);
@@ -55,7 +59,7 @@ function checkPath(path: string[], resource: ResourceSchema, schemas: SchemaRegi
   return true;
 }
 
-function parseFields(raw: unknown, resource: ResourceSchema, schemas: SchemaRegistry, issues: Issues): SelectNode[] {
+function parseFields(raw: unknown, resource: ResourceSchema, schemas: SchemaRegistry, issues: Issues, maxDepth: number): SelectNode[] {
   const items = list(raw);
   if (!items) { issues.add('fields', '"fields" must be a comma-separated string or an array of strings'); return [Select.create(['*'])]; }
   if (items.length === 0) return [Select.create(['*'])];
@@ -71,7 +75,7 @@ function parseFields(raw: unknown, resource: ResourceSchema, schemas: SchemaRegi
     }
     const path = item.split('.');
     if (path.some((p) => p === '')) { issues.add(`fields[${i}]`, `Invalid field "${item}"`); return; }
-    if (path.length > 10) { issues.add(`fields[${i}]`, 'Max relational depth exceeded'); return; }
+    if (path.length > maxDepth) { issues.add(`fields[${i}]`, 'Max relational depth exceeded'); return; }
     if (path.slice(0, -1).includes('*')) {
       if (path.every((p) => p === '*')) { out.push(Select.create(path)); return; }
       issues.add(`fields[${i}]`, `Invalid field "${item}"`);
@@ -82,7 +86,7 @@ function parseFields(raw: unknown, resource: ResourceSchema, schemas: SchemaRegi
   return out;
 }
 
-function parseSort(raw: unknown, resource: ResourceSchema, schemas: SchemaRegistry, issues: Issues, aggregateKeys: Set<string> | null): SortNode[] {
+function parseSort(raw: unknown, resource: ResourceSchema, schemas: SchemaRegistry, issues: Issues, aggregateKeys: Set<string> | null, maxDepth: number): SortNode[] {
   const items = list(raw);
   if (!items) { issues.add('sort', '"sort" must be a comma-separated string or an array of strings'); return []; }
   const out: SortNode[] = [];
@@ -99,6 +103,7 @@ function parseSort(raw: unknown, resource: ResourceSchema, schemas: SchemaRegist
       return;
     }
     const path = key.split('.');
+    if (path.length > maxDepth) { issues.add(`sort[${i}]`, 'Max relational depth exceeded'); return; }
     if (!checkPath(path, resource, schemas, `sort[${i}]`, issues, false, false)) return;
     const last = path.length === 1 ? fieldOf(resource, key) : undefined;
     if (last?.relation?.kind === 'o2m') { issues.add(`sort[${i}]`, `Cannot sort by the one-to-many field "${key}"`); return; }
@@ -169,19 +174,20 @@ function parseMeta(raw: unknown, issues: Issues): MetaKey[] {
  */
 export function parseQuery(raw: Readonly<Record<string, unknown>>, resource: ResourceSchema, ctx: ParseContext): QueryNode {
   const issues = new Issues();
+  const maxDepth = Math.max(2, ctx.maxRelationalDepth ?? DEFAULT_MAX_RELATIONAL_DEPTH);
   const aggregate = parseAggregate(raw.aggregate, resource, issues);
   const groupBy = parseGroupBy(raw.groupBy, resource, issues);
   const aggregateKeys = aggregate.length > 0 || groupBy.length > 0
     ? new Set([...aggregate.flatMap((a) => (a.field === '*' ? [a.fn] : [a.fn, `${a.fn}.${a.field}`])), ...groupBy.map((g) => FieldRef.key(g))])
     : null;
-  const fields = aggregateKeys ? [] : parseFields(raw.fields, resource, ctx.schemas, issues);
-  const filter = parseFilter(raw.filter, resource, { schemas: ctx.schemas, dynamic: ctx.dynamic, issues });
+  const fields = aggregateKeys ? [] : parseFields(raw.fields, resource, ctx.schemas, issues, maxDepth);
+  const filter = parseFilter(raw.filter, resource, { schemas: ctx.schemas, dynamic: ctx.dynamic, issues, maxRelationalDepth: maxDepth });
   let search: string | null = null;
   if (raw.search !== undefined) {
     if (typeof raw.search !== 'string') issues.add('search', '"search" must be a string');
     else if (raw.search.length > 0) search = raw.search;
   }
-  const sort = parseSort(raw.sort, resource, ctx.schemas, issues, aggregateKeys);
+  const sort = parseSort(raw.sort, resource, ctx.schemas, issues, aggregateKeys, maxDepth);
   let limit = integer(raw.limit, 'limit', -1, issues);
   if (ctx.limitMax !== undefined) {
     if (limit === undefined) limit = Math.min(ctx.limitDefault, ctx.limitMax);

@@ -1,4 +1,5 @@
 import type { SelectNode } from './ast.js';
+import type { ExpansionBudget } from './budget.js';
 import { dateFn, type Lookup, type Rec } from './compile.js';
 import type { DateFunction, ResourceSchema, SchemaRegistry } from './schema.js';
 
@@ -45,31 +46,43 @@ export type Projector = (r: Rec) => Record<string, unknown>;
  * `fields` compiled once into a projector: `*`, `*.*`, dot paths through many-to-one and one-to-many
  * relations (expanded through the lookup), and date functions (`year(date_created)` → `date_created_year`).
  */
-export function compileProjection(fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Projector {
-  return projectorFor(buildTree(fields, resource, schemas), resource, schemas, lookup);
+export function compileProjection(
+  fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, budget?: ExpansionBudget,
+): Projector {
+  return projectorFor(buildTree(fields, resource, schemas), resource, schemas, lookup, budget);
 }
 
-function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Projector {
+/** True when the selection lists or expands related items (what MAX_RELATED_ITEMS counts). */
+export function selectsRelations(fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry): boolean {
+  const t = buildTree(fields, resource, schemas);
+  if (t.children.size > 0) return true;
+  const names = t.star ? Object.keys(resource.fields) : t.order;
+  return names.some((n) => Object.hasOwn(resource.fields, n) && resource.fields[n]?.relation?.kind === 'o2m');
+}
+
+function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, budget?: ExpansionBudget): Projector {
   const parentKey = resource.key;
   const names = t.star ? [...Object.keys(resource.fields), ...t.order.filter((n) => !Object.hasOwn(resource.fields, n))] : t.order;
   const steps = names.map((name) => {
-    const f = resource.fields[name];
+    const f = Object.hasOwn(resource.fields, name) ? resource.fields[name] : undefined;
     if (!f) return (_r: Rec, _o: Record<string, unknown>) => {};
     const sub = t.children.get(name);
     const rel = f.relation;
     if (!rel) return (r: Rec, o: Record<string, unknown>) => { o[name] = r[name] ?? null; };
     const relSchema = schemas[rel.resource] as ResourceSchema;
-    const subProject = sub ? projectorFor(sub, relSchema, schemas, lookup) : undefined;
+    const subProject = sub ? projectorFor(sub, relSchema, schemas, lookup, budget) : undefined;
     if (rel.kind === 'm2o') {
       return (r: Rec, o: Record<string, unknown>) => {
         const id = r[name];
         if (!subProject || typeof id !== 'string') { o[name] = id ?? null; return; }
         const rec = lookup.one(rel.resource, id);
+        if (rec) budget?.charge(1);
         o[name] = rec ? subProject(rec) : null;
       };
     }
     return (r: Rec, o: Record<string, unknown>) => {
       const items = lookup.many(rel.resource, r, name, parentKey);
+      budget?.charge(items.length);
       o[name] = subProject ? items.map(subProject) : items.map((x) => x.id);
     };
   });

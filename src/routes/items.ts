@@ -9,7 +9,14 @@ import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeList, executeOne } from '../plan/execute.js';
 import { planQuery } from '../plan/plan.js';
+import { selectsRelations } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
+
+async function drain<T>(items: AsyncIterable<T>): Promise<AsyncIterable<T>> {
+  const all: T[] = [];
+  for await (const x of items) all.push(x);
+  return (async function* () { yield* all; })();
+}
 
 const ROUTES: readonly { path: string; resource: string }[] = [
   { path: '/renders', resource: 'render' },
@@ -31,7 +38,10 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       const { result } = await executeList(resource, q, plan, env);
       if (result.stream) {
         const atEnd = wantsExplain(deps, request) ? () => explain(plan, meter) : undefined;
-        return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(result.stream, request.log, result.meta, atEnd)));
+        // an answer that expands relations is built whole first (bounded by MAX_RELATED_ITEMS), so that the budget
+        // refuses it with a clean 400 before any byte is sent; plain items stream as they come
+        const items = selectsRelations(q.fields, schema, deps.mappings.schemas) ? await drain(result.stream) : result.stream;
+        return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(items, request.log, result.meta, atEnd)));
       }
       await deps.ids.flush();
       const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };

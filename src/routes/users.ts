@@ -5,7 +5,7 @@ import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from '../http/context.js';
 import { proxied } from '../config/route-modes.js';
 import { z } from 'zod';
-import { errors, GatewayError } from '../errors/catalog.js';
+import { errors } from '../errors/catalog.js';
 import type { Deps } from '../deps.js';
 import { DuplicateEmailError, type LegacyUser } from '../store/users.js';
 
@@ -32,7 +32,7 @@ export async function legacyUser(deps: Deps, request: FastifyRequest, user: Lega
   });
   index.setChildren('user', user.id, 'accounts', accounts);
   index.setChildren('user', user.id, 'accounts_owned', accounts.filter((_a, i) => teams[i]?.role === 'admin'));
-  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index);
+  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
   const out = await index.settle(() => project(record));
   await deps.ids.flush();
   return out;
@@ -61,7 +61,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
       return { data: await legacyUser(deps, request, updated) };
     } catch (e) {
       if (e instanceof DuplicateEmailError) {
-        throw new GatewayError('RECORD_NOT_UNIQUE', 'Field "email" has to be unique.', { extensions: { collection: 'directus_users', field: 'email' } });
+        throw errors.recordNotUnique('directus_users', 'email');
       }
       throw e;
     }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
-import { errorEnvelope, errors, GatewayError } from '../errors/catalog.js';
+import { errorEnvelope, errors } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeOne } from '../plan/execute.js';
@@ -51,7 +51,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     const index = new RecordIndex(env);
     index.project(result.project);
     const [rec] = await index.renders([result.render]);
-    const shaped = await index.settle(() => compileProjection(q.fields, deps.mappings.schemas.render as ResourceSchema, deps.mappings.schemas, index)(rec!));
+    const shaped = await index.settle(() => compileProjection(q.fields, deps.mappings.schemas.render as ResourceSchema, deps.mappings.schemas, index, env.budget)(rec!));
     await deps.ids.flush();
     return { status: 200, body: { data: shaped } };
   }
@@ -118,7 +118,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
       const f = mapping.fields[field];
       if (!f) throw errors.forbidden(`You don't have permission to access this. "${field}" is not a field of ${mapping.collection}.`);
       const policy = f.write ?? 'reject';
-      if (policy !== 'overlay') throw new GatewayError('FORBIDDEN', `The field "${field}" of ${mapping.collection} became read-only with the v1 API and cannot be changed.`, { extensions: { field } });
+      if (policy !== 'overlay') throw errors.readOnlyField(field, mapping.collection);
       if (typeof value !== 'string' || value.length > 255) throw errors.invalidPayload(`"${field}" must be a string of at most 255 characters.`);
       values[field] = value;
     }

@@ -1,4 +1,4 @@
-import { errors, GatewayError } from '../errors/catalog.js';
+import { errors } from '../errors/catalog.js';
 import { fromV1Error } from '../errors/v1-errors.js';
 import type { Catalog } from '../plan/catalog.js';
 import type { ExecEnv } from '../plan/index.js';
@@ -56,12 +56,12 @@ export async function createRender(input: CreateRenderInput, d: CreateRenderDeps
       const candidates = page.data.filter((r) => r.name === name && (r.created_at > 1e11 ? r.created_at / 1000 : r.created_at) >= since);
       found = candidates[0];
     } catch (lookup) {
-      throw new GatewayError('SERVICE_UNAVAILABLE', `Service "v1" is unavailable. v1 did not confirm the render and the gateway cannot tell whether it was created (${(lookup as Error).message}). Before retrying, look for it: GET /renders?filter[title][_eq]=${encodeURIComponent(name)}`, { extensions: { service: 'v1', reason: 'outcome unknown', outcome: 'unknown' } });
+      throw errors.outcomeUnknown(`v1 did not confirm the render and the gateway cannot tell whether it was created (${(lookup as Error).message}). Before retrying, look for it: GET /renders?filter[title][_eq]=${encodeURIComponent(name)}`, { reason: 'outcome unknown', outcome: 'unknown' });
     }
     if (found) {
       d.log.info({ render: found.id }, 'found the render whose creation answer was lost');
       return { render: found, project, templateId, recovered: true };
     }
-    throw new GatewayError('SERVICE_UNAVAILABLE', `Service "v1" is unavailable. v1 did not confirm the render, and no render named "${name}" was created in the project since the request, so it was not created. Retrying (with the same Idempotency-Key) is safe.`, { extensions: { service: 'v1', reason: 'not created', outcome: 'not_created' } });
+    throw errors.outcomeUnknown(`v1 did not confirm the render, and no render named "${name}" was created in the project since the request, so it was not created. Retrying (with the same Idempotency-Key) is safe.`, { reason: 'not created', outcome: 'not_created' });
   }
 }
