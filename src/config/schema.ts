@@ -129,7 +129,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       problems.push('WEBHOOK_SECRETS: not valid JSON');
     }
   }
-  if (c.QUERY_LIMIT_MAX !== undefined && c.QUERY_LIMIT_MAX < 1) problems.push('QUERY_LIMIT_MAX: must be ≥ 1');
   if (c.RENDER_CREDITS) {
     try {
       const o = JSON.parse(c.RENDER_CREDITS) as Record<string, Record<string, unknown>>;

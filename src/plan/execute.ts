@@ -10,7 +10,7 @@ import { RecordIndex, type ExecEnv } from './index.js';
 import { mergeByKey } from './merge.js';
 import type { Plan } from './plan.js';
 
-export interface Execution { readonly result: QueryResult; readonly index: RecordIndex }
+export interface Execution { readonly result: QueryResult }
 
 /**
  * An item already serialised, as UTF-8 bytes: entries waiting in merge and scan buffers are kept so,
@@ -337,7 +337,7 @@ export async function executeList(resource: string, q: QueryNode, plan: Plan, en
   const lister = LISTERS[resource];
   if (!lister) throw new TypeError(`no lister for ${resource}`);
   const result = await lister(q, plan, env, index);
-  return { result, index };
+  return { result };
 }
 
 /** One item by legacy uuid: 403 FORBIDDEN when unknown, unreachable or malformed (Directus). */

@@ -3,7 +3,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   V1MemberListSchema, V1ProjectPageSchema, V1ProjectSchema, V1RenderPageSchema, V1RenderSchema, V1TeamListSchema,
-  V1TeamSchema, V1TemplateListSchema, V1TemplateSchema, V1UserSchema, type CreateRenderBody, type Page, type RenderStatus,
+  V1TemplateListSchema, V1TemplateSchema, V1UserSchema, type CreateRenderBody, type Page, type RenderStatus,
   type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1Template, type V1TemplateSummary, type V1User,
 } from './schemas.js';
 import { V1ContractError, V1Error, V1NetworkError, V1RateLimitedError, V1ServerError, errorForStatus } from './errors.js';
@@ -160,9 +160,7 @@ export class V1Session {
 
   me(): Promise<V1User> { return this.client.get(this.cred, '/v1/me', V1UserSchema, this.meter); }
   teams(): Promise<{ data: V1Team[] }> { return this.client.get(this.cred, '/v1/teams', V1TeamListSchema, this.meter); }
-  team(id: string): Promise<V1Team> { return this.client.get(this.cred, `/v1/teams/${enc(id)}`, V1TeamSchema, this.meter); }
   members(teamId: string): Promise<{ data: V1TeamMember[] }> { return this.client.get(this.cred, `/v1/users${qs({ team_id: teamId })}`, V1MemberListSchema, this.meter); }
-  user(id: string): Promise<V1User> { return this.client.get(this.cred, `/v1/users/${enc(id)}`, V1UserSchema, this.meter); }
   projectsPage(teamId: string, q: ListQuery = {}): Promise<Page<V1Project>> {
     return this.client.get(this.cred, `/v1/projects${qs({ team_id: teamId, ...q })}`, V1ProjectPageSchema, this.meter);
   }
@@ -183,11 +181,6 @@ export class V1Session {
       yield page.data;
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
-  }
-
-  /** Every item of a cursor-paginated list, page after page. */
-  async *all<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T> {
-    for await (const page of this.pages(fetchPage)) yield* page;
   }
 }
 

@@ -98,11 +98,11 @@ describe('paging', () => {
     const session = client.as(key);
     const pages: number[] = [];
     const ids: string[] = [];
-    for await (const r of session.all(async (cursor) => {
-      const page = await session.rendersPage(project.id, { limit: 4, ...(cursor ? { cursor } : {}) });
-      pages.push(page.data.length);
-      return page;
-    })) ids.push(r.id);
+    for await (const page of session.pages(async (cursor) => {
+      const p = await session.rendersPage(project.id, { limit: 4, ...(cursor ? { cursor } : {}) });
+      pages.push(p.data.length);
+      return p;
+    })) for (const r of page) ids.push(r.id);
     const expected = [...s.sim.world.renders.values()].filter((r) => r.projectId === project.id).map((r) => r.id);
     expect(new Set(ids)).toEqual(new Set(expected));
     expect(pages.slice(0, -1).some((n) => n < 4)).toBe(true); // a short page that was not the last
