@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { authenticate } from './auth/authenticate.js';
 import './auth/guards.js';
@@ -29,6 +30,12 @@ function safeQuery(s: string): Record<string, QsValue> {
   }
 }
 
+/** An incoming X-Request-Id is kept when it is short and plain (letters, digits, `._:-`, ≤ 128); otherwise a new uuid. */
+export function requestIdOf(header: string | string[] | undefined): string {
+  const v = Array.isArray(header) ? header[0] : header;
+  return v && /^[A-Za-z0-9._:-]{1,128}$/.test(v) ? v : randomUUID();
+}
+
 /** What the authentication hook does for a request, by the route the router matched. */
 function accessOf(request: FastifyRequest): 'legacy' | 'public' | 'operator' | 'signed' {
   return request.routeOptions.config?.access ?? 'legacy';
@@ -40,6 +47,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
     trustProxy: deps.config.TRUST_PROXY,
+    genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     routerOptions: { ignoreTrailingSlash: true, querystringParser: safeQuery },
     // a malformed URL (bad percent-encoding) answers in the Directus envelope too
     frameworkErrors: (err, request, reply) => {
@@ -51,6 +59,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   app.decorateRequest('principal', null);
   await registerModes(app, deps);
+
+  // the request id goes back in the answer, into every log line (reqId) and on every v1 call
+  app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id); });
 
   app.addHook('onRequest', async (request) => {
     if ((request.query as Record<symbol, unknown>)[UNREADABLE]) throw errors.invalidQuery(['The query string cannot be read']);
@@ -65,6 +76,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // v1 refused the bound key: forget the cached copy, so a rebind (from any process) takes effect at once
   app.addHook('onError', async (request, _reply, err) => {
     if (err instanceof V1UnauthorizedError && request.principal) deps.forgetKey(request.principal.user.id);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
 
   // the usage ledger: who still calls which legacy route. Only matched legacy routes, and only callers we can name

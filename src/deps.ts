@@ -20,6 +20,8 @@ import { V1Cache } from './plan/cache.js';
 import { LRUCache } from 'lru-cache';
 import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { Metrics } from './ops/metrics.js';
+import { Lifecycle, V1Health } from './ops/v1-health.js';
 
 /** Everything the routes need, built once from the config and passed down. */
 export interface Deps {
@@ -43,10 +45,15 @@ export interface Deps {
   readonly compareStore: CompareStore;
   readonly comparator: Comparator;
   readonly usage: UsageLedger;
+  readonly metrics: Metrics;
+  /** v1 reachability as the gateway's own recent calls show it. */
+  readonly v1Health: V1Health;
+  /** Draining (shutdown begun) or serving. */
+  readonly lifecycle: Lifecycle;
   /** render_credits figures per v1 team id (RENDER_CREDITS, parsed once). */
   readonly credits: Readonly<Record<string, unknown>>;
   /** The v1 API as this legacy user's bound key sees it. */
-  v1For(userId: string, meter?: V1Meter): Promise<V1Session>;
+  v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
   /** Forget a cached key (after a rebind). */
   forgetKey(userId: string): void;
   close(): Promise<void>;
@@ -72,25 +79,29 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const limiter = new LoginLimiter(config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES * 4, config.LOGIN_FAILURE_WINDOW_MS, now);
   const baseUrl = o.v1BaseUrl ?? config.V1_BASE_URL;
   if (!baseUrl) throw new TypeError('no v1 base URL');
-  const v1 = new V1Client({ baseUrl, timeoutMs: config.V1_TIMEOUT_MS, retries: config.V1_RETRIES, retryBaseMs: config.V1_RETRY_BASE_MS, ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}) });
+  const v1Health = new V1Health(clock);
+  const cache = new V1Cache({ metadataMs: config.CACHE_TTL_METADATA_MS, renderActiveMs: config.CACHE_TTL_RENDER_ACTIVE_MS, renderFinalMs: config.CACHE_TTL_RENDER_FINAL_MS, signedUrlMs: config.SIGNED_URL_TTL_MS }, config.CACHE_MAX_ENTRIES);
+  const metrics = new Metrics({ cache });
+  const observer = { onCall: (i: Parameters<Metrics['v1Call']>[0]) => { metrics.v1Call(i); v1Health.record(i); } };
+  const v1 = new V1Client({ observer, baseUrl, timeoutMs: config.V1_TIMEOUT_MS, retries: config.V1_RETRIES, retryBaseMs: config.V1_RETRY_BASE_MS, ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}) });
   const keys = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
   const compareStore = new CompareStore(db.kysely, now);
   const usage = new UsageLedger(db.kysely, now);
   const renderData = new RenderDataStore(db.kysely, now);
   const overlays = new OverlayStore(db.kysely, now);
-  const cache = new V1Cache({ metadataMs: config.CACHE_TTL_METADATA_MS, renderActiveMs: config.CACHE_TTL_RENDER_ACTIVE_MS, renderFinalMs: config.CACHE_TTL_RENDER_FINAL_MS, signedUrlMs: config.SIGNED_URL_TTL_MS }, config.CACHE_MAX_ENTRIES);
   return {
+    metrics, v1Health, lifecycle: new Lifecycle(),
     config, logger, clock, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
     idempotency: new IdempotencyStore(db.kysely, now),
     compareStore, comparator: new Comparator(ids, compareStore, mappings.comparison), usage, credits: renderCredits(config),
-    async v1For(userId, meter) {
+    async v1For(userId, meter, requestId) {
       let key = keys.get(userId);
       if (!key) {
         key = await users.v1Key(userId);
         if (!key) throw new TypeError(`user ${userId} has no bound key`);
         keys.set(userId, key);
       }
-      return v1.as(key, meter);
+      return v1.as(key, meter, requestId);
     },
     forgetKey(userId) {
       keys.delete(userId);

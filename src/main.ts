@@ -5,6 +5,8 @@ import { MappingError } from './config/mappings.js';
 import { createDeps } from './deps.js';
 import { createLogger } from './log/logger.js';
 import type { Simulator } from './sim/server.js';
+import { startMetricsServer } from './ops/metrics-server.js';
+import { shutdown } from './ops/shutdown.js';
 
 type Demo = typeof import('./demo.js');
 
@@ -39,15 +41,26 @@ async function main(): Promise<void> {
       `Operator token (for /_gateway/*): see ./data/demo-secrets.json\n\n`,
     );
   }
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    await app.close();
-    await deps.close();
-    await sim?.close();
-    process.exit(0);
+  const metricsServer = config.METRICS_PORT ? await startMetricsServer(deps.metrics, config.METRICS_PORT, config.METRICS_HOST) : undefined;
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    void shutdown({
+      drain: () => deps.lifecycle.drain(deps.clock.now()),
+      close: async () => {
+        await app.close();
+        metricsServer?.close();
+        await deps.close();
+        await sim?.close();
+      },
+      graceMs: config.SHUTDOWN_GRACE_MS,
+      exit: (code) => process.exit(code),
+      log: (message, fields) => logger.info(fields ?? {}, message),
+    }, signal);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 main().catch((e: unknown) => {

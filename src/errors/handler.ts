@@ -31,11 +31,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const user = (request as { principal?: { user: { id: string; email: string } } | null }).principal?.user;
       request.log.warn({ userId: user?.id, email: user?.email }, 'v1 rejected the key bound to this user; it must be rebound');
     }
+    else if (err instanceof V1Error) {
+      // the cause and the v1 endpoint, never the key (the path carries ids only)
+      request.log.warn({ v1: { method: err.method, path: err.path, status: err.status }, cause: err.message }, 'v1 call failed');
+    }
     if (ge.status >= 500 && ge.code !== 'SERVICE_UNAVAILABLE') {
       request.log.error({ err }, 'unexpected error');
     }
     for (const [k, v] of Object.entries(ge.headers)) void reply.header(k, v);
-    return reply.status(ge.status).send(errorEnvelope(ge));
+    const body = errorEnvelope(ge);
+    // 5xx bodies carry the request id, so a report can be matched with the log lines
+    if (ge.status >= 500) for (const e of body.errors) e.extensions.request_id = request.id;
+    return reply.status(ge.status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? request.url;

@@ -21,8 +21,8 @@ export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'accou
  */
 export async function requestEnv(deps: Deps, request: FastifyRequest, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
   const principal = requirePrincipal(request);
-  const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET);
-  const session = await deps.v1For(principal.user.id, meter);
+  const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET, () => deps.metrics.budgetRefused());
+  const session = await deps.v1For(principal.user.id, meter, request.id);
   const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
   const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
   const env: ExecEnv = {

@@ -8,12 +8,18 @@ import { FINAL_STATUSES, type RenderStatus } from '../v1/schemas.js';
  */
 export class V1Cache {
   private readonly lru: LRUCache<string, { value: unknown }>;
+  /** Look-ups that found a live entry / found none (metrics). */
+  hits = 0;
+  misses = 0;
   constructor(readonly ttl: { metadataMs: number; renderActiveMs: number; renderFinalMs: number; signedUrlMs: number }, max = 10_000) {
     this.lru = new LRUCache({ max, ttlAutopurge: false, allowStale: false });
   }
 
   get<T>(partition: string, key: string): T | undefined {
-    return this.lru.get(`${partition}|${key}`)?.value as T | undefined;
+    const e = this.lru.get(`${partition}|${key}`);
+    if (e) this.hits++;
+    else this.misses++;
+    return e?.value as T | undefined;
   }
 
   set(partition: string, key: string, value: unknown, ttlMs: number): void {

@@ -9,7 +9,7 @@ export class CallMeter implements V1Meter {
   coalesced = 0;
   cacheHits = 0;
   readonly byEndpoint = new Map<string, number>();
-  constructor(private readonly budget: number) {}
+  constructor(private readonly budget: number, private readonly onRefused?: () => void) {}
 
   onCall(info: V1CallInfo): void {
     this.calls++;
@@ -24,6 +24,7 @@ export class CallMeter implements V1Meter {
   /** Called before each v1 call the planner is about to make. */
   reserve(n = 1): void {
     if (this.calls + n > this.budget) {
+      this.onRefused?.();
       throw errors.invalidQuery([
         `This query needs more than ${this.budget} calls to the v1 API. Narrow it: filter on project or account (filter[project][_eq]=…), ask for fewer items (limit), or drop meta=filter_count/total_count and aggregates over everything`,
       ]);

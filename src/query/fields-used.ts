@@ -13,7 +13,7 @@ function filterRoots(node: FilterNode | null, out: Set<string>): void {
 }
 
 /**
- * The root fields of a record that selecting it reads — filter, search, sort, groupBy, aggregate — plus
+ * The root fields of a record that selecting it reads — filter, search, sort (or the default order), groupBy, aggregate — plus
  * `id`. A relational path needs its root (the m2o uuid); the related record is looked up. What a
  * projection shows is not included: paths that only answer aggregates keep no more than this.
  */
@@ -21,6 +21,8 @@ export function fieldsToSelect(q: QueryNode, resource: ResourceSchema): Set<stri
   const out = new Set<string>(['id']);
   filterRoots(q.filter, out);
   for (const s of q.sort) out.add(s.field.path[0] as string);
+  // without a sort the resource's default order decides which records an answer keeps (and in what order)
+  if (q.sort.length === 0) for (const s of resource.defaultSort) out.add(s.replace(/^[-+]/, '').split('.')[0] as string);
   for (const g of q.groupBy) out.add(g.path[0] as string);
   for (const a of q.aggregate) if (a.field !== '*') out.add(a.field);
   if (q.search) for (const f of searchedFields(resource)) out.add(f.name);

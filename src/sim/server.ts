@@ -41,6 +41,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const faults = new FaultInjector(options.random);
   const webhooks = new WebhookDispatcher(world, { ...DEFAULT_WEBHOOK_OPTIONS, ...options.webhooks });
   const stats = new Map<string, number>();
+  /** The last 200 v1 requests (method, path, X-Request-Id): what a v1 operator's access log would show. */
+  const recent: { method: string; path: string; request_id: string | null }[] = [];
   const app = Fastify({ logger: false, bodyLimit: 1_048_576 });
   let ticker: NodeJS.Timeout | undefined;
   if ((options.clock ?? 'manual') === 'real') ticker = setInterval(() => world.tick(), 200).unref();
@@ -58,7 +60,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   // Lifecycle is evaluated lazily on each request as well as by the real-time ticker.
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     world.tick();
-    const route = req.routeOptions.url ?? req.url.split('?')[0] ?? '';
+    // decided by the route the router matched (never the raw URL: /%5Fsim/keys is /_sim/keys); unmatched → 404
+    const route = req.routeOptions.url ?? '';
     if (route.startsWith('/_sim')) {
       if (!isLoopback(req.socket.remoteAddress)) return reply.status(403).send({ error: 'Simulator admin routes answer loopback only.' });
       return;
@@ -66,6 +69,9 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     if (!route.startsWith('/v1')) return;
     const statKey = `${req.method} ${route}`;
     stats.set(statKey, (stats.get(statKey) ?? 0) + 1);
+    const rid = req.headers['x-request-id'];
+    recent.push({ method: req.method, path: req.url.split('?')[0] ?? '', request_id: typeof rid === 'string' ? rid : null });
+    if (recent.length > 200) recent.shift();
     if (faults.settings.latency_ms > 0) await new Promise((r) => setTimeout(r, faults.settings.latency_ms));
     const fault = faults.pick(req.method, route, req.url.split('?')[0] ?? '');
     if (!fault) return;
@@ -117,7 +123,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     return key ? { api_key: key } : reply.status(404).send({ error: 'No such user.' });
   });
   app.get('/_sim/stats', async () => ({ total: [...stats.values()].reduce((a, b) => a + b, 0), requests: Object.fromEntries(stats) }));
-  app.post('/_sim/stats/reset', async () => { stats.clear(); return { reset: true }; });
+  app.post('/_sim/stats/reset', async () => { stats.clear(); recent.length = 0; return { reset: true }; });
+  app.get('/_sim/requests', async () => recent);
   app.get('/_sim/faults', async () => faults.settings);
   app.post('/_sim/faults', async (req, reply) => {
     const parsed = SimFaultsBodySchema.safeParse(req.body ?? {});

@@ -1,10 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export interface Db { readonly kysely: Kysely<Database>; readonly dialect: Dialect; close(): Promise<void> }
+
+/** One round trip to the store (health and readiness). */
+export async function pingDb(db: Db): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
+}
 
 /**
  * Opens the store: PostgreSQL for a postgres:// URL, otherwise an SQLite file (libsql, prebuilt) at

@@ -18,7 +18,12 @@ export interface V1ClientOptions {
   readonly dispatcher?: Dispatcher;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
+  /** Sees every HTTP exchange of every key (metrics, v1 reachability for health). */
+  readonly observer?: V1Meter;
 }
+
+/** Who a call is made for: the request's meter and its request id (sent as X-Request-Id). */
+export interface CallContext { readonly meter?: V1Meter | undefined; readonly requestId?: string | undefined }
 
 /** One HTTP exchange with v1, reported to a meter (explain output, call budgets, benchmarks). */
 export interface V1CallInfo { readonly method: string; readonly path: string; readonly status: number | null; readonly attempt: number; readonly ms: number }
@@ -50,8 +55,8 @@ export class V1Client {
   }
 
   /** The API of one person's key. `meter` receives every HTTP exchange made through it. */
-  as(apiKey: string, meter?: V1Meter): V1Session {
-    return new V1Session(this, credential(apiKey), meter);
+  as(apiKey: string, meter?: V1Meter, requestId?: string): V1Session {
+    return new V1Session(this, credential(apiKey), { meter, requestId });
   }
 
   async close(): Promise<void> {
@@ -59,14 +64,14 @@ export class V1Client {
   }
 
   /** @internal */
-  async get<S extends z.ZodType>(cred: V1Credential, path: string, schema: S, meter?: V1Meter): Promise<z.infer<S>> {
+  async get<S extends z.ZodType>(cred: V1Credential, path: string, schema: S, ctx: CallContext = {}): Promise<z.infer<S>> {
     const k = `${cred.partition} ${path}`;
     const existing = this.inflight.get(k);
     if (existing) {
-      meter?.onCoalesced?.(path);
+      ctx.meter?.onCoalesced?.(path);
       return existing as Promise<z.infer<S>>;
     }
-    const p = this.withRetries((attempt) => this.send('GET', path, cred.apiKey, undefined, meter, attempt), 'GET').then((body) => validate(schema, body, 'GET', path));
+    const p = this.withRetries((attempt) => this.send('GET', path, cred.apiKey, undefined, ctx, attempt), 'GET').then((body) => validate(schema, body, 'GET', path));
     this.inflight.set(k, p);
     try {
       return await p;
@@ -76,8 +81,8 @@ export class V1Client {
   }
 
   /** @internal Never retried: v1 has no idempotency key, a blind retry could bill twice. */
-  async post<S extends z.ZodType>(cred: V1Credential, path: string, body: unknown, schema: S, meter?: V1Meter): Promise<z.infer<S>> {
-    const res = await this.send('POST', path, cred.apiKey, body, meter);
+  async post<S extends z.ZodType>(cred: V1Credential, path: string, body: unknown, schema: S, ctx: CallContext = {}): Promise<z.infer<S>> {
+    const res = await this.send('POST', path, cred.apiKey, body, ctx);
     return validate(schema, res, 'POST', path);
   }
 
@@ -99,14 +104,17 @@ export class V1Client {
     }
   }
 
-  private async send(method: 'GET' | 'POST', path: string, apiKey: string, body: unknown, meter: V1Meter | undefined, attempt = 0): Promise<unknown> {
+  private async send(method: 'GET' | 'POST', path: string, apiKey: string, body: unknown, ctx: CallContext, attempt = 0): Promise<unknown> {
     const started = performance.now();
     let status: number | null = null;
     try {
       const res = await request(new URL(path, this.options.baseUrl), {
         method,
         dispatcher: this.dispatcher,
-        headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${apiKey}`, accept: 'application/json',
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(ctx.requestId ? { 'x-request-id': ctx.requestId } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         headersTimeout: this.options.timeoutMs,
         bodyTimeout: this.options.timeoutMs,
@@ -128,7 +136,9 @@ export class V1Client {
       const timedOut = err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT' || err.name === 'TimeoutError';
       throw new V1NetworkError(`v1 ${method} ${path} failed: ${timedOut ? 'timed out' : err.code ?? err.message}`, method, path, timedOut, e);
     } finally {
-      meter?.onCall({ method, path, status, attempt, ms: performance.now() - started });
+      const info = { method, path, status, attempt, ms: performance.now() - started };
+      ctx.meter?.onCall(info);
+      this.options.observer?.onCall(info);
     }
   }
 }
@@ -151,27 +161,27 @@ const enc = encodeURIComponent;
 
 /** The v1 API as one person's key sees it. */
 export class V1Session {
-  constructor(private readonly client: V1Client, private readonly cred: V1Credential, private readonly meter?: V1Meter) {}
+  constructor(private readonly client: V1Client, private readonly cred: V1Credential, private readonly ctx: CallContext = {}) {}
 
   /** A stable, non-secret identifier of the key (cache partitions, coalescing). */
   get partition(): string {
     return this.cred.partition;
   }
 
-  me(): Promise<V1User> { return this.client.get(this.cred, '/v1/me', V1UserSchema, this.meter); }
-  teams(): Promise<{ data: V1Team[] }> { return this.client.get(this.cred, '/v1/teams', V1TeamListSchema, this.meter); }
-  members(teamId: string): Promise<{ data: V1TeamMember[] }> { return this.client.get(this.cred, `/v1/users${qs({ team_id: teamId })}`, V1MemberListSchema, this.meter); }
+  me(): Promise<V1User> { return this.client.get(this.cred, '/v1/me', V1UserSchema, this.ctx); }
+  teams(): Promise<{ data: V1Team[] }> { return this.client.get(this.cred, '/v1/teams', V1TeamListSchema, this.ctx); }
+  members(teamId: string): Promise<{ data: V1TeamMember[] }> { return this.client.get(this.cred, `/v1/users${qs({ team_id: teamId })}`, V1MemberListSchema, this.ctx); }
   projectsPage(teamId: string, q: ListQuery = {}): Promise<Page<V1Project>> {
-    return this.client.get(this.cred, `/v1/projects${qs({ team_id: teamId, ...q })}`, V1ProjectPageSchema, this.meter);
+    return this.client.get(this.cred, `/v1/projects${qs({ team_id: teamId, ...q })}`, V1ProjectPageSchema, this.ctx);
   }
-  project(id: string): Promise<V1Project> { return this.client.get(this.cred, `/v1/projects/${enc(id)}`, V1ProjectSchema, this.meter); }
-  templates(projectId: string): Promise<{ data: V1TemplateSummary[] }> { return this.client.get(this.cred, `/v1/templates${qs({ project_id: projectId })}`, V1TemplateListSchema, this.meter); }
-  template(id: string, projectId: string): Promise<V1Template> { return this.client.get(this.cred, `/v1/templates/${enc(id)}${qs({ project_id: projectId })}`, V1TemplateSchema, this.meter); }
+  project(id: string): Promise<V1Project> { return this.client.get(this.cred, `/v1/projects/${enc(id)}`, V1ProjectSchema, this.ctx); }
+  templates(projectId: string): Promise<{ data: V1TemplateSummary[] }> { return this.client.get(this.cred, `/v1/templates${qs({ project_id: projectId })}`, V1TemplateListSchema, this.ctx); }
+  template(id: string, projectId: string): Promise<V1Template> { return this.client.get(this.cred, `/v1/templates/${enc(id)}${qs({ project_id: projectId })}`, V1TemplateSchema, this.ctx); }
   rendersPage(projectId: string, q: ListQuery = {}): Promise<Page<V1Render>> {
-    return this.client.get(this.cred, `/v1/renders${qs({ project_id: projectId, ...q })}`, V1RenderPageSchema, this.meter);
+    return this.client.get(this.cred, `/v1/renders${qs({ project_id: projectId, ...q })}`, V1RenderPageSchema, this.ctx);
   }
-  render(id: string): Promise<V1Render> { return this.client.get(this.cred, `/v1/renders/${enc(id)}`, V1RenderSchema, this.meter); }
-  createRender(body: CreateRenderBody): Promise<V1Render> { return this.client.post(this.cred, '/v1/renders', body, V1RenderSchema, this.meter); }
+  render(id: string): Promise<V1Render> { return this.client.get(this.cred, `/v1/renders/${enc(id)}`, V1RenderSchema, this.ctx); }
+  createRender(body: CreateRenderBody): Promise<V1Render> { return this.client.post(this.cred, '/v1/renders', body, V1RenderSchema, this.ctx); }
 
   /** Every page of a cursor-paginated list: stops when next_cursor is null, never because a page is short. */
   async *pages<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<readonly T[]> {
