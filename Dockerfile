@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
+# Node 22 LTS: the suite runs on it in CI (.ci/run), besides Node 20.
 # Legacy-to-v1 compatibility gateway. Build: docker build -t legacy-gateway .
 # Run:   docker run -p 8080:8080 -e V1_BASE_URL=… -e ENCRYPTION_KEY=… -e JWT_SECRET=… -e DATABASE_URL=… legacy-gateway
 
-FROM node:24-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -10,12 +11,12 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:24-bookworm-slim AS deps
+FROM node:22-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM node:24-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATABASE_URL=/data/gateway.db MAPPINGS_DIR=/app/mappings
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
@@ -26,6 +27,7 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
+# liveness only (/healthz): a v1 outage must not mark every container unhealthy; /readyz is for load balancers
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/server/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 CMD ["node", "dist/src/main.js"]
