@@ -4,6 +4,7 @@ import { decodeKey, renderCredits, type Config } from './config/schema.js';
 import { JwtService } from './auth/jwt.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { openDb, type Db } from './store/db.js';
+import { openChangeBus, type ChangeBus } from './store/changes.js';
 import { migrate } from './store/migrations.js';
 import { SecretBox } from './store/crypto.js';
 import { UserStore } from './store/users.js';
@@ -30,6 +31,8 @@ export interface Deps {
   /** The one source of time (tests inject a ManualClock). */
   readonly clock: Clock;
   readonly db: Db;
+  /** Change notifications between instances sharing the store (what each keeps in memory follows it). */
+  readonly bus: ChangeBus;
   readonly users: UserStore;
   readonly sessions: SessionStore;
   readonly idMap: IdMapStore;
@@ -70,9 +73,10 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   await migrate(db.kysely);
   const clock = o.clock ?? systemClock;
   const now = () => clock.now();
-  const users = new UserStore(db.kysely, new SecretBox(encryptionKey), now);
+  const bus = await openChangeBus(db, config.DATABASE_URL);
+  const users = new UserStore(db.kysely, new SecretBox(encryptionKey), now, bus);
   const sessions = new SessionStore(db.kysely, config.REFRESH_TOKEN_TTL, now);
-  const idMap = new IdMapStore(db.kysely, now);
+  const idMap = new IdMapStore(db.kysely, now, bus);
   const ids = new IdTranslator(idMap);
   await ids.load();
   const jwt = await JwtService.create({ clock, issuer: config.JWT_ISSUER, ttlMs: config.ACCESS_TOKEN_TTL, alg: config.JWT_ALG, ...(jwtSecret ? { secret: jwtSecret } : {}), ...(config.JWT_PRIVATE_KEY ? { privateKeyPem: config.JWT_PRIVATE_KEY } : {}) });
@@ -85,12 +89,15 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const observer = { onCall: (i: Parameters<Metrics['v1Call']>[0]) => { metrics.v1Call(i); v1Health.record(i); } };
   const v1 = new V1Client({ observer, baseUrl, timeoutMs: config.V1_TIMEOUT_MS, retries: config.V1_RETRIES, retryBaseMs: config.V1_RETRY_BASE_MS, ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}) });
   const keys = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
+  // a rebind (on any instance, or by the CLI) replaces the key this instance keeps
+  bus.on('users', (id) => { if (id === '*') keys.clear(); else keys.delete(id); });
+  bus.onResync(() => keys.clear());
   const compareStore = new CompareStore(db.kysely, now);
   const usage = new UsageLedger(db.kysely, now);
-  const renderData = new RenderDataStore(db.kysely, now);
-  const overlays = new OverlayStore(db.kysely, now);
+  const renderData = new RenderDataStore(db.kysely, now, bus);
+  const overlays = new OverlayStore(db.kysely, now, bus);
   return {
-    metrics, v1Health, lifecycle: new Lifecycle(),
+    metrics, v1Health, lifecycle: new Lifecycle(), bus,
     config, logger, clock, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
     idempotency: new IdempotencyStore(db.kysely, now),
     compareStore, comparator: new Comparator(ids, compareStore, mappings.comparison), usage, credits: renderCredits(config),
@@ -109,6 +116,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     async close() {
       await usage.close();
       await v1.close();
+      await bus.close();
       await db.close();
     },
   };

@@ -28,6 +28,28 @@ export async function openDb(url: string): Promise<Db> {
   const Libsql = (await import('libsql')).default;
   const database = new Libsql(path);
   database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: database as never }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: preparedOnce(database) as never }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+interface SqliteDatabase { prepare(sql: string): unknown; close(): void }
+
+/**
+ * Each distinct SQL text is prepared once and its statement reused (Kysely prepares per query; preparation was
+ * the top cost of the hot path). The connection is one and synchronous, so a statement is never used twice at once.
+ */
+function preparedOnce(db: SqliteDatabase): SqliteDatabase {
+  const statements = new Map<string, unknown>();
+  return {
+    prepare(sql: string) {
+      let st = statements.get(sql);
+      if (st === undefined) {
+        if (statements.size >= 1000) statements.clear(); // texts with many `in (?, ?, …)` lengths must not grow it forever
+        st = db.prepare(sql);
+        statements.set(sql, st);
+      }
+      return st;
+    },
+    close: () => db.close(),
+  };
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ChangeBus } from './changes.js';
 import type { Database } from './schema.js';
 
 export interface IdPair { readonly type: string; readonly uuid: string; readonly v1Id: string; readonly source: 'derived' | 'imported' }
@@ -7,7 +8,7 @@ export class IdConflictError extends Error {}
 
 /** uuid ↔ v1 id pairs, so any gateway instance resolves a uuid it did not emit itself. */
 export class IdMapStore {
-  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now) {}
+  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now, readonly bus?: ChangeBus) {}
 
   /** Stores derived pairs; existing ones are left alone. */
   async remember(pairs: readonly IdPair[]): Promise<void> {
@@ -35,6 +36,7 @@ export class IdMapStore {
         imported++;
       }
     });
+    if (imported > 0) await this.bus?.publish('ids');
     return { imported, unchanged };
   }
 

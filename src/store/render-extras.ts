@@ -1,30 +1,61 @@
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
+import type { ChangeBus } from './changes.js';
 import type { Database } from './schema.js';
+
+/** Marks a render the store has no data for (renders created elsewhere): absent answers are kept too. */
+const NONE = Symbol('no data');
 
 /** What the gateway keeps about renders (the data it sent) and overlays (legacy PATCHes v1 cannot apply). */
 export class RenderDataStore {
-  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now) {}
+  /** Recently read renders' data (or NONE), so a warm read of a render costs no store round trip. */
+  private readonly kept = new LRUCache<string, { v: unknown }>({ max: 20_000 });
+
+  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now, private readonly bus?: ChangeBus) {
+    bus?.on('render_data', (id) => { if (id === '*') this.kept.clear(); else this.kept.delete(id); });
+    bus?.onResync(() => this.kept.clear());
+  }
 
   async put(v1Id: string, data: unknown, title: string | null, createdBy: string | null): Promise<void> {
     await this.db.insertInto('render_data').values({ v1_id: v1Id, data: JSON.stringify(data ?? {}), title, created_by: createdBy, created_at: this.now() })
       .onConflict((oc) => oc.column('v1_id').doUpdateSet({ data: JSON.stringify(data ?? {}) })).execute();
+    this.kept.delete(v1Id);
+    await this.bus?.publish('render_data', v1Id);
   }
 
   /** Data for many renders at once (absent ids are renders created elsewhere). */
   async many(v1Ids: readonly string[]): Promise<Map<string, unknown>> {
     const out = new Map<string, unknown>();
-    for (let i = 0; i < v1Ids.length; i += 500) {
-      const chunk = v1Ids.slice(i, i + 500);
-      if (chunk.length === 0) continue;
+    const missing: string[] = [];
+    for (const id of v1Ids) {
+      const k = this.kept.get(id);
+      if (k === undefined) missing.push(id);
+      else if (k.v !== NONE) out.set(id, k.v);
+    }
+    for (let i = 0; i < missing.length; i += 500) {
+      const chunk = missing.slice(i, i + 500);
       const rows = await this.db.selectFrom('render_data').select(['v1_id', 'data']).where('v1_id', 'in', chunk).execute();
-      for (const r of rows) out.set(r.v1_id, JSON.parse(r.data));
+      const found = new Map(rows.map((r) => [r.v1_id, JSON.parse(r.data) as unknown]));
+      // scans read many renders once: only small look-ups (an answer's page) are kept
+      const keep = v1Ids.length <= 200;
+      for (const id of chunk) {
+        const v = found.get(id);
+        if (v !== undefined) out.set(id, v);
+        if (keep) this.kept.set(id, { v: v === undefined ? NONE : v });
+      }
     }
     return out;
   }
 }
 
 export class OverlayStore {
-  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now) {}
+  /** All overlays per type, kept in memory (few rows; every read needs them), dropped when any instance writes. */
+  private readonly kept = new Map<string, Promise<Map<string, Record<string, unknown>>>>();
+
+  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now, private readonly bus?: ChangeBus) {
+    bus?.on('overlays', (type) => { if (type === '*') this.kept.clear(); else this.kept.delete(type); });
+    bus?.onResync(() => this.kept.clear());
+  }
 
   async set(type: string, v1Id: string, values: Readonly<Record<string, unknown>>, userId: string | null): Promise<void> {
     for (const [field, value] of Object.entries(values)) {
@@ -32,10 +63,22 @@ export class OverlayStore {
         .onConflict((oc) => oc.columns(['type', 'v1_id', 'field']).doUpdateSet({ value: JSON.stringify(value), updated_by: userId, updated_at: this.now() }))
         .execute();
     }
+    this.kept.delete(type);
+    await this.bus?.publish('overlays', type);
   }
 
-  /** All overlays of a type (they are few: one row per PATCHed field). */
-  async ofType(type: string): Promise<Map<string, Record<string, unknown>>> {
+  /** All overlays of a type (they are few: one row per PATCHed field). Callers must not change the map. */
+  ofType(type: string): Promise<Map<string, Record<string, unknown>>> {
+    let p = this.kept.get(type);
+    if (!p) {
+      p = this.load(type);
+      this.kept.set(type, p);
+      p.catch(() => this.kept.delete(type));
+    }
+    return p;
+  }
+
+  private async load(type: string): Promise<Map<string, Record<string, unknown>>> {
     const rows = await this.db.selectFrom('overlays').select(['v1_id', 'field', 'value']).where('type', '=', type).execute();
     const out = new Map<string, Record<string, unknown>>();
     for (const r of rows) {

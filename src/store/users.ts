@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, UsersTable } from './schema.js';
 import { randomToken, sha256, type SecretBox } from './crypto.js';
+import type { ChangeBus } from './changes.js';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -27,9 +28,33 @@ const toUser = (r: UserRow): LegacyUser => ({
   id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name, role: r.role, v1UserId: r.v1_user_id, status: r.status,
 });
 
-/** Legacy users bound to v1 keys (encrypted at rest), and their static tokens. */
+/** Entries kept of static tokens (by hash) and users (by id): the hot path reads them on every request. */
+const MEMORY_MAX = 20_000;
+
+/**
+ * Legacy users bound to v1 keys (encrypted at rest), and their static tokens. Users by id and static tokens by
+ * hash are kept in memory (every authenticated request needs them); every write tells the change bus, so other
+ * instances drop their copies, and a resync drops them all.
+ */
 export class UserStore {
-  constructor(private readonly db: Kysely<Database>, private readonly box: SecretBox, private readonly now: () => number = Date.now) {}
+  private readonly users = new Map<string, LegacyUser | null>();
+  private readonly tokens = new Map<string, { userId: string; tokenId: string }>();
+
+  constructor(private readonly db: Kysely<Database>, private readonly box: SecretBox, private readonly now: () => number = Date.now, private readonly bus?: ChangeBus) {
+    bus?.on('users', (id) => { if (id === '*') this.users.clear(); else this.users.delete(id); });
+    bus?.on('tokens', () => this.tokens.clear());
+    bus?.onResync(() => { this.users.clear(); this.tokens.clear(); });
+  }
+
+  private async changed(topic: 'users' | 'tokens', key = '*'): Promise<void> {
+    if (topic === 'users') { if (key === '*') this.users.clear(); else this.users.delete(key); } else this.tokens.clear();
+    await this.bus?.publish(topic, key);
+  }
+
+  private remember<K, V>(m: Map<K, V>, k: K, v: V): void {
+    if (m.size >= MEMORY_MAX) m.clear();
+    m.set(k, v);
+  }
 
   async create(u: NewUser): Promise<LegacyUser> {
     const lower = u.email.trim().toLowerCase();
@@ -40,6 +65,7 @@ export class UserStore {
       v1_key_enc: this.box.seal(u.v1Key), v1_user_id: u.v1UserId, status: u.status ?? 'active', created_at: this.now(), updated_at: null,
     };
     await this.db.insertInto('users').values(row).execute();
+    await this.changed('users', row.id);
     return toUser(row);
   }
 
@@ -49,8 +75,12 @@ export class UserStore {
   }
 
   async byId(id: string): Promise<LegacyUser | undefined> {
+    const kept = this.users.get(id);
+    if (kept !== undefined) return kept ?? undefined;
     const r = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-    return r ? toUser(r) : undefined;
+    const u = r ? toUser(r) : null;
+    this.remember(this.users, id, u);
+    return u ?? undefined;
   }
 
   async list(): Promise<LegacyUser[]> {
@@ -59,6 +89,8 @@ export class UserStore {
 
   async remove(id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    await this.changed('users', id);
+    await this.changed('tokens');
     return Number(r.numDeletedRows) > 0;
   }
 
@@ -69,7 +101,9 @@ export class UserStore {
   }
 
   async rebind(id: string, v1Key: string, v1UserId: string): Promise<boolean> {
-    const r = await this.db.updateTable('users').set({ v1_key_enc: this.box.seal(v1Key), v1_user_id: v1UserId, status: 'active', updated_at: this.now() }).where('id', '=', id).executeTakeFirst();
+    const r = await this.db.updateTable('users').set({ v1_key_enc: this.box.seal(v1Key), v1_user_id: v1UserId, status: 'active', updated_at: this.now() })
+      .where('id', '=', id).executeTakeFirst();
+    await this.changed('users', id);
     return Number(r.numUpdatedRows) > 0;
   }
 
@@ -85,6 +119,7 @@ export class UserStore {
       set.email_lower = lower;
     }
     await this.db.updateTable('users').set(set).where('id', '=', id).execute();
+    await this.changed('users', id);
     return this.byId(id);
   }
 
@@ -103,12 +138,20 @@ export class UserStore {
   }
 
   async userForStaticToken(token: string): Promise<{ user: LegacyUser; tokenId: string } | undefined> {
+    const hash = sha256(token);
+    const kept = this.tokens.get(hash);
+    if (kept) {
+      const user = await this.byId(kept.userId);
+      if (user && user.status === 'active') return { user, tokenId: kept.tokenId };
+      return undefined;
+    }
     const r = await this.db.selectFrom('static_tokens').innerJoin('users', 'users.id', 'static_tokens.user_id')
       .selectAll('users').select(['static_tokens.id as token_id'])
-      .where('static_tokens.token_hash', '=', sha256(token)).where('static_tokens.revoked_at', 'is', null).where('users.status', '=', 'active')
+      .where('static_tokens.token_hash', '=', hash).where('static_tokens.revoked_at', 'is', null).where('users.status', '=', 'active')
       .executeTakeFirst();
-    if (!r) return undefined;
+    if (!r) return undefined; // unknown tokens are not kept: random strings must not fill memory
     const { token_id, ...user } = r;
+    this.remember(this.tokens, hash, { userId: user.id as string, tokenId: token_id });
     return { user: toUser(user as UserRow), tokenId: token_id };
   }
 
@@ -120,6 +163,7 @@ export class UserStore {
 
   async revokeStaticToken(id: string): Promise<boolean> {
     const r = await this.db.updateTable('static_tokens').set({ revoked_at: this.now() }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    await this.changed('tokens');
     return Number(r.numUpdatedRows) > 0;
   }
 }

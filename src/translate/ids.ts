@@ -23,8 +23,13 @@ export class IdTranslator {
   private readonly known = new LRUCache<string, string>({ max: 50_000 });
   private pending: IdPair[] = [];
 
-  constructor(private readonly store: IdMapStore) {}
+  constructor(private readonly store: IdMapStore) {
+    // imported pairs win: when any process imports some, every instance reads them again
+    store.bus?.on('ids', () => void this.load().catch(() => undefined));
+    store.bus?.onResync(() => void this.load().catch(() => undefined));
+  }
 
+  /** (Re)reads the imported pairs; called at start-up and whenever any process imports pairs. */
   async load(): Promise<void> {
     const next = new Map<string, string>();
     for (const p of await this.store.imported()) {
@@ -55,8 +60,7 @@ export class IdTranslator {
     const uuid = derivedUuid(type, v1Id);
     this.known.set(k, uuid); // also keeps a pair from being written again
     this.pending.push({ type, uuid, v1Id, source: 'derived' });
-    // renders are many: their reverse look-up is left to the store rather than churning this cache
-    if (type !== 'render') this.resolved.set(`${type}:${uuid}`, v1Id);
+    this.resolved.set(`${type}:${uuid}`, v1Id);
     return uuid;
   }
 

@@ -56,6 +56,8 @@ describe('operator actions', () => {
       expect((await gw.get('/users/me?fields=email', token)).body.data.email).toBe('new@example.com');
       const id = /token id (\S+)/.exec(lines.join(''))![1]!;
       expect(await run(['tokens', 'revoke', id])).toBe(0);
+      // the running gateway keeps tokens in memory; another process's commit reaches it on its next poll of the store
+      await gw.deps.bus.sync();
       expect((await gw.get('/users/me', token)).status).toBe(401);
       await gw.get('/projects?limit=1&fields=id', token).catch(() => undefined);
       lines.length = 0;

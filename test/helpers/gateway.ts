@@ -33,10 +33,14 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export interface GatewayOptions { readonly clock?: Clock }
+export interface GatewayOptions {
+  readonly clock?: Clock;
+  /** A running simulator to share (two instances over one v1); the gateway then does not close it. */
+  readonly sim?: RunningSim;
+}
 
 export async function startGateway(env: Record<string, string> = {}, simOptions: Parameters<typeof startSim>[0] = {}, options: GatewayOptions = {}): Promise<TestGateway> {
-  const s = await startSim(simOptions);
+  const s = options.sim ?? await startSim(simOptions);
   const dir = mkdtempSync(join(tmpdir(), 'gw-'));
   const config = loadConfig({ ...TEST_ENV, V1_BASE_URL: s.url, DATABASE_URL: env.DATABASE_URL ?? join(dir, 'gateway.db'), V1_RETRY_BASE_MS: '5', ...env });
   const logs: string[] = [];
@@ -66,7 +70,7 @@ export async function startGateway(env: Record<string, string> = {}, simOptions:
     async close() {
       await app.close();
       await deps.close();
-      await s.sim.close();
+      if (!options.sim) await s.sim.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databases } from '../helpers/databases.js';
+import { startSim, type RunningSim } from '../helpers/sim.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * Two gateway instances over one PostgreSQL store and one v1: what each keeps in memory (users, tokens, overlays,
+ * keys) follows the other's writes through LISTEN/NOTIFY.
+ */
+let sim: RunningSim;
+let a: TestGateway;
+let b: TestGateway;
+beforeAll(async () => {
+  const pg = (await databases()).find((d) => d.name === 'postgres')!;
+  sim = await startSim();
+  a = await startGateway({ DATABASE_URL: pg.url }, {}, { sim });
+  b = await startGateway({ DATABASE_URL: pg.url }, {}, { sim });
+  await a.addUser(0, 'ann@example.com');
+  await b.deps.ids.load();
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await sim?.sim.close();
+});
+
+/** Resolves when `gw` hears `topic` from the other instance (the notification itself, not a guess of its delay). */
+const heard = (gw: TestGateway, topic: string) => new Promise<string>((resolve) => gw.deps.bus.on(topic, resolve));
+
+const login = async (gw: TestGateway) => {
+  const res = await gw.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'ann@example.com', password: 'correct horse battery', mode: 'json' } });
+  expect(res.statusCode).toBe(200);
+  return res.json().data as { access_token: string; refresh_token: string };
+};
+const refresh = (gw: TestGateway, token: string) => gw.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refresh_token: token, mode: 'json' } });
+
+describe('two instances on one PostgreSQL store', () => {
+  it('login on A, refresh on B; a rotated token reused on B revokes the session everywhere', async () => {
+    const t = await login(a);
+    const r1 = await refresh(b, t.refresh_token);
+    expect(r1.statusCode).toBe(200);
+    const rotated = r1.json().data.refresh_token as string;
+    expect((await refresh(b, t.refresh_token)).statusCode).toBe(401); // reuse of the old one
+    expect((await refresh(a, rotated)).statusCode).toBe(401); // … revoked the whole session
+  });
+
+  it('logout on A is refused on B', async () => {
+    const t = await login(a);
+    expect((await a.app.inject({ method: 'POST', url: '/auth/logout', payload: { refresh_token: t.refresh_token } })).statusCode).toBe(204);
+    expect((await refresh(b, t.refresh_token)).statusCode).toBe(401);
+  });
+
+  it('a PATCH overlay on A is visible on B once B hears of it', async () => {
+    const t = await login(a);
+    const project = (await b.get('/projects?limit=1&fields=id,title', t.access_token)).body.data[0];
+    expect((await b.get(`/projects/${project.id}?fields=title`, t.access_token)).body.data.title).toBe(project.title);
+    const news = heard(b, 'overlays');
+    const patched = await a.app.inject({ method: 'PATCH', url: `/projects/${project.id}`, headers: { authorization: `Bearer ${t.access_token}` }, payload: { title: 'Renamed on A' } });
+    expect(patched.statusCode).toBe(200);
+    expect(await news).toBe('project');
+    expect((await b.get(`/projects/${project.id}?fields=title`, t.access_token)).body.data.title).toBe('Renamed on A');
+  });
+
+  it('a user rebound on A is used by B on its next request; a suspended key stops on B', async () => {
+    const t = await login(a);
+    const id = (await a.deps.users.byEmail('ann@example.com'))!.id;
+    expect((await b.get('/users/me?fields=email', t.access_token)).status).toBe(200);
+    // B has the user and key in memory; A rebinds to another person's key
+    const news = heard(b, 'users');
+    expect(await a.deps.users.rebind(id, sim.keys[1]!.api_key, sim.keys[1]!.user_id)).toBe(true);
+    expect(await news).toBe(id);
+    await sim.sim.world.revokeKey(sim.keys[0]!.api_key);
+    // B's next request uses the new key: the revoked old one would be a 401
+    const res = await b.get('/accounts?fields=id', t.access_token);
+    expect(res.status).toBe(200);
+    const teams = new Set(sim.keys[1]!.teams.map((x) => x.id));
+    expect(res.body.data.length).toBe(teams.size);
+  });
+});
+
+describe('a dropped LISTEN connection', () => {
+  it('makes the instance drop what it keeps, listen again, and drop it once more', async () => {
+    const name = b.deps.bus.listenerName!;
+    expect(name).toMatch(/^gateway-listener-/);
+    let resyncs = 0;
+    const twice = new Promise<void>((resolve) => b.deps.bus.onResync(() => { if (++resyncs === 2) resolve(); }));
+    const { sql } = await import('kysely');
+    const killed = await sql<{ t: boolean }>`select pg_terminate_backend(pid) as t from pg_stat_activity where application_name = ${name}`.execute(a.deps.db.kysely);
+    expect(killed.rows.map((r) => r.t)).toEqual([true]);
+    await twice; // at the drop, and once listening again
+    const news = heard(b, 'tokens');
+    await a.deps.bus.publish('tokens');
+    expect(await news).toBe('*');
+  });
+});
