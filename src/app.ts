@@ -48,6 +48,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
     trustProxy: deps.config.TRUST_PROXY,
     genReqId: (req) => requestIdOf(req.headers['x-request-id']),
+    // one access-log line per request (onResponse below), not Fastify's two
+    disableRequestLogging: true,
     routerOptions: { ignoreTrailingSlash: true, querystringParser: safeQuery },
     // a malformed URL (bad percent-encoding) answers in the Directus envelope too
     frameworkErrors: (err, request, reply) => {
@@ -79,6 +81,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
     deps.metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
 

@@ -33,6 +33,8 @@ async function main(): Promise<void> {
   const app = await buildApp(deps);
   await app.listen({ port: config.PORT, host: config.HOST });
   if (config.demo) {
+    // the banner comes last: buffered log lines first
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
     const base = `http://localhost:${config.PORT}`;
     process.stdout.write(
       `\nDemo mode: legacy API on ${base} over the built-in v1 simulator.\n` +

@@ -1,5 +1,6 @@
 import { SignJWT, decodeJwt, errors as joseErrors, importPKCS8, jwtVerify, type CryptoKey, type KeyObject } from 'jose';
 import { createPublicKey } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { errors } from '../errors/catalog.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 
@@ -18,12 +19,19 @@ type Key = CryptoKey | KeyObject | Uint8Array;
 
 /** Issues and verifies the gateway's access tokens (Directus claims, jose). */
 export class JwtService {
+  /**
+   * Tokens whose signature was verified, with their claims and expiry: a token is immutable, so its signature need
+   * not be checked again; its expiry still is, on every use.
+   */
+  private readonly verified = new LRUCache<string, { claims: AccessClaims; expMs: number }>({ max: 10_000 });
+
   private constructor(private readonly settings: JwtSettings, private readonly signKey: Key, private readonly verifyKey: Key) {}
 
   static async create(settings: JwtSettings): Promise<JwtService> {
     if (settings.alg === 'HS256') {
       if (!settings.secret) throw new TypeError('JWT secret required for HS256');
-      const k = new TextEncoder().encode(settings.secret);
+      // imported once: a raw secret would be imported again on every sign and verify
+      const k = await crypto.subtle.importKey('raw', new TextEncoder().encode(settings.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
       return new JwtService(settings, k, k);
     }
     if (!settings.privateKeyPem) throw new TypeError(`a private key is required for ${settings.alg}`);
@@ -60,6 +68,11 @@ export class JwtService {
    * malformed, or missing claims → 403 INVALID_TOKEN (as Directus).
    */
   async verify(token: string, nowMs = (this.settings.clock ?? systemClock).now()): Promise<AccessClaims> {
+    const known = this.verified.get(token);
+    if (known) {
+      if (nowMs >= known.expMs) throw errors.tokenExpired();
+      return known.claims;
+    }
     try {
       const { payload } = await jwtVerify(token, this.verifyKey, {
         issuer: this.settings.issuer,
@@ -70,7 +83,9 @@ export class JwtService {
       if (typeof id !== 'string' || typeof role !== 'string' || app_access === undefined || admin_access === undefined) {
         throw errors.invalidToken('Invalid token payload.');
       }
-      return { id, role, app_access: app_access === true || app_access === 1, admin_access: admin_access === true || admin_access === 1 };
+      const claims = { id, role, app_access: app_access === true || app_access === 1, admin_access: admin_access === true || admin_access === 1 };
+      if (typeof payload.exp === 'number') this.verified.set(token, { claims, expMs: payload.exp * 1000 });
+      return claims;
     } catch (e) {
       if (e instanceof joseErrors.JWTExpired) throw errors.tokenExpired();
       if (e instanceof joseErrors.JOSEError) throw errors.invalidToken();

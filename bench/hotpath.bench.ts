@@ -1,0 +1,96 @@
+/**
+ * npm run bench:hotpath — warm GET /renders/:id through the gateway beside two anchors measured in the same run:
+ * a Fastify hello-world, and an @fastify/http-proxy pass-through of the same v1 call (key added by the proxy).
+ * Every server runs in its own process; autocannon drives them one after the other from this one.
+ * Goals (issue #14): gateway ≥ 0.3× hello-world and ≥ 1.5× the pass-through.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); }); });
+const children: ChildProcess[] = [];
+/** Each server's output goes to a file of its own (a pipe nobody reads would stall its logging). */
+const startNode = (args: string[], env: NodeJS.ProcessEnv = process.env, log = 'ignore' as 'ignore' | number) => {
+  const c = spawn(process.execPath, args, { env, stdio: ['ignore', log, 'inherit'] });
+  children.push(c);
+  return c;
+};
+const waitFor = async (url: string) => {
+  for (let i = 0; ; i++) {
+    if (await fetch(url).then((r) => r.status < 500, () => false)) return;
+    if (i > 400) throw new Error(`${url} did not come up`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-hot-'));
+const simPort = await freePort();
+const simUrl = `http://127.0.0.1:${simPort}`;
+startNode(['dist/src/sim/cli.js', '--port', String(simPort), '--scale', 'demo', '--clock', 'manual', '--seed', '1']);
+await waitFor(`${simUrl}/_sim/stats`);
+const people = await (await fetch(`${simUrl}/_sim/keys`)).json() as { email: string | null; api_key: string; teams: { id: string }[] }[];
+const person = people.find((p) => p.teams.length > 0)!;
+
+// the gateway, configured as a deployment
+const gwPort = await freePort();
+const env = {
+  ...process.env, NODE_ENV: 'production', V1_BASE_URL: simUrl, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '44'.repeat(32),
+  JWT_SECRET: 'bench-secret-bench-secret-bench-secret', LOGIN_STALL_MS: '0', HOST: '127.0.0.1', PORT: String(gwPort),
+};
+const added = spawnSync(process.execPath, ['dist/src/cli/main.js', 'users', 'add', '--email', 'hot@example.com', '--password', 'bench-password', '--key', person.api_key], { env, encoding: 'utf8' });
+if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${added.stdout}`);
+// the gateway logs at its default level (info) to a file, as a deployment's log collector would read it
+startNode([...(process.env.GW_FLAGS ? process.env.GW_FLAGS.split(' ') : []), 'dist/src/main.js'], env, openSync(join(dir, 'gateway.log'), 'w'));
+const gw = `http://127.0.0.1:${gwPort}`;
+await waitFor(`${gw}/healthz`);
+const login = await (await fetch(`${gw}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'hot@example.com', password: 'bench-password' }) })).json() as { data: { access_token: string } };
+const token = login.data.access_token;
+const one = await (await fetch(`${gw}/renders?limit=1&fields=id&filter[status][_eq]=complete`, { headers: { authorization: `Bearer ${token}` } })).json() as { data: { id: string }[] };
+const renderUuid = one.data[0]!.id;
+const v1Render = (await (await fetch(`${simUrl}/v1/renders?project_id=${encodeURIComponent((await (await fetch(`${simUrl}/v1/projects?team_id=${person.teams[0]!.id}`, { headers: { authorization: `Bearer ${person.api_key}` } })).json() as { data: { id: string }[] }).data[0]!.id)}&limit=1`, { headers: { authorization: `Bearer ${person.api_key}` } })).json() as { data: { id: string }[] }).data[0]!.id;
+
+// the anchors, each in its own process
+const helloPort = await freePort();
+const proxyPort = await freePort();
+writeFileSync(join(dir, 'hello.mjs'), `import Fastify from '${process.cwd()}/node_modules/fastify/fastify.js';
+const app = Fastify(); app.get('/', async () => ({ hello: 'world' })); await app.listen({ port: ${helloPort}, host: '127.0.0.1' });`);
+writeFileSync(join(dir, 'proxy.mjs'), `import Fastify from '${process.cwd()}/node_modules/fastify/fastify.js';
+import proxy from '${process.cwd()}/node_modules/@fastify/http-proxy/index.js';
+const app = Fastify();
+await app.register(proxy, { upstream: '${simUrl}', prefix: '/v1', rewritePrefix: '/v1', http2: false,
+  replyOptions: { rewriteRequestHeaders: (_req, h) => ({ ...h, authorization: 'Bearer ${person.api_key}' }) } });
+await app.listen({ port: ${proxyPort}, host: '127.0.0.1' });`);
+startNode([join(dir, 'hello.mjs')]);
+startNode([join(dir, 'proxy.mjs')]);
+await waitFor(`http://127.0.0.1:${helloPort}/`);
+await waitFor(`http://127.0.0.1:${proxyPort}/v1/renders/${v1Render}`);
+
+async function load(name: string, url: string, headers: Record<string, string> = {}): Promise<{ name: string; rps: number; p50: number; p99: number; non2xx: number }> {
+  await autocannon({ url, connections: CONNECTIONS, duration: 2, headers }); // warm-up (caches, JIT)
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers });
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
+}
+
+const rows = [
+  await load('Fastify hello-world', `http://127.0.0.1:${helloPort}/`),
+  await load('@fastify/http-proxy pass-through of GET /v1/renders/:id', `http://127.0.0.1:${proxyPort}/v1/renders/${v1Render}`),
+  await load('gateway: warm GET /renders/:id', `${gw}/renders/${renderUuid}`, { authorization: `Bearer ${token}` }),
+  await load('gateway: warm GET /renders/:id?fields=id,title,project.title', `${gw}/renders/${renderUuid}?fields=id,title,project.title`, { authorization: `Bearer ${token}` }),
+];
+const [hello, pass, gate] = rows as [typeof rows[0], typeof rows[0], typeof rows[0]];
+process.stdout.write(`| server | req/s | p50 | p99 | non-2xx | × hello-world | × pass-through |\n|---|---|---|---|---|---|---|\n`);
+for (const r of rows) {
+  process.stdout.write(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50} ms | ${r.p99} ms | ${r.non2xx} | ${(r.rps / hello.rps).toFixed(2)}× | ${(r.rps / pass.rps).toFixed(2)}× |\n`);
+}
+process.stdout.write(`${CONNECTIONS} connections, ${SECONDS} s each after a 2 s warm-up, default log level, Node ${process.version}. ` +
+  `Goals: gateway ≥ 0.3× hello-world (${(gate.rps / hello.rps).toFixed(2)}×) and ≥ 1.5× pass-through (${(gate.rps / pass.rps).toFixed(2)}×).\n`);
+for (const c of children) c.kill('SIGTERM');
+await new Promise((r) => setTimeout(r, 500));
+rmSync(dir, { recursive: true, force: true });
+process.exit(0);
