@@ -4,7 +4,15 @@ import {
   V1RenderSchema, V1TeamListSchema, V1TeamSchema, V1TemplateListSchema, V1TemplateSchema, V1UserSchema, V1ValidationErrorSchema,
 } from '../v1/schemas.js';
 
-const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema: z.toJSONSchema(schema, { target: 'draft-2020-12' }) } } });
+/** zod writes `format: "starts_with"` beside the `pattern` of a prefixed id: not a JSON Schema format, so it is dropped. */
+function standard(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(standard);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) if (!(k === 'format' && v === 'starts_with')) out[k] = standard(v);
+  return out;
+}
+const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema: standard(z.toJSONSchema(schema, { target: 'draft-2020-12' })) } } });
 const err = (description: string) => ({ description, ...json(V1ErrorSchema) });
 const q = (name: string, required: boolean, schema: Record<string, unknown>) => ({ name, in: 'query', required, schema });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1 } };

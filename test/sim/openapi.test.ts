@@ -23,6 +23,19 @@ function conforms(pathTemplate: string, method: string, status: number, body: un
 }
 
 describe('the simulator serves OpenAPI 3.1 and every endpoint answers by it', () => {
+  it('uses only standard formats, and its id patterns check prefixes', async () => {
+    expect(JSON.stringify(doc)).not.toContain('"format":"starts_with"');
+    const key = s.keys[0]!.api_key;
+    const teams = await call(s.url, '/v1/teams', { key });
+    const project = [...s.sim.world.projects.values()].find((p) => p.teamId === teams.body.data[0].id)!;
+    const renders = await call(s.url, `/v1/renders?project_id=${project.id}&limit=1`, { key });
+    const schema = doc.paths['/v1/renders/{id}'].get.responses['200'].content['application/json'].schema;
+    const validate = ajv.compile(schema);
+    expect(validate(renders.body.data[0])).toBe(true);
+    expect(validate({ ...renders.body.data[0], id: renders.body.data[0].id.replace(/^rend_/, 'proj_') })).toBe(false);
+    expect(JSON.stringify(validate.errors)).toContain('pattern');
+  });
+
   it('is an OpenAPI 3.1 document of version 1.0.0', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
