@@ -7,6 +7,7 @@ import { openDb, type Db } from './store/db.js';
 import { openChangeBus, type ChangeBus } from './store/changes.js';
 import { migrate } from './store/migrations.js';
 import { SecretBox } from './store/crypto.js';
+import { verifyEncryptionKey } from './store/key-check.js';
 import { UserStore } from './store/users.js';
 import { SessionStore } from './store/sessions.js';
 import { IdMapStore } from './store/idmap.js';
@@ -71,16 +72,23 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const jwtSecret = config.JWT_SECRET;
   const db = await openDb(config.DATABASE_URL);
   await migrate(db.kysely);
+  const box = new SecretBox(encryptionKey);
+  try {
+    await verifyEncryptionKey(db.kysely, box);
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
   const clock = o.clock ?? systemClock;
   const now = () => clock.now();
   const bus = await openChangeBus(db, config.DATABASE_URL);
-  const users = new UserStore(db.kysely, new SecretBox(encryptionKey), now, bus);
+  const users = new UserStore(db.kysely, box, now, bus);
   const sessions = new SessionStore(db.kysely, config.REFRESH_TOKEN_TTL, now);
   const idMap = new IdMapStore(db.kysely, now, bus);
   const ids = new IdTranslator(idMap);
   await ids.load();
   const jwt = await JwtService.create({ clock, issuer: config.JWT_ISSUER, ttlMs: config.ACCESS_TOKEN_TTL, alg: config.JWT_ALG, ...(jwtSecret ? { secret: jwtSecret } : {}), ...(config.JWT_PRIVATE_KEY ? { privateKeyPem: config.JWT_PRIVATE_KEY } : {}) });
-  const limiter = new LoginLimiter(config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES * 4, config.LOGIN_FAILURE_WINDOW_MS, now);
+  const limiter = new LoginLimiter(db.kysely, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES * 4, config.LOGIN_FAILURE_WINDOW_MS, now);
   const baseUrl = o.v1BaseUrl ?? config.V1_BASE_URL;
   if (!baseUrl) throw new TypeError('no v1 base URL');
   const v1Health = new V1Health(clock);

@@ -3,6 +3,7 @@ import { applyRuntimeSettings } from './config/runtime.js';
 import { ConfigError, loadConfig } from './config/schema.js';
 import { MappingError } from './config/mappings.js';
 import { createDeps } from './deps.js';
+import { WrongEncryptionKeyError } from './store/key-check.js';
 import { createLogger } from './log/logger.js';
 import type { Simulator } from './sim/server.js';
 import { startMetricsServer } from './ops/metrics-server.js';
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  if (e instanceof ConfigError || e instanceof MappingError) {
+  if (e instanceof ConfigError || e instanceof MappingError || e instanceof WrongEncryptionKeyError) {
     process.stderr.write(`${e.message}\n`);
     process.exit(78);
   }

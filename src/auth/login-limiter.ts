@@ -1,38 +1,48 @@
-import { LRUCache } from 'lru-cache';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
 
 /**
- * Counts failed logins per account and per client address in a sliding window; past the limit, further
- * attempts are refused (429) until the window has moved on. A success clears the account's count.
+ * Login attempts per account and per client address, in the store (shared by every instance, kept across restarts),
+ * counted in fixed windows of LOGIN_FAILURE_WINDOW_MS. An attempt is counted *before* its password is checked, in one
+ * atomic statement per key, so parallel attempts cannot outrun the limit; a success clears the account's count.
  */
 export class LoginLimiter {
-  private readonly failures: LRUCache<string, number[]>;
+  private attempts = 0;
+  constructor(
+    private readonly db: Kysely<Database>, private readonly maxPerAccount: number, private readonly maxPerAddress: number,
+    private readonly windowMs: number, private readonly now: () => number = Date.now,
+  ) {}
 
-  constructor(private readonly maxPerAccount: number, private readonly maxPerAddress: number, private readonly windowMs: number, private readonly now: () => number = Date.now) {
-    this.failures = new LRUCache({ max: 100_000, ttl: windowMs });
+  /** Counts one attempt; answers the seconds to wait (the attempt is refused) or 0 (it may be checked). */
+  async attempt(account: string, address: string): Promise<number> {
+    if (++this.attempts % 500 === 0) await this.prune();
+    const waits = await Promise.all([this.count(`a:${account}`, this.maxPerAccount), this.count(`ip:${address}`, this.maxPerAddress)]);
+    return Math.max(...waits);
   }
 
-  /** Seconds to wait, or 0 when an attempt is allowed. */
-  retryAfter(account: string, address: string): number {
-    return Math.max(this.wait(`a:${account}`, this.maxPerAccount), this.wait(`ip:${address}`, this.maxPerAddress));
+  /** A successful login: the account starts afresh, and the address gets its attempt back (only failures count). */
+  async succeed(account: string, address: string): Promise<void> {
+    await this.db.deleteFrom('login_limits').where('key', '=', `a:${account}`).execute();
+    await this.db.updateTable('login_limits').set({ count: sql<number>`count - 1` }).where('key', '=', `ip:${address}`).where('count', '>', 0).execute();
   }
 
-  fail(account: string, address: string): void {
-    for (const k of [`a:${account}`, `ip:${address}`]) this.failures.set(k, [...this.recent(k), this.now()]);
+  /** Drops windows that have ended (housekeeping). */
+  async prune(): Promise<void> {
+    await this.db.deleteFrom('login_limits').where('window_start', '<', this.now() - this.windowMs).execute();
   }
 
-  succeed(account: string): void {
-    this.failures.delete(`a:${account}`);
-  }
-
-  private recent(k: string): number[] {
-    const t = this.now() - this.windowMs;
-    return (this.failures.get(k) ?? []).filter((x) => x > t);
-  }
-
-  private wait(k: string, max: number): number {
-    const r = this.recent(k);
-    if (r.length < max) return 0;
-    const oldest = r[r.length - max] as number;
-    return Math.max(1, Math.ceil((oldest + this.windowMs - this.now()) / 1000));
+  private async count(key: string, max: number): Promise<number> {
+    const now = this.now();
+    const expired = now - this.windowMs;
+    // one statement: a new window when the old one has ended, else one more attempt in it
+    const row = await this.db.insertInto('login_limits').values({ key, window_start: now, count: 1 })
+      .onConflict((oc) => oc.column('key').doUpdateSet({
+        count: sql<number>`case when login_limits.window_start <= ${expired} then 1 else login_limits.count + 1 end`,
+        window_start: sql<number>`case when login_limits.window_start <= ${expired} then ${now} else login_limits.window_start end`,
+      }))
+      .returning(['count', 'window_start'])
+      .executeTakeFirstOrThrow();
+    if (Number(row.count) <= max) return 0;
+    return Math.max(1, Math.ceil((Number(row.window_start) + this.windowMs - now) / 1000));
   }
 }

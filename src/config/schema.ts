@@ -26,6 +26,8 @@ export function parseDurationMs(v: string): number {
 export const ConfigSchema = z.object({
   PORT: int(0, 65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
+  /** `production` forbids demo mode. */
+  NODE_ENV: z.string().optional(),
   /** Trust X-Forwarded-* (only behind a proxy you run: the login limiter counts per client address). */
   TRUST_PROXY: bool.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -103,17 +105,20 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses the environment once; every problem is listed in one ConfigError. */
+/**
+ * Parses the environment once; every problem is listed in one ConfigError — the schema's and the cross-variable
+ * checks' together (the checks read the raw values, so a bad variable does not hide the others).
+ */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = ConfigSchema.safeParse(cleaned);
   const problems: string[] = [];
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    throw new ConfigError(problems);
+  if (!parsed.success) for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const c = (parsed.success ? parsed.data : cleaned) as Partial<z.infer<typeof ConfigSchema>>;
+  const demo = cleaned.V1_BASE_URL === undefined;
+  if (demo && cleaned.NODE_ENV === 'production') {
+    problems.push('V1_BASE_URL: required in production (NODE_ENV=production); without it the gateway would start the demo, with a known password');
   }
-  const c = parsed.data;
-  const demo = c.V1_BASE_URL === undefined;
   if (!demo) {
     if (!c.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY: required when V1_BASE_URL is set');
     if (!c.JWT_SECRET && !c.JWT_PRIVATE_KEY) problems.push('JWT_SECRET: required when V1_BASE_URL is set (or JWT_PRIVATE_KEY)');
@@ -121,7 +126,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (c.ENCRYPTION_KEY && decodeKey(c.ENCRYPTION_KEY) === undefined) {
     problems.push('ENCRYPTION_KEY: must be 32 bytes, as 64 hex characters or base64');
   }
-  if (c.JWT_ALG !== 'HS256' && !c.JWT_PRIVATE_KEY) problems.push(`JWT_PRIVATE_KEY: required for JWT_ALG=${c.JWT_ALG}`);
+  if (c.JWT_ALG !== undefined && c.JWT_ALG !== 'HS256' && !c.JWT_PRIVATE_KEY) problems.push(`JWT_PRIVATE_KEY: required for JWT_ALG=${c.JWT_ALG}`);
   if (c.WEBHOOK_SECRETS) {
     try {
       const o = JSON.parse(c.WEBHOOK_SECRETS) as unknown;
@@ -154,8 +159,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       problems.push('ROUTE_MODES: not valid JSON');
     }
   }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze({ ...c, demo });
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  // the demo listens on loopback unless HOST is set explicitly (it has a known password)
+  const host = demo && cleaned.HOST === undefined ? '127.0.0.1' : parsed.data.HOST;
+  return Object.freeze({ ...parsed.data, HOST: host, demo });
 }
 
 /** 32-byte key from hex or base64, or undefined. */

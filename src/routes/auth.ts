@@ -48,15 +48,13 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
       if (!parsed.success) throw errors.invalidPayload(parsed.error.issues[0]?.message ?? 'Invalid payload.');
       const { email, password, mode } = parsed.data;
       const account = email.trim().toLowerCase();
-      const wait = limiter.retryAfter(account, request.ip);
-      if (wait > 0) throw errors.requestsExceeded(wait);
+      // counted before the password is checked: parallel attempts cannot outrun the limit
+      const wait = await limiter.attempt(account, request.ip);
+      if (wait > 0) throw errors.requestsExceeded(wait, deps.clock.now());
       const user = await users.byEmail(email);
       const ok = await verifyPassword(user?.passwordHash ?? (await decoyHash()), password);
-      if (!user || !ok || user.status !== 'active') {
-        limiter.fail(account, request.ip);
-        throw errors.invalidCredentials();
-      }
-      limiter.succeed(account);
+      if (!user || !ok || user.status !== 'active') throw errors.invalidCredentials();
+      await limiter.succeed(account, request.ip);
       const { refreshToken } = await sessions.create(user.id);
       return await issue(reply, user.id, user.role, refreshToken, mode ?? 'json');
     } finally {

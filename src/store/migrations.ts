@@ -147,6 +147,40 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('id_map_next').renameTo('id_map').execute();
     },
   },
+  '0006_hardening': {
+    async up(db: Kysely<any>) {
+      // facts about the store itself (the encryption key check)
+      await db.schema.createTable('gateway_meta')
+        .addColumn('key', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+      // login attempts per account and per address, in fixed windows, shared by every instance
+      await db.schema.createTable('login_limits')
+        .addColumn('key', 'varchar(400)', (c) => c.primaryKey())
+        .addColumn('window_start', 'bigint', (c) => c.notNull())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .execute();
+      // webhook deliveries already applied, by the signed body id (every instance sees them)
+      await db.schema.createTable('webhook_events')
+        .addColumn('id', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('team', 'varchar(128)', (c) => c.notNull())
+        .addColumn('received_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('webhook_events_received').on('webhook_events').column('received_at').execute();
+      // the newest state applied per render (out-of-order deliveries never move a render back)
+      await db.schema.createTable('render_versions')
+        .addColumn('v1_id', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('rank', 'integer', (c) => c.notNull())
+        .execute();
+      // idempotency claims: a lease (a crashed holder's claim is recovered), what the attempt is creating, and its render
+      await db.schema.alterTable('idempotency').addColumn('lease_until', 'bigint').execute();
+      await db.schema.alterTable('idempotency').addColumn('started_at', 'bigint').execute();
+      await db.schema.alterTable('idempotency').addColumn('project_v1', 'varchar(128)').execute();
+      await db.schema.alterTable('idempotency').addColumn('render_name', 'text').execute();
+      await db.schema.alterTable('idempotency').addColumn('render_v1_id', 'varchar(128)').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

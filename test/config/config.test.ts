@@ -63,3 +63,23 @@ describe('mappings', () => {
     }
   });
 });
+
+describe('production and demo mode', () => {
+  it('refuses demo mode in production, naming V1_BASE_URL', () => {
+    let e: ConfigError | undefined;
+    try { loadConfig({ NODE_ENV: 'production' }); } catch (x) { e = x as ConfigError; }
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e!.problems.join('\n')).toMatch(/^V1_BASE_URL: required in production/m);
+  });
+  it('listens on loopback in demo mode unless HOST is set; elsewhere HOST keeps its default', () => {
+    expect(loadConfig({}).HOST).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' }).HOST).toBe('0.0.0.0');
+    expect(loadConfig({ V1_BASE_URL: 'http://v1.example', ENCRYPTION_KEY: '11'.repeat(32), JWT_SECRET: 'x'.repeat(40) }).HOST).toBe('0.0.0.0');
+  });
+  it('lists every bad variable at once, schema and cross-variable problems together', () => {
+    let e: ConfigError | undefined;
+    try { loadConfig({ V1_BASE_URL: 'http://v1.example', PORT: 'abc', ENCRYPTION_KEY: 'short', ROUTE_MODES: '{', MAX_RELATED_ITEMS: '0' }); } catch (x) { e = x as ConfigError; }
+    const names = e!.problems.map((p) => p.split(':')[0]);
+    expect(names).toEqual(expect.arrayContaining(['PORT', 'ENCRYPTION_KEY', 'ROUTE_MODES', 'MAX_RELATED_ITEMS', 'JWT_SECRET']));
+  });
+});

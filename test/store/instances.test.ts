@@ -93,3 +93,22 @@ describe('a dropped LISTEN connection', () => {
     expect(await news).toBe('*');
   });
 });
+
+describe('the login limiter across two instances', () => {
+  it('lets at most LOGIN_MAX_FAILURES wrong passwords be checked, however they are spread', async () => {
+    const attempts = Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).app.inject({
+      method: 'POST', url: '/auth/login', payload: { email: 'ann@example.com', password: `wrong-${i}` }, remoteAddress: `10.1.${i}.1`,
+    }));
+    const statuses = (await Promise.all(attempts)).map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(25);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(35);
+  });
+});
+
+describe('a wrong ENCRYPTION_KEY', () => {
+  it('stops a third instance at start-up, naming the key', async () => {
+    const err = await startGateway({ DATABASE_URL: a.config.DATABASE_URL, ENCRYPTION_KEY: '99'.repeat(32) }, {}, { sim }).catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/^ENCRYPTION_KEY does not open the data in this store/);
+  });
+});

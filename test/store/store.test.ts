@@ -34,7 +34,7 @@ describe.each(upgrades)('id map upgrade on $name', ({ url }) => {
         { type: 'project', uuid: 'aaaaaaaa-0000-5000-8000-000000000002', v1Id: 'proj_1', source: 'derived' },
       ]);
       await before.importPairs([{ type: 'account', uuid: 'bbbbbbbb-0000-4000-8000-000000000003', v1Id: 'team_1' }]);
-      expect(await migrate(db.kysely)).toEqual(['0005_id_map_one_tree']);
+      expect(await migrate(db.kysely, '0005_id_map_one_tree')).toEqual(['0005_id_map_one_tree']);
       const after = new IdMapStore(db.kysely, () => 2);
       expect(await after.all()).toEqual([
         { type: 'account', uuid: 'bbbbbbbb-0000-4000-8000-000000000003', v1Id: 'team_1', source: 'imported' },
@@ -61,7 +61,7 @@ describe.each(dbs)('store on $name', ({ url }) => {
   const box = new SecretBox(Buffer.alloc(32, 7));
   beforeAll(async () => {
     db = await openDb(url);
-    expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability', '0004_id_map_by_uuid', '0005_id_map_one_tree']);
+    expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability', '0004_id_map_by_uuid', '0005_id_map_one_tree', '0006_hardening']);
     expect(await migrate(db.kysely)).toEqual([]); // idempotent
     users = new UserStore(db.kysely, box, () => now);
   });
