@@ -45,6 +45,10 @@ const WritesFileSchema = z.object({
   templateRules: z.record(z.string(), z.string()).default({}),
   idempotencyWindowHours: z.number().positive().default(24),
   lostResponseWindowSeconds: z.number().positive().default(120),
+  /** How far v1's clock may be behind ours when a lost render is looked for (its created_at vs the request's start). */
+  clockSkewSeconds: z.number().min(0).default(5),
+  /** How long a pending Idempotency-Key claim holds before another request may take it over (a crashed holder). */
+  claimLeaseSeconds: z.number().positive().default(60),
 }).loose();
 
 const ComparisonFileSchema = z.object({

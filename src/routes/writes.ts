@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
-import { errorEnvelope, errors } from '../errors/catalog.js';
+import { errors } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeOne } from '../plan/execute.js';
@@ -12,6 +11,7 @@ import { planQuery } from '../plan/plan.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { createRender } from '../write/create-render.js';
+import { asAnswer, IdempotentCreation, type Answer, type KeyedAttempt } from '../write/idempotency.js';
 import { parseLegacyQuery, requestEnv } from '../http/context.js';
 import { proxied } from '../config/route-modes.js';
 
@@ -22,84 +22,60 @@ const CreateBody = z.object({
   title: z.string({ error: '"title" must be a string' }).max(10_000).optional(),
 }).loose();
 
-type Answer = { status: number; body: unknown; headers?: Record<string, string> };
-
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  return JSON.stringify(v);
-}
-
 /** POST /renders (idempotent with Idempotency-Key) and the legacy PATCHes with write policies. */
 export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
-  const inflight = new Map<string, { hash: string; promise: Promise<Answer> }>();
-  const windowMs = deps.mappings.writes.idempotencyWindowHours * 3_600_000;
+  const w = deps.mappings.writes;
+  const keyed = new IdempotentCreation(deps.idempotency, {
+    windowMs: w.idempotencyWindowHours * 3_600_000, leaseMs: w.claimLeaseSeconds * 1000, waitMs: 30_000, sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  });
+  const claimed = async (ids: readonly string[]) => new Set([...(await deps.renderData.claimed(ids)), ...(await deps.idempotency.claimedRenders(ids))]);
+  const toAnswer = (e: unknown): Answer => asAnswer(toGatewayError(e));
 
-  async function create(request: FastifyRequest): Promise<Answer> {
+  async function create(request: FastifyRequest, attempt?: KeyedAttempt): Promise<Answer> {
     const principal = requirePrincipal(request);
-    const body = request.body ?? {};
-    const parsed = CreateBody.safeParse(body);
+    const parsed = CreateBody.safeParse(request.body ?? {});
     if (!parsed.success) throw errors.invalidPayload(parsed.error.issues[0]?.message ?? 'Invalid payload.');
     // the query (fields) is checked before anything is created
     const q = parseLegacyQuery(deps, request, deps.mappings.schemas.render as ResourceSchema);
     const { env, session } = await requestEnv(deps, request);
-    const result = await createRender({ project: parsed.data.project.toLowerCase(), account: parsed.data.account.toLowerCase(), data: parsed.data.data, ...(parsed.data.title !== undefined ? { title: parsed.data.title } : {}) }, {
-      env, session, templateRules: deps.mappings.writes.templateRules, lostResponseWindowMs: deps.mappings.writes.lostResponseWindowSeconds * 1000, now: Date.now, log: request.log,
+    const input = {
+      project: parsed.data.project.toLowerCase(), account: parsed.data.account.toLowerCase(), data: parsed.data.data,
+      ...(parsed.data.title !== undefined ? { title: parsed.data.title } : {}),
+    };
+    const result = await createRender(input, {
+      env, session, v1UserId: principal.user.v1UserId, templateRules: w.templateRules, lostResponseWindowMs: w.lostResponseWindowSeconds * 1000,
+      clockSkewMs: w.clockSkewSeconds * 1000, now: () => deps.clock.now(), log: request.log, claimed,
+      ...(attempt?.earlier ? { earlier: attempt.earlier } : {}),
+      ...(attempt ? { onAttempt: attempt.onAttempt, onCreated: attempt.onCreated } : {}),
     });
-    await deps.renderData.put(result.render.id, parsed.data.data, result.render.name, principal.user.id);
+    // stored data: a fresh render's, or the earlier attempt's own; a render adopted after a lost answer only if no request holds it
+    if (result.recovered === 'found') {
+      if (!(await deps.renderData.claim(result.render.id, parsed.data.data, result.render.name, principal.user.id))) {
+        throw errors.outcomeUnknown('v1 did not confirm the render, and the render found in its place is held by another request', {
+          reason: 'outcome unknown', outcome: 'unknown',
+        });
+      }
+    } else {
+      await deps.renderData.put(result.render.id, parsed.data.data, result.render.name, principal.user.id);
+    }
     env.catalog.rememberRender(result.render);
     const index = new RecordIndex(env);
     index.project(result.project);
     const [rec] = await index.renders([result.render]);
-    const shaped = await index.settle(() => compileProjection(q.fields, deps.mappings.schemas.render as ResourceSchema, deps.mappings.schemas, index, env.budget)(rec!));
+    const schema = deps.mappings.schemas.render as ResourceSchema;
+    const shaped = await index.settle(() => compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget)(rec!));
     await deps.ids.flush();
     return { status: 200, body: { data: shaped } };
   }
-
-  const asAnswer = (e: unknown): Answer => {
-    const ge = toGatewayError(e);
-    return { status: ge.status, body: errorEnvelope(ge), headers: { ...ge.headers } };
-  };
 
   async function handlePost(request: FastifyRequest, reply: FastifyReply) {
     const principal = requirePrincipal(request);
     const keyHeader = request.headers['idempotency-key'];
     const key = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
-    let answer: Answer;
-    if (!key) {
-      answer = await create(request).catch(asAnswer);
-    } else {
-      if (key.length > 255) throw errors.invalidPayload('Idempotency-Key must be at most 255 characters.');
-      const hash = createHash('sha256').update(canonical(request.body ?? null)).digest('hex');
-      const slot = `${principal.user.id}:${key}`;
-      const mismatch = () => errors.invalidPayload('This Idempotency-Key was already used with a different request body.');
-      const local = inflight.get(slot);
-      if (local) {
-        if (local.hash !== hash) throw mismatch();
-        answer = await local.promise;
-      } else {
-        const promise = (async (): Promise<Answer> => {
-          for (let waited = 0; ; waited += 100) {
-            const row = await deps.idempotency.claim(principal.user.id, key, hash, windowMs);
-            if (!row) break; // claimed: this request creates
-            if (row.request_hash !== hash) return asAnswer(mismatch());
-            if (row.state === 'done') return { status: row.status ?? 200, body: JSON.parse(row.response ?? 'null'), headers: { 'idempotent-replayed': 'true' } };
-            if (row.state === 'unknown') { await deps.idempotency.release(principal.user.id, key); continue; }
-            if (waited > 30_000) return asAnswer(errors.serviceUnavailable('An earlier request with this Idempotency-Key is still being processed.', 'gateway'));
-            await new Promise((r) => setTimeout(r, 100));
-          }
-          const a = await create(request).catch(asAnswer);
-          const body = a.body as { errors?: { extensions?: { outcome?: string } }[] };
-          const outcome = body.errors?.[0]?.extensions?.outcome;
-          if (a.status < 500) await deps.idempotency.finish(principal.user.id, key, 'done', a.status, a.body);
-          else if (outcome === 'unknown') await deps.idempotency.finish(principal.user.id, key, 'unknown', a.status, a.body);
-          else await deps.idempotency.release(principal.user.id, key); // nothing was created: a retry may create
-          return a;
-        })();
-        inflight.set(slot, { hash, promise });
-        try { answer = await promise; } finally { inflight.delete(slot); }
-      }
-    }
+    // keys are scoped to the user: one user's key never answers another's request
+    const answer = key
+      ? await keyed.run(principal.user.id, key, request.body, (attempt) => create(request, attempt).catch(toAnswer))
+      : await create(request).catch(toAnswer);
     for (const [k, v] of Object.entries(answer.headers ?? {})) void reply.header(k, v);
     return reply.status(answer.status).send(answer.body);
   }

@@ -23,6 +23,25 @@ export class RenderDataStore {
     await this.bus?.publish('render_data', v1Id);
   }
 
+  /**
+   * Claims a render for a request: stores its data only when no request did before (a render created elsewhere and
+   * adopted after a lost answer must not take another request's data). True when this call claimed it.
+   */
+  async claim(v1Id: string, data: unknown, title: string | null, createdBy: string | null): Promise<boolean> {
+    const r = await this.db.insertInto('render_data').values({ v1_id: v1Id, data: JSON.stringify(data ?? {}), title, created_by: createdBy, created_at: this.now() })
+      .onConflict((oc) => oc.column('v1_id').doNothing()).executeTakeFirst();
+    this.kept.delete(v1Id);
+    await this.bus?.publish('render_data', v1Id);
+    return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+  }
+
+  /** Which of these renders the gateway already holds data for (claimed by a request). */
+  async claimed(v1Ids: readonly string[]): Promise<Set<string>> {
+    if (v1Ids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('render_data').select('v1_id').where('v1_id', 'in', [...v1Ids]).execute();
+    return new Set(rows.map((r) => r.v1_id));
+  }
+
   /** Data for many renders at once (absent ids are renders created elsewhere). */
   async many(v1Ids: readonly string[]): Promise<Map<string, unknown>> {
     const out = new Map<string, unknown>();

@@ -37,6 +37,8 @@ export interface GatewayOptions {
   readonly clock?: Clock;
   /** A running simulator to share (two instances over one v1); the gateway then does not close it. */
   readonly sim?: RunningSim;
+  /** The gateway keeps the simulator's time (its manual clock): what v1 stamps and what the gateway reads agree. */
+  readonly simClock?: boolean;
 }
 
 export async function startGateway(env: Record<string, string> = {}, simOptions: Parameters<typeof startSim>[0] = {}, options: GatewayOptions = {}): Promise<TestGateway> {
@@ -46,7 +48,8 @@ export async function startGateway(env: Record<string, string> = {}, simOptions:
   const logs: string[] = [];
   const sink = new Writable({ write(chunk, _enc, cb) { logs.push(chunk.toString()); cb(); } });
   const logger = createLogger(config.LOG_LEVEL, sink);
-  const deps = await createDeps(config, logger, options.clock ? { clock: options.clock } : {});
+  const clock = options.clock ?? (options.simClock ? { now: () => s.sim.world.clock.now() } : undefined);
+  const deps = await createDeps(config, logger, clock ? { clock } : {});
   const app = await buildApp(deps);
   await app.ready();
   const gw: TestGateway = {

@@ -6,7 +6,7 @@ let gw: TestGateway;
 let token: string;
 let project: { id: string; teamId: string; name: string; templates: { id: string; fields: { key: string }[] }[] };
 beforeAll(async () => {
-  gw = await startGateway({ V1_TIMEOUT_MS: '2000' });
+  gw = await startGateway({ V1_TIMEOUT_MS: '2000' }, {}, { simClock: true });
   await gw.addUser(0, 'ann@example.com');
   token = await gw.login('ann@example.com');
   await gw.get('/projects?limit=-1&fields=id', token); // legacy clients know the uuids they were given
