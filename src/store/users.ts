@@ -94,6 +94,11 @@ export class UserStore {
     return Number(r.numDeletedRows) > 0;
   }
 
+  /** Active users with a bound key (who can read a team for the gateway's own purposes: webhooks, the index). */
+  async boundUsers(): Promise<{ id: string; v1UserId: string }[]> {
+    return this.db.selectFrom('users').select(['id', 'v1_user_id as v1UserId']).where('status', '=', 'active').orderBy('created_at').execute();
+  }
+
   /** The decrypted v1 key; only the v1 session factory calls this. */
   async v1Key(id: string): Promise<string | undefined> {
     const r = await this.db.selectFrom('users').select('v1_key_enc').where('id', '=', id).executeTakeFirst();

@@ -26,7 +26,7 @@ describe('a real client: the Directus JavaScript SDK', () => {
     // the first access token is expired now, by the gateway's clock
     const raw = await fetch(`${base}/users/me`, { headers: { authorization: `Bearer ${firstToken}` } });
     expect(raw.status).toBe(401);
-    expect((await raw.json()).errors[0].extensions.code).toBe('TOKEN_EXPIRED');
+    expect(((await raw.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('TOKEN_EXPIRED');
     // the SDK refreshes (a token of 1 s is always within its refresh margin) and reads on
     const me = await client.request(readMe());
     expect(me.email).toBe('sdk@example.com');
