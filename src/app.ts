@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { authenticate } from './auth/authenticate.js';
 import './auth/guards.js';
 import { legacyAnswers } from './config/route-modes.js';
@@ -49,7 +49,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     trustProxy: deps.config.TRUST_PROXY,
     genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // one access-log line per request (onResponse below), not Fastify's two
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, querystringParser: safeQuery },
     // a malformed URL (bad percent-encoding) answers in the Directus envelope too
     frameworkErrors: (err, request, reply) => {

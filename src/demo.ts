@@ -30,7 +30,8 @@ export async function startDemoSimulator(config: Config, logger: Logger): Promis
 export function registerDemoWebhooks(sim: Simulator, gatewayPort: number): string {
   const secrets: Record<string, string> = {};
   for (const team of sim.world.teams.values()) {
-    const hook = sim.webhooks.register(team.id, `http://127.0.0.1:${gatewayPort}/_gateway/webhooks/v1`, ['render.status_changed', 'render.complete', 'render.failed']);
+    const url = `http://127.0.0.1:${gatewayPort}/_gateway/webhooks/v1/${encodeURIComponent(team.id)}`;
+    const hook = sim.webhooks.register(team.id, url, ['render.status_changed', 'render.complete', 'render.failed']);
     if (hook) secrets[team.id] = hook.secret;
   }
   return JSON.stringify(secrets);

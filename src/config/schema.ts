@@ -68,6 +68,7 @@ export const ConfigSchema = z.object({
   UPSTREAM_CALL_BUDGET: int(1).default(5000),
   MAX_RELATIONAL_DEPTH: int(2, 100).default(10),
   SHUTDOWN_GRACE_MS: duration.default(10_000),
+  WEBHOOK_TOLERANCE_MS: duration.default(300_000),
   METRICS_PORT: int(1, 65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   MAX_RELATED_ITEMS: int(1).default(50_000),

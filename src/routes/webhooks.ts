@@ -1,57 +1,39 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import { webhookSecrets } from '../config/schema.js';
 import type { Deps } from '../deps.js';
-import { errors } from '../errors/catalog.js';
-import { WebhookEventSchema } from '../v1/schemas.js';
+import { TeamReaders } from '../plan/team-readers.js';
+import { WebhookLedger } from '../store/webhook-events.js';
+import { WebhookReceiver } from '../webhooks/receiver.js';
 
-/** HMAC-SHA256 of the exact raw bytes, `sha256=<hex>`, compared in constant time. */
-export function verifySignature(raw: Buffer, header: string | undefined, secret: string): boolean {
-  if (!header || !header.startsWith('sha256=')) return false;
-  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`);
-  const given = Buffer.from(header);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The webhook receiver (listeners subscribe to applied render events). */
+    webhooks: WebhookReceiver;
+  }
 }
 
 /**
- * POST /_gateway/webhooks/v1: v1 render events keep the caches fresh. The signature (per-team secret)
- * authenticates the call; duplicates are dropped on X-Webhook-ID; the answer is a fast 204 and the
- * cache work happens after it.
+ * POST /_gateway/webhooks/v1/:team — one receiver URL per team (register it in the v1 dashboard with that team's
+ * signing secret, and the secret in WEBHOOK_SECRETS). The route authenticates itself (signature), raw bytes kept.
  */
 export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
-  const secrets = webhookSecrets(deps.config);
-  const seen = new LRUCache<string, true>({ max: 50_000, ttl: 86_400_000 });
+  const receiver = new WebhookReceiver(deps, new WebhookLedger(deps.db.kysely, () => deps.clock.now()), new TeamReaders(deps), webhookSecrets(deps.config),
+    deps.config.WEBHOOK_TOLERANCE_MS);
+  // an applied render replaces every cached copy of it (every key's partition)
+  receiver.onRender((r) => {
+    deps.cache.replaceEverywhere(`render:${r.id}`, r, deps.cache.renderTtl(r));
+    deps.logger.debug({ render: r.id, status: r.status }, 'webhook applied to caches');
+  });
+  app.decorate('webhooks', receiver);
   app.register(async (child) => {
     child.removeAllContentTypeParsers();
     child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1_048_576 }, (_req, body, done) => done(null, body));
-    child.post('/_gateway/webhooks/v1', { config: { access: 'signed' } }, async (request, reply) => {
-      const raw = request.body as Buffer | undefined;
-      if (!Buffer.isBuffer(raw) || raw.length === 0) throw errors.invalidPayload('An empty webhook body.');
-      const signature = request.headers['x-webhook-signature'];
-      const id = request.headers['x-webhook-id'];
-      const sig = Array.isArray(signature) ? signature[0] : signature;
-      let parsed: unknown;
-      try { parsed = JSON.parse(raw.toString('utf8')); } catch { parsed = undefined; }
-      const event = WebhookEventSchema.safeParse(parsed);
-      // The secret is chosen by the team the payload names, but only a matching signature is believed.
-      const team = event.success ? event.data.data.project.team : undefined;
-      const secret = team ? secrets[team] : undefined;
-      if (!event.success || !secret || !verifySignature(raw, sig, secret)) {
-        request.log.warn({ webhookId: id }, 'webhook rejected: signature does not match');
-        throw errors.invalidCredentials('Invalid webhook signature.');
-      }
-      const deliveryId = String(id ?? event.data.id);
-      if (seen.has(deliveryId)) return reply.status(204).send();
-      seen.set(deliveryId, true);
-      void reply.status(204).send();
-      setImmediate(() => {
-        const r = event.data.data;
-        const ttl = deps.cache.renderTtl(r);
-        deps.cache.replaceEverywhere(`render:${r.id}`, r, ttl);
-        request.log.info({ render: r.id, status: r.status, event: event.data.event }, 'webhook applied to caches');
-      });
-      return reply;
+    child.post<{ Params: { team: string } }>('/_gateway/webhooks/v1/:team', { config: { access: 'signed' } }, async (request, reply) => {
+      const sig = request.headers['x-webhook-signature'];
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const outcome = await receiver.receive({ team: request.params.team, raw, signature: Array.isArray(sig) ? sig[0] : sig });
+      request.log.debug({ outcome, webhookId: request.headers['x-webhook-id'] }, 'webhook received');
+      return reply.status(204).send();
     });
   });
 }
