@@ -23,7 +23,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY mappings ./mappings
-RUN mkdir -p /data && chown node:node /data
+# the operator CLI inside the image: docker exec <container> legacy-gateway users list
+RUN ln -s /app/dist/src/cli/main.js /usr/local/bin/legacy-gateway && mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080

@@ -2,7 +2,8 @@ import { hashPassword } from '../auth/passwords.js';
 import type { Deps } from '../deps.js';
 import { isUuid } from '../lib/uuid.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
-import { DEFAULT_ROLE, type LegacyUser } from '../store/users.js';
+import { DEFAULT_ROLE, DuplicateEmailError, type LegacyUser } from '../store/users.js';
+import { V1UnauthorizedError } from '../v1/errors.js';
 
 /** Operator actions shared by the command line and the tests. Every one validates before it writes. */
 export class AdminError extends Error {}
@@ -14,7 +15,10 @@ async function v1UserFor(deps: Deps, key: string): Promise<string> {
   try {
     return (await deps.v1.as(key).me()).id;
   } catch (e) {
-    throw new AdminError(`v1 refused the key (GET /v1/me): ${(e as Error).message.replace(key, 'sk_…')}`);
+    const why = (e as Error).message.split(key).join('sk_…');
+    // only a 401 is the key's fault: anything else is v1 not answering, and says where it was asked
+    if (e instanceof V1UnauthorizedError) throw new AdminError(`v1 refused the key (GET /v1/me at ${deps.v1.options.baseUrl}): ${why}`);
+    throw new AdminError(`v1 could not be asked about the key (GET /v1/me at ${deps.v1.options.baseUrl}): ${why}`);
   }
 }
 
@@ -32,7 +36,7 @@ export async function addUser(deps: Deps, o: { email: string; password: string; 
   const u = await deps.users.create({
     ...(o.id ? { id: o.id } : {}), email: o.email, passwordHash: await hashPassword(o.password), firstName: o.firstName ?? null,
     lastName: o.lastName ?? null, role: o.role ?? DEFAULT_ROLE, v1Key: o.key, v1UserId,
-  });
+  }).catch((e: unknown) => { throw e instanceof DuplicateEmailError ? new AdminError(`a user with email ${o.email} already exists`) : e; });
   await deps.idMap.importPairs([{ type: 'user', uuid: u.id, v1Id: v1UserId }]);
   return u;
 }

@@ -1,4 +1,6 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+#!/usr/bin/env node
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AdminError, addUser, findUser, importIdMap, importUsers, rebind } from '../admin/operations.js';
 import { loadConfig } from '../config/schema.js';
@@ -14,14 +16,16 @@ import { replay, reportText } from '../compare/replay.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
 
-const USAGE = `gateway admin command line (npm run cli -- <command>)
+const USAGE = `legacy-gateway — the gateway's operator command line
 
   migrate                                   apply the store migrations
   users add --email E --password P --key sk_… [--first F] [--last L] [--role uuid] [--id uuid]
+                                            (--password-stdin / --key-stdin, or LEGACY_GATEWAY_PASSWORD /
+                                            LEGACY_GATEWAY_KEY, keep secrets out of the process list)
   users import FILE.json|FILE.csv           legacy export: id,email,password,first_name,last_name,role[,v1_key]
   users list
   users remove EMAIL|ID
-  users rebind EMAIL|ID --key sk_…
+  users rebind EMAIL|ID --key sk_…|--key-stdin
   tokens create EMAIL|ID [--name N]         prints the static token once
   tokens list [EMAIL|ID]
   tokens revoke TOKEN_ID
@@ -43,6 +47,24 @@ async function withDeps<T>(v1: string | undefined, fn: (deps: Deps) => Promise<T
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
+/** The first line of standard input (a secret piped in: `echo "$P" | legacy-gateway users add … --password-stdin`). */
+let stdinLine: Promise<string> | undefined;
+function readStdinLine(): Promise<string> {
+  stdinLine ??= (async () => {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
+  })();
+  return stdinLine;
+}
+
+/** A secret from its flag, from standard input (`--NAME-stdin`), or from the environment; never required on the command line. */
+async function secret(flag: string | undefined, fromStdin: boolean | undefined, envName: string): Promise<string | undefined> {
+  if (flag !== undefined) return flag;
+  if (fromStdin) return readStdinLine();
+  return process.env[envName] || undefined;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv, allowPositionals: true,
@@ -50,8 +72,12 @@ export async function run(argv: string[]): Promise<number> {
       email: { type: 'string' }, password: { type: 'string' }, key: { type: 'string' }, first: { type: 'string' }, last: { type: 'string' },
       role: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, v1: { type: 'string' }, help: { type: 'boolean' },
       legacy: { type: 'string' }, gateway: { type: 'string' }, 'gateway-token': { type: 'string' }, threshold: { type: 'string' }, writes: { type: 'boolean' },
+      'password-stdin': { type: 'boolean' }, 'key-stdin': { type: 'boolean' },
     },
   });
+  if (values['password-stdin'] && values['key-stdin']) throw new AdminError('only one of --password-stdin and --key-stdin can read standard input');
+  const password = await secret(values.password, values['password-stdin'], 'LEGACY_GATEWAY_PASSWORD');
+  const key = await secret(values.key, values['key-stdin'], 'LEGACY_GATEWAY_KEY');
   const [group, action, arg] = positionals;
   if (values.help || !group) { out(USAGE); return group ? 0 : 2; }
   if (group === 'migrate') {
@@ -83,8 +109,8 @@ export async function run(argv: string[]): Promise<number> {
     }
     switch (`${group} ${action}`) {
       case 'users add': {
-        if (!values.email || !values.password || !values.key) throw new AdminError('users add needs --email, --password and --key');
-        const u = await addUser(deps, { email: values.email, password: values.password, key: values.key, ...(values.first ? { firstName: values.first } : {}), ...(values.last ? { lastName: values.last } : {}), ...(values.role ? { role: values.role } : {}), ...(values.id ? { id: values.id } : {}) });
+        if (!values.email || !password || !key) throw new AdminError('users add needs --email, a password and a key (flags, --*-stdin or LEGACY_GATEWAY_*)');
+        const u = await addUser(deps, { email: values.email, password, key, ...(values.first ? { firstName: values.first } : {}), ...(values.last ? { lastName: values.last } : {}), ...(values.role ? { role: values.role } : {}), ...(values.id ? { id: values.id } : {}) });
         out(`added ${u.email} (${u.id}), bound to v1 user ${u.v1UserId}`);
         return 0;
       }
@@ -105,8 +131,8 @@ export async function run(argv: string[]): Promise<number> {
         return 0;
       }
       case 'users rebind': {
-        if (!values.key) throw new AdminError('users rebind needs --key');
-        const u = await rebind(deps, arg ?? '', values.key);
+        if (!key) throw new AdminError('users rebind needs a key (--key, --key-stdin or LEGACY_GATEWAY_KEY)');
+        const u = await rebind(deps, arg ?? '', key);
         out(`${u.email} is now bound to v1 user ${u.v1UserId}`);
         return 0;
       }
@@ -139,15 +165,37 @@ export async function run(argv: string[]): Promise<number> {
         return 0;
       }
       default:
-        out(USAGE);
+        process.stderr.write(`unknown command "${[group, action].filter(Boolean).join(' ')}"\n\n${USAGE}\n`);
         return 2;
     }
   });
 }
 
-if (process.argv[1] && /cli[\\/]main\.(ts|js)$/.test(process.argv[1])) {
-  run(process.argv.slice(2)).then((code) => process.exit(code), (e: unknown) => {
-    process.stderr.write(`${e instanceof AdminError ? e.message : (e as Error).stack ?? String(e)}\n`);
+/** True when this module is the program being run (directly, through the `legacy-gateway` bin link, or by tsx). */
+function isEntryPoint(): boolean {
+  const argv1 = process.argv[1];
+  if (!argv1) return false;
+  try { return import.meta.url === pathToFileURL(realpathSync(argv1)).href; } catch { return false; }
+}
+
+/**
+ * Exits only once everything written to stdout has been handed to the OS: piped output (`| wc -l`, `> file`) is never
+ * cut short. A closed pipe (EPIPE: `| head`) ends quietly; any other write error is a failure.
+ */
+function exitAfterOutput(code: number): void {
+  process.stdout.write('', () => process.exit(code));
+}
+
+if (isEntryPoint()) {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`cannot write the output: ${e.message}\n`);
     process.exit(1);
+  });
+  run(process.argv.slice(2)).then(exitAfterOutput, (e: unknown) => {
+    const configuration = ['ConfigError', 'MappingError', 'WrongEncryptionKeyError'].includes((e as Error).name);
+    const known = configuration || e instanceof AdminError;
+    process.stderr.write(`${known ? (e as Error).message : (e as Error).stack ?? String(e)}\n`);
+    exitAfterOutput(configuration ? 78 : 1);
   });
 }
