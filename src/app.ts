@@ -59,6 +59,16 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
   });
   registerErrorHandling(app);
+  // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
+  // Directus envelope too, then the connection closes
+  app.server.removeAllListeners('clientError');
+  app.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) { socket.destroy(); return; }
+    const ge = err.code === 'HPE_HEADER_OVERFLOW' ? errors.headersTooLarge() : errors.invalidPayload('The request is not valid HTTP');
+    const body = JSON.stringify(errorEnvelope(ge));
+    socket.end(`HTTP/1.1 ${ge.status} ${ge.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
   app.decorateRequest('principal', null);
   await registerModes(app, deps);
 

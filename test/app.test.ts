@@ -97,3 +97,41 @@ describe('usage ledger', () => {
     expect(routes).toContain('GET /renders');
   });
 });
+
+describe('what Node refuses before Fastify', () => {
+  const raw = (payload: string) => new Promise<string>((resolve) => {
+    const { port } = new URL(base);
+    import('node:net').then(({ connect }) => {
+      const s = connect(Number(port), '127.0.0.1', () => s.write(payload));
+      let got = '';
+      s.on('data', (c) => { got += c.toString(); });
+      s.on('close', () => resolve(got));
+      s.on('error', () => resolve(got));
+    });
+  });
+  it('answers malformed HTTP with a 400 envelope', async () => {
+    const got = await raw('GARBAGE / NOT-HTTP\r\n\r\n');
+    expect(got).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(got.split('\r\n\r\n')[1]!).errors[0].extensions.code).toBe('INVALID_PAYLOAD');
+  });
+  it('answers oversized headers with a 431 envelope', async () => {
+    const got = await raw(`GET /renders HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`);
+    expect(got).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(got.split('\r\n\r\n')[1]!).errors[0].extensions.code).toBe('REQUEST_HEADER_FIELDS_TOO_LARGE');
+  });
+});
+
+describe('JWTs', () => {
+  it('refuses one of ours without exp (403 INVALID_TOKEN)', async () => {
+    const { SignJWT } = await import('jose');
+    const id = (await gw.deps.users.byEmail('ann@example.com'))!.id;
+    const forever = await new SignJWT({ id, role: 'r', app_access: true, admin_access: false }).setProtectedHeader({ alg: 'HS256' })
+      .setIssuedAt().setIssuer('directus').sign(new TextEncoder().encode(TEST_ENV.JWT_SECRET));
+    const res = await gw.get('/users/me', forever);
+    expect(res.status).toBe(403);
+    expect(res.body.errors[0].extensions.code).toBe('INVALID_TOKEN');
+    const withExp = await new SignJWT({ id, role: 'r', app_access: true, admin_access: false }).setProtectedHeader({ alg: 'HS256' })
+      .setIssuedAt().setExpirationTime('5m').setIssuer('directus').sign(new TextEncoder().encode(TEST_ENV.JWT_SECRET));
+    expect((await gw.get('/users/me', withExp)).status).toBe(200);
+  });
+});

@@ -77,6 +77,8 @@ export class JwtService {
       const { payload } = await jwtVerify(token, this.verifyKey, {
         issuer: this.settings.issuer,
         algorithms: [this.settings.alg],
+        // a token that never expires is not one of ours
+        requiredClaims: ['exp'],
         currentDate: new Date(nowMs),
       });
       const { id, role, app_access, admin_access } = payload as Record<string, unknown>;

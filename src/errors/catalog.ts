@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   PAYMENT_REQUIRED: 402,
   RECORD_NOT_UNIQUE: 400,
   REQUESTS_EXCEEDED: 429,
+  /** Gateway-only: Node's own answer to oversized headers, put in the envelope (Directus answers it as plain text). */
+  REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   SERVICE_UNAVAILABLE: 503,
   INTERNAL_SERVER_ERROR: 500,
 } as const;
@@ -82,6 +84,7 @@ export const errors = {
   /** A field that cannot be written (a write policy other than overlay). */
   readOnlyField: (field: string, collection: string) =>
     new GatewayError('FORBIDDEN', `The field "${field}" of ${collection} became read-only with the v1 API and cannot be changed.`, { extensions: { field } }),
+  headersTooLarge: () => new GatewayError('REQUEST_HEADER_FIELDS_TOO_LARGE', 'The request line and headers are too large.'),
   internal: (cause: unknown) => new GatewayError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred.', { cause }),
   /** Directus ≥ 10.4 wording: `Invalid payload. <reason>.`, the bare reason in extensions. */
   invalidPayload: (reason: string, extensions: Record<string, unknown> = {}) => {
