@@ -7,6 +7,7 @@ import { buildMeta, effectiveSort, selectRecords, type QueryResult } from '../qu
 import type { ResourceSchema } from '../query/schema.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team } from '../v1/schemas.js';
 import { RecordIndex, type ExecEnv } from './index.js';
+import { sortYielding } from './sort-yielding.js';
 import { mergeByKey } from './merge.js';
 import type { Plan } from './plan.js';
 
@@ -190,8 +191,9 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   type Candidate = { rec: Rec; v1Id: string; json?: RawJson };
   let candidates: Candidate[] = [];
   let matched = 0;
-  const prune = () => {
-    candidates.sort((a, b) => cmp(a.rec, b.rec));
+  // large buffers are sorted a slice at a time: no single answer holds the event loop
+  const prune = async () => {
+    candidates = await sortYielding(candidates, (a, b) => cmp(a.rec, b.rec));
     if (candidates.length > wanted) candidates = candidates.slice(0, wanted);
   };
   const scanned = await scanScope(q, plan, env, index, projects, withData, async (matches) => {
@@ -203,9 +205,9 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
     } else {
       for (const m of matches) candidates.push(m);
     }
-    if (candidates.length >= 2 * wanted + V1_PAGE_MAX) prune();
+    if (candidates.length >= 2 * wanted + V1_PAGE_MAX) await prune();
   });
-  prune();
+  await prune();
   const chosen = candidates.slice(q.offset, everything ? undefined : q.offset + q.limit);
   candidates = []; // (the closures below share this scope: only `chosen` may keep the entries alive)
   // the answered renders, and only they, are recorded so any instance can resolve their uuids

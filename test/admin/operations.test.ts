@@ -55,14 +55,15 @@ describe('operator actions', () => {
       const token = lines.join('').trim().split('\n').at(-1)!;
       expect((await gw.get('/users/me?fields=email', token)).body.data.email).toBe('new@example.com');
       const id = /token id (\S+)/.exec(lines.join(''))![1]!;
+      const answered = (await gw.get('/projects?limit=1&fields=id', token)).body.data[0].id as string; // its pair is stored
       expect(await run(['tokens', 'revoke', id])).toBe(0);
       // the running gateway keeps tokens in memory; another process's commit reaches it on its next poll of the store
       await gw.deps.bus.sync();
       expect((await gw.get('/users/me', token)).status).toBe(401);
-      await gw.get('/projects?limit=1&fields=id', token).catch(() => undefined);
       lines.length = 0;
       expect(await run(['ids', 'export'])).toBe(0);
       expect(lines.join('')).toMatch(/^legacy_id,v1_id,type,source\n/);
+      expect(lines.join('')).toMatch(new RegExp(`^${answered},proj_\\w+,project,derived$`, 'm'));
       expect(lines.join('')).toContain(`${LEGACY_ID},${gw.s.keys[0]!.user_id},user,imported`);
       expect(await run(['mappings', 'report'])).toBe(0);
       expect(lines.join('')).toContain('No v1 source');
@@ -74,6 +75,10 @@ describe('operator actions', () => {
 
   it('refuses id pairs with bad uuids or unknown prefixes', async () => {
     expect((await importIdMap(gw.deps, [{ legacy_id: LEGACY_ID, v1_id: 'zzz_1' }])).problems[0]).toMatch(/no known v1 prefix/);
+    const bad = await importIdMap(gw.deps, [{ legacy_id: 'not-a-uuid', v1_id: 'rend_1' }, { legacy_id: '', v1_id: 'proj_1' }]);
+    expect(bad.imported).toBe(0);
+    expect(bad.problems).toHaveLength(2);
+    for (const p of bad.problems) expect(p).toMatch(/uuid/);
   });
 });
 

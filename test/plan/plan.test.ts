@@ -44,8 +44,10 @@ describe('the plan for each query shape', () => {
     expect(plan({ filter: { status: { _in: ['encoding', 'deleted'] } } }).pushdown.status).toBe('finalizing');
   });
   it('the residual is always the whole filter (pushed parts re-checked in memory)', () => {
-    const p = plan({ filter: { status: { _eq: 'complete' }, title: { _contains: 'x' } } });
-    expect(p.residual).not.toBeNull();
+    const raw = { filter: { status: { _eq: 'complete' }, title: { _contains: 'x' } } };
+    const p = plan(raw);
+    expect(p.pushdown.status).toBe('complete');
+    expect(p.residual).toEqual(parseQuery(raw, schemas.render!, ctx()).filter);
   });
   it('filter_count, total_count, aggregates and limit=-1 need a scan of the allowed scope', () => {
     expect(plan({ meta: 'filter_count' }).strategy).toBe('scan');

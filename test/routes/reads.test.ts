@@ -60,9 +60,13 @@ describe('golden shapes', () => {
   });
 
   it('render statuses map as declared, output null until complete', async () => {
-    const res = await gw.get('/renders?limit=-1&fields=status,output,download_ready', token);
-    const statuses = new Set(res.body.data.map((r: any) => r.status));
-    for (const s of statuses) expect(['draft', 'ready', 'processing', 'encoding', 'complete', 'failed']).toContain(s);
+    const res = await gw.get('/renders?limit=-1&fields=id,status,output,download_ready', token);
+    // each render's legacy status is the one the mapping declares for its v1 status (written out here, not read from the mapping)
+    const declared: Record<string, string> = { initializing: 'draft', ready: 'ready', queued: 'ready', processing: 'processing', finalizing: 'encoding', complete: 'complete', failed: 'failed' };
+    const byUuid = new Map([...gw.s.sim.world.renders.values()].map((r) => [derivedUuid('render', r.id), r.status]));
+    expect(res.body.data.length).toBeGreaterThan(10);
+    for (const r of res.body.data) expect(r.status).toBe(declared[byUuid.get(r.id)!]);
+    expect(new Set(res.body.data.map((r: any) => r.status)).size).toBeGreaterThanOrEqual(4);
     for (const r of res.body.data) if (r.status !== 'complete') { expect(r.output).toBeNull(); expect(r.download_ready).toBe(false); }
   });
 
@@ -114,12 +118,16 @@ describe('envelopes and errors', () => {
       expect(res.status).toBe(403);
       expect(res.body.errors[0].extensions.code).toBe('FORBIDDEN');
     }
-    const reach = new Set(gw.s.keys[0]!.teams.map((t) => t.id));
-    const hidden = [...gw.s.sim.world.renders.values()].find((r) => !reach.has(r.teamId));
-    if (hidden) {
-      // known to the id map (another user saw it) but unreachable for this key: still 403
+    // person 4 reaches one team only: a render of another team, known to the id map (another user saw it), is still 403
+    await gw.addUser(4, 'narrow@example.com');
+    const narrow = await gw.login('narrow@example.com');
+    const reach = new Set(gw.s.keys[4]!.teams.map((t) => t.id));
+    const hidden = [...gw.s.sim.world.renders.values()].find((r) => !reach.has(r.teamId))!;
+    expect(hidden).toBeDefined();
+    {
       await gw.deps.idMap.remember([{ type: 'render', uuid: derivedUuid('render', hidden.id), v1Id: hidden.id, source: 'derived' }]);
-      expect((await gw.get(`/renders/${derivedUuid('render', hidden.id)}`, token)).status).toBe(403);
+      expect((await gw.get(`/renders/${derivedUuid('render', hidden.id)}`, token)).status).toBe(200); // a user who reaches it
+      expect((await gw.get(`/renders/${derivedUuid('render', hidden.id)}`, narrow)).status).toBe(403);
     }
     const nf = await gw.get('/widgets', token);
     expect(nf.status).toBe(404);
@@ -146,7 +154,11 @@ describe('envelopes and errors', () => {
     expect(f.body.data.length).toBeGreaterThan(0);
     for (const r of f.body.data) expect(r.project.title).toBe(some);
     const acc = await gw.get('/accounts?fields=id,projects.title,renders.status&limit=1', token);
-    expect(Array.isArray(acc.body.data[0].projects)).toBe(true);
+    const team = [...gw.s.sim.world.teams.values()].find((t) => derivedUuid('account', t.id) === acc.body.data[0].id)!;
+    const teamTitles = [...gw.s.sim.world.projects.values()].filter((p) => p.teamId === team.id).map((p) => p.name).sort();
+    expect(acc.body.data[0].projects.map((p: { title: string }) => p.title).sort()).toEqual(teamTitles);
+    expect(acc.body.data[0].renders.length).toBeGreaterThan(0);
+    for (const r of acc.body.data[0].renders) expect(Object.keys(r)).toEqual(['status']);
   });
 
   it('default order is newest first with the id as tie-break, stable across pages', async () => {

@@ -74,9 +74,17 @@ describe('cursor pagination', () => {
     expect(big.status).toBe(200);
     expect(big.body.data.length).toBeLessThanOrEqual(60);
     expect((await call(s.url, `/v1/renders?project_id=${project}&limit=0`, { key: key0 })).status).toBe(422);
-    const teams = await call(s.url, '/v1/teams', { key: key0 });
-    const many = await call(s.url, `/v1/projects?team_id=${teams.body.data[0].id}`, { key: key0 });
-    expect(many.body.data.length).toBeLessThanOrEqual(20);
+    // without limit, 20 per page: a project with more than 20 renders answers at most 20 and a cursor
+    const reach = new Set(s.keys[0]!.teams.map((t) => t.id));
+    const full = [...s.sim.world.projects.values()].find((p) => reach.has(p.teamId) && s.sim.world.teams.get(p.teamId)!.credits > 30)!;
+    expect(full).toBeDefined();
+    for (let i = 0; i < 25; i++) expect((await call(s.url, '/v1/renders', { method: 'POST', key: key0, body: { name: `page ${i}`, project_id: full.id } })).status).toBe(201);
+    const dflt = await call(s.url, `/v1/renders?project_id=${full.id}`, { key: key0 });
+    expect(dflt.body.data.length).toBeLessThanOrEqual(20);
+    expect(dflt.body.data.length).toBeGreaterThan(0);
+    expect(dflt.body.next_cursor).toEqual(expect.any(String));
+    const wide = await call(s.url, `/v1/renders?project_id=${full.id}&limit=60`, { key: key0 });
+    expect(wide.body.data.length).toBeGreaterThan(20);
   });
 
   it('pages newest first through short pages to the end, with no duplicate and no gap while renders are created', async () => {

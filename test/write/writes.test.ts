@@ -78,11 +78,12 @@ describe('POST /renders', () => {
     expect(broke.statusCode).toBe(402);
     expect(broke.json().errors[0].message).toMatch(/credits are exhausted/);
     await fetch(`${gw.s.url}/_sim/credits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ team_id: project.teamId, credits: 1000 }) });
-    // 422 → 400 INVALID_PAYLOAD with v1's details (name too long for v1 is cut, so use an empty title via data)
+    // a v1 500 on the POST: nothing was created (the render is looked for), 503 SERVICE_UNAVAILABLE, safe to retry
     await fault([{ kind: 'error500', count: 1, method: 'POST' }]);
     const failed = await post(body({}, { title: 'five hundred' }));
     expect(failed.statusCode).toBe(503);
     expect(failed.json().errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
+    expect(failed.json().errors[0].extensions.outcome).toBe('not_created');
     expect(rendersNamed('five hundred')).toHaveLength(0);
   });
 
