@@ -13,6 +13,8 @@ export interface WebhookOptions {
   readonly timeoutMs: number;
   readonly attempts: number;
   readonly userAgent: string;
+  /** How the dispatcher waits between attempts (tests pass one that records the delays instead of sleeping). */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = { backoffMs: 1000, timeoutMs: 15_000, attempts: 5, userAgent: 'VideoRenderingService-Webhooks/1.0' };
@@ -68,7 +70,7 @@ export class WebhookDispatcher {
       'user-agent': this.options.userAgent,
     };
     for (let attempt = 1; attempt <= this.options.attempts && !this.stopped; attempt++) {
-      const a: DeliveryAttempt = { attempt, at: Date.now(), status: null };
+      const a: DeliveryAttempt = { attempt, at: this.world.clock.now(), status: null };
       record.attempts.push(a);
       try {
         const res = await request(record.url, { method: 'POST', body: raw, headers, signal: AbortSignal.timeout(this.options.timeoutMs) });
@@ -78,7 +80,7 @@ export class WebhookDispatcher {
       } catch (e) {
         a.error = (e as Error).name === 'TimeoutError' ? 'timeout' : (e as Error).message;
       }
-      if (attempt < this.options.attempts) await sleep(this.options.backoffMs * 2 ** (attempt - 1));
+      if (attempt < this.options.attempts) await (this.options.sleep ?? sleep)(this.options.backoffMs * 2 ** (attempt - 1));
     }
   }
 

@@ -19,17 +19,14 @@ let staticToken: string;
 let base: string;
 const LEGACY_TOKEN = 'legacy-token-of-ann';
 
-async function until<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 const report = async () => (await gw.get('/_gateway/compare', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data;
-const route = async (name: string, total: number) => until(async () => { const r = (await report()).routes.find((x: any) => x.route === name); return r && r.total >= total ? r : undefined; });
+/** A route's comparison results once every background comparison has ended (the idle hook, not a poll). */
+const route = async (name: string, total: number) => {
+  await gw.app.comparisonsIdle();
+  const r = (await report()).routes.find((x: any) => x.route === name);
+  expect(r?.total).toBeGreaterThanOrEqual(total);
+  return r;
+};
 
 const tokens: Record<string, string> = { [LEGACY_TOKEN]: 'ann@example.com' };
 beforeAll(async () => {

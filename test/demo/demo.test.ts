@@ -8,17 +8,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 describe('demo mode end to end', () => {
   let child: ChildProcess;
   let out = '';
+  let simUrl = '';
   const dir = mkdtempSync(join(tmpdir(), 'gw-demo-'));
   const port = 20000 + Math.floor(Math.random() * 20000);
   const base = `http://127.0.0.1:${port}`;
   beforeAll(async () => {
     child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, V1_BASE_URL: '', PORT: String(port), HOST: '127.0.0.1', SIM_PORT: '0', SIM_SCALE: 'tiny', DATABASE_URL: join(dir, 'demo.db'), LOG_LEVEL: 'warn', LOGIN_STALL_MS: '0' },
+      env: {
+        ...process.env, V1_BASE_URL: '', PORT: String(port), HOST: '127.0.0.1', SIM_PORT: '0', SIM_SCALE: 'tiny', DATABASE_URL: join(dir, 'demo.db'),
+        LOG_LEVEL: 'info', LOGIN_STALL_MS: '0', CACHE_TTL_RENDER_ACTIVE_MS: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout!.on('data', (d) => { out += d; });
-    child.stderr!.on('data', (d) => { out += d; });
-    for (let i = 0; i < 200 && !out.includes('Demo user:'); i++) await new Promise((r) => setTimeout(r, 100));
+    // ready when the banner is printed (an event, not a poll of the clock)
+    await new Promise<void>((resolve, reject) => {
+      const seen = (d: Buffer) => { out += d; if (out.includes('Demo user:')) resolve(); };
+      child.stdout!.on('data', seen);
+      child.stderr!.on('data', seen);
+      child.once('exit', (code) => reject(new Error(`the demo exited with ${code}: ${out}`)));
+    });
+    simUrl = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*v1 simulator started/.exec(out)![1]!;
   });
   afterAll(async () => {
     child.kill('SIGTERM');
@@ -42,11 +51,12 @@ describe('demo mode end to end', () => {
     expect(render.status).toBe('draft');
     const seen = new Set<string>();
     let last: any;
+    // the demo simulator's clock is moved forward (its admin route), a step at a time: no waiting on the wall clock
     for (let i = 0; i < 80; i++) {
       last = ((await (await fetch(`${base}/renders/${render.id}`, { headers: auth })).json()) as any).data;
       seen.add(last.status);
       if (last.status === 'complete') break;
-      await new Promise((r) => setTimeout(r, 150));
+      await fetch(`${simUrl}/_sim/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: 1500 }) });
     }
     expect(last.status).toBe('complete');
     expect(last.download_ready).toBe(true);
