@@ -23,7 +23,11 @@ const ResourceMappingSchema = z.object({
   defaultSort: z.array(z.string()).min(1),
   fields: z.record(z.string(), FieldMappingSchema),
 }).strict();
-const ResourcesFileSchema = z.record(z.string(), z.union([ResourceMappingSchema, z.string()]));
+/** `$comment` (and any `$…` key) is documentation; every other key is a resource, validated field by field. */
+const ResourcesFileSchema = z.preprocess(
+  (v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).filter(([k]) => !k.startsWith('$'))) : v),
+  z.record(z.string(), ResourceMappingSchema),
+);
 
 const StatusesFileSchema = z.object({
   render: z.object({
@@ -109,40 +113,47 @@ export function loadMappings(dir: string): Mappings {
   const outputs = read(dir, 'outputs.json', OutputsFileSchema, problems);
   const writes = read(dir, 'writes.json', WritesFileSchema, problems);
   const comparison = read(dir, 'comparison.json', ComparisonFileSchema, problems);
-  if (!resourcesRaw || !statuses || !outputs || !writes || !comparison) throw new MappingError(problems);
-
-  const resources: Record<string, ResourceMapping> = {};
-  for (const [name, r] of Object.entries(resourcesRaw)) if (typeof r !== 'string') resources[name] = r;
-  for (const required of ['render', 'project', 'account', 'template', 'user']) {
-    if (!resources[required]) problems.push(`resources.json: resource "${required}" is missing`);
-  }
+  // every file's own checks run whenever that file parsed, so one bad file never hides another's problems
+  const resources: Record<string, ResourceMapping> = { ...(resourcesRaw ?? {}) };
   const schemas: Record<string, ResourceSchema> = {};
-  for (const [name, r] of Object.entries(resources)) {
-    const fields: Record<string, FieldDef> = {};
-    for (const [fname, f] of Object.entries(r.fields)) {
-      if (f.relation && !resources[f.relation.resource]) problems.push(`resources.json: ${name}.${fname} relates to unknown resource "${f.relation.resource}"`);
-      if (f.relation?.kind === 'o2m' && f.type !== 'alias') problems.push(`resources.json: ${name}.${fname} is one-to-many, so its type must be "alias"`);
-      if (f.type === 'alias' && f.relation?.kind !== 'o2m') problems.push(`resources.json: ${name}.${fname} has type alias but no one-to-many relation`);
-      if (f.source.kind === 'none' && !('value' in f.source)) problems.push(`resources.json: ${name}.${fname} has no v1 source, so it needs a constant "value"`);
-      fields[fname] = { name: fname, type: f.type, ...(f.relation ? { relation: f.relation } : {}) };
+  if (resourcesRaw) {
+    for (const required of ['render', 'project', 'account', 'template', 'user']) {
+      if (!resources[required]) problems.push(`resources.json: resource "${required}" is missing`);
     }
-    if (!fields.id) problems.push(`resources.json: ${name} has no id field`);
-    for (const s of r.defaultSort) if (!fields[s.replace(/^-/, '')]) problems.push(`resources.json: ${name}.defaultSort names unknown field "${s}"`);
-    schemas[name] = Object.freeze({ key: name, name: r.collection, fields: Object.freeze(fields), defaultSort: Object.freeze([...r.defaultSort]) });
+    for (const [name, r] of Object.entries(resources)) {
+      const fields: Record<string, FieldDef> = {};
+      for (const [fname, f] of Object.entries(r.fields)) {
+        const at = `resources.json: ${name}.fields.${fname}`;
+        if (f.relation && !resources[f.relation.resource]) problems.push(`${at}: relates to unknown resource "${f.relation.resource}"`);
+        if (f.relation?.kind === 'o2m' && f.type !== 'alias') problems.push(`${at}: is one-to-many, so its type must be "alias"`);
+        if (f.type === 'alias' && f.relation?.kind !== 'o2m') problems.push(`${at}: has type alias but no one-to-many relation`);
+        if (f.source.kind === 'none' && !('value' in f.source)) problems.push(`${at}: has no v1 source, so it needs a constant "value"`);
+        fields[fname] = { name: fname, type: f.type, ...(f.relation ? { relation: f.relation } : {}) };
+      }
+      if (!fields.id) problems.push(`resources.json: ${name} has no id field`);
+      for (const s of r.defaultSort) if (!fields[s.replace(/^-/, '')]) problems.push(`resources.json: ${name}.defaultSort names unknown field "${s}"`);
+      schemas[name] = Object.freeze({ key: name, name: r.collection, fields: Object.freeze(fields), defaultSort: Object.freeze([...r.defaultSort]) });
+    }
   }
-
-  const toLegacy = statuses.render.toLegacy;
-  for (const s of RENDER_STATUSES) if (!toLegacy[s]) problems.push(`statuses.json: v1 status "${s}" has no legacy status`);
-  for (const [v1, legacy] of Object.entries(toLegacy)) {
-    if (!(RENDER_STATUSES as readonly string[]).includes(v1)) problems.push(`statuses.json: "${v1}" is not a v1 render status`);
-    if (!statuses.render.legacyValues.includes(legacy)) problems.push(`statuses.json: "${legacy}" is not a legacy status`);
+  const toLegacy = statuses?.render.toLegacy ?? {};
+  const toV1: Record<string, RenderStatus[]> = Object.fromEntries((statuses?.render.legacyValues ?? []).map((l) => [l, []]));
+  if (statuses) {
+    for (const s of RENDER_STATUSES) if (!toLegacy[s]) problems.push(`statuses.json: render.toLegacy: v1 status "${s}" has no legacy status`);
+    for (const [v1, legacy] of Object.entries(toLegacy)) {
+      if (!(RENDER_STATUSES as readonly string[]).includes(v1)) problems.push(`statuses.json: render.toLegacy.${v1}: "${v1}" is not a v1 render status`);
+      if (!statuses.render.legacyValues.includes(legacy)) problems.push(`statuses.json: render.toLegacy.${v1}: "${legacy}" is not a legacy status`);
+    }
+    for (const [v1, legacy] of Object.entries(toLegacy)) toV1[legacy]?.push(v1 as RenderStatus);
   }
-  const toV1: Record<string, RenderStatus[]> = Object.fromEntries(statuses.render.legacyValues.map((l) => [l, []]));
-  for (const [v1, legacy] of Object.entries(toLegacy)) toV1[legacy]?.push(v1 as RenderStatus);
-  for (const key of ['poster', 'low', 'medium', 'high', 'master']) if (!outputs.legacyKeys.includes(key)) problems.push(`outputs.json: legacyKeys lacks "${key}"`);
-  for (const [project, template] of Object.entries(writes.templateRules)) {
-    if (!/^[0-9a-f-]{36}$/i.test(project) || !template.startsWith('tpl_')) problems.push(`writes.json: templateRules "${project}" → "${template}" must map a project uuid to a tpl_ id`);
+  if (outputs) for (const key of ['poster', 'low', 'medium', 'high', 'master']) if (!outputs.legacyKeys.includes(key)) problems.push(`outputs.json: legacyKeys lacks "${key}"`);
+  if (writes) {
+    for (const [project, template] of Object.entries(writes.templateRules)) {
+      if (!/^[0-9a-f-]{36}$/i.test(project) || !template.startsWith('tpl_')) {
+        problems.push(`writes.json: templateRules.${project}: "${project}" → "${template}" must map a project uuid to a tpl_ id`);
+      }
+    }
   }
+  if (!resourcesRaw || !statuses || !outputs || !writes || !comparison) throw new MappingError(problems);
   if (problems.length > 0) throw new MappingError(problems);
   return Object.freeze({
     resources,

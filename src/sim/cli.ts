@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { SCALES } from './generator.js';
 import { createSimulator } from './server.js';
 
 /** `npm run sim -- --port 4010 --seed 1 --scale demo --clock real` */
@@ -11,6 +12,15 @@ const { values } = parseArgs({
     clock: { type: 'string', default: 'real' },
   },
 });
+const problems: string[] = [];
+if (!Object.hasOwn(SCALES, values.scale as string)) problems.push(`--scale must be one of ${Object.keys(SCALES).join(', ')} (got "${values.scale}")`);
+if (!/^\d+$/.test(values.port as string) || Number(values.port) > 65535) problems.push(`--port must be a port number (got "${values.port}")`);
+if (!/^\d+$/.test(values.seed as string)) problems.push(`--seed must be a whole number (got "${values.seed}")`);
+if (values.clock !== 'real' && values.clock !== 'manual') problems.push(`--clock must be real or manual (got "${values.clock}")`);
+if (problems.length > 0) {
+  process.stderr.write(`${problems.join('\n')}\n`);
+  process.exit(2);
+}
 const sim = createSimulator({
   seed: Number(values.seed),
   scale: values.scale as 'tiny',

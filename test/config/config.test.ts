@@ -56,11 +56,27 @@ describe('mappings', () => {
     expect(() => loadMappings(dir)).toThrow(MappingError);
     try { loadMappings(dir); } catch (e) {
       expect((e as MappingError).problems).toEqual(expect.arrayContaining([
-        'statuses.json: v1 status "queued" has no legacy status',
-        'statuses.json: "broken" is not a legacy status',
-        'resources.json: render.project relates to unknown resource "nowhere"',
+        'statuses.json: render.toLegacy: v1 status "queued" has no legacy status',
+        'statuses.json: render.toLegacy.failed: "broken" is not a legacy status',
+        'resources.json: render.fields.project: relates to unknown resource "nowhere"',
       ]));
     }
+  });
+  it('names the field of a malformed resource, and a broken file never hides another file\'s problems', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'map-'));
+    cpSync('mappings', dir, { recursive: true });
+    const resources = JSON.parse(readFileSync(join(dir, 'resources.json'), 'utf8'));
+    resources.render.fields.title.type = 'strnig';
+    writeFileSync(join(dir, 'resources.json'), JSON.stringify(resources));
+    const statuses = JSON.parse(readFileSync(join(dir, 'statuses.json'), 'utf8'));
+    statuses.render.toLegacy.failed = 'broken';
+    writeFileSync(join(dir, 'statuses.json'), JSON.stringify(statuses));
+    writeFileSync(join(dir, 'outputs.json'), '{ not json');
+    let problems: readonly string[] = [];
+    try { loadMappings(dir); } catch (e) { problems = (e as MappingError).problems; }
+    expect(problems.some((p) => p.startsWith('resources.json: render.fields.title.type: '))).toBe(true);
+    expect(problems).toContain('statuses.json: render.toLegacy.failed: "broken" is not a legacy status');
+    expect(problems.some((p) => p.startsWith('outputs.json: '))).toBe(true);
   });
 });
 
