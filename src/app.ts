@@ -91,7 +91,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+    // webhook deliveries and probes are many and routine: their lines are debug (the demo's banner no longer scrolls away)
+    const quiet = accessOf(request) === 'signed' || request.routeOptions.config?.quietLog === true;
+    request.log[quiet ? 'debug' : 'info']({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
     deps.metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
 

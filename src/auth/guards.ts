@@ -15,6 +15,8 @@ declare module 'fastify' {
      * operator plugin's own hook. `signed`: the route authenticates itself (webhook signatures).
      */
     access?: 'legacy' | 'public' | 'operator' | 'signed';
+    /** Routine routes (probes) whose access-log line is debug. */
+    quietLog?: boolean;
   }
 }
 
