@@ -14,7 +14,9 @@ export function routeMode(c: Config, template: string): RouteMode {
   if (!c.ROUTE_MODES) return 'translate';
   let modes = parsedModes.get(c);
   if (!modes) { modes = JSON.parse(c.ROUTE_MODES) as Record<string, RouteMode>; parsedModes.set(c, modes); }
-  const prefix = `/${template.split('?')[0]!.split('/')[1] ?? ''}`;
+  // /items/<collection>… (the Directus SDK's paths) follows the mode of /<collection>
+  const segments = template.split('?')[0]!.split('/');
+  const prefix = `/${(segments[1] === 'items' ? segments[2] : segments[1]) ?? ''}`;
   return Object.hasOwn(modes, prefix) ? (modes[prefix] as RouteMode) : 'translate';
 }
 

@@ -25,13 +25,14 @@ const ROUTES: readonly { path: string; resource: string }[] = [
   { path: '/templates', resource: 'template' },
 ];
 
-/** GET /renders, /projects, /accounts, /templates and their /:id, with the whole query language. */
+/** GET /renders, /projects, /accounts, /templates and their /:id (also under /items/…), with the whole query language. */
 export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
   const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
   for (const { path, resource } of ROUTES) {
     if (proxied(deps.config, path)) continue;
     const schema = deps.mappings.schemas[resource] as ResourceSchema;
-    app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
+    // the Directus SDK's readItems/aggregate call /items/<collection>: the same route under both paths
+    const list = async (request: FastifyRequest, reply: FastifyReply) => {
       const q = parseLegacyQuery(deps, request, schema);
       const plan = planQuery(q, resource, planning);
       const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
@@ -48,8 +49,8 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       if (wantsExplain(deps, request)) body.explain = explain(plan, meter);
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       return body;
-    });
-    app.get<{ Params: { id: string } }>(`${path}/:id`, async (request, reply) => {
+    };
+    const one = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       requirePrincipal(request);
       const q = parseLegacyQuery(deps, request, schema);
       if (!isUuid(request.params.id)) throw errors.forbidden();
@@ -58,6 +59,10 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       await deps.ids.flush();
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       return wantsExplain(deps, request) ? { data, explain: meter.summary() } : { data };
-    });
+    };
+    for (const base of [path, `/items${path}`]) {
+      app.get(base, list);
+      app.get<{ Params: { id: string } }>(`${base}/:id`, one);
+    }
   }
 }

@@ -30,6 +30,9 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
   for (const prefix of ROUTE_PREFIXES) {
     if (routeMode(config, prefix) === 'proxy') {
       await app.register(httpProxy, { upstream: legacyBase, prefix, rewritePrefix: prefix, http2: false });
+      if (['/renders', '/projects', '/accounts', '/templates'].includes(prefix)) {
+        await app.register(httpProxy, { upstream: legacyBase, prefix: `/items${prefix}`, rewritePrefix: `/items${prefix}`, http2: false });
+      }
     }
   }
   const sampled = () => Math.random() < config.COMPARE_SAMPLE_RATE;

@@ -80,7 +80,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     return reply.status(answer.status).send(answer.body);
   }
 
-  if (!proxied(deps.config, '/renders')) app.post('/renders', handlePost);
+  if (!proxied(deps.config, '/renders')) for (const url of ['/renders', '/items/renders']) app.post(url, handlePost);
 
   const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
   const patch = (path: string, resource: 'render' | 'project' | 'account') => proxied(deps.config, path) ? undefined : app.patch<{ Params: { id: string } }>(path, async (request) => {
@@ -115,4 +115,8 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
   patch('/renders/:id', 'render');
   patch('/projects/:id', 'project');
   patch('/accounts/:id', 'account');
+  // the Directus SDK's updateItem
+  patch('/items/renders/:id', 'render');
+  patch('/items/projects/:id', 'project');
+  patch('/items/accounts/:id', 'account');
 }

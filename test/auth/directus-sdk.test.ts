@@ -1,7 +1,7 @@
 import { authentication, createDirectus, readMe, rest } from '@directus/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 
 describe('a real client: the Directus JavaScript SDK', () => {
   let gw: TestGateway;
@@ -35,5 +35,38 @@ describe('a real client: the Directus JavaScript SDK', () => {
     expect(await client.getToken()).not.toBe(firstToken);
     await client.logout();
     expect(await client.getToken()).toBeNull();
+  });
+});
+
+describe('the Directus SDK item functions (/items/<collection>)', () => {
+  let gw: TestGateway;
+  let base = '';
+  beforeAll(async () => {
+    gw = await startGateway();
+    await gw.addUser(0, 'items@example.com', 'items-password-123');
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => gw.close());
+
+  it('readItems, readItem, aggregate, createItem and updateItem answer as the legacy routes do', async () => {
+    const { readItems, readItem, aggregate, createItem, updateItem } = await import('@directus/sdk');
+    const client = createDirectus<any>(base).with(authentication('json')).with(rest());
+    await client.login('items@example.com', 'items-password-123');
+    const token = (await client.getToken())!;
+    const list = await client.request(readItems('renders', { fields: ['id', 'title', 'status'], filter: { status: { _eq: 'complete' } }, sort: ['-date_created'], limit: 3 }));
+    const legacy = await gw.get('/renders?fields=id,title,status&filter[status][_eq]=complete&sort=-date_created&limit=3', token);
+    expect(list).toEqual(legacy.body.data);
+    expect(list.length).toBe(3);
+    const one = await client.request(readItem('renders', list[0].id, { fields: ['id', 'project.title'] }));
+    expect(one).toEqual((await gw.get(`/renders/${list[0].id}?fields=id,project.title`, token)).body.data);
+    const counts = await client.request(aggregate('renders', { aggregate: { count: '*' }, groupBy: ['status'] }));
+    expect(counts).toEqual((await gw.get('/renders?aggregate[count]=*&groupBy=status', token)).body.data);
+    const project = (await client.request(readItems('projects', { fields: ['id', 'account'], limit: 1 })))[0];
+    const created = await client.request(createItem('renders', { project: project.id, account: project.account, data: { title: 'From the SDK' } }));
+    expect(created).toMatchObject({ title: 'From the SDK', project: project.id, status: 'draft' });
+    const renamed = await client.request(updateItem('projects', project.id, { title: 'Renamed by the SDK' }));
+    expect(renamed.title).toBe('Renamed by the SDK');
+    const usage = (await gw.get('/_gateway/usage', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data.map((u: { route: string }) => u.route);
+    expect(usage).toEqual(expect.arrayContaining(['GET /items/renders', 'GET /items/renders/:id', 'POST /items/renders', 'PATCH /items/projects/:id']));
   });
 });
