@@ -101,3 +101,26 @@ export async function importIdMap(deps: Deps, records: readonly Record<string, u
   await deps.ids.load();
   return { ...r, problems };
 }
+
+/**
+ * Imports the legacy system's static tokens: a Directus `directus_users` export (`id`, `email`, `token`), so integrations
+ * holding one keep working against the gateway. Rows are matched to gateway users by id, else by email.
+ */
+export async function importTokens(deps: Deps, rows: readonly Record<string, unknown>[]): Promise<{ imported: number; known: number; problems: string[] }> {
+  let imported = 0;
+  let known = 0;
+  const problems: string[] = [];
+  for (const [i, r] of rows.entries()) {
+    const line = i + 2;
+    const token = typeof r.token === 'string' ? r.token.trim() : '';
+    if (!token) continue; // users without a static token
+    if (token.length < 16) { problems.push(`row ${line}: the token is shorter than 16 characters`); continue; }
+    const id = typeof r.id === 'string' ? r.id : '';
+    const email = typeof r.email === 'string' ? r.email : '';
+    const user = (isUuid(id) ? await deps.users.byId(id) : undefined) ?? (email ? await deps.users.byEmail(email) : undefined);
+    if (!user) { problems.push(`row ${line}: no gateway user ${id || email || '(no id or email)'}; import the users first`); continue; }
+    if (await deps.users.importStaticToken(user.id, token, 'imported from the legacy system')) imported++;
+    else known++;
+  }
+  return { imported, known, problems };
+}

@@ -2,7 +2,7 @@
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AdminError, addUser, findUser, importIdMap, importUsers, rebind } from '../admin/operations.js';
+import { AdminError, addUser, findUser, importIdMap, importTokens, importUsers, rebind } from '../admin/operations.js';
 import { loadConfig } from '../config/schema.js';
 import { loadMappings } from '../config/mappings.js';
 import { createDeps, type Deps } from '../deps.js';
@@ -29,6 +29,7 @@ const USAGE = `legacy-gateway — the gateway's operator command line
   tokens create EMAIL|ID [--name N]         prints the static token once
   tokens list [EMAIL|ID]
   tokens revoke TOKEN_ID
+  tokens import FILE.json|FILE.csv          the legacy system's static tokens (a directus_users export: id,email,token)
   ids import FILE.json|FILE.csv             legacy uuid ↔ v1 id pairs (legacy_id,v1_id)
   ids export [--out FILE.csv]
   mappings report [--json]                  every legacy field and its source
@@ -151,6 +152,13 @@ export async function run(argv: string[]): Promise<number> {
         if (!(await deps.users.revokeStaticToken(arg ?? ''))) throw new AdminError(`no active token ${arg}`);
         out(`revoked ${arg}`);
         return 0;
+      case 'tokens import': {
+        if (!arg) throw new AdminError('tokens import needs a file');
+        const r = await importTokens(deps, readRecords(readFileSync(arg, 'utf8'), arg));
+        for (const p of r.problems) out(`  ! ${p}`);
+        out(`imported ${r.imported} static tokens (${r.known} already known)`);
+        return r.problems.length ? 1 : 0;
+      }
       case 'ids import': {
         if (!arg) throw new AdminError('ids import needs a file');
         const r = await importIdMap(deps, readRecords(readFileSync(arg, 'utf8'), arg));

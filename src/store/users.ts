@@ -142,6 +142,15 @@ export class UserStore {
     return { id, token };
   }
 
+  /** Stores a static token the legacy system issued (its plaintext hashed); false when that token is already known. */
+  async importStaticToken(userId: string, token: string, name: string): Promise<boolean> {
+    const hash = sha256(token);
+    if (await this.db.selectFrom('static_tokens').select('id').where('token_hash', '=', hash).executeTakeFirst()) return false;
+    await this.db.insertInto('static_tokens').values({ id: randomUUID(), user_id: userId, token_hash: hash, name, created_at: this.now(), revoked_at: null, last_used_at: null }).execute();
+    await this.changed('tokens');
+    return true;
+  }
+
   async userForStaticToken(token: string): Promise<{ user: LegacyUser; tokenId: string } | undefined> {
     const hash = sha256(token);
     const kept = this.tokens.get(hash);

@@ -107,3 +107,17 @@ describe('comparison storage is bounded', () => {
     expect(r.fields[0]!.samples).toHaveLength(5);
   });
 });
+
+describe('static tokens of the legacy system', () => {
+  it('imports a directus_users export (id, email, token): the tokens then work; repeats and bad rows are reported', async () => {
+    const { importTokens } = await import('../../src/admin/operations.js');
+    const u = await gw.deps.users.byEmail('new@example.com');
+    const legacyToken = 'legacy-static-token-0123456789abcdef';
+    const csv = `id,email,token\n${u!.id},,${legacyToken}\n,nobody@example.com,another-token-0123456789\n,new@example.com,short\n,new@example.com,\n`;
+    const r = await importTokens(gw.deps, parseCsv(csv));
+    expect(r.imported).toBe(1);
+    expect(r.problems).toEqual(['row 3: no gateway user nobody@example.com; import the users first', 'row 4: the token is shorter than 16 characters']);
+    expect((await gw.get('/users/me?fields=email', legacyToken)).body.data.email).toBe('new@example.com');
+    expect((await importTokens(gw.deps, parseCsv(csv))).known).toBe(1);
+  });
+});
