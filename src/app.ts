@@ -7,6 +7,7 @@ import type { Deps } from './deps.js';
 import { errorEnvelope, errors } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
 import { isInternal } from './compare/legacy-side.js';
+import { registerCors } from './http/cors.js';
 import { requestToken } from './http/request-token.js';
 import { parseQueryString, type QsValue } from './query/querystring.js';
 import { registerAuthRoutes } from './routes/auth.js';
@@ -59,6 +60,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
   });
   registerErrorHandling(app);
+  await registerCors(app, deps.config);
   // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
   // Directus envelope too, then the connection closes
   app.server.removeAllListeners('clientError');

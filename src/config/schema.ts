@@ -69,6 +69,16 @@ export const ConfigSchema = z.object({
   MAX_RELATIONAL_DEPTH: int(2, 100).default(10),
   SHUTDOWN_GRACE_MS: duration.default(10_000),
   WEBHOOK_TOLERANCE_MS: duration.default(300_000),
+  // CORS, with Directus's names and defaults
+  CORS_ENABLED: bool.default(false),
+  CORS_ORIGIN: z.string().default('false'),
+  CORS_METHODS: z.string().default('GET,POST,PATCH,DELETE'),
+  CORS_ALLOWED_HEADERS: z.string().default('Content-Type,Authorization'),
+  CORS_EXPOSED_HEADERS: z.string().default('Content-Range'),
+  CORS_CREDENTIALS: bool.default(true),
+  CORS_MAX_AGE: int(0).default(18_000),
+  REFRESH_TOKEN_COOKIE_SAME_SITE: z.enum(['strict', 'lax', 'none']).default('lax'),
+  REFRESH_TOKEN_COOKIE_DOMAIN: z.string().min(1).optional(),
   METRICS_PORT: int(1, 65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   MAX_RELATED_ITEMS: int(1).default(50_000),
@@ -123,6 +133,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (!demo) {
     if (!c.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY: required when V1_BASE_URL is set');
     if (!c.JWT_SECRET && !c.JWT_PRIVATE_KEY) problems.push('JWT_SECRET: required when V1_BASE_URL is set (or JWT_PRIVATE_KEY)');
+  }
+  if (c.REFRESH_TOKEN_COOKIE_SAME_SITE === 'none' && !c.REFRESH_COOKIE_SECURE) {
+    problems.push('REFRESH_TOKEN_COOKIE_SAME_SITE: "none" needs REFRESH_COOKIE_SECURE=true (browsers refuse SameSite=None without Secure)');
   }
   if (c.ENCRYPTION_KEY && decodeKey(c.ENCRYPTION_KEY) === undefined) {
     problems.push('ENCRYPTION_KEY: must be 32 bytes, as 64 hex characters or base64');

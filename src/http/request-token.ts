@@ -24,9 +24,21 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return out;
 }
 
-export function serializeCookie(name: string, value: string, opts: { maxAgeMs: number; secure: boolean }): string {
-  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${Math.floor(opts.maxAgeMs / 1000)}`];
-  if (opts.maxAgeMs > 0) parts.push(`Expires=${new Date(Date.now() + opts.maxAgeMs).toUTCString()}`);
+export interface CookieOptions {
+  readonly maxAgeMs: number;
+  readonly secure: boolean;
+  /** Directus's REFRESH_TOKEN_COOKIE_SAME_SITE (default lax). */
+  readonly sameSite?: 'strict' | 'lax' | 'none';
+  /** Directus's REFRESH_TOKEN_COOKIE_DOMAIN. */
+  readonly domain?: string | undefined;
+  readonly now?: number;
+}
+
+export function serializeCookie(name: string, value: string, opts: CookieOptions): string {
+  const sameSite = opts.sameSite ?? 'lax';
+  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', `SameSite=${sameSite[0]!.toUpperCase()}${sameSite.slice(1)}`, `Max-Age=${Math.floor(opts.maxAgeMs / 1000)}`];
+  if (opts.maxAgeMs > 0) parts.push(`Expires=${new Date((opts.now ?? Date.now()) + opts.maxAgeMs).toUTCString()}`);
+  if (opts.domain) parts.push(`Domain=${opts.domain}`);
   if (opts.secure) parts.push('Secure');
   return parts.join('; ');
 }

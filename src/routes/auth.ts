@@ -25,6 +25,7 @@ function payload(body: unknown): Record<string, unknown> {
 export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
   if (proxied(deps.config, '/auth')) return;
   const { config, users, sessions, jwt, limiter } = deps;
+  const cookieOptions = { secure: config.REFRESH_COOKIE_SECURE, sameSite: config.REFRESH_TOKEN_COOKIE_SAME_SITE, domain: config.REFRESH_TOKEN_COOKIE_DOMAIN };
 
   /** Every login outcome, and every refresh failure, takes at least LOGIN_STALL_MS. */
   const stall = async (started: number) => {
@@ -35,7 +36,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
   const issue = async (reply: FastifyReply, userId: string, role: string, refreshToken: string, mode: 'json' | 'cookie') => {
     const access_token = await jwt.sign({ id: userId, role, app_access: true, admin_access: false });
     if (mode === 'cookie') {
-      void reply.header('set-cookie', serializeCookie(config.REFRESH_COOKIE_NAME, refreshToken, { maxAgeMs: config.REFRESH_TOKEN_TTL, secure: config.REFRESH_COOKIE_SECURE }));
+      void reply.header('set-cookie', serializeCookie(config.REFRESH_COOKIE_NAME, refreshToken, { ...cookieOptions, maxAgeMs: config.REFRESH_TOKEN_TTL, now: deps.clock.now() }));
       return { data: { access_token, expires: jwt.ttlMs } };
     }
     return { data: { access_token, expires: jwt.ttlMs, refresh_token: refreshToken } };
@@ -85,7 +86,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
     const token = (body.success ? body.data.refresh_token : undefined) ?? parseCookies(request.headers.cookie)[config.REFRESH_COOKIE_NAME];
     if (!token) throw errors.invalidPayload('"refresh_token" is required in either the JSON payload or Cookie');
     await sessions.logout(token);
-    void reply.header('set-cookie', serializeCookie(config.REFRESH_COOKIE_NAME, '', { maxAgeMs: 0, secure: config.REFRESH_COOKIE_SECURE }));
+    void reply.header('set-cookie', serializeCookie(config.REFRESH_COOKIE_NAME, '', { ...cookieOptions, maxAgeMs: 0 }));
     return reply.status(204).send();
   });
 }
