@@ -18,6 +18,7 @@ import { registerWebhookRoutes } from './routes/webhooks.js';
 import { registerModes } from './routes/modes.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerServerRoutes } from './routes/server.js';
+import { registerSpecRoutes } from './routes/server-specs.js';
 import { V1UnauthorizedError } from './v1/errors.js';
 
 /** Marks a query string the parser could not read (it never throws; this is the last line of defence). */
@@ -112,6 +113,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   registerServerRoutes(app, deps);
+  registerSpecRoutes(app, deps);
   registerAuthRoutes(app, deps);
   registerUserRoutes(app, deps);
   registerItemRoutes(app, deps);

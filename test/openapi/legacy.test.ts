@@ -1,0 +1,62 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+let gw: TestGateway;
+let token: string;
+let doc: any;
+beforeAll(async () => {
+  gw = await startGateway();
+  await gw.addUser(0, 'ann@example.com');
+  token = await gw.login('ann@example.com');
+  doc = (await gw.get('/server/specs/oas')).body;
+});
+afterAll(async () => gw.close());
+
+/** Response schemas compiled with the document's components, so $refs resolve. */
+function validatorFor(schema: unknown) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  ajv.addSchema({ $id: 'doc', components: doc.components });
+  const rewrite = (v: unknown): unknown => Array.isArray(v) ? v.map(rewrite)
+    : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === '$ref' && typeof x === 'string' ? `doc${x}` : rewrite(x)])) : v;
+  return ajv.compile(rewrite(schema) as object);
+}
+const responseSchema = (path: string, method: string, status: number) => doc.paths[path][method].responses[String(status)].content['application/json'].schema;
+
+describe('the legacy OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 (checked by a real validator), at /server/specs/oas and /openapi.json', async () => {
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toBe('3.1.0');
+    expect((await gw.get('/openapi.json')).body).toEqual(doc);
+  });
+
+  it('is generated from the mappings: every resource and field, the status values, the query parameters, auth', () => {
+    for (const [key, r] of Object.entries(gw.deps.mappings.schemas)) {
+      const s = doc.components.schemas[key[0]!.toUpperCase() + key.slice(1)];
+      expect(Object.keys(s.properties).sort()).toEqual(Object.keys(r.fields).sort());
+    }
+    expect(doc.components.schemas.Render.properties.status.enum.sort()).toEqual(Object.keys(gw.deps.mappings.status.toV1).sort());
+    const params = doc.paths['/renders'].get.parameters.map((p: { name: string }) => p.name);
+    expect(params).toEqual(['fields', 'filter', 'search', 'sort', 'limit', 'offset', 'page', 'meta', 'aggregate', 'groupBy', 'deep']);
+    for (const p of ['/auth/login', '/auth/refresh', '/auth/logout', '/users/me', '/items/renders', '/items/projects/{id}', '/server/health']) expect(doc.paths[p], p).toBeDefined();
+  });
+
+  it('describes what the gateway really answers: a list, an item and an error envelope', async () => {
+    const list = await gw.get('/renders?limit=3&fields=*,project.*', token);
+    const v = validatorFor(responseSchema('/renders', 'get', 200));
+    expect(v(list.body) ? [] : v.errors).toEqual([]);
+    const one = await gw.get(`/projects/${(await gw.get('/projects?limit=1&fields=id', token)).body.data[0].id}`, token);
+    const v1 = validatorFor(responseSchema('/projects/{id}', 'get', 200));
+    expect(v1(one.body) ? [] : v1.errors).toEqual([]);
+    const bad = await gw.get('/renders?filter[nope][_eq]=1', token);
+    const ve = validatorFor(responseSchema('/renders', 'get', 400));
+    expect(ve(bad.body) ? [] : ve.errors).toEqual([]);
+    // and a wrong answer would not pass
+    expect(v({ data: [{ status: 'no-such-status' }] })).toBe(false);
+  });
+});
