@@ -14,7 +14,11 @@ export function demoSecrets(config: Config): { ENCRYPTION_KEY: string; JWT_SECRE
   const file = join(dir, 'demo-secrets.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
   mkdirSync(dir, { recursive: true });
-  const secrets = { ENCRYPTION_KEY: randomBytes(32).toString('hex'), JWT_SECRET: randomBytes(32).toString('base64url'), GATEWAY_ADMIN_TOKEN: randomBytes(24).toString('base64url') };
+  const secrets = {
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    GATEWAY_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+  };
   writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
 }
@@ -48,8 +52,13 @@ export async function ensureDemoUser(deps: Deps, sim: Simulator): Promise<void> 
     await deps.idMap.importPairs([{ type: 'user', uuid: existing.id, v1Id: person.user_id }]).catch(() => undefined);
   } else {
     const u = await deps.users.create({
-      email: deps.config.DEMO_EMAIL, passwordHash: await hashPassword(deps.config.DEMO_PASSWORD),
-      firstName: 'Demo', lastName: 'User', role: DEFAULT_ROLE, v1Key: person.api_key, v1UserId: person.user_id,
+      email: deps.config.DEMO_EMAIL,
+      passwordHash: await hashPassword(deps.config.DEMO_PASSWORD),
+      firstName: 'Demo',
+      lastName: 'User',
+      role: DEFAULT_ROLE,
+      v1Key: person.api_key,
+      v1UserId: person.user_id,
     });
     await deps.idMap.importPairs([{ type: 'user', uuid: u.id, v1Id: person.user_id }]);
   }

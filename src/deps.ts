@@ -63,7 +63,12 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export interface DepsOverrides { readonly v1BaseUrl?: string; readonly dispatcher?: Dispatcher; readonly clock?: Clock; readonly mappings?: Mappings }
+export interface DepsOverrides {
+  readonly v1BaseUrl?: string;
+  readonly dispatcher?: Dispatcher;
+  readonly clock?: Clock;
+  readonly mappings?: Mappings;
+}
 
 export async function createDeps(config: Config, logger: Logger, o: DepsOverrides = {}): Promise<Deps> {
   const mappings = o.mappings ?? loadMappings(config.MAPPINGS_DIR);
@@ -87,28 +92,78 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const idMap = new IdMapStore(db.kysely, now, bus);
   const ids = new IdTranslator(idMap);
   await ids.load();
-  const jwt = await JwtService.create({ clock, issuer: config.JWT_ISSUER, ttlMs: config.ACCESS_TOKEN_TTL, alg: config.JWT_ALG, ...(jwtSecret ? { secret: jwtSecret } : {}), ...(config.JWT_PRIVATE_KEY ? { privateKeyPem: config.JWT_PRIVATE_KEY } : {}) });
+  const jwt = await JwtService.create({
+    clock,
+    issuer: config.JWT_ISSUER,
+    ttlMs: config.ACCESS_TOKEN_TTL,
+    alg: config.JWT_ALG,
+    ...(jwtSecret ? { secret: jwtSecret } : {}),
+    ...(config.JWT_PRIVATE_KEY ? { privateKeyPem: config.JWT_PRIVATE_KEY } : {}),
+  });
   const limiter = new LoginLimiter(db.kysely, config.LOGIN_MAX_FAILURES, config.LOGIN_MAX_FAILURES * 4, config.LOGIN_FAILURE_WINDOW_MS, now);
   const baseUrl = o.v1BaseUrl ?? config.V1_BASE_URL;
   if (!baseUrl) throw new TypeError('no v1 base URL');
   const v1Health = new V1Health(clock);
-  const cache = new V1Cache({ metadataMs: config.CACHE_TTL_METADATA_MS, renderActiveMs: config.CACHE_TTL_RENDER_ACTIVE_MS, renderFinalMs: config.CACHE_TTL_RENDER_FINAL_MS, signedUrlMs: config.SIGNED_URL_TTL_MS }, config.CACHE_MAX_ENTRIES);
+  const cache = new V1Cache(
+    {
+      metadataMs: config.CACHE_TTL_METADATA_MS,
+      renderActiveMs: config.CACHE_TTL_RENDER_ACTIVE_MS,
+      renderFinalMs: config.CACHE_TTL_RENDER_FINAL_MS,
+      signedUrlMs: config.SIGNED_URL_TTL_MS,
+    },
+    config.CACHE_MAX_ENTRIES,
+  );
   const metrics = new Metrics({ cache });
-  const observer = { onCall: (i: Parameters<Metrics['v1Call']>[0]) => { metrics.v1Call(i); v1Health.record(i); } };
-  const v1 = new V1Client({ observer, baseUrl, timeoutMs: config.V1_TIMEOUT_MS, retries: config.V1_RETRIES, retryBaseMs: config.V1_RETRY_BASE_MS, ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}) });
+  const observer = {
+    onCall: (i: Parameters<Metrics['v1Call']>[0]) => {
+      metrics.v1Call(i);
+      v1Health.record(i);
+    },
+  };
+  const v1 = new V1Client({
+    observer,
+    baseUrl,
+    timeoutMs: config.V1_TIMEOUT_MS,
+    retries: config.V1_RETRIES,
+    retryBaseMs: config.V1_RETRY_BASE_MS,
+    ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}),
+  });
   const keys = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
   // a rebind (on any instance, or by the CLI) replaces the key this instance keeps
-  bus.on('users', (id) => { if (id === '*') keys.clear(); else keys.delete(id); });
+  bus.on('users', (id) => {
+    if (id === '*') keys.clear();
+    else keys.delete(id);
+  });
   bus.onResync(() => keys.clear());
   const compareStore = new CompareStore(db.kysely, now);
   const usage = new UsageLedger(db.kysely, now);
   const renderData = new RenderDataStore(db.kysely, now, bus);
   const overlays = new OverlayStore(db.kysely, now, bus);
   return {
-    metrics, v1Health, lifecycle: new Lifecycle(), bus,
-    config, logger, clock, db, users, sessions, idMap, ids, jwt, limiter, v1, mappings, renderData, overlays, cache,
+    metrics,
+    v1Health,
+    lifecycle: new Lifecycle(),
+    bus,
+    config,
+    logger,
+    clock,
+    db,
+    users,
+    sessions,
+    idMap,
+    ids,
+    jwt,
+    limiter,
+    v1,
+    mappings,
+    renderData,
+    overlays,
+    cache,
     idempotency: new IdempotencyStore(db.kysely, now),
-    compareStore, comparator: new Comparator(ids, compareStore, mappings.comparison), usage, credits: renderCredits(config),
+    compareStore,
+    comparator: new Comparator(ids, compareStore, mappings.comparison),
+    usage,
+    credits: renderCredits(config),
     async v1For(userId, meter, requestId) {
       let key = keys.get(userId);
       if (!key) {

@@ -39,9 +39,10 @@ async function main(): Promise<void> {
     const base = `http://localhost:${config.PORT}`;
     process.stdout.write(
       `\nDemo mode: legacy API on ${base} over the built-in v1 simulator.\n` +
-      `Demo user: ${config.DEMO_EMAIL} / ${config.DEMO_PASSWORD}\n` +
-      `Log in:  curl -s -X POST ${base}/auth/login -H 'content-type: application/json' -d '{"email":"${config.DEMO_EMAIL}","password":"${config.DEMO_PASSWORD}"}'\n` +
-      `Operator token (for /_gateway/*): see ./data/demo-secrets.json\n\n`,
+        `Demo user: ${config.DEMO_EMAIL} / ${config.DEMO_PASSWORD}\n` +
+        `Log in:  curl -s -X POST ${base}/auth/login -H 'content-type: application/json' ` +
+        `-d '{"email":"${config.DEMO_EMAIL}","password":"${config.DEMO_PASSWORD}"}'\n` +
+        `Operator token (for /_gateway/*): see ./data/demo-secrets.json\n\n`,
     );
   }
   const metricsServer = config.METRICS_PORT ? await startMetricsServer(deps.metrics, config.METRICS_PORT, config.METRICS_HOST) : undefined;
@@ -49,18 +50,21 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    void shutdown({
-      drain: () => deps.lifecycle.drain(deps.clock.now()),
-      close: async () => {
-        await app.close();
-        metricsServer?.close();
-        await deps.close();
-        await sim?.close();
+    void shutdown(
+      {
+        drain: () => deps.lifecycle.drain(deps.clock.now()),
+        close: async () => {
+          await app.close();
+          metricsServer?.close();
+          await deps.close();
+          await sim?.close();
+        },
+        graceMs: config.SHUTDOWN_GRACE_MS,
+        exit: (code) => process.exit(code),
+        log: (message, fields) => logger.info(fields ?? {}, message),
       },
-      graceMs: config.SHUTDOWN_GRACE_MS,
-      exit: (code) => process.exit(code),
-      log: (message, fields) => logger.info(fields ?? {}, message),
-    }, signal);
+      signal,
+    );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -29,14 +29,27 @@ export async function findUser(deps: Deps, who: string): Promise<LegacyUser> {
 }
 
 /** Adds a user bound to a v1 key, after checking the key with GET /v1/me. */
-export async function addUser(deps: Deps, o: { email: string; password: string; key: string; firstName?: string; lastName?: string; role?: string; id?: string }): Promise<LegacyUser> {
+export async function addUser(
+  deps: Deps,
+  o: { email: string; password: string; key: string; firstName?: string; lastName?: string; role?: string; id?: string },
+): Promise<LegacyUser> {
   if (!/^[^@\s]+@[^@\s]+$/.test(o.email)) throw new AdminError('a valid email is required');
   if (o.password.length < 8) throw new AdminError('the password needs at least 8 characters');
   const v1UserId = await v1UserFor(deps, o.key);
-  const u = await deps.users.create({
-    ...(o.id ? { id: o.id } : {}), email: o.email, passwordHash: await hashPassword(o.password), firstName: o.firstName ?? null,
-    lastName: o.lastName ?? null, role: o.role ?? DEFAULT_ROLE, v1Key: o.key, v1UserId,
-  }).catch((e: unknown) => { throw e instanceof DuplicateEmailError ? new AdminError(`a user with email ${o.email} already exists`) : e; });
+  const u = await deps.users
+    .create({
+      ...(o.id ? { id: o.id } : {}),
+      email: o.email,
+      passwordHash: await hashPassword(o.password),
+      firstName: o.firstName ?? null,
+      lastName: o.lastName ?? null,
+      role: o.role ?? DEFAULT_ROLE,
+      v1Key: o.key,
+      v1UserId,
+    })
+    .catch((e: unknown) => {
+      throw e instanceof DuplicateEmailError ? new AdminError(`a user with email ${o.email} already exists`) : e;
+    });
   await deps.idMap.importPairs([{ type: 'user', uuid: u.id, v1Id: v1UserId }]);
   return u;
 }
@@ -54,7 +67,10 @@ export async function rebind(deps: Deps, who: string, key: string): Promise<Lega
  * Imports users from a legacy Directus export: id, email, password (the argon2 hash as exported),
  * first_name, last_name, role; an optional v1_key binds them at once, else they wait for a rebind.
  */
-export async function importUsers(deps: Deps, records: readonly Record<string, unknown>[]): Promise<{ imported: number; unbound: number; problems: string[] }> {
+export async function importUsers(
+  deps: Deps,
+  records: readonly Record<string, unknown>[],
+): Promise<{ imported: number; unbound: number; problems: string[] }> {
   const problems: string[] = [];
   let imported = 0;
   let unbound = 0;
@@ -62,15 +78,31 @@ export async function importUsers(deps: Deps, records: readonly Record<string, u
     const id = String(r.id ?? '');
     const email = String(r.email ?? '');
     const hash = r.password ?? r.password_hash;
-    if (!isUuid(id)) { problems.push(`row ${i + 1}: id must be a uuid`); continue; }
-    if (!email.includes('@')) { problems.push(`row ${i + 1}: email is missing`); continue; }
-    if (hash !== undefined && hash !== null && hash !== '' && !String(hash).startsWith('$argon2')) { problems.push(`row ${i + 1}: password must be an argon2 hash`); continue; }
+    if (!isUuid(id)) {
+      problems.push(`row ${i + 1}: id must be a uuid`);
+      continue;
+    }
+    if (!email.includes('@')) {
+      problems.push(`row ${i + 1}: email is missing`);
+      continue;
+    }
+    if (hash !== undefined && hash !== null && hash !== '' && !String(hash).startsWith('$argon2')) {
+      problems.push(`row ${i + 1}: password must be an argon2 hash`);
+      continue;
+    }
     const key = typeof r.v1_key === 'string' && r.v1_key ? r.v1_key : undefined;
     try {
       const v1UserId = key ? await v1UserFor(deps, key) : '';
       await deps.users.create({
-        id, email, passwordHash: hash ? String(hash) : null, firstName: (r.first_name as string) || null, lastName: (r.last_name as string) || null,
-        role: isUuid(r.role) ? r.role : DEFAULT_ROLE, v1Key: key ?? '', v1UserId, status: key ? 'active' : 'unbound',
+        id,
+        email,
+        passwordHash: hash ? String(hash) : null,
+        firstName: (r.first_name as string) || null,
+        lastName: (r.last_name as string) || null,
+        role: isUuid(r.role) ? r.role : DEFAULT_ROLE,
+        v1Key: key ?? '',
+        v1UserId,
+        status: key ? 'active' : 'unbound',
       });
       if (key) await deps.idMap.importPairs([{ type: 'user', uuid: id, v1Id: v1UserId }]);
       else unbound++;
@@ -85,7 +117,10 @@ export async function importUsers(deps: Deps, records: readonly Record<string, u
 const PREFIX_TO_TYPE = Object.fromEntries(Object.entries(ID_TYPES).map(([t, p]) => [p, t])) as Record<string, IdType>;
 
 /** Imports legacy uuid ↔ v1 id pairs (CSV or JSON: legacy_id/uuid, v1_id); the type comes from the v1 prefix. */
-export async function importIdMap(deps: Deps, records: readonly Record<string, unknown>[]): Promise<{ imported: number; unchanged: number; problems: string[] }> {
+export async function importIdMap(
+  deps: Deps,
+  records: readonly Record<string, unknown>[],
+): Promise<{ imported: number; unchanged: number; problems: string[] }> {
   const problems: string[] = [];
   const pairs: { type: string; uuid: string; v1Id: string }[] = [];
   records.forEach((r, i) => {
@@ -106,7 +141,10 @@ export async function importIdMap(deps: Deps, records: readonly Record<string, u
  * Imports the legacy system's static tokens: a Directus `directus_users` export (`id`, `email`, `token`), so integrations
  * holding one keep working against the gateway. Rows are matched to gateway users by id, else by email.
  */
-export async function importTokens(deps: Deps, rows: readonly Record<string, unknown>[]): Promise<{ imported: number; known: number; problems: string[] }> {
+export async function importTokens(
+  deps: Deps,
+  rows: readonly Record<string, unknown>[],
+): Promise<{ imported: number; known: number; problems: string[] }> {
   let imported = 0;
   let known = 0;
   const problems: string[] = [];
@@ -114,11 +152,17 @@ export async function importTokens(deps: Deps, rows: readonly Record<string, unk
     const line = i + 2;
     const token = typeof r.token === 'string' ? r.token.trim() : '';
     if (!token) continue; // users without a static token
-    if (token.length < 16) { problems.push(`row ${line}: the token is shorter than 16 characters`); continue; }
+    if (token.length < 16) {
+      problems.push(`row ${line}: the token is shorter than 16 characters`);
+      continue;
+    }
     const id = typeof r.id === 'string' ? r.id : '';
     const email = typeof r.email === 'string' ? r.email : '';
     const user = (isUuid(id) ? await deps.users.byId(id) : undefined) ?? (email ? await deps.users.byEmail(email) : undefined);
-    if (!user) { problems.push(`row ${line}: no gateway user ${id || email || '(no id or email)'}; import the users first`); continue; }
+    if (!user) {
+      problems.push(`row ${line}: no gateway user ${id || email || '(no id or email)'}; import the users first`);
+      continue;
+    }
     if (await deps.users.importStaticToken(user.id, token, 'imported from the legacy system')) imported++;
     else known++;
   }

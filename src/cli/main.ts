@@ -43,7 +43,11 @@ async function withDeps<T>(v1: string | undefined, fn: (deps: Deps) => Promise<T
   let config = loadConfig(process.env);
   if (config.demo) config = loadConfig({ ...demoSecrets(config), ...process.env });
   const deps = await createDeps(config, createLogger('silent'), { v1BaseUrl: v1 ?? config.V1_BASE_URL ?? `http://127.0.0.1:${config.SIM_PORT}` });
-  try { return await fn(deps); } finally { await deps.close(); }
+  try {
+    return await fn(deps);
+  } finally {
+    await deps.close();
+  }
 }
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
@@ -68,23 +72,47 @@ async function secret(flag: string | undefined, fromStdin: boolean | undefined, 
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv, allowPositionals: true,
+    args: argv,
+    allowPositionals: true,
     options: {
-      email: { type: 'string' }, password: { type: 'string' }, key: { type: 'string' }, first: { type: 'string' }, last: { type: 'string' },
-      role: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, v1: { type: 'string' }, help: { type: 'boolean' },
-      legacy: { type: 'string' }, gateway: { type: 'string' }, 'gateway-token': { type: 'string' }, threshold: { type: 'string' }, writes: { type: 'boolean' },
-      'password-stdin': { type: 'boolean' }, 'key-stdin': { type: 'boolean' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      key: { type: 'string' },
+      first: { type: 'string' },
+      last: { type: 'string' },
+      role: { type: 'string' },
+      id: { type: 'string' },
+      name: { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+      v1: { type: 'string' },
+      help: { type: 'boolean' },
+      legacy: { type: 'string' },
+      gateway: { type: 'string' },
+      'gateway-token': { type: 'string' },
+      threshold: { type: 'string' },
+      writes: { type: 'boolean' },
+      'password-stdin': { type: 'boolean' },
+      'key-stdin': { type: 'boolean' },
     },
   });
   if (values['password-stdin'] && values['key-stdin']) throw new AdminError('only one of --password-stdin and --key-stdin can read standard input');
   const password = await secret(values.password, values['password-stdin'], 'LEGACY_GATEWAY_PASSWORD');
   const key = await secret(values.key, values['key-stdin'], 'LEGACY_GATEWAY_KEY');
   const [group, action, arg] = positionals;
-  if (values.help || !group) { out(USAGE); return group ? 0 : 2; }
+  if (values.help || !group) {
+    out(USAGE);
+    return group ? 0 : 2;
+  }
   if (group === 'migrate') {
     const config = loadConfig({ ...(loadConfig(process.env).demo ? demoSecrets(loadConfig(process.env)) : {}), ...process.env });
     const db = await openDb(config.DATABASE_URL);
-    try { const applied = await migrate(db.kysely); out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date'); } finally { await db.close(); }
+    try {
+      const applied = await migrate(db.kysely);
+      out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
+    } finally {
+      await db.close();
+    }
     return 0;
   }
   if (group === 'mappings' && action === 'report') {
@@ -95,23 +123,48 @@ export async function run(argv: string[]): Promise<number> {
   return withDeps(values.v1, async (deps) => {
     if (group === 'replay') {
       const file = action;
-      if (!file || !values.legacy || !values.gateway || !values['gateway-token']) throw new AdminError('replay needs FILE, --legacy, --gateway and --gateway-token');
+      if (!file || !values.legacy || !values.gateway || !values['gateway-token'])
+        throw new AdminError('replay needs FILE, --legacy, --gateway and --gateway-token');
       const threshold = values.threshold === undefined ? 0.05 : Number(values.threshold);
       if (!(threshold >= 0 && threshold <= 1)) throw new AdminError('--threshold is a share between 0 and 1');
       // results of this run only: an in-memory store; ids resolve through the gateway's own store
       const scratch = await openDb(':memory:');
       await migrate(scratch.kysely);
       const store = new CompareStore(scratch.kysely);
-      const r = await replay(readFileSync(file, 'utf8').split('\n'), { legacyUrl: values.legacy, gatewayUrl: values.gateway, gatewayToken: values['gateway-token'], threshold, includeWrites: values.writes ?? false }, new Comparator(deps.ids, store, deps.mappings.comparison), store);
+      const r = await replay(
+        readFileSync(file, 'utf8').split('\n'),
+        {
+          legacyUrl: values.legacy,
+          gatewayUrl: values.gateway,
+          gatewayToken: values['gateway-token'],
+          threshold,
+          includeWrites: values.writes ?? false,
+        },
+        new Comparator(deps.ids, store, deps.mappings.comparison),
+        store,
+      );
       out(reportText(r.report, threshold));
-      out(r.exitCode ? `FAIL: over ${(threshold * 100).toFixed(1)} %: ${r.failing.join(', ')}` : `OK: every route at or under ${(threshold * 100).toFixed(1)} %${r.skipped ? ` (${r.skipped} writes not replayed)` : ''}`);
+      out(
+        r.exitCode
+          ? `FAIL: over ${(threshold * 100).toFixed(1)} %: ${r.failing.join(', ')}`
+          : `OK: every route at or under ${(threshold * 100).toFixed(1)} %${r.skipped ? ` (${r.skipped} writes not replayed)` : ''}`,
+      );
       await scratch.close();
       return r.exitCode;
     }
     switch (`${group} ${action}`) {
       case 'users add': {
-        if (!values.email || !password || !key) throw new AdminError('users add needs --email, a password and a key (flags, --*-stdin or LEGACY_GATEWAY_*)');
-        const u = await addUser(deps, { email: values.email, password, key, ...(values.first ? { firstName: values.first } : {}), ...(values.last ? { lastName: values.last } : {}), ...(values.role ? { role: values.role } : {}), ...(values.id ? { id: values.id } : {}) });
+        if (!values.email || !password || !key)
+          throw new AdminError('users add needs --email, a password and a key (flags, --*-stdin or LEGACY_GATEWAY_*)');
+        const u = await addUser(deps, {
+          email: values.email,
+          password,
+          key,
+          ...(values.first ? { firstName: values.first } : {}),
+          ...(values.last ? { lastName: values.last } : {}),
+          ...(values.role ? { role: values.role } : {}),
+          ...(values.id ? { id: values.id } : {}),
+        });
         out(`added ${u.email} (${u.id}), bound to v1 user ${u.v1UserId}`);
         return 0;
       }
@@ -145,7 +198,8 @@ export async function run(argv: string[]): Promise<number> {
       }
       case 'tokens list': {
         const u = arg ? await findUser(deps, arg) : undefined;
-        for (const t of await deps.users.listStaticTokens(u?.id)) out(`${t.id}  user ${t.user_id}  ${t.name}  ${t.revoked_at ? 'revoked' : 'active'}`);
+        for (const t of await deps.users.listStaticTokens(u?.id))
+          out(`${t.id}  user ${t.user_id}  ${t.name}  ${t.revoked_at ? 'revoked' : 'active'}`);
         return 0;
       }
       case 'tokens revoke':
@@ -169,7 +223,10 @@ export async function run(argv: string[]): Promise<number> {
       case 'ids export': {
         const rows = (await deps.idMap.all()).map((p) => `${p.uuid},${p.v1Id},${p.type},${p.source}`);
         const csv = ['legacy_id,v1_id,type,source', ...rows].join('\n') + '\n';
-        if (values.out) { writeFileSync(values.out, csv); out(`wrote ${rows.length} pairs to ${values.out}`); } else process.stdout.write(csv);
+        if (values.out) {
+          writeFileSync(values.out, csv);
+          out(`wrote ${rows.length} pairs to ${values.out}`);
+        } else process.stdout.write(csv);
         return 0;
       }
       default:
@@ -183,7 +240,11 @@ export async function run(argv: string[]): Promise<number> {
 function isEntryPoint(): boolean {
   const argv1 = process.argv[1];
   if (!argv1) return false;
-  try { return import.meta.url === pathToFileURL(realpathSync(argv1)).href; } catch { return false; }
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(argv1)).href;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -203,7 +264,7 @@ if (isEntryPoint()) {
   run(process.argv.slice(2)).then(exitAfterOutput, (e: unknown) => {
     const configuration = ['ConfigError', 'MappingError', 'WrongEncryptionKeyError'].includes((e as Error).name);
     const known = configuration || e instanceof AdminError;
-    process.stderr.write(`${known ? (e as Error).message : (e as Error).stack ?? String(e)}\n`);
+    process.stderr.write(`${known ? (e as Error).message : ((e as Error).stack ?? String(e))}\n`);
     exitAfterOutput(configuration ? 78 : 1);
   });
 }

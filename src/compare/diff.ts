@@ -3,7 +3,12 @@ import { isUuid } from '../lib/uuid.js';
 
 /** A typed difference at a dotted path (`data[].title`; arrays generalised to `[]` so counts aggregate). */
 export type DiffKind = 'missing' | 'extra' | 'type' | 'value' | 'order' | 'length' | 'status';
-export interface Difference { readonly path: string; readonly kind: DiffKind; readonly legacy: unknown; readonly translated: unknown }
+export interface Difference {
+  readonly path: string;
+  readonly kind: DiffKind;
+  readonly legacy: unknown;
+  readonly translated: unknown;
+}
 
 export interface DiffOptions {
   readonly rules: ComparisonMapping;
@@ -20,7 +25,12 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?$/;
 const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
 function globToRe(glob: string): RegExp {
-  return new RegExp(`^${glob.split('.').map((p) => (p === '*' ? '[^.]+' : p.replace(/[[\]]/g, '\\$&'))).join('\\.')}$`);
+  return new RegExp(
+    `^${glob
+      .split('.')
+      .map((p) => (p === '*' ? '[^.]+' : p.replace(/[[\]]/g, '\\$&')))
+      .join('\\.')}$`,
+  );
 }
 
 /** Normalises a leaf for comparison: ids to their identity, signed URLs without their query string. */
@@ -44,7 +54,8 @@ function equalLeaf(a: unknown, b: unknown, o: DiffOptions): boolean {
 
 /** A stable key of a value for multiset matching (objects by their id when they have one). */
 function keyOf(v: unknown, o: DiffOptions): string {
-  if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { id?: unknown }).id === 'string') return `id:${String(normalise((v as { id: string }).id, o))}`;
+  if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { id?: unknown }).id === 'string')
+    return `id:${String(normalise((v as { id: string }).id, o))}`;
   return JSON.stringify(v, (_k, x) => (typeof x === 'string' ? normalise(x, o) : x));
 }
 
@@ -69,7 +80,10 @@ export function diffAnswers(legacy: { status: number; body: unknown }, translate
       const lb = b as unknown[];
       if (o.unordered) {
         const rest = new Map<string, unknown[]>();
-        for (const x of lb) { const k = keyOf(x, o); rest.set(k, [...(rest.get(k) ?? []), x]); }
+        for (const x of lb) {
+          const k = keyOf(x, o);
+          rest.set(k, [...(rest.get(k) ?? []), x]);
+        }
         const unmatched: unknown[] = [];
         la.forEach((x, i) => {
           const k = keyOf(x, o);
@@ -101,13 +115,15 @@ export function diffAnswers(legacy: { status: number; body: unknown }, translate
       for (const k of Object.keys(oa)) {
         const p = path ? `${path}.${k}` : k;
         const c = concrete ? `${concrete}.${k}` : k;
-        if (!Object.hasOwn(ob, k)) { if (!ignored.some((re) => re.test(c) || re.test(p))) out.push({ path: p, kind: 'missing', legacy: oa[k], translated: undefined }); }
-        else walk(oa[k], ob[k], p, c);
+        if (!Object.hasOwn(ob, k)) {
+          if (!ignored.some((re) => re.test(c) || re.test(p))) out.push({ path: p, kind: 'missing', legacy: oa[k], translated: undefined });
+        } else walk(oa[k], ob[k], p, c);
       }
       for (const k of Object.keys(ob)) {
         const p = path ? `${path}.${k}` : k;
         const c = concrete ? `${concrete}.${k}` : k;
-        if (!Object.hasOwn(oa, k) && !ignored.some((re) => re.test(c) || re.test(p))) out.push({ path: p, kind: 'extra', legacy: undefined, translated: ob[k] });
+        if (!Object.hasOwn(oa, k) && !ignored.some((re) => re.test(c) || re.test(p)))
+          out.push({ path: p, kind: 'extra', legacy: undefined, translated: ob[k] });
       }
       return;
     }
@@ -119,8 +135,9 @@ export function diffAnswers(legacy: { status: number; body: unknown }, translate
 
 /** Every string in a body that looks like a uuid (to resolve identities before diffing). */
 export function uuidsIn(body: unknown, out = new Set<string>()): Set<string> {
-  if (typeof body === 'string') { if (isUuid(body)) out.add(body.toLowerCase()); }
-  else if (Array.isArray(body)) for (const x of body) uuidsIn(x, out);
+  if (typeof body === 'string') {
+    if (isUuid(body)) out.add(body.toLowerCase());
+  } else if (Array.isArray(body)) for (const x of body) uuidsIn(x, out);
   else if (body && typeof body === 'object') for (const x of Object.values(body)) uuidsIn(x, out);
   return out;
 }

@@ -11,57 +11,69 @@ const SourceSchema = z.object({
   how: z.string().optional(),
   value: z.unknown().optional(),
 });
-const FieldMappingSchema = z.object({
-  type: FieldTypeSchema,
-  relation: z.object({ kind: z.enum(['m2o', 'o2m']), resource: z.string() }).optional(),
-  source: SourceSchema,
-  write: z.enum(['overlay', 'reject', 'readonly']).optional(),
-}).strict();
-const ResourceMappingSchema = z.object({
-  collection: z.string(),
-  v1: z.string(),
-  defaultSort: z.array(z.string()).min(1),
-  fields: z.record(z.string(), FieldMappingSchema),
-}).strict();
+const FieldMappingSchema = z
+  .object({
+    type: FieldTypeSchema,
+    relation: z.object({ kind: z.enum(['m2o', 'o2m']), resource: z.string() }).optional(),
+    source: SourceSchema,
+    write: z.enum(['overlay', 'reject', 'readonly']).optional(),
+  })
+  .strict();
+const ResourceMappingSchema = z
+  .object({
+    collection: z.string(),
+    v1: z.string(),
+    defaultSort: z.array(z.string()).min(1),
+    fields: z.record(z.string(), FieldMappingSchema),
+  })
+  .strict();
 /** `$comment` (and any `$…` key) is documentation; every other key is a resource, validated field by field. */
 const ResourcesFileSchema = z.preprocess(
   (v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).filter(([k]) => !k.startsWith('$'))) : v),
   z.record(z.string(), ResourceMappingSchema),
 );
 
-const StatusesFileSchema = z.object({
-  render: z.object({
-    toLegacy: z.record(z.string(), z.string()),
-    legacyValues: z.array(z.string()).min(1),
-  }),
-}).loose();
+const StatusesFileSchema = z
+  .object({
+    render: z.object({
+      toLegacy: z.record(z.string(), z.string()),
+      legacyValues: z.array(z.string()).min(1),
+    }),
+  })
+  .loose();
 
-const OutputsFileSchema = z.object({
-  master: z.string(),
-  byName: z.object({ high: z.array(z.string()), medium: z.array(z.string()), low: z.array(z.string()) }),
-  sizeOrder: z.array(z.string()),
-  stills: z.array(z.string()),
-  ignored: z.array(z.string()).default([]),
-  legacyKeys: z.array(z.string()),
-}).loose();
+const OutputsFileSchema = z
+  .object({
+    master: z.string(),
+    byName: z.object({ high: z.array(z.string()), medium: z.array(z.string()), low: z.array(z.string()) }),
+    sizeOrder: z.array(z.string()),
+    stills: z.array(z.string()),
+    ignored: z.array(z.string()).default([]),
+    legacyKeys: z.array(z.string()),
+  })
+  .loose();
 
-const WritesFileSchema = z.object({
-  templateRules: z.record(z.string(), z.string()).default({}),
-  idempotencyWindowHours: z.number().positive().default(24),
-  lostResponseWindowSeconds: z.number().positive().default(120),
-  /** How far v1's clock may be behind ours when a lost render is looked for (its created_at vs the request's start). */
-  clockSkewSeconds: z.number().min(0).default(5),
-  /** How long a pending Idempotency-Key claim holds before another request may take it over (a crashed holder). */
-  claimLeaseSeconds: z.number().positive().default(60),
-}).loose();
+const WritesFileSchema = z
+  .object({
+    templateRules: z.record(z.string(), z.string()).default({}),
+    idempotencyWindowHours: z.number().positive().default(24),
+    lostResponseWindowSeconds: z.number().positive().default(120),
+    /** How far v1's clock may be behind ours when a lost render is looked for (its created_at vs the request's start). */
+    clockSkewSeconds: z.number().min(0).default(5),
+    /** How long a pending Idempotency-Key claim holds before another request may take it over (a crashed holder). */
+    claimLeaseSeconds: z.number().positive().default(60),
+  })
+  .loose();
 
-const ComparisonFileSchema = z.object({
-  ignoredPaths: z.array(z.string()).default([]),
-  timestampToleranceMs: z.number().min(0).default(1000),
-  signedUrlsWithoutQuery: z.boolean().default(true),
-  unorderedArraysWithoutSort: z.boolean().default(true),
-  noiseRepeat: z.boolean().default(true),
-}).loose();
+const ComparisonFileSchema = z
+  .object({
+    ignoredPaths: z.array(z.string()).default([]),
+    timestampToleranceMs: z.number().min(0).default(1000),
+    signedUrlsWithoutQuery: z.boolean().default(true),
+    unorderedArraysWithoutSort: z.boolean().default(true),
+    noiseRepeat: z.boolean().default(true),
+  })
+  .loose();
 
 export type FieldMapping = z.infer<typeof FieldMappingSchema>;
 export type ResourceMapping = z.infer<typeof ResourceMappingSchema>;
@@ -131,7 +143,8 @@ export function loadMappings(dir: string): Mappings {
         fields[fname] = { name: fname, type: f.type, ...(f.relation ? { relation: f.relation } : {}) };
       }
       if (!fields.id) problems.push(`resources.json: ${name} has no id field`);
-      for (const s of r.defaultSort) if (!fields[s.replace(/^-/, '')]) problems.push(`resources.json: ${name}.defaultSort names unknown field "${s}"`);
+      for (const s of r.defaultSort)
+        if (!fields[s.replace(/^-/, '')]) problems.push(`resources.json: ${name}.defaultSort names unknown field "${s}"`);
       schemas[name] = Object.freeze({ key: name, name: r.collection, fields: Object.freeze(fields), defaultSort: Object.freeze([...r.defaultSort]) });
     }
   }
@@ -140,12 +153,15 @@ export function loadMappings(dir: string): Mappings {
   if (statuses) {
     for (const s of RENDER_STATUSES) if (!toLegacy[s]) problems.push(`statuses.json: render.toLegacy: v1 status "${s}" has no legacy status`);
     for (const [v1, legacy] of Object.entries(toLegacy)) {
-      if (!(RENDER_STATUSES as readonly string[]).includes(v1)) problems.push(`statuses.json: render.toLegacy.${v1}: "${v1}" is not a v1 render status`);
+      if (!(RENDER_STATUSES as readonly string[]).includes(v1))
+        problems.push(`statuses.json: render.toLegacy.${v1}: "${v1}" is not a v1 render status`);
       if (!statuses.render.legacyValues.includes(legacy)) problems.push(`statuses.json: render.toLegacy.${v1}: "${legacy}" is not a legacy status`);
     }
     for (const [v1, legacy] of Object.entries(toLegacy)) toV1[legacy]?.push(v1 as RenderStatus);
   }
-  if (outputs) for (const key of ['poster', 'low', 'medium', 'high', 'master']) if (!outputs.legacyKeys.includes(key)) problems.push(`outputs.json: legacyKeys lacks "${key}"`);
+  if (outputs)
+    for (const key of ['poster', 'low', 'medium', 'high', 'master'])
+      if (!outputs.legacyKeys.includes(key)) problems.push(`outputs.json: legacyKeys lacks "${key}"`);
   if (writes) {
     for (const [project, template] of Object.entries(writes.templateRules)) {
       if (!/^[0-9a-f-]{36}$/i.test(project) || !template.startsWith('tpl_')) {

@@ -1,9 +1,7 @@
 import { ROUTE_PREFIXES } from './route-modes.js';
 import { z } from 'zod';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const duration = z
   .string()
@@ -155,7 +153,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     try {
       const o = JSON.parse(c.RENDER_CREDITS) as Record<string, Record<string, unknown>>;
       for (const [team, f] of Object.entries(o)) {
-        if (!['amount', 'remaining', 'used'].every((k) => Number.isInteger(f?.[k]))) problems.push(`RENDER_CREDITS: "${team}" needs integers amount, remaining and used`);
+        if (!['amount', 'remaining', 'used'].every((k) => Number.isInteger(f?.[k])))
+          problems.push(`RENDER_CREDITS: "${team}" needs integers amount, remaining and used`);
       }
     } catch {
       problems.push('RENDER_CREDITS: not valid JSON');
@@ -166,9 +165,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       const modes = JSON.parse(c.ROUTE_MODES) as Record<string, unknown>;
       for (const [prefix, mode] of Object.entries(modes)) {
         if (!ROUTE_PREFIXES.includes(prefix)) problems.push(`ROUTE_MODES: unknown route prefix "${prefix}" (one of ${ROUTE_PREFIXES.join(', ')})`);
-        if (!['translate', 'proxy', 'shadow', 'compare'].includes(String(mode))) problems.push(`ROUTE_MODES: "${prefix}" has unknown mode "${String(mode)}"`);
+        if (!['translate', 'proxy', 'shadow', 'compare'].includes(String(mode)))
+          problems.push(`ROUTE_MODES: "${prefix}" has unknown mode "${String(mode)}"`);
       }
-      if (Object.values(modes).some((m) => m !== 'translate') && !c.LEGACY_BASE_URL) problems.push('LEGACY_BASE_URL: required when ROUTE_MODES uses proxy, shadow or compare');
+      if (Object.values(modes).some((m) => m !== 'translate') && !c.LEGACY_BASE_URL)
+        problems.push('LEGACY_BASE_URL: required when ROUTE_MODES uses proxy, shadow or compare');
     } catch {
       problems.push('ROUTE_MODES: not valid JSON');
     }

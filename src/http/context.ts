@@ -19,15 +19,26 @@ export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'accou
  * The per-request pieces every legacy read needs: meter, catalog and execution environment. Only the
  * overlay types the answer can contain are read (templates carry none).
  */
-export async function requestEnv(deps: Deps, request: FastifyRequest, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
+export async function requestEnv(
+  deps: Deps,
+  request: FastifyRequest,
+  overlayTypes: readonly OverlayType[] = ALL_OVERLAYS,
+): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
   const principal = requirePrincipal(request);
   const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET, () => deps.metrics.budgetRefused());
   const session = await deps.v1For(principal.user.id, meter, request.id);
   const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
   const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
   const env: ExecEnv = {
-    catalog, ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT, renderData: deps.renderData,
-    overlays: Object.fromEntries(loaded), nestedLimit: deps.config.QUERY_LIMIT_DEFAULT, budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS), credits: deps.credits,
+    catalog,
+    ids: deps.ids,
+    mappings: deps.mappings,
+    timeUnit: deps.config.V1_TIMESTAMP_UNIT,
+    renderData: deps.renderData,
+    overlays: Object.fromEntries(loaded),
+    nestedLimit: deps.config.QUERY_LIMIT_DEFAULT,
+    budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS),
+    credits: deps.credits,
   };
   return { env, meter, session };
 }
@@ -37,7 +48,12 @@ export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: 
   const user = principal.user;
   return parseQuery((request.query ?? {}) as Record<string, unknown>, resource, {
     schemas: deps.mappings.schemas,
-    dynamic: { now: new Date(), userId: user.id, roleId: user.role, user: { id: user.id, email: user.email, first_name: user.firstName, last_name: user.lastName, role: user.role } },
+    dynamic: {
+      now: new Date(),
+      userId: user.id,
+      roleId: user.role,
+      user: { id: user.id, email: user.email, first_name: user.firstName, last_name: user.lastName, role: user.role },
+    },
     limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
     maxRelationalDepth: deps.config.MAX_RELATIONAL_DEPTH,
     ...(deps.config.QUERY_LIMIT_MAX !== undefined ? { limitMax: deps.config.QUERY_LIMIT_MAX } : {}),
@@ -52,9 +68,7 @@ export function wantsExplain(deps: Deps, request: FastifyRequest): boolean {
   return typeof t === 'string' && !!deps.config.GATEWAY_ADMIN_TOKEN && safeEqual(t, deps.config.GATEWAY_ADMIN_TOKEN);
 }
 
-
 /** The explain block: the plan (its residual filter named, not dumped) and the v1 calls, pages and records. */
 export function explain(plan: Plan, meter: CallMeter): Record<string, unknown> {
   return { plan: { ...plan, residual: plan.residual ? 'in memory' : null }, ...meter.summary() };
 }
-

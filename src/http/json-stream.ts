@@ -5,7 +5,12 @@ import { RawJson } from '../plan/execute.js';
  * `{"meta":…,"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
  * failures still answer with an error envelope; a failure after that ends the body early (logged).
  */
-export async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: FastifyBaseLogger, meta?: Record<string, number>, explainAtEnd?: () => Record<string, unknown>): AsyncGenerator<Buffer> {
+export async function* jsonArrayEnvelope(
+  items: AsyncIterable<unknown>,
+  log: FastifyBaseLogger,
+  meta?: Record<string, number>,
+  explainAtEnd?: () => Record<string, unknown>,
+): AsyncGenerator<Buffer> {
   let first = true;
   let parts: Uint8Array[] = [Buffer.from(meta ? `{"meta":${JSON.stringify(meta)},"data":[` : '{"data":[')];
   let size = 0;
@@ -17,7 +22,11 @@ export async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: Fas
       parts.push(b);
       size += b.length;
       first = false;
-      if (size > 65_536) { yield Buffer.concat(parts); parts = []; size = 0; }
+      if (size > 65_536) {
+        yield Buffer.concat(parts);
+        parts = [];
+        size = 0;
+      }
     }
   } catch (e) {
     log.error({ err: e }, 'the answer failed while streaming; the body is cut short');
@@ -27,4 +36,3 @@ export async function* jsonArrayEnvelope(items: AsyncIterable<unknown>, log: Fas
   parts.push(Buffer.from(explainAtEnd ? `],"explain":${JSON.stringify(explainAtEnd())}}` : ']}'));
   yield Buffer.concat(parts);
 }
-

@@ -19,7 +19,11 @@ export function parseCookies(header: string | undefined): Record<string, string>
     if (i < 0) continue;
     const k = part.slice(0, i).trim();
     if (!k) continue;
-    try { out[k] = decodeURIComponent(part.slice(i + 1).trim()); } catch { out[k] = part.slice(i + 1).trim(); }
+    try {
+      out[k] = decodeURIComponent(part.slice(i + 1).trim());
+    } catch {
+      out[k] = part.slice(i + 1).trim();
+    }
   }
   return out;
 }
@@ -36,7 +40,13 @@ export interface CookieOptions {
 
 export function serializeCookie(name: string, value: string, opts: CookieOptions): string {
   const sameSite = opts.sameSite ?? 'lax';
-  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', `SameSite=${sameSite[0]!.toUpperCase()}${sameSite.slice(1)}`, `Max-Age=${Math.floor(opts.maxAgeMs / 1000)}`];
+  const parts = [
+    `${name}=${encodeURIComponent(value)}`,
+    'Path=/',
+    'HttpOnly',
+    `SameSite=${sameSite[0]!.toUpperCase()}${sameSite.slice(1)}`,
+    `Max-Age=${Math.floor(opts.maxAgeMs / 1000)}`,
+  ];
   if (opts.maxAgeMs > 0) parts.push(`Expires=${new Date((opts.now ?? Date.now()) + opts.maxAgeMs).toUTCString()}`);
   if (opts.domain) parts.push(`Domain=${opts.domain}`);
   if (opts.secure) parts.push('Secure');

@@ -8,23 +8,38 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** A legacy field's JSON Schema, from its Directus type (every field may be absent: `fields` chooses them). */
 function fieldSchema(f: FieldDef, resource: ResourceSchema, m: Mappings): Json {
-  if (f.relation?.kind === 'm2o') return { oneOf: [{ type: 'string', format: 'uuid' }, ref(cap(f.relation.resource)), { type: 'null' }], description: `${f.relation.resource} uuid, or the object when fields expand it` };
+  if (f.relation?.kind === 'm2o')
+    return {
+      oneOf: [{ type: 'string', format: 'uuid' }, ref(cap(f.relation.resource)), { type: 'null' }],
+      description: `${f.relation.resource} uuid, or the object when fields expand it`,
+    };
   if (f.relation?.kind === 'o2m') return { type: 'array', items: { oneOf: [{ type: 'string', format: 'uuid' }, ref(cap(f.relation.resource))] } };
   if (resource.key === 'render' && f.name === 'status') return { type: 'string', enum: Object.keys(m.status.toV1) };
   switch (f.type) {
-    case 'uuid': return { type: ['string', 'null'], format: 'uuid' };
-    case 'timestamp': return { type: ['string', 'null'], format: 'date-time' };
-    case 'integer': return { type: ['integer', 'null'] };
-    case 'float': return { type: ['number', 'null'] };
-    case 'boolean': return { type: ['boolean', 'null'] };
-    case 'json': return {};
-    default: return { type: ['string', 'null'] };
+    case 'uuid':
+      return { type: ['string', 'null'], format: 'uuid' };
+    case 'timestamp':
+      return { type: ['string', 'null'], format: 'date-time' };
+    case 'integer':
+      return { type: ['integer', 'null'] };
+    case 'float':
+      return { type: ['number', 'null'] };
+    case 'boolean':
+      return { type: ['boolean', 'null'] };
+    case 'json':
+      return {};
+    default:
+      return { type: ['string', 'null'] };
   }
 }
 
 const QUERY: readonly [string, string][] = [
   ['fields', 'Fields to return: comma list or fields[]; dot paths through relations (project.title), * and *.*, date functions (year(date_created))'],
-  ['filter', 'Directus filter rules: bracket form (filter[status][_eq]=complete) or JSON; _and/_or, _some/_none, every operator of the field type, $NOW(±n unit), $CURRENT_USER'],
+  [
+    'filter',
+    'Directus filter rules: bracket form (filter[status][_eq]=complete) or JSON; _and/_or, _some/_none, ' +
+      'every operator of the field type, $NOW(±n unit), $CURRENT_USER',
+  ],
   ['search', 'Case-insensitive search over the text fields'],
   ['sort', 'Comma list; -field for descending; dot paths through many-to-one relations'],
   ['limit', 'Items per page (default QUERY_LIMIT_DEFAULT); -1 for all'],
@@ -35,16 +50,35 @@ const QUERY: readonly [string, string][] = [
   ['groupBy', 'Fields to group aggregates by (date functions allowed)'],
   ['deep', 'Accepted; per-relation queries are not applied yet (the gateway lists related items by its own rules)'],
 ];
-const queryParams = (names: readonly string[]) => QUERY.filter(([n]) => names.includes(n)).map(([name, description]) => ({ name, in: 'query', required: false, description, schema: {} }));
+const queryParams = (names: readonly string[]) =>
+  QUERY.filter(([n]) => names.includes(n)).map(([name, description]) => ({ name, in: 'query', required: false, description, schema: {} }));
 const LIST_PARAMS = QUERY.map(([n]) => n);
 const ONE_PARAMS = ['fields', 'deep'];
 
 const json = (schema: Json, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
-const errorsOf = (...codes: (keyof typeof ERROR_STATUS)[]): Json => Object.fromEntries(
-  [...new Set(codes.map((c) => ERROR_STATUS[c]))].map((status) => [String(status), json(ref('Errors'), codes.filter((c) => ERROR_STATUS[c] === status).join(', '))]),
+const errorsOf = (...codes: (keyof typeof ERROR_STATUS)[]): Json =>
+  Object.fromEntries(
+    [...new Set(codes.map((c) => ERROR_STATUS[c]))].map((status) => [
+      String(status),
+      json(ref('Errors'), codes.filter((c) => ERROR_STATUS[c] === status).join(', ')),
+    ]),
+  );
+const READ_ERRORS = errorsOf(
+  'INVALID_QUERY',
+  'INVALID_CREDENTIALS',
+  'TOKEN_EXPIRED',
+  'INVALID_TOKEN',
+  'FORBIDDEN',
+  'REQUESTS_EXCEEDED',
+  'SERVICE_UNAVAILABLE',
 );
-const READ_ERRORS = errorsOf('INVALID_QUERY', 'INVALID_CREDENTIALS', 'TOKEN_EXPIRED', 'INVALID_TOKEN', 'FORBIDDEN', 'REQUESTS_EXCEEDED', 'SERVICE_UNAVAILABLE');
-const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The item uuid (a malformed, unknown or unreachable one answers 403 FORBIDDEN)' };
+const idParam = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+  description: 'The item uuid (a malformed, unknown or unreachable one answers 403 FORBIDDEN)',
+};
 
 /**
  * The legacy surface as OpenAPI 3.1, generated from the mappings (every resource, field, type and status value), with
@@ -53,12 +87,15 @@ const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'strin
 export function legacyOpenApi(m: Mappings): Json {
   const schemas: Json = {
     Errors: {
-      type: 'object', required: ['errors'],
+      type: 'object',
+      required: ['errors'],
       properties: {
         errors: {
-          type: 'array', minItems: 1,
+          type: 'array',
+          minItems: 1,
           items: {
-            type: 'object', required: ['message', 'extensions'],
+            type: 'object',
+            required: ['message', 'extensions'],
             properties: {
               message: { type: 'string' },
               extensions: { type: 'object', required: ['code'], properties: { code: { type: 'string', enum: Object.keys(ERROR_STATUS) } } },
@@ -69,59 +106,203 @@ export function legacyOpenApi(m: Mappings): Json {
     },
     Meta: { type: 'object', properties: { total_count: { type: 'integer' }, filter_count: { type: 'integer' } } },
     Tokens: {
-      type: 'object', required: ['data'],
-      properties: { data: { type: 'object', required: ['access_token', 'expires'], properties: { access_token: { type: 'string' }, expires: { type: 'integer', description: 'ms' }, refresh_token: { type: 'string' } } } },
+      type: 'object',
+      required: ['data'],
+      properties: {
+        data: {
+          type: 'object',
+          required: ['access_token', 'expires'],
+          properties: { access_token: { type: 'string' }, expires: { type: 'integer', description: 'ms' }, refresh_token: { type: 'string' } },
+        },
+      },
     },
   };
   for (const [key, r] of Object.entries(m.schemas)) {
     schemas[cap(key)] = { type: 'object', properties: Object.fromEntries(Object.values(r.fields).map((f) => [f.name, fieldSchema(f, r, m)])) };
   }
   const paths: Json = {};
-  const collections: [string, string][] = [['renders', 'render'], ['projects', 'project'], ['accounts', 'account'], ['templates', 'template']];
+  const collections: [string, string][] = [
+    ['renders', 'render'],
+    ['projects', 'project'],
+    ['accounts', 'account'],
+    ['templates', 'template'],
+  ];
   const patchable = new Set(['render', 'project', 'account']);
   for (const [collection, key] of collections) {
     const item = ref(cap(key));
     for (const base of [`/${collection}`, `/items/${collection}`]) {
       paths[base] = {
         get: {
-          operationId: `list${cap(collection)}${base.startsWith('/items') ? 'Items' : ''}`, tags: [collection], parameters: queryParams(LIST_PARAMS),
-          responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: item }, meta: ref('Meta') } }), ...READ_ERRORS },
-        },
-        ...(key === 'render' ? {
-          post: {
-            operationId: `createRender${base.startsWith('/items') ? 'Item' : ''}`, tags: [collection], parameters: [...queryParams(['fields']), { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }],
-            requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['project', 'account', 'data'], properties: { project: { type: 'string', format: 'uuid' }, account: { type: 'string', format: 'uuid' }, title: { type: 'string' }, data: { type: 'object' } } } } } },
-            responses: { 200: json({ type: 'object', properties: { data: item } }), ...errorsOf('INVALID_PAYLOAD', 'INVALID_QUERY', 'FORBIDDEN', 'PAYMENT_REQUIRED', 'SERVICE_UNAVAILABLE') },
+          operationId: `list${cap(collection)}${base.startsWith('/items') ? 'Items' : ''}`,
+          tags: [collection],
+          parameters: queryParams(LIST_PARAMS),
+          responses: {
+            200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: item }, meta: ref('Meta') } }),
+            ...READ_ERRORS,
           },
-        } : {}),
+        },
+        ...(key === 'render'
+          ? {
+              post: {
+                operationId: `createRender${base.startsWith('/items') ? 'Item' : ''}`,
+                tags: [collection],
+                parameters: [
+                  ...queryParams(['fields']),
+                  { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } },
+                ],
+                requestBody: {
+                  required: true,
+                  content: {
+                    'application/json': {
+                      schema: {
+                        type: 'object',
+                        required: ['project', 'account', 'data'],
+                        properties: {
+                          project: { type: 'string', format: 'uuid' },
+                          account: { type: 'string', format: 'uuid' },
+                          title: { type: 'string' },
+                          data: { type: 'object' },
+                        },
+                      },
+                    },
+                  },
+                },
+                responses: {
+                  200: json({ type: 'object', properties: { data: item } }),
+                  ...errorsOf('INVALID_PAYLOAD', 'INVALID_QUERY', 'FORBIDDEN', 'PAYMENT_REQUIRED', 'SERVICE_UNAVAILABLE'),
+                },
+              },
+            }
+          : {}),
       };
       paths[`${base}/{id}`] = {
-        get: { operationId: `read${cap(key)}${base.startsWith('/items') ? 'Item' : ''}`, tags: [collection], parameters: [idParam, ...queryParams(ONE_PARAMS)], responses: { 200: json({ type: 'object', properties: { data: item } }), ...READ_ERRORS } },
-        ...(patchable.has(key) ? {
-          patch: {
-            operationId: `update${cap(key)}${base.startsWith('/items') ? 'Item' : ''}`, tags: [collection], parameters: [idParam, ...queryParams(['fields'])],
-            description: 'Only fields whose write policy is overlay (mappings/resources.json) can be changed; others answer 403.',
-            requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
-            responses: { 200: json({ type: 'object', properties: { data: item } }), ...errorsOf('INVALID_PAYLOAD', 'FORBIDDEN') },
-          },
-        } : {}),
+        get: {
+          operationId: `read${cap(key)}${base.startsWith('/items') ? 'Item' : ''}`,
+          tags: [collection],
+          parameters: [idParam, ...queryParams(ONE_PARAMS)],
+          responses: { 200: json({ type: 'object', properties: { data: item } }), ...READ_ERRORS },
+        },
+        ...(patchable.has(key)
+          ? {
+              patch: {
+                operationId: `update${cap(key)}${base.startsWith('/items') ? 'Item' : ''}`,
+                tags: [collection],
+                parameters: [idParam, ...queryParams(['fields'])],
+                description: 'Only fields whose write policy is overlay (mappings/resources.json) can be changed; others answer 403.',
+                requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+                responses: { 200: json({ type: 'object', properties: { data: item } }), ...errorsOf('INVALID_PAYLOAD', 'FORBIDDEN') },
+              },
+            }
+          : {}),
       };
     }
   }
   paths['/users/me'] = {
-    get: { operationId: 'readMe', tags: ['users'], parameters: queryParams(ONE_PARAMS), responses: { 200: json({ type: 'object', properties: { data: ref('User') } }), ...errorsOf('INVALID_CREDENTIALS', 'INVALID_TOKEN') } },
-    patch: { operationId: 'updateMe', tags: ['users'], requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { first_name: { type: ['string', 'null'] }, last_name: { type: ['string', 'null'] }, email: { type: 'string', format: 'email' } } } } } }, responses: { 200: json({ type: 'object', properties: { data: ref('User') } }), ...errorsOf('INVALID_PAYLOAD', 'RECORD_NOT_UNIQUE', 'INVALID_CREDENTIALS') } },
+    get: {
+      operationId: 'readMe',
+      tags: ['users'],
+      parameters: queryParams(ONE_PARAMS),
+      responses: { 200: json({ type: 'object', properties: { data: ref('User') } }), ...errorsOf('INVALID_CREDENTIALS', 'INVALID_TOKEN') },
+    },
+    patch: {
+      operationId: 'updateMe',
+      tags: ['users'],
+      requestBody: {
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: {
+                first_name: { type: ['string', 'null'] },
+                last_name: { type: ['string', 'null'] },
+                email: { type: 'string', format: 'email' },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        200: json({ type: 'object', properties: { data: ref('User') } }),
+        ...errorsOf('INVALID_PAYLOAD', 'RECORD_NOT_UNIQUE', 'INVALID_CREDENTIALS'),
+      },
+    },
   };
   const mode = { type: 'string', enum: ['json', 'cookie'] };
-  paths['/auth/login'] = { post: { operationId: 'login', tags: ['auth'], security: [], requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['email', 'password'], properties: { email: { type: 'string' }, password: { type: 'string' }, mode } } } } }, responses: { 200: json(ref('Tokens')), ...errorsOf('INVALID_PAYLOAD', 'INVALID_CREDENTIALS', 'REQUESTS_EXCEEDED') } } };
-  paths['/auth/refresh'] = { post: { operationId: 'refresh', tags: ['auth'], security: [], requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { refresh_token: { type: 'string' }, mode } } } } }, responses: { 200: json(ref('Tokens')), ...errorsOf('INVALID_PAYLOAD', 'INVALID_CREDENTIALS') } } };
-  paths['/auth/logout'] = { post: { operationId: 'logout', tags: ['auth'], security: [], requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { refresh_token: { type: 'string' } } } } } }, responses: { 204: { description: 'Logged out' }, ...errorsOf('INVALID_PAYLOAD') } } };
-  paths['/server/ping'] = { get: { operationId: 'ping', tags: ['server'], security: [], responses: { 200: { description: 'pong', content: { 'text/plain': { schema: { type: 'string', const: 'pong' } } } } } } };
-  paths['/server/health'] = { get: { operationId: 'health', tags: ['server'], security: [], responses: { 200: { description: 'ok or warn (checks for operators only)', content: { 'application/health+json': { schema: { type: 'object', required: ['status'], properties: { status: { enum: ['ok', 'warn', 'error'] }, checks: { type: 'object' } } } } } }, 503: { description: 'error' } } } };
+  paths['/auth/login'] = {
+    post: {
+      operationId: 'login',
+      tags: ['auth'],
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['email', 'password'],
+              properties: { email: { type: 'string' }, password: { type: 'string' }, mode },
+            },
+          },
+        },
+      },
+      responses: { 200: json(ref('Tokens')), ...errorsOf('INVALID_PAYLOAD', 'INVALID_CREDENTIALS', 'REQUESTS_EXCEEDED') },
+    },
+  };
+  paths['/auth/refresh'] = {
+    post: {
+      operationId: 'refresh',
+      tags: ['auth'],
+      security: [],
+      requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { refresh_token: { type: 'string' }, mode } } } } },
+      responses: { 200: json(ref('Tokens')), ...errorsOf('INVALID_PAYLOAD', 'INVALID_CREDENTIALS') },
+    },
+  };
+  paths['/auth/logout'] = {
+    post: {
+      operationId: 'logout',
+      tags: ['auth'],
+      security: [],
+      requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { refresh_token: { type: 'string' } } } } } },
+      responses: { 204: { description: 'Logged out' }, ...errorsOf('INVALID_PAYLOAD') },
+    },
+  };
+  paths['/server/ping'] = {
+    get: {
+      operationId: 'ping',
+      tags: ['server'],
+      security: [],
+      responses: { 200: { description: 'pong', content: { 'text/plain': { schema: { type: 'string', const: 'pong' } } } } },
+    },
+  };
+  paths['/server/health'] = {
+    get: {
+      operationId: 'health',
+      tags: ['server'],
+      security: [],
+      responses: {
+        200: {
+          description: 'ok or warn (checks for operators only)',
+          content: {
+            'application/health+json': {
+              schema: { type: 'object', required: ['status'], properties: { status: { enum: ['ok', 'warn', 'error'] }, checks: { type: 'object' } } },
+            },
+          },
+        },
+        503: { description: 'error' },
+      },
+    },
+  };
   return {
     openapi: '3.1.0',
-    info: { title: 'Legacy video-rendering API (served by the compatibility gateway)', version: '1.0.0', description: 'Directus-style legacy interface, translated onto the v1 API.' },
-    components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A JWT from /auth/login, or a static token' } } },
+    info: {
+      title: 'Legacy video-rendering API (served by the compatibility gateway)',
+      version: '1.0.0',
+      description: 'Directus-style legacy interface, translated onto the v1 API.',
+    },
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A JWT from /auth/login, or a static token' } },
+    },
     security: [{ bearer: [] }],
     paths,
   };

@@ -10,9 +10,13 @@ export interface HealthCheck {
   readonly threshold?: number;
   readonly output?: string;
 }
-export interface HealthReport { readonly status: HealthStatus; readonly checks: Record<string, HealthCheck[]> }
+export interface HealthReport {
+  readonly status: HealthStatus;
+  readonly checks: Record<string, HealthCheck[]>;
+}
 
-const worst = (a: HealthStatus, b: HealthStatus): HealthStatus => (a === 'error' || b === 'error' ? 'error' : a === 'warn' || b === 'warn' ? 'warn' : 'ok');
+const worst = (a: HealthStatus, b: HealthStatus): HealthStatus =>
+  a === 'error' || b === 'error' ? 'error' : a === 'warn' || b === 'warn' ? 'warn' : 'ok';
 /** Store round trips slower than this are a warning (Directus's database threshold). */
 const STORE_THRESHOLD_MS = 150;
 
@@ -22,7 +26,13 @@ export async function storeCheck(deps: Deps): Promise<HealthCheck> {
   try {
     await pingDb(deps.db);
     const ms = Math.round((performance.now() - started) * 1000) / 1000;
-    return { status: ms > STORE_THRESHOLD_MS ? 'warn' : 'ok', componentType: 'datastore', observedValue: ms, observedUnit: 'ms', threshold: STORE_THRESHOLD_MS };
+    return {
+      status: ms > STORE_THRESHOLD_MS ? 'warn' : 'ok',
+      componentType: 'datastore',
+      observedValue: ms,
+      observedUnit: 'ms',
+      threshold: STORE_THRESHOLD_MS,
+    };
   } catch (e) {
     return { status: 'error', componentType: 'datastore', output: `the store did not answer: ${(e as Error).message}` };
   }
@@ -37,12 +47,21 @@ export async function healthReport(deps: Deps): Promise<HealthReport> {
   const v1 = deps.v1Health.check();
   const checks: Record<string, HealthCheck[]> = {
     'store:responseTime': [store],
-    'v1:reachability': [{
-      status: v1.status, componentType: 'component', observedValue: v1.failures, observedUnit: 'failed calls in the last minute',
-      output: `${v1.calls} calls, ${v1.failures} failed${v1.lastOkAt ? `; last answer ${new Date(v1.lastOkAt).toISOString()}` : ''}`,
-    }],
-    'mappings:loaded': [{ status: 'ok', componentType: 'component', observedValue: Object.keys(deps.mappings.schemas).length, observedUnit: 'resources' }],
-    'lifecycle:draining': [{ status: deps.lifecycle.draining ? 'warn' : 'ok', componentType: 'system', observedValue: String(deps.lifecycle.draining) }],
+    'v1:reachability': [
+      {
+        status: v1.status,
+        componentType: 'component',
+        observedValue: v1.failures,
+        observedUnit: 'failed calls in the last minute',
+        output: `${v1.calls} calls, ${v1.failures} failed${v1.lastOkAt ? `; last answer ${new Date(v1.lastOkAt).toISOString()}` : ''}`,
+      },
+    ],
+    'mappings:loaded': [
+      { status: 'ok', componentType: 'component', observedValue: Object.keys(deps.mappings.schemas).length, observedUnit: 'resources' },
+    ],
+    'lifecycle:draining': [
+      { status: deps.lifecycle.draining ? 'warn' : 'ok', componentType: 'system', observedValue: String(deps.lifecycle.draining) },
+    ],
   };
   // v1 down makes the gateway degraded, not dead: a warning at worst, so orchestrators keep it (they watch /healthz)
   const status = worst(store.status, v1.status === 'error' ? 'warn' : v1.status);

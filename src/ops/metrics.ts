@@ -28,19 +28,55 @@ export class Metrics {
   constructor(sources: { cache?: { hits: number; misses: number } } = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: 'gateway_http_requests_total', help: 'Legacy requests by route template, method and status', labelNames: ['route', 'method', 'status'], registers });
+    this.requests = new Counter({
+      name: 'gateway_http_requests_total',
+      help: 'Legacy requests by route template, method and status',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+    });
     this.requestSeconds = new Histogram({
-      name: 'gateway_http_request_duration_seconds', help: 'Legacy request latency', labelNames: ['route', 'method', 'status'], registers,
+      name: 'gateway_http_request_duration_seconds',
+      help: 'Legacy request latency',
+      labelNames: ['route', 'method', 'status'],
+      registers,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     });
-    this.v1Calls = new Counter({ name: 'gateway_v1_calls_total', help: 'HTTP exchanges with v1 by endpoint and status (status 0: no answer)', labelNames: ['endpoint', 'status'], registers });
-    this.v1Seconds = new Histogram({
-      name: 'gateway_v1_call_duration_seconds', help: 'v1 call latency', labelNames: ['endpoint'], registers, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    this.v1Calls = new Counter({
+      name: 'gateway_v1_calls_total',
+      help: 'HTTP exchanges with v1 by endpoint and status (status 0: no answer)',
+      labelNames: ['endpoint', 'status'],
+      registers,
     });
-    this.v1Retries = new Counter({ name: 'gateway_v1_retries_total', help: 'v1 GETs sent again after a 5xx, a network failure or a 429', labelNames: ['endpoint'], registers });
-    this.budgetRefusals = new Counter({ name: 'gateway_v1_call_budget_refusals_total', help: 'Legacy requests refused for needing more than UPSTREAM_CALL_BUDGET v1 calls', registers });
-    this.webhooks = new Counter({ name: 'gateway_webhook_deliveries_total', help: 'v1 webhook deliveries by outcome', labelNames: ['outcome'], registers });
-    this.diffs = new Counter({ name: 'gateway_comparison_diffs_total', help: 'Differences found by compare/shadow mode, by route template', labelNames: ['route'], registers });
+    this.v1Seconds = new Histogram({
+      name: 'gateway_v1_call_duration_seconds',
+      help: 'v1 call latency',
+      labelNames: ['endpoint'],
+      registers,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    });
+    this.v1Retries = new Counter({
+      name: 'gateway_v1_retries_total',
+      help: 'v1 GETs sent again after a 5xx, a network failure or a 429',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.budgetRefusals = new Counter({
+      name: 'gateway_v1_call_budget_refusals_total',
+      help: 'Legacy requests refused for needing more than UPSTREAM_CALL_BUDGET v1 calls',
+      registers,
+    });
+    this.webhooks = new Counter({
+      name: 'gateway_webhook_deliveries_total',
+      help: 'v1 webhook deliveries by outcome',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.diffs = new Counter({
+      name: 'gateway_comparison_diffs_total',
+      help: 'Differences found by compare/shadow mode, by route template',
+      labelNames: ['route'],
+      registers,
+    });
     const cache = sources.cache;
     let seen = { hits: 0, misses: 0 };
     const sync = () => {
@@ -49,8 +85,18 @@ export class Metrics {
       misses.inc(cache.misses - seen.misses);
       seen = { hits: cache.hits, misses: cache.misses };
     };
-    const hits: Counter = new Counter({ name: 'gateway_cache_hits_total', help: 'Per-key v1 cache look-ups that found an entry', registers, collect: sync });
-    const misses: Counter = new Counter({ name: 'gateway_cache_misses_total', help: 'Per-key v1 cache look-ups that found none', registers, collect: sync });
+    const hits: Counter = new Counter({
+      name: 'gateway_cache_hits_total',
+      help: 'Per-key v1 cache look-ups that found an entry',
+      registers,
+      collect: sync,
+    });
+    const misses: Counter = new Counter({
+      name: 'gateway_cache_misses_total',
+      help: 'Per-key v1 cache look-ups that found none',
+      registers,
+      collect: sync,
+    });
   }
 
   request(route: string, method: string, status: number, seconds: number): void {
@@ -66,13 +112,26 @@ export class Metrics {
     if (info.attempt > 0) this.v1Retries.inc({ endpoint });
   }
 
-  budgetRefused(): void { this.budgetRefusals.inc(); }
-  webhook(outcome: WebhookOutcome): void { this.webhooks.inc({ outcome }); }
-  comparisonDiffs(route: string, n: number): void { if (n > 0) this.diffs.inc({ route }, n); }
+  budgetRefused(): void {
+    this.budgetRefusals.inc();
+  }
+  webhook(outcome: WebhookOutcome): void {
+    this.webhooks.inc({ outcome });
+  }
+  comparisonDiffs(route: string, n: number): void {
+    if (n > 0) this.diffs.inc({ route }, n);
+  }
 
   /** A gauge whose value is read at scrape time (index age and lag, once the index exists). */
   gauge(name: string, help: string, read: () => number): void {
-    new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 
   async text(): Promise<{ contentType: string; body: string }> {

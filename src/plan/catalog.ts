@@ -1,6 +1,15 @@
 import { V1NotFoundError } from '../v1/errors.js';
 import type { V1Session, ListQuery } from '../v1/client.js';
-import { V1_PAGE_MAX, type Page, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
+import {
+  V1_PAGE_MAX,
+  type Page,
+  type RenderStatus,
+  type V1Project,
+  type V1Render,
+  type V1Team,
+  type V1TeamMember,
+  type V1TemplateSummary,
+} from '../v1/schemas.js';
 import type { V1Cache } from './cache.js';
 import { mapLimit } from './limit.js';
 import type { CallMeter } from './meter.js';
@@ -29,7 +38,10 @@ export class Catalog {
   /** One v1 call behind the per-key cache; `ttl` may depend on the value (renders by status). */
   private async cached<T>(key: string, ttl: number | ((v: T) => number), load: () => Promise<T>): Promise<T> {
     const hit = this.cache.get<T>(this.p, key);
-    if (hit !== undefined) { this.meter.cacheHits++; return hit; }
+    if (hit !== undefined) {
+      this.meter.cacheHits++;
+      return hit;
+    }
     this.meter.reserve();
     const v = await load();
     this.cache.set(this.p, key, v, typeof ttl === 'number' ? ttl : ttl(v));
@@ -60,9 +72,13 @@ export class Catalog {
 
   async projectsOfTeam(teamId: string): Promise<V1Project[]> {
     const hit = this.cache.get<V1Project[]>(this.p, `projects:${teamId}`);
-    if (hit) { this.meter.cacheHits++; return hit; }
+    if (hit) {
+      this.meter.cacheHits++;
+      return hit;
+    }
     const all: V1Project[] = [];
-    for await (const page of this.walk((cursor) => this.s.projectsPage(teamId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) all.push(...page);
+    for await (const page of this.walk((cursor) => this.s.projectsPage(teamId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) })))
+      all.push(...page);
     this.cache.set(this.p, `projects:${teamId}`, all, this.cache.ttl.metadataMs);
     for (const p of all) this.cache.set(this.p, `project:${p.id}`, p, this.cache.ttl.metadataMs);
     return all;
@@ -91,7 +107,11 @@ export class Catalog {
 
   async render(id: string): Promise<V1Render | undefined> {
     try {
-      return await this.cached(`render:${id}`, (r: V1Render) => this.cache.renderTtl(r), () => this.s.render(id));
+      return await this.cached(
+        `render:${id}`,
+        (r: V1Render) => this.cache.renderTtl(r),
+        () => this.s.render(id),
+      );
     } catch (e) {
       if (e instanceof V1NotFoundError) return undefined;
       throw e;
@@ -108,13 +128,27 @@ export class Catalog {
    * they need of each page).
    */
   renderPages(projectId: string, status?: RenderStatus): AsyncGenerator<readonly V1Render[]> {
-    return this.walk((cursor) => this.gate.run(() => this.s.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) })));
+    return this.walk((cursor) =>
+      this.gate.run(() => this.s.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) })),
+    );
   }
 
   /** A lazy stream of one project's renders in v1 order (for early termination), pages fetched under the gate. */
-  stream<T extends { readonly created_at: number } = V1Render>(projectId: string, q: ListQuery, firstPageLimit = V1_PAGE_MAX, prefetch = false, transform?: (items: readonly V1Render[]) => Promise<T[]>): RenderStream<T> {
+  stream<T extends { readonly created_at: number } = V1Render>(
+    projectId: string,
+    q: ListQuery,
+    firstPageLimit = V1_PAGE_MAX,
+    prefetch = false,
+    transform?: (items: readonly V1Render[]) => Promise<T[]>,
+  ): RenderStream<T> {
     // a cursor stays valid across limits (v1 binds it to endpoint and filters only)
-    return new RenderStream<T>((cursor) => this.page(() => this.s.rendersPage(projectId, { ...q, limit: cursor ? V1_PAGE_MAX : firstPageLimit, ...(cursor ? { cursor } : {}) })), this.gate, prefetch, transform);
+    return new RenderStream<T>(
+      (cursor) =>
+        this.page(() => this.s.rendersPage(projectId, { ...q, limit: cursor ? V1_PAGE_MAX : firstPageLimit, ...(cursor ? { cursor } : {}) })),
+      this.gate,
+      prefetch,
+      transform,
+    );
   }
 }
 
@@ -126,7 +160,12 @@ export class Gate {
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active >= this.n) await new Promise<void>((r) => this.waiting.push(r));
     this.active++;
-    try { return await fn(); } finally { this.active--; this.waiting.shift()?.(); }
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
   }
 }
 
@@ -146,15 +185,17 @@ export class RenderStream<T extends { readonly created_at: number } = V1Render> 
   ) {}
 
   private load(): Promise<void> {
-    this.next ??= this.gate.run(() => this.fetch(this.started ? this.cursor : undefined)).then(async (page) => {
-      this.started = true;
-      this.cursor = page.next_cursor ?? undefined;
-      this.buffer.push(...(await this.transform(page.data)));
-      if (this.cursor === undefined) this.done = true;
-      this.next = undefined;
-      // read ahead: while this page is consumed, the next one is on its way (bounded by the gate)
-      if (this.prefetch && !this.done && this.buffer.length < 30) void this.load().catch(() => {});
-    });
+    this.next ??= this.gate
+      .run(() => this.fetch(this.started ? this.cursor : undefined))
+      .then(async (page) => {
+        this.started = true;
+        this.cursor = page.next_cursor ?? undefined;
+        this.buffer.push(...(await this.transform(page.data)));
+        if (this.cursor === undefined) this.done = true;
+        this.next = undefined;
+        // read ahead: while this page is consumed, the next one is on its way (bounded by the gate)
+        if (this.prefetch && !this.done && this.buffer.length < 30) void this.load().catch(() => {});
+      });
     return this.next;
   }
 

@@ -11,7 +11,9 @@ import { sortYielding } from './sort-yielding.js';
 import { mergeByKey } from './merge.js';
 import type { Plan } from './plan.js';
 
-export interface Execution { readonly result: QueryResult }
+export interface Execution {
+  readonly result: QueryResult;
+}
 
 /**
  * An item already serialised, as UTF-8 bytes: entries waiting in merge and scan buffers are kept so,
@@ -35,7 +37,13 @@ function pick(rec: Rec, keys: readonly string[]): Rec {
  * Render records projected for the answer: their stored `data` read first unless the records were
  * built with it, relations looked up as the projection needs them.
  */
-async function shapeRenders(index: RecordIndex, project: (r: Rec) => unknown, recs: readonly Rec[], v1Ids: readonly string[], withData: boolean): Promise<unknown[]> {
+async function shapeRenders(
+  index: RecordIndex,
+  project: (r: Rec) => unknown,
+  recs: readonly Rec[],
+  v1Ids: readonly string[],
+  withData: boolean,
+): Promise<unknown[]> {
   const full = withData ? recs : await index.withData(recs, v1Ids);
   return projectInChunks(index, project, full);
 }
@@ -70,7 +78,9 @@ async function projectScope(plan: Plan, env: ExecEnv, teams: readonly V1Team[] |
   if (plan.scope.projects) {
     // GET /v1/projects/:id is reach-checked by v1 itself (404)
     const v1 = (await Promise.all(plan.scope.projects.map((u) => env.ids.toV1('project', u)))).filter((x): x is string => !!x);
-    projects = (await env.catalog.map(v1, (id) => env.catalog.project(id))).filter((p): p is V1Project => !!p && (!teamIds || teamIds.has(p.team.id)));
+    projects = (await env.catalog.map(v1, (id) => env.catalog.project(id))).filter(
+      (p): p is V1Project => !!p && (!teamIds || teamIds.has(p.team.id)),
+    );
   } else {
     projects = (await env.catalog.map(teams ?? (await env.catalog.teams()), (t) => env.catalog.projectsOfTeam(t.id))).flat();
   }
@@ -79,24 +89,42 @@ async function projectScope(plan: Plan, env: ExecEnv, teams: readonly V1Team[] |
 }
 
 /** The shared selection over complete records (records already hold their data), relations fetched as it needs them, then projection. */
-async function finish(q: QueryNode, schema: ResourceSchema, env: ExecEnv, index: RecordIndex, records: readonly Rec[], total: number | (() => Promise<number>)): Promise<QueryResult> {
+async function finish(
+  q: QueryNode,
+  schema: ResourceSchema,
+  env: ExecEnv,
+  index: RecordIndex,
+  records: readonly Rec[],
+  total: number | (() => Promise<number>),
+): Promise<QueryResult> {
   const { schemas } = env.mappings;
   const totalCount = q.meta.includes('total_count') ? (typeof total === 'number' ? total : await total()) : records.length;
   const sel = await index.settle(() => selectRecords(records, q, schemas, index, { numericStrings: true }, totalCount));
   const project = compileProjection(q.fields, schema, schemas, index, env.budget);
-  const data = sel.rows ?? await projectInChunks(index, project, sel.page ?? []);
+  const data = sel.rows ?? (await projectInChunks(index, project, sel.page ?? []));
   return sel.meta ? { meta: sel.meta, data } : { data };
 }
 
 /** A render record with the v1 id it came from. */
-interface Match { readonly rec: Rec; readonly v1Id: string }
+interface Match {
+  readonly rec: Rec;
+  readonly v1Id: string;
+}
 
 /**
  * Reads every page of the scope (bounded fan-out, uncached), translating and filtering each as it
  * arrives; `take` keeps what it needs of the page's matches. Returns how many renders were read.
  * Render ids are derived, not recorded: the caller records (`ids.toLegacy`) those it answers.
  */
-async function scanScope(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], withData: boolean, take: (matches: Match[]) => Promise<void> | void): Promise<number> {
+async function scanScope(
+  q: QueryNode,
+  plan: Plan,
+  env: ExecEnv,
+  index: RecordIndex,
+  projects: readonly V1Project[],
+  withData: boolean,
+  take: (matches: Match[]) => Promise<void> | void,
+): Promise<number> {
   const schema = env.mappings.schemas.render as ResourceSchema;
   const filter = compileFilter(q.filter, schema, env.mappings.schemas, index);
   const search = compileSearch(q.search, schema);
@@ -106,7 +134,9 @@ async function scanScope(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIn
     for await (const page of env.catalog.renderPages(p.id, status)) {
       scanned += page.length;
       const recs = await index.scannedRenders(page, withData);
-      await take(await index.settle(() => recs.map((rec, i) => ({ rec, v1Id: (page[i] as V1Render).id })).filter((m) => filter(m.rec) && search(m.rec))));
+      await take(
+        await index.settle(() => recs.map((rec, i) => ({ rec, v1Id: (page[i] as V1Render).id })).filter((m) => filter(m.rec) && search(m.rec))),
+      );
       await env.ids.flush();
     }
   });
@@ -117,7 +147,14 @@ async function scanScope(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIn
  * Aggregates and groups over the scope: each page's matches are reduced, as they arrive, to the few
  * fields the selection reads (fieldsToSelect), so memory follows the matches × those fields, not whole records.
  */
-async function aggregateRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], countAll: (() => Promise<number>) | null): Promise<QueryResult> {
+async function aggregateRenders(
+  q: QueryNode,
+  plan: Plan,
+  env: ExecEnv,
+  index: RecordIndex,
+  projects: readonly V1Project[],
+  countAll: (() => Promise<number>) | null,
+): Promise<QueryResult> {
   const schema = env.mappings.schemas.render as ResourceSchema;
   const keep = [...fieldsToSelect(q, schema)];
   // render uuids reach the answer only when grouped by, or aggregated over, the id
@@ -141,7 +178,9 @@ async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
     // v1 answers 404 for what the key cannot reach: no team list is needed unless accounts narrow it
     const teamIds = plan.scope.accounts ? new Set((await teamScope(plan, env)).map((t) => t.id)) : null;
     const v1 = (await Promise.all((plan.ids ?? []).map((u) => env.ids.toV1('render', u)))).filter((x): x is string => !!x);
-    const renders = (await env.catalog.map(v1, (id) => env.catalog.render(id))).filter((r): r is V1Render => !!r && (!teamIds || teamIds.has(r.project.team)));
+    const renders = (await env.catalog.map(v1, (id) => env.catalog.render(id))).filter(
+      (r): r is V1Render => !!r && (!teamIds || teamIds.has(r.project.team)),
+    );
     return finish(q, schema, env, index, await index.renders(renders), renders.length);
   }
   const teams = plan.scope.projects && !plan.scope.accounts ? null : await teamScope(plan, env);
@@ -152,7 +191,9 @@ async function listRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
   const countAll = async () => {
     const everyProject = (await env.catalog.map(await env.catalog.teams(), (t) => env.catalog.projectsOfTeam(t.id))).flat();
     let n = 0;
-    await env.catalog.map(everyProject, async (p) => { for await (const page of env.catalog.renderPages(p.id)) n += page.length; });
+    await env.catalog.map(everyProject, async (p) => {
+      for await (const page of env.catalog.renderPages(p.id)) n += page.length;
+    });
     return n;
   };
   // a status with no v1 counterpart matches nothing; total_count still counts everything reachable
@@ -177,7 +218,14 @@ const COMPACT_SCAN_AFTER = 2000;
  * best offset + limit records so far (pruned with the query's own comparator whenever the buffer
  * doubles); for `limit=-1` (and deep pages), as sort keys and serialised JSON, not objects.
  */
-async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex, projects: readonly V1Project[], countAll: (() => Promise<number>) | null): Promise<QueryResult> {
+async function scanRenders(
+  q: QueryNode,
+  plan: Plan,
+  env: ExecEnv,
+  index: RecordIndex,
+  projects: readonly V1Project[],
+  countAll: (() => Promise<number>) | null,
+): Promise<QueryResult> {
   const schema = env.mappings.schemas.render as ResourceSchema;
   const { schemas } = env.mappings;
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
@@ -200,7 +248,13 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
     matched += matches.length;
     if (everything) for (const m of matches) env.ids.toLegacy('render', m.v1Id); // every match is answered
     if (compact) {
-      const shaped = await shapeRenders(index, project, matches.map((m) => m.rec), matches.map((m) => m.v1Id), withData);
+      const shaped = await shapeRenders(
+        index,
+        project,
+        matches.map((m) => m.rec),
+        matches.map((m) => m.v1Id),
+        withData,
+      );
       matches.forEach((m, i) => candidates.push({ rec: pick(m.rec, keys), v1Id: everything ? '' : m.v1Id, json: RawJson.of(shaped[i]) }));
     } else {
       for (const m of matches) candidates.push(m);
@@ -231,7 +285,13 @@ async function scanRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Record
     return meta ? { meta, data: [], stream } : { data: [], stream };
   }
   await record(0, chosen.length);
-  const data = await shapeRenders(index, project, chosen.map((c) => c.rec), chosen.map((c) => c.v1Id), withData);
+  const data = await shapeRenders(
+    index,
+    project,
+    chosen.map((c) => c.rec),
+    chosen.map((c) => c.v1Id),
+    withData,
+  );
   return meta ? { meta, data } : { data };
 }
 
@@ -264,12 +324,20 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
     const recs = items.map((r) => ({ created_at: r.created_at, rec: index.renderRecord(r, data.get(r.id) ?? {}), v1Id: r.id }));
     const kept = await index.settle(() => recs.filter((x) => filter(x.rec) && search(x.rec)));
     if (!all) return kept;
-    const shaped = await shapeRenders(index, project, kept.map((x) => x.rec), [], true);
+    const shaped = await shapeRenders(
+      index,
+      project,
+      kept.map((x) => x.rec),
+      [],
+      true,
+    );
     // only what ordering needs stays on the heap; the answer itself waits as bytes
     return kept.map((x, i) => ({ created_at: x.created_at, rec: pick(x.rec, ['id', 'date_created']), v1Id: '', json: RawJson.of(shaped[i]) }));
   };
   // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
-  const streams = projects.map((p) => env.catalog.stream<Entry>(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first, all, toEntries));
+  const streams = projects.map((p) =>
+    env.catalog.stream<Entry>(p.id, { order, ...(plan.pushdown.status ? { status: plan.pushdown.status } : {}) }, first, all, toEntries),
+  );
   const limit = q.limit === -1 ? Number.MAX_SAFE_INTEGER : q.limit;
   let skipped = 0;
   let emitted = 0;
@@ -282,7 +350,13 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
       for (const e of out) yield e.json as RawJson;
       return;
     }
-    const shaped = await shapeRenders(index, project, out.map((b) => b.rec), out.map((b) => b.v1Id), withData);
+    const shaped = await shapeRenders(
+      index,
+      project,
+      out.map((b) => b.rec),
+      out.map((b) => b.v1Id),
+      withData,
+    );
     await env.ids.flush();
     yield* shaped;
   };
@@ -290,11 +364,18 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
     // a whole timestamp is settled at once, so ties across projects order by the legacy id
     if (group.length > 1) group.sort((a, b) => cmp(a.rec, b.rec));
     for (const k of group) {
-      if (skipped < q.offset) { skipped++; continue; }
+      if (skipped < q.offset) {
+        skipped++;
+        continue;
+      }
       if (emitted + batch.length >= limit) break;
       batch.push(k);
     }
-    if (batch.length >= 500) { const n = batch.length; yield* flush(); emitted += n; }
+    if (batch.length >= 500) {
+      const n = batch.length;
+      yield* flush();
+      emitted += n;
+    }
     if (emitted + batch.length >= limit) break;
   }
   if (batch.length > 0) yield* flush();
@@ -307,11 +388,25 @@ async function listProjects(q: QueryNode, plan: Plan, env: ExecEnv, index: Recor
     const teamIds = new Set(teams.map((t) => t.id));
     const v1 = (await Promise.all((plan.ids ?? []).map((u) => env.ids.toV1('project', u)))).filter((x): x is string => !!x);
     const projects = (await env.catalog.map(v1, (id) => env.catalog.project(id))).filter((p): p is V1Project => !!p && teamIds.has(p.team.id));
-    return finish(q, schema, env, index, projects.map((p) => index.project(p)), projects.length);
+    return finish(
+      q,
+      schema,
+      env,
+      index,
+      projects.map((p) => index.project(p)),
+      projects.length,
+    );
   }
   const projects = (await env.catalog.map(teams, (t) => env.catalog.projectsOfTeam(t.id))).flat();
   const total = async () => (await env.catalog.map(await env.catalog.teams(), (t) => env.catalog.projectsOfTeam(t.id))).flat().length;
-  return finish(q, schema, env, index, projects.map((p) => index.project(p)), plan.scope.accounts ? total : projects.length);
+  return finish(
+    q,
+    schema,
+    env,
+    index,
+    projects.map((p) => index.project(p)),
+    plan.scope.accounts ? total : projects.length,
+  );
 }
 
 async function listAccounts(q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex): Promise<QueryResult> {
@@ -331,7 +426,10 @@ async function listTemplates(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
 }
 
 const LISTERS: Record<string, (q: QueryNode, plan: Plan, env: ExecEnv, index: RecordIndex) => Promise<QueryResult>> = {
-  render: listRenders, project: listProjects, account: listAccounts, template: listTemplates,
+  render: listRenders,
+  project: listProjects,
+  account: listAccounts,
+  template: listTemplates,
 };
 
 export async function executeList(resource: string, q: QueryNode, plan: Plan, env: ExecEnv): Promise<Execution> {
@@ -345,7 +443,14 @@ export async function executeList(resource: string, q: QueryNode, plan: Plan, en
 /** One item by legacy uuid: 403 FORBIDDEN when unknown, unreachable or malformed (Directus). */
 export async function executeOne(resource: string, uuid: string, q: QueryNode, plan: (q: QueryNode) => Plan, env: ExecEnv): Promise<unknown> {
   const byId = Query.with(q, {
-    filter: Compare.create(FieldRef.create(['id']), '_eq', uuid.toLowerCase()), search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [],
+    filter: Compare.create(FieldRef.create(['id']), '_eq', uuid.toLowerCase()),
+    search: null,
+    meta: [],
+    limit: 1,
+    offset: 0,
+    sort: [],
+    aggregate: [],
+    groupBy: [],
   });
   const { result } = await executeList(resource, byId, plan(byId), env);
   const data = result.data[0];

@@ -42,7 +42,10 @@ export class RecordIndex implements Lookup {
 
   add(type: string, rec: Rec, v1?: unknown): Rec {
     let m = this.byType.get(type);
-    if (!m) { m = new Map(); this.byType.set(type, m); }
+    if (!m) {
+      m = new Map();
+      this.byType.set(type, m);
+    }
     m.set(rec.id as string, rec);
     if (v1 !== undefined) this.v1Of.set(`${type}:${rec.id as string}`, v1);
     return rec;
@@ -108,7 +111,12 @@ export class RecordIndex implements Lookup {
   /** One legacy render record (not kept in the index: streams pass through without retaining). */
   renderRecord(r: V1Render, data: unknown, answered = true): Rec {
     const project = this.v1<V1Project>('project', this.env.ids.toLegacy('project', r.project.id));
-    return toLegacyRender(r, this.env, { data, overlay: this.env.overlays.render?.get(r.id) as Overlay | undefined, projectThumbnail: project?.thumbnail_url ?? null, answered });
+    return toLegacyRender(r, this.env, {
+      data,
+      overlay: this.env.overlays.render?.get(r.id) as Overlay | undefined,
+      projectThumbnail: project?.thumbnail_url ?? null,
+      answered,
+    });
   }
 
   /** Fills `data` of render records built without it (only the page that is answered needs it). */
@@ -122,7 +130,11 @@ export class RecordIndex implements Lookup {
   }
 
   account(t: V1Team, ownerV1Id: string | null): Rec {
-    return this.add('account', toLegacyAccount(t, ownerV1Id, this.env, this.env.overlays.account?.get(t.id) as Overlay | undefined, this.env.credits?.[t.id] ?? null), t);
+    return this.add(
+      'account',
+      toLegacyAccount(t, ownerV1Id, this.env, this.env.overlays.account?.get(t.id) as Overlay | undefined, this.env.credits?.[t.id] ?? null),
+      t,
+    );
   }
 
   template(t: V1TemplateSummary, project: V1Project): Rec {
@@ -138,7 +150,10 @@ export class RecordIndex implements Lookup {
 
   private async fill(): Promise<void> {
     const { catalog, ids } = this.env;
-    const ones = [...this.missOne].map((k) => { const i = k.indexOf(':'); return { type: k.slice(0, i), id: k.slice(i + 1) }; });
+    const ones = [...this.missOne].map((k) => {
+      const i = k.indexOf(':');
+      return { type: k.slice(0, i), id: k.slice(i + 1) };
+    });
     await catalog.map(ones, async ({ type, id }) => {
       if (type === 'project') {
         const v1 = await ids.toV1('project', id);
@@ -170,8 +185,18 @@ export class RecordIndex implements Lookup {
         this.setChildren('project', id, field, recs);
       } else if (parentResource === 'account' && field === 'projects') {
         const t = this.v1<V1Team>('account', id);
-        const projects = t ? (await catalog.projectsOfTeam(t.id)).slice().sort((a, b) => b.created_at - a.created_at).slice(0, this.env.nestedLimit) : [];
-        this.setChildren('account', id, field, projects.map((p) => this.project(p)));
+        const projects = t
+          ? (await catalog.projectsOfTeam(t.id))
+              .slice()
+              .sort((a, b) => b.created_at - a.created_at)
+              .slice(0, this.env.nestedLimit)
+          : [];
+        this.setChildren(
+          'account',
+          id,
+          field,
+          projects.map((p) => this.project(p)),
+        );
       } else if (parentResource === 'account' && field === 'renders') {
         const t = this.v1<V1Team>('account', id);
         const projects = t ? await catalog.projectsOfTeam(t.id) : [];

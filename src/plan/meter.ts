@@ -9,7 +9,10 @@ export class CallMeter implements V1Meter {
   coalesced = 0;
   cacheHits = 0;
   readonly byEndpoint = new Map<string, number>();
-  constructor(private readonly budget: number, private readonly onRefused?: () => void) {}
+  constructor(
+    private readonly budget: number,
+    private readonly onRefused?: () => void,
+  ) {}
 
   onCall(info: V1CallInfo): void {
     this.calls++;
@@ -26,12 +29,21 @@ export class CallMeter implements V1Meter {
     if (this.calls + n > this.budget) {
       this.onRefused?.();
       throw errors.invalidQuery([
-        `This query needs more than ${this.budget} calls to the v1 API. Narrow it: filter on project or account (filter[project][_eq]=…), ask for fewer items (limit), or drop meta=filter_count/total_count and aggregates over everything`,
+        `This query needs more than ${this.budget} calls to the v1 API. Narrow it: ` +
+          'filter on project or account (filter[project][_eq]=…), ask for fewer items (limit), ' +
+          'or drop meta=filter_count/total_count and aggregates over everything',
       ]);
     }
   }
 
   summary(): Record<string, unknown> {
-    return { v1_calls: this.calls, pages: this.pages, records_scanned: this.records, coalesced: this.coalesced, cache_hits: this.cacheHits, by_endpoint: Object.fromEntries(this.byEndpoint) };
+    return {
+      v1_calls: this.calls,
+      pages: this.pages,
+      records_scanned: this.records,
+      coalesced: this.coalesced,
+      cache_hits: this.cacheHits,
+      by_endpoint: Object.fromEntries(this.byEndpoint),
+    };
   }
 }

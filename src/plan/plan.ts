@@ -65,14 +65,24 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
     if (c.kind !== 'Compare' || c.field.fn) continue;
     const path = c.field.path.join('.');
     const values = uuidsOf(c);
-    if (path === 'id' && values) { ids = intersect(ids, values); reasons.push(`id ${c.op} → direct GET`); }
+    if (path === 'id' && values) {
+      ids = intersect(ids, values);
+      reasons.push(`id ${c.op} → direct GET`);
+    }
     if (resourceKey === 'render' || resourceKey === 'project' || resourceKey === 'template') {
-      if ((path === 'account' || path === 'project.account') && values) { accounts = intersect(accounts, values); reasons.push(`${path} ${c.op} narrows the teams`); }
+      if ((path === 'account' || path === 'project.account') && values) {
+        accounts = intersect(accounts, values);
+        reasons.push(`${path} ${c.op} narrows the teams`);
+      }
     }
     if (resourceKey === 'account' && path === 'id' && values) accounts = intersect(accounts, values);
-    if (resourceKey === 'render' && path === 'project' && values) { projects = intersect(projects, values); reasons.push(`project ${c.op} narrows the projects`); }
+    if (resourceKey === 'render' && path === 'project' && values) {
+      projects = intersect(projects, values);
+      reasons.push(`project ${c.op} narrows the projects`);
+    }
     if (resourceKey === 'render' && path === 'status') {
-      const legacy = c.op === '_eq' && typeof c.value === 'string' ? [c.value] : c.op === '_in' && Array.isArray(c.value) ? (c.value as string[]) : null;
+      const legacy =
+        c.op === '_eq' && typeof c.value === 'string' ? [c.value] : c.op === '_in' && Array.isArray(c.value) ? (c.value as string[]) : null;
       if (legacy) {
         const v1 = [...new Set(legacy.flatMap((s) => ctx.statusToV1[s] ?? []))];
         statuses = statuses === null ? v1 : statuses.filter((s) => v1.includes(s));
@@ -80,9 +90,12 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
     }
   }
   const needsAll = q.meta.includes('filter_count') || q.meta.includes('total_count') || q.aggregate.length > 0 || q.groupBy.length > 0;
-  const sortKeys = q.sort.length > 0
-    ? q.sort.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field.fn ? `${s.field.fn}(` : ''}${s.field.path.join('.')}${s.field.fn ? ')' : ''}`)
-    : [...(ctx.schemas[resourceKey]?.defaultSort ?? [])];
+  const sortKeys =
+    q.sort.length > 0
+      ? q.sort.map(
+          (s) => `${s.direction === 'desc' ? '-' : ''}${s.field.fn ? `${s.field.fn}(` : ''}${s.field.path.join('.')}${s.field.fn ? ')' : ''}`,
+        )
+      : [...(ctx.schemas[resourceKey]?.defaultSort ?? [])];
   let order: 'asc' | 'desc' | null = null;
   if (sortKeys[0] === 'date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'asc';
   else if (sortKeys[0] === '-date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'desc';
@@ -102,8 +115,14 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
     resource: resourceKey,
     strategy,
     ids: ids === null ? null : Object.freeze([...new Set(ids)]),
-    scope: Object.freeze({ accounts: accounts === null ? null : Object.freeze([...new Set(accounts)]), projects: projects === null ? null : Object.freeze([...new Set(projects)]) }),
-    pushdown: Object.freeze({ status: resourceKey === 'render' ? status : null, order: resourceKey === 'render' && strategy !== 'direct' ? order : null }),
+    scope: Object.freeze({
+      accounts: accounts === null ? null : Object.freeze([...new Set(accounts)]),
+      projects: projects === null ? null : Object.freeze([...new Set(projects)]),
+    }),
+    pushdown: Object.freeze({
+      status: resourceKey === 'render' ? status : null,
+      order: resourceKey === 'render' && strategy !== 'direct' ? order : null,
+    }),
     statuses: statuses === null ? null : Object.freeze(statuses),
     residual: q.filter,
     stopAfter: strategy === 'merge' && q.limit !== -1 ? q.offset + q.limit : null,

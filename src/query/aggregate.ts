@@ -15,8 +15,16 @@ const num = (v: number | null, strings: boolean) => (v === null ? null : strings
  * so ties are stable), limit/offset applied to groups.
  */
 export function aggregateRows(
-  records: readonly Rec[], aggregates: readonly AggregateNode[], groupBy: readonly FieldRefT[], sort: readonly SortNode[],
-  limit: number, offset: number, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, options: AggregateOptions,
+  records: readonly Rec[],
+  aggregates: readonly AggregateNode[],
+  groupBy: readonly FieldRefT[],
+  sort: readonly SortNode[],
+  limit: number,
+  offset: number,
+  resource: ResourceSchema,
+  schemas: SchemaRegistry,
+  lookup: Lookup,
+  options: AggregateOptions,
 ): Record<string, unknown>[] {
   const keyGetters = groupBy.map((g) => ({ key: FieldRef.key(g), get: compileGetter(g.path, g.fn, resource, schemas, lookup).get }));
   const groups = new Map<string, { keys: unknown[]; recs: Rec[] }>();
@@ -26,28 +34,62 @@ export function aggregateRows(
       const keys = keyGetters.map((k) => k.get(r) ?? null);
       const id = JSON.stringify(keys);
       let g = groups.get(id);
-      if (!g) { g = { keys, recs: [] }; groups.set(id, g); }
+      if (!g) {
+        g = { keys, recs: [] };
+        groups.set(id, g);
+      }
       g.recs.push(r);
     }
   }
   const rows: Record<string, unknown>[] = [];
   for (const g of groups.values()) {
     const row: Record<string, unknown> = {};
-    keyGetters.forEach((k, i) => { row[k.key] = g.keys[i]; });
+    keyGetters.forEach((k, i) => {
+      row[k.key] = g.keys[i];
+    });
     for (const a of aggregates) {
-      if (a.field === '*') { row.count = num(g.recs.length, options.numericStrings); continue; }
+      if (a.field === '*') {
+        row.count = num(g.recs.length, options.numericStrings);
+        continue;
+      }
       const values = g.recs.map((r) => r[a.field]).filter((v) => v !== null && v !== undefined);
       const distinct = [...new Set(values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : v)))];
       let out: unknown;
       switch (a.fn) {
-        case 'count': out = num(values.length, options.numericStrings); break;
-        case 'countDistinct': out = num(distinct.length, options.numericStrings); break;
-        case 'sum': out = values.length ? num((values as number[]).reduce((s, v) => s + v, 0), options.numericStrings) : null; break;
-        case 'sumDistinct': out = distinct.length ? num((distinct as number[]).reduce((s, v) => s + v, 0), options.numericStrings) : null; break;
-        case 'avg': out = values.length ? num((values as number[]).reduce((s, v) => s + v, 0) / values.length, options.numericStrings) : null; break;
-        case 'avgDistinct': out = distinct.length ? num((distinct as number[]).reduce((s, v) => s + v, 0) / distinct.length, options.numericStrings) : null; break;
-        case 'min': out = values.length ? values.reduce((m, v) => ((v as never) < (m as never) ? v : m)) : null; break;
-        case 'max': out = values.length ? values.reduce((m, v) => ((v as never) > (m as never) ? v : m)) : null; break;
+        case 'count':
+          out = num(values.length, options.numericStrings);
+          break;
+        case 'countDistinct':
+          out = num(distinct.length, options.numericStrings);
+          break;
+        case 'sum':
+          out = values.length
+            ? num(
+                (values as number[]).reduce((s, v) => s + v, 0),
+                options.numericStrings,
+              )
+            : null;
+          break;
+        case 'sumDistinct':
+          out = distinct.length
+            ? num(
+                (distinct as number[]).reduce((s, v) => s + v, 0),
+                options.numericStrings,
+              )
+            : null;
+          break;
+        case 'avg':
+          out = values.length ? num((values as number[]).reduce((s, v) => s + v, 0) / values.length, options.numericStrings) : null;
+          break;
+        case 'avgDistinct':
+          out = distinct.length ? num((distinct as number[]).reduce((s, v) => s + v, 0) / distinct.length, options.numericStrings) : null;
+          break;
+        case 'min':
+          out = values.length ? values.reduce((m, v) => ((v as never) < (m as never) ? v : m)) : null;
+          break;
+        case 'max':
+          out = values.length ? values.reduce((m, v) => ((v as never) > (m as never) ? v : m)) : null;
+          break;
       }
       // several fields of one function make one object per function; a field after `count=*` replaces its
       // plain count, as Directus unflattens `count` then `count->id` ({"count":{"id":"800"}} for `*,id`)

@@ -20,20 +20,45 @@ export interface CompareNode {
   /** Resolved value: dynamic variables replaced, `$NOW` as an ISO string, lists for _in/_between. */
   readonly value: Scalar | readonly Scalar[];
 }
-export interface AndNode { readonly kind: 'And'; readonly children: readonly FilterNode[] }
-export interface OrNode { readonly kind: 'Or'; readonly children: readonly FilterNode[] }
+export interface AndNode {
+  readonly kind: 'And';
+  readonly children: readonly FilterNode[];
+}
+export interface OrNode {
+  readonly kind: 'Or';
+  readonly children: readonly FilterNode[];
+}
 /** A one-to-many condition: some (or no) related item matches `filter`. `path` leads to the o2m field. */
-export interface RelationNode { readonly kind: 'Relation'; readonly path: readonly string[]; readonly quantifier: 'some' | 'none'; readonly filter: FilterNode }
-export interface TrueNode { readonly kind: 'True' }
+export interface RelationNode {
+  readonly kind: 'Relation';
+  readonly path: readonly string[];
+  readonly quantifier: 'some' | 'none';
+  readonly filter: FilterNode;
+}
+export interface TrueNode {
+  readonly kind: 'True';
+}
 export type FilterNode = CompareNode | AndNode | OrNode | RelationNode | TrueNode;
 
-export interface SortNode { readonly kind: 'Sort'; readonly field: FieldRef; readonly direction: 'asc' | 'desc' }
+export interface SortNode {
+  readonly kind: 'Sort';
+  readonly field: FieldRef;
+  readonly direction: 'asc' | 'desc';
+}
 
 export type AggregateFn = 'count' | 'countDistinct' | 'sum' | 'sumDistinct' | 'avg' | 'avgDistinct' | 'min' | 'max';
-export interface AggregateNode { readonly kind: 'Aggregate'; readonly fn: AggregateFn; readonly field: string }
+export interface AggregateNode {
+  readonly kind: 'Aggregate';
+  readonly fn: AggregateFn;
+  readonly field: string;
+}
 
 /** A selected field: a path (`project.title`, `renders.*`, `*`), or a date function of a root field. */
-export interface SelectNode { readonly kind: 'Select'; readonly path: readonly string[]; readonly fn?: DateFunction }
+export interface SelectNode {
+  readonly kind: 'Select';
+  readonly path: readonly string[];
+  readonly fn?: DateFunction;
+}
 
 export type MetaKey = 'total_count' | 'filter_count';
 
@@ -67,15 +92,17 @@ export const Compare = {
 export const And = { create: (children: readonly FilterNode[]): AndNode => freeze({ kind: 'And', children: freeze([...children]) }) };
 export const Or = { create: (children: readonly FilterNode[]): OrNode => freeze({ kind: 'Or', children: freeze([...children]) }) };
 export const Relation = {
-  create: (path: readonly string[], quantifier: 'some' | 'none', filter: FilterNode): RelationNode => freeze({ kind: 'Relation', path: freeze([...path]), quantifier, filter }),
+  create: (path: readonly string[], quantifier: 'some' | 'none', filter: FilterNode): RelationNode =>
+    freeze({ kind: 'Relation', path: freeze([...path]), quantifier, filter }),
 };
 export const True: TrueNode = freeze({ kind: 'True' });
 export const Sort = { create: (field: FieldRef, direction: 'asc' | 'desc'): SortNode => freeze({ kind: 'Sort', field, direction }) };
 export const Aggregate = { create: (fn: AggregateFn, field: string): AggregateNode => freeze({ kind: 'Aggregate', fn, field }) };
-export const Select = { create: (path: readonly string[], fn?: DateFunction): SelectNode => freeze({ kind: 'Select', path: freeze([...path]), ...(fn ? { fn } : {}) }) };
+export const Select = {
+  create: (path: readonly string[], fn?: DateFunction): SelectNode => freeze({ kind: 'Select', path: freeze([...path]), ...(fn ? { fn } : {}) }),
+};
 export const Query = {
   create: (q: Omit<QueryNode, 'kind'>): QueryNode => freeze({ kind: 'Query', ...q }),
   /** A copy with some parts replaced (the AST is never mutated). */
   with: (q: QueryNode, patch: Partial<Omit<QueryNode, 'kind'>>): QueryNode => freeze({ ...q, ...patch }),
 };
-

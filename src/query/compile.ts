@@ -25,13 +25,20 @@ export function dateFn(fn: DateFunction): (v: unknown) => number | null {
     const d = new Date(v);
     if (Number.isNaN(d.getTime())) return null;
     switch (fn) {
-      case 'year': return d.getUTCFullYear();
-      case 'month': return d.getUTCMonth() + 1;
-      case 'day': return d.getUTCDate();
-      case 'weekday': return d.getUTCDay();
-      case 'hour': return d.getUTCHours();
-      case 'minute': return d.getUTCMinutes();
-      case 'second': return d.getUTCSeconds();
+      case 'year':
+        return d.getUTCFullYear();
+      case 'month':
+        return d.getUTCMonth() + 1;
+      case 'day':
+        return d.getUTCDate();
+      case 'weekday':
+        return d.getUTCDay();
+      case 'hour':
+        return d.getUTCHours();
+      case 'minute':
+        return d.getUTCMinutes();
+      case 'second':
+        return d.getUTCSeconds();
       case 'week': {
         const t = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
         const day = t.getUTCDay() || 7;
@@ -44,7 +51,13 @@ export function dateFn(fn: DateFunction): (v: unknown) => number | null {
 }
 
 /** A getter for a path over many-to-one relations (and the type at its end). */
-export function compileGetter(path: readonly string[], fn: DateFunction | undefined, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): { get: Getter; type: FieldType } {
+export function compileGetter(
+  path: readonly string[],
+  fn: DateFunction | undefined,
+  resource: ResourceSchema,
+  schemas: SchemaRegistry,
+  lookup: Lookup,
+): { get: Getter; type: FieldType } {
   let current = resource;
   const steps: { field: string; next?: string }[] = [];
   let type: FieldType = 'string';
@@ -87,33 +100,73 @@ function compileRootCompare(k: string, type: FieldType, op: string, value: Scala
   if (Array.isArray(value)) {
     if (op !== '_in') return undefined;
     const set = new Set<Scalar>((value as readonly Scalar[]).filter((x) => x !== null));
-    return (r) => { const v = r[k]; return v != null && set.has(v as Scalar); };
+    return (r) => {
+      const v = r[k];
+      return v != null && set.has(v as Scalar);
+    };
   }
-  if (value === null || typeof value === 'boolean' && op !== '_eq' && op !== '_neq') return undefined;
+  if (value === null || (typeof value === 'boolean' && op !== '_eq' && op !== '_neq')) return undefined;
   const v0 = value as string | number | boolean;
   if (type === 'timestamp' && typeof v0 === 'string') {
     // an ISO value never coerces to a number, so null/undefined compare false without a separate check
     switch (op) {
-      case '_gt': return (r) => (r[k] as string) > v0;
-      case '_gte': return (r) => (r[k] as string) >= v0;
-      case '_lt': return (r) => (r[k] as string) < v0;
-      case '_lte': return (r) => (r[k] as string) <= v0;
+      case '_gt':
+        return (r) => (r[k] as string) > v0;
+      case '_gte':
+        return (r) => (r[k] as string) >= v0;
+      case '_lt':
+        return (r) => (r[k] as string) < v0;
+      case '_lte':
+        return (r) => (r[k] as string) <= v0;
     }
   }
   switch (op) {
-    case '_eq': return (r) => r[k] === v0;
-    case '_neq': return (r) => { const v = r[k]; return v != null && v !== v0; };
-    case '_gt': return (r) => { const v = r[k] as never; return v != null && v > (v0 as never); };
-    case '_gte': return (r) => { const v = r[k] as never; return v != null && v >= (v0 as never); };
-    case '_lt': return (r) => { const v = r[k] as never; return v != null && v < (v0 as never); };
-    case '_lte': return (r) => { const v = r[k] as never; return v != null && v <= (v0 as never); };
+    case '_eq':
+      return (r) => r[k] === v0;
+    case '_neq':
+      return (r) => {
+        const v = r[k];
+        return v != null && v !== v0;
+      };
+    case '_gt':
+      return (r) => {
+        const v = r[k] as never;
+        return v != null && v > (v0 as never);
+      };
+    case '_gte':
+      return (r) => {
+        const v = r[k] as never;
+        return v != null && v >= (v0 as never);
+      };
+    case '_lt':
+      return (r) => {
+        const v = r[k] as never;
+        return v != null && v < (v0 as never);
+      };
+    case '_lte':
+      return (r) => {
+        const v = r[k] as never;
+        return v != null && v <= (v0 as never);
+      };
   }
   if (type !== 'string' && type !== 'text') return undefined;
   const str = String(v0);
   switch (op) {
-    case '_contains': return (r) => { const v = r[k]; return typeof v === 'string' && v.includes(str); };
-    case '_starts_with': return (r) => { const v = r[k]; return typeof v === 'string' && v.startsWith(str); };
-    case '_ends_with': return (r) => { const v = r[k]; return typeof v === 'string' && v.endsWith(str); };
+    case '_contains':
+      return (r) => {
+        const v = r[k];
+        return typeof v === 'string' && v.includes(str);
+      };
+    case '_starts_with':
+      return (r) => {
+        const v = r[k];
+        return typeof v === 'string' && v.startsWith(str);
+      };
+    case '_ends_with':
+      return (r) => {
+        const v = r[k];
+        return typeof v === 'string' && v.endsWith(str);
+      };
   }
   return undefined;
 }
@@ -126,49 +179,154 @@ function compileCompare(get: Getter, type: FieldType, op: string, value: Scalar 
       return (r) => get(r) === value;
     case '_neq':
       if (value === null) return (r) => get(r) != null;
-      return (r) => { const v = get(r); return v != null && v !== value; };
-    case '_lt': return value === null ? () => false : (r) => { const v = get(r); return v != null && (v as never) < (value as never); };
-    case '_lte': return value === null ? () => false : (r) => { const v = get(r); return v != null && (v as never) <= (value as never); };
-    case '_gt': return value === null ? () => false : (r) => { const v = get(r); return v != null && (v as never) > (value as never); };
-    case '_gte': return value === null ? () => false : (r) => { const v = get(r); return v != null && (v as never) >= (value as never); };
+      return (r) => {
+        const v = get(r);
+        return v != null && v !== value;
+      };
+    case '_lt':
+      return value === null
+        ? () => false
+        : (r) => {
+            const v = get(r);
+            return v != null && (v as never) < (value as never);
+          };
+    case '_lte':
+      return value === null
+        ? () => false
+        : (r) => {
+            const v = get(r);
+            return v != null && (v as never) <= (value as never);
+          };
+    case '_gt':
+      return value === null
+        ? () => false
+        : (r) => {
+            const v = get(r);
+            return v != null && (v as never) > (value as never);
+          };
+    case '_gte':
+      return value === null
+        ? () => false
+        : (r) => {
+            const v = get(r);
+            return v != null && (v as never) >= (value as never);
+          };
     case '_in': {
       const set = new Set<Scalar>((value as readonly Scalar[]).filter((x) => x !== null));
-      return (r) => { const v = get(r); return v != null && set.has(v as Scalar); };
+      return (r) => {
+        const v = get(r);
+        return v != null && set.has(v as Scalar);
+      };
     }
     case '_nin': {
       const list = value as readonly Scalar[];
       if (list.includes(null)) return () => false; // NOT IN (…, NULL) is never true
       const set = new Set<Scalar>(list);
-      return (r) => { const v = get(r); return v != null && !set.has(v as Scalar); };
+      return (r) => {
+        const v = get(r);
+        return v != null && !set.has(v as Scalar);
+      };
     }
     case '_between':
     case '_nbetween': {
       const [lo, hi] = value as readonly Scalar[];
       if (lo === null || hi === null) return () => false;
       const inside = (v: unknown) => (lo as never) <= (v as never) && (v as never) <= (hi as never);
-      return op === '_between' ? (r) => { const v = get(r); return v != null && inside(v); } : (r) => { const v = get(r); return v != null && !inside(v); };
+      return op === '_between'
+        ? (r) => {
+            const v = get(r);
+            return v != null && inside(v);
+          }
+        : (r) => {
+            const v = get(r);
+            return v != null && !inside(v);
+          };
     }
-    case '_null': return value ? (r) => get(r) == null : (r) => get(r) != null;
-    case '_nnull': return value ? (r) => get(r) != null : (r) => get(r) == null;
-    case '_empty': return value ? (r) => { const v = get(r); return v == null || v === ''; } : (r) => { const v = get(r); return v != null && v !== ''; };
-    case '_nempty': return value ? (r) => { const v = get(r); return v != null && v !== ''; } : (r) => { const v = get(r); return v == null || v === ''; };
+    case '_null':
+      return value ? (r) => get(r) == null : (r) => get(r) != null;
+    case '_nnull':
+      return value ? (r) => get(r) != null : (r) => get(r) == null;
+    case '_empty':
+      return value
+        ? (r) => {
+            const v = get(r);
+            return v == null || v === '';
+          }
+        : (r) => {
+            const v = get(r);
+            return v != null && v !== '';
+          };
+    case '_nempty':
+      return value
+        ? (r) => {
+            const v = get(r);
+            return v != null && v !== '';
+          }
+        : (r) => {
+            const v = get(r);
+            return v == null || v === '';
+          };
   }
   if (value === null) return () => false;
   const s = String(value);
   const ls = s.toLowerCase();
   const str = type === 'timestamp' ? (x: unknown) => String(x) : (x: unknown) => x as string;
   switch (op) {
-    case '_contains': return (r) => { const v = get(r); return v != null && str(v).includes(s); };
-    case '_ncontains': return (r) => { const v = get(r); return v != null && !str(v).includes(s); };
-    case '_icontains': return (r) => { const v = get(r); return v != null && lowerStr(v).includes(ls); };
-    case '_starts_with': return (r) => { const v = get(r); return v != null && str(v).startsWith(s); };
-    case '_nstarts_with': return (r) => { const v = get(r); return v != null && !str(v).startsWith(s); };
-    case '_istarts_with': return (r) => { const v = get(r); return v != null && lowerStr(v).startsWith(ls); };
-    case '_nistarts_with': return (r) => { const v = get(r); return v != null && !lowerStr(v).startsWith(ls); };
-    case '_ends_with': return (r) => { const v = get(r); return v != null && str(v).endsWith(s); };
-    case '_nends_with': return (r) => { const v = get(r); return v != null && !str(v).endsWith(s); };
-    case '_iends_with': return (r) => { const v = get(r); return v != null && lowerStr(v).endsWith(ls); };
-    case '_niends_with': return (r) => { const v = get(r); return v != null && !lowerStr(v).endsWith(ls); };
+    case '_contains':
+      return (r) => {
+        const v = get(r);
+        return v != null && str(v).includes(s);
+      };
+    case '_ncontains':
+      return (r) => {
+        const v = get(r);
+        return v != null && !str(v).includes(s);
+      };
+    case '_icontains':
+      return (r) => {
+        const v = get(r);
+        return v != null && lowerStr(v).includes(ls);
+      };
+    case '_starts_with':
+      return (r) => {
+        const v = get(r);
+        return v != null && str(v).startsWith(s);
+      };
+    case '_nstarts_with':
+      return (r) => {
+        const v = get(r);
+        return v != null && !str(v).startsWith(s);
+      };
+    case '_istarts_with':
+      return (r) => {
+        const v = get(r);
+        return v != null && lowerStr(v).startsWith(ls);
+      };
+    case '_nistarts_with':
+      return (r) => {
+        const v = get(r);
+        return v != null && !lowerStr(v).startsWith(ls);
+      };
+    case '_ends_with':
+      return (r) => {
+        const v = get(r);
+        return v != null && str(v).endsWith(s);
+      };
+    case '_nends_with':
+      return (r) => {
+        const v = get(r);
+        return v != null && !str(v).endsWith(s);
+      };
+    case '_iends_with':
+      return (r) => {
+        const v = get(r);
+        return v != null && lowerStr(v).endsWith(ls);
+      };
+    case '_niends_with':
+      return (r) => {
+        const v = get(r);
+        return v != null && !lowerStr(v).endsWith(ls);
+      };
   }
   throw new TypeError(`operator ${op} has no evaluator`);
 }
@@ -177,14 +335,20 @@ function compileCompare(get: Getter, type: FieldType, op: string, value: Scalar 
 export function compileFilter(node: FilterNode | null, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Predicate {
   if (!node) return () => true;
   switch (node.kind) {
-    case 'True': return () => true;
+    case 'True':
+      return () => true;
     case 'Compare': {
       const path = node.field.path;
       if (path.length > 1) {
         // a many-to-one hop: evaluate the rest on the related record, once per related id
         const head = path[0] as string;
         const rel = (fieldOf(resource, head) as { relation: { resource: string } }).relation.resource;
-        const inner = compileFilter(Compare.create(FieldRef.create(path.slice(1), node.field.fn), node.op, node.value), schemas[rel] as ResourceSchema, schemas, lookup);
+        const inner = compileFilter(
+          Compare.create(FieldRef.create(path.slice(1), node.field.fn), node.op, node.value),
+          schemas[rel] as ResourceSchema,
+          schemas,
+          lookup,
+        );
         const memo = new Map<string, boolean>();
         const empty: Rec = {};
         return (r) => {
@@ -208,37 +372,53 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
     }
     case 'And': {
       const ps = node.children.map((c) => compileFilter(c, resource, schemas, lookup));
-      if (ps.length === 2) { const [a, b] = ps as [Predicate, Predicate]; return (r) => a(r) && b(r); }
-      return (r) => { for (const p of ps) if (!p(r)) return false; return true; };
+      if (ps.length === 2) {
+        const [a, b] = ps as [Predicate, Predicate];
+        return (r) => a(r) && b(r);
+      }
+      return (r) => {
+        for (const p of ps) if (!p(r)) return false;
+        return true;
+      };
     }
     case 'Or': {
       const ps = node.children.map((c) => compileFilter(c, resource, schemas, lookup));
-      return (r) => { for (const p of ps) if (p(r)) return true; return false; };
+      return (r) => {
+        for (const p of ps) if (p(r)) return true;
+        return false;
+      };
     }
     case 'Relation': {
       // walk m2o steps to the record holding the o2m field
       const parentPath = node.path.slice(0, -1);
       const o2m = node.path[node.path.length - 1] as string;
       let holder = resource;
-      for (const seg of parentPath) holder = schemas[(fieldOf(holder, seg) as { relation: { resource: string } }).relation.resource] as ResourceSchema;
+      for (const seg of parentPath)
+        holder = schemas[(fieldOf(holder, seg) as { relation: { resource: string } }).relation.resource] as ResourceSchema;
       const rel = (fieldOf(holder, o2m) as { relation: { resource: string } }).relation.resource;
       const holderKey = holder.key;
       const child = compileFilter(node.filter, schemas[rel] as ResourceSchema, schemas, lookup);
-      const parentGet = parentPath.length === 0 ? (r: Rec) => r : (() => {
-        const steps = parentPath;
-        return (r: Rec): Rec | undefined => {
-          let cur: Rec | undefined = r;
-          let res = resource;
-          for (const seg of steps) {
-            const f = fieldOf(res, seg) as { relation: { resource: string } };
-            const id: unknown = cur?.[seg];
-            cur = typeof id === 'string' ? lookup.one(f.relation.resource, id) : undefined;
-            res = schemas[f.relation.resource] as ResourceSchema;
-          }
-          return cur;
-        };
-      })();
-      const some = (r: Rec) => { const p = parentGet(r); return !!p && lookup.many(rel, p, o2m, holderKey).some(child); };
+      const parentGet =
+        parentPath.length === 0
+          ? (r: Rec) => r
+          : (() => {
+              const steps = parentPath;
+              return (r: Rec): Rec | undefined => {
+                let cur: Rec | undefined = r;
+                let res = resource;
+                for (const seg of steps) {
+                  const f = fieldOf(res, seg) as { relation: { resource: string } };
+                  const id: unknown = cur?.[seg];
+                  cur = typeof id === 'string' ? lookup.one(f.relation.resource, id) : undefined;
+                  res = schemas[f.relation.resource] as ResourceSchema;
+                }
+                return cur;
+              };
+            })();
+      const some = (r: Rec) => {
+        const p = parentGet(r);
+        return !!p && lookup.many(rel, p, o2m, holderKey).some(child);
+      };
       return node.quantifier === 'some' ? some : (r) => !some(r);
     }
   }
@@ -247,7 +427,9 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
 /** `search`: case-insensitive substring over string fields; exact on numbers and uuids (Directus). */
 /** The fields `search` looks in: text, numbers and uuids of the record itself (no one-to-many). */
 export function searchedFields(resource: ResourceSchema): FieldDef[] {
-  return Object.values(resource.fields).filter((f) => ['string', 'text', 'integer', 'float', 'uuid'].includes(f.type) && !(f.relation && f.relation.kind === 'o2m'));
+  return Object.values(resource.fields).filter(
+    (f) => ['string', 'text', 'integer', 'float', 'uuid'].includes(f.type) && !(f.relation && f.relation.kind === 'o2m'),
+  );
 }
 
 export function compileSearch(q: string | null, resource: ResourceSchema): Predicate {
@@ -258,12 +440,19 @@ export function compileSearch(q: string | null, resource: ResourceSchema): Predi
   const tests: Predicate[] = [];
   for (const f of searchedFields(resource)) {
     const k = f.name;
-    if (f.type === 'string' || f.type === 'text') tests.push((r) => { const v = r[k]; return typeof v === 'string' && v.toLowerCase().includes(lower); });
+    if (f.type === 'string' || f.type === 'text')
+      tests.push((r) => {
+        const v = r[k];
+        return typeof v === 'string' && v.toLowerCase().includes(lower);
+      });
     else if ((f.type === 'integer' || f.type === 'float') && q.trim() !== '' && !Number.isNaN(n)) tests.push((r) => r[k] === n);
     else if (f.type === 'uuid' && uuidQuery) tests.push((r) => typeof r[k] === 'string' && (r[k] as string).toLowerCase() === lower);
   }
   if (tests.length === 0) return () => false;
-  return (r) => { for (const t of tests) if (t(r)) return true; return false; };
+  return (r) => {
+    for (const t of tests) if (t(r)) return true;
+    return false;
+  };
 }
 
 export type Comparator = (a: Rec, b: Rec) => number;
@@ -272,9 +461,10 @@ export type Comparator = (a: Rec, b: Rec) => number;
 export function compileSort(sort: readonly SortNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Comparator {
   const keys = sort.map((s) => {
     const { get, type } = compileGetter(s.field.path, s.field.fn, resource, schemas, lookup);
-    const cmp = type === 'string' || type === 'text'
-      ? (a: unknown, b: unknown) => collator.compare(String(a), String(b))
-      : (a: unknown, b: unknown) => ((a as never) < (b as never) ? -1 : (a as never) > (b as never) ? 1 : 0);
+    const cmp =
+      type === 'string' || type === 'text'
+        ? (a: unknown, b: unknown) => collator.compare(String(a), String(b))
+        : (a: unknown, b: unknown) => ((a as never) < (b as never) ? -1 : (a as never) > (b as never) ? 1 : 0);
     return { get, cmp, desc: s.direction === 'desc' };
   });
   return (a, b) => {

@@ -1,7 +1,16 @@
 import { And, Compare, FieldRef, Or, Relation, True, type FilterNode, type Scalar } from './ast.js';
 import { resolveDynamic, type DynamicContext } from './dynamic.js';
 import type { Issues } from './issues.js';
-import { ALL_OPERATORS, DATE_FUNCTIONS, OPERATORS_FOR, type DateFunction, type FieldDef, type Operator, type ResourceSchema, type SchemaRegistry } from './schema.js';
+import {
+  ALL_OPERATORS,
+  DATE_FUNCTIONS,
+  OPERATORS_FOR,
+  type DateFunction,
+  type FieldDef,
+  type Operator,
+  type ResourceSchema,
+  type SchemaRegistry,
+} from './schema.js';
 import { isUuid } from '../lib/uuid.js';
 
 const OPERATORS = new Set<string>(ALL_OPERATORS);
@@ -22,7 +31,10 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 /** Arrays from qs may arrive as objects with numeric keys; JSON arrays stay arrays. */
 function asArray(v: unknown): unknown[] | undefined {
   if (Array.isArray(v)) return v;
-  if (isPlainObject(v) && Object.keys(v).every((k) => /^\d+$/.test(k))) return Object.keys(v).sort((a, b) => Number(a) - Number(b)).map((k) => v[k]);
+  if (isPlainObject(v) && Object.keys(v).every((k) => /^\d+$/.test(k)))
+    return Object.keys(v)
+      .sort((a, b) => Number(a) - Number(b))
+      .map((k) => v[k]);
   return undefined;
 }
 
@@ -73,16 +85,35 @@ function combine(kind: 'And' | 'Or', children: FilterNode[]): FilterNode {
 }
 
 /** `_and` / `_or`: a list of filters, each parsed by `item`, combined; an empty `_or` is dropped. */
-function logical(key: '_and' | '_or', val: unknown, path: string, ctx: FilterContext, item: (x: unknown, at: string) => FilterNode | undefined): FilterNode | undefined {
+function logical(
+  key: '_and' | '_or',
+  val: unknown,
+  path: string,
+  ctx: FilterContext,
+  item: (x: unknown, at: string) => FilterNode | undefined,
+): FilterNode | undefined {
   const list = asArray(val);
-  if (!list) { ctx.issues.add(path, `"${key}" has to be an array of filter objects`); return undefined; }
+  if (!list) {
+    ctx.issues.add(path, `"${key}" has to be an array of filter objects`);
+    return undefined;
+  }
   const children: FilterNode[] = [];
-  list.forEach((x, i) => { const n = item(x, `${path}[${i}]`); if (n) children.push(n); });
+  list.forEach((x, i) => {
+    const n = item(x, `${path}[${i}]`);
+    if (n) children.push(n);
+  });
   if (key === '_or' && children.length === 0) return undefined;
   return combine(key === '_and' ? 'And' : 'Or', children);
 }
 
-function parseLevel(obj: Record<string, unknown>, resource: ResourceSchema, path: string, ctx: FilterContext, depth: number, relDepth: number): FilterNode {
+function parseLevel(
+  obj: Record<string, unknown>,
+  resource: ResourceSchema,
+  path: string,
+  ctx: FilterContext,
+  depth: number,
+  relDepth: number,
+): FilterNode {
   if (depth > MAX_LOGICAL_DEPTH) {
     ctx.issues.add(path, 'Filter is nested too deeply');
     return True;
@@ -105,20 +136,40 @@ function parseLevel(obj: Record<string, unknown>, resource: ResourceSchema, path
   return combine('And', parts);
 }
 
-function parseField(key: string, val: unknown, resource: ResourceSchema, path: string, ctx: FilterContext, depth: number, relDepth: number): FilterNode {
+function parseField(
+  key: string,
+  val: unknown,
+  resource: ResourceSchema,
+  path: string,
+  ctx: FilterContext,
+  depth: number,
+  relDepth: number,
+): FilterNode {
   // `_and`/`_or` under a field nest as deeply as at the top level: the same bound applies
-  if (depth > MAX_LOGICAL_DEPTH) { ctx.issues.add(path, 'Filter is nested too deeply'); return True; }
+  if (depth > MAX_LOGICAL_DEPTH) {
+    ctx.issues.add(path, 'Filter is nested too deeply');
+    return True;
+  }
   const { fn, field: fieldName, badFn } = splitFunction(key);
-  if (badFn) { ctx.issues.add(path, `Invalid function specified "${badFn}"`); return True; }
+  if (badFn) {
+    ctx.issues.add(path, `Invalid function specified "${badFn}"`);
+    return True;
+  }
   const field = fieldOf(resource, fieldName);
   if (!field) {
     ctx.issues.add(path, `Invalid filter key "${key}" on "${resource.name}"`);
     return True;
   }
-  if (fn && field.type !== 'timestamp') { ctx.issues.add(path, `Function "${fn}" needs a date field, not "${field.name}"`); return True; }
+  if (fn && field.type !== 'timestamp') {
+    ctx.issues.add(path, `Function "${fn}" needs a date field, not "${field.name}"`);
+    return True;
+  }
   // a bare value means _eq
   if (!isPlainObject(val)) {
-    if (Array.isArray(val)) { ctx.issues.add(path, `The filter value for "${key}" has to be an object of operators`); return True; }
+    if (Array.isArray(val)) {
+      ctx.issues.add(path, `The filter value for "${key}" has to be an object of operators`);
+      return True;
+    }
     return compare(FieldRef.create([fieldName], fn), field, '_eq', val, path, ctx, fn);
   }
   const parts: FilterNode[] = [];
@@ -132,22 +183,40 @@ function parseField(key: string, val: unknown, resource: ResourceSchema, path: s
       continue;
     }
     if (k === '_some' || k === '_none') {
-      if (field.relation?.kind !== 'o2m') { ctx.issues.add(here, `"${k}" can only be used with top level relational alias field`); continue; }
-      if (relDepth > 0) { ctx.issues.add(here, `"${k}" can only be used with top level relational alias field`); continue; }
-      if (!isPlainObject(v)) { ctx.issues.add(here, `"${k}" has to be a filter object`); continue; }
+      if (field.relation?.kind !== 'o2m') {
+        ctx.issues.add(here, `"${k}" can only be used with top level relational alias field`);
+        continue;
+      }
+      if (relDepth > 0) {
+        ctx.issues.add(here, `"${k}" can only be used with top level relational alias field`);
+        continue;
+      }
+      if (!isPlainObject(v)) {
+        ctx.issues.add(here, `"${k}" has to be a filter object`);
+        continue;
+      }
       const related = ctx.schemas[field.relation.resource] as ResourceSchema;
       parts.push(Relation.create([fieldName], k === '_some' ? 'some' : 'none', parseLevel(v, related, here, ctx, depth + 1, relDepth + 1)));
       continue;
     }
     if (k.startsWith('_')) {
-      if (!OPERATORS.has(k)) { ctx.issues.add(here, `"${fn ? 'integer' : field.type}" field type does not contain the "${k}" filter operator`); continue; }
+      if (!OPERATORS.has(k)) {
+        ctx.issues.add(here, `"${fn ? 'integer' : field.type}" field type does not contain the "${k}" filter operator`);
+        continue;
+      }
       parts.push(compare(FieldRef.create([fieldName], fn), field, k as Operator, v, here, ctx, fn));
       continue;
     }
     // relational nesting
-    if (!field.relation) { ctx.issues.add(here, `"${field.type}" field type does not contain the "${k}" filter operator`); continue; }
+    if (!field.relation) {
+      ctx.issues.add(here, `"${field.type}" field type does not contain the "${k}" filter operator`);
+      continue;
+    }
     // this field and the one below it make relDepth + 2 fields on the path
-    if (relDepth + 2 > (ctx.maxRelationalDepth ?? 10)) { ctx.issues.add(here, 'Max relational depth exceeded'); continue; }
+    if (relDepth + 2 > (ctx.maxRelationalDepth ?? 10)) {
+      ctx.issues.add(here, 'Max relational depth exceeded');
+      continue;
+    }
     const related = ctx.schemas[field.relation.resource] as ResourceSchema;
     const inner = parseLevel({ [k]: v }, related, path, ctx, depth + 1, relDepth + 1);
     if (field.relation.kind === 'o2m') parts.push(inner.kind === 'True' ? True : Relation.create([fieldName], 'some', inner));
@@ -159,11 +228,16 @@ function parseField(key: string, val: unknown, resource: ResourceSchema, path: s
 /** Prefixes every path of a filter parsed in a related (m2o) resource with the relation field. */
 function prefix(node: FilterNode, field: string): FilterNode {
   switch (node.kind) {
-    case 'Compare': return Compare.create(FieldRef.create([field, ...node.field.path], node.field.fn), node.op, node.value);
-    case 'And': return And.create(node.children.map((c) => prefix(c, field)));
-    case 'Or': return Or.create(node.children.map((c) => prefix(c, field)));
-    case 'Relation': return Relation.create([field, ...node.path], node.quantifier, node.filter);
-    case 'True': return node;
+    case 'Compare':
+      return Compare.create(FieldRef.create([field, ...node.field.path], node.field.fn), node.op, node.value);
+    case 'And':
+      return And.create(node.children.map((c) => prefix(c, field)));
+    case 'Or':
+      return Or.create(node.children.map((c) => prefix(c, field)));
+    case 'Relation':
+      return Relation.create([field, ...node.path], node.quantifier, node.filter);
+    case 'True':
+      return node;
   }
 }
 
@@ -174,7 +248,15 @@ function coerceKeyword(v: unknown): unknown {
   return v;
 }
 
-function compare(ref: FieldRef, field: FieldDef, op: Operator, rawValue: unknown, path: string, ctx: FilterContext, fn: DateFunction | undefined): FilterNode {
+function compare(
+  ref: FieldRef,
+  field: FieldDef,
+  op: Operator,
+  rawValue: unknown,
+  path: string,
+  ctx: FilterContext,
+  fn: DateFunction | undefined,
+): FilterNode {
   const type = fn ? 'integer' : field.type;
   if (!OPERATORS_FOR[type].has(op)) {
     ctx.issues.add(path, `"${type}" field type does not contain the "${op}" filter operator`);
@@ -182,14 +264,25 @@ function compare(ref: FieldRef, field: FieldDef, op: Operator, rawValue: unknown
   }
   if (FLAG_OPS.has(op)) {
     const v = rawValue === '' ? true : coerceKeyword(rawValue);
-    if (typeof v !== 'boolean') { ctx.issues.add(path, `"${op}" has to be a boolean`); return True; }
+    if (typeof v !== 'boolean') {
+      ctx.issues.add(path, `"${op}" has to be a boolean`);
+      return True;
+    }
     return Compare.create(ref, op, v);
   }
   if (LIST_OPS.has(op)) {
     let list = asArray(rawValue);
-    if (!list) list = typeof rawValue === 'string' ? rawValue.split(',') : rawValue === undefined || rawValue === null || isPlainObject(rawValue) ? [] : [rawValue];
-    if (list.length === 0) { ctx.issues.add(path, `"${op}" has to be an array of values`); return True; }
-    if ((op === '_between' || op === '_nbetween') && list.length !== 2) { ctx.issues.add(path, `"${op}" has to be an array of exactly two values`); return True; }
+    if (!list)
+      list =
+        typeof rawValue === 'string' ? rawValue.split(',') : rawValue === undefined || rawValue === null || isPlainObject(rawValue) ? [] : [rawValue];
+    if (list.length === 0) {
+      ctx.issues.add(path, `"${op}" has to be an array of values`);
+      return True;
+    }
+    if ((op === '_between' || op === '_nbetween') && list.length !== 2) {
+      ctx.issues.add(path, `"${op}" has to be an array of exactly two values`);
+      return True;
+    }
     const out: Scalar[] = [];
     for (const [i, item] of list.entries()) {
       const c = castScalar(item, type, op, `${path}[${i}]`, field.name, ctx);
@@ -205,22 +298,37 @@ function compare(ref: FieldRef, field: FieldDef, op: Operator, rawValue: unknown
 /** Resolves and casts one filter value for a field type; undefined after recording an issue. */
 function castScalar(raw: unknown, type: string, op: string, path: string, fieldName: string, ctx: FilterContext): Scalar | undefined {
   const r = resolveDynamic(raw, ctx.dynamic);
-  if (!r.ok) { ctx.issues.add(path, r.reason); return undefined; }
+  if (!r.ok) {
+    ctx.issues.add(path, r.reason);
+    return undefined;
+  }
   const v = coerceKeyword(r.value);
   if (v === null) return null;
-  if (typeof v === 'object' || v === undefined) { ctx.issues.add(path, `The filter value for "${op}" has to be a string, number, or boolean`); return undefined; }
-  if (v === '') { ctx.issues.add(path, `You can't filter for an empty string in "${op}". Use "_empty" or "_nempty" instead`); return undefined; }
+  if (typeof v === 'object' || v === undefined) {
+    ctx.issues.add(path, `The filter value for "${op}" has to be a string, number, or boolean`);
+    return undefined;
+  }
+  if (v === '') {
+    ctx.issues.add(path, `You can't filter for an empty string in "${op}". Use "_empty" or "_nempty" instead`);
+    return undefined;
+  }
   switch (type) {
     case 'integer':
     case 'float': {
       const n = typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : Number(v);
-      if (!Number.isFinite(n)) { ctx.issues.add(path, `The filter value for "${op}" on "${fieldName}" has to be a number`); return undefined; }
+      if (!Number.isFinite(n)) {
+        ctx.issues.add(path, `The filter value for "${op}" on "${fieldName}" has to be a number`);
+        return undefined;
+      }
       return n;
     }
     case 'timestamp': {
       if (op === '_contains' || op === '_ncontains') return String(v);
       const t = typeof v === 'string' ? Date.parse(v) : NaN;
-      if (Number.isNaN(t)) { ctx.issues.add(path, `Invalid DateTime format in field "${fieldName}"`); return undefined; }
+      if (Number.isNaN(t)) {
+        ctx.issues.add(path, `Invalid DateTime format in field "${fieldName}"`);
+        return undefined;
+      }
       return new Date(t).toISOString();
     }
     case 'uuid': {

@@ -1,4 +1,16 @@
-import { Aggregate, FieldRef, Query, Select, Sort, type AggregateFn, type AggregateNode, type MetaKey, type QueryNode, type SelectNode, type SortNode } from './ast.js';
+import {
+  Aggregate,
+  FieldRef,
+  Query,
+  Select,
+  Sort,
+  type AggregateFn,
+  type AggregateNode,
+  type MetaKey,
+  type QueryNode,
+  type SelectNode,
+  type SortNode,
+} from './ast.js';
 import type { DynamicContext } from './dynamic.js';
 import { Issues } from './issues.js';
 import { fieldOf, parseFilter, splitFunction } from './parse-filter.js';
@@ -32,26 +44,52 @@ function list(raw: unknown): string[] | undefined {
 
 function integer(raw: unknown, name: string, min: number, issues: Issues): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' && typeof raw !== 'number') { issues.add(name, `"${name}" must be a number`); return undefined; }
+  if (typeof raw !== 'string' && typeof raw !== 'number') {
+    issues.add(name, `"${name}" must be a number`);
+    return undefined;
+  }
   const n = Number(raw);
-  if (Number.isNaN(n)) { issues.add(name, `"${name}" must be a number`); return undefined; }
-  if (!Number.isInteger(n)) { issues.add(name, `"${name}" must be an integer`); return undefined; }
-  if (n < min) { issues.add(name, `"${name}" must be greater than or equal to ${min}`); return undefined; }
+  if (Number.isNaN(n)) {
+    issues.add(name, `"${name}" must be a number`);
+    return undefined;
+  }
+  if (!Number.isInteger(n)) {
+    issues.add(name, `"${name}" must be an integer`);
+    return undefined;
+  }
+  if (n < min) {
+    issues.add(name, `"${name}" must be greater than or equal to ${min}`);
+    return undefined;
+  }
   return n;
 }
 
 /** Checks a dotted path through relations; `allowO2m` for fields selection. Returns false after an issue. */
-function checkPath(path: string[], resource: ResourceSchema, schemas: SchemaRegistry, where: string, issues: Issues, allowO2m: boolean, allowStar: boolean): boolean {
+function checkPath(
+  path: string[],
+  resource: ResourceSchema,
+  schemas: SchemaRegistry,
+  where: string,
+  issues: Issues,
+  allowO2m: boolean,
+  allowStar: boolean,
+): boolean {
   let current: ResourceSchema = resource;
   for (let i = 0; i < path.length; i++) {
     const seg = path[i] as string;
     const last = i === path.length - 1;
     if (seg === '*' && allowStar && last) return true;
     const f = fieldOf(current, seg);
-    if (!f) { issues.add(where, `Field "${path.slice(0, i + 1).join('.')}" does not exist on "${resource.name}"`); return false; }
+    if (!f) {
+      issues.add(where, `Field "${path.slice(0, i + 1).join('.')}" does not exist on "${resource.name}"`);
+      return false;
+    }
     if (last) return true;
     if (!f.relation || (f.relation.kind === 'o2m' && !allowO2m)) {
-      issues.add(where, f.relation ? `"${seg}" is a one-to-many field and cannot be used in ${where.split('[')[0]}` : `"${seg}" is not a relational field`);
+      issues.add(
+        where,
+        f.relation ? `"${seg}" is a one-to-many field and cannot be used in ${where.split('[')[0]}` : `"${seg}" is not a relational field`,
+      );
       return false;
     }
     current = schemas[f.relation.resource] as ResourceSchema;
@@ -61,23 +99,41 @@ function checkPath(path: string[], resource: ResourceSchema, schemas: SchemaRegi
 
 function parseFields(raw: unknown, resource: ResourceSchema, schemas: SchemaRegistry, issues: Issues, maxDepth: number): SelectNode[] {
   const items = list(raw);
-  if (!items) { issues.add('fields', '"fields" must be a comma-separated string or an array of strings'); return [Select.create(['*'])]; }
+  if (!items) {
+    issues.add('fields', '"fields" must be a comma-separated string or an array of strings');
+    return [Select.create(['*'])];
+  }
   if (items.length === 0) return [Select.create(['*'])];
   const out: SelectNode[] = [];
   items.forEach((item, i) => {
     const { fn, field, badFn } = splitFunction(item);
-    if (badFn) { issues.add(`fields[${i}]`, `Invalid function specified "${badFn}"`); return; }
+    if (badFn) {
+      issues.add(`fields[${i}]`, `Invalid function specified "${badFn}"`);
+      return;
+    }
     if (fn) {
       const f = fieldOf(resource, field);
-      if (!f || f.type !== 'timestamp') { issues.add(`fields[${i}]`, `Function "${fn}" needs a date field, not "${field}"`); return; }
+      if (!f || f.type !== 'timestamp') {
+        issues.add(`fields[${i}]`, `Function "${fn}" needs a date field, not "${field}"`);
+        return;
+      }
       out.push(Select.create([field], fn));
       return;
     }
     const path = item.split('.');
-    if (path.some((p) => p === '')) { issues.add(`fields[${i}]`, `Invalid field "${item}"`); return; }
-    if (path.length > maxDepth) { issues.add(`fields[${i}]`, 'Max relational depth exceeded'); return; }
+    if (path.some((p) => p === '')) {
+      issues.add(`fields[${i}]`, `Invalid field "${item}"`);
+      return;
+    }
+    if (path.length > maxDepth) {
+      issues.add(`fields[${i}]`, 'Max relational depth exceeded');
+      return;
+    }
     if (path.slice(0, -1).includes('*')) {
-      if (path.every((p) => p === '*')) { out.push(Select.create(path)); return; }
+      if (path.every((p) => p === '*')) {
+        out.push(Select.create(path));
+        return;
+      }
       issues.add(`fields[${i}]`, `Invalid field "${item}"`);
       return;
     }
@@ -86,27 +142,52 @@ function parseFields(raw: unknown, resource: ResourceSchema, schemas: SchemaRegi
   return out;
 }
 
-function parseSort(raw: unknown, resource: ResourceSchema, schemas: SchemaRegistry, issues: Issues, aggregateKeys: Set<string> | null, maxDepth: number): SortNode[] {
+function parseSort(
+  raw: unknown,
+  resource: ResourceSchema,
+  schemas: SchemaRegistry,
+  issues: Issues,
+  aggregateKeys: Set<string> | null,
+  maxDepth: number,
+): SortNode[] {
   const items = list(raw);
-  if (!items) { issues.add('sort', '"sort" must be a comma-separated string or an array of strings'); return []; }
+  if (!items) {
+    issues.add('sort', '"sort" must be a comma-separated string or an array of strings');
+    return [];
+  }
   const out: SortNode[] = [];
   items.forEach((item, i) => {
     const direction = item.startsWith('-') ? 'desc' : 'asc';
     const key = item.replace(/^[-+]/, '');
-    if (aggregateKeys && aggregateKeys.has(key)) { out.push(Sort.create(FieldRef.create(key.split('.')), direction)); return; }
+    if (aggregateKeys && aggregateKeys.has(key)) {
+      out.push(Sort.create(FieldRef.create(key.split('.')), direction));
+      return;
+    }
     const { fn, field, badFn } = splitFunction(key);
-    if (badFn) { issues.add(`sort[${i}]`, `Invalid function specified "${badFn}"`); return; }
+    if (badFn) {
+      issues.add(`sort[${i}]`, `Invalid function specified "${badFn}"`);
+      return;
+    }
     if (fn) {
       const f = fieldOf(resource, field);
-      if (!f || f.type !== 'timestamp') { issues.add(`sort[${i}]`, `Function "${fn}" needs a date field, not "${field}"`); return; }
+      if (!f || f.type !== 'timestamp') {
+        issues.add(`sort[${i}]`, `Function "${fn}" needs a date field, not "${field}"`);
+        return;
+      }
       out.push(Sort.create(FieldRef.create([field], fn), direction));
       return;
     }
     const path = key.split('.');
-    if (path.length > maxDepth) { issues.add(`sort[${i}]`, 'Max relational depth exceeded'); return; }
+    if (path.length > maxDepth) {
+      issues.add(`sort[${i}]`, 'Max relational depth exceeded');
+      return;
+    }
     if (!checkPath(path, resource, schemas, `sort[${i}]`, issues, false, false)) return;
     const last = path.length === 1 ? fieldOf(resource, key) : undefined;
-    if (last?.relation?.kind === 'o2m') { issues.add(`sort[${i}]`, `Cannot sort by the one-to-many field "${key}"`); return; }
+    if (last?.relation?.kind === 'o2m') {
+      issues.add(`sort[${i}]`, `Cannot sort by the one-to-many field "${key}"`);
+      return;
+    }
     out.push(Sort.create(FieldRef.create(path), direction));
   });
   return out;
@@ -116,24 +197,50 @@ function parseAggregate(raw: unknown, resource: ResourceSchema, issues: Issues):
   if (raw === undefined || raw === '') return [];
   let value = raw;
   if (typeof raw === 'string') {
-    try { value = JSON.parse(raw); } catch { issues.add('aggregate', 'Invalid JSON for aggregate object'); return []; }
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      issues.add('aggregate', 'Invalid JSON for aggregate object');
+      return [];
+    }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) { issues.add('aggregate', 'Invalid aggregate object'); return []; }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    issues.add('aggregate', 'Invalid aggregate object');
+    return [];
+  }
   const out: AggregateNode[] = [];
   for (const [fn, fieldsRaw] of Object.entries(value as Record<string, unknown>)) {
-    if (!(AGG_FNS as readonly string[]).includes(fn)) { issues.add(`aggregate.${fn}`, `Invalid aggregate function "${fn}"`); continue; }
+    if (!(AGG_FNS as readonly string[]).includes(fn)) {
+      issues.add(`aggregate.${fn}`, `Invalid aggregate function "${fn}"`);
+      continue;
+    }
     const fields = list(fieldsRaw);
-    if (!fields || fields.length === 0) { issues.add(`aggregate.${fn}`, `"aggregate[${fn}]" needs one or more field names`); continue; }
+    if (!fields || fields.length === 0) {
+      issues.add(`aggregate.${fn}`, `"aggregate[${fn}]" needs one or more field names`);
+      continue;
+    }
     for (const f of fields) {
       if (f === '*') {
-        if (fn !== 'count') { issues.add(`aggregate.${fn}`, `"*" can only be used with count`); continue; }
+        if (fn !== 'count') {
+          issues.add(`aggregate.${fn}`, `"*" can only be used with count`);
+          continue;
+        }
         out.push(Aggregate.create('count', '*'));
         continue;
       }
       const def = fieldOf(resource, f);
-      if (!def) { issues.add(`aggregate.${fn}`, `Field "${f}" does not exist on "${resource.name}"`); continue; }
-      if (def.type === 'alias') { issues.add(`aggregate.${fn}`, `Cannot aggregate the relational field "${f}"`); continue; }
-      if (/^(sum|avg)/.test(fn) && !NUMERIC.has(def.type)) { issues.add(`aggregate.${fn}`, `"${fn}" needs a numeric field, and "${f}" is ${def.type}`); continue; }
+      if (!def) {
+        issues.add(`aggregate.${fn}`, `Field "${f}" does not exist on "${resource.name}"`);
+        continue;
+      }
+      if (def.type === 'alias') {
+        issues.add(`aggregate.${fn}`, `Cannot aggregate the relational field "${f}"`);
+        continue;
+      }
+      if (/^(sum|avg)/.test(fn) && !NUMERIC.has(def.type)) {
+        issues.add(`aggregate.${fn}`, `"${fn}" needs a numeric field, and "${f}" is ${def.type}`);
+        continue;
+      }
       out.push(Aggregate.create(fn as AggregateFn, f));
     }
   }
@@ -142,15 +249,30 @@ function parseAggregate(raw: unknown, resource: ResourceSchema, issues: Issues):
 
 function parseGroupBy(raw: unknown, resource: ResourceSchema, issues: Issues): FieldRef[] {
   const items = list(raw);
-  if (!items) { issues.add('groupBy', '"groupBy" must be a comma-separated string or an array of strings'); return []; }
+  if (!items) {
+    issues.add('groupBy', '"groupBy" must be a comma-separated string or an array of strings');
+    return [];
+  }
   const out: FieldRef[] = [];
   items.forEach((item, i) => {
     const { fn, field, badFn } = splitFunction(item);
-    if (badFn) { issues.add(`groupBy[${i}]`, `Invalid function specified "${badFn}"`); return; }
+    if (badFn) {
+      issues.add(`groupBy[${i}]`, `Invalid function specified "${badFn}"`);
+      return;
+    }
     const def = fieldOf(resource, field);
-    if (!def) { issues.add(`groupBy[${i}]`, `Field "${field}" does not exist on "${resource.name}"`); return; }
-    if (def.type === 'alias') { issues.add(`groupBy[${i}]`, `Cannot group by the relational field "${field}"`); return; }
-    if (fn && def.type !== 'timestamp') { issues.add(`groupBy[${i}]`, `Function "${fn}" needs a date field, not "${field}"`); return; }
+    if (!def) {
+      issues.add(`groupBy[${i}]`, `Field "${field}" does not exist on "${resource.name}"`);
+      return;
+    }
+    if (def.type === 'alias') {
+      issues.add(`groupBy[${i}]`, `Cannot group by the relational field "${field}"`);
+      return;
+    }
+    if (fn && def.type !== 'timestamp') {
+      issues.add(`groupBy[${i}]`, `Function "${fn}" needs a date field, not "${field}"`);
+      return;
+    }
     out.push(FieldRef.create([field], fn));
   });
   return out;
@@ -158,12 +280,17 @@ function parseGroupBy(raw: unknown, resource: ResourceSchema, issues: Issues): F
 
 function parseMeta(raw: unknown, issues: Issues): MetaKey[] {
   const items = list(raw);
-  if (!items) { issues.add('meta', '"meta" must be a comma-separated string or an array of strings'); return []; }
+  if (!items) {
+    issues.add('meta', '"meta" must be a comma-separated string or an array of strings');
+    return [];
+  }
   const out: MetaKey[] = [];
   items.forEach((m, i) => {
-    if (m === '*') { for (const k of ['total_count', 'filter_count'] as const) if (!out.includes(k)) out.push(k); }
-    else if (m === 'total_count' || m === 'filter_count') { if (!out.includes(m)) out.push(m); }
-    else issues.add(`meta[${i}]`, `"meta[${i}]" must be one of [total_count, filter_count]`);
+    if (m === '*') {
+      for (const k of ['total_count', 'filter_count'] as const) if (!out.includes(k)) out.push(k);
+    } else if (m === 'total_count' || m === 'filter_count') {
+      if (!out.includes(m)) out.push(m);
+    } else issues.add(`meta[${i}]`, `"meta[${i}]" must be one of [total_count, filter_count]`);
   });
   return out;
 }
@@ -177,9 +304,10 @@ export function parseQuery(raw: Readonly<Record<string, unknown>>, resource: Res
   const maxDepth = Math.max(2, ctx.maxRelationalDepth ?? DEFAULT_MAX_RELATIONAL_DEPTH);
   const aggregate = parseAggregate(raw.aggregate, resource, issues);
   const groupBy = parseGroupBy(raw.groupBy, resource, issues);
-  const aggregateKeys = aggregate.length > 0 || groupBy.length > 0
-    ? new Set([...aggregate.flatMap((a) => (a.field === '*' ? [a.fn] : [a.fn, `${a.fn}.${a.field}`])), ...groupBy.map((g) => FieldRef.key(g))])
-    : null;
+  const aggregateKeys =
+    aggregate.length > 0 || groupBy.length > 0
+      ? new Set([...aggregate.flatMap((a) => (a.field === '*' ? [a.fn] : [a.fn, `${a.fn}.${a.field}`])), ...groupBy.map((g) => FieldRef.key(g))])
+      : null;
   const fields = aggregateKeys ? [] : parseFields(raw.fields, resource, ctx.schemas, issues, maxDepth);
   const filter = parseFilter(raw.filter, resource, { schemas: ctx.schemas, dynamic: ctx.dynamic, issues, maxRelationalDepth: maxDepth });
   let search: string | null = null;

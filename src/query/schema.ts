@@ -23,9 +23,46 @@ export interface ResourceSchema {
 
 export type SchemaRegistry = Readonly<Record<string, ResourceSchema>>;
 
-const STRING_OPS = ['_eq', '_neq', '_contains', '_ncontains', '_icontains', '_starts_with', '_nstarts_with', '_istarts_with', '_nistarts_with', '_ends_with', '_nends_with', '_iends_with', '_niends_with', '_empty', '_nempty', '_null', '_nnull', '_in', '_nin'] as const;
+const STRING_OPS = [
+  '_eq',
+  '_neq',
+  '_contains',
+  '_ncontains',
+  '_icontains',
+  '_starts_with',
+  '_nstarts_with',
+  '_istarts_with',
+  '_nistarts_with',
+  '_ends_with',
+  '_nends_with',
+  '_iends_with',
+  '_niends_with',
+  '_empty',
+  '_nempty',
+  '_null',
+  '_nnull',
+  '_in',
+  '_nin',
+] as const;
 const NUMBER_OPS = ['_eq', '_neq', '_lt', '_lte', '_gt', '_gte', '_between', '_nbetween', '_null', '_nnull', '_in', '_nin'] as const;
-const TIMESTAMP_OPS = ['_eq', '_neq', '_contains', '_ncontains', '_lt', '_lte', '_gt', '_gte', '_between', '_nbetween', '_empty', '_nempty', '_null', '_nnull', '_in', '_nin'] as const;
+const TIMESTAMP_OPS = [
+  '_eq',
+  '_neq',
+  '_contains',
+  '_ncontains',
+  '_lt',
+  '_lte',
+  '_gt',
+  '_gte',
+  '_between',
+  '_nbetween',
+  '_empty',
+  '_nempty',
+  '_null',
+  '_nnull',
+  '_in',
+  '_nin',
+] as const;
 
 export const ALL_OPERATORS = [...new Set<string>([...STRING_OPS, ...NUMBER_OPS, ...TIMESTAMP_OPS])] as const;
 export type Operator = (typeof STRING_OPS)[number] | (typeof NUMBER_OPS)[number] | (typeof TIMESTAMP_OPS)[number];

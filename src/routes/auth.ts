@@ -6,12 +6,15 @@ import { parseCookies, serializeCookie } from '../http/request-token.js';
 import type { Deps } from '../deps.js';
 import { proxied } from '../config/route-modes.js';
 
-const LoginBody = z.object({
-  email: z.string({ error: '"email" is required' }).pipe(z.email({ error: '"email" must be a valid email' })),
-  password: z.string({ error: '"password" is required' }).min(1, { error: '"password" is required' }),
-  mode: z.enum(['json', 'cookie'], { error: '"mode" must be one of [json, cookie]' }).optional(),
-  otp: z.string().optional(),
-}, { error: 'Invalid payload.' });
+const LoginBody = z.object(
+  {
+    email: z.string({ error: '"email" is required' }).pipe(z.email({ error: '"email" must be a valid email' })),
+    password: z.string({ error: '"password" is required' }).min(1, { error: '"password" is required' }),
+    mode: z.enum(['json', 'cookie'], { error: '"mode" must be one of [json, cookie]' }).optional(),
+    otp: z.string().optional(),
+  },
+  { error: 'Invalid payload.' },
+);
 
 const TokenBody = z.object({ refresh_token: z.string().optional(), mode: z.enum(['json', 'cookie']).optional() }).loose();
 
@@ -25,7 +28,11 @@ function payload(body: unknown): Record<string, unknown> {
 export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
   if (proxied(deps.config, '/auth')) return;
   const { config, users, sessions, jwt, limiter } = deps;
-  const cookieOptions = { secure: config.REFRESH_COOKIE_SECURE, sameSite: config.REFRESH_TOKEN_COOKIE_SAME_SITE, domain: config.REFRESH_TOKEN_COOKIE_DOMAIN };
+  const cookieOptions = {
+    secure: config.REFRESH_COOKIE_SECURE,
+    sameSite: config.REFRESH_TOKEN_COOKIE_SAME_SITE,
+    domain: config.REFRESH_TOKEN_COOKIE_DOMAIN,
+  };
 
   /** Every login outcome, and every refresh failure, takes at least LOGIN_STALL_MS. */
   const stall = async (started: number) => {
@@ -36,7 +43,10 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
   const issue = async (reply: FastifyReply, userId: string, role: string, refreshToken: string, mode: 'json' | 'cookie') => {
     const access_token = await jwt.sign({ id: userId, role, app_access: true, admin_access: false });
     if (mode === 'cookie') {
-      void reply.header('set-cookie', serializeCookie(config.REFRESH_COOKIE_NAME, refreshToken, { ...cookieOptions, maxAgeMs: config.REFRESH_TOKEN_TTL, now: deps.clock.now() }));
+      void reply.header(
+        'set-cookie',
+        serializeCookie(config.REFRESH_COOKIE_NAME, refreshToken, { ...cookieOptions, maxAgeMs: config.REFRESH_TOKEN_TTL, now: deps.clock.now() }),
+      );
       return { data: { access_token, expires: jwt.ttlMs } };
     }
     return { data: { access_token, expires: jwt.ttlMs, refresh_token: refreshToken } };
@@ -72,12 +82,16 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
     const mode = (body.success ? body.data.mode : undefined) ?? (fromBody ? 'json' : 'cookie');
     const result = await sessions.rotate(token);
     if (!result.ok) {
-      if (result.reason === 'reused') request.log.warn({ reason: 'refresh_token_reuse' }, 'a rotated refresh token was presented again; its session is revoked');
+      if (result.reason === 'reused')
+        request.log.warn({ reason: 'refresh_token_reuse' }, 'a rotated refresh token was presented again; its session is revoked');
       await stall(started);
       throw errors.invalidCredentials();
     }
     const user = await users.byId(result.userId);
-    if (!user || user.status !== 'active') { await stall(started); throw errors.invalidCredentials(); }
+    if (!user || user.status !== 'active') {
+      await stall(started);
+      throw errors.invalidCredentials();
+    }
     return issue(reply, user.id, user.role, result.refreshToken, mode);
   });
 

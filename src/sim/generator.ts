@@ -2,7 +2,13 @@ import type { RenderStatus } from '../v1/schemas.js';
 import { Rng } from './rng.js';
 import type { SimAccount, SimKey, SimPerson, SimProject, SimRender, SimTeam, SimTemplate } from './model.js';
 
-export interface Scale { teams: number; projectsPerTeam: number; templatesPerProject: number; rendersPerProject: number; people: number }
+export interface Scale {
+  teams: number;
+  projectsPerTeam: number;
+  templatesPerProject: number;
+  rendersPerProject: number;
+  people: number;
+}
 
 export const SCALES: Readonly<Record<string, Scale>> = {
   tiny: { teams: 4, projectsPerTeam: 2, templatesPerProject: 2, rendersPerProject: 8, people: 5 },
@@ -12,12 +18,34 @@ export const SCALES: Readonly<Record<string, Scale>> = {
 };
 
 export interface SeedWorld {
-  accounts: SimAccount[]; people: SimPerson[]; keys: SimKey[]; teams: SimTeam[]; projects: SimProject[]; renders: SimRender[];
+  accounts: SimAccount[];
+  people: SimPerson[];
+  keys: SimKey[];
+  teams: SimTeam[];
+  projects: SimProject[];
+  renders: SimRender[];
 }
 
-const WORDS = ['Summer', 'Launch', 'Promo', 'Teaser', 'Recap', 'Intro', 'Outro', 'Holiday', 'Product', 'Brand', 'Story', 'Sale', 'Event', 'Weekly', 'Update'];
-const UNICODE_NAMES = ['Ünïcødé Café 🎬', '日本語のプロジェクト', 'Ελληνικά — δοκιμή', 'emoji 🚀✨ render', 'Ñandú «quoted» & <tags>'];
-const LONG_NAME = ('A very long render name that keeps going ' .repeat(10)).slice(0, 250);
+const WORDS = [
+  'Summer',
+  'Launch',
+  'Promo',
+  'Teaser',
+  'Recap',
+  'Intro',
+  'Outro',
+  'Holiday',
+  'Product',
+  'Brand',
+  'Story',
+  'Sale',
+  'Event',
+  'Weekly',
+  'Update',
+];
+const UNICODE_NAMES = [
+  'Ünïcødé Café 🎬', '日本語のプロジェクト', 'Ελληνικά — δοκιμή', 'emoji 🚀✨ render', 'Ñandú «quoted» & <tags>'];
+const LONG_NAME = 'A very long render name that keeps going '.repeat(10).slice(0, 250);
 const DAY = 86_400_000;
 
 /** Time a render spends in each in-progress status (ms) when created through the API. */
@@ -33,7 +61,10 @@ export function scheduleFrom(from: RenderStatus, at: number, fails: boolean): { 
   for (; i < PROGRESS.length; i++) {
     const s = PROGRESS[i] as RenderStatus;
     t += LIFECYCLE_MS[s] ?? 0;
-    if (fails && s === 'processing') { out.push({ status: 'failed', at: t }); return out; }
+    if (fails && s === 'processing') {
+      out.push({ status: 'failed', at: t });
+      return out;
+    }
     out.push({ status: (PROGRESS[i + 1] ?? 'complete') as RenderStatus, at: t });
   }
   return out;
@@ -72,7 +103,7 @@ export function generateWorld(seed: number, scale: Scale, now: number): SeedWorl
     const account = accounts[t % nAccounts] as SimAccount;
     teams.push({
       id: `team_${hex(16)}`,
-      name: t === 1 ? UNICODE_NAMES[0] as string : `Team ${rng.pick(WORDS)} ${t}`,
+      name: t === 1 ? (UNICODE_NAMES[0] as string) : `Team ${rng.pick(WORDS)} ${t}`,
       accountId: account.id,
       createdAt: now - rng.int(300, 700) * DAY,
       credits: t === scale.teams - 1 ? 0 : 1_000_000,
@@ -105,11 +136,20 @@ export function generateWorld(seed: number, scale: Scale, now: number): SeedWorl
       const createdAt = now - rng.int(30, 250) * DAY - rng.int(0, DAY);
       const creator = team.members[rng.int(0, team.members.length - 1)] as { userId: string };
       const pid = `proj_${hex(16)}`;
-      const name = j === 0 && team === teams[0] ? UNICODE_NAMES[1] as string : j === 1 && team === teams[0] ? LONG_NAME : `${rng.pick(WORDS)} ${rng.pick(WORDS)} ${j}`;
+      const name =
+        j === 0 && team === teams[0]
+          ? (UNICODE_NAMES[1] as string)
+          : j === 1 && team === teams[0]
+            ? LONG_NAME
+            : `${rng.pick(WORDS)} ${rng.pick(WORDS)} ${j}`;
       const templates: SimTemplate[] = [];
       const nTpl = j % 4 === 3 ? 0 : scale.templatesPerProject;
       for (let k = 0; k < nTpl; k++) {
-        const keysets = [['title', 'subtitle'], ['title', 'subtitle', 'color', 'logo_url'], ['headline', 'price', 'cta']];
+        const keysets = [
+          ['title', 'subtitle'],
+          ['title', 'subtitle', 'color', 'logo_url'],
+          ['headline', 'price', 'cta'],
+        ];
         const fieldKeys = keysets[k % keysets.length] as string[];
         templates.push({
           id: `tpl_${hex(16)}`,
@@ -129,9 +169,15 @@ export function generateWorld(seed: number, scale: Scale, now: number): SeedWorl
       }
       const config: Record<string, unknown> = { composition: `comp_${hex(8)}`, fps: 30, title: 'Default title' };
       projects.push({
-        id: pid, name, teamId: team.id, createdBy: j === 2 ? null : creator.userId,
-        createdAt, updatedAt: j % 3 === 0 ? null : createdAt + rng.int(1, 20) * DAY,
-        hasThumbnail: j % 5 !== 4, templates, config,
+        id: pid,
+        name,
+        teamId: team.id,
+        createdBy: j === 2 ? null : creator.userId,
+        createdAt,
+        updatedAt: j % 3 === 0 ? null : createdAt + rng.int(1, 20) * DAY,
+        hasThumbnail: j % 5 !== 4,
+        templates,
+        config,
       });
       let t = createdAt + DAY;
       for (let r = 0; r < scale.rendersPerProject; r++) {
@@ -140,19 +186,28 @@ export function generateWorld(seed: number, scale: Scale, now: number): SeedWorl
         if (t > now - 60_000) t = now - 60_000 - (scale.rendersPerProject - r) * 1000;
         const roll = rng.next();
         const inProgress = r >= scale.rendersPerProject - 2; // the newest two of each project are still moving
-        const status: RenderStatus = inProgress
-          ? (PROGRESS[moving % PROGRESS.length] as RenderStatus)
-          : roll < 0.12 ? 'failed' : 'complete';
+        const status: RenderStatus = inProgress ? (PROGRESS[moving % PROGRESS.length] as RenderStatus) : roll < 0.12 ? 'failed' : 'complete';
         const tpl = templates.length > 0 && rng.chance(0.7) ? (rng.pick(templates) as SimTemplate) : null;
-        const variants = rng.chance(0.2) ? ['master', '720p'] : rng.chance(0.2) ? ['master', '1080p', '720p', '360p', 'still', 'gif_preview'] : ['master', '1080p', '720p', '360p', 'still'];
+        const variants = rng.chance(0.2)
+          ? ['master', '720p']
+          : rng.chance(0.2)
+            ? ['master', '1080p', '720p', '360p', 'still', 'gif_preview']
+            : ['master', '1080p', '720p', '360p', 'still'];
         const statusAt = inProgress ? now - 100 : t + 5_000;
         renders.push({
-          id: `rend_${hex(20)}`, seq: seq++,
+          id: `rend_${hex(20)}`,
+          seq: seq++,
           name: r % 11 === 5 ? (UNICODE_NAMES[r % UNICODE_NAMES.length] as string) : r % 97 === 13 ? LONG_NAME : `${rng.pick(WORDS)} render ${r}`,
-          status, type: rng.chance(0.8) ? 'cloud' : 'local',
-          projectId: pid, teamId: team.id, createdBy: rng.chance(0.1) ? null : creator.userId,
-          createdAt: t, updatedAt: status === 'initializing' ? null : statusAt,
-          variants, config: { ...config }, templateId: tpl?.id ?? null,
+          status,
+          type: rng.chance(0.8) ? 'cloud' : 'local',
+          projectId: pid,
+          teamId: team.id,
+          createdBy: rng.chance(0.1) ? null : creator.userId,
+          createdAt: t,
+          updatedAt: status === 'initializing' ? null : statusAt,
+          variants,
+          config: { ...config },
+          templateId: tpl?.id ?? null,
           pending: inProgress ? scheduleFrom(status, now - 100, moving++ % 4 === 3) : [],
         });
       }

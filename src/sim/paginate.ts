@@ -1,8 +1,13 @@
 import { CursorCodec, CursorError } from './cursor.js';
 import { SimHttpError, validation } from './errors.js';
 
-export interface ListOptions { limit?: unknown; cursor?: unknown; search?: unknown; order?: unknown; status?: unknown }
-
+export interface ListOptions {
+  limit?: unknown;
+  cursor?: unknown;
+  search?: unknown;
+  order?: unknown;
+  status?: unknown;
+}
 
 type Key = readonly number[];
 
@@ -31,7 +36,8 @@ function hashSeq(id: string): number {
 function parseLimit(v: unknown): number {
   if (v === undefined) return 20;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw validation([{ field: 'limit', message: 'limit: must be an integer from 1 to 60', code: n < 1 ? 'too_small' : 'invalid_type' }]);
+  if (!Number.isInteger(n) || n < 1)
+    throw validation([{ field: 'limit', message: 'limit: must be an integer from 1 to 60', code: n < 1 ? 'too_small' : 'invalid_type' }]);
   return Math.min(n, 60);
 }
 
@@ -42,8 +48,15 @@ function parseLimit(v: unknown): number {
  * (so pages can be short, even empty, with `has_more` true) — v1's awkward parts.
  */
 export function paginate<T extends { seq?: number; createdAt: number; id: string }>(
-  cursors: CursorCodec, endpoint: string, baseFilters: string, items: readonly T[], created: (t: T) => number, name: (t: T) => string,
-  q: ListOptions, shortPages: boolean, windowFilter?: (t: T) => boolean,
+  cursors: CursorCodec,
+  endpoint: string,
+  baseFilters: string,
+  items: readonly T[],
+  created: (t: T) => number,
+  name: (t: T) => string,
+  q: ListOptions,
+  shortPages: boolean,
+  windowFilter?: (t: T) => boolean,
 ): { data: T[]; has_more: boolean; next_cursor: string | null } {
   const limit = parseLimit(q.limit);
   const search = q.search === undefined || q.search === '' ? undefined : String(q.search).toLowerCase();
@@ -61,7 +74,7 @@ export function paginate<T extends { seq?: number; createdAt: number; id: string
       throw new SimHttpError(400, { error: e instanceof CursorError ? e.message : 'Invalid cursor.' });
     }
   }
-  const seqOf = (t: T) => (t.seq ?? hashSeq(t.id));
+  const seqOf = (t: T) => t.seq ?? hashSeq(t.id);
   const keyOf = (t: T): Key => {
     if (search) return [-relevance(name(t), search), -created(t), -seqOf(t)];
     return order === 'asc' ? [created(t), seqOf(t)] : [-created(t), -seqOf(t)];
@@ -83,4 +96,3 @@ export function paginate<T extends { seq?: number; createdAt: number; id: string
     next_cursor: has_more && last ? cursors.encode({ endpoint, filters, after: last.k, page: pageNo + 1 }) : null,
   };
 }
-

@@ -29,8 +29,7 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const isLoopback = (addr: string | undefined) =>
-  !!addr && (addr === '::1' || addr.startsWith('127.') || addr.startsWith('::ffff:127.'));
+const isLoopback = (addr: string | undefined) => !!addr && (addr === '::1' || addr.startsWith('127.') || addr.startsWith('::ffff:127.'));
 
 /** Builds the v1 simulator: every v1 endpoint and rule, plus loopback-only /_sim admin routes. */
 export function createSimulator(options: SimulatorOptions = {}): Simulator {
@@ -79,7 +78,10 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       case 'error500':
         return reply.status(500).send({ error: 'Simulated server fault.' });
       case 'rate_limit':
-        return reply.status(429).header('retry-after', String(fault.retry_after_s ?? 1)).send({ error: 'Too many requests.' });
+        return reply
+          .status(429)
+          .header('retry-after', String(fault.retry_after_s ?? 1))
+          .send({ error: 'Too many requests.' });
       case 'reset':
         req.raw.socket.destroy();
         return reply.hijack();
@@ -117,13 +119,18 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   // ---- admin (loopback only, no key)
   app.get('/_sim/keys', async () => world.listKeys());
   app.post<{ Body: { api_key?: string } }>('/_sim/keys/revoke', async (req, reply) =>
-    world.revokeKey(String(req.body?.api_key ?? '')) ? { revoked: true } : reply.status(404).send({ error: 'No such key.' }));
+    world.revokeKey(String(req.body?.api_key ?? '')) ? { revoked: true } : reply.status(404).send({ error: 'No such key.' }),
+  );
   app.post<{ Body: { user_id?: string } }>('/_sim/keys/rotate', async (req, reply) => {
     const key = world.rotateKey(String(req.body?.user_id ?? ''));
     return key ? { api_key: key } : reply.status(404).send({ error: 'No such user.' });
   });
   app.get('/_sim/stats', async () => ({ total: [...stats.values()].reduce((a, b) => a + b, 0), requests: Object.fromEntries(stats) }));
-  app.post('/_sim/stats/reset', async () => { stats.clear(); recent.length = 0; return { reset: true }; });
+  app.post('/_sim/stats/reset', async () => {
+    stats.clear();
+    recent.length = 0;
+    return { reset: true };
+  });
   app.get('/_sim/requests', async () => recent);
   app.get('/_sim/faults', async () => faults.settings);
   app.post('/_sim/faults', async (req, reply) => {
@@ -132,7 +139,10 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     faults.set({ latency_ms: parsed.data.latency_ms, rules: parsed.data.rules as FaultRule[] | undefined });
     return faults.settings;
   });
-  app.delete('/_sim/faults', async () => { faults.clear(); return faults.settings; });
+  app.delete('/_sim/faults', async () => {
+    faults.clear();
+    return faults.settings;
+  });
   app.post<{ Body: { advance_ms?: number } }>('/_sim/clock', async (req, reply) => {
     const ms = Number(req.body?.advance_ms ?? 0);
     if (!Number.isFinite(ms) || ms < 0) return reply.status(400).send({ error: 'advance_ms must be a non-negative number.' });
@@ -149,11 +159,20 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   });
   app.get('/_sim/webhooks/deliveries', async () => webhooks.deliveries);
   app.post<{ Body: { team_id?: string; credits?: number } }>('/_sim/credits', async (req, reply) =>
-    world.setCredits(String(req.body?.team_id), Number(req.body?.credits)) ? { ok: true } : reply.status(404).send({ error: 'No such team.' }));
-  app.get<{ Params: P }>('/_sim/renders/:id/config', async (req, reply) => world.renderConfig(req.params.id) ?? reply.status(404).send({ error: 'No such render.' }));
+    world.setCredits(String(req.body?.team_id), Number(req.body?.credits)) ? { ok: true } : reply.status(404).send({ error: 'No such team.' }),
+  );
+  app.get<{ Params: P }>(
+    '/_sim/renders/:id/config',
+    async (req, reply) => world.renderConfig(req.params.id) ?? reply.status(404).send({ error: 'No such render.' }),
+  );
 
   return {
-    app, world, clock, faults, webhooks, stats,
+    app,
+    world,
+    clock,
+    faults,
+    webhooks,
+    stats,
     async listen(port = 0, host = '127.0.0.1') {
       await app.listen({ port, host });
       const addr = app.server.address();

@@ -1,6 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { CreateRenderBodySchema, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1Template, type V1TemplateSummary, type V1User } from '../v1/schemas.js';
+import {
+  CreateRenderBodySchema,
+  type RenderStatus,
+  type V1Project,
+  type V1Render,
+  type V1Team,
+  type V1TeamMember,
+  type V1Template,
+  type V1TemplateSummary,
+  type V1User,
+} from '../v1/schemas.js';
 import type { SimClock } from './clock.js';
 import { CursorCodec } from './cursor.js';
 import { paginate, type ListOptions } from './paginate.js';
@@ -11,11 +21,14 @@ import { Rng } from './rng.js';
 
 const notFound = (what: string) => new SimHttpError(404, { error: `${what} not found.` });
 
-export interface Transition { render: SimRender; from: RenderStatus; to: RenderStatus; at: number }
+export interface Transition {
+  render: SimRender;
+  from: RenderStatus;
+  to: RenderStatus;
+  at: number;
+}
 
 const sec = (ms: number) => Math.floor(ms / 1000);
-
-
 
 /**
  * The v1 world: seeded data plus every rule of the v1 document (reach, 404 for unreachable, cursor
@@ -35,7 +48,12 @@ export class World {
   private seq = 0;
   private transitionListener: (t: Transition) => void = () => {};
 
-  constructor(readonly clock: SimClock, seed: number, scale: Scale, readonly options: { urlTtlS: number; cdnBase: string } = { urlTtlS: 300, cdnBase: 'https://cdn.sim.invalid' }) {
+  constructor(
+    readonly clock: SimClock,
+    seed: number,
+    scale: Scale,
+    readonly options: { urlTtlS: number; cdnBase: string } = { urlTtlS: 300, cdnBase: 'https://cdn.sim.invalid' },
+  ) {
     this.rng = new Rng(seed * 7919 + 1);
     this.cursors = new CursorCodec(`sim-cursor-${seed}`);
     const w = generateWorld(seed, scale, clock.now());
@@ -43,7 +61,10 @@ export class World {
     for (const p of w.people) this.people.set(p.id, p);
     for (const k of w.keys) this.keys.set(k.key, k);
     for (const t of w.teams) this.teams.set(t.id, t);
-    for (const p of w.projects) { this.projects.set(p.id, p); this.rendersByProject.set(p.id, []); }
+    for (const p of w.projects) {
+      this.projects.set(p.id, p);
+      this.rendersByProject.set(p.id, []);
+    }
     for (const r of w.renders) this.addRender(r);
     this.seq = w.renders.length;
   }
@@ -124,9 +145,14 @@ export class World {
   renderView(r: SimRender): V1Render {
     const team = this.teams.get(r.teamId) as SimTeam;
     const view: V1Render = {
-      id: r.id, name: r.name, status: r.status, type: r.type,
+      id: r.id,
+      name: r.name,
+      status: r.status,
+      type: r.type,
       project: { id: r.projectId, team: team.id },
-      created_by: r.createdBy, created_at: sec(r.createdAt), updated_at: r.updatedAt === null ? null : sec(r.updatedAt),
+      created_by: r.createdBy,
+      created_at: sec(r.createdAt),
+      updated_at: r.updatedAt === null ? null : sec(r.updatedAt),
     };
     if (r.status === 'complete') {
       const ext = (v: string) => (v === 'master' ? 'mov' : v === 'still' ? 'jpg' : v === 'gif_preview' ? 'gif' : 'mp4');
@@ -138,9 +164,13 @@ export class World {
   projectView(p: SimProject): V1Project {
     const team = this.teams.get(p.teamId) as SimTeam;
     return {
-      id: p.id, name: p.name, team: { id: team.id, name: team.name }, created_by: p.createdBy,
+      id: p.id,
+      name: p.name,
+      team: { id: team.id, name: team.name },
+      created_by: p.createdBy,
       thumbnail_url: p.hasThumbnail ? this.signedUrl(`/projects/${p.id}/thumbnail.jpg`) : null,
-      created_at: sec(p.createdAt), updated_at: p.updatedAt === null ? null : sec(p.updatedAt),
+      created_at: sec(p.createdAt),
+      updated_at: p.updatedAt === null ? null : sec(p.updatedAt),
     };
   }
 
@@ -187,7 +217,16 @@ export class World {
   listProjects(person: SimPerson, teamId: unknown, q: ListOptions) {
     const team = this.reachableTeam(person, requiredString(teamId, 'team_id'));
     const items = [...this.projects.values()].filter((p) => p.teamId === team.id);
-    const page = paginate(this.cursors, '/v1/projects', `team=${team.id}`, items, (p) => p.createdAt, (p) => p.name, q, false);
+    const page = paginate(
+      this.cursors,
+      '/v1/projects',
+      `team=${team.id}`,
+      items,
+      (p) => p.createdAt,
+      (p) => p.name,
+      q,
+      false,
+    );
     return { ...page, data: page.data.map((p) => this.projectView(p)) };
   }
 
@@ -197,14 +236,31 @@ export class World {
 
   listTemplates(person: SimPerson, projectId: unknown): { data: V1TemplateSummary[] } {
     const p = this.reachableProject(person, requiredString(projectId, 'project_id'));
-    return { data: p.templates.map(({ fields, ...t }) => ({ id: t.id, name: t.name, description: t.description, project_id: t.projectId, target_composition_id: t.compositionId, field_count: fields.length })) };
+    return {
+      data: p.templates.map(({ fields, ...t }) => ({
+        id: t.id,
+        name: t.name,
+        description: t.description,
+        project_id: t.projectId,
+        target_composition_id: t.compositionId,
+        field_count: fields.length,
+      })),
+    };
   }
 
   getTemplate(person: SimPerson, id: string, projectId: unknown): V1Template {
     const p = this.reachableProject(person, requiredString(projectId, 'project_id'));
     const t = p.templates.find((x) => x.id === id);
     if (!t) throw notFound('Template');
-    return { id: t.id, name: t.name, description: t.description, project_id: t.projectId, target_composition_id: t.compositionId, field_count: t.fields.length, fields: t.fields.map((f) => ({ ...f })) };
+    return {
+      id: t.id,
+      name: t.name,
+      description: t.description,
+      project_id: t.projectId,
+      target_composition_id: t.compositionId,
+      field_count: t.fields.length,
+      fields: t.fields.map((f) => ({ ...f })),
+    };
   }
 
   listRenders(person: SimPerson, projectId: unknown, q: ListOptions) {
@@ -214,7 +270,17 @@ export class World {
       throw validation([{ field: 'status', message: `status: must be one of the seven render statuses`, code: 'invalid_enum_value' }]);
     }
     const items = this.rendersByProject.get(p.id) ?? [];
-    const page = paginate(this.cursors, '/v1/renders', `project=${p.id};status=${status ?? ''}`, items, (r) => r.createdAt, (r) => r.name, q, true, status === undefined ? undefined : (r) => r.status === status);
+    const page = paginate(
+      this.cursors,
+      '/v1/renders',
+      `project=${p.id};status=${status ?? ''}`,
+      items,
+      (r) => r.createdAt,
+      (r) => r.name,
+      q,
+      true,
+      status === undefined ? undefined : (r) => r.status === status,
+    );
     return { ...page, data: page.data.map((r) => this.renderView(r)) };
   }
 
@@ -234,10 +300,12 @@ export class World {
   createRender(person: SimPerson, body: unknown): V1Render {
     const parsed = CreateRenderBodySchema.safeParse(body);
     if (!parsed.success) {
-      throw validation(parsed.error.issues.map((i) => {
-        const field = i.path.length > 0 ? i.path.join('.') : 'unknown';
-        return { field, message: `${field}: ${i.message}`, code: i.code };
-      }));
+      throw validation(
+        parsed.error.issues.map((i) => {
+          const field = i.path.length > 0 ? i.path.join('.') : 'unknown';
+          return { field, message: `${field}: ${i.message}`, code: i.code };
+        }),
+      );
     }
     const b = parsed.data;
     const project = this.reachableProject(person, b.project_id);
@@ -250,13 +318,24 @@ export class World {
     }
     const config: Record<string, unknown> = structuredClone(project.config);
     if (template) {
-      for (const f of template.fields) config[f.key] = b.values && Object.hasOwn(b.values, f.key) ? structuredClone(b.values[f.key]) : f.default_value;
+      for (const f of template.fields)
+        config[f.key] = b.values && Object.hasOwn(b.values, f.key) ? structuredClone(b.values[f.key]) : f.default_value;
     }
     const now = this.clock.now();
     const r: SimRender = {
-      id: `rend_${this.rng.token(20).toLowerCase()}`, seq: this.seq++, name: b.name, status: 'initializing', type: 'cloud',
-      projectId: project.id, teamId: team.id, createdBy: person.id, createdAt: now, updatedAt: null,
-      variants: ['master', '1080p', '720p', '360p', 'still'], config, templateId: template?.id ?? null,
+      id: `rend_${this.rng.token(20).toLowerCase()}`,
+      seq: this.seq++,
+      name: b.name,
+      status: 'initializing',
+      type: 'cloud',
+      projectId: project.id,
+      teamId: team.id,
+      createdBy: person.id,
+      createdAt: now,
+      updatedAt: null,
+      variants: ['master', '1080p', '720p', '360p', 'still'],
+      config,
+      templateId: template?.id ?? null,
       pending: scheduleFrom('initializing', now, b.name.includes('[sim:fail]')),
     };
     this.addRender(r);
@@ -287,10 +366,24 @@ export class World {
   }
 
   /** Seeded people with their keys (admin route). */
-  listKeys(): { user_id: string; email: string | null; name: string; api_key: string; revoked: boolean; teams: { id: string; role: string | null }[] }[] {
+  listKeys(): {
+    user_id: string;
+    email: string | null;
+    name: string;
+    api_key: string;
+    revoked: boolean;
+    teams: { id: string; role: string | null }[];
+  }[] {
     return [...this.keys.values()].map((k) => {
       const p = this.people.get(k.userId) as SimPerson;
-      return { user_id: p.id, email: p.email, name: p.name, api_key: k.key, revoked: k.revoked, teams: [...this.reach(p)].map(([id, role]) => ({ id, role })) };
+      return {
+        user_id: p.id,
+        email: p.email,
+        name: p.name,
+        api_key: k.key,
+        revoked: k.revoked,
+        teams: [...this.reach(p)].map(([id, role]) => ({ id, role })),
+      };
     });
   }
 
@@ -302,22 +395,23 @@ export class World {
   }
 }
 
-
 function requiredString(v: unknown, field: string): string {
   if (typeof v !== 'string' || v.length === 0) throw validation([{ field, message: `${field}: is required`, code: 'too_small' }]);
   return v;
 }
 
-
-
 export const SimFaultsBodySchema = z.object({
   latency_ms: z.number().int().min(0).max(60_000).optional(),
-  rules: z.array(z.object({
-    kind: z.enum(['error500', 'reset', 'rate_limit', 'lost_response']),
-    rate: z.number().min(0).max(1).optional(),
-    count: z.number().int().min(0).optional(),
-    method: z.string().optional(),
-    path: z.string().optional(),
-    retry_after_s: z.number().int().min(0).optional(),
-  })).optional(),
+  rules: z
+    .array(
+      z.object({
+        kind: z.enum(['error500', 'reset', 'rate_limit', 'lost_response']),
+        rate: z.number().min(0).max(1).optional(),
+        count: z.number().int().min(0).optional(),
+        method: z.string().optional(),
+        path: z.string().optional(),
+        retry_after_s: z.number().int().min(0).optional(),
+      }),
+    )
+    .optional(),
 });

@@ -26,10 +26,18 @@ const CHANNEL = 'gateway_changes';
 abstract class BaseBus implements ChangeBus {
   private readonly listeners = new Map<string, ((key: string) => void)[]>();
   private readonly resyncs: (() => void)[] = [];
-  on(topic: string, fn: (key: string) => void): void { this.listeners.set(topic, [...(this.listeners.get(topic) ?? []), fn]); }
-  onResync(fn: () => void): void { this.resyncs.push(fn); }
-  protected emit(topic: string, key: string): void { for (const fn of this.listeners.get(topic) ?? []) fn(key); }
-  protected resync(): void { for (const fn of this.resyncs) fn(); }
+  on(topic: string, fn: (key: string) => void): void {
+    this.listeners.set(topic, [...(this.listeners.get(topic) ?? []), fn]);
+  }
+  onResync(fn: () => void): void {
+    this.resyncs.push(fn);
+  }
+  protected emit(topic: string, key: string): void {
+    for (const fn of this.listeners.get(topic) ?? []) fn(key);
+  }
+  protected resync(): void {
+    for (const fn of this.resyncs) fn();
+  }
   abstract publish(topic: string, key?: string): Promise<void>;
   abstract close(): Promise<void>;
   async sync(): Promise<void> {}
@@ -39,19 +47,32 @@ abstract class BaseBus implements ChangeBus {
 class SqliteBus extends BaseBus {
   private timer: NodeJS.Timeout | undefined;
   private version: number | undefined;
-  constructor(private readonly readVersion: () => Promise<number>, pollMs: number) {
+  constructor(
+    private readonly readVersion: () => Promise<number>,
+    pollMs: number,
+  ) {
     super();
     if (pollMs > 0) this.timer = setInterval(() => void this.poll(), pollMs).unref();
   }
-  override async sync(): Promise<void> { await this.poll(); }
+  override async sync(): Promise<void> {
+    await this.poll();
+  }
   async poll(): Promise<void> {
     let v: number;
-    try { v = await this.readVersion(); } catch { return; }
+    try {
+      v = await this.readVersion();
+    } catch {
+      return;
+    }
     if (this.version !== undefined && v !== this.version) this.resync();
     this.version = v;
   }
-  async publish(topic: string, key = '*'): Promise<void> { this.emit(topic, key); }
-  async close(): Promise<void> { if (this.timer) clearInterval(this.timer); }
+  async publish(topic: string, key = '*'): Promise<void> {
+    this.emit(topic, key);
+  }
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+  }
 }
 
 interface PgClient {
@@ -67,7 +88,11 @@ class PgBus extends BaseBus {
   private listener: PgClient | undefined;
   private closed = false;
   private readonly origin = Math.random().toString(36).slice(2);
-  constructor(private readonly newClient: (applicationName: string) => PgClient, private readonly notify: (payload: string) => Promise<void>, private readonly retryMs = 1000) {
+  constructor(
+    private readonly newClient: (applicationName: string) => PgClient,
+    private readonly notify: (payload: string) => Promise<void>,
+    private readonly retryMs = 1000,
+  ) {
     super();
   }
 
@@ -97,14 +122,19 @@ class PgBus extends BaseBus {
     const again = () => {
       if (this.closed) return;
       // listening again: whatever changed while nobody listened is dropped once more
-      this.start().then(() => this.resync(), () => this.reconnect(attempt + 1));
+      this.start().then(
+        () => this.resync(),
+        () => this.reconnect(attempt + 1),
+      );
     };
     if (attempt === 0) setImmediate(again);
     else setTimeout(again, this.retryMs).unref();
   }
 
   /** The listening connection's name in pg_stat_activity (operators; tests). */
-  get listenerName(): string { return `gateway-listener-${this.origin}`; }
+  get listenerName(): string {
+    return `gateway-listener-${this.origin}`;
+  }
 
   async publish(topic: string, key = '*'): Promise<void> {
     this.emit(topic, key);
@@ -124,9 +154,12 @@ export async function openChangeBus(db: Db, url: string, pollMs = 250): Promise<
   if (db.dialect === 'postgres') {
     const pg = (await import('pg')).default;
     const { sql } = await import('kysely');
-    const bus = new PgBus((name) => new pg.Client({ connectionString: url, application_name: name }) as unknown as PgClient, async (payload) => {
-      await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(db.kysely);
-    });
+    const bus = new PgBus(
+      (name) => new pg.Client({ connectionString: url, application_name: name }) as unknown as PgClient,
+      async (payload) => {
+        await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(db.kysely);
+      },
+    );
     await bus.start();
     return bus;
   }

@@ -11,14 +11,24 @@ export class RenderDataStore {
   /** Recently read renders' data (or NONE), so a warm read of a render costs no store round trip. */
   private readonly kept = new LRUCache<string, { v: unknown }>({ max: 20_000 });
 
-  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now, private readonly bus?: ChangeBus) {
-    bus?.on('render_data', (id) => { if (id === '*') this.kept.clear(); else this.kept.delete(id); });
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number = Date.now,
+    private readonly bus?: ChangeBus,
+  ) {
+    bus?.on('render_data', (id) => {
+      if (id === '*') this.kept.clear();
+      else this.kept.delete(id);
+    });
     bus?.onResync(() => this.kept.clear());
   }
 
   async put(v1Id: string, data: unknown, title: string | null, createdBy: string | null): Promise<void> {
-    await this.db.insertInto('render_data').values({ v1_id: v1Id, data: JSON.stringify(data ?? {}), title, created_by: createdBy, created_at: this.now() })
-      .onConflict((oc) => oc.column('v1_id').doUpdateSet({ data: JSON.stringify(data ?? {}) })).execute();
+    await this.db
+      .insertInto('render_data')
+      .values({ v1_id: v1Id, data: JSON.stringify(data ?? {}), title, created_by: createdBy, created_at: this.now() })
+      .onConflict((oc) => oc.column('v1_id').doUpdateSet({ data: JSON.stringify(data ?? {}) }))
+      .execute();
     this.kept.delete(v1Id);
     await this.bus?.publish('render_data', v1Id);
   }
@@ -28,8 +38,11 @@ export class RenderDataStore {
    * adopted after a lost answer must not take another request's data). True when this call claimed it.
    */
   async claim(v1Id: string, data: unknown, title: string | null, createdBy: string | null): Promise<boolean> {
-    const r = await this.db.insertInto('render_data').values({ v1_id: v1Id, data: JSON.stringify(data ?? {}), title, created_by: createdBy, created_at: this.now() })
-      .onConflict((oc) => oc.column('v1_id').doNothing()).executeTakeFirst();
+    const r = await this.db
+      .insertInto('render_data')
+      .values({ v1_id: v1Id, data: JSON.stringify(data ?? {}), title, created_by: createdBy, created_at: this.now() })
+      .onConflict((oc) => oc.column('v1_id').doNothing())
+      .executeTakeFirst();
     this.kept.delete(v1Id);
     await this.bus?.publish('render_data', v1Id);
     return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
@@ -38,7 +51,11 @@ export class RenderDataStore {
   /** Which of these renders the gateway already holds data for (claimed by a request). */
   async claimed(v1Ids: readonly string[]): Promise<Set<string>> {
     if (v1Ids.length === 0) return new Set();
-    const rows = await this.db.selectFrom('render_data').select('v1_id').where('v1_id', 'in', [...v1Ids]).execute();
+    const rows = await this.db
+      .selectFrom('render_data')
+      .select('v1_id')
+      .where('v1_id', 'in', [...v1Ids])
+      .execute();
     return new Set(rows.map((r) => r.v1_id));
   }
 
@@ -71,15 +88,26 @@ export class OverlayStore {
   /** All overlays per type, kept in memory (few rows; every read needs them), dropped when any instance writes. */
   private readonly kept = new Map<string, Promise<Map<string, Record<string, unknown>>>>();
 
-  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now, private readonly bus?: ChangeBus) {
-    bus?.on('overlays', (type) => { if (type === '*') this.kept.clear(); else this.kept.delete(type); });
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number = Date.now,
+    private readonly bus?: ChangeBus,
+  ) {
+    bus?.on('overlays', (type) => {
+      if (type === '*') this.kept.clear();
+      else this.kept.delete(type);
+    });
     bus?.onResync(() => this.kept.clear());
   }
 
   async set(type: string, v1Id: string, values: Readonly<Record<string, unknown>>, userId: string | null): Promise<void> {
     for (const [field, value] of Object.entries(values)) {
-      await this.db.insertInto('overlays').values({ type, v1_id: v1Id, field, value: JSON.stringify(value), updated_by: userId, updated_at: this.now() })
-        .onConflict((oc) => oc.columns(['type', 'v1_id', 'field']).doUpdateSet({ value: JSON.stringify(value), updated_by: userId, updated_at: this.now() }))
+      await this.db
+        .insertInto('overlays')
+        .values({ type, v1_id: v1Id, field, value: JSON.stringify(value), updated_by: userId, updated_at: this.now() })
+        .onConflict((oc) =>
+          oc.columns(['type', 'v1_id', 'field']).doUpdateSet({ value: JSON.stringify(value), updated_by: userId, updated_at: this.now() }),
+        )
         .execute();
     }
     this.kept.delete(type);

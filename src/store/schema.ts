@@ -13,24 +13,116 @@ export interface UsersTable {
   created_at: number;
   updated_at: number | null;
 }
-export interface StaticTokensTable { id: string; user_id: string; token_hash: string; name: string; created_at: number; revoked_at: number | null; last_used_at: number | null }
-export interface SessionsTable { id: string; user_id: string; created_at: number; revoked_at: number | null; revoke_reason: string | null }
-export interface RefreshTokensTable { token_hash: string; session_id: string; status: string; expires_at: number; created_at: number }
-export interface IdMapTable { type: string; uuid: string; v1_id: string; source: string; created_at: number }
-export interface RenderDataTable { v1_id: string; data: string; title: string | null; created_by: string | null; created_at: number }
-export interface OverlaysTable { type: string; v1_id: string; field: string; value: string; updated_by: string | null; updated_at: number }
-export interface IdempotencyTable {
-  user_id: string; key: string; request_hash: string; state: string; status: number | null; response: string | null; created_at: number;
-  lease_until: number | null; started_at: number | null; project_v1: string | null; render_name: string | null; render_v1_id: string | null;
+export interface StaticTokensTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  name: string;
+  created_at: number;
+  revoked_at: number | null;
+  last_used_at: number | null;
 }
-export interface GatewayMetaTable { key: string; value: string }
-export interface LoginLimitsTable { key: string; window_start: number; count: number }
-export interface WebhookEventsTable { id: string; team: string; received_at: number }
-export interface RenderVersionsTable { v1_id: string; updated_at: number; rank: number }
-export interface UsageTable { route: string; principal: string; principal_kind: string; count: number; first_seen: number; last_seen: number }
-export interface CompareRoutesTable { route: string; total: number; differing: number; legacy_ms_total: number; translated_ms_total: number }
-export interface CompareFieldsTable { route: string; path: string; kind: string; count: number; noise: number }
-export interface CompareSamplesTable { id: string; route: string; path: string; kind: string; legacy: string | null; translated: string | null; request: string; created_at: number }
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: number;
+  revoked_at: number | null;
+  revoke_reason: string | null;
+}
+export interface RefreshTokensTable {
+  token_hash: string;
+  session_id: string;
+  status: string;
+  expires_at: number;
+  created_at: number;
+}
+export interface IdMapTable {
+  type: string;
+  uuid: string;
+  v1_id: string;
+  source: string;
+  created_at: number;
+}
+export interface RenderDataTable {
+  v1_id: string;
+  data: string;
+  title: string | null;
+  created_by: string | null;
+  created_at: number;
+}
+export interface OverlaysTable {
+  type: string;
+  v1_id: string;
+  field: string;
+  value: string;
+  updated_by: string | null;
+  updated_at: number;
+}
+export interface IdempotencyTable {
+  user_id: string;
+  key: string;
+  request_hash: string;
+  state: string;
+  status: number | null;
+  response: string | null;
+  created_at: number;
+  lease_until: number | null;
+  started_at: number | null;
+  project_v1: string | null;
+  render_name: string | null;
+  render_v1_id: string | null;
+}
+export interface GatewayMetaTable {
+  key: string;
+  value: string;
+}
+export interface LoginLimitsTable {
+  key: string;
+  window_start: number;
+  count: number;
+}
+export interface WebhookEventsTable {
+  id: string;
+  team: string;
+  received_at: number;
+}
+export interface RenderVersionsTable {
+  v1_id: string;
+  updated_at: number;
+  rank: number;
+}
+export interface UsageTable {
+  route: string;
+  principal: string;
+  principal_kind: string;
+  count: number;
+  first_seen: number;
+  last_seen: number;
+}
+export interface CompareRoutesTable {
+  route: string;
+  total: number;
+  differing: number;
+  legacy_ms_total: number;
+  translated_ms_total: number;
+}
+export interface CompareFieldsTable {
+  route: string;
+  path: string;
+  kind: string;
+  count: number;
+  noise: number;
+}
+export interface CompareSamplesTable {
+  id: string;
+  route: string;
+  path: string;
+  kind: string;
+  legacy: string | null;
+  translated: string | null;
+  request: string;
+  created_at: number;
+}
 
 export interface Database {
   users: UsersTable;

@@ -12,7 +12,11 @@ export type RotateResult =
  * stops working at once) and presenting an already-rotated token revokes the whole session.
  */
 export class SessionStore {
-  constructor(private readonly db: Kysely<Database>, private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async create(userId: string): Promise<{ sessionId: string; refreshToken: string }> {
     const sessionId = randomUUID();
@@ -20,7 +24,10 @@ export class SessionStore {
     const t = this.now();
     await this.db.transaction().execute(async (tx) => {
       await tx.insertInto('sessions').values({ id: sessionId, user_id: userId, created_at: t, revoked_at: null, revoke_reason: null }).execute();
-      await tx.insertInto('refresh_tokens').values({ token_hash: sha256(refreshToken), session_id: sessionId, status: 'active', expires_at: t + this.ttlMs, created_at: t }).execute();
+      await tx
+        .insertInto('refresh_tokens')
+        .values({ token_hash: sha256(refreshToken), session_id: sessionId, status: 'active', expires_at: t + this.ttlMs, created_at: t })
+        .execute();
     });
     return { sessionId, refreshToken };
   }
@@ -28,9 +35,12 @@ export class SessionStore {
   async rotate(refreshToken: string): Promise<RotateResult> {
     const hash = sha256(refreshToken);
     return this.db.transaction().execute(async (tx) => {
-      const row = await tx.selectFrom('refresh_tokens').innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
+      const row = await tx
+        .selectFrom('refresh_tokens')
+        .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
         .select(['refresh_tokens.status', 'refresh_tokens.expires_at', 'sessions.id as session_id', 'sessions.user_id', 'sessions.revoked_at'])
-        .where('refresh_tokens.token_hash', '=', hash).executeTakeFirst();
+        .where('refresh_tokens.token_hash', '=', hash)
+        .executeTakeFirst();
       if (!row) return { ok: false, reason: 'unknown' } as const;
       if (row.revoked_at !== null) return { ok: false, reason: 'revoked' } as const;
       const t = this.now();
@@ -41,10 +51,18 @@ export class SessionStore {
       }
       if (row.expires_at <= t) return { ok: false, reason: 'expired' } as const;
       // Only the caller that flips active → rotated wins; a concurrent second presenter sees reuse.
-      const flipped = await tx.updateTable('refresh_tokens').set({ status: 'rotated' }).where('token_hash', '=', hash).where('status', '=', 'active').executeTakeFirst();
+      const flipped = await tx
+        .updateTable('refresh_tokens')
+        .set({ status: 'rotated' })
+        .where('token_hash', '=', hash)
+        .where('status', '=', 'active')
+        .executeTakeFirst();
       if (Number(flipped.numUpdatedRows) === 0) return { ok: false, reason: 'reused' } as const;
       const next = randomToken(48);
-      await tx.insertInto('refresh_tokens').values({ token_hash: sha256(next), session_id: row.session_id, status: 'active', expires_at: t + this.ttlMs, created_at: t }).execute();
+      await tx
+        .insertInto('refresh_tokens')
+        .values({ token_hash: sha256(next), session_id: row.session_id, status: 'active', expires_at: t + this.ttlMs, created_at: t })
+        .execute();
       return { ok: true, userId: row.user_id, sessionId: row.session_id, refreshToken: next } as const;
     });
   }
@@ -53,7 +71,12 @@ export class SessionStore {
   async logout(refreshToken: string): Promise<void> {
     const row = await this.db.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', sha256(refreshToken)).executeTakeFirst();
     if (!row) return;
-    await this.db.updateTable('sessions').set({ revoked_at: this.now(), revoke_reason: 'logout' }).where('id', '=', row.session_id).where('revoked_at', 'is', null).execute();
+    await this.db
+      .updateTable('sessions')
+      .set({ revoked_at: this.now(), revoke_reason: 'logout' })
+      .where('id', '=', row.session_id)
+      .where('revoked_at', 'is', null)
+      .execute();
     await this.db.updateTable('refresh_tokens').set({ status: 'revoked' }).where('session_id', '=', row.session_id).execute();
   }
 }

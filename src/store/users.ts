@@ -10,22 +10,41 @@ export type UserRow = Selectable<UsersTable>;
 export const DEFAULT_ROLE = '5f3b2c1a-0d4e-4b6f-9a8c-7e1d2f3a4b5c';
 /** A user as the rest of the gateway sees it: never the encrypted key, never the hash. */
 export interface LegacyUser {
-  readonly id: string; readonly email: string; readonly firstName: string | null; readonly lastName: string | null;
-  readonly role: string; readonly v1UserId: string; readonly status: string;
+  readonly id: string;
+  readonly email: string;
+  readonly firstName: string | null;
+  readonly lastName: string | null;
+  readonly role: string;
+  readonly v1UserId: string;
+  readonly status: string;
 }
 export interface NewUser {
-  id?: string; email: string; passwordHash: string | null; firstName?: string | null; lastName?: string | null;
-  role: string; v1Key: string; v1UserId: string;
+  id?: string;
+  email: string;
+  passwordHash: string | null;
+  firstName?: string | null;
+  lastName?: string | null;
+  role: string;
+  v1Key: string;
+  v1UserId: string;
   /** `unbound` for users imported without a v1 key: they cannot log in until rebound. */
   status?: 'active' | 'unbound';
 }
 
 export class DuplicateEmailError extends Error {
-  constructor(email: string) { super(`A user with email ${email} already exists.`); }
+  constructor(email: string) {
+    super(`A user with email ${email} already exists.`);
+  }
 }
 
 const toUser = (r: UserRow): LegacyUser => ({
-  id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name, role: r.role, v1UserId: r.v1_user_id, status: r.status,
+  id: r.id,
+  email: r.email,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  role: r.role,
+  v1UserId: r.v1_user_id,
+  status: r.status,
 });
 
 /** Entries kept of static tokens (by hash) and users (by id): the hot path reads them on every request. */
@@ -40,14 +59,28 @@ export class UserStore {
   private readonly users = new Map<string, LegacyUser | null>();
   private readonly tokens = new Map<string, { userId: string; tokenId: string }>();
 
-  constructor(private readonly db: Kysely<Database>, private readonly box: SecretBox, private readonly now: () => number = Date.now, private readonly bus?: ChangeBus) {
-    bus?.on('users', (id) => { if (id === '*') this.users.clear(); else this.users.delete(id); });
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly box: SecretBox,
+    private readonly now: () => number = Date.now,
+    private readonly bus?: ChangeBus,
+  ) {
+    bus?.on('users', (id) => {
+      if (id === '*') this.users.clear();
+      else this.users.delete(id);
+    });
     bus?.on('tokens', () => this.tokens.clear());
-    bus?.onResync(() => { this.users.clear(); this.tokens.clear(); });
+    bus?.onResync(() => {
+      this.users.clear();
+      this.tokens.clear();
+    });
   }
 
   private async changed(topic: 'users' | 'tokens', key = '*'): Promise<void> {
-    if (topic === 'users') { if (key === '*') this.users.clear(); else this.users.delete(key); } else this.tokens.clear();
+    if (topic === 'users') {
+      if (key === '*') this.users.clear();
+      else this.users.delete(key);
+    } else this.tokens.clear();
     await this.bus?.publish(topic, key);
   }
 
@@ -60,9 +93,18 @@ export class UserStore {
     const lower = u.email.trim().toLowerCase();
     if (await this.db.selectFrom('users').select('id').where('email_lower', '=', lower).executeTakeFirst()) throw new DuplicateEmailError(u.email);
     const row: UserRow = {
-      id: u.id ?? randomUUID(), email: u.email.trim(), email_lower: lower, password_hash: u.passwordHash,
-      first_name: u.firstName ?? null, last_name: u.lastName ?? null, role: u.role,
-      v1_key_enc: this.box.seal(u.v1Key), v1_user_id: u.v1UserId, status: u.status ?? 'active', created_at: this.now(), updated_at: null,
+      id: u.id ?? randomUUID(),
+      email: u.email.trim(),
+      email_lower: lower,
+      password_hash: u.passwordHash,
+      first_name: u.firstName ?? null,
+      last_name: u.lastName ?? null,
+      role: u.role,
+      v1_key_enc: this.box.seal(u.v1Key),
+      v1_user_id: u.v1UserId,
+      status: u.status ?? 'active',
+      created_at: this.now(),
+      updated_at: null,
     };
     await this.db.insertInto('users').values(row).execute();
     await this.changed('users', row.id);
@@ -106,8 +148,11 @@ export class UserStore {
   }
 
   async rebind(id: string, v1Key: string, v1UserId: string): Promise<boolean> {
-    const r = await this.db.updateTable('users').set({ v1_key_enc: this.box.seal(v1Key), v1_user_id: v1UserId, status: 'active', updated_at: this.now() })
-      .where('id', '=', id).executeTakeFirst();
+    const r = await this.db
+      .updateTable('users')
+      .set({ v1_key_enc: this.box.seal(v1Key), v1_user_id: v1UserId, status: 'active', updated_at: this.now() })
+      .where('id', '=', id)
+      .executeTakeFirst();
     await this.changed('users', id);
     return Number(r.numUpdatedRows) > 0;
   }
@@ -138,7 +183,10 @@ export class UserStore {
   async createStaticToken(userId: string, name: string): Promise<{ id: string; token: string }> {
     const token = randomToken(32);
     const id = randomUUID();
-    await this.db.insertInto('static_tokens').values({ id, user_id: userId, token_hash: sha256(token), name, created_at: this.now(), revoked_at: null, last_used_at: null }).execute();
+    await this.db
+      .insertInto('static_tokens')
+      .values({ id, user_id: userId, token_hash: sha256(token), name, created_at: this.now(), revoked_at: null, last_used_at: null })
+      .execute();
     return { id, token };
   }
 
@@ -146,7 +194,10 @@ export class UserStore {
   async importStaticToken(userId: string, token: string, name: string): Promise<boolean> {
     const hash = sha256(token);
     if (await this.db.selectFrom('static_tokens').select('id').where('token_hash', '=', hash).executeTakeFirst()) return false;
-    await this.db.insertInto('static_tokens').values({ id: randomUUID(), user_id: userId, token_hash: hash, name, created_at: this.now(), revoked_at: null, last_used_at: null }).execute();
+    await this.db
+      .insertInto('static_tokens')
+      .values({ id: randomUUID(), user_id: userId, token_hash: hash, name, created_at: this.now(), revoked_at: null, last_used_at: null })
+      .execute();
     await this.changed('tokens');
     return true;
   }
@@ -159,9 +210,14 @@ export class UserStore {
       if (user && user.status === 'active') return { user, tokenId: kept.tokenId };
       return undefined;
     }
-    const r = await this.db.selectFrom('static_tokens').innerJoin('users', 'users.id', 'static_tokens.user_id')
-      .selectAll('users').select(['static_tokens.id as token_id'])
-      .where('static_tokens.token_hash', '=', hash).where('static_tokens.revoked_at', 'is', null).where('users.status', '=', 'active')
+    const r = await this.db
+      .selectFrom('static_tokens')
+      .innerJoin('users', 'users.id', 'static_tokens.user_id')
+      .selectAll('users')
+      .select(['static_tokens.id as token_id'])
+      .where('static_tokens.token_hash', '=', hash)
+      .where('static_tokens.revoked_at', 'is', null)
+      .where('users.status', '=', 'active')
       .executeTakeFirst();
     if (!r) return undefined; // unknown tokens are not kept: random strings must not fill memory
     const { token_id, ...user } = r;
@@ -176,7 +232,12 @@ export class UserStore {
   }
 
   async revokeStaticToken(id: string): Promise<boolean> {
-    const r = await this.db.updateTable('static_tokens').set({ revoked_at: this.now() }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    const r = await this.db
+      .updateTable('static_tokens')
+      .set({ revoked_at: this.now() })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     await this.changed('tokens');
     return Number(r.numUpdatedRows) > 0;
   }

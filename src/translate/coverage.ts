@@ -1,6 +1,15 @@
 import type { Mappings } from '../config/mappings.js';
 
-export interface FieldCoverage { resource: string; field: string; type: string; source: string; from: string | null; how: string | null; write: string; noV1Source: boolean }
+export interface FieldCoverage {
+  resource: string;
+  field: string;
+  type: string;
+  source: string;
+  from: string | null;
+  how: string | null;
+  write: string;
+  noV1Source: boolean;
+}
 
 /** The migration team's checklist: every legacy field, where its value comes from, how PATCH treats it. */
 export function mappingReport(m: Mappings): { fields: FieldCoverage[]; noV1Source: string[]; overlays: string[] } {
@@ -8,8 +17,14 @@ export function mappingReport(m: Mappings): { fields: FieldCoverage[]; noV1Sourc
   for (const [resource, r] of Object.entries(m.resources)) {
     for (const [field, f] of Object.entries(r.fields)) {
       fields.push({
-        resource, field, type: f.type, source: f.source.kind, from: f.source.from ?? null, how: f.source.how ?? null,
-        write: f.write ?? 'reject', noV1Source: f.source.kind === 'none',
+        resource,
+        field,
+        type: f.type,
+        source: f.source.kind,
+        from: f.source.from ?? null,
+        how: f.source.how ?? null,
+        write: f.write ?? 'reject',
+        noV1Source: f.source.kind === 'none',
       });
     }
   }
@@ -24,8 +39,15 @@ export function mappingReportText(m: Mappings): string {
   const r = mappingReport(m);
   const lines = ['resource.field                 type       source   write    from / how'];
   for (const f of r.fields) {
-    lines.push(`${`${f.resource}.${f.field}`.padEnd(30)} ${f.type.padEnd(10)} ${f.source.padEnd(8)} ${f.write.padEnd(8)} ${[f.from, f.how].filter(Boolean).join(' — ')}`);
+    lines.push(
+      `${`${f.resource}.${f.field}`.padEnd(30)} ${f.type.padEnd(10)} ${f.source.padEnd(8)} ${f.write.padEnd(8)} ` +
+        `${[f.from, f.how].filter(Boolean).join(' — ')}`,
+    );
   }
-  lines.push('', `No v1 source (${r.noV1Source.length}): ${r.noV1Source.join(', ')}`, `Kept by the gateway on PATCH (overlay): ${r.overlays.join(', ')}`);
+  lines.push(
+    '',
+    `No v1 source (${r.noV1Source.length}): ${r.noV1Source.join(', ')}`,
+    `Kept by the gateway on PATCH (overlay): ${r.overlays.join(', ')}`,
+  );
   return lines.join('\n');
 }

@@ -17,7 +17,11 @@ export type Overlay = Readonly<Record<string, unknown>>;
 const PROCESS_NAMESPACE = 'a3c1f6d2-6a55-5b1e-8f0e-9c8d7b6a5f40';
 
 /** A legacy Render record (relations as uuids). */
-export function toLegacyRender(r: V1Render, ctx: TranslateContext, extra: { data?: unknown; overlay?: Overlay; projectThumbnail?: string | null; answered?: boolean } = {}): Record<string, unknown> {
+export function toLegacyRender(
+  r: V1Render,
+  ctx: TranslateContext,
+  extra: { data?: unknown; overlay?: Overlay; projectThumbnail?: string | null; answered?: boolean } = {},
+): Record<string, unknown> {
   const status = ctx.mappings.status.toLegacy[r.status];
   const output = r.status === 'complete' ? toLegacyOutput(r.output, ctx.mappings.outputs, extra.projectThumbnail ?? null) : null;
   return {
@@ -60,7 +64,13 @@ export function teamOwner(members: readonly V1TeamMember[]): string | null {
   return admins[0]?.id ?? null;
 }
 
-export function toLegacyAccount(t: V1Team, ownerV1Id: string | null, ctx: TranslateContext, overlay?: Overlay, credits: unknown = null): Record<string, unknown> {
+export function toLegacyAccount(
+  t: V1Team,
+  ownerV1Id: string | null,
+  ctx: TranslateContext,
+  overlay?: Overlay,
+  credits: unknown = null,
+): Record<string, unknown> {
   return {
     id: ctx.ids.toLegacy('account', t.id),
     name: t.name,
@@ -77,13 +87,36 @@ const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"
 export function textToHtml(text: string | null): string | null {
   if (text === null) return null;
   const escaped = text.replace(/[&<>"']/g, (c) => ESC[c] as string);
-  return escaped.split(/\n{2,}/).map((p) => `<p>${p.replace(/\n/g, '<br>')}</p>`).join('');
+  return escaped
+    .split(/\n{2,}/)
+    .map((p) => `<p>${p.replace(/\n/g, '<br>')}</p>`)
+    .join('');
 }
 
-const LETTERS: Record<string, string> = { ø: 'o', Ø: 'o', æ: 'ae', Æ: 'ae', œ: 'oe', Œ: 'oe', ß: 'ss', đ: 'd', Đ: 'd', ł: 'l', Ł: 'l', þ: 'th', Þ: 'th' };
+const LETTERS: Record<string, string> = {
+  ø: 'o',
+  Ø: 'o',
+  æ: 'ae',
+  Æ: 'ae',
+  œ: 'oe',
+  Œ: 'oe',
+  ß: 'ss',
+  đ: 'd',
+  Đ: 'd',
+  ł: 'l',
+  Ł: 'l',
+  þ: 'th',
+  Þ: 'th',
+};
 
 export function slugify(name: string): string {
-  return name.replace(/[øØæÆœŒßđĐłŁþÞ]/g, (c) => LETTERS[c] as string).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return name
+    .replace(/[øØæÆœŒßđĐłŁþÞ]/g, (c) => LETTERS[c] as string)
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 }
 
 export function toLegacyTemplate(t: V1TemplateSummary, project: V1Project, ctx: TranslateContext): Record<string, unknown> {

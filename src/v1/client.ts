@@ -2,9 +2,25 @@ import { createHash } from 'node:crypto';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
-  V1MemberListSchema, V1ProjectPageSchema, V1ProjectSchema, V1RenderPageSchema, V1RenderSchema, V1TeamListSchema,
-  V1TemplateListSchema, V1TemplateSchema, V1UserSchema, type CreateRenderBody, type Page, type RenderStatus,
-  type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1Template, type V1TemplateSummary, type V1User,
+  V1MemberListSchema,
+  V1ProjectPageSchema,
+  V1ProjectSchema,
+  V1RenderPageSchema,
+  V1RenderSchema,
+  V1TeamListSchema,
+  V1TemplateListSchema,
+  V1TemplateSchema,
+  V1UserSchema,
+  type CreateRenderBody,
+  type Page,
+  type RenderStatus,
+  type V1Project,
+  type V1Render,
+  type V1Team,
+  type V1TeamMember,
+  type V1Template,
+  type V1TemplateSummary,
+  type V1User,
 } from './schemas.js';
 import { V1ContractError, V1Error, V1NetworkError, V1RateLimitedError, V1ServerError, errorForStatus } from './errors.js';
 
@@ -23,16 +39,37 @@ export interface V1ClientOptions {
 }
 
 /** Who a call is made for: the request's meter and its request id (sent as X-Request-Id). */
-export interface CallContext { readonly meter?: V1Meter | undefined; readonly requestId?: string | undefined }
+export interface CallContext {
+  readonly meter?: V1Meter | undefined;
+  readonly requestId?: string | undefined;
+}
 
 /** One HTTP exchange with v1, reported to a meter (explain output, call budgets, benchmarks). */
-export interface V1CallInfo { readonly method: string; readonly path: string; readonly status: number | null; readonly attempt: number; readonly ms: number }
-export interface V1Meter { onCall(info: V1CallInfo): void; onCoalesced?(path: string): void }
+export interface V1CallInfo {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number | null;
+  readonly attempt: number;
+  readonly ms: number;
+}
+export interface V1Meter {
+  onCall(info: V1CallInfo): void;
+  onCoalesced?(path: string): void;
+}
 
-export interface ListQuery { limit?: number; cursor?: string; search?: string; order?: 'asc' | 'desc'; status?: RenderStatus }
+export interface ListQuery {
+  limit?: number;
+  cursor?: string;
+  search?: string;
+  order?: 'asc' | 'desc';
+  status?: RenderStatus;
+}
 
 /** A key and its non-secret identifier (hashed once: cache partitions and coalescing use it on every call). */
-interface V1Credential { readonly apiKey: string; readonly partition: string }
+interface V1Credential {
+  readonly apiKey: string;
+  readonly partition: string;
+}
 const credential = (apiKey: string): V1Credential => ({ apiKey, partition: createHash('sha256').update(apiKey).digest('hex').slice(0, 16) });
 
 /**
@@ -71,7 +108,9 @@ export class V1Client {
       ctx.meter?.onCoalesced?.(path);
       return existing as Promise<z.infer<S>>;
     }
-    const p = this.withRetries((attempt) => this.send('GET', path, cred.apiKey, undefined, ctx, attempt), 'GET').then((body) => validate(schema, body, 'GET', path));
+    const p = this.withRetries((attempt) => this.send('GET', path, cred.apiKey, undefined, ctx, attempt), 'GET').then((body) =>
+      validate(schema, body, 'GET', path),
+    );
     this.inflight.set(k, p);
     try {
       return await p;
@@ -112,8 +151,10 @@ export class V1Client {
         method,
         dispatcher: this.dispatcher,
         headers: {
-          authorization: `Bearer ${apiKey}`, accept: 'application/json',
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(ctx.requestId ? { 'x-request-id': ctx.requestId } : {}),
+          authorization: `Bearer ${apiKey}`,
+          accept: 'application/json',
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(ctx.requestId ? { 'x-request-id': ctx.requestId } : {}),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
         headersTimeout: this.options.timeoutMs,
@@ -123,9 +164,14 @@ export class V1Client {
       status = res.statusCode;
       const text = await res.body.text();
       let parsed: unknown = undefined;
-      try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
       if (status >= 200 && status < 300) {
-        if (parsed === undefined) throw new V1ContractError(`v1 ${method} ${path} answered ${status} with a body that is not JSON`, status, method, path);
+        if (parsed === undefined)
+          throw new V1ContractError(`v1 ${method} ${path} answered ${status} with a body that is not JSON`, status, method, path);
         return parsed;
       }
       const ra = res.headers['retry-after'];
@@ -134,7 +180,7 @@ export class V1Client {
       if (e instanceof V1Error) throw e;
       const err = e as Error & { code?: string };
       const timedOut = err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT' || err.name === 'TimeoutError';
-      throw new V1NetworkError(`v1 ${method} ${path} failed: ${timedOut ? 'timed out' : err.code ?? err.message}`, method, path, timedOut, e);
+      throw new V1NetworkError(`v1 ${method} ${path} failed: ${timedOut ? 'timed out' : (err.code ?? err.message)}`, method, path, timedOut, e);
     } finally {
       const info = { method, path, status, attempt, ms: performance.now() - started };
       ctx.meter?.onCall(info);
@@ -161,27 +207,47 @@ const enc = encodeURIComponent;
 
 /** The v1 API as one person's key sees it. */
 export class V1Session {
-  constructor(private readonly client: V1Client, private readonly cred: V1Credential, private readonly ctx: CallContext = {}) {}
+  constructor(
+    private readonly client: V1Client,
+    private readonly cred: V1Credential,
+    private readonly ctx: CallContext = {},
+  ) {}
 
   /** A stable, non-secret identifier of the key (cache partitions, coalescing). */
   get partition(): string {
     return this.cred.partition;
   }
 
-  me(): Promise<V1User> { return this.client.get(this.cred, '/v1/me', V1UserSchema, this.ctx); }
-  teams(): Promise<{ data: V1Team[] }> { return this.client.get(this.cred, '/v1/teams', V1TeamListSchema, this.ctx); }
-  members(teamId: string): Promise<{ data: V1TeamMember[] }> { return this.client.get(this.cred, `/v1/users${qs({ team_id: teamId })}`, V1MemberListSchema, this.ctx); }
+  me(): Promise<V1User> {
+    return this.client.get(this.cred, '/v1/me', V1UserSchema, this.ctx);
+  }
+  teams(): Promise<{ data: V1Team[] }> {
+    return this.client.get(this.cred, '/v1/teams', V1TeamListSchema, this.ctx);
+  }
+  members(teamId: string): Promise<{ data: V1TeamMember[] }> {
+    return this.client.get(this.cred, `/v1/users${qs({ team_id: teamId })}`, V1MemberListSchema, this.ctx);
+  }
   projectsPage(teamId: string, q: ListQuery = {}): Promise<Page<V1Project>> {
     return this.client.get(this.cred, `/v1/projects${qs({ team_id: teamId, ...q })}`, V1ProjectPageSchema, this.ctx);
   }
-  project(id: string): Promise<V1Project> { return this.client.get(this.cred, `/v1/projects/${enc(id)}`, V1ProjectSchema, this.ctx); }
-  templates(projectId: string): Promise<{ data: V1TemplateSummary[] }> { return this.client.get(this.cred, `/v1/templates${qs({ project_id: projectId })}`, V1TemplateListSchema, this.ctx); }
-  template(id: string, projectId: string): Promise<V1Template> { return this.client.get(this.cred, `/v1/templates/${enc(id)}${qs({ project_id: projectId })}`, V1TemplateSchema, this.ctx); }
+  project(id: string): Promise<V1Project> {
+    return this.client.get(this.cred, `/v1/projects/${enc(id)}`, V1ProjectSchema, this.ctx);
+  }
+  templates(projectId: string): Promise<{ data: V1TemplateSummary[] }> {
+    return this.client.get(this.cred, `/v1/templates${qs({ project_id: projectId })}`, V1TemplateListSchema, this.ctx);
+  }
+  template(id: string, projectId: string): Promise<V1Template> {
+    return this.client.get(this.cred, `/v1/templates/${enc(id)}${qs({ project_id: projectId })}`, V1TemplateSchema, this.ctx);
+  }
   rendersPage(projectId: string, q: ListQuery = {}): Promise<Page<V1Render>> {
     return this.client.get(this.cred, `/v1/renders${qs({ project_id: projectId, ...q })}`, V1RenderPageSchema, this.ctx);
   }
-  render(id: string): Promise<V1Render> { return this.client.get(this.cred, `/v1/renders/${enc(id)}`, V1RenderSchema, this.ctx); }
-  createRender(body: CreateRenderBody): Promise<V1Render> { return this.client.post(this.cred, '/v1/renders', body, V1RenderSchema, this.ctx); }
+  render(id: string): Promise<V1Render> {
+    return this.client.get(this.cred, `/v1/renders/${enc(id)}`, V1RenderSchema, this.ctx);
+  }
+  createRender(body: CreateRenderBody): Promise<V1Render> {
+    return this.client.post(this.cred, '/v1/renders', body, V1RenderSchema, this.ctx);
+  }
 
   /** Every page of a cursor-paginated list: stops when next_cursor is null, never because a page is short. */
   async *pages<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<readonly T[]> {

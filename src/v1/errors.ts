@@ -19,19 +19,36 @@ export class V1PaymentRequiredError extends V1Error {}
 export class V1ForbiddenError extends V1Error {}
 export class V1NotFoundError extends V1Error {}
 export class V1ValidationError extends V1Error {
-  constructor(message: string, method: string, path: string, readonly summary: string, readonly details: readonly V1ValidationDetail[]) {
+  constructor(
+    message: string,
+    method: string,
+    path: string,
+    readonly summary: string,
+    readonly details: readonly V1ValidationDetail[],
+  ) {
     super(message, 422, method, path);
   }
 }
 export class V1RateLimitedError extends V1Error {
-  constructor(message: string, method: string, path: string, readonly retryAfterMs: number | undefined) {
+  constructor(
+    message: string,
+    method: string,
+    path: string,
+    readonly retryAfterMs: number | undefined,
+  ) {
     super(message, 429, method, path);
   }
 }
 export class V1ServerError extends V1Error {}
 /** The connection failed, was reset or timed out. For a POST the request may have been carried out. */
 export class V1NetworkError extends V1Error {
-  constructor(message: string, method: string, path: string, readonly timedOut: boolean, cause: unknown) {
+  constructor(
+    message: string,
+    method: string,
+    path: string,
+    readonly timedOut: boolean,
+    cause: unknown,
+  ) {
     super(message, null, method, path, { cause });
   }
 }
@@ -43,14 +60,27 @@ export function errorForStatus(status: number, method: string, path: string, bod
   const msg = `v1 ${method} ${path} answered ${status}: ${typeof b.error === 'string' ? b.error : 'no message'}`;
   switch (status) {
     case 400:
-      if (Array.isArray(b.details)) return new V1ValidationError(msg, method, path, String(b.message ?? b.error ?? ''), b.details as V1ValidationDetail[]);
+      if (Array.isArray(b.details))
+        return new V1ValidationError(msg, method, path, String(b.message ?? b.error ?? ''), b.details as V1ValidationDetail[]);
       return new V1BadRequestError(msg, status, method, path);
-    case 401: return new V1UnauthorizedError(msg, status, method, path);
-    case 402: return new V1PaymentRequiredError(msg, status, method, path);
-    case 403: return new V1ForbiddenError(msg, status, method, path);
-    case 404: return new V1NotFoundError(msg, status, method, path);
-    case 422: return new V1ValidationError(msg, method, path, String(b.message ?? b.error ?? ''), Array.isArray(b.details) ? (b.details as V1ValidationDetail[]) : []);
-    case 429: return new V1RateLimitedError(msg, method, path, parseRetryAfter(retryAfter));
+    case 401:
+      return new V1UnauthorizedError(msg, status, method, path);
+    case 402:
+      return new V1PaymentRequiredError(msg, status, method, path);
+    case 403:
+      return new V1ForbiddenError(msg, status, method, path);
+    case 404:
+      return new V1NotFoundError(msg, status, method, path);
+    case 422:
+      return new V1ValidationError(
+        msg,
+        method,
+        path,
+        String(b.message ?? b.error ?? ''),
+        Array.isArray(b.details) ? (b.details as V1ValidationDetail[]) : [],
+      );
+    case 429:
+      return new V1RateLimitedError(msg, method, path, parseRetryAfter(retryAfter));
     default:
       return status >= 500 ? new V1ServerError(msg, status, method, path) : new V1BadRequestError(msg, status, method, path);
   }

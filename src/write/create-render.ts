@@ -9,7 +9,12 @@ import type { V1Session } from '../v1/client.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
 import { chooseTemplate, renderName } from './template-choice.js';
 
-export interface CreateRenderInput { readonly project: string; readonly account: string; readonly data: Readonly<Record<string, unknown>>; readonly title?: string }
+export interface CreateRenderInput {
+  readonly project: string;
+  readonly account: string;
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly title?: string;
+}
 
 export interface CreateRenderDeps {
   readonly env: ExecEnv;
@@ -33,13 +38,19 @@ export interface CreateRenderDeps {
 
 /** `recorded`: the earlier attempt's own render (by its record); `found`: a render adopted after a lost answer. */
 export type Recovery = false | 'recorded' | 'found';
-export interface Created { readonly render: V1Render; readonly project: V1Project; readonly templateId: string | null; readonly recovered: Recovery }
+export interface Created {
+  readonly render: V1Render;
+  readonly project: V1Project;
+  readonly templateId: string | null;
+  readonly recovered: Recovery;
+}
 
-const unknownOutcome = (why: string, name: string) => errors.outcomeUnknown(
-  `v1 did not confirm the render and the gateway cannot tell whether it was created (${why}). Retry with the same Idempotency-Key ` +
-  `(the render is looked for first), or look for it: GET /renders?filter[title][_eq]=${encodeURIComponent(name)}`,
-  { reason: 'outcome unknown', outcome: 'unknown' },
-);
+const unknownOutcome = (why: string, name: string) =>
+  errors.outcomeUnknown(
+    `v1 did not confirm the render and the gateway cannot tell whether it was created (${why}). Retry with the same Idempotency-Key ` +
+      `(the render is looked for first), or look for it: GET /renders?filter[title][_eq]=${encodeURIComponent(name)}`,
+    { reason: 'outcome unknown', outcome: 'unknown' },
+  );
 
 /**
  * The renders a lost POST may have created: same project and name, created by the key's own v1 user, no earlier than the
@@ -107,13 +118,21 @@ export async function createRender(input: CreateRenderInput, d: CreateRenderDeps
   else if (Object.keys(input.data).length > 0) {
     const summaries = await catalog.templatesOf(project.id);
     const full = await catalog.map(summaries, (t) => catalog.template(t.id, project.id));
-    templateId = chooseTemplate(input.data, full.map((t) => ({ id: t.id, keys: t.fields.map((f) => f.key) }))).templateId;
+    templateId = chooseTemplate(
+      input.data,
+      full.map((t) => ({ id: t.id, keys: t.fields.map((f) => f.key) })),
+    ).templateId;
   }
   const name = renderName(input.title, input.data, project.name, new Date(d.now()));
   const started = d.now();
   await d.onAttempt?.({ startedAt: started, projectV1: project.id, name });
   try {
-    const render = await d.session.createRender({ name, project_id: project.id, ...(templateId ? { template_id: templateId } : {}), values: { ...input.data } });
+    const render = await d.session.createRender({
+      name,
+      project_id: project.id,
+      ...(templateId ? { template_id: templateId } : {}),
+      values: { ...input.data },
+    });
     await d.onCreated?.(render.id);
     return { render, project, templateId, recovered: false };
   } catch (e) {
@@ -128,7 +147,7 @@ export async function createRender(input: CreateRenderInput, d: CreateRenderDeps
     }
     throw errors.outcomeUnknown(
       `v1 did not confirm the render, and no render named "${name}" was created in the project since the request, so it was not created. ` +
-      'Retrying (with the same Idempotency-Key) is safe.',
+        'Retrying (with the same Idempotency-Key) is safe.',
       { reason: 'not created', outcome: 'not_created' },
     );
   }

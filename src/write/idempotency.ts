@@ -3,7 +3,11 @@ import { errorEnvelope, errors, type GatewayError } from '../errors/catalog.js';
 import type { EarlierAttempt, IdempotencyStore } from '../store/idempotency.js';
 
 /** An answer as it is sent and, for a key, kept and replayed. */
-export interface Answer { readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+export interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
 
 /** The hooks a keyed attempt gives the creation, so what it does is recorded as it happens. */
 export interface KeyedAttempt {
@@ -22,12 +26,19 @@ export interface IdempotencyOptions {
 
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 
 /** The request body's fingerprint: the same JSON in any key order is the same request. */
-export const bodyHash = (body: unknown): string => createHash('sha256').update(canonical(body ?? null)).digest('hex');
+export const bodyHash = (body: unknown): string =>
+  createHash('sha256')
+    .update(canonical(body ?? null))
+    .digest('hex');
 
 export const asAnswer = (ge: GatewayError): Answer => ({ status: ge.status, body: errorEnvelope(ge), headers: { ...ge.headers } });
 
@@ -39,7 +50,10 @@ export const asAnswer = (ge: GatewayError): Answer => ({ status: ge.status, body
  */
 export class IdempotentCreation {
   private readonly inflight = new Map<string, { hash: string; promise: Promise<Answer> }>();
-  constructor(private readonly store: IdempotencyStore, private readonly o: IdempotencyOptions) {}
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly o: IdempotencyOptions,
+  ) {}
 
   async run(principalId: string, key: string, body: unknown, create: (attempt: KeyedAttempt) => Promise<Answer>): Promise<Answer> {
     if (key.length > 255) throw errors.invalidPayload('Idempotency-Key must be at most 255 characters.');
@@ -53,17 +67,32 @@ export class IdempotentCreation {
     }
     const promise = this.claimAndCreate(principalId, key, hash, create, mismatch);
     this.inflight.set(slot, { hash, promise });
-    try { return await promise; } finally { this.inflight.delete(slot); }
+    try {
+      return await promise;
+    } finally {
+      this.inflight.delete(slot);
+    }
   }
 
-  private async claimAndCreate(principalId: string, key: string, hash: string, create: (a: KeyedAttempt) => Promise<Answer>, mismatch: () => GatewayError): Promise<Answer> {
+  private async claimAndCreate(
+    principalId: string,
+    key: string,
+    hash: string,
+    create: (a: KeyedAttempt) => Promise<Answer>,
+    mismatch: () => GatewayError,
+  ): Promise<Answer> {
     let earlier: EarlierAttempt | undefined;
     for (let waited = 0; ; waited += 100) {
       const c = await this.store.claim(principalId, key, hash, this.o.windowMs, this.o.leaseMs);
-      if (c.kind === 'claimed') { earlier = c.earlier; break; }
+      if (c.kind === 'claimed') {
+        earlier = c.earlier;
+        break;
+      }
       if (c.row.request_hash !== hash) return asAnswer(mismatch());
-      if (c.row.state === 'done') return { status: c.row.status ?? 200, body: JSON.parse(c.row.response ?? 'null'), headers: { 'idempotent-replayed': 'true' } };
-      if (waited >= this.o.waitMs) return asAnswer(errors.serviceUnavailable('An earlier request with this Idempotency-Key is still being processed.', 'gateway'));
+      if (c.row.state === 'done')
+        return { status: c.row.status ?? 200, body: JSON.parse(c.row.response ?? 'null'), headers: { 'idempotent-replayed': 'true' } };
+      if (waited >= this.o.waitMs)
+        return asAnswer(errors.serviceUnavailable('An earlier request with this Idempotency-Key is still being processed.', 'gateway'));
       await this.o.sleep(100);
     }
     const a = await create({

@@ -1,0 +1,13 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
+  .flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+
+describe('src/ shape', () => {
+  it('has no line over 160 characters', () => {
+    const long = files('src').flatMap((f) => readFileSync(f, 'utf8').split('\n').flatMap((l, i) => ([...l].length > 160 ? [`${f}:${i + 1}`] : [])));
+    expect(long).toEqual([]);
+  });
+});
