@@ -38,6 +38,17 @@ function asArray(v: unknown): unknown[] | undefined {
   return undefined;
 }
 
+/** A list written as a JSON array in a bracket value (`filter[d][_between]=["2025-01-01","2025-06-30"]`), as Directus accepts. */
+function jsonArray(v: unknown): unknown[] | undefined {
+  if (typeof v !== 'string' || !v.trimStart().startsWith('[')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(v);
+    return Array.isArray(parsed) && parsed.every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x)) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `year(date_created)` → { fn: 'year', field: 'date_created' } */
 export function splitFunction(key: string): { fn?: DateFunction; field: string; badFn?: string } {
   const m = /^(\w+)\(([^()]+)\)$/.exec(key);
@@ -271,7 +282,7 @@ function compare(
     return Compare.create(ref, op, v);
   }
   if (LIST_OPS.has(op)) {
-    let list = asArray(rawValue);
+    let list = asArray(rawValue) ?? jsonArray(rawValue);
     if (!list)
       list =
         typeof rawValue === 'string' ? rawValue.split(',') : rawValue === undefined || rawValue === null || isPlainObject(rawValue) ? [] : [rawValue];

@@ -186,3 +186,22 @@ describe('$NOW adjustments are bounded in length', () => {
     expect(JSON.stringify(q.filter)).toContain(new Date(NOW.getTime() - 5_400_000).toISOString());
   });
 });
+
+describe('_between / _nbetween as a JSON array (Directus accepts both forms)', () => {
+  it.each([
+    ['bracket, JSON array', { filter: { date_created: { _between: '["2025-01-01","2025-06-30"]' } } }],
+    ['bracket, comma list', { filter: { date_created: { _between: '2025-01-01,2025-06-30' } } }],
+    ['JSON filter, array', { filter: JSON.stringify({ date_created: { _between: ['2025-01-01', '2025-06-30'] } }) }],
+    ['querystring', parseQueryString('filter[date_created][_between]=["2025-01-01","2025-06-30"]')],
+  ])('%s', (_name, raw) => {
+    const q = parseQuery(raw as Record<string, unknown>, schemas.render!, ctx());
+    expect(JSON.stringify(q.filter)).toContain('2025-01-01');
+    expect(JSON.stringify(q.filter)).toContain('2025-06-30');
+    expect(JSON.stringify(q.filter)).toContain('_between');
+  });
+  it('_nbetween too, and the same answer either way', () => {
+    const a = parseQuery({ filter: { date_created: { _nbetween: '["2025-01-01","2025-06-30"]' } } }, schemas.render!, ctx());
+    const b = parseQuery({ filter: { date_created: { _nbetween: '2025-01-01,2025-06-30' } } }, schemas.render!, ctx());
+    expect(a.filter).toEqual(b.filter);
+  });
+});
