@@ -1,4 +1,6 @@
 import { hashPassword } from '../auth/passwords.js';
+import { HEADER_WIDTH, LINE, WIDTH } from '../cli/csv.js';
+import { mapLimit } from '../plan/limit.js';
 import type { Deps } from '../deps.js';
 import { isUuid } from '../lib/uuid.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
@@ -63,55 +65,100 @@ export async function rebind(deps: Deps, who: string, key: string): Promise<Lega
   return (await deps.users.byId(u.id)) as LegacyUser;
 }
 
+export interface ImportOptions {
+  /** Existing users (same id or email): skip them, or update them; by default each is a reported problem. */
+  readonly existing?: 'report' | 'skip' | 'update';
+  /** Check every row (and every distinct key, once) and write nothing. */
+  readonly check?: boolean;
+  /** Called as rows are handled (the CLI prints a progress line on stderr). */
+  readonly onProgress?: (done: number, total: number) => void;
+  /** Plaintext passwords hashed at once (argon2 is CPU-bound: about the number of cores). */
+  readonly hashConcurrency?: number;
+}
+export interface ImportResult { imported: number; updated: number; skipped: number; unbound: number; problems: string[]; checked: boolean }
+
 /**
- * Imports users from a legacy Directus export: id, email, password (the argon2 hash as exported),
- * first_name, last_name, role; an optional v1_key binds them at once, else they wait for a rebind.
+ * Imports users from a legacy Directus export: id, email, password (the argon2 hash as exported, or a plaintext password,
+ * hashed here), first_name, last_name, role; an optional v1_key binds them at once, else they wait for a rebind. Every row
+ * is checked first (problems carry the file's line number, shifted columns are named), each distinct key is checked with
+ * v1 once, then new users are written in transactions of 500.
  */
-export async function importUsers(
-  deps: Deps,
-  records: readonly Record<string, unknown>[],
-): Promise<{ imported: number; unbound: number; problems: string[] }> {
+export async function importUsers(deps: Deps, records: readonly Record<string, unknown>[], o: ImportOptions = {}): Promise<ImportResult> {
   const problems: string[] = [];
-  let imported = 0;
-  let unbound = 0;
-  for (const [i, r] of records.entries()) {
+  const where = (r: Record<string | symbol, unknown>, i: number) => `line ${(r[LINE] as number | undefined) ?? i + 2}`;
+  const known = await deps.users.identities();
+  const seenEmails = new Set<string>();
+  type Row = { at: string; id: string; email: string; hash: string | null; plain: string | null; first: string | null; last: string | null; role: string; key?: string };
+  const rows: Row[] = [];
+  const existing: Row[] = [];
+  for (const [i, raw] of records.entries()) {
+    const r = raw as Record<string | symbol, unknown>;
+    const at = where(r, i);
+    if (r[WIDTH] !== undefined && r[WIDTH] !== r[HEADER_WIDTH]) {
+      problems.push(`${at}: ${String(r[WIDTH])} columns where the header has ${String(r[HEADER_WIDTH])} — a value with a comma that is not quoted? ` +
+        '(argon2 hashes contain commas: quote them)');
+      continue;
+    }
     const id = String(r.id ?? '');
-    const email = String(r.email ?? '');
-    const hash = r.password ?? r.password_hash;
-    if (!isUuid(id)) {
-      problems.push(`row ${i + 1}: id must be a uuid`);
-      continue;
-    }
-    if (!email.includes('@')) {
-      problems.push(`row ${i + 1}: email is missing`);
-      continue;
-    }
-    if (hash !== undefined && hash !== null && hash !== '' && !String(hash).startsWith('$argon2')) {
-      problems.push(`row ${i + 1}: password must be an argon2 hash`);
-      continue;
-    }
+    const email = String(r.email ?? '').trim();
+    const pw = r.password ?? r.password_hash;
+    if (!isUuid(id)) { problems.push(`${at}: id must be a uuid`); continue; }
+    if (!/^[^@\s]+@[^@\s]+$/.test(email)) { problems.push(`${at}: email is missing or not an email`); continue; }
+    if (seenEmails.has(email.toLowerCase())) { problems.push(`${at}: email ${email} appears twice in the file`); continue; }
+    seenEmails.add(email.toLowerCase());
+    const pws = pw === undefined || pw === null ? '' : String(pw);
+    if (pws && !pws.startsWith('$argon2') && pws.length < 8) { problems.push(`${at}: a plaintext password needs at least 8 characters`); continue; }
     const key = typeof r.v1_key === 'string' && r.v1_key ? r.v1_key : undefined;
-    try {
-      const v1UserId = key ? await v1UserFor(deps, key) : '';
-      await deps.users.create({
-        id,
-        email,
-        passwordHash: hash ? String(hash) : null,
-        firstName: (r.first_name as string) || null,
-        lastName: (r.last_name as string) || null,
-        role: isUuid(r.role) ? r.role : DEFAULT_ROLE,
-        v1Key: key ?? '',
-        v1UserId,
-        status: key ? 'active' : 'unbound',
-      });
-      if (key) await deps.idMap.importPairs([{ type: 'user', uuid: id, v1Id: v1UserId }]);
-      else unbound++;
-      imported++;
-    } catch (e) {
-      problems.push(`row ${i + 1} (${email}): ${(e as Error).message}`);
+    if (key && !KEY_RE.test(key)) { problems.push(`${at}: v1_key must be sk_ followed by 32 characters`); continue; }
+    const row: Row = {
+      at, id, email, hash: pws.startsWith('$argon2') ? pws : null, plain: pws && !pws.startsWith('$argon2') ? pws : null,
+      first: (r.first_name as string) || null, last: (r.last_name as string) || null, role: isUuid(r.role) ? (r.role as string) : DEFAULT_ROLE, ...(key ? { key } : {}),
+    };
+    const clash = known.ids.has(id) ? id : known.emails.get(email.toLowerCase());
+    if (clash !== undefined) {
+      if (clash !== id && known.ids.has(id)) { problems.push(`${at}: id ${id} and email ${email} belong to two different users`); continue; }
+      if (o.existing === 'skip' || o.existing === 'update') existing.push({ ...row, id: clash });
+      else problems.push(`${at}: ${email} already exists (use --skip-existing or --update)`);
+      continue;
     }
+    rows.push(row);
   }
-  return { imported, unbound, problems };
+  // one check with v1 per distinct key (bounded), never one per row
+  const keys = [...new Set([...rows, ...existing].map((r) => r.key).filter((k): k is string => !!k))];
+  const v1Users = new Map<string, string>();
+  await mapLimit(keys, 4, async (k) => {
+    try { v1Users.set(k, await v1UserFor(deps, k)); } catch (e) { problems.push(`key ${k.slice(0, 6)}…: ${(e as Error).message}`); }
+  });
+  const keyOk = (r: Row) => !r.key || v1Users.has(r.key);
+  for (const r of [...rows, ...existing]) if (!keyOk(r)) problems.push(`${r.at}: its v1 key was refused (see above)`);
+  const good = rows.filter(keyOk);
+  const updates = o.existing === 'update' ? existing.filter(keyOk) : [];
+  const result: ImportResult = { imported: 0, updated: 0, skipped: o.existing === 'skip' ? existing.length : 0, unbound: 0, problems, checked: !!o.check };
+  if (o.check) return result;
+  let done = 0;
+  const total = good.length + updates.length;
+  // plaintext passwords are hashed here, a few at a time (argon2 is CPU-bound)
+  await mapLimit([...good, ...updates].filter((r) => r.plain), o.hashConcurrency ?? 2, async (r) => { r.hash = await hashPassword(r.plain!); r.plain = null; });
+  const toUser = (r: Row) => ({
+    id: r.id, email: r.email, passwordHash: r.hash, firstName: r.first, lastName: r.last, role: r.role,
+    v1Key: r.key ?? '', v1UserId: r.key ? v1Users.get(r.key)! : '', status: (r.key ? 'active' : 'unbound') as 'active' | 'unbound',
+  });
+  for (let i = 0; i < good.length; i += 500) {
+    const chunk = good.slice(i, i + 500);
+    await deps.users.createMany(chunk.map(toUser));
+    done += chunk.length;
+    o.onProgress?.(done, total);
+  }
+  for (const r of updates) {
+    await deps.users.replaceImported(r.id, toUser(r));
+    o.onProgress?.(++done, total);
+  }
+  const pairs = [...good, ...updates].filter((r) => r.key).map((r) => ({ type: 'user', uuid: r.id, v1Id: v1Users.get(r.key!)! }));
+  if (pairs.length) await deps.idMap.importPairs(pairs);
+  result.imported = good.length;
+  result.updated = updates.length;
+  result.unbound = good.filter((r) => !r.key).length;
+  return result;
 }
 
 const PREFIX_TO_TYPE = Object.fromEntries(Object.entries(ID_TYPES).map(([t, p]) => [p, t])) as Record<string, IdType>;

@@ -22,7 +22,9 @@ const USAGE = `legacy-gateway — the gateway's operator command line
   users add --email E --password P --key sk_… [--first F] [--last L] [--role uuid] [--id uuid]
                                             (--password-stdin / --key-stdin, or LEGACY_GATEWAY_PASSWORD /
                                             LEGACY_GATEWAY_KEY, keep secrets out of the process list)
-  users import FILE.json|FILE.csv           legacy export: id,email,password,first_name,last_name,role[,v1_key]
+  users import FILE.json|FILE.csv [--check] [--skip-existing|--update]
+                                            legacy export: id,email,password,first_name,last_name,role[,v1_key];
+                                            --check reports every bad row and writes nothing
   users list
   users remove EMAIL|ID
   users rebind EMAIL|ID --key sk_…|--key-stdin
@@ -93,6 +95,7 @@ export async function run(argv: string[]): Promise<number> {
       threshold: { type: 'string' },
       writes: { type: 'boolean' },
       'password-stdin': { type: 'boolean' },
+      'skip-existing': { type: 'boolean' }, update: { type: 'boolean' }, check: { type: 'boolean' },
       'key-stdin': { type: 'boolean' },
     },
   });
@@ -170,9 +173,23 @@ export async function run(argv: string[]): Promise<number> {
       }
       case 'users import': {
         if (!arg) throw new AdminError('users import needs a file');
-        const r = await importUsers(deps, readRecords(readFileSync(arg, 'utf8'), arg));
-        out(`imported ${r.imported} (${r.unbound} waiting for a key: users rebind EMAIL --key sk_…)`);
+        if (values['skip-existing'] && values.update) throw new AdminError('use one of --skip-existing and --update');
+        const started = Date.now();
+        let last = 0;
+        const progress = (done: number, total: number) => {
+          const now = Date.now();
+          if (now - last < 1000 && done < total) return;
+          last = now;
+          const rate = done / Math.max(0.001, (now - started) / 1000);
+          process.stderr.write(`users import: ${done}/${total} rows (${Math.round(rate)} rows/s)\n`);
+        };
+        const r = await importUsers(deps, readRecords(readFileSync(arg, 'utf8'), arg), {
+          existing: values['skip-existing'] ? 'skip' : values.update ? 'update' : 'report', check: values.check ?? false, onProgress: progress,
+        });
         for (const p of r.problems) out(`  ! ${p}`);
+        out(r.checked
+          ? `checked: ${r.problems.length} problems; nothing was written`
+          : `imported ${r.imported}, updated ${r.updated}, skipped ${r.skipped} (${r.unbound} waiting for a key: users rebind EMAIL --key sk_…)`);
         return r.problems.length ? 1 : 0;
       }
       case 'users list':

@@ -111,6 +111,36 @@ export class UserStore {
     return toUser(row);
   }
 
+  /** Ids and lower-cased emails of every user (imports check against them once instead of per row). */
+  async identities(): Promise<{ ids: Set<string>; emails: Map<string, string> }> {
+    const rows = await this.db.selectFrom('users').select(['id', 'email_lower']).execute();
+    return { ids: new Set(rows.map((r) => r.id)), emails: new Map(rows.map((r) => [r.email_lower, r.id])) };
+  }
+
+  /** Creates many users in transactions of 500 (an import): emails must already be known to be new. */
+  async createMany(list: readonly (NewUser & { id: string })[]): Promise<void> {
+    for (let i = 0; i < list.length; i += 500) {
+      const chunk = list.slice(i, i + 500).map((u): UserRow => ({
+        id: u.id, email: u.email.trim(), email_lower: u.email.trim().toLowerCase(), password_hash: u.passwordHash,
+        first_name: u.firstName ?? null, last_name: u.lastName ?? null, role: u.role,
+        v1_key_enc: this.box.seal(u.v1Key), v1_user_id: u.v1UserId, status: u.status ?? 'active', created_at: this.now(), updated_at: null,
+      }));
+      await this.db.transaction().execute(async (tx) => {
+        for (let j = 0; j < chunk.length; j += 50) await tx.insertInto('users').values(chunk.slice(j, j + 50)).execute();
+      });
+    }
+    await this.changed('users');
+  }
+
+  /** Replaces an imported user's password hash, names, role and (when given) key: `users import --update`. */
+  async replaceImported(id: string, u: NewUser): Promise<void> {
+    await this.db.updateTable('users').set({
+      password_hash: u.passwordHash, first_name: u.firstName ?? null, last_name: u.lastName ?? null, role: u.role, updated_at: this.now(),
+      ...(u.v1Key ? { v1_key_enc: this.box.seal(u.v1Key), v1_user_id: u.v1UserId, status: 'active' } : {}),
+    }).where('id', '=', id).execute();
+    await this.changed('users', id);
+  }
+
   async byEmail(email: string): Promise<(LegacyUser & { passwordHash: string | null }) | undefined> {
     const r = await this.db.selectFrom('users').selectAll().where('email_lower', '=', email.trim().toLowerCase()).executeTakeFirst();
     return r ? { ...toUser(r), passwordHash: r.password_hash } : undefined;

@@ -28,7 +28,7 @@ describe('operator actions', () => {
     const csv = `id,email,password,first_name,last_name,role,v1_key\n${LEGACY_ID},old@example.com,"${DIRECTUS_HASH}","Old, Timer",Legacy,,\nbad,nope,,,,,\n`;
     const r = await importUsers(gw.deps, parseCsv(csv));
     expect(r).toMatchObject({ imported: 1, unbound: 1 });
-    expect(r.problems).toEqual(['row 2: id must be a uuid']);
+    expect(r.problems).toEqual(['line 3: id must be a uuid']);
     expect((await gw.deps.users.byId(LEGACY_ID))).toMatchObject({ email: 'old@example.com', firstName: 'Old, Timer', status: 'unbound' });
     // cannot log in before a key is bound
     expect((await gw.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'old@example.com', password: 'legacy-password' } })).statusCode).toBe(401);
@@ -119,5 +119,43 @@ describe('static tokens of the legacy system', () => {
     expect(r.problems).toEqual(['row 3: no gateway user nobody@example.com; import the users first', 'row 4: the token is shorter than 16 characters']);
     expect((await gw.get('/users/me?fields=email', legacyToken)).body.data.email).toBe('new@example.com');
     expect((await importTokens(gw.deps, parseCsv(csv))).known).toBe(1);
+  });
+});
+
+describe('users import at scale', () => {
+  const row = (i: number, extra = '') => `${`00000000-0000-4000-9000-${String(i).padStart(12, '0')}`},bulk${i}@example.com,"${DIRECTUS_HASH}",F${i},L${i},,${extra}`;
+  it('checks each distinct key once, names shifted columns with their line, and --check writes nothing', async () => {
+    const keyA = gw.s.keys[1]!.api_key;
+    const keyB = gw.s.keys[2]!.api_key;
+    const lines = ['id,email,password,first_name,last_name,role,v1_key'];
+    for (let i = 0; i < 300; i++) lines.push(row(i, i % 2 ? keyA : keyB));
+    lines.push(`00000000-0000-4000-9000-999999999999,shifted@example.com,${DIRECTUS_HASH},F,L,,`); // unquoted hash: its commas shift the columns
+    const csv = `${lines.join('\n')}\n`;
+    await fetch(`${gw.s.url}/_sim/stats/reset`, { method: 'POST' });
+    const checked = await importUsers(gw.deps, parseCsv(csv), { check: true });
+    expect(checked.checked).toBe(true);
+    expect(checked.problems).toEqual([expect.stringMatching(/^line 302: 9 columns where the header has 7 .*quote them/)]);
+    expect(await gw.deps.users.byEmail('bulk1@example.com')).toBeUndefined();
+    const stats = (await (await fetch(`${gw.s.url}/_sim/stats`)).json()) as { requests: Record<string, number> };
+    expect(stats.requests['GET /v1/me']).toBe(2); // two distinct keys, 300 rows
+    const seen: number[] = [];
+    const r = await importUsers(gw.deps, parseCsv(csv), { onProgress: (done) => seen.push(done) });
+    expect(r).toMatchObject({ imported: 300, unbound: 0 });
+    expect(seen.at(-1)).toBe(300);
+    expect((await gw.deps.users.byEmail('bulk1@example.com'))).toMatchObject({ v1UserId: gw.s.keys[1]!.user_id, status: 'active' });
+    // a re-run: reported row by row, or skipped, or updated
+    const again = await importUsers(gw.deps, parseCsv(`${lines.slice(0, 3).join('\n')}\n`));
+    expect(again.problems).toEqual([expect.stringMatching(/^line 2: bulk0@example.com already exists/), expect.stringMatching(/^line 3: /)]);
+    expect((await importUsers(gw.deps, parseCsv(`${lines.slice(0, 3).join('\n')}\n`), { existing: 'skip' })).skipped).toBe(2);
+    const csvUpdate = `id,email,password,first_name,last_name,role\n00000000-0000-4000-9000-000000000000,bulk0@example.com,"${DIRECTUS_HASH}",Renamed,L0,\n`;
+    const updated = await importUsers(gw.deps, parseCsv(csvUpdate), { existing: 'update' });
+    expect(updated.problems).toEqual([]);
+    expect(updated.updated).toBe(1);
+    expect((await gw.deps.users.byEmail('bulk0@example.com'))!.firstName).toBe('Renamed');
+  });
+  it('hashes plaintext passwords (then they log in)', async () => {
+    const r = await importUsers(gw.deps, parseCsv(`id,email,password,v1_key\n00000000-0000-4000-9000-888888888888,plain@example.com,a-plain-password,${gw.s.keys[1]!.api_key}\n`));
+    expect(r.imported).toBe(1);
+    expect((await gw.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'plain@example.com', password: 'a-plain-password' } })).statusCode).toBe(200);
   });
 });
