@@ -88,7 +88,9 @@ export async function importUsers(deps: Deps, records: readonly Record<string, u
   const where = (r: Record<string | symbol, unknown>, i: number) => `line ${(r[LINE] as number | undefined) ?? i + 2}`;
   const known = await deps.users.identities();
   const seenEmails = new Set<string>();
-  type Row = { at: string; id: string; email: string; hash: string | null; plain: string | null; first: string | null; last: string | null; role: string; key?: string };
+  type Row = {
+    at: string; id: string; email: string; hash: string | null; plain: string | null; first: string | null; last: string | null; role: string; key?: string;
+  };
   const rows: Row[] = [];
   const existing: Row[] = [];
   for (const [i, raw] of records.entries()) {
@@ -112,7 +114,8 @@ export async function importUsers(deps: Deps, records: readonly Record<string, u
     if (key && !KEY_RE.test(key)) { problems.push(`${at}: v1_key must be sk_ followed by 32 characters`); continue; }
     const row: Row = {
       at, id, email, hash: pws.startsWith('$argon2') ? pws : null, plain: pws && !pws.startsWith('$argon2') ? pws : null,
-      first: (r.first_name as string) || null, last: (r.last_name as string) || null, role: isUuid(r.role) ? (r.role as string) : DEFAULT_ROLE, ...(key ? { key } : {}),
+      first: (r.first_name as string) || null, last: (r.last_name as string) || null, role: isUuid(r.role) ? (r.role as string) : DEFAULT_ROLE,
+      ...(key ? { key } : {}),
     };
     const clash = known.ids.has(id) ? id : known.emails.get(email.toLowerCase());
     if (clash !== undefined) {
