@@ -41,6 +41,13 @@ export class V1Cache {
     return n;
   }
 
+  /** Drops an entry from every partition (another instance applied a fresher copy). */
+  deleteEverywhere(key: string): number {
+    let n = 0;
+    for (const k of [...this.lru.keys()]) if (k.slice(k.indexOf('|') + 1) === key) { this.lru.delete(k); n++; }
+    return n;
+  }
+
   clear(): void {
     this.lru.clear();
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { webhookSecrets } from '../config/schema.js';
 import type { Deps } from '../deps.js';
@@ -20,9 +21,16 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
   const receiver = new WebhookReceiver(deps, new WebhookLedger(deps.db.kysely, () => deps.clock.now()), new TeamReaders(deps), webhookSecrets(deps.config),
     deps.config.WEBHOOK_TOLERANCE_MS);
   // an applied render replaces every cached copy of it (every key's partition)
+  // this instance keeps the fresh copy the event carries; the others drop theirs (their next read fetches the fresh one)
+  const me = randomUUID();
   receiver.onRender((r) => {
     deps.cache.replaceEverywhere(`render:${r.id}`, r, deps.cache.renderTtl(r));
+    void deps.bus.publish('render_cache', `${me} ${r.id}`).catch((e: unknown) => deps.logger.warn({ err: e }, 'could not tell the other instances'));
     deps.logger.debug({ render: r.id, status: r.status }, 'webhook applied to caches');
+  });
+  deps.bus.on('render_cache', (key) => {
+    const [from, id] = key.split(' ');
+    if (from !== me && id) deps.cache.deleteEverywhere(`render:${id}`);
   });
   app.decorate('webhooks', receiver);
   app.register(async (child) => {

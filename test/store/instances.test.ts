@@ -112,3 +112,38 @@ describe('a wrong ENCRYPTION_KEY', () => {
     expect((err as Error).message).toMatch(/^ENCRYPTION_KEY does not open the data in this store/);
   });
 });
+
+describe('a webhook delivered to one instance', () => {
+  it('is reflected on the other: B drops its cached copy when A applies the event', async () => {
+    const { createHmac } = await import('node:crypto');
+    const team = sim.keys[1]!.teams[0]!.id; // person 1: person 0's key was revoked by the rebind test above
+    const secret = 'whsec_instances_test';
+    const env = { WEBHOOK_SECRETS: JSON.stringify({ [team]: secret }), CACHE_TTL_RENDER_ACTIVE_MS: '600000', DATABASE_URL: a.config.DATABASE_URL };
+    const a2 = await startGateway(env, {}, { sim, simClock: true });
+    const b2 = await startGateway(env, {}, { sim, simClock: true });
+    try {
+      await a2.addUser(1, 'hooks@example.com'); // (ann is locked out by the limiter test above: the store is shared)
+      const t = { access_token: await a2.login('hooks@example.com') };
+      const render = [...sim.sim.world.renders.values()].find((r) => r.teamId === team && r.status !== 'complete' && r.status !== 'failed')!;
+      const uuid = (await import('../../src/translate/ids.js')).derivedUuid('render', render.id);
+      await a2.get('/renders?limit=-1&fields=id', t.access_token); // the uuids are answered (and stored) once
+      expect((await b2.get(`/renders/${uuid}?fields=status`, t.access_token)).status).toBe(200); // cached on B for 10 minutes
+      expect((await a2.get(`/renders/${uuid}?fields=status`, t.access_token)).status).toBe(200); // and on A
+      const view = sim.sim.world.renderView(render);
+      const raw = JSON.stringify({ id: `hook_inst_${Date.now()}`, event: 'render.status_changed', data: { ...view, status: 'complete', updated_at: (view.updated_at ?? view.created_at) + 60 }, timestamp: sim.sim.world.clock.now() });
+      const dropped = heard(b2, 'render_cache');
+      const res = await a2.app.inject({ method: 'POST', url: `/_gateway/webhooks/v1/${team}`, headers: { 'content-type': 'application/json', 'x-webhook-signature': `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}` }, payload: raw });
+      expect(res.statusCode).toBe(204);
+      expect((await dropped).split(' ')[1]).toBe(render.id);
+      // B no longer holds the stale copy: its next read asks v1 (the simulator still says the old status)
+      const before = sim.sim.stats.get('GET /v1/renders/:id') ?? 0;
+      await b2.get(`/renders/${uuid}?fields=status`, t.access_token);
+      expect(sim.sim.stats.get('GET /v1/renders/:id') ?? 0).toBe(before + 1);
+      // A keeps the event's copy: its read says complete without asking v1
+      expect((await a2.get(`/renders/${uuid}?fields=status`, t.access_token)).body.data.status).toBe('complete');
+    } finally {
+      await a2.close();
+      await b2.close();
+    }
+  });
+});
