@@ -23,6 +23,7 @@ const asPostgres = (cmd: string, args: string[]) => (process.getuid?.() === 0 ? 
 
 export async function setup(project: TestProject): Promise<void> {
   if (process.env.TEST_DATABASE_URL) { project.provide('pgUrl', process.env.TEST_DATABASE_URL); return; }
+  if (process.env.TEST_SQLITE_ONLY) { project.provide('pgUrl', ''); return; } // mutation runs: SQLite only
   const bin = pgBin();
   if (!bin) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql), and TEST_DATABASE_URL is not set');
   dir = mkdtempSync(join(tmpdir(), 'gw-pg-'));
