@@ -28,6 +28,7 @@ const USAGE = `legacy-gateway — the gateway's operator command line
   users list
   users remove EMAIL|ID
   users rebind EMAIL|ID --key sk_…|--key-stdin
+  users suspend EMAIL|ID / users activate EMAIL|ID
   tokens create EMAIL|ID [--name N]         prints the static token once
   tokens list [EMAIL|ID]
   tokens revoke TOKEN_ID
@@ -205,6 +206,13 @@ export async function run(argv: string[]): Promise<number> {
         if (!key) throw new AdminError('users rebind needs a key (--key, --key-stdin or LEGACY_GATEWAY_KEY)');
         const u = await rebind(deps, arg ?? '', key);
         out(`${u.email} is now bound to v1 user ${u.v1UserId}`);
+        return 0;
+      }
+      case 'users suspend':
+      case 'users activate': {
+        const u = await findUser(deps, arg ?? '');
+        await deps.users.setStatus(u.id, action === 'suspend' ? 'suspended' : 'active');
+        out(`${u.email} is now ${action === 'suspend' ? 'suspended' : 'active'}`);
         return 0;
       }
       case 'tokens create': {

@@ -203,6 +203,14 @@ export class UserStore {
     return this.byId(id);
   }
 
+  /** Suspends (`suspended`) or re-activates (`active`) a user; a suspended user can neither log in, refresh nor call. */
+  async setStatus(id: string, status: 'active' | 'suspended'): Promise<boolean> {
+    const r = await this.db.updateTable('users').set({ status, updated_at: this.now() }).where('id', '=', id).executeTakeFirst();
+    await this.changed('users', id);
+    await this.changed('tokens');
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async setPasswordHash(id: string, hash: string): Promise<void> {
     await this.db.updateTable('users').set({ password_hash: hash, updated_at: this.now() }).where('id', '=', id).execute();
   }

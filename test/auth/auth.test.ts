@@ -292,3 +292,28 @@ describe('logs', () => {
     expect(all).toContain('access_token=[Redacted]');
   });
 });
+
+describe('refresh cookie and suspended users', () => {
+  it('logout clears the refresh cookie, with the same attributes', async () => {
+    const post = (url: string, payload: object, headers: Record<string, string> = {}) => gw.app.inject({ method: 'POST', url, payload, headers });
+    const login = await post('/auth/login', { email: 'ann@example.com', password: 'correct horse battery', mode: 'cookie' });
+    const set = String(login.headers['set-cookie']);
+    expect(set).toMatch(/; HttpOnly(;|$)/);
+    expect(set).toMatch(/; SameSite=Lax(;|$)/);
+    expect(set).not.toMatch(/Secure/); // REFRESH_COOKIE_SECURE=false in these tests
+    const out = await post('/auth/logout', {}, { cookie: set.split(';')[0]! });
+    expect(out.statusCode).toBe(204);
+    const cleared = String(out.headers['set-cookie']);
+    expect(cleared).toMatch(/^directus_refresh_token=; Path=\/; HttpOnly; SameSite=Lax; Max-Age=0/);
+  });
+
+  it('a suspended user can neither refresh nor call; activated again, both work', async () => {
+    const id = await gw.addUser(2, 'suspend-me@example.com');
+    const login = (await gw.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'suspend-me@example.com', password: 'correct horse battery' } })).json().data;
+    expect(await gw.deps.users.setStatus(id, 'suspended')).toBe(true);
+    expect((await gw.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refresh_token: login.refresh_token } })).statusCode).toBe(401);
+    expect((await gw.get('/users/me', login.access_token)).status).toBe(401);
+    await gw.deps.users.setStatus(id, 'active');
+    expect((await gw.get('/users/me', login.access_token)).status).toBe(200);
+  });
+});
