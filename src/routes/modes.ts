@@ -80,7 +80,8 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
         const translated = await translatedSide(req, headers);
         if (!translated) return;
         const again = deps.mappings.comparison.noiseRepeat ? await ask(req.method, req.url, headers, undefined, config.COMPARE_TIMEOUT_MS) : undefined;
-        await deps.comparator.compare(routeOf(req), `${req.method} ${req.url}`, !('sort' in (req.query as object)), legacy, translated, again);
+        const diffs = await deps.comparator.compare(routeOf(req), `${req.method} ${req.url}`, !('sort' in (req.query as object)), legacy, translated, again);
+        deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
       });
     }
     return reply;
@@ -96,7 +97,8 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     work.run(async () => {
       const legacy = await ask(req.method, req.url, headers, undefined, config.COMPARE_TIMEOUT_MS);
       const again = deps.mappings.comparison.noiseRepeat ? await ask(req.method, req.url, headers, undefined, config.COMPARE_TIMEOUT_MS) : undefined;
-      await deps.comparator.compare(routeOf(req), `${req.method} ${req.url}`, !('sort' in (req.query as object)), legacy, translated, again);
+      const diffs = await deps.comparator.compare(routeOf(req), `${req.method} ${req.url}`, !('sort' in (req.query as object)), legacy, translated, again);
+      deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
     });
     return payload;
   });

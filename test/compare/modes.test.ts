@@ -67,6 +67,8 @@ describe('shadow mode', () => {
     const r = await route('GET /renders', 1);
     expect(r.differing).toBe(1);
     const found = r.fields.filter((f: any) => !f.noise).map((f: any) => `${f.kind} ${f.path}`).sort();
+    const metrics = (await gw.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } })).body;
+    expect(metrics).toMatch(/^gateway_comparison_diffs_total\{route="GET \/renders"\} [1-9]\d*$/m);
     // missing: the legacy answer has it and the translated one does not; extra: the other way round
     expect(found).toEqual(['extra data[].status', 'missing data[].legacy_only', 'type data[].download_ready', 'value data[].title']);
     const title = r.fields.find((f: any) => f.path === 'data[].title');
