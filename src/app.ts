@@ -15,7 +15,7 @@ import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerItemRoutes } from './routes/items.js';
 import { registerWriteRoutes } from './routes/writes.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
-import { registerModes } from './routes/modes.js';
+import { ANSWERED_BY, registerModes } from './routes/modes.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerServerRoutes } from './routes/server.js';
 import { registerSpecRoutes } from './routes/server-specs.js';
@@ -77,6 +77,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   // the request id goes back in the answer, into every log line (reqId) and on every v1 call
   app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id); });
+  // which side answered (proxy and shadow modes set legacy before this runs)
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader(ANSWERED_BY)) void reply.header(ANSWERED_BY, 'gateway');
+    return payload;
+  });
 
   app.addHook('onRequest', async (request) => {
     if ((request.query as Record<symbol, unknown>)[UNREADABLE]) throw errors.invalidQuery(['The query string cannot be read']);

@@ -12,7 +12,7 @@ import { openDb } from '../store/db.js';
 import { migrate } from '../store/migrations.js';
 import { mappingReport, mappingReportText } from '../translate/coverage.js';
 import { readRecords } from './csv.js';
-import { replay, reportText } from '../compare/replay.js';
+import { replay, ReplayAuthError, reportText } from '../compare/replay.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
 
@@ -37,6 +37,8 @@ const USAGE = `legacy-gateway — the gateway's operator command line
   ids export [--out FILE.csv]
   mappings report [--json]                  every legacy field and its source
   replay FILE.jsonl --legacy URL --gateway URL --gateway-token T [--threshold 0.05] [--writes]
+                                            T: a gateway access token or static token of the user whose requests
+                                            were recorded (the recorded Authorization goes to the legacy side)
                                             recorded legacy requests sent to both sides, diffed;
                                             exits 1 when a route's diff rate passes the threshold
 
@@ -146,7 +148,7 @@ export async function run(argv: string[]): Promise<number> {
         },
         new Comparator(deps.ids, store, deps.mappings.comparison),
         store,
-      );
+      ).catch((e: unknown) => { throw e instanceof ReplayAuthError ? new AdminError(`replay stopped: ${e.message}`) : e; });
       out(reportText(r.report, threshold));
       out(
         r.exitCode

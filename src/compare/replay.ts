@@ -38,6 +38,13 @@ async function send(base: string, r: RecordedRequest, auth: string | undefined):
   return { status: res.statusCode, body: parseBody(text), ms: performance.now() - started };
 }
 
+/** One side refused the credentials it was given: every answer of the run would be a meaningless difference. */
+export class ReplayAuthError extends Error {}
+
+const AUTH_CODES = new Set(['INVALID_CREDENTIALS', 'INVALID_TOKEN', 'TOKEN_EXPIRED']);
+const refused = (a: Answer) => (a.status === 401 || a.status === 403) &&
+  AUTH_CODES.has(String((a.body as { errors?: { extensions?: { code?: string } }[] })?.errors?.[0]?.extensions?.code));
+
 /** The route template of a legacy path: uuids become :id. */
 export const routeTemplate = (method: string, path: string) =>
   `${method} ${path.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, ':id').replace(/\/$/, '')}`;
@@ -66,6 +73,14 @@ export async function replay(
       await send(o.legacyUrl, r, undefined),
       await send(o.gatewayUrl, r, `Bearer ${o.gatewayToken}`),
     ];
+    if (refused(translated) && !refused(legacy)) {
+      throw new ReplayAuthError(`the gateway refused --gateway-token (${translated.status} on ${method} ${r.path}): give an access token ` +
+        '(POST /auth/login on the gateway) or a static token of the gateway user whose requests were recorded');
+    }
+    if (refused(legacy) && !refused(translated)) {
+      throw new ReplayAuthError(`the legacy side refused the recorded Authorization (${legacy.status} on ${method} ${r.path}): ` +
+        'the recording\'s token has expired or was revoked; record again, or put a valid legacy token in the file');
+    }
     const hasSort = typeof r.query === 'string' ? /(^|&)sort=/.test(r.query) : !!r.query && 'sort' in r.query;
     await comparator.compare(routeTemplate(method, r.path), `${method} ${r.path}`, !hasSort, legacy, translated, again);
   }

@@ -7,6 +7,9 @@ import type { Deps } from '../deps.js';
 import { sha256 } from '../store/crypto.js';
 
 const isWrite = (m: string) => m !== 'GET' && m !== 'HEAD';
+/** Which side produced an answer: `legacy` (proxy, shadow) or `gateway` (translated). */
+export const ANSWERED_BY = 'x-gateway-answered-by';
+const answeredByLegacy = { rewriteHeaders: (h: Record<string, unknown>) => ({ ...h, [ANSWERED_BY]: 'legacy' }) };
 const templateOf = (req: FastifyRequest): string | undefined => req.routeOptions.url;
 const routeOf = (req: FastifyRequest) => `${req.method} ${templateOf(req) ?? '(unmatched)'}`;
 
@@ -29,13 +32,15 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
   if (!config.ROUTE_MODES || !legacyBase) { app.decorate('comparisonsIdle', async () => {}); return; }
   for (const prefix of ROUTE_PREFIXES) {
     if (routeMode(config, prefix) === 'proxy') {
-      await app.register(httpProxy, { upstream: legacyBase, prefix, rewritePrefix: prefix, http2: false });
+      await app.register(httpProxy, { upstream: legacyBase, prefix, rewritePrefix: prefix, http2: false, replyOptions: answeredByLegacy });
       if (['/renders', '/projects', '/accounts', '/templates'].includes(prefix)) {
-        await app.register(httpProxy, { upstream: legacyBase, prefix: `/items${prefix}`, rewritePrefix: `/items${prefix}`, http2: false });
+        const items = `/items${prefix}`;
+        await app.register(httpProxy, { upstream: legacyBase, prefix: items, rewritePrefix: items, http2: false, replyOptions: answeredByLegacy });
       }
     }
   }
   const sampled = () => Math.random() < config.COMPARE_SAMPLE_RATE;
+  // which side answered: proxied and shadowed answers say legacy (app.ts marks everything else gateway)
   const work = new BackgroundWork((e) => app.log.warn({ err: e }, 'comparison failed'));
   app.decorate('comparisonsIdle', () => work.idle());
   app.addHook('onClose', () => work.idle());
@@ -73,6 +78,7 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     const body = chunks.length ? Buffer.concat(chunks) : undefined;
     const legacy = await ask(req.method, req.url, req.headers, body, Math.max(config.COMPARE_TIMEOUT_MS, config.V1_TIMEOUT_MS));
     for (const [k, v] of Object.entries(legacy.headers)) if (!HOP_HEADERS.has(k) && v !== undefined) void reply.header(k, v);
+    void reply.header(ANSWERED_BY, 'legacy');
     void reply.status(legacy.status).send(legacy.raw);
     if ((!isWrite(req.method) || config.COMPARE_WRITES) && sampled()) {
       const headers = { ...req.headers };

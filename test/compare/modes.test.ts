@@ -49,6 +49,7 @@ describe('shadow mode', () => {
     const res = await fetch(`${base}/renders?limit=5&fields=id,title,status,project,account,user_created,date_created`, { headers: { authorization: `Bearer ${LEGACY_TOKEN}` } });
     const text = await res.text();
     expect(res.headers.get('x-legacy')).toBe('yes');
+    expect(res.headers.get('x-gateway-answered-by')).toBe('legacy');
     expect(text).toBe(legacy.sent.filter((s) => s.url.startsWith('/renders'))[0]!.raw);
     const r = await route('GET /renders', 1);
     expect(r.differing).toBe(0);
@@ -105,6 +106,7 @@ describe('compare mode', () => {
     const res = await gw.get('/projects?fields=id,title,account&limit=3', staticToken);
     expect(res.status).toBe(200);
     expect(res.headers['x-legacy']).toBeUndefined();
+    expect(res.headers['x-gateway-answered-by']).toBe('gateway');
     const r = await route('GET /projects', 1);
     expect(r.differing).toBe(0); // ids differ as strings but name the same v1 objects
   });
@@ -145,6 +147,9 @@ describe('report page and replay gate', () => {
     const gated = await replay(lines, opts, gw.deps.comparator, gw.deps.compareStore);
     expect(gated.exitCode).toBe(1);
     expect(gated.failing).toEqual(['GET /projects']);
+    // a gateway token the gateway refuses stops the replay with a clear error instead of reporting 100 % differences
+    await expect(replay(lines, { ...opts, gatewayToken: 'not-a-gateway-token' }, gw.deps.comparator, gw.deps.compareStore))
+      .rejects.toThrow(/the gateway refused --gateway-token \(401 on GET \/projects\)/);
     // the command line: its exit code is the gate
     // (asynchronous: the gateway it talks to runs in this process)
     const cli = (threshold: string) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
