@@ -240,7 +240,10 @@ async function scanRenders(
   let candidates: Candidate[] = [];
   let matched = 0;
   // large buffers are sorted a slice at a time: no single answer holds the event loop
+  // a sort through a relation (project.account.name) reads related records: fetch what the keys need before sorting
+  const relationalSort = effectiveSort(q, schema).some((srt) => srt.field.path.length > 1);
   const prune = async () => {
+    if (relationalSort) await index.settle(() => { for (const c of candidates) cmp(c.rec, c.rec); });
     candidates = await sortYielding(candidates, (a, b) => cmp(a.rec, b.rec));
     if (candidates.length > wanted) candidates = candidates.slice(0, wanted);
   };

@@ -351,6 +351,9 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
         );
         const memo = new Map<string, boolean>();
         const empty: Rec = {};
+        // only the last hop is remembered: a deeper path's answer may rest on a record a later hop has not found yet
+        // (remembering it made filter[project][account][name] drop the renders of the first project it met)
+        const remember = path.length === 2;
         return (r) => {
           const id = r[head];
           if (typeof id !== 'string') return inner(empty); // LEFT JOIN: every related field is null
@@ -358,7 +361,7 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
           if (hit === undefined) {
             const related = lookup.one(rel, id);
             hit = inner(related ?? empty);
-            if (related) memo.set(id, hit); // a miss may be filled later: do not remember it
+            if (related && remember) memo.set(id, hit); // a miss may be filled later: do not remember it
           }
           return hit;
         };
