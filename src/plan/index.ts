@@ -5,9 +5,8 @@ import type { RenderDataStore } from '../store/render-extras.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate, type Overlay } from '../translate/records.js';
 import type { TimeUnit } from '../translate/time.js';
-import type { V1Project, V1Render, V1Team, V1TemplateSummary } from '../v1/schemas.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team, type V1TemplateSummary } from '../v1/schemas.js';
 import type { Catalog } from './catalog.js';
-import { mergeByKey } from './merge.js';
 
 export interface ExecEnv {
   readonly catalog: Catalog;
@@ -181,27 +180,19 @@ export class RecordIndex implements Lookup {
       const id = parent.id as string;
       if (parentResource === 'project' && field === 'renders') {
         const p = this.v1<V1Project>('project', id);
-        const recs = p ? await this.renders(await this.newestRenders([p.id])) : [];
+        const recs = p ? await this.renders(await this.firstByKey([p.id])) : [];
         this.setChildren('project', id, field, recs);
       } else if (parentResource === 'account' && field === 'projects') {
+        // Directus lists related items in primary-key order, at most the default limit
         const t = this.v1<V1Team>('account', id);
-        const projects = t
-          ? (await catalog.projectsOfTeam(t.id))
-              .slice()
-              .sort((a, b) => b.created_at - a.created_at)
-              .slice(0, this.env.nestedLimit)
-          : [];
-        this.setChildren(
-          'account',
-          id,
-          field,
-          projects.map((p) => this.project(p)),
-        );
+        const byKey = (x: V1Project) => this.env.ids.derive('project', x.id);
+        const projects = t ? (await catalog.projectsOfTeam(t.id)).slice().sort((a, b) => (byKey(a) < byKey(b) ? -1 : 1)).slice(0, this.env.nestedLimit) : [];
+        this.setChildren('account', id, field, projects.map((x) => this.project(x)));
       } else if (parentResource === 'account' && field === 'renders') {
         const t = this.v1<V1Team>('account', id);
         const projects = t ? await catalog.projectsOfTeam(t.id) : [];
-        for (const p of projects) this.project(p);
-        const recs = t ? await this.renders(await this.newestRenders(projects.map((p) => p.id))) : [];
+        for (const x of projects) this.project(x);
+        const recs = t ? await this.renders(await this.firstByKey(projects.map((x) => x.id))) : [];
         this.setChildren('account', id, field, recs);
       } else {
         this.setChildren(parentResource, id, field, []);
@@ -209,19 +200,23 @@ export class RecordIndex implements Lookup {
     });
   }
 
-  /** The newest `nestedLimit` renders across projects (each project read only as deep as needed; ties by legacy id). */
-  private async newestRenders(projectIds: readonly string[]): Promise<V1Render[]> {
+  /**
+   * The first `nestedLimit` renders across projects in primary-key (legacy uuid) order, as Directus lists related items:
+   * every page is read (v1 has no such order), keeping only the best ones so far.
+   */
+  private async firstByKey(projectIds: readonly string[]): Promise<V1Render[]> {
     const n = this.env.nestedLimit;
-    const out: V1Render[] = [];
-    if (n <= 0) return out;
-    const streams = projectIds.map((p) => this.env.catalog.stream(p, { order: 'desc' }));
-    for await (const group of mergeByKey(streams, (r) => r.created_at, true)) {
-      if (group.length > 1) group.sort((a, b) => (this.env.ids.derive('render', a.id) < this.env.ids.derive('render', b.id) ? -1 : 1));
-      for (const r of group) {
-        out.push(r);
-        if (out.length >= n) return out;
+    if (n <= 0) return [];
+    const key = (r: V1Render) => this.env.ids.derive('render', r.id);
+    let best: { k: string; r: V1Render }[] = [];
+    const keep = () => { best.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)); best = best.slice(0, n); };
+    for (const projectId of projectIds) {
+      for await (const page of this.env.catalog.renderPages(projectId)) {
+        for (const r of page) best.push({ k: key(r), r });
+        if (best.length >= 2 * n + V1_PAGE_MAX) keep();
       }
     }
-    return out;
+    keep();
+    return best.map((x) => x.r);
   }
 }
