@@ -13,6 +13,7 @@ import { migrate } from '../store/migrations.js';
 import { mappingReport, mappingReportText } from '../translate/coverage.js';
 import { readRecords } from './csv.js';
 import { replay, ReplayAuthError, reportText } from '../compare/replay.js';
+import { reportLink } from '../compare/links.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
 
@@ -36,6 +37,7 @@ const USAGE = `legacy-gateway — the gateway's operator command line
   ids import FILE.json|FILE.csv             legacy uuid ↔ v1 id pairs (legacy_id,v1_id)
   ids export [--out FILE.csv]
   mappings report [--json]                  every legacy field and its source
+  compare link [--minutes 60] [--base URL]  a short-lived read-only browser link to the comparison report
   replay FILE.jsonl --legacy URL --gateway URL --gateway-token T [--threshold 0.05] [--writes]
                                             T: a gateway access token or static token of the user whose requests
                                             were recorded (the recorded Authorization goes to the legacy side)
@@ -98,7 +100,9 @@ export async function run(argv: string[]): Promise<number> {
       threshold: { type: 'string' },
       writes: { type: 'boolean' },
       'password-stdin': { type: 'boolean' },
-      'skip-existing': { type: 'boolean' }, update: { type: 'boolean' }, check: { type: 'boolean' },
+      'skip-existing': { type: 'boolean' },
+      minutes: { type: 'string' },
+      base: { type: 'string' }, update: { type: 'boolean' }, check: { type: 'boolean' },
       'key-stdin': { type: 'boolean' },
     },
   });
@@ -119,6 +123,15 @@ export async function run(argv: string[]): Promise<number> {
     } finally {
       await db.close();
     }
+    return 0;
+  }
+  if (group === 'compare' && action === 'link') {
+    const config = loadConfig(process.env);
+    if (!config.GATEWAY_ADMIN_TOKEN) throw new AdminError('compare link needs GATEWAY_ADMIN_TOKEN (the links are signed with it)');
+    const minutes = values.minutes === undefined ? 60 : Number(values.minutes);
+    if (!(minutes > 0 && minutes <= 7 * 24 * 60)) throw new AdminError('--minutes must be between 1 and 10080');
+    const base = (values.base ?? `http://localhost:${config.PORT}`).replace(/\/$/, '');
+    out(`${base}/_gateway/compare/view?link=${encodeURIComponent(reportLink(config.GATEWAY_ADMIN_TOKEN, Date.now(), minutes * 60_000))}`);
     return 0;
   }
   if (group === 'mappings' && action === 'report') {

@@ -37,8 +37,24 @@ const section = (x: Route) => {
   return `\n  <section id="${encodeURIComponent(x.route)}">${head}\n  ${body}</section>`;
 };
 
+/** Refreshes the per-route figures every 10 s from the JSON view, without reloading the page. */
+const refresher = (url: string) => `<script>
+setInterval(async () => {
+  const res = await fetch(${JSON.stringify(url)}, { cache: 'no-store' });
+  if (!res.ok) return;
+  const { data } = await res.json();
+  for (const x of data.routes) {
+    const row = document.querySelector('#routes tbody tr[data-route="' + CSS.escape(x.route) + '"]');
+    if (!row) { location.reload(); return; }
+    const cells = row.querySelectorAll('td');
+    cells[1].textContent = x.total; cells[2].textContent = x.differing; cells[3].textContent = (x.diffRate * 100).toFixed(1) + ' %';
+  }
+  document.body.dataset.refreshed = String(Date.now());
+}, 10000);
+</script>`;
+
 /** The page a migration lead reads: per-route diff rate, most frequent differing fields, samples side by side. */
-export function reportHtml(r: CompareReport, generatedAt: Date): string {
+export function reportHtml(r: CompareReport, generatedAt: Date, refreshUrl?: string): string {
   const routes = [...r.routes].sort((a, b) => b.diffRate - a.diffRate);
   const rows = routes.map(routeRow).join('');
   return '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Legacy vs translated — comparison report</title>\n' +
@@ -47,5 +63,5 @@ export function reportHtml(r: CompareReport, generatedAt: Date): string {
     'A route is ready to switch to translated mode when its diff rate, noise excluded, is at zero or explained.</p>\n' +
     '<table id="routes"><thead><tr><th>route</th><th>requests</th><th>differing</th><th>diff rate</th><th>legacy latency</th>' +
     `<th>translated latency</th></tr></thead><tbody>${rows || '<tr><td colspan="6">No comparisons yet.</td></tr>'}</tbody></table>\n` +
-    `${routes.map(section).join('')}</body></html>`;
+    `${routes.map(section).join('')}${refreshUrl ? refresher(refreshUrl) : ''}</body></html>`;
 }

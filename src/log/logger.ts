@@ -29,7 +29,7 @@ const SECRET_IN_TEXT = [
 ];
 
 /** Query parameters whose values are credentials, by their name *after* decoding (as the gateway reads them). */
-const SECRET_PARAMS = new Set(['access_token', 'refresh_token', 'password', 'token', 'api_key', 'key', 'secret']);
+const SECRET_PARAMS = new Set(['access_token', 'refresh_token', 'password', 'token', 'api_key', 'key', 'secret', 'link']);
 
 function decodedName(raw: string): string {
   const plus = raw.replace(/\+/g, ' ');

@@ -1,8 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { operatorRoutes } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { mappingReport } from '../translate/coverage.js';
 import { reportHtml } from '../compare/report-html.js';
+import { validReportLink } from '../compare/links.js';
+import { errors } from '../errors/catalog.js';
 
 /** The gateway's own operator routes under /_gateway/ (operator token, checked on the matched route). */
 export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
@@ -14,5 +16,19 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
       reply.type('text/html; charset=utf-8').send(reportHtml(await deps.compareStore.report(), new Date(deps.clock.now()))));
     op.delete('/_gateway/compare', async (_req, reply) => { await deps.compareStore.clear(); return reply.status(204).send(); });
     op.get('/_gateway/usage', async () => ({ data: await deps.usage.list() }));
+  });
+  // read-only views of the report for a browser, opened by a short-lived link (`legacy-gateway compare link`)
+  const linked = (request: FastifyRequest) => {
+    if (!validReportLink(deps.config.GATEWAY_ADMIN_TOKEN, (request.query as Record<string, unknown>).link, deps.clock.now())) throw errors.forbidden();
+  };
+  app.get('/_gateway/compare/view', { config: { access: 'signed' } }, async (request, reply) => {
+    linked(request);
+    const link = String((request.query as Record<string, unknown>).link);
+    const html = reportHtml(await deps.compareStore.report(), new Date(deps.clock.now()), `/_gateway/compare/view.json?link=${encodeURIComponent(link)}`);
+    return reply.type('text/html; charset=utf-8').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').send(html);
+  });
+  app.get('/_gateway/compare/view.json', { config: { access: 'signed' } }, async (request, reply) => {
+    linked(request);
+    return reply.header('cache-control', 'no-store').send({ data: await deps.compareStore.report() });
   });
 }
