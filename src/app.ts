@@ -8,6 +8,7 @@ import { errorEnvelope, errors } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
+import { accessLogger } from './log/logger.js';
 import { requestToken } from './http/request-token.js';
 import { parseQueryString, type QsValue } from './query/querystring.js';
 import { registerAuthRoutes } from './routes/auth.js';
@@ -61,6 +62,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
   });
   registerErrorHandling(app);
+  const access = accessLogger(deps.logger);
   await registerCors(app, deps.config);
   // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
   // Directus envelope too, then the connection closes
@@ -101,7 +103,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     // webhook deliveries and probes are many and routine: their lines are debug (the demo's banner no longer scrolls away)
     const quiet = accessOf(request) === 'signed' || request.routeOptions.config?.quietLog === true;
-    request.log[quiet ? 'debug' : 'info']({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+    const line = { reqId: request.id, method: request.method, url: request.url, ip: request.ip, statusCode: reply.statusCode };
+    access({ ...line, responseTime: reply.elapsedTime }, quiet);
     deps.metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
 

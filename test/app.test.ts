@@ -135,3 +135,17 @@ describe('JWTs', () => {
     expect((await gw.get('/users/me', withExp)).status).toBe(200);
   });
 });
+
+describe('the access log', () => {
+  it('writes one line per request with its id, never a credential parameter, whatever its spelling', async () => {
+    const secret = 'static-token-never-logged-0123456789';
+    await fetch(`${base}/renders?limit=1&%61ccess_token=${secret}&x=1`, { headers: { 'x-request-id': 'access-line-1' } });
+    await gw.deps.logger.flush?.();
+    const lines = gw.logs.filter((l) => l.includes('"reqId":"access-line-1"') && l.includes('request completed'));
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!);
+    expect(line).toMatchObject({ level: 30, req: { method: 'GET' }, res: { statusCode: 401 } });
+    expect(line.req.url).toContain('x=1');
+    expect(gw.logs.join('')).not.toContain(secret);
+  });
+});
