@@ -14,6 +14,7 @@ import { mappingReport, mappingReportText } from '../translate/coverage.js';
 import { readRecords } from './csv.js';
 import { replay, ReplayAuthError, reportText } from '../compare/replay.js';
 import { reportLink } from '../compare/links.js';
+import { startStandin } from './standin.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
 
@@ -38,6 +39,7 @@ const USAGE = `legacy-gateway — the gateway's operator command line
   ids export [--out FILE.csv]
   mappings report [--json]                  every legacy field and its source
   compare link [--minutes 60] [--base URL]  a short-lived read-only browser link to the comparison report
+  legacy-standin [--port 8070]              a runnable stand-in for the legacy system (to try proxy/shadow/compare)
   replay FILE.jsonl --legacy URL --gateway URL --gateway-token T [--threshold 0.05] [--writes]
                                             T: a gateway access token or static token of the user whose requests
                                             were recorded (the recorded Authorization goes to the legacy side)
@@ -102,6 +104,7 @@ export async function run(argv: string[]): Promise<number> {
       'password-stdin': { type: 'boolean' },
       'skip-existing': { type: 'boolean' },
       minutes: { type: 'string' },
+      port: { type: 'string' },
       base: { type: 'string' }, update: { type: 'boolean' }, check: { type: 'boolean' },
       'key-stdin': { type: 'boolean' },
     },
@@ -170,6 +173,14 @@ export async function run(argv: string[]): Promise<number> {
       );
       await scratch.close();
       return r.exitCode;
+    }
+    if (group === 'legacy-standin') {
+      const port = values.port === undefined ? 8070 : Number(values.port);
+      const { url, close } = await startStandin(deps, port);
+      process.stderr.write(`legacy stand-in on ${url}: start the gateway with LEGACY_BASE_URL=${url} and ROUTE_MODES (see README)\n`);
+      await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
+      await close();
+      return 0;
     }
     switch (`${group} ${action}`) {
       case 'users add': {
