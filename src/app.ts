@@ -128,5 +128,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerWriteRoutes(app, deps);
   registerGatewayRoutes(app, deps);
   registerWebhookRoutes(app, deps);
+  if (deps.index) {
+    deps.metrics.index(deps.index);
+    deps.index.start();
+  }
   return app;
 }

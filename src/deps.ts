@@ -24,6 +24,8 @@ import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Metrics } from './ops/metrics.js';
 import { Lifecycle, V1Health } from './ops/v1-health.js';
+import { TeamReaders } from './plan/team-readers.js';
+import { RenderIndex } from './index/service.js';
 
 /** Everything the routes need, built once from the config and passed down. */
 export interface Deps {
@@ -56,6 +58,10 @@ export interface Deps {
   readonly lifecycle: Lifecycle;
   /** render_credits figures per v1 team id (RENDER_CREDITS, parsed once). */
   readonly credits: Readonly<Record<string, unknown>>;
+  /** Bound keys the gateway reads a team with, for work no request asks for (webhook checks, the index's sync). */
+  readers: TeamReaders;
+  /** The render index (null when INDEX_ENABLED=false: every read is answered live). */
+  index: RenderIndex | null;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
   /** Forget a cached key (after a rebind). */
@@ -139,7 +145,9 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const usage = new UsageLedger(db.kysely, now);
   const renderData = new RenderDataStore(db.kysely, now, bus);
   const overlays = new OverlayStore(db.kysely, now, bus);
-  return {
+  const deps: Deps = {
+    readers: undefined as unknown as TeamReaders,
+    index: null,
     metrics,
     v1Health,
     lifecycle: new Lifecycle(),
@@ -177,10 +185,14 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
       keys.delete(userId);
     },
     async close() {
+      await deps.index?.close();
       await usage.close();
       await v1.close();
       await bus.close();
       await db.close();
     },
   };
+  deps.readers = new TeamReaders(deps);
+  if (config.INDEX_ENABLED) deps.index = new RenderIndex(deps, deps.readers);
+  return deps;
 }

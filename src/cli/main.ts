@@ -17,6 +17,7 @@ import { reportLink } from '../compare/links.js';
 import { startStandin } from './standin.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
+import { verifyTeam } from '../index/verify.js';
 
 const USAGE = `legacy-gateway — the gateway's operator command line
 
@@ -39,6 +40,10 @@ const USAGE = `legacy-gateway — the gateway's operator command line
   ids export [--out FILE.csv]
   mappings report [--json]                  every legacy field and its source
   compare link [--minutes 60] [--base URL]  a short-lived read-only browser link to the comparison report
+  index sync [--team team_…]…              backfill (resuming at its checkpoints) or sync the render index of the given
+                                            teams, or of every team a bound key reaches; progress on stderr
+  index verify [--team team_…]…            compare the index with live v1; prints each difference, exits 1 on drift
+  index status                              per team: state, renders, last sync, last webhook
   legacy-standin [--port 8070]              a runnable stand-in for the legacy system (to try proxy/shadow/compare)
   replay FILE.jsonl --legacy URL --gateway URL --gateway-token T [--threshold 0.05] [--writes]
                                             T: a gateway access token or static token of the user whose requests
@@ -107,6 +112,7 @@ export async function run(argv: string[]): Promise<number> {
       port: { type: 'string' },
       base: { type: 'string' }, update: { type: 'boolean' }, check: { type: 'boolean' },
       'key-stdin': { type: 'boolean' },
+      team: { type: 'string', multiple: true },
     },
   });
   if (values['password-stdin'] && values['key-stdin']) throw new AdminError('only one of --password-stdin and --key-stdin can read standard input');
@@ -182,6 +188,7 @@ export async function run(argv: string[]): Promise<number> {
       await close();
       return 0;
     }
+    if (group === 'index') return indexCommand(deps, action, values.team);
     switch (`${group} ${action}`) {
       case 'users add': {
         if (!values.email || !password || !key)
@@ -285,6 +292,53 @@ export async function run(argv: string[]): Promise<number> {
         return 2;
     }
   });
+}
+
+/** The teams to work on: those named, else every team some bound key reaches. */
+async function teamsFor(deps: Deps, named: readonly string[] | undefined): Promise<string[]> {
+  if (named?.length) return [...new Set(named)];
+  const ids = new Set<string>();
+  for (const u of await deps.users.boundUsers()) {
+    try {
+      for (const t of (await (await deps.v1For(u.id)).teams()).data) ids.add(t.id);
+    } catch (e) {
+      process.stderr.write(`  ! the key of user ${u.id} was refused (${(e as Error).message}); its teams are skipped\n`);
+    }
+  }
+  return [...ids].sort();
+}
+
+async function indexCommand(deps: Deps, action: string | undefined, named: readonly string[] | undefined): Promise<number> {
+  const index = deps.index;
+  if (!index) throw new AdminError('the render index is disabled (INDEX_ENABLED=false)');
+  if (action === 'status') {
+    for (const t of await index.status()) {
+      const times = `last sync ${t.last_sync ?? '—'}  last webhook ${t.last_webhook ?? '—'}`;
+      out(`${t.team}  ${t.state.padEnd(11)}  ${String(t.renders).padStart(7)} renders  ${times}`);
+    }
+    return 0;
+  }
+  if (action === 'sync') {
+    for (const team of await teamsFor(deps, named)) {
+      await index.syncNow([team]);
+      const s = (await index.status()).find((x) => x.team === team);
+      out(`${team}: ${s?.state ?? 'unknown'}, ${s?.renders ?? 0} renders in ${s?.projects ?? 0} projects, ${s?.sync_calls_last_minute ?? 0} v1 calls`);
+    }
+    return 0;
+  }
+  if (action === 'verify') {
+    let drift = 0;
+    for (const team of await teamsFor(deps, named)) {
+      const reader = await deps.readers.sessionFor(team, { onCall: () => undefined }, 'gateway-index-verify');
+      if (!reader) { out(`${team}: no bound key reaches this team`); drift++; continue; }
+      const found = await verifyTeam(index.store, reader.session, team);
+      for (const d of found) out(`${team}  ${d.kind}  ${d.id}${d.detail ? `  ${d.detail}` : ''}`);
+      out(`${team}: ${found.length === 0 ? 'no drift' : `${found.length} differences`}`);
+      drift += found.length;
+    }
+    return drift > 0 ? 1 : 0;
+  }
+  throw new AdminError(`unknown index command "${action ?? ''}" (sync, verify, status)`);
 }
 
 /** True when this module is the program being run (directly, through the `legacy-gateway` bin link, or by tsx). */

@@ -85,6 +85,22 @@ export const ConfigSchema = z.object({
   CACHE_TTL_RENDER_ACTIVE_MS: int(0).default(2_000),
   CACHE_TTL_RENDER_FINAL_MS: int(0).default(300_000),
   SIGNED_URL_TTL_MS: int(0).default(300_000),
+  // the render index (reads answered from a webhook-fed local copy of each team's metadata)
+  INDEX_ENABLED: bool.default(true),
+  /** A read finds a team fresh when its last sync is within this bound (else it syncs the head first). */
+  INDEX_MAX_STALENESS_MS: duration.default(5_000),
+  /** While webhooks for a team arrive, the background sync runs this often (a reconciliation). */
+  INDEX_RECONCILE_MS: duration.default(60_000),
+  /** v1 calls per team per minute the background sync may make; past it the staleness bound loosens. */
+  INDEX_SYNC_CALLS_PER_MIN: int(1).default(600),
+  /** Page fetches the sync makes at once (request-path and write calls are never queued behind it). */
+  INDEX_SYNC_CONCURRENCY: int(1, 32).default(2),
+  /** Teams beyond this estimate of memory are evicted from memory (read back from the store when read). */
+  INDEX_MEMORY_MB: int(1).default(512),
+  /** A team is synced in the background while it was read within this window. */
+  INDEX_ACTIVE_MS: duration.default(300_000),
+  /** How long a key's reach (its teams, from v1) is trusted; 0 checks it on every request. */
+  KEY_RECHECK_MS: duration.default(60_000),
   /** JSON object `{ "team_…": "secret" }` of v1 webhook signing secrets. */
   WEBHOOK_SECRETS: z.string().optional(),
   EXPLAIN_ENABLED: bool.default(false),

@@ -134,6 +134,24 @@ export class Metrics {
     });
   }
 
+  /** The render index: teams' ages (max and a histogram over all teams, no label per team) and what memory holds. */
+  index(read: { ages(): number[]; rendersInMemory: number }): void {
+    if (this.registry.getSingleMetric('gateway_index_teams')) return;
+    this.gauge('gateway_index_age_max_seconds', 'Age of the least recently synced team in the render index', () => Math.max(0, ...read.ages()) / 1000);
+    this.gauge('gateway_index_teams', 'Teams whose render index is in memory and backfilled', () => read.ages().length);
+    this.gauge('gateway_index_renders', 'Renders held in the render index in memory', () => read.rendersInMemory);
+    new Histogram({
+      name: 'gateway_index_age_seconds',
+      help: 'Ages of the teams in the render index at scrape time',
+      buckets: [1, 2, 5, 10, 30, 60, 120, 300, 900],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const a of read.ages()) this.observe(a / 1000);
+      },
+    });
+  }
+
   async text(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }

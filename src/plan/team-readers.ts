@@ -1,35 +1,66 @@
 import { LRUCache } from 'lru-cache';
 import type { Deps } from '../deps.js';
+import type { V1Meter, V1Session } from '../v1/client.js';
 import { V1UnauthorizedError } from '../v1/errors.js';
 import { Catalog } from './catalog.js';
 import { CallMeter } from './meter.js';
 
 /**
  * The gateway's own access to a team's data, for work no legacy request asks for (checking a webhook against the
- * team's projects; later, filling the render index): the key of the first bound user whose key reaches the team.
+ * team's projects; filling the render index): the key of the first bound user whose key reaches the team.
  * Which user reaches which team is learned from `GET /v1/teams` per key (behind the per-key cache) and kept for
- * the metadata TTL; a refused key is skipped and the next one tried.
+ * the metadata TTL; a refused key is skipped (`refused`) and the next one tried.
  */
 export class TeamReaders {
   private readonly byTeam = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
+  /** Users whose key v1 refused lately: not asked again for a while. */
+  private readonly skip = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
 
   constructor(private readonly deps: Deps) {}
 
   /** A catalog that reads team `teamId` with some bound user's key, or undefined when no bound key reaches it. */
   async catalogFor(teamId: string): Promise<Catalog | undefined> {
+    const user = await this.userFor(teamId);
+    return user ? this.catalogOf(user) : undefined;
+  }
+
+  /** A v1 session (calls reported to `meter`) of a bound user whose key reaches the team. */
+  async sessionFor(teamId: string, meter: V1Meter, requestId?: string): Promise<{ session: V1Session; user: string } | undefined> {
+    const user = await this.userFor(teamId);
+    if (!user) return undefined;
+    try {
+      return { session: await this.deps.v1For(user, meter, requestId), user };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The key of `user` was refused for `teamId`: the next bound user is tried from now on. */
+  refused(teamId: string, user: string): void {
+    if (this.byTeam.get(teamId) === user) this.byTeam.delete(teamId);
+    this.skip.set(user, true);
+  }
+
+  /** The bound user whose key reaches the team (the one found before, while it still does). */
+  async userFor(teamId: string): Promise<string | undefined> {
     const known = this.byTeam.get(teamId);
-    if (known) {
+    if (known && !this.skip.has(known)) {
       const c = await this.catalogOf(known);
-      if (c && (await c.teams()).some((t) => t.id === teamId)) return c;
+      try {
+        if (c && (await c.teams()).some((t) => t.id === teamId)) return known;
+      } catch (e) {
+        if (!(e instanceof V1UnauthorizedError)) throw e;
+      }
       this.byTeam.delete(teamId);
     }
     for (const u of await this.deps.users.boundUsers()) {
+      if (this.skip.has(u.id)) continue;
       const c = await this.catalogOf(u.id);
       if (!c) continue;
       let teams;
-      try { teams = await c.teams(); } catch (e) { if (e instanceof V1UnauthorizedError) continue; throw e; }
+      try { teams = await c.teams(); } catch (e) { if (e instanceof V1UnauthorizedError) { this.skip.set(u.id, true); continue; } throw e; }
       for (const t of teams) if (!this.byTeam.has(t.id)) this.byTeam.set(t.id, u.id);
-      if (teams.some((t) => t.id === teamId)) return c;
+      if (teams.some((t) => t.id === teamId)) return u.id;
     }
     return undefined;
   }

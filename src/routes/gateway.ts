@@ -16,6 +16,8 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
       reply.type('text/html; charset=utf-8').send(reportHtml(await deps.compareStore.report(), new Date(deps.clock.now()))));
     op.delete('/_gateway/compare', async (_req, reply) => { await deps.compareStore.clear(); return reply.status(204).send(); });
     op.get('/_gateway/usage', async () => ({ data: await deps.usage.list() }));
+    // the render index per team: renders indexed, backfill state, age, last webhook, last sync, sync calls, bound
+    op.get('/_gateway/index', async () => ({ enabled: !!deps.index, data: deps.index ? await deps.index.status() : [] }));
   });
   // read-only views of the report for a browser, opened by a short-lived link (`legacy-gateway compare link`)
   const linked = (request: FastifyRequest) => {

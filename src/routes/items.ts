@@ -8,7 +8,13 @@ import { ALL_OVERLAYS, explain, parseLegacyQuery, requestEnv, wantsExplain } fro
 import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeList, executeOne } from '../plan/execute.js';
-import { planQuery } from '../plan/plan.js';
+import { planQuery, type Plan } from '../plan/plan.js';
+import { readFromIndex } from '../index/read.js';
+import type { ReadSource } from '../index/service.js';
+import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
+import type { QueryResult } from '../query/run.js';
+import type { ExecEnv } from '../plan/index.js';
+import type { V1Session } from '../v1/client.js';
 import { selectsRelations } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 
@@ -25,6 +31,33 @@ const ROUTES: readonly { path: string; resource: string }[] = [
   { path: '/templates', resource: 'template' },
 ];
 
+/** What explain and the response headers say about where an answer came from. */
+function describe(source: ReadSource): Record<string, unknown> {
+  return source.kind === 'index'
+    ? { source: 'index', index_age_ms: source.ageMs, teams: source.snapshot.teams.length, synced_first: source.synced }
+    : { source: 'live', reason: source.reason };
+}
+
+/**
+ * Answers a list from the render index when every team in scope is backfilled (a stale team synced first), else live
+ * from v1 (the planner's path).
+ */
+async function answerList(
+  deps: Deps, resource: string, q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session,
+): Promise<{ result: QueryResult; source: ReadSource }> {
+  const index = deps.index;
+  const source: ReadSource = index ? await index.source(session) : { kind: 'live', reason: 'INDEX_ENABLED=false' };
+  if (source.kind === 'live' || !index) return { result: (await executeList(resource, q, plan, env)).result, source };
+  const snap = source.snapshot;
+  const result = await readFromIndex(resource, q, plan, snap, {
+    schemas: deps.mappings.schemas,
+    budget: env.budget,
+    beforeAnswer: (recs) => index.refreshOutputs(session, snap, recs),
+    answered: (uuids) => { for (const u of uuids) { const v1 = snap.renderV1(u); if (v1) deps.ids.toLegacy('render', v1); } },
+  });
+  return { result, source };
+}
+
 /** GET /renders, /projects, /accounts, /templates and their /:id (also under /items/…), with the whole query language. */
 export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
   const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
@@ -35,10 +68,12 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     const list = async (request: FastifyRequest, reply: FastifyReply) => {
       const q = parseLegacyQuery(deps, request, schema);
       const plan = planQuery(q, resource, planning);
-      const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
-      const { result } = await executeList(resource, q, plan, env);
+      const { env, meter, session } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
+      const { result, source } = await answerList(deps, resource, q, plan, env, session);
+      void reply.header('x-gateway-source', source.kind);
       if (result.stream) {
-        const atEnd = wantsExplain(deps, request) ? () => explain(plan, meter) : undefined;
+        await deps.ids.flush();
+        const atEnd = wantsExplain(deps, request) ? () => ({ ...explain(plan, meter), ...describe(source) }) : undefined;
         // an answer that expands relations is built whole first (bounded by MAX_RELATED_ITEMS), so that the budget
         // refuses it with a clean 400 before any byte is sent; plain items stream as they come
         const items = selectsRelations(q.fields, schema, deps.mappings.schemas) ? await drain(result.stream) : result.stream;
@@ -46,7 +81,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       }
       await deps.ids.flush();
       const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
-      if (wantsExplain(deps, request)) body.explain = explain(plan, meter);
+      if (wantsExplain(deps, request)) body.explain = { ...explain(plan, meter), ...describe(source) };
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       return body;
     };
@@ -54,11 +89,23 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       requirePrincipal(request);
       const q = parseLegacyQuery(deps, request, schema);
       if (!isUuid(request.params.id)) throw errors.forbidden();
-      const { env, meter } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
-      const data = await executeOne(resource, request.params.id, q, (x) => planQuery(x, resource, planning), env);
+      const { env, meter, session } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
+      // from the index when it holds the item; otherwise live (an item the index has not seen yet, or not reachable: 403)
+      const byId = Query.with(q, {
+        filter: Compare.create(FieldRef.create(['id']), '_eq', request.params.id.toLowerCase()),
+        search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [],
+      });
+      const { result, source } = await answerList(deps, resource, byId, planQuery(byId, resource, planning), env, session);
+      let data = result.data[0];
+      let from = source;
+      if (data === undefined) {
+        data = await executeOne(resource, request.params.id, q, (x) => planQuery(x, resource, planning), env);
+        from = { kind: 'live', reason: source.kind === 'index' ? 'the index does not hold this item' : source.reason };
+      }
       await deps.ids.flush();
       void reply.header('x-gateway-v1-calls', String(meter.calls));
-      return wantsExplain(deps, request) ? { data, explain: meter.summary() } : { data };
+      void reply.header('x-gateway-source', from.kind);
+      return wantsExplain(deps, request) ? { data, explain: { ...meter.summary(), ...describe(from) } } : { data };
     };
     for (const base of [path, `/items${path}`]) {
       app.get(base, list);

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { webhookSecrets } from '../config/schema.js';
 import type { Deps } from '../deps.js';
-import { TeamReaders } from '../plan/team-readers.js';
 import { WebhookLedger } from '../store/webhook-events.js';
 import { WebhookReceiver } from '../webhooks/receiver.js';
 
@@ -18,11 +17,13 @@ declare module 'fastify' {
  * signing secret, and the secret in WEBHOOK_SECRETS). The route authenticates itself (signature), raw bytes kept.
  */
 export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
-  const receiver = new WebhookReceiver(deps, new WebhookLedger(deps.db.kysely, () => deps.clock.now()), new TeamReaders(deps), webhookSecrets(deps.config),
+  const receiver = new WebhookReceiver(deps, new WebhookLedger(deps.db.kysely, () => deps.clock.now()), deps.readers, webhookSecrets(deps.config),
     deps.config.WEBHOOK_TOLERANCE_MS);
   // an applied render replaces every cached copy of it (every key's partition)
   // this instance keeps the fresh copy the event carries; the others drop theirs (their next read fetches the fresh one)
   const me = randomUUID();
+  // the index has the event's render before the 204 (on this instance at once, on the others through the bus)
+  receiver.onRender((r) => deps.index?.applyRender(r, { webhook: true }));
   receiver.onRender((r) => {
     deps.cache.replaceEverywhere(`render:${r.id}`, r, deps.cache.renderTtl(r));
     void deps.bus.publish('render_cache', `${me} ${r.id}`).catch((e: unknown) => deps.logger.warn({ err: e }, 'could not tell the other instances'));

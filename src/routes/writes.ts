@@ -75,6 +75,8 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
       await deps.renderData.put(result.render.id, parsed.data.data, result.render.name, principal.user.id);
     }
     env.catalog.rememberRender(result.render);
+    // in the render index before the answer: the creator's next list shows it (other instances within the bus's delay)
+    await deps.index?.applyRender(result.render, { data: parsed.data.data });
     const index = new RecordIndex(env);
     index.project(result.project);
     const [rec] = await index.renders([result.render]);

@@ -73,6 +73,25 @@ export class World {
     this.transitionListener = listener;
   }
 
+  /**
+   * A project made in the v1 dashboard (there is no API for it, and no event): the simulator's admin route and tests
+   * add one to a team, with one template, so the gateway's index has to discover it by listing.
+   */
+  addProject(teamId: string, name: string, createdBy: string | null = null): SimProject {
+    if (!this.teams.has(teamId)) throw new SimHttpError(404, { error: `Team ${teamId} not found.` });
+    const id = `proj_${this.rng.token(16).toLowerCase()}`;
+    const p: SimProject = {
+      id, name, teamId, createdBy, createdAt: this.clock.now(), updatedAt: null, hasThumbnail: false, config: {},
+      templates: [{
+        id: `tpl_${this.rng.token(16).toLowerCase()}`, name: `${name} template`, description: null, projectId: id,
+        compositionId: `comp_${this.rng.token(12).toLowerCase()}`, fields: [],
+      }],
+    };
+    this.projects.set(id, p);
+    this.rendersByProject.set(id, []);
+    return p;
+  }
+
   private addRender(r: SimRender): void {
     this.renders.set(r.id, r);
     this.rendersByProject.get(r.projectId)?.push(r);

@@ -181,6 +181,42 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('idempotency').addColumn('render_v1_id', 'varchar(128)').execute();
     },
   },
+  '0007_render_index': {
+    async up(db: Kysely<any>) {
+      // one row per indexed team: its v1 object and members, backfill state, sync times, and the sync lease
+      await db.schema.createTable('index_teams')
+        .addColumn('team_id', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('team', 'text', (c) => c.notNull())
+        .addColumn('members', 'text', (c) => c.notNull())
+        .addColumn('state', 'varchar(16)', (c) => c.notNull())
+        .addColumn('backfilled_at', 'bigint')
+        .addColumn('synced_at', 'bigint')
+        .addColumn('webhook_at', 'bigint')
+        .addColumn('lease_holder', 'varchar(64)')
+        .addColumn('lease_until', 'bigint')
+        .execute();
+      // projects with their templates; `backfilled` is the per-project checkpoint of the first walk
+      await db.schema.createTable('index_projects')
+        .addColumn('project_id', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('team_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('project', 'text', (c) => c.notNull())
+        .addColumn('templates', 'text')
+        .addColumn('backfilled', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('index_projects_team').on('index_projects').column('team_id').execute();
+      // every render as v1 last showed it (newest state wins: updated_at, then the lifecycle rank)
+      await db.schema.createTable('index_renders')
+        .addColumn('render_id', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('team_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('project_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('rank', 'integer', (c) => c.notNull())
+        .addColumn('seen_at', 'bigint', (c) => c.notNull())
+        .addColumn('render', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('index_renders_team').on('index_renders').column('team_id').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -91,6 +91,33 @@ export interface RenderVersionsTable {
   updated_at: number;
   rank: number;
 }
+export interface IndexTeamsTable {
+  team_id: string;
+  team: string;
+  members: string;
+  state: string;
+  backfilled_at: number | null;
+  synced_at: number | null;
+  webhook_at: number | null;
+  lease_holder: string | null;
+  lease_until: number | null;
+}
+export interface IndexProjectsTable {
+  project_id: string;
+  team_id: string;
+  project: string;
+  templates: string | null;
+  backfilled: number;
+}
+export interface IndexRendersTable {
+  render_id: string;
+  team_id: string;
+  project_id: string;
+  updated_at: number;
+  rank: number;
+  seen_at: number;
+  render: string;
+}
 export interface UsageTable {
   route: string;
   principal: string;
@@ -141,4 +168,7 @@ export interface Database {
   login_limits: LoginLimitsTable;
   webhook_events: WebhookEventsTable;
   render_versions: RenderVersionsTable;
+  index_teams: IndexTeamsTable;
+  index_projects: IndexProjectsTable;
+  index_renders: IndexRendersTable;
 }

@@ -8,6 +8,10 @@ import { z } from 'zod';
 export const RENDER_STATUSES = ['initializing', 'ready', 'queued', 'processing', 'finalizing', 'complete', 'failed'] as const;
 export type RenderStatus = (typeof RENDER_STATUSES)[number];
 export const FINAL_STATUSES: ReadonlySet<RenderStatus> = new Set(['complete', 'failed']);
+/** A render's place in its lifecycle: it never moves back (complete and failed are final). */
+export const LIFECYCLE_RANK: Readonly<Record<RenderStatus, number>> = {
+  initializing: 0, ready: 1, queued: 2, processing: 3, finalizing: 4, complete: 5, failed: 5,
+};
 
 const enumOf = <T extends readonly [string, ...string[]]>(values: T, what: string) =>
   z.enum(values, {

@@ -4,7 +4,7 @@ import { errors, type GatewayError } from '../errors/catalog.js';
 import type { TeamReaders } from '../plan/team-readers.js';
 import type { WebhookLedger } from '../store/webhook-events.js';
 import { epochMs } from '../translate/time.js';
-import { WebhookEventSchema, type V1Render, type WebhookEvent } from '../v1/schemas.js';
+import { LIFECYCLE_RANK, WebhookEventSchema, type V1Render, type WebhookEvent } from '../v1/schemas.js';
 
 /** HMAC-SHA256 of the exact raw bytes, `sha256=<hex>`, compared in constant time. */
 export function verifySignature(raw: Buffer, header: string | undefined, secret: string): boolean {
@@ -14,8 +14,6 @@ export function verifySignature(raw: Buffer, header: string | undefined, secret:
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-/** A render's place in its lifecycle: it never moves back (complete and failed are final). */
-const RANK: Readonly<Record<V1Render['status'], number>> = { initializing: 0, ready: 1, queued: 2, processing: 3, finalizing: 4, complete: 5, failed: 5 };
 
 export type Outcome = 'applied' | 'duplicate' | 'older';
 export interface Delivery { readonly team: string; readonly raw: Buffer; readonly signature: string | undefined }
@@ -27,7 +25,7 @@ export interface Delivery { readonly team: string; readonly raw: Buffer; readonl
  * (deduplicated on the signed body id, in the store) and never over newer state. Listeners get every applied render.
  */
 export class WebhookReceiver {
-  private readonly listeners: ((render: V1Render, event: WebhookEvent) => void)[] = [];
+  private readonly listeners: ((render: V1Render, event: WebhookEvent) => void | Promise<void>)[] = [];
   private received = 0;
 
   constructor(
@@ -35,7 +33,7 @@ export class WebhookReceiver {
     private readonly secrets: Readonly<Record<string, string>>, private readonly toleranceMs: number,
   ) {}
 
-  onRender(fn: (render: V1Render, event: WebhookEvent) => void): void { this.listeners.push(fn); }
+  onRender(fn: (render: V1Render, event: WebhookEvent) => void | Promise<void>): void { this.listeners.push(fn); }
 
   /** Checks and applies one delivery; throws the error to answer when it is refused. */
   async receive(d: Delivery): Promise<Outcome> {
@@ -57,12 +55,17 @@ export class WebhookReceiver {
     if (!(await this.ledger.firstDelivery(e.id, d.team))) { this.deps.metrics.webhook('duplicate'); return 'duplicate'; }
     if (++this.received % 1000 === 0) await this.ledger.prune(Math.max(86_400_000, this.toleranceMs * 2));
     const updatedAt = render.updated_at ?? render.created_at;
-    if (!(await this.ledger.newer(render.id, epochMs(updatedAt, this.deps.config.V1_TIMESTAMP_UNIT), RANK[render.status]))) {
+    if (!(await this.ledger.newer(render.id, epochMs(updatedAt, this.deps.config.V1_TIMESTAMP_UNIT), LIFECYCLE_RANK[render.status]))) {
       this.deps.metrics.webhook('accepted');
       return 'older';
     }
     this.deps.metrics.webhook('accepted');
-    for (const fn of this.listeners) fn(render, e);
+    try {
+      for (const fn of this.listeners) await fn(render, e);
+    } catch (err) {
+      await this.ledger.forget(e.id); // not applied: v1's retry of this delivery must be taken
+      throw err;
+    }
     return 'applied';
   }
 

@@ -10,13 +10,25 @@ import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js'
 let gw: TestGateway;
 let token: string;
 let projects: { id: string; account: string }[];
-beforeAll(async () => {
-  gw = await startGateway({ CACHE_TTL_METADATA_MS: '0', CACHE_TTL_RENDER_ACTIVE_MS: '0', CACHE_TTL_RENDER_FINAL_MS: '0' }, { scale: 'small' });
-  await gw.addUser(0, 'ann@example.com');
-  token = await gw.login('ann@example.com');
-  projects = (await gw.get('/projects?limit=-1&fields=id,account', token)).body.data;
-});
-afterAll(async () => gw.close());
+/**
+ * The same properties hold on both paths: live (the planner over v1, INDEX_ENABLED=false) and the render index (after its
+ * backfill; every answer checked to come from it).
+ */
+function useGateway(mode: 'live' | 'index'): void {
+  beforeAll(async () => {
+    gw = await startGateway({
+      CACHE_TTL_METADATA_MS: '0', CACHE_TTL_RENDER_ACTIVE_MS: '0', CACHE_TTL_RENDER_FINAL_MS: '0', INDEX_ENABLED: String(mode === 'index'),
+    }, { scale: 'small' });
+    await gw.addUser(0, 'ann@example.com');
+    token = await gw.login('ann@example.com');
+    projects = (await gw.get('/projects?limit=-1&fields=id,account', token)).body.data;
+    if (mode === 'index') {
+      await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
+      expect((await gw.get('/renders?limit=1', token)).headers['x-gateway-source']).toBe('index');
+    }
+  });
+  afterAll(async () => gw.close());
+}
 
 const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
 
@@ -60,83 +72,89 @@ function plainList(all: Plain[], c: ListCase): { data: Record<string, string>[];
   return metaKeys.length ? { data, meta: Object.fromEntries(metaKeys.map((k) => [k, counts[k]!])) } : { data };
 }
 
-describe('the planned path returns exactly what an independent reference over the simulator\'s world returns', () => {
-  it('holds for random queries (merge, scan with a bounded buffer, streamed scans with meta)', async () => {
-    const world = worldRenders();
-    expect(world.length).toBeGreaterThan(100);
-    const statuses = ['draft', 'ready', 'processing', 'encoding', 'complete', 'failed', 'deleted'];
-    await fc.assert(fc.asyncProperty(
-      fc.record({
-        status: fc.option(fc.subarray(statuses, { minLength: 1, maxLength: 2 }), { nil: undefined }),
-        project: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
-        account: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
-        title: fc.option(fc.constantFrom('render', 'Ü', 'Promo', 'zzz'), { nil: undefined }),
-        sort: fc.constantFrom(undefined, 'date_created', '-date_created', '-date_created,id', 'title', '-title,date_created', 'status'),
-        limit: fc.oneof(fc.integer({ min: -1, max: 70 }), fc.constantFrom(2001, 2500)), // past 2000 a scan keeps JSON bytes
-        page: fc.integer({ min: 1, max: 4 }),
-        offset: fc.option(fc.integer({ min: 0, max: 300 }), { nil: undefined }),
-        meta: fc.constantFrom(undefined, undefined, 'filter_count', 'total_count', '*'),
-      }),
-      async (c) => {
-        const and: unknown[] = [];
-        if (c.status) and.push({ status: { _in: c.status } });
-        if (c.project !== undefined) and.push({ project: { _eq: projects[c.project % projects.length]!.id } });
-        if (c.account !== undefined) and.push({ account: { _eq: projects[c.account % projects.length]!.account } });
-        if (c.title) and.push({ title: { _icontains: c.title } });
-        const params: Record<string, string> = { limit: String(c.limit), fields: 'id,status,title,date_created' };
-        if (c.offset !== undefined) params.offset = String(c.offset);
-        else params.page = String(c.page);
-        if (and.length) params.filter = JSON.stringify({ _and: and });
-        if (c.sort) params.sort = c.sort;
-        if (c.meta) params.meta = c.meta;
-        const planned = await gw.get(`/renders?${q(params)}`, token);
-        expect(planned.status).toBe(200);
-        const expected = plainList(world, {
-          ...(c.status ? { status: c.status } : {}), ...(c.project !== undefined ? { project: projects[c.project % projects.length]!.id } : {}),
-          ...(c.account !== undefined ? { account: projects[c.account % projects.length]!.account } : {}), ...(c.title ? { title: c.title } : {}),
-          ...(c.sort ? { sort: c.sort } : {}), limit: c.limit, ...(c.offset !== undefined ? { offset: c.offset } : { page: c.page }), ...(c.meta ? { meta: c.meta } : {}),
-        });
-        expect(planned.body.data).toEqual(expected.data);
-        expect(planned.body.meta).toEqual(expected.meta);
-      },
-    ), { numRuns: 60 });
-  });
-});
+for (const mode of ['live', 'index'] as const) {
+  describe(`${mode} path`, () => {
+    useGateway(mode);
+    describe('the planned path returns exactly what an independent reference over the simulator\'s world returns', () => {
+      it('holds for random queries (merge, scan with a bounded buffer, streamed scans with meta)', async () => {
+        const world = worldRenders();
+        expect(world.length).toBeGreaterThan(100);
+        const statuses = ['draft', 'ready', 'processing', 'encoding', 'complete', 'failed', 'deleted'];
+        await fc.assert(fc.asyncProperty(
+          fc.record({
+            status: fc.option(fc.subarray(statuses, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+            project: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
+            account: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
+            title: fc.option(fc.constantFrom('render', 'Ü', 'Promo', 'zzz'), { nil: undefined }),
+            sort: fc.constantFrom(undefined, 'date_created', '-date_created', '-date_created,id', 'title', '-title,date_created', 'status'),
+            limit: fc.oneof(fc.integer({ min: -1, max: 70 }), fc.constantFrom(2001, 2500)), // past 2000 a scan keeps JSON bytes
+            page: fc.integer({ min: 1, max: 4 }),
+            offset: fc.option(fc.integer({ min: 0, max: 300 }), { nil: undefined }),
+            meta: fc.constantFrom(undefined, undefined, 'filter_count', 'total_count', '*'),
+          }),
+          async (c) => {
+            const and: unknown[] = [];
+            if (c.status) and.push({ status: { _in: c.status } });
+            if (c.project !== undefined) and.push({ project: { _eq: projects[c.project % projects.length]!.id } });
+            if (c.account !== undefined) and.push({ account: { _eq: projects[c.account % projects.length]!.account } });
+            if (c.title) and.push({ title: { _icontains: c.title } });
+            const params: Record<string, string> = { limit: String(c.limit), fields: 'id,status,title,date_created' };
+            if (c.offset !== undefined) params.offset = String(c.offset);
+            else params.page = String(c.page);
+            if (and.length) params.filter = JSON.stringify({ _and: and });
+            if (c.sort) params.sort = c.sort;
+            if (c.meta) params.meta = c.meta;
+            const planned = await gw.get(`/renders?${q(params)}`, token);
+            expect(planned.status).toBe(200);
+            const expected = plainList(world, {
+              ...(c.status ? { status: c.status } : {}), ...(c.project !== undefined ? { project: projects[c.project % projects.length]!.id } : {}),
+              ...(c.account !== undefined ? { account: projects[c.account % projects.length]!.account } : {}), ...(c.title ? { title: c.title } : {}),
+              ...(c.sort ? { sort: c.sort } : {}), limit: c.limit, ...(c.offset !== undefined ? { offset: c.offset } : { page: c.page }), ...(c.meta ? { meta: c.meta } : {}),
+            });
+            expect(planned.body.data).toEqual(expected.data);
+            expect(planned.body.meta).toEqual(expected.meta);
+          },
+        ), { numRuns: 60 });
+      });
+    });
 
-describe('aggregates folded page by page equal the in-memory reference over every record', () => {
-  it('holds for random aggregate / groupBy queries, narrowed or not', async () => {
-    const all = await everything();
-    await fc.assert(fc.asyncProperty(
-      fc.record({
-        aggregate: fc.constantFrom('count=*', 'countDistinct=project', 'min=date_created', 'max=date_created', 'count=title', 'countDistinct=status'),
-        groupBy: fc.constantFrom(undefined, 'status', 'project', 'status,account', 'year(date_created)'),
-        status: fc.option(fc.constantFrom('complete', 'failed', 'processing'), { nil: undefined }),
-        account: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
-        title: fc.option(fc.constantFrom('render', 'Promo', 'zzz'), { nil: undefined }),
-        meta: fc.constantFrom(undefined, 'total_count', 'filter_count', '*'),
-      }),
-      async (c) => {
-        const [fn, field] = c.aggregate.split('=') as [string, string];
-        const and: unknown[] = [];
-        if (c.status) and.push({ status: { _eq: c.status } });
-        if (c.account !== undefined) and.push({ account: { _eq: projects[c.account % projects.length]!.account } });
-        if (c.title) and.push({ title: { _icontains: c.title } });
-        const params: Record<string, string> = { [`aggregate[${fn}]`]: field, limit: '-1' };
-        if (c.groupBy) params.groupBy = c.groupBy;
-        if (and.length) params.filter = JSON.stringify({ _and: and });
-        if (c.meta) params.meta = c.meta;
-        const planned = await gw.get(`/renders?${q(params)}`, token);
-        expect(planned.status).toBe(200);
-        const { [`aggregate[${fn}]`]: _, filter, ...rest } = params;
-        const expected = reference(all, { ...rest, ...(filter ? { filter: JSON.parse(filter) } : {}), aggregate: { [fn]: field } });
-        expect(planned.body.data).toEqual(expected.data);
-        expect(planned.body.meta).toEqual(expected.meta);
-      },
-    ), { numRuns: 30 });
+    describe('aggregates folded page by page equal the in-memory reference over every record', () => {
+      it('holds for random aggregate / groupBy queries, narrowed or not', async () => {
+        const all = await everything();
+        await fc.assert(fc.asyncProperty(
+          fc.record({
+            aggregate: fc.constantFrom('count=*', 'countDistinct=project', 'min=date_created', 'max=date_created', 'count=title', 'countDistinct=status'),
+            groupBy: fc.constantFrom(undefined, 'status', 'project', 'status,account', 'year(date_created)'),
+            status: fc.option(fc.constantFrom('complete', 'failed', 'processing'), { nil: undefined }),
+            account: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
+            title: fc.option(fc.constantFrom('render', 'Promo', 'zzz'), { nil: undefined }),
+            meta: fc.constantFrom(undefined, 'total_count', 'filter_count', '*'),
+          }),
+          async (c) => {
+            const [fn, field] = c.aggregate.split('=') as [string, string];
+            const and: unknown[] = [];
+            if (c.status) and.push({ status: { _eq: c.status } });
+            if (c.account !== undefined) and.push({ account: { _eq: projects[c.account % projects.length]!.account } });
+            if (c.title) and.push({ title: { _icontains: c.title } });
+            const params: Record<string, string> = { [`aggregate[${fn}]`]: field, limit: '-1' };
+            if (c.groupBy) params.groupBy = c.groupBy;
+            if (and.length) params.filter = JSON.stringify({ _and: and });
+            if (c.meta) params.meta = c.meta;
+            const planned = await gw.get(`/renders?${q(params)}`, token);
+            expect(planned.status).toBe(200);
+            const { [`aggregate[${fn}]`]: _, filter, ...rest } = params;
+            const expected = reference(all, { ...rest, ...(filter ? { filter: JSON.parse(filter) } : {}), aggregate: { [fn]: field } });
+            expect(planned.body.data).toEqual(expected.data);
+            expect(planned.body.meta).toEqual(expected.meta);
+          },
+        ), { numRuns: 30 });
+      });
+    });
   });
-});
+}
 
-describe('explain, budget and caches', () => {
+describe('explain, budget and caches (the live planner)', () => {
+  useGateway('live');
   it('explains the plan and the v1 work to operators', async () => {
     const r = await gw.get(`/renders?limit=3&filter[status][_eq]=complete`, token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
     expect(r.body.explain.plan).toMatchObject({ strategy: 'merge', pushdown: { status: 'complete', order: 'desc' } });
@@ -156,7 +174,7 @@ describe('explain, budget and caches', () => {
   });
 
   it('refuses a query past the call budget with a 400 telling how to narrow it', async () => {
-    const small = await startGateway({ UPSTREAM_CALL_BUDGET: '5' }, { scale: 'small' });
+    const small = await startGateway({ UPSTREAM_CALL_BUDGET: '5', INDEX_ENABLED: 'false' }, { scale: 'small' });
     try {
       await small.addUser(0, 'ann@example.com');
       const t = await small.login('ann@example.com');
@@ -171,7 +189,7 @@ describe('explain, budget and caches', () => {
   });
 
   it('warm: no v1 calls for team, project and template metadata; caches never shared between keys', async () => {
-    const warm = await startGateway({}, { scale: 'small' });
+    const warm = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'small' });
     try {
       await warm.addUser(0, 'ann@example.com');
       await warm.addUser(1, 'bo@example.com');
@@ -191,7 +209,7 @@ describe('explain, budget and caches', () => {
 
 describe('scans record only the renders they answer', () => {
   it('a scan for 3 of many records 3 render ids (each resolvable); an aggregate records none unless it answers ids', async () => {
-    const fresh = await startGateway({}, { scale: 'small' });
+    const fresh = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'small' });
     try {
       await fresh.addUser(0, 'bo@example.com');
       const t = await fresh.login('bo@example.com');

@@ -18,7 +18,7 @@ describe.each(dbs)('store hardening on $name', ({ url }) => {
     const db = await open(url);
     await migrate(db.kysely, '0005_id_map_one_tree');
     await db.kysely.insertInto('idempotency').values({ user_id: 'u', key: 'k', request_hash: 'h', state: 'done', status: 200, response: '{}', created_at: 1 } as never).execute();
-    expect(await migrate(db.kysely)).toEqual(['0006_hardening']);
+    expect(await migrate(db.kysely, '0006_hardening')).toEqual(['0006_hardening']);
     const row = await db.kysely.selectFrom('idempotency').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({ user_id: 'u', key: 'k', state: 'done', lease_until: null, render_v1_id: null });
   });

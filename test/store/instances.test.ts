@@ -118,7 +118,8 @@ describe('a webhook delivered to one instance', () => {
     const { createHmac } = await import('node:crypto');
     const team = sim.keys[1]!.teams[0]!.id; // person 1: person 0's key was revoked by the rebind test above
     const secret = 'whsec_instances_test';
-    const env = { WEBHOOK_SECRETS: JSON.stringify({ [team]: secret }), CACHE_TTL_RENDER_ACTIVE_MS: '600000', DATABASE_URL: a.config.DATABASE_URL };
+    // the live path's per-key caches (the index across instances: below)
+    const env = { WEBHOOK_SECRETS: JSON.stringify({ [team]: secret }), CACHE_TTL_RENDER_ACTIVE_MS: '600000', DATABASE_URL: a.config.DATABASE_URL, INDEX_ENABLED: 'false' };
     const a2 = await startGateway(env, {}, { sim, simClock: true });
     const b2 = await startGateway(env, {}, { sim, simClock: true });
     try {
@@ -144,6 +145,61 @@ describe('a webhook delivered to one instance', () => {
     } finally {
       await a2.close();
       await b2.close();
+    }
+  });
+});
+
+describe('the render index on two instances', () => {
+  it('one backfill serves both; a webhook and a create on A show on B through NOTIFY; one instance holds a team\'s sync lease', async () => {
+    const { createHmac } = await import('node:crypto');
+    const { derivedUuid } = await import('../../src/translate/ids.js');
+    const person = sim.keys[2]!;
+    const team = person.teams[0]!.id;
+    const secret = 'whsec_index_instances';
+    const env = { WEBHOOK_SECRETS: JSON.stringify({ [team]: secret }), DATABASE_URL: a.config.DATABASE_URL, INDEX_MAX_STALENESS_MS: '600000' };
+    const a3 = await startGateway(env, {}, { sim, simClock: true });
+    const b3 = await startGateway(env, {}, { sim, simClock: true });
+    try {
+      await a3.addUser(2, 'index@example.com');
+      await b3.deps.ids.load();
+      const tok = await a3.login('index@example.com');
+      await a3.deps.index!.syncNow(person.teams.map((t) => t.id));
+      const pages = () => sim.sim.stats.get('GET /v1/renders') ?? 0;
+      const before = pages();
+      const onB = await b3.get('/renders?limit=-1&fields=id,status', tok);
+      expect(onB.headers['x-gateway-source']).toBe('index'); // read from the store A filled: no backfill of its own
+      expect(pages()).toBe(before);
+      // a webhook applied on A
+      const render = [...sim.sim.world.renders.values()].find((r) => r.teamId === team && r.status !== 'complete' && r.status !== 'failed')
+        ?? sim.sim.world.renders.get(sim.sim.world.createRender(sim.sim.world.authenticate(`Bearer ${person.api_key}`), { project_id: [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!.id, name: 'moving' }).id)!;
+      const view = sim.sim.world.renderView(render);
+      const raw = JSON.stringify({ id: `hook_idx_${Date.now()}`, event: 'render.status_changed', data: { ...view, status: 'failed', updated_at: (view.updated_at ?? view.created_at) + 60 }, timestamp: sim.sim.world.clock.now() });
+      const heardOnB = heard(b3, 'index_renders');
+      const res = await a3.app.inject({ method: 'POST', url: `/_gateway/webhooks/v1/${team}`, headers: { 'content-type': 'application/json', 'x-webhook-signature': `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}` }, payload: raw });
+      expect(res.statusCode).toBe(204);
+      await heardOnB;
+      await b3.deps.index!.idle();
+      const seen = await b3.get(`/renders?filter[id][_eq]=${derivedUuid('render', render.id)}&fields=status`, tok);
+      expect(seen.body.data).toEqual([{ status: 'failed' }]);
+      expect(seen.headers['x-gateway-v1-calls']).toBe('0');
+      // the gateway's own create on A
+      const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!;
+      const heardCreate = heard(b3, 'index_renders');
+      const created = await a3.app.inject({ method: 'POST', url: '/renders', headers: { authorization: `Bearer ${tok}` },
+        payload: { project: derivedUuid('project', project.id), account: derivedUuid('account', team), data: { n: 1 }, title: 'made on A' } });
+      expect(created.statusCode).toBe(200);
+      await heardCreate;
+      await b3.deps.index!.idle();
+      expect((await b3.get('/renders?filter[title][_eq]=made on A&fields=id', tok)).body.data).toEqual([{ id: created.json().data.id }]);
+      // the lease: while A holds a team's, B cannot take it (and takes it once A lets go)
+      expect(await a3.deps.index!.store.lease(team, a3.deps.index!.holder, 60_000)).toBe(true);
+      expect(await b3.deps.index!.store.lease(team, b3.deps.index!.holder, 60_000)).toBe(false);
+      await a3.deps.index!.store.release(team, a3.deps.index!.holder);
+      expect(await b3.deps.index!.store.lease(team, b3.deps.index!.holder, 60_000)).toBe(true);
+      await b3.deps.index!.store.release(team, b3.deps.index!.holder);
+    } finally {
+      await a3.close();
+      await b3.close();
     }
   });
 });

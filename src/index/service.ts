@@ -1,0 +1,509 @@
+import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Deps } from '../deps.js';
+import type { TeamReaders } from '../plan/team-readers.js';
+import type { Rec } from '../query/compile.js';
+import { IndexStore } from '../store/render-index.js';
+import type { V1Meter, V1Session } from '../v1/client.js';
+import { V1NotFoundError, V1UnauthorizedError } from '../v1/errors.js';
+import { V1_PAGE_MAX, type V1Render, type V1Team } from '../v1/schemas.js';
+import { IndexSnapshot } from './read.js';
+import { recordBuilder, type Overlays } from './records.js';
+import { nearExpiry, outputExpiry } from './signed-urls.js';
+import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
+import { TeamIndex, type RecordBuilder } from './team-index.js';
+
+/** Where a read is answered from, and why. */
+export type ReadSource =
+  | { readonly kind: 'index'; readonly snapshot: IndexSnapshot; readonly ageMs: number; readonly synced: readonly string[] }
+  | { readonly kind: 'live'; readonly reason: string };
+
+/** One team as the operator route shows it. */
+export interface TeamStatus {
+  readonly team: string;
+  readonly name: string;
+  readonly state: 'backfilling' | 'ready';
+  readonly renders: number;
+  readonly projects: number;
+  readonly in_memory: boolean;
+  readonly backfilled_at: string | null;
+  readonly last_sync: string | null;
+  readonly age_ms: number | null;
+  readonly last_webhook: string | null;
+  readonly sync_calls_last_minute: number;
+  readonly bound_ms: number;
+  readonly syncing: boolean;
+  readonly last_error: string | null;
+}
+
+/** How long a sync lease is held before another instance may take the team over. */
+const LEASE_MS = 60_000;
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * The render index: per team, a copy of what any legacy read needs (renders, projects, templates, members), kept in
+ * the store and in memory for the teams being read, so a read costs O(answer) and no v1 call while the team is
+ * fresh. Fed by the gateway's own writes, by webhooks, and by a background sync of the teams being read (their
+ * lists' heads, renders not yet final, project lists) within INDEX_MAX_STALENESS_MS and a per-team call budget.
+ * Several instances share the store: one syncs a team at a time (a lease), the others follow its changes (bus).
+ */
+export class RenderIndex {
+  readonly holder = randomUUID();
+  readonly store: IndexStore;
+  private readonly teams = new Map<string, TeamIndex>();
+  private readonly loading = new Map<string, Promise<TeamIndex | undefined>>();
+  private readonly syncing = new Map<string, Promise<void>>();
+  private readonly backfilling = new Map<string, Promise<void>>();
+  private readonly calls = new Map<string, number[]>();
+  private readonly failures = new Map<string, { message: string; at: number }>();
+  private readonly fullAt = new Map<string, number>();
+  private readonly reach = new LRUCache<string, { teams: V1Team[]; at: number }>({ max: 10_000 });
+  private overlays: Overlays = {};
+  private overlaysReady: Promise<void>;
+  private readonly builder: RecordBuilder;
+  private readonly sync: TeamSync;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: Deps, private readonly readers: TeamReaders) {
+    this.store = new IndexStore(deps.db.kysely, () => deps.clock.now());
+    this.builder = recordBuilder({ ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT }, () => this.overlays, deps.credits);
+    this.sync = new TeamSync({
+      store: this.store,
+      clock: deps.clock,
+      logger: deps.logger,
+      concurrency: deps.config.INDEX_SYNC_CONCURRENCY,
+      signedUrlTtlMs: deps.config.SIGNED_URL_TTL_MS,
+      aborted: () => this.closed,
+    });
+    this.overlaysReady = this.loadOverlays();
+    const bus = deps.bus;
+    bus.on('index_renders', (key) => {
+      const [from, team, ids] = key.split(' ');
+      const t = team ? this.teams.get(team) : undefined;
+      if (from === this.holder || !t || !ids) return;
+      this.follow(this.store.rendersById(ids.split(',')).then((rows) => { for (const r of rows) t.apply(r.render, r.seenAt); }));
+    });
+    bus.on('index_team', (key) => {
+      const [from, team] = key.split(' ');
+      const t = team ? this.teams.get(team) : undefined;
+      if (from === this.holder || !t) return;
+      this.follow(this.refreshRow(t));
+    });
+    // what another process wrote is read again (teams being synced here are kept: they are this instance's writes)
+    bus.onResync(() => { for (const id of [...this.teams.keys()]) if (!this.syncing.has(id) && !this.backfilling.has(id)) this.teams.delete(id); });
+    bus.on('overlays', () => { this.overlaysReady = this.loadOverlays(); });
+    bus.on('ids', () => { for (const t of this.teams.values()) t.invalidateRecords(); });
+    bus.on('render_data', (id) => {
+      const t = [...this.teams.values()].find((x) => x.has(id));
+      if (t) this.follow(deps.renderData.many([id]).then((m) => { if (m.has(id)) t.setData(id, m.get(id)); }));
+    });
+  }
+
+  /** Starts the background sync of the teams being read. */
+  start(tickMs = 250): void {
+    this.timer ??= setInterval(() => void this.tick(), tickMs).unref();
+  }
+
+  /** Stops the background sync and waits for the syncs under way to stop at their next step. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await Promise.allSettled([...this.syncing.values(), ...this.backfilling.values(), ...this.loading.values(), ...this.following]);
+  }
+
+  private readonly following = new Set<Promise<void>>();
+
+  /** Applies another instance's change in the background (idle() waits for it). */
+  private follow(p: Promise<void>): void {
+    const q = p.catch((e: unknown) => this.deps.logger.warn({ err: e }, 'render index: could not follow a change')).finally(() => this.following.delete(q));
+    this.following.add(q);
+  }
+
+  /** Resolves once every change heard from other instances so far is applied (tests, the CLI). */
+  async idle(): Promise<void> {
+    while (this.following.size > 0) await Promise.all([...this.following]);
+  }
+
+  private async loadOverlays(): Promise<void> {
+    const types = ['render', 'project', 'account'];
+    const loaded = await Promise.all(types.map(async (t) => [t, await this.deps.overlays.ofType(t)] as const));
+    this.overlays = Object.fromEntries(loaded);
+    for (const t of this.teams.values()) t.invalidateRecords();
+  }
+
+  // ------------------------------------------------------------------ the read path
+
+  /** The teams a key reaches (GET /v1/teams with the request's own key), trusted for KEY_RECHECK_MS. */
+  async reachOf(session: V1Session): Promise<V1Team[]> {
+    const now = this.deps.clock.now();
+    const hit = this.reach.get(session.partition);
+    if (hit && this.deps.config.KEY_RECHECK_MS > 0 && now - hit.at < this.deps.config.KEY_RECHECK_MS) return hit.teams;
+    const teams = (await session.teams()).data;
+    this.reach.set(session.partition, { teams, at: now });
+    return teams;
+  }
+
+  /** The key was refused: its reach is asked again next time. */
+  forgetReach(session: V1Session): void {
+    this.reach.delete(session.partition);
+  }
+
+  /**
+   * Where this read is answered from: the index when every team in scope is backfilled (a stale one is synced first,
+   * within its budget; N readers of one stale team wait for one sync), else live, while the backfill runs.
+   */
+  async source(session: V1Session): Promise<ReadSource> {
+    if (this.closed) return { kind: 'live', reason: 'the index is shut down' };
+    const reach = await this.reachOf(session);
+    await this.overlaysReady;
+    // every reachable team, not only those the filter names: total_count counts everything the key reaches
+    const now = this.deps.clock.now();
+    const ready: TeamIndex[] = [];
+    const pending: string[] = [];
+    for (const team of reach) {
+      const t = await this.load(team.id);
+      if (t) t.readAt = now;
+      if (t?.state === 'ready') ready.push(t);
+      else {
+        pending.push(team.id);
+        this.startBackfill(team);
+      }
+    }
+    if (pending.length > 0) return { kind: 'live', reason: `the index of ${pending.join(', ')} is not backfilled yet` };
+    const stale = ready.filter((t) => !this.fresh(t) && this.withinBudget(t));
+    await Promise.all(stale.map((t) => this.syncTeam(t).catch(() => undefined)));
+    const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(this.deps.clock.now()), synced: stale.map((t) => t.id) };
+  }
+
+  /** The staleness bound of a team: INDEX_RECONCILE_MS while its webhooks arrive, else INDEX_MAX_STALENESS_MS. */
+  boundOf(t: TeamIndex): number {
+    const c = this.deps.config;
+    const hooks = t.webhookAt !== null && this.deps.clock.now() - t.webhookAt < c.INDEX_RECONCILE_MS;
+    return hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
+  }
+
+  private fresh(t: TeamIndex): boolean {
+    return this.deps.clock.now() - (t.syncedAt ?? 0) <= this.boundOf(t);
+  }
+
+  /** v1 calls the team's syncs made in the last minute. */
+  callsLastMinute(teamId: string): number {
+    const since = this.deps.clock.now() - 60_000;
+    const list = (this.calls.get(teamId) ?? []).filter((x) => x > since);
+    this.calls.set(teamId, list);
+    return list.length;
+  }
+
+  /** Whether a sync of the team (about one call per project, plus the re-poll) still fits its budget this minute. */
+  private withinBudget(t: TeamIndex): boolean {
+    const estimate = t.projects.size + Math.min(t.movingIds().length, 2 * t.projects.size) + 1;
+    return this.callsLastMinute(t.id) + estimate <= this.deps.config.INDEX_SYNC_CALLS_PER_MIN;
+  }
+
+  /**
+   * Refreshes the answered renders whose output URLs near expiry, with the request's own key and meter: by id, or
+   * through their project's list pages when that takes fewer calls. Written back to the index.
+   */
+  async refreshOutputs(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[]): Promise<void> {
+    const now = this.deps.clock.now();
+    const ttl = this.deps.config.SIGNED_URL_TTL_MS;
+    const byProject = new Map<string, { t: TeamIndex; ids: Set<string> }>();
+    for (const rec of recs) {
+      if (rec.output === null || rec.output === undefined) continue;
+      const t = snapshot.teamOfRender(rec.id as string);
+      const v1 = t?.renderV1(rec.id as string);
+      const e = v1 ? t?.render(v1) : undefined;
+      if (!t || !e || !nearExpiry(outputExpiry(e.render.output, e.seenAt, ttl), e.seenAt, now)) continue;
+      const g = byProject.get(e.render.project.id) ?? { t, ids: new Set<string>() };
+      g.ids.add(e.render.id);
+      byProject.set(e.render.project.id, g);
+    }
+    for (const [projectId, { t, ids }] of byProject) {
+      const order = t.projectRenders(projectId);
+      const deepest = Math.max(...[...ids].map((id) => order.findIndex((r) => r.id === id)));
+      const pages = Math.floor(deepest / V1_PAGE_MAX) + 1;
+      const fresh: V1Render[] = [];
+      if (pages < ids.size) {
+        let cursor: string | undefined;
+        for (let i = 0; i < pages; i++) {
+          const page = await session.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) });
+          fresh.push(...page.data.filter((r) => ids.has(r.id)));
+          if (!page.next_cursor) break;
+          cursor = page.next_cursor;
+        }
+      }
+      const missing = [...ids].filter((id) => !fresh.some((r) => r.id === id));
+      for (const id of missing) {
+        try {
+          fresh.push(await session.render(id));
+        } catch (e) {
+          if (!(e instanceof V1NotFoundError)) throw e;
+        }
+      }
+      await this.sync.put(t, fresh, { renders: [], team: false });
+      await this.publishRenders(t.id, fresh.map((r) => r.id));
+    }
+  }
+
+  // ------------------------------------------------------------------ changes
+
+  /**
+   * A render the gateway learned of outside a sync (its own create, a webhook): in the store and in this instance's
+   * memory before the caller answers, and announced to the other instances.
+   */
+  async applyRender(r: V1Render, o: { data?: unknown; webhook?: boolean } = {}): Promise<void> {
+    const teamId = r.project.team;
+    const now = this.deps.clock.now();
+    await this.store.putRenders(teamId, [r], now);
+    const t = this.teams.get(teamId);
+    if (o.data !== undefined) t?.setData(r.id, o.data);
+    t?.apply(r, now);
+    if (o.webhook) {
+      await this.store.markWebhook(teamId, now);
+      if (t) t.webhookAt = now;
+    }
+    await this.publishRenders(teamId, [r.id]);
+  }
+
+  private async publishRenders(teamId: string, ids: readonly string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += 100) await this.deps.bus.publish('index_renders', `${this.holder} ${teamId} ${ids.slice(i, i + 100).join(',')}`);
+  }
+
+  // ------------------------------------------------------------------ loading, backfill, sync
+
+  /** The team's index in memory, read from the store when it is not (undefined: never indexed). */
+  async load(teamId: string): Promise<TeamIndex | undefined> {
+    const t = this.teams.get(teamId);
+    if (t) return t;
+    let p = this.loading.get(teamId);
+    if (!p) {
+      p = (async () => {
+        const row = await this.store.team(teamId);
+        if (!row) return undefined;
+        const fresh = new TeamIndex(row, this.builder);
+        for (const pr of await this.store.projects(teamId)) fresh.setProject(pr);
+        fresh.load(await this.store.renders(teamId));
+        for (const [id, data] of await this.store.renderData(teamId)) fresh.setData(id, data);
+        // a backfill or sync that started meanwhile holds the newer copy
+        const current = this.teams.get(teamId);
+        if (current) return current;
+        this.teams.set(teamId, fresh);
+        this.evict();
+        return fresh;
+      })().finally(() => this.loading.delete(teamId));
+      this.loading.set(teamId, p);
+    }
+    return p;
+  }
+
+  private async refreshRow(t: TeamIndex): Promise<void> {
+    const row = await this.store.team(t.id);
+    if (!row) return;
+    if (row.state === 'ready' && t.state !== 'ready') {
+      this.teams.delete(t.id); // backfilled elsewhere: read whole on next use
+      return;
+    }
+    t.setRow(row);
+    const projects = await this.store.projects(t.id);
+    const live = new Set(projects.map((p) => p.project.id));
+    for (const id of [...t.projects.keys()]) if (!live.has(id)) t.dropProject(id);
+    for (const p of projects) {
+      const prev = t.projects.get(p.project.id);
+      const same = prev && JSON.stringify(prev.project) === JSON.stringify(p.project) && JSON.stringify(prev.templates) === JSON.stringify(p.templates);
+      if (!same) t.setProject(p);
+    }
+  }
+
+  /** Teams beyond INDEX_MEMORY_MB leave memory, least recently read first (they are read back from the store). */
+  private evict(): void {
+    const max = this.deps.config.INDEX_MEMORY_MB * 1024 * 1024;
+    let total = 0;
+    for (const t of this.teams.values()) total += t.approxBytes;
+    const order = [...this.teams.values()].sort((a, b) => a.readAt - b.readAt);
+    for (const t of order) {
+      if (total <= max || this.teams.size <= 1) break;
+      if (this.syncing.has(t.id) || this.backfilling.has(t.id)) continue;
+      this.teams.delete(t.id);
+      total -= t.approxBytes;
+      this.deps.logger.info({ team: t.id }, 'render index: team evicted from memory (INDEX_MEMORY_MB)');
+    }
+  }
+
+  /** A meter that counts the sync's calls against the team's budget. */
+  private meterFor(teamId: string): V1Meter {
+    return { onCall: () => { const l = this.calls.get(teamId) ?? []; l.push(this.deps.clock.now()); this.calls.set(teamId, l); } };
+  }
+
+  /** Runs `work` with a key that reaches the team, the next bound key when one is refused; false when none does. */
+  private async withReader(teamId: string, work: (s: V1Session) => Promise<void>): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      // the sync's calls carry a request id of their own (v1's logs tell them from legacy requests)
+      const r = await this.readers.sessionFor(teamId, this.meterFor(teamId), `gateway-index-${teamId}`);
+      if (!r) return false;
+      try {
+        await work(r.session);
+        return true;
+      } catch (e) {
+        if (!(e instanceof TeamUnreachable || e instanceof V1UnauthorizedError)) throw e;
+        this.readers.refused(teamId, r.user);
+      }
+    }
+    return false;
+  }
+
+  /** Starts (or joins) the team's backfill in the background; resumes from the store's checkpoints. */
+  startBackfill(team: V1Team): Promise<void> {
+    let p = this.backfilling.get(team.id);
+    if (p) return p;
+    const failed = this.failures.get(team.id);
+    if (failed && this.deps.clock.now() - failed.at < this.deps.config.INDEX_MAX_STALENESS_MS) return Promise.resolve();
+    p = this.backfill(team).finally(() => this.backfilling.delete(team.id));
+    this.backfilling.set(team.id, p);
+    return p;
+  }
+
+  private async backfill(team: V1Team): Promise<void> {
+    try {
+      if (!(await this.store.lease(team.id, this.holder, LEASE_MS))) {
+        const row = await this.store.team(team.id);
+        if (row) return; // another instance is at it; this one follows its changes
+        await this.store.putTeam(team, []);
+        if (!(await this.store.lease(team.id, this.holder, LEASE_MS))) return;
+      }
+      const t = (await this.load(team.id)) ?? this.adopt(team);
+      this.deps.logger.info({ team: team.id }, 'render index: backfill started');
+      const changes: SyncChanges = { renders: [], team: false };
+      const ok = await this.withReader(team.id, (s) => this.sync.backfill(t, s, changes));
+      if (!ok) throw new Error('no bound key reaches the team');
+      this.fullAt.set(team.id, t.backfilledAt ?? this.deps.clock.now());
+      this.failures.delete(team.id);
+      this.deps.logger.info({ team: team.id, renders: t.size, projects: t.projects.size }, 'render index: backfill done');
+      await this.deps.bus.publish('index_team', `${this.holder} ${team.id}`);
+    } catch (e) {
+      this.fail(team.id, e);
+    } finally {
+      await this.store.release(team.id, this.holder).catch(() => undefined);
+    }
+  }
+
+  /** A team new to the store: its row, and an empty index in memory. */
+  private adopt(team: V1Team): TeamIndex {
+    const t = new TeamIndex({ team, members: [], state: 'backfilling', backfilledAt: null, syncedAt: null, webhookAt: null }, this.builder);
+    this.teams.set(team.id, t);
+    return t;
+  }
+
+  private fail(teamId: string, e: unknown): void {
+    if (this.closed) return;
+    const message = e instanceof Error ? e.message : String(e);
+    this.failures.set(teamId, { message, at: this.deps.clock.now() });
+    this.deps.logger.warn({ team: teamId, err: message }, 'render index: sync failed (reads of the team stay on its last state)');
+  }
+
+  /** One incremental sync of a team (coalesced: concurrent callers share it), under the team's lease. */
+  syncTeam(t: TeamIndex): Promise<void> {
+    let p = this.syncing.get(t.id);
+    if (p) return p;
+    p = this.runSync(t).finally(() => this.syncing.delete(t.id));
+    this.syncing.set(t.id, p);
+    return p;
+  }
+
+  private async runSync(t: TeamIndex): Promise<void> {
+    if (!(await this.store.lease(t.id, this.holder, LEASE_MS))) {
+      await this.refreshRow(t); // another instance syncs it: take its sync time
+      return;
+    }
+    try {
+      const started = this.deps.clock.now();
+      const full = started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
+      const changes: SyncChanges = { renders: [], team: false };
+      const ok = await this.withReader(t.id, (s) => this.sync.sync(t, s, full, changes));
+      if (!ok) throw new Error('no bound key reaches the team');
+      if (full) this.fullAt.set(t.id, started);
+      this.failures.delete(t.id);
+      await this.publishRenders(t.id, changes.renders);
+      await this.deps.bus.publish('index_team', `${this.holder} ${t.id}`);
+    } catch (e) {
+      this.fail(t.id, e);
+      throw e;
+    } finally {
+      await this.store.release(t.id, this.holder).catch(() => undefined);
+    }
+  }
+
+  /** The background sync: every team read within INDEX_ACTIVE_MS whose sync is due and within its budget. */
+  async tick(): Promise<void> {
+    if (this.closed) return;
+    const now = this.deps.clock.now();
+    const due: Promise<void>[] = [];
+    for (const t of this.teams.values()) {
+      if (t.state !== 'ready' || now - t.readAt > this.deps.config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
+      // half the bound: a reader finds the team fresh instead of syncing it itself
+      if (now - (t.syncedAt ?? 0) < this.boundOf(t) / 2 || !this.withinBudget(t)) continue;
+      due.push(this.syncTeam(t).catch(() => undefined));
+    }
+    await Promise.all(due);
+  }
+
+  /** Syncs (or backfills) the given teams (by id) now, waiting for the end (the CLI's `index sync`). */
+  async syncNow(teamIds: readonly string[]): Promise<void> {
+    for (const id of teamIds) {
+      // the backfill's first step reads the team itself; this stands in until then
+      const team: V1Team = (await this.store.team(id))?.team ?? { id, name: id, account_id: 'acc_unknown', role: null, created_at: 0 };
+      const t = await this.load(team.id);
+      if (!t || t.state !== 'ready') {
+        await this.startBackfill(team);
+        const failed = this.failures.get(team.id);
+        if (failed) throw new Error(`${team.id}: ${failed.message}`);
+        continue;
+      }
+      await this.syncTeam(t);
+    }
+  }
+
+  // ------------------------------------------------------------------ what operators see
+
+  async status(): Promise<TeamStatus[]> {
+    const now = this.deps.clock.now();
+    return (await this.store.teams()).map((row) => {
+      const t = this.teams.get(row.team.id);
+      const synced = Math.max(row.syncedAt ?? 0, t?.syncedAt ?? 0) || null;
+      return {
+        team: row.team.id,
+        name: row.team.name,
+        state: t?.state ?? row.state,
+        renders: t?.size ?? row.renders,
+        projects: t?.projects.size ?? 0,
+        in_memory: !!t,
+        backfilled_at: iso(row.backfilledAt),
+        last_sync: iso(synced),
+        age_ms: synced === null ? null : now - synced,
+        last_webhook: iso(Math.max(row.webhookAt ?? 0, t?.webhookAt ?? 0) || null),
+        sync_calls_last_minute: this.callsLastMinute(row.team.id),
+        bound_ms: t ? this.boundOf(t) : this.deps.config.INDEX_MAX_STALENESS_MS,
+        syncing: this.syncing.has(row.team.id) || this.backfilling.has(row.team.id),
+        last_error: this.failures.get(row.team.id)?.message ?? null,
+      };
+    });
+  }
+
+  /** Ages of the teams in memory (for /metrics: max and a histogram, never a label per team). */
+  ages(): number[] {
+    const now = this.deps.clock.now();
+    return [...this.teams.values()].filter((t) => t.state === 'ready').map((t) => now - (t.syncedAt ?? 0));
+  }
+
+  get rendersInMemory(): number {
+    let n = 0;
+    for (const t of this.teams.values()) n += t.size;
+    return n;
+  }
+
+  /** The team's index in memory (tests and the CLI's verify). */
+  team(teamId: string): TeamIndex | undefined {
+    return this.teams.get(teamId);
+  }
+}

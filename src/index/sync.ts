@@ -1,0 +1,253 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock.js';
+import { mapLimit } from '../plan/limit.js';
+import type { IndexStore } from '../store/render-index.js';
+import type { V1Session } from '../v1/client.js';
+import { V1NotFoundError } from '../v1/errors.js';
+import { V1_PAGE_MAX, type RenderStatus, type V1Project, type V1Render } from '../v1/schemas.js';
+import { nearExpiry, outputExpiry, urlExpiry } from './signed-urls.js';
+import type { TeamIndex } from './team-index.js';
+
+/** What a sync changed, for the other instances (they read these rows from the store). */
+export interface SyncChanges {
+  readonly renders: string[];
+  /** Projects, templates or the team's own row changed. */
+  team: boolean;
+}
+
+export interface SyncOptions {
+  readonly store: IndexStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly concurrency: number;
+  readonly signedUrlTtlMs: number;
+  /** True once the gateway shuts down: a sync stops at its next step. */
+  readonly aborted?: () => boolean;
+}
+
+/** The gateway is shutting down. */
+export class SyncAborted extends Error {}
+
+/** The team is not reachable with the key the sync was given (v1 answered 404/401 for the team). */
+export class TeamUnreachable extends Error {}
+
+/** The first page of a head check asks for a few renders only: most syncs find nothing new. */
+const HEAD_PAGE = 20;
+
+/**
+ * Walks v1 for one team's index: the backfill (every project's renders once, checkpointed per project) and the
+ * incremental sync (the project list, the head of each project's list, a re-poll of renders not yet final). Every
+ * change is written to the store first, then to the team's index in memory, under the same newest-state rule.
+ */
+export class TeamSync {
+  constructor(private readonly o: SyncOptions) {}
+
+  /** Walks what the index does not hold yet; resumes at the first project without its checkpoint. */
+  async backfill(t: TeamIndex, s: V1Session, changes: SyncChanges): Promise<void> {
+    const started = this.o.clock.now();
+    await this.refreshTeam(t, s);
+    const projects = await this.refreshProjects(t, s, changes, true);
+    let done = projects.filter((p) => t.projects.get(p.id)?.backfilled).length;
+    await mapLimit(projects, this.o.concurrency, async (p) => {
+      if (t.projects.get(p.id)?.templates === null) await this.templates(t, s, p);
+      if (t.projects.get(p.id)?.backfilled) return;
+      await this.walkProject(t, s, p.id, changes);
+      done++;
+      this.o.logger.info({ team: t.id, projects: `${done}/${projects.length}`, renders: t.size }, 'index backfill: project done');
+    });
+    await this.o.store.markBackfilled(t.id, started);
+    t.state = 'ready';
+    t.backfilledAt = started;
+    t.syncedAt = Math.max(t.syncedAt ?? 0, started);
+    changes.team = true;
+  }
+
+  /**
+   * One incremental sync: new projects (walked whole), the head of every known project's list down to a known render
+   * older than the newest one known, and the renders not yet final; `full` also refreshes the team, its members and
+   * every project's templates (there are no events for them). Marks the team synced as of the sync's start.
+   */
+  async sync(t: TeamIndex, s: V1Session, full: boolean, changes: SyncChanges): Promise<void> {
+    const started = this.o.clock.now();
+    if (full) await this.refreshTeam(t, s);
+    const projects = await this.refreshProjects(t, s, changes, false, full);
+    const headSeen = new Set<string>();
+    await mapLimit(projects, this.o.concurrency, async (p) => {
+      const entry = t.projects.get(p.id);
+      if (!entry?.backfilled) {
+        await this.templates(t, s, p);
+        await this.walkProject(t, s, p.id, changes);
+        return;
+      }
+      if (full) await this.templates(t, s, p);
+      for (const id of await this.head(t, s, p.id, changes)) headSeen.add(id);
+    });
+    await this.repollMoving(t, s, headSeen, changes);
+    await this.o.store.markSynced(t.id, started);
+    t.syncedAt = Math.max(t.syncedAt ?? 0, started);
+  }
+
+  private async refreshTeam(t: TeamIndex, s: V1Session): Promise<void> {
+    const team = (await s.teams()).data.find((x) => x.id === t.id);
+    if (!team) throw new TeamUnreachable(t.id);
+    const members = (await s.members(t.id)).data;
+    await this.o.store.putTeam(team, members);
+    t.setRow({ team, members, state: t.state, backfilledAt: t.backfilledAt, syncedAt: t.syncedAt, webhookAt: t.webhookAt });
+  }
+
+  /** The team's project list: new and changed projects are stored, projects gone from v1 are dropped. */
+  private async refreshProjects(t: TeamIndex, s: V1Session, changes: SyncChanges, all: boolean, full = false): Promise<V1Project[]> {
+    const projects: V1Project[] = [];
+    try {
+      for await (const page of s.pages((cursor) => s.projectsPage(t.id, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) projects.push(...page);
+    } catch (e) {
+      if (e instanceof V1NotFoundError) throw new TeamUnreachable(t.id);
+      throw e;
+    }
+    const now = this.o.clock.now();
+    const changed = projects.filter((p) => all || full || projectChanged(t.projects.get(p.id)?.project, p, now, this.o.signedUrlTtlMs));
+    if (changed.length > 0) {
+      await this.o.store.putProjects(t.id, changed);
+      for (const p of changed) t.setProject({ project: p, templates: null, backfilled: false });
+      changes.team = true;
+    }
+    const live = new Set(projects.map((p) => p.id));
+    const gone = [...t.projects.keys()].filter((id) => !live.has(id));
+    if (gone.length > 0) {
+      await this.o.store.dropProjects(gone);
+      for (const id of gone) t.dropProject(id);
+      changes.team = true;
+    }
+    return projects;
+  }
+
+  private async templates(t: TeamIndex, s: V1Session, p: V1Project): Promise<void> {
+    let templates;
+    try {
+      templates = (await s.templates(p.id)).data;
+    } catch (e) {
+      if (e instanceof V1NotFoundError) return; // the project went away meanwhile: the next project list drops it
+      throw e;
+    }
+    const entry = t.projects.get(p.id);
+    if (entry && JSON.stringify(entry.templates) === JSON.stringify(templates)) return;
+    await this.o.store.putTemplates(p.id, templates);
+    t.setProject({ project: entry?.project ?? p, templates, backfilled: entry?.backfilled ?? false });
+  }
+
+  /** Every render of one project, page by page, then its checkpoint. */
+  private async walkProject(t: TeamIndex, s: V1Session, projectId: string, changes: SyncChanges): Promise<void> {
+    try {
+      for await (const page of s.pages((cursor) => s.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) {
+        await this.put(t, page, changes);
+      }
+    } catch (e) {
+      if (e instanceof V1NotFoundError) return;
+      throw e;
+    }
+    await this.o.store.markProjectBackfilled(projectId);
+    const entry = t.projects.get(projectId);
+    if (entry) entry.backfilled = true;
+  }
+
+  /**
+   * The head of a project's list, newest first: read until a known render older than the newest known one (so
+   * every render sharing that created_at is passed, and a render missed below the head is still found). Returns
+   * the ids it saw.
+   */
+  private async head(t: TeamIndex, s: V1Session, projectId: string, changes: SyncChanges): Promise<string[]> {
+    const newest = t.head(projectId);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    try {
+      for (;;) {
+        const page = await s.rendersPage(projectId, { limit: cursor ? V1_PAGE_MAX : HEAD_PAGE, ...(cursor ? { cursor } : {}) });
+        await this.put(t, page.data.filter((r) => differs(t, r, this.o.clock.now(), this.o.signedUrlTtlMs)), changes);
+        for (const r of page.data) seen.push(r.id);
+        const reachedKnown = newest !== null && page.data.some((r) => r.created_at < newest && t.has(r.id));
+        if (reachedKnown || !page.next_cursor) break;
+        cursor = page.next_cursor;
+      }
+    } catch (e) {
+      if (!(e instanceof V1NotFoundError)) throw e;
+    }
+    return seen;
+  }
+
+  /**
+   * Renders not yet final, read again: by id, or — when fewer calls — through their projects' lists filtered by status
+   * (a render missing from its status's list has moved on and is read by id).
+   */
+  private async repollMoving(t: TeamIndex, s: V1Session, skip: ReadonlySet<string>, changes: SyncChanges): Promise<void> {
+    const ids = t.movingIds().filter((id) => !skip.has(id));
+    if (ids.length === 0) return;
+    const pairs = new Map<string, { projectId: string; status: RenderStatus; ids: Set<string> }>();
+    for (const id of ids) {
+      const r = t.render(id)?.render;
+      if (!r) continue;
+      const k = `${r.project.id} ${r.status}`;
+      const pair = pairs.get(k) ?? { projectId: r.project.id, status: r.status, ids: new Set<string>() };
+      pair.ids.add(id);
+      pairs.set(k, pair);
+    }
+    let byId = ids;
+    if (pairs.size < ids.length) {
+      const found = new Set<string>();
+      await mapLimit([...pairs.values()], this.o.concurrency, async (pair) => {
+        try {
+          const list = (cursor: string | undefined) =>
+            s.rendersPage(pair.projectId, { limit: V1_PAGE_MAX, status: pair.status, ...(cursor ? { cursor } : {}) });
+          for await (const page of s.pages(list)) {
+            for (const r of page) if (pair.ids.has(r.id)) found.add(r.id);
+            await this.put(t, page.filter((r) => differs(t, r, this.o.clock.now(), this.o.signedUrlTtlMs)), changes);
+          }
+        } catch (e) {
+          if (!(e instanceof V1NotFoundError)) throw e;
+        }
+      });
+      byId = ids.filter((id) => !found.has(id));
+    }
+    await mapLimit(byId, this.o.concurrency, async (id) => {
+      try {
+        await this.put(t, [await s.render(id)], changes);
+      } catch (e) {
+        if (!(e instanceof V1NotFoundError)) throw e;
+      }
+    });
+  }
+
+  /** Store first, then memory (same newest-state rule in both). */
+  async put(t: TeamIndex, renders: readonly V1Render[], changes: SyncChanges): Promise<void> {
+    if (this.o.aborted?.()) throw new SyncAborted('the gateway is shutting down');
+    if (renders.length === 0) return;
+    const seenAt = this.o.clock.now();
+    await this.o.store.putRenders(t.id, renders, seenAt);
+    for (const r of renders) if (t.apply(r, seenAt)) changes.renders.push(r.id);
+  }
+}
+
+/**
+ * A render v1 shows differently from the index: unknown, in another state, with other output variants, or with
+ * output URLs the index would no longer hand out (v1 signs them afresh on every read: a new signature alone is no change).
+ */
+function differs(t: TeamIndex, r: V1Render, now: number, ttlMs: number): boolean {
+  const known = t.render(r.id);
+  if (!known) return true;
+  const k = known.render;
+  if (k.status !== r.status || (k.updated_at ?? k.created_at) !== (r.updated_at ?? r.created_at)) return true;
+  const variants = (o: V1Render['output']) => Object.keys(o ?? {}).sort().join(',');
+  if (variants(k.output) !== variants(r.output)) return true;
+  return nearExpiry(outputExpiry(k.output, known.seenAt, ttlMs), known.seenAt, now);
+}
+
+/**
+ * A project whose fields changed; its thumbnail's new signature alone counts once the held URL nears the end of its
+ * lifetime (read from the URL; without one, full syncs replace it).
+ */
+function projectChanged(prev: V1Project | undefined, next: V1Project, now: number, ttlMs: number): boolean {
+  if (!prev) return true;
+  const strip = (p: V1Project) => JSON.stringify({ ...p, thumbnail_url: p.thumbnail_url?.split('?')[0] ?? null });
+  if (strip(prev) !== strip(next)) return true;
+  if (!prev.thumbnail_url) return false;
+  return urlExpiry(prev.thumbnail_url, now, ttlMs) - now < Math.max(5_000, ttlMs / 5);
+}

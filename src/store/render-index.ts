@@ -1,0 +1,188 @@
+import { sql, type Kysely } from 'kysely';
+import { LIFECYCLE_RANK, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
+import type { Database } from './schema.js';
+
+export type BackfillState = 'backfilling' | 'ready';
+
+/** What the store keeps of one indexed team besides its renders. */
+export interface TeamRow {
+  readonly team: V1Team;
+  readonly members: readonly V1TeamMember[];
+  readonly state: BackfillState;
+  readonly backfilledAt: number | null;
+  readonly syncedAt: number | null;
+  readonly webhookAt: number | null;
+}
+
+export interface ProjectRow {
+  readonly project: V1Project;
+  readonly templates: readonly V1TemplateSummary[] | null;
+  readonly backfilled: boolean;
+}
+
+/** A render as v1 showed it, and when the gateway saw it (signed URLs are dated from then). */
+export interface RenderRow {
+  readonly render: V1Render;
+  readonly seenAt: number;
+}
+
+const updatedOf = (r: V1Render) => r.updated_at ?? r.created_at;
+
+/**
+ * The render index in the store (SQLite or PostgreSQL): teams with their backfill state and sync times, projects
+ * with their templates and per-project backfill checkpoint, and every render as v1 last showed it. A render row is
+ * only ever replaced by a state that is not older (updated_at, then the lifecycle rank) — in one statement, so two
+ * instances (or a webhook and a sync) writing one render at once agree. One instance syncs a team at a time: the
+ * lease columns of its row.
+ */
+export class IndexStore {
+  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now) {}
+
+  async team(teamId: string): Promise<TeamRow | undefined> {
+    const r = await this.db.selectFrom('index_teams').selectAll().where('team_id', '=', teamId).executeTakeFirst();
+    return r ? toTeamRow(r) : undefined;
+  }
+
+  async teams(): Promise<(TeamRow & { readonly renders: number })[]> {
+    const rows = await this.db.selectFrom('index_teams').selectAll().orderBy('team_id').execute();
+    const counts = await this.db.selectFrom('index_renders').select(['team_id', (e) => e.fn.countAll<number>().as('n')]).groupBy('team_id').execute();
+    const n = new Map(counts.map((c) => [c.team_id, Number(c.n)]));
+    return rows.map((r) => ({ ...toTeamRow(r), renders: n.get(r.team_id) ?? 0 }));
+  }
+
+  /** Creates the team's row (backfilling) or refreshes its v1 object and members. */
+  async putTeam(team: V1Team, members: readonly V1TeamMember[]): Promise<void> {
+    await this.db.insertInto('index_teams')
+      .values({ team_id: team.id, team: JSON.stringify(team), members: JSON.stringify(members), state: 'backfilling', backfilled_at: null, synced_at: null,
+        webhook_at: null, lease_holder: null, lease_until: null })
+      .onConflict((oc) => oc.column('team_id').doUpdateSet({ team: JSON.stringify(team), members: JSON.stringify(members) }))
+      .execute();
+  }
+
+  async markBackfilled(teamId: string, at: number): Promise<void> {
+    await this.db.updateTable('index_teams').set({ state: 'ready', backfilled_at: at, synced_at: at }).where('team_id', '=', teamId).execute();
+  }
+
+  /** The start time of the last sync that completed (every change v1 had made before it is in the index). */
+  async markSynced(teamId: string, at: number): Promise<void> {
+    await this.db.updateTable('index_teams').set({ synced_at: at }).where('team_id', '=', teamId)
+      .where((eb) => eb.or([eb('synced_at', 'is', null), eb('synced_at', '<', at)])).execute();
+  }
+
+  async markWebhook(teamId: string, at: number): Promise<void> {
+    await this.db.updateTable('index_teams').set({ webhook_at: at }).where('team_id', '=', teamId).execute();
+  }
+
+  /** Takes (or renews) the team's sync lease for `holder`; false while another live holder has it. */
+  async lease(teamId: string, holder: string, ms: number): Promise<boolean> {
+    const now = this.now();
+    const r = await this.db.updateTable('index_teams').set({ lease_holder: holder, lease_until: now + ms }).where('team_id', '=', teamId)
+      .where((eb) => eb.or([eb('lease_holder', 'is', null), eb('lease_holder', '=', holder), eb('lease_until', '<', now)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async release(teamId: string, holder: string): Promise<void> {
+    await this.db.updateTable('index_teams').set({ lease_holder: null, lease_until: null }).where('team_id', '=', teamId)
+      .where('lease_holder', '=', holder).execute();
+  }
+
+  async projects(teamId: string): Promise<ProjectRow[]> {
+    const rows = await this.db.selectFrom('index_projects').selectAll().where('team_id', '=', teamId).execute();
+    return rows.map(toProjectRow);
+  }
+
+  /** Adds or refreshes projects (their checkpoint and templates are kept). */
+  async putProjects(teamId: string, projects: readonly V1Project[]): Promise<void> {
+    for (const p of projects) {
+      await this.db.insertInto('index_projects').values({ project_id: p.id, team_id: teamId, project: JSON.stringify(p), templates: null, backfilled: 0 })
+        .onConflict((oc) => oc.column('project_id').doUpdateSet({ project: JSON.stringify(p), team_id: teamId }))
+        .execute();
+    }
+  }
+
+  async dropProjects(projectIds: readonly string[]): Promise<void> {
+    if (projectIds.length === 0) return;
+    await this.db.deleteFrom('index_renders').where('project_id', 'in', [...projectIds]).execute();
+    await this.db.deleteFrom('index_projects').where('project_id', 'in', [...projectIds]).execute();
+  }
+
+  async putTemplates(projectId: string, templates: readonly V1TemplateSummary[]): Promise<void> {
+    await this.db.updateTable('index_projects').set({ templates: JSON.stringify(templates) }).where('project_id', '=', projectId).execute();
+  }
+
+  /** The per-project checkpoint: every render of the project is in the index. */
+  async markProjectBackfilled(projectId: string): Promise<void> {
+    await this.db.updateTable('index_projects').set({ backfilled: 1 }).where('project_id', '=', projectId).execute();
+  }
+
+  /**
+   * Writes renders unless the store holds a newer state of one (updated_at, then rank; an equal state is rewritten:
+   * its signed URLs are fresher).
+   */
+  async putRenders(teamId: string, renders: readonly V1Render[], seenAt = this.now()): Promise<void> {
+    for (let i = 0; i < renders.length; i += 100) {
+      const chunk = renders.slice(i, i + 100);
+      await this.db.insertInto('index_renders')
+        .values(chunk.map((r) => ({
+          render_id: r.id, team_id: teamId, project_id: r.project.id, updated_at: updatedOf(r), rank: LIFECYCLE_RANK[r.status], seen_at: seenAt,
+          render: JSON.stringify(r),
+        })))
+        .onConflict((oc) => oc.column('render_id')
+          .doUpdateSet({
+            updated_at: sql<number>`excluded.updated_at`, rank: sql<number>`excluded.rank`, seen_at: sql<number>`excluded.seen_at`,
+            render: sql<string>`excluded.render`, project_id: sql<string>`excluded.project_id`, team_id: sql<string>`excluded.team_id`,
+          })
+          .where(sql<boolean>`index_renders.updated_at <= excluded.updated_at and index_renders.rank <= excluded.rank`))
+        .execute();
+    }
+  }
+
+  async renders(teamId: string): Promise<RenderRow[]> {
+    const rows = await this.db.selectFrom('index_renders').select(['render', 'seen_at']).where('team_id', '=', teamId).execute();
+    return rows.map((r) => ({ render: JSON.parse(r.render) as V1Render, seenAt: Number(r.seen_at) }));
+  }
+
+  async rendersById(ids: readonly string[]): Promise<RenderRow[]> {
+    const out: RenderRow[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows = await this.db.selectFrom('index_renders').select(['render', 'seen_at']).where('render_id', 'in', ids.slice(i, i + 500)).execute();
+      for (const r of rows) out.push({ render: JSON.parse(r.render) as V1Render, seenAt: Number(r.seen_at) });
+    }
+    return out;
+  }
+
+  /** The data the gateway sent for the team's renders it created (render_data), by v1 id. */
+  async renderData(teamId: string): Promise<Map<string, unknown>> {
+    const rows = await this.db.selectFrom('render_data').innerJoin('index_renders', 'index_renders.render_id', 'render_data.v1_id')
+      .select(['render_data.v1_id', 'render_data.data']).where('index_renders.team_id', '=', teamId).execute();
+    return new Map(rows.map((r) => [r.v1_id, JSON.parse(r.data) as unknown]));
+  }
+
+  /** Forgets a team (its index is built again on its next read). */
+  async dropTeam(teamId: string): Promise<void> {
+    await this.db.deleteFrom('index_renders').where('team_id', '=', teamId).execute();
+    await this.db.deleteFrom('index_projects').where('team_id', '=', teamId).execute();
+    await this.db.deleteFrom('index_teams').where('team_id', '=', teamId).execute();
+  }
+}
+
+function toTeamRow(r: Database['index_teams']): TeamRow {
+  const n = (v: number | null) => (v === null ? null : Number(v));
+  return {
+    team: JSON.parse(r.team) as V1Team,
+    members: JSON.parse(r.members) as V1TeamMember[],
+    state: r.state === 'ready' ? 'ready' : 'backfilling',
+    backfilledAt: n(r.backfilled_at),
+    syncedAt: n(r.synced_at),
+    webhookAt: n(r.webhook_at),
+  };
+}
+
+function toProjectRow(r: Database['index_projects']): ProjectRow {
+  return {
+    project: JSON.parse(r.project) as V1Project,
+    templates: r.templates === null ? null : (JSON.parse(r.templates) as V1TemplateSummary[]),
+    backfilled: Number(r.backfilled) === 1,
+  };
+}

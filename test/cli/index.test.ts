@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/schema.js';
+import { createDeps } from '../../src/deps.js';
+import { createLogger } from '../../src/log/logger.js';
+import { startSim, type RunningSim } from '../helpers/sim.js';
+import { TEST_ENV } from '../helpers/gateway.js';
+
+/** `legacy-gateway index sync | verify | status`, the compiled bin against a real simulator and SQLite store. */
+const BIN = resolve('dist/src/cli/main.js');
+const dir = mkdtempSync(join(tmpdir(), 'gw-cli-index-'));
+let sim: RunningSim;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sim = await startSim();
+  env = { ...(process.env as Record<string, string>), ...TEST_ENV, V1_BASE_URL: sim.url, DATABASE_URL: join(dir, 'gateway.db'), LOG_LEVEL: 'silent' };
+  const deps = await createDeps(loadConfig(env), createLogger('silent'));
+  const p = sim.keys[0]!;
+  await deps.users.create({ email: 'ops@example.com', passwordHash: null, role: 'r', v1Key: p.api_key, v1UserId: p.user_id });
+  await deps.close();
+});
+afterAll(async () => sim.sim.close());
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('legacy-gateway index', () => {
+  it('sync backfills every team a bound key reaches; verify finds no drift, then the drift v1 makes, until the next sync', async () => {
+    const teams = sim.keys[0]!.teams.map((t) => t.id);
+    const synced = await run(['index', 'sync']);
+    expect(synced.code, synced.stderr).toBe(0);
+    for (const t of teams) {
+      const renders = [...sim.sim.world.renders.values()].filter((r) => r.teamId === t).length;
+      expect(synced.stdout).toContain(`${t}: ready, ${renders} renders`);
+    }
+    const clean = await run(['index', 'verify']);
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+    for (const t of teams) expect(clean.stdout).toContain(`${t}: no drift`);
+    // a render made directly in v1, and a project made in its dashboard
+    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+    const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === teams[0])!;
+    const made = sim.sim.world.createRender(person, { project_id: project.id, name: 'behind the index' });
+    const extra = sim.sim.world.addProject(teams[0]!, 'New in the dashboard');
+    const drift = await run(['index', 'verify', '--team', teams[0]!]);
+    expect(drift.code).toBe(1);
+    expect(drift.stdout).toContain(`missing render  ${made.id}`);
+    expect(drift.stdout).toContain(`missing project  ${extra.id}`);
+    expect((await run(['index', 'sync', '--team', teams[0]!])).code).toBe(0);
+    const again = await run(['index', 'verify', '--team', teams[0]!]);
+    expect(again.code, again.stdout).toBe(0);
+    const status = await run(['index', 'status']);
+    expect(status.code).toBe(0);
+    for (const t of teams) expect(status.stdout).toMatch(new RegExp(`${t}\\s+ready`));
+  });
+});
