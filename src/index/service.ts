@@ -377,6 +377,8 @@ export class RenderIndex {
       const changes: SyncChanges = { renders: [], team: false };
       const ok = await this.withReader(team.id, (s) => this.sync.backfill(t, s, changes));
       if (!ok) throw new Error('no bound key reaches the team');
+      // the data the gateway sent for the renders it created (before the team was indexed)
+      for (const [id, data] of await this.store.renderData(team.id)) t.setData(id, data);
       this.fullAt.set(team.id, t.backfilledAt ?? this.deps.clock.now());
       this.failures.delete(team.id);
       this.deps.logger.info({ team: team.id, renders: t.size, projects: t.projects.size }, 'render index: backfill done');
@@ -422,6 +424,9 @@ export class RenderIndex {
       const changes: SyncChanges = { renders: [], team: false };
       const ok = await this.withReader(t.id, (s) => this.sync.sync(t, s, full, changes));
       if (!ok) throw new Error('no bound key reaches the team');
+      // renders new to the index may be the gateway's own (made on an instance that did not hold the team)
+      const fresh = changes.renders.filter((id) => !t.data.has(id));
+      if (fresh.length > 0) for (const [id, data] of await this.deps.renderData.many(fresh)) t.setData(id, data);
       if (full) this.fullAt.set(t.id, started);
       this.failures.delete(t.id);
       await this.publishRenders(t.id, changes.renders);

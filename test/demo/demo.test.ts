@@ -35,6 +35,20 @@ describe('demo mode end to end', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /**
+   * The demo's reads come from the render index, which the simulator's webhooks keep current: each step waits until the
+   * simulator has had every event of the render answered (an event the test observes, not a sleep of a guessed length).
+   */
+  const deliveriesSettled = async (legacyId: string) => {
+    for (let i = 0; i < 200; i++) {
+      const all = (await (await fetch(`${simUrl}/_sim/webhooks/deliveries`)).json()) as { delivered: boolean; attempts: { status: number | null; error?: string }[] }[];
+      // answered: delivered, or an attempt that came back (refused or failed) — not one still on its way
+      if (all.every((d) => d.delivered || d.attempts.some((a) => a.status !== null || a.error !== undefined))) return;
+      await new Promise((r) => setImmediate(r));
+    }
+    throw new Error(`webhook deliveries for ${legacyId} did not settle`);
+  };
+
   it('prints the demo user and a curl line, then serves a logged-in demo user: reads, a render created and completed', async () => {
     expect(out).toContain('Demo user: demo@example.com / demo-password');
     expect(out).toMatch(/curl -s -X POST http:\/\/localhost:\d+\/auth\/login/);
@@ -57,6 +71,7 @@ describe('demo mode end to end', () => {
       seen.add(last.status);
       if (last.status === 'complete') break;
       await fetch(`${simUrl}/_sim/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: 1500 }) });
+      await deliveriesSettled(render.id);
     }
     expect(last.status).toBe('complete');
     expect(last.download_ready).toBe(true);
