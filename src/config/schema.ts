@@ -96,7 +96,7 @@ export const ConfigSchema = z.object({
   /** Page fetches the sync makes at once (request-path and write calls are never queued behind it). */
   INDEX_SYNC_CONCURRENCY: int(1, 32).default(2),
   /** Teams beyond this estimate of memory are evicted from memory (read back from the store when read). */
-  INDEX_MEMORY_MB: int(1).default(512),
+  INDEX_MEMORY_MB: z.coerce.number().positive().default(512),
   /** A team is synced in the background while it was read within this window. */
   INDEX_ACTIVE_MS: duration.default(300_000),
   /** How long a key's reach (its teams, from v1) is trusted; 0 checks it on every request. */

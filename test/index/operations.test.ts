@@ -1,0 +1,254 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { derivedUuid } from '../../src/translate/ids.js';
+import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
+import { startSim, type RunningSim } from '../helpers/sim.js';
+
+/**
+ * The render index as operators and attackers meet it: the sync budget, coalesced syncs, signed outputs near expiry,
+ * the reach recheck (KEY_RECHECK_MS), isolation between keys, a backfill that resumes after a crash, eviction from
+ * memory, overlays, the background sync, and what /_gateway/index and /metrics show.
+ */
+const op = { 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN };
+const explainHeaders = { 'x-gateway-explain': '1', ...op };
+const calls = (sim: RunningSim, key: string) => sim.sim.stats.get(key) ?? 0;
+
+async function gateway(sim: RunningSim, env: Record<string, string> = {}): Promise<{ gw: TestGateway; token: string }> {
+  const gw = await startGateway({ INDEX_MAX_STALENESS_MS: '5000', ...env }, {}, { sim, simClock: true });
+  await gw.addUser(0, 'ann@example.com');
+  await gw.deps.index!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
+  return { gw, token: await gw.login('ann@example.com') };
+}
+
+describe('sync budget and coalescing', () => {
+  let sim: RunningSim;
+  beforeAll(async () => { sim = await startSim(); });
+  afterAll(async () => sim.sim.close());
+
+  it('N concurrent readers of a stale team cause one sync', async () => {
+    const { gw, token } = await gateway(sim);
+    try {
+      sim.sim.clock.advance(5_001);
+      const before = calls(sim, 'GET /v1/projects');
+      const answers = await Promise.all(Array.from({ length: 8 }, () => gw.get('/renders?limit=1', token)));
+      for (const a of answers) expect(a.headers['x-gateway-source']).toBe('index');
+      // one project list per team in reach (each team synced once), not one per reader
+      expect(calls(sim, 'GET /v1/projects') - before).toBe(sim.keys[0]!.teams.length);
+    } finally { await gw.close(); }
+  });
+
+  it('past INDEX_SYNC_CALLS_PER_MIN a stale team is answered as it is, and explain shows its real age', async () => {
+    const { gw, token } = await gateway(sim, { INDEX_SYNC_CALLS_PER_MIN: '1' });
+    try {
+      await gw.get('/renders?limit=1', token); // the key's reach is known (KEY_RECHECK_MS)
+      sim.sim.clock.advance(20_000);
+      const before = calls(sim, 'GET /v1/projects');
+      const r = await gw.get('/renders?limit=1', token, explainHeaders);
+      expect(r.headers['x-gateway-source']).toBe('index');
+      expect(calls(sim, 'GET /v1/projects')).toBe(before); // no sync: the budget is spent
+      expect(r.body.explain.index_age_ms).toBeGreaterThanOrEqual(20_000);
+      expect(r.headers['x-gateway-v1-calls']).toBe('0');
+    } finally { await gw.close(); }
+  });
+
+  it('the background sync keeps a team that is being read fresh, without a read waiting for it', async () => {
+    const { gw, token } = await gateway(sim);
+    try {
+      await gw.get('/renders?limit=1', token); // the team is being read
+      const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === sim.keys[0]!.teams[0]!.id)!;
+      const made = sim.sim.world.createRender(sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`), { project_id: project.id, name: 'found by the tick' });
+      sim.sim.clock.advance(2_600); // past half the bound
+      await gw.deps.index!.tick();
+      expect(gw.deps.index!.team(sim.keys[0]!.teams[0]!.id)!.has(made.id)).toBe(true);
+      const r = await gw.get('/renders?filter[title][_eq]=found by the tick&fields=id', token);
+      expect(r.body.data).toEqual([{ id: derivedUuid('render', made.id) }]);
+      expect(r.headers['x-gateway-v1-calls']).toBe('0');
+    } finally { await gw.close(); }
+  });
+});
+
+describe('signed outputs', () => {
+  it('answered outputs near expiry are refreshed (and kept); aggregates need no fresh URLs', async () => {
+    const sim = await startSim({ urlTtlS: 600 });
+    const { gw, token } = await gateway(sim, { INDEX_MAX_STALENESS_MS: '3600000', INDEX_RECONCILE_MS: '3600000', KEY_RECHECK_MS: '3600000' });
+    try {
+      await gw.get('/renders?limit=1', token); // the key's reach is known
+      const expiresOf = (url: string) => Number(new URL(url).searchParams.get('expires')) * 1000;
+      const first = await gw.get('/renders?filter[status][_eq]=complete&limit=3&fields=id,output&sort=id', token);
+      expect(first.headers['x-gateway-v1-calls']).toBe('0');
+      const oldExpiry = expiresOf(first.body.data[0].output.master);
+      sim.sim.clock.advance(540_000); // 9 of 10 minutes: inside the last fifth of the URLs' life
+      const agg = await gw.get('/renders?aggregate[count]=*', token);
+      expect(agg.headers['x-gateway-v1-calls']).toBe('0');
+      const again = await gw.get('/renders?filter[status][_eq]=complete&limit=3&fields=id,output&sort=id', token);
+      expect(Number(again.headers['x-gateway-v1-calls'])).toBeGreaterThan(0);
+      for (const r of again.body.data) expect(expiresOf(r.output.master)).toBeGreaterThan(sim.sim.world.clock.now() + 500_000);
+      expect(expiresOf(again.body.data[0].output.master)).toBeGreaterThan(oldExpiry);
+      // written back: the next answer needs no call
+      const third = await gw.get('/renders?filter[status][_eq]=complete&limit=3&fields=id,output&sort=id', token);
+      expect(third.headers['x-gateway-v1-calls']).toBe('0');
+      expect(third.body.data).toEqual(again.body.data);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+});
+
+describe('reach and isolation', () => {
+  let sim: RunningSim;
+  beforeAll(async () => { sim = await startSim(); });
+  afterAll(async () => sim.sim.close());
+
+  it('a key answers only within its teams, from the index too', async () => {
+    const { gw, token } = await gateway(sim);
+    try {
+      await gw.addUser(3, 'other@example.com');
+      const other = await gw.login('other@example.com');
+      await gw.deps.index!.syncNow(sim.keys[3]!.teams.map((t) => t.id));
+      const mine = new Set(sim.keys[0]!.teams.map((t) => derivedUuid('account', t.id)));
+      const theirs = new Set(sim.keys[3]!.teams.map((t) => derivedUuid('account', t.id)));
+      const a = await gw.get('/renders?limit=-1&fields=id,account', token);
+      const b = await gw.get('/renders?limit=-1&fields=id,account', other);
+      expect(a.headers['x-gateway-source']).toBe('index');
+      expect(b.headers['x-gateway-source']).toBe('index');
+      for (const r of a.body.data) expect(mine.has(r.account)).toBe(true);
+      for (const r of b.body.data) expect(theirs.has(r.account)).toBe(true);
+      // one of A's renders, outside B's reach, by id and through relations: 403 / nothing
+      const onlyMine = a.body.data.find((r: { account: string }) => !theirs.has(r.account));
+      expect(onlyMine).toBeDefined();
+      expect((await gw.get(`/renders/${onlyMine.id}`, other)).status).toBe(403);
+      expect((await gw.get(`/renders?filter[id][_eq]=${onlyMine.id}`, other)).body.data).toEqual([]);
+      expect((await gw.get(`/projects?fields=id,renders&limit=-1`, other)).body.data.flatMap((p: { renders: string[] }) => p.renders)).not.toContain(onlyMine.id);
+      const counted = await gw.get('/renders?aggregate[count]=*', other);
+      expect(Number(counted.body.data[0].count)).toBe(b.body.data.length);
+    } finally { await gw.close(); }
+  });
+
+  it('a revoked key keeps reading until KEY_RECHECK_MS passes; 0 checks every request', async () => {
+    for (const recheck of ['60000', '0']) {
+      const s = await startSim();
+      const { gw, token } = await gateway(s, { KEY_RECHECK_MS: recheck, INDEX_MAX_STALENESS_MS: '3600000', INDEX_RECONCILE_MS: '3600000' });
+      try {
+        expect((await gw.get('/renders?limit=1', token)).status).toBe(200);
+        s.sim.world.revokeKey(s.keys[0]!.api_key);
+        const soon = await gw.get('/renders?limit=1', token);
+        if (recheck === '0') expect(soon.status).toBe(401);
+        else {
+          expect(soon.status).toBe(200); // the deliberate window: documented
+          s.sim.clock.advance(60_001);
+          const t2 = await gw.login('ann@example.com');
+          expect((await gw.get('/renders?limit=1', t2)).status).toBe(401);
+        }
+      } finally {
+        await gw.close();
+        await s.sim.close();
+      }
+    }
+  });
+});
+
+describe('backfill', () => {
+  it('a crash mid-backfill resumes at the projects not yet checkpointed; a restart needs no new backfill', async () => {
+    const sim = await startSim({ scale: 'small' });
+    const gw = await startGateway({}, {}, { sim, simClock: true });
+    const team = sim.keys[0]!.teams[0]!.id;
+    const projects = [...sim.sim.world.projects.values()].filter((p) => p.teamId === team);
+    try {
+      await gw.addUser(0, 'ann@example.com');
+      // v1 fails every render page after the first few: the backfill stops part way
+      await fetch(`${sim.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ rules: [{ kind: 'error500', path: '/v1/renders', method: 'GET' }] }) });
+      await gw.deps.index!.syncNow([team]).catch(() => undefined);
+      const state = (await gw.deps.index!.status()).find((s) => s.team === team);
+      expect(state?.state).toBe('backfilling');
+      expect(state?.last_error).toBeTruthy();
+    } finally {
+      await gw.app.close();
+      await gw.deps.close();
+    }
+    await fetch(`${sim.url}/_sim/faults`, { method: 'DELETE' });
+    // part way: checkpoint the first projects by hand as a crash after them would have left them
+    const again = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL }, {}, { sim, simClock: true });
+    try {
+      const store = again.deps.index!.store;
+      const firstHalf = projects.slice(0, Math.floor(projects.length / 2));
+      const s = await again.deps.readers.sessionFor(team, { onCall: () => undefined });
+      for (const p of firstHalf) {
+        const page = await s!.session.rendersPage(p.id, { limit: 60 });
+        await store.putRenders(team, page.data);
+        await store.markProjectBackfilled(p.id);
+      }
+      const before = calls(sim, 'GET /v1/renders');
+      await again.deps.index!.syncNow([team]);
+      const walked = calls(sim, 'GET /v1/renders') - before;
+      // only the other projects' pages were read (each project here fits one page)
+      expect(walked).toBe(projects.length - firstHalf.length);
+      expect((await again.deps.index!.status()).find((x) => x.team === team)?.state).toBe('ready');
+      expect(again.deps.index!.team(team)!.size).toBe([...sim.sim.world.renders.values()].filter((r) => r.teamId === team).length);
+    } finally {
+      await again.app.close();
+      await again.deps.close();
+      await sim.sim.close();
+    }
+  });
+});
+
+describe('what operators see, memory, overlays', () => {
+  let sim: RunningSim;
+  beforeAll(async () => { sim = await startSim(); });
+  afterAll(async () => sim.sim.close());
+
+  it('/_gateway/index lists each team; /metrics has the index gauges; both are operator routes', async () => {
+    const { gw, token } = await gateway(sim);
+    try {
+      await gw.get('/renders?limit=1', token);
+      expect((await gw.get('/_gateway/index', token)).status).toBe(403);
+      const r = await gw.app.inject({ method: 'GET', url: '/_gateway/index', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } });
+      expect(r.statusCode).toBe(200);
+      const rows = r.json().data as { team: string; state: string; renders: number; last_sync: string; sync_calls_last_minute: number }[];
+      for (const t of sim.keys[0]!.teams) {
+        const row = rows.find((x) => x.team === t.id)!;
+        expect(row.state).toBe('ready');
+        expect(row.renders).toBe([...sim.sim.world.renders.values()].filter((x) => x.teamId === t.id).length);
+        expect(row.sync_calls_last_minute).toBeGreaterThan(0);
+        expect(Date.parse(row.last_sync)).toBeGreaterThan(0);
+      }
+      const m = await gw.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } });
+      expect(m.body).toMatch(/gateway_index_renders \d+/);
+      expect(m.body).toMatch(/gateway_index_age_max_seconds /);
+      expect(m.body).toContain('gateway_index_age_seconds_bucket');
+      expect(m.body).not.toContain(sim.keys[0]!.teams[0]!.id); // no label per team
+    } finally { await gw.close(); }
+  });
+
+  it('teams past INDEX_MEMORY_MB leave memory and are read back from the store', async () => {
+    const big = await startSim({ scale: 'small' });
+    // about one team's worth (each of these teams holds ~120 renders, ~80 kB by the index's estimate)
+    const { gw, token } = await gateway(big, { INDEX_MEMORY_MB: '0.1' });
+    try {
+      const teams = big.keys[0]!.teams.map((t) => t.id);
+      const all = [...big.sim.world.renders.values()].filter((x) => teams.includes(x.teamId)).length;
+      for (let i = 0; i < 3; i++) {
+        const r = await gw.get('/renders?limit=1&meta=total_count', token);
+        expect(r.headers['x-gateway-source']).toBe('index');
+        expect(r.body.meta.total_count).toBe(all);
+        expect(gw.deps.index!.rendersInMemory).toBeLessThan(all); // not every team stayed in memory
+      }
+    } finally {
+      await gw.close();
+      await big.sim.close();
+    }
+  });
+
+  it('a PATCH (an overlay) shows in the next read from the index', async () => {
+    const { gw, token } = await gateway(sim);
+    try {
+      const one = (await gw.get('/renders?limit=1&fields=id,title', token)).body.data[0];
+      const p = await gw.app.inject({ method: 'PATCH', url: `/renders/${one.id}`, headers: { authorization: `Bearer ${token}` }, payload: { title: 'renamed in legacy' } });
+      expect(p.statusCode).toBe(200);
+      const r = await gw.get(`/renders?filter[title][_eq]=renamed in legacy&fields=id,title`, token);
+      expect(r.headers['x-gateway-source']).toBe('index');
+      expect(r.body.data).toEqual([{ id: one.id, title: 'renamed in legacy' }]);
+    } finally { await gw.close(); }
+  });
+});
