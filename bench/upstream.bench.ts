@@ -1,5 +1,5 @@
 /**
- * npm run bench:upstream — v1 calls per canonical legacy query, cold and warm, beside the minimum the v1
+ * npm run bench:upstream — the live path (INDEX_ENABLED=false; the render index: bench:index): v1 calls per canonical legacy query, cold and warm, beside the minimum the v1
  * API allows, with 20 ms added to every v1 call (10 teams × 20 projects × 500 renders).
  *
  * Three kinds of process, so each figure belongs to what it names: the simulator runs apart; every query
@@ -28,6 +28,8 @@ const env = {
   ...process.env, NODE_ENV: 'production', V1_BASE_URL: simUrl, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '22'.repeat(32),
   JWT_SECRET: 'bench-secret-bench-secret-bench-secret', LOG_LEVEL: 'silent', UPSTREAM_CALL_BUDGET: '100000', LOGIN_STALL_MS: '0',
   CACHE_MAX_ENTRIES: '100000', HOST: '127.0.0.1',
+  // the live path (what a read costs while a team's index is not backfilled, or with INDEX_ENABLED=false): bench:index measures the index
+  INDEX_ENABLED: 'false',
 };
 const added = spawnSync(process.execPath, ['dist/src/cli/main.js', 'users', 'add', '--email', 'bench@example.com', '--password', 'bench-password', '--key', org.api_key], { env, encoding: 'utf8' });
 if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${added.stdout}`);

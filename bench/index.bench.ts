@@ -1,0 +1,203 @@
+/**
+ * npm run bench:index — the render index.
+ *
+ * Part 1, against a real Directus 10.10 on PostgreSQL 15 holding the same data (the demo user's, read from the
+ * gateway): the same legacy queries, 16 connections, one after the other in one run; throughput and the ratio.
+ * Part 2, 100 000 renders (the simulator's bench scale, one key reaching all 10 teams): backfill calls beside the
+ * minimum v1 allows, warm p50 of count-grouped-by-status, the index's memory per render, peak RSS of a streamed
+ * `limit=-1`, and the sync's v1 calls per minute for teams being read.
+ *
+ * Each part runs the simulator and the gateway as separate processes (compiled JavaScript, production settings, the
+ * default log level, output discarded). BENCH_SKIP_DIRECTUS=1 skips part 1; BENCH_PART2=0 skips part 2.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { loadLegacyData, startDirectus } from './directus.js';
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const out: string[] = [];
+const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); }); });
+const OPERATOR = 'bench-operator-token-0123456789';
+
+interface Sim { proc: ChildProcess; url: string; people: { email: string | null; api_key: string; teams: { id: string }[] }[] }
+async function startSim(scale: string): Promise<Sim> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['dist/src/sim/cli.js', '--port', String(port), '--scale', scale, '--clock', 'manual', '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => proc.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('v1 simulator on')) resolve(); }));
+  const url = `http://127.0.0.1:${port}`;
+  return { proc, url, people: (await (await fetch(`${url}/_sim/keys`)).json()) as Sim['people'] };
+}
+const simStats = async (sim: Sim) => ((await (await fetch(`${sim.url}/_sim/stats`)).json()) as { total: number; requests: Record<string, number> });
+
+interface Gateway { proc: ChildProcess; base: string; token: string }
+async function startGateway(sim: Sim, key: string, extra: Record<string, string> = {}): Promise<Gateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-index-'));
+  const env = {
+    ...process.env, NODE_ENV: 'production', V1_BASE_URL: sim.url, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '33'.repeat(32),
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret', LOGIN_STALL_MS: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: OPERATOR,
+    UPSTREAM_CALL_BUDGET: '100000', ...extra,
+  };
+  const added = spawnSync(process.execPath, ['dist/src/cli/main.js', 'users', 'add', '--email', 'bench@example.com', '--key-stdin', '--password', 'bench-password'],
+    { env, encoding: 'utf8', input: `${key}\n` });
+  if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${added.stdout}`);
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['dist/src/main.js'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); i++) {
+    if (i > 400) throw new Error('the gateway did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const login = (await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) })).json()) as { data: { access_token: string } };
+  proc.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return { proc, base, token: login.data.access_token };
+}
+const stop = async (p: ChildProcess) => { const exited = new Promise((r) => p.once('exit', r)); p.kill('SIGTERM'); await exited; };
+const get = (g: { base: string; token: string }, url: string) => fetch(g.base + url, { headers: { authorization: `Bearer ${g.token}` } });
+const indexState = async (g: Gateway) =>
+  ((await (await fetch(`${g.base}/_gateway/index`, { headers: { authorization: `Bearer ${OPERATOR}` } })).json()) as { data: { team: string; state: string; renders: number; sync_calls_last_minute: number }[] }).data;
+
+/** Reads once (the backfill starts) and waits until every team of the key is backfilled. */
+async function backfilled(g: Gateway, teams: number): Promise<number> {
+  const t = performance.now();
+  await (await get(g, '/renders?limit=1')).text();
+  for (;;) {
+    const s = await indexState(g);
+    if (s.length >= teams && s.every((x) => x.state === 'ready')) return performance.now() - t;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const procKb = (pid: number, field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+const heapUsed = async (g: Gateway) => {
+  const text = await (await fetch(`${g.base}/metrics`, { headers: { authorization: `Bearer ${OPERATOR}` } })).text();
+  return Number(/^nodejs_heap_size_used_bytes (\d+(\.\d+)?)/m.exec(text)?.[1] ?? NaN);
+};
+
+async function load(url: string, token: string, seconds: number): Promise<{ rps: number; p50: number; errors: number }> {
+  const r = await autocannon({ url, connections: 16, duration: seconds, headers: { authorization: `Bearer ${token}` } });
+  return { rps: r.requests.average, p50: r.latency.p50, errors: r.errors + r.non2xx };
+}
+
+// ------------------------------------------------------------------------------------------------ part 1
+if (process.env.BENCH_SKIP_DIRECTUS !== '1') {
+  const sim = await startSim('demo');
+  const person = sim.people[0]!;
+  const gw = await startGateway(sim, person.api_key);
+  const ms = await backfilled(gw, person.teams.length);
+  const total = ((await (await get(gw, '/renders?limit=1&meta=total_count')).json()) as { meta: { total_count: number } }).meta.total_count;
+  log(`part 1: ${total} renders backfilled in ${ms.toFixed(0)} ms; starting Directus…`);
+  const dx = await startDirectus(log);
+  try {
+    const loaded = await loadLegacyData(dx, gw);
+    log(`Directus loaded: ${JSON.stringify(loaded)}`);
+    const queries = [
+      ['filtered list', 'filter[status][_eq]=complete&sort=-date_created&limit=20'],
+      ['count grouped by status', 'aggregate[count]=*&groupBy=status'],
+      ['sort by title, page 3', 'sort=title&limit=20&page=3'],
+      ['total_count, relational fields', 'meta=total_count&limit=20&fields=id,title,project.title,project.account.name'],
+    ];
+    out.push(`### Part 1: the same legacy query against a real Directus 10.10 on PostgreSQL 15, same ${total} renders`, '',
+      '| query | gateway (index) req/s | p50 | v1 calls | Directus req/s | p50 | ratio |', '|---|---|---|---|---|---|---|');
+    for (const [name, q] of queries) {
+      const check = await get(gw, `/renders?${q}`);
+      await check.text();
+      const calls = check.headers.get('x-gateway-v1-calls');
+      const a = await load(`${gw.base}/renders?${q}`, gw.token, 10);
+      const b = await load(`${dx.base}/items/renders?${q}`, dx.token, 10);
+      out.push(`| ${name} | ${a.rps.toFixed(0)} | ${a.p50} ms | ${calls} | ${b.rps.toFixed(0)} | ${b.p50} ms | ${(a.rps / b.rps).toFixed(1)}× |`);
+      if (a.errors || b.errors) out.push(`|   (errors: gateway ${a.errors}, Directus ${b.errors}) | | | | | | |`);
+    }
+    out.push('');
+  } finally {
+    await dx.stop();
+    await stop(gw.proc);
+    await stop(sim.proc);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ part 2
+if (process.env.BENCH_PART2 !== '0') {
+  const sim = await startSim('bench');
+  const org = sim.people.find((p) => p.email === 'org-admin@sim.example') ?? sim.people[0]!;
+  // the minimum calls a full read of v1 takes (teams list, then every project page and render page of every team)
+  let minimum = 1;
+  const walk = async (path: string) => {
+    let n = 0;
+    const items: { id: string }[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = (await (await fetch(`${sim.url}${path}&limit=60${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${org.api_key}` } })).json()) as { data: { id: string }[]; next_cursor: string | null };
+      n++;
+      items.push(...page.data);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return { n, items };
+  };
+  let projects = 0;
+  for (const t of org.teams) {
+    const p = await walk(`/v1/projects?team_id=${t.id}`);
+    minimum += p.n + 1; // + the members list (account owners)
+    projects += p.items.length;
+    for (const proj of p.items) minimum += (await walk(`/v1/renders?project_id=${proj.id}`)).n + 1; // + its templates
+  }
+  await fetch(`${sim.url}/_sim/stats/reset`, { method: 'POST' });
+  const gw = await startGateway(sim, org.api_key, { INDEX_MEMORY_MB: '2048' });
+  const pid = gw.proc.pid as number;
+  const heap0 = await heapUsed(gw);
+  const rss0 = procKb(pid, 'VmRSS');
+  const statsBefore = (await simStats(sim)).total;
+  const ms = await backfilled(gw, org.teams.length);
+  const backfillCalls = (await simStats(sim)).total - statsBefore;
+  const state = await indexState(gw);
+  const renders = state.reduce((n, s) => n + s.renders, 0);
+  // warm p50 of count grouped by status, one connection, sequential
+  const lat: number[] = [];
+  let callsSeen = 0;
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    const r = await get(gw, '/renders?aggregate[count]=*&groupBy=status');
+    await r.text();
+    if (i >= 20) lat.push(performance.now() - t);
+    callsSeen += Number(r.headers.get('x-gateway-v1-calls'));
+  }
+  lat.sort((a, b) => a - b);
+  const p50 = lat[Math.floor(lat.length / 2)] as number;
+  // memory held by the index (the records built for the reads above included)
+  for (let i = 0; i < 3; i++) await (await get(gw, '/renders?sort=title&limit=20')).text();
+  const heap1 = await heapUsed(gw);
+  const rss1 = procKb(pid, 'VmRSS');
+  // a streamed limit=-1 from the index
+  const hasClearRefs = existsSync('/proc/self/clear_refs');
+  if (hasClearRefs) writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  const t0 = performance.now();
+  const streamed = await get(gw, '/renders?limit=-1');
+  let bytes = 0;
+  for await (const chunk of streamed.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+  const streamMs = performance.now() - t0;
+  const peak = hasClearRefs ? procKb(pid, 'VmHWM') : NaN;
+  // the background sync while the teams are read continuously, without webhooks (30 s)
+  const until = Date.now() + 30_000;
+  while (Date.now() < until) await (await get(gw, '/renders?limit=20')).text();
+  const syncs = (await indexState(gw)).map((s) => s.sync_calls_last_minute);
+  const perTeam = syncs.reduce((a, b) => a + b, 0) / syncs.length;
+  out.push(`### Part 2: ${renders} renders (${org.teams.length} teams, ${projects} projects), one key reaching all of them`, '',
+    '| measure | value |', '|---|---|',
+    `| backfill: v1 calls | ${backfillCalls} (the minimum for a full read with templates and members: ${minimum}) |`,
+    `| backfill: time | ${(ms / 1000).toFixed(1)} s |`,
+    `| count grouped by status, warm p50 (sequential) | ${p50.toFixed(1)} ms; v1 calls on the request path in 200 requests: ${callsSeen} |`,
+    `| index memory (V8 heap used after − before backfill) | ${((heap1 - heap0) / 1048576).toFixed(0)} MB = ${((heap1 - heap0) / renders).toFixed(0)} bytes per render |`,
+    `| RSS after start / after backfill and reads | ${(rss0 / 1024).toFixed(0)} MB / ${(rss1 / 1024).toFixed(0)} MB |`,
+    `| limit=-1 streamed from the index | ${(bytes / 1048576).toFixed(0)} MB in ${(streamMs / 1000).toFixed(1)} s, peak RSS ${(peak / 1024).toFixed(0)} MB |`,
+    `| sync v1 calls per minute per team being read, no webhooks (INDEX_MAX_STALENESS_MS=5000) | ${perTeam.toFixed(0)} (budget INDEX_SYNC_CALLS_PER_MIN=600) |`,
+    `| … with webhooks arriving (a reconciliation every INDEX_RECONCILE_MS=60000) | about ${(perTeam / 12).toFixed(0)} (one sync a minute instead of every 2.5 s; derived, not measured) |`,
+    '');
+  await stop(gw.proc);
+  await stop(sim.proc);
+}
+process.stdout.write(`${out.join('\n')}\nNode ${process.version}, ${new Date().toISOString().slice(0, 10)}; gateway and simulator in separate processes, 16 connections for 10 s per query.\n`);
+process.exit(0);
