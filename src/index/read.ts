@@ -7,7 +7,7 @@ import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { Plan } from '../plan/plan.js';
 import { sortYielding } from '../plan/sort-yielding.js';
-import type { TeamIndex } from './team-index.js';
+import type { RenderEntry, TeamIndex } from './team-index.js';
 
 /**
  * The teams a request may read, as the index holds them: the records of each resource and a synchronous Lookup for
@@ -57,8 +57,34 @@ export class IndexSnapshot implements Lookup {
       }
       return out;
     }
-    if (teams.length === 1) return (this.of(teams[0] as TeamIndex, resource) as Rec[]).slice();
-    return teams.flatMap((t) => this.of(t, resource));
+    const out: Rec[] = [];
+    for (const t of teams) for (const r of this.of(t, resource)) out.push(r);
+    return out;
+  }
+
+  /** The records of the plan's scope as one run per team (read, not copied: a scan filters them as it goes). */
+  runs(resource: string, plan: Plan): readonly (readonly Rec[])[] {
+    if (plan.ids || (resource === 'render' && plan.scope.projects)) return [this.scope(resource, plan)];
+    return this.inScope(plan).map((t) => this.of(t, resource));
+  }
+
+  /** The teams the plan's account scope leaves. */
+  inScope(plan: Plan): readonly TeamIndex[] {
+    if (!plan.scope.accounts) return this.teams;
+    const accounts = new Set(plan.scope.accounts.map((u) => u.toLowerCase()));
+    return this.teams.filter((t) => accounts.has(t.accountRecord().id as string));
+  }
+
+  /** The v1 ids of project uuids within reach. */
+  projectIds(uuids: readonly string[]): Set<string> {
+    const out = new Set<string>();
+    for (const u of uuids) {
+      for (const t of this.teams) {
+        const v1 = t.projectV1(u.toLowerCase());
+        if (v1) out.add(v1);
+      }
+    }
+    return out;
   }
 
   /** The v1 id of a render uuid within reach. */
@@ -112,6 +138,14 @@ export class IndexSnapshot implements Lookup {
   }
 }
 
+/** Whether a query's order is the kept newest-first order (`-date_created`, ties by id ascending). */
+function newestFirstOrder(q: QueryNode, schema: ResourceSchema): boolean {
+  const keys = q.sort.length > 0
+    ? q.sort.map((s) => (s.field.fn ? '?' : `${s.direction === 'desc' ? '-' : ''}${s.field.path.join('.')}`))
+    : [...schema.defaultSort];
+  return keys[0] === '-date_created' && (keys.length === 1 || (keys.length === 2 && keys[1] === 'id'));
+}
+
 export interface IndexReadEnv {
   readonly schemas: SchemaRegistry;
   readonly budget: ExpansionBudget;
@@ -119,6 +153,8 @@ export interface IndexReadEnv {
   readonly beforeAnswer: (renders: readonly Rec[]) => Promise<void>;
   /** Records the answered renders' uuid ↔ v1 pairs (so any instance resolves them). */
   readonly answered: (renderUuids: readonly string[]) => void;
+  /** Writes the recorded pairs (before a streamed chunk is sent). */
+  readonly flush: () => Promise<void>;
 }
 
 /** Past this many items an answer is written as a stream, projected a chunk at a time. */
@@ -132,11 +168,12 @@ const CHUNK = 500;
  */
 export async function readFromIndex(resource: string, q: QueryNode, plan: Plan, snap: IndexSnapshot, env: IndexReadEnv): Promise<QueryResult> {
   const schema = env.schemas[resource] as ResourceSchema;
-  const records = snap.scope(resource, plan);
   const filter = compileFilter(q.filter, schema, env.schemas, snap);
   const search = compileSearch(q.search, schema);
+  const whole = q.aggregate.length > 0 || q.groupBy.length > 0 || q.meta.includes('filter_count');
+  if (resource === 'render' && !whole && !plan.ids && newestFirstOrder(q, schema)) return newestFirst(q, plan, snap, env, (r) => filter(r) && search(r));
   const matched: Rec[] = [];
-  for (const r of records) if (filter(r) && search(r)) matched.push(r);
+  for (const run of snap.runs(resource, plan)) for (const r of run) if (filter(r) && search(r)) matched.push(r);
   const meta = buildMeta(q, snap.count(resource), matched.length);
   if (q.aggregate.length > 0 || q.groupBy.length > 0) {
     if (resource === 'render' && (q.groupBy.some((g) => g.path[0] === 'id') || q.aggregate.some((a) => a.field === 'id'))) {
@@ -166,6 +203,74 @@ export async function readFromIndex(resource: string, q: QueryNode, plan: Plan, 
     for (let i = 0; i < chosen.length; i += CHUNK) {
       const chunk = chosen.slice(i, i + CHUNK).map(project);
       yield* chunk;
+      await new Promise((r) => setImmediate(r));
+    }
+  })();
+  return meta ? { meta, data: [], stream } : { data: [], stream };
+}
+
+/**
+ * A render list in the kept newest-first order: each team's renders are walked in that order and tested until offset +
+ * limit matches are found, the teams' runs merged — O(answer), not O(renders), for the default order; `limit=-1`
+ * streams the merge a chunk at a time.
+ */
+async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: IndexReadEnv, keep: (r: Rec) => boolean): Promise<QueryResult> {
+  const schema = env.schemas.render as ResourceSchema;
+  const meta = buildMeta(q, snap.count('render'), 0);
+  const projects = plan.scope.projects ? snap.projectIds(plan.scope.projects) : null;
+  const all = q.limit === -1;
+  // a stream outlives this turn of the event loop: it walks a copy of each order (renders may arrive meanwhile)
+  const runs = snap.inScope(plan).map((t) => {
+    const list = all ? t.newestFirst().slice() : t.newestFirst();
+    let i = 0;
+    return {
+      next(): Rec | undefined {
+        while (i < list.length) {
+          const e = list[i++] as RenderEntry;
+          if (projects && !projects.has(e.render.project.id)) continue;
+          const rec = t.renderRecord(e.render.id);
+          if (rec && keep(rec)) return rec;
+        }
+        return undefined;
+      },
+    };
+  });
+  const heads = runs.map((r) => r.next());
+  const cmp = compileSort(effectiveSort(q, schema), schema, env.schemas, snap);
+  const take = (): Rec | undefined => {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || cmp(heads[i] as Rec, heads[best] as Rec) < 0)) best = i;
+    if (best < 0) return undefined;
+    const r = heads[best];
+    heads[best] = (runs[best] as { next(): Rec | undefined }).next();
+    return r;
+  };
+  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget);
+  const answer = async (recs: readonly Rec[]): Promise<unknown[]> => {
+    await env.beforeAnswer(recs);
+    const current = recs.map((r) => snap.one('render', r.id as string) ?? r);
+    env.answered(current.map((r) => r.id as string));
+    return current.map(project);
+  };
+  if (!all) {
+    for (let skipped = 0; skipped < q.offset && take(); skipped++);
+    const page: Rec[] = [];
+    for (let r = page.length < q.limit ? take() : undefined; r; r = page.length < q.limit ? take() : undefined) page.push(r);
+    const data = await answer(page);
+    return meta ? { meta, data } : { data };
+  }
+  for (let skipped = 0; skipped < q.offset && take(); skipped++);
+  const stream = (async function* () {
+    for (;;) {
+      const chunk: Rec[] = [];
+      for (let r = take(); r; r = chunk.length < CHUNK ? take() : undefined) {
+        chunk.push(r);
+        if (chunk.length >= CHUNK) break;
+      }
+      if (chunk.length === 0) return;
+      const data = await answer(chunk);
+      await env.flush();
+      yield* data;
       await new Promise((r) => setImmediate(r));
     }
   })();

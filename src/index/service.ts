@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Deps } from '../deps.js';
+import { mapLimit } from '../plan/limit.js';
 import type { TeamReaders } from '../plan/team-readers.js';
 import type { Rec } from '../query/compile.js';
 import { IndexStore } from '../store/render-index.js';
@@ -215,12 +216,14 @@ export class RenderIndex {
       const t = snapshot.teamOfRender(rec.id as string);
       const v1 = t?.renderV1(rec.id as string);
       const e = v1 ? t?.render(v1) : undefined;
-      if (!t || !e || !nearExpiry(outputExpiry(e.render.output, e.seenAt, ttl), e.seenAt, now)) continue;
+      if (!t || !e) continue;
+      e.expiresAt ??= outputExpiry(e.render.output, e.seenAt, ttl); // read from the URLs once per state held
+      if (!nearExpiry(e.expiresAt, e.seenAt, now)) continue;
       const g = byProject.get(e.render.project.id) ?? { t, ids: new Set<string>() };
       g.ids.add(e.render.id);
       byProject.set(e.render.project.id, g);
     }
-    for (const [projectId, { t, ids }] of byProject) {
+    await mapLimit([...byProject], this.deps.config.FANOUT_CONCURRENCY, async ([projectId, { t, ids }]) => {
       const order = t.projectRenders(projectId);
       const deepest = Math.max(...[...ids].map((id) => order.findIndex((r) => r.id === id)));
       const pages = Math.floor(deepest / V1_PAGE_MAX) + 1;
@@ -244,7 +247,7 @@ export class RenderIndex {
       }
       await this.sync.put(t, fresh, { renders: [], team: false });
       await this.publishRenders(t.id, fresh.map((r) => r.id));
-    }
+    });
   }
 
   // ------------------------------------------------------------------ changes

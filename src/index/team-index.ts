@@ -12,9 +12,13 @@ export interface RecordBuilder {
   template(t: V1TemplateSummary, p: V1Project): Rec;
 }
 
-interface RenderEntry {
+export interface RenderEntry {
   render: V1Render;
   seenAt: number;
+  /** The render's legacy uuid (its place in primary-key and newest-first orders). */
+  uuid: string;
+  /** When its output URLs expire (read from them once, on first need). */
+  expiresAt?: number;
 }
 
 export interface ProjectEntry {
@@ -65,6 +69,8 @@ export class TeamIndex {
   private templateList: Rec[] | null = null;
   private accountRec: Rec | null = null;
   private readonly byKey = new Map<string, { version: number; ids: string[] }>();
+  /** Render entries newest first (created_at descending, then uuid ascending): the default legacy order. */
+  private newest: RenderEntry[] | null = null;
 
   constructor(row: TeamRow, private readonly builder: RecordBuilder) {
     this.team = row.team;
@@ -122,6 +128,7 @@ export class TeamIndex {
     }
     this.byProject.delete(projectId);
     this.byKey.clear();
+    this.newest = null;
     this.projects.delete(projectId);
     this.invalidateProjects();
     this.renderList = null;
@@ -142,13 +149,16 @@ export class TeamIndex {
     if (prev && prev.render.project.id !== r.project.id) this.byProject.get(prev.render.project.id)?.delete(r.id);
     if (prev) this.bytes -= approxSize(prev.render);
     this.bytes += approxSize(r);
-    this.renders.set(r.id, { render: r, seenAt });
+    const entry: RenderEntry = { render: r, seenAt, uuid: prev?.uuid ?? this.builder.uuid('render', r.id) };
+    this.renders.set(r.id, entry);
     let set = this.byProject.get(r.project.id);
     if (!set) this.byProject.set(r.project.id, (set = new Set()));
     if (!set.has(r.id)) {
       set.add(r.id);
-      this.renderUuids.set(this.builder.uuid('render', r.id), r.id);
+      this.renderUuids.set(entry.uuid, r.id);
     }
+    if (!prev) this.placeNewest(entry);
+    else if (prev.render.created_at !== r.created_at) this.newest = null;
     if (FINAL_STATUSES.has(r.status)) this.moving.delete(r.id);
     else this.moving.add(r.id);
     this.recs.delete(r.id);
@@ -174,7 +184,11 @@ export class TeamIndex {
     this.renderList = null;
     this.renderUuids.clear();
     this.byKey.clear();
-    for (const id of this.renders.keys()) this.renderUuids.set(this.builder.uuid('render', id), id);
+    this.newest = null;
+    for (const [id, e] of this.renders) {
+      e.uuid = this.builder.uuid('render', id);
+      this.renderUuids.set(e.uuid, id);
+    }
     this.accountRec = null;
     this.invalidateProjects();
   }
@@ -213,6 +227,26 @@ export class TeamIndex {
 
   allRenders(): IterableIterator<RenderEntry> {
     return this.renders.values();
+  }
+
+  /** The renders newest first, ties by uuid (the resource's default order): built once, kept as renders arrive. */
+  newestFirst(): readonly RenderEntry[] {
+    if (!this.newest) this.newest = [...this.renders.values()].sort(newestOrder);
+    return this.newest;
+  }
+
+  /** A new render takes its place in the kept order (most arrive at the head: a binary search, one splice). */
+  private placeNewest(e: RenderEntry): void {
+    const list = this.newest;
+    if (!list) return;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (newestOrder(list[mid] as RenderEntry, e) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    list.splice(lo, 0, e);
   }
 
   // ------------------------------------------------------------------ legacy records (for readers)
@@ -307,6 +341,11 @@ export class TeamIndex {
   projectsByKey(n: number): Rec[] {
     return this.projectRecords().slice().sort((a, b) => ordered(a.id as string, b.id as string)).slice(0, n);
   }
+}
+
+/** Newest first, then by uuid: the order of `-date_created,id` (an ISO date orders as its epoch time). */
+function newestOrder(a: RenderEntry, b: RenderEntry): number {
+  return b.render.created_at - a.render.created_at || ordered(a.uuid, b.uuid);
 }
 
 /** A rough size of a render held in memory (its JSON length × 2 for the object graph, plus the record). */

@@ -27,9 +27,22 @@ export function aggregateRows(
   options: AggregateOptions,
 ): Record<string, unknown>[] {
   const keyGetters = groupBy.map((g) => ({ key: FieldRef.key(g), get: compileGetter(g.path, g.fn, resource, schemas, lookup).get }));
-  const groups = new Map<string, { keys: unknown[]; recs: Rec[] }>();
+  const groups = new Map<unknown, { keys: unknown[]; recs: Rec[] }>();
   if (keyGetters.length === 0) groups.set('', { keys: [], recs: [...records] });
-  else {
+  else if (keyGetters.length === 1) {
+    // one group key: its value is the map key (a primitive; an object by its JSON), no per-record allocation
+    const get = (keyGetters[0] as (typeof keyGetters)[number]).get;
+    for (const r of records) {
+      const v = get(r) ?? null;
+      const id = v !== null && typeof v === 'object' ? `\u0000${JSON.stringify(v)}` : v;
+      let g = groups.get(id);
+      if (!g) {
+        g = { keys: [v], recs: [] };
+        groups.set(id, g);
+      }
+      g.recs.push(r);
+    }
+  } else {
     for (const r of records) {
       const keys = keyGetters.map((k) => k.get(r) ?? null);
       const id = JSON.stringify(keys);

@@ -39,6 +39,23 @@ function describe(source: ReadSource): Record<string, unknown> {
 }
 
 /**
+ * The explain block of a list: the live plan as planned, or — answered from the index — what was really done there
+ * (the scope narrowed in memory, every record of it evaluated; no pushdown, no v1 pages).
+ */
+function explainList(plan: Plan, meter: Parameters<typeof explain>[1], source: ReadSource): Record<string, unknown> {
+  if (source.kind === 'live') return { ...explain(plan, meter), ...describe(source) };
+  const strategy = plan.ids ? 'index: records by id' : plan.scope.projects ? "index: the projects' records" : 'index: every record in reach';
+  const reasons = [...plan.reasons.filter((r) => !/v1|GET|pushdown|status=/.test(r)), 'answered from the render index: filter, sort and aggregation in memory'];
+  return {
+    plan: {
+      resource: plan.resource, source: 'index', strategy, scope: plan.scope, residual: plan.residual ? 'in memory' : null, stopAfter: plan.stopAfter, reasons,
+    },
+    ...meter.summary(),
+    ...describe(source),
+  };
+}
+
+/**
  * Answers a list from the render index when every team in scope is backfilled (a stale team synced first), else live
  * from v1 (the planner's path).
  */
@@ -54,6 +71,7 @@ async function answerList(
     budget: env.budget,
     beforeAnswer: (recs) => index.refreshOutputs(session, snap, recs),
     answered: (uuids) => { for (const u of uuids) { const v1 = snap.renderV1(u); if (v1) deps.ids.toLegacy('render', v1); } },
+    flush: () => deps.ids.flush(),
   });
   return { result, source };
 }
@@ -73,7 +91,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       void reply.header('x-gateway-source', source.kind);
       if (result.stream) {
         await deps.ids.flush();
-        const atEnd = wantsExplain(deps, request) ? () => ({ ...explain(plan, meter), ...describe(source) }) : undefined;
+        const atEnd = wantsExplain(deps, request) ? () => explainList(plan, meter, source) : undefined;
         // an answer that expands relations is built whole first (bounded by MAX_RELATED_ITEMS), so that the budget
         // refuses it with a clean 400 before any byte is sent; plain items stream as they come
         const items = selectsRelations(q.fields, schema, deps.mappings.schemas) ? await drain(result.stream) : result.stream;
@@ -81,7 +99,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       }
       await deps.ids.flush();
       const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
-      if (wantsExplain(deps, request)) body.explain = { ...explain(plan, meter), ...describe(source) };
+      if (wantsExplain(deps, request)) body.explain = explainList(plan, meter, source);
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       return body;
     };

@@ -57,6 +57,10 @@ describe('render index', () => {
       expect(source(r), url).toBe('index');
       expect(v1Calls(r), url).toBe(0);
     }
+    // explain tells where the answer came from, and what was done there
+    const explained = await gw.get('/renders?limit=2&filter[status][_eq]=complete', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': 'operator-token-0123456789' });
+    expect(explained.body.explain).toMatchObject({ source: 'index', plan: { source: 'index', strategy: 'index: every record in reach' }, v1_calls: 0 });
+    expect(explained.body.explain.index_age_ms).toBeGreaterThanOrEqual(0);
     const total = (await gw.get('/renders?limit=1&meta=total_count', token)).body.meta.total_count;
     const reachable = [...sim.sim.world.renders.values()].filter((r) => sim.keys[0]!.teams.some((t) => t.id === r.teamId)).length;
     expect(total).toBe(reachable);
