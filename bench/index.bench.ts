@@ -33,10 +33,11 @@ async function startSim(scale: string): Promise<Sim> {
 }
 const simStats = async (sim: Sim) => ((await (await fetch(`${sim.url}/_sim/stats`)).json()) as { total: number; requests: Record<string, number> });
 
-interface Gateway { proc: ChildProcess; base: string; token: string }
+interface Gateway { proc: ChildProcess; base: string; token: string; dir: string }
+let lastEnv: Record<string, string | undefined> = {};
 async function startGateway(sim: Sim, key: string, extra: Record<string, string> = {}): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-index-'));
-  const env = {
+  const env = lastEnv = {
     ...process.env, NODE_ENV: 'production', V1_BASE_URL: sim.url, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '33'.repeat(32),
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret', LOGIN_STALL_MS: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: OPERATOR,
     UPSTREAM_CALL_BUDGET: '100000', ...extra,
@@ -53,8 +54,7 @@ async function startGateway(sim: Sim, key: string, extra: Record<string, string>
   }
   const login = (await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) })).json()) as { data: { access_token: string } };
-  proc.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  return { proc, base, token: login.data.access_token };
+  return { proc, base, token: login.data.access_token, dir };
 }
 const stop = async (p: ChildProcess) => { const exited = new Promise((r) => p.once('exit', r)); p.kill('SIGTERM'); await exited; };
 const get = (g: { base: string; token: string }, url: string) => fetch(g.base + url, { headers: { authorization: `Bearer ${g.token}` } });
@@ -116,6 +116,7 @@ if (process.env.BENCH_SKIP_DIRECTUS !== '1') {
   } finally {
     await dx.stop();
     await stop(gw.proc);
+    rmSync(gw.dir, { recursive: true, force: true });
     await stop(sim.proc);
   }
 }
@@ -185,18 +186,23 @@ if (process.env.BENCH_PART2 !== '0') {
   while (Date.now() < until) await (await get(gw, '/renders?limit=20')).text();
   const syncs = (await indexState(gw)).map((s) => s.sync_calls_last_minute);
   const perTeam = syncs.reduce((a, b) => a + b, 0) / syncs.length;
+  await stop(gw.proc);
+  const measured = spawnSync(process.execPath, ['--expose-gc', 'dist/bench/index-memory.js'], { env: { ...lastEnv, INDEX_MEMORY_MB: '100000' }, encoding: 'utf8' });
+  if (measured.status !== 0) throw new Error(`index-memory: ${measured.stderr}`);
+  const mem = JSON.parse(measured.stdout) as { teams: number; renders: number; bytes: number };
+  rmSync(gw.dir, { recursive: true, force: true });
   out.push(`### Part 2: ${renders} renders (${org.teams.length} teams, ${projects} projects), one key reaching all of them`, '',
     '| measure | value |', '|---|---|',
-    `| backfill: v1 calls | ${backfillCalls} (the minimum for a full read with templates and members: ${minimum}) |`,
+    `| backfill: v1 calls (and the first sync when the backfill outlasts the bound) | ${backfillCalls} (the minimum for a full read with templates and members: ${minimum}) |`,
     `| backfill: time | ${(ms / 1000).toFixed(1)} s |`,
     `| count grouped by status, warm p50 (sequential) | ${p50.toFixed(1)} ms; v1 calls on the request path in 200 requests: ${callsSeen} |`,
-    `| index memory (V8 heap used after − before backfill) | ${((heap1 - heap0) / 1048576).toFixed(0)} MB = ${((heap1 - heap0) / renders).toFixed(0)} bytes per render |`,
+    `| V8 heap used after − before backfill and reads (garbage included) | ${((heap1 - heap0) / 1048576).toFixed(0)} MB |`,
+    `| the index's own memory (its ${renders} renders loaded from the store and their records built, between two full GCs) | ${(mem.bytes / 1048576).toFixed(0)} MB = ${(mem.bytes / mem.renders).toFixed(0)} bytes per render |`,
     `| RSS after start / after backfill and reads | ${(rss0 / 1024).toFixed(0)} MB / ${(rss1 / 1024).toFixed(0)} MB |`,
     `| limit=-1 streamed from the index | ${(bytes / 1048576).toFixed(0)} MB in ${(streamMs / 1000).toFixed(1)} s, peak RSS ${(peak / 1024).toFixed(0)} MB |`,
     `| sync v1 calls per minute per team being read, no webhooks (INDEX_MAX_STALENESS_MS=5000) | ${perTeam.toFixed(0)} (budget INDEX_SYNC_CALLS_PER_MIN=600) |`,
     `| … with webhooks arriving (a reconciliation every INDEX_RECONCILE_MS=60000) | about ${(perTeam / 12).toFixed(0)} (one sync a minute instead of every 2.5 s; derived, not measured) |`,
     '');
-  await stop(gw.proc);
   await stop(sim.proc);
 }
 process.stdout.write(`${out.join('\n')}\nNode ${process.version}, ${new Date().toISOString().slice(0, 10)}; gateway and simulator in separate processes, 16 connections for 10 s per query.\n`);

@@ -281,9 +281,15 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
 export function topK<T>(items: readonly T[], k: number, cmp: (a: T, b: T) => number): T[] {
   if (k <= 0) return [];
   let buf: T[] = [];
+  // once pruned, the k-th best so far bounds what can still enter: most items cost one comparison
+  let bound: T | undefined;
   for (const x of items) {
+    if (bound !== undefined && cmp(x, bound) >= 0) continue;
     buf.push(x);
-    if (buf.length >= 2 * k + 1024) buf = buf.sort(cmp).slice(0, k);
+    if (buf.length >= 2 * k + 1024) {
+      buf = buf.sort(cmp).slice(0, k);
+      bound = buf[k - 1];
+    }
   }
   return buf.sort(cmp).slice(0, k);
 }

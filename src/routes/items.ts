@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { ALL_OVERLAYS, explain, parseLegacyQuery, requestEnv, wantsExplain } from '../http/context.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
+import { csvExport, EXPORT_CONTENT_TYPE, exportFilename, exportFormat, jsonExport, jsonExportOne, type ExportFormat } from '../http/export.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeList, executeOne } from '../plan/execute.js';
 import { planQuery, type Plan } from '../plan/plan.js';
@@ -76,6 +77,16 @@ async function answerList(
   return { result, source };
 }
 
+/** Sends `?export=` data as Directus does: an attachment named after the collection and the time. */
+async function sendExport(deps: Deps, reply: FastifyReply, format: ExportFormat, collection: string, data: AsyncIterable<unknown> | unknown[] | object) {
+  const name = exportFilename(collection, new Date(deps.clock.now()), format);
+  void reply.header('content-disposition', `attachment; filename="${name}"`).type(EXPORT_CONTENT_TYPE[format]);
+  const many = Array.isArray(data) || Symbol.asyncIterator in (data as object);
+  if (format === 'csv') return reply.send(await csvExport(many ? (data as AsyncIterable<unknown>) : [data]));
+  if (!many) return reply.send(jsonExportOne(data));
+  return reply.send(Readable.from(jsonExport(data as AsyncIterable<unknown>)));
+}
+
 /** GET /renders, /projects, /accounts, /templates and their /:id (also under /items/…), with the whole query language. */
 export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
   const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
@@ -85,10 +96,17 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     // the Directus SDK's readItems/aggregate call /items/<collection>: the same route under both paths
     const list = async (request: FastifyRequest, reply: FastifyReply) => {
       const q = parseLegacyQuery(deps, request, schema);
+      const format = exportFormat(request.query);
       const plan = planQuery(q, resource, planning);
       const { env, meter, session } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
       const { result, source } = await answerList(deps, resource, q, plan, env, session);
       void reply.header('x-gateway-source', source.kind);
+      if (format) {
+        // the same answer as a file; an answer that expands relations is built whole first (a clean 400 past the budget)
+        const items = result.stream && selectsRelations(q.fields, schema, deps.mappings.schemas) ? await drain(result.stream) : result.stream;
+        await deps.ids.flush();
+        return sendExport(deps, reply, format, schema.name, items ?? result.data);
+      }
       if (result.stream) {
         await deps.ids.flush();
         const atEnd = wantsExplain(deps, request) ? () => explainList(plan, meter, source) : undefined;
@@ -106,6 +124,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     const one = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       requirePrincipal(request);
       const q = parseLegacyQuery(deps, request, schema);
+      const format = exportFormat(request.query);
       if (!isUuid(request.params.id)) throw errors.forbidden();
       const { env, meter, session } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
       // from the index when it holds the item; otherwise live (an item the index has not seen yet, or not reachable: 403)
@@ -123,6 +142,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       await deps.ids.flush();
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       void reply.header('x-gateway-source', from.kind);
+      if (format) return sendExport(deps, reply, format, schema.name, data as object);
       return wantsExplain(deps, request) ? { data, explain: { ...meter.summary(), ...describe(from) } } : { data };
     };
     for (const base of [path, `/items${path}`]) {
