@@ -16,7 +16,7 @@ export function exportFormat(query: unknown): ExportFormat | undefined {
   if (raw === 'xml' || raw === 'yaml') {
     throw errors.invalidQuery([{ path: 'export', reason: `"export" as ${raw} is not served by this gateway: use json or csv` }]);
   }
-  throw errors.invalidQuery([{ path: 'export', reason: '"export" must be one of [csv, json, xml, yaml]' }]);
+  throw errors.invalidQuery(['"export" must be one of [csv, json, xml, yaml]']); // Directus's words, no path
 }
 
 /** Directus's file name: `<collection> <yyyymmdd>-<h><m><s>` (local time, hours/minutes/seconds unpadded). */
