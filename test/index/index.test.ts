@@ -136,3 +136,37 @@ describe('render index', () => {
     }
   });
 });
+
+describe('render index with webhooks', () => {
+  it('a render made directly in v1 reaches the index through its webhooks, before any sync; the bound becomes INDEX_RECONCILE_MS', async () => {
+    const s = await startSim();
+    const team = s.keys[0]!.teams[0]!.id;
+    const secret = 'whsec_index_hooks_0123456789';
+    const g = await startGateway({ INDEX_MAX_STALENESS_MS: String(STALE), INDEX_RECONCILE_MS: '60000', WEBHOOK_SECRETS: JSON.stringify({ [team]: secret }) }, {}, { sim: s, simClock: true });
+    try {
+      await g.addUser(0, 'ann@example.com');
+      const t = await g.login('ann@example.com');
+      await g.deps.index!.syncNow(s.keys[0]!.teams.map((x) => x.id));
+      const base = await g.app.listen({ port: 0, host: '127.0.0.1' });
+      await fetch(`${s.url}/_sim/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ team_id: team, url: `${base}/_gateway/webhooks/v1/${team}`, secret }) });
+      await g.get('/renders?limit=1', t); // the key's reach is known
+      const project = [...s.sim.world.projects.values()].find((p) => p.teamId === team)!;
+      const made = s.sim.world.createRender(s.sim.world.authenticate(`Bearer ${s.keys[0]!.api_key}`), { project_id: project.id, name: 'told by a webhook' });
+      const syncsBefore = s.sim.stats.get('GET /v1/projects') ?? 0;
+      s.sim.clock.advance(1_000); // within the bound: no sync is due
+      s.sim.world.tick();
+      await s.sim.webhooks.idle();
+      const r = await g.get('/renders?filter[title][_eq]=told by a webhook&fields=id,status', t);
+      expect(r.body.data).toEqual([{ id: derivedUuid('render', made.id), status: g.deps.mappings.status.toLegacy[s.sim.world.renders.get(made.id)!.status] }]);
+      expect(r.headers['x-gateway-v1-calls']).toBe('0');
+      expect(s.sim.stats.get('GET /v1/projects') ?? 0).toBe(syncsBefore); // no sync found it: the webhook did
+      const row = (await g.deps.index!.status()).find((x) => x.team === team)!;
+      expect(row.last_webhook).not.toBeNull();
+      expect(row.bound_ms).toBe(60_000);
+    } finally {
+      await g.close();
+      await s.sim.close();
+    }
+  });
+});
