@@ -14,7 +14,7 @@ import type { RenderEntry, TeamIndex } from './team-index.js';
  * relations (nothing outside these teams can be reached, so a miss is an answer, not a fetch).
  */
 export class IndexSnapshot implements Lookup {
-  constructor(readonly teams: readonly TeamIndex[], private readonly nestedLimit: number) {}
+  constructor(readonly teams: readonly TeamIndex[], readonly nestedLimit: number) {}
 
   /** Every record of a resource the request may read (total_count counts these). */
   count(resource: string): number {
@@ -130,6 +130,20 @@ export class IndexSnapshot implements Lookup {
     return [];
   }
 
+  manyAll(_resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
+    const id = parent.id as string;
+    for (const t of this.teams) {
+      if (parentResource === 'project' && field === 'renders') {
+        const v1 = t.projectV1(id);
+        if (v1) return t.rendersOfProject(v1);
+      } else if (parentResource === 'account' && t.accountRecord().id === id) {
+        if (field === 'renders') return t.renderRecords();
+        if (field === 'projects') return t.projectRecords();
+      }
+    }
+    return [];
+  }
+
   /** Milliseconds since the least recently synced team of the snapshot was synced. */
   ageMs(now: number): number {
     let oldest = now;
@@ -192,7 +206,7 @@ export async function readFromIndex(resource: string, q: QueryNode, plan: Plan, 
     page = page.map((r) => snap.one('render', r.id as string) ?? r);
     env.answered(page.map((r) => r.id as string));
   }
-  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget);
+  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, nestedLimit: snap.nestedLimit });
   if (page.length <= STREAM_AFTER) {
     const data = page.map(project);
     return meta ? { meta, data } : { data };
@@ -245,7 +259,7 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
     heads[best] = (runs[best] as { next(): Rec | undefined }).next();
     return r;
   };
-  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget);
+  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, nestedLimit: snap.nestedLimit });
   const answer = async (recs: readonly Rec[]): Promise<unknown[]> => {
     await env.beforeAnswer(recs);
     const current = recs.map((r) => snap.one('render', r.id as string) ?? r);

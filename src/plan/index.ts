@@ -36,6 +36,7 @@ export class RecordIndex implements Lookup {
   private readonly absent = new Set<string>();
   private missOne = new Set<string>();
   private missMany = new Map<string, { parentResource: string; parent: Rec; field: string }>();
+  private missAll = new Map<string, { parentResource: string; parent: Rec; field: string }>();
 
   constructor(private readonly env: ExecEnv) {}
 
@@ -69,12 +70,21 @@ export class RecordIndex implements Lookup {
     return [];
   }
 
+  /** Every related record (count(), deep): fetched whole on a miss — every page of the projects concerned. */
+  manyAll(_resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
+    const k = `${parentResource}:${parent.id as string}:${field}:all`;
+    const c = this.children.get(k);
+    if (c) return c;
+    this.missAll.set(k, { parentResource, parent, field });
+    return [];
+  }
+
   setChildren(parentResource: string, parentId: string, field: string, recs: Rec[]): void {
     this.children.set(`${parentResource}:${parentId}:${field}`, recs);
   }
 
   get hasMisses(): boolean {
-    return this.missOne.size > 0 || this.missMany.size > 0;
+    return this.missOne.size > 0 || this.missMany.size > 0 || this.missAll.size > 0;
   }
 
   /** Runs `evaluate` until it no longer misses anything (bounded by relational depth). */
@@ -82,6 +92,7 @@ export class RecordIndex implements Lookup {
     for (let round = 0; ; round++) {
       this.missOne = new Set();
       this.missMany = new Map();
+      this.missAll = new Map();
       const spent = this.env.budget.spent;
       const out = evaluate();
       if (!this.hasMisses || round >= 6) return out;
@@ -175,6 +186,7 @@ export class RecordIndex implements Lookup {
         else this.absent.add(`render:${id}`);
       }
     });
+    await this.fillAll();
     const manys = [...this.missMany.values()];
     await catalog.map(manys, async ({ parentResource, parent, field }) => {
       const id = parent.id as string;
@@ -197,6 +209,33 @@ export class RecordIndex implements Lookup {
       } else {
         this.setChildren(parentResource, id, field, []);
       }
+    });
+  }
+
+  /** Every related record of the one-to-many lists asked whole (`manyAll`). */
+  private async fillAll(): Promise<void> {
+    const { catalog } = this.env;
+    const everyRender = async (projectIds: readonly string[]) => {
+      const out: V1Render[] = [];
+      for (const id of projectIds) for await (const page of catalog.renderPages(id)) out.push(...page);
+      return this.renders(out);
+    };
+    await catalog.map([...this.missAll.entries()], async ([k, { parentResource, parent, field }]) => {
+      const id = parent.id as string;
+      let recs: Rec[] = [];
+      if (parentResource === 'project' && field === 'renders') {
+        const p = this.v1<V1Project>('project', id);
+        if (p) recs = await everyRender([p.id]);
+      } else if (parentResource === 'account') {
+        const t = this.v1<V1Team>('account', id);
+        const projects = t ? await catalog.projectsOfTeam(t.id) : [];
+        if (field === 'projects') recs = projects.map((x) => this.project(x));
+        else if (field === 'renders') {
+          for (const x of projects) this.project(x);
+          recs = await everyRender(projects.map((x) => x.id));
+        }
+      }
+      this.children.set(k, recs);
     });
   }
 

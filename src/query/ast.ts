@@ -58,6 +58,21 @@ export interface SelectNode {
   readonly kind: 'Select';
   readonly path: readonly string[];
   readonly fn?: DateFunction;
+  /** `count(<one-to-many>)`: the number of related items, answered as `<field>_count` (a PostgreSQL number string). */
+  readonly count?: true;
+}
+
+/**
+ * Directus's `deep`: per one-to-many field, how its related items are chosen — filter, search, sort, offset, limit
+ * (undefined: the default limit) — and the same for relations below it.
+ */
+export interface DeepNode {
+  readonly filter: FilterNode | null;
+  readonly search: string | null;
+  readonly sort: readonly SortNode[];
+  readonly limit?: number;
+  readonly offset: number;
+  readonly children: Readonly<Record<string, DeepNode>>;
 }
 
 export type MetaKey = 'total_count' | 'filter_count';
@@ -76,6 +91,8 @@ export interface QueryNode {
   readonly meta: readonly MetaKey[];
   readonly aggregate: readonly AggregateNode[];
   readonly groupBy: readonly FieldRef[];
+  /** `deep`: options of related items, by relation name (absent: none given). */
+  readonly deep?: DeepNode;
 }
 
 const freeze = <T extends object>(o: T): Readonly<T> => Object.freeze(o);
@@ -100,6 +117,7 @@ export const Sort = { create: (field: FieldRef, direction: 'asc' | 'desc'): Sort
 export const Aggregate = { create: (fn: AggregateFn, field: string): AggregateNode => freeze({ kind: 'Aggregate', fn, field }) };
 export const Select = {
   create: (path: readonly string[], fn?: DateFunction): SelectNode => freeze({ kind: 'Select', path: freeze([...path]), ...(fn ? { fn } : {}) }),
+  count: (field: string): SelectNode => freeze({ kind: 'Select', path: freeze([field]), count: true }),
 };
 export const Query = {
   create: (q: Omit<QueryNode, 'kind'>): QueryNode => freeze({ kind: 'Query', ...q }),

@@ -12,6 +12,8 @@ export interface Lookup {
   one(resource: string, id: string): Rec | undefined;
   /** The related records of a one-to-many field of `parent` (a record of `parentResource`), ordered and capped. */
   many(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[];
+  /** Every related record of a one-to-many field, in no particular order (count(), deep). */
+  manyAll?(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[];
 }
 
 type Getter = (r: Rec) => unknown;

@@ -6,6 +6,8 @@ import {
   Sort,
   type AggregateFn,
   type AggregateNode,
+  type DeepNode,
+  type FilterNode,
   type MetaKey,
   type QueryNode,
   type SelectNode,
@@ -107,6 +109,12 @@ function parseFields(raw: unknown, resource: ResourceSchema, schemas: SchemaRegi
   const out: SelectNode[] = [];
   items.forEach((item, i) => {
     const { fn, field, badFn } = splitFunction(item);
+    if (badFn === 'count') {
+      // count(<one-to-many>): the number of related items (Directus 10)
+      if (fieldOf(resource, field)?.relation?.kind !== 'o2m') issues.add(`fields[${i}]`, `count() needs a one-to-many field, not "${field}"`);
+      else out.push(Select.count(field));
+      return;
+    }
     if (badFn) {
       issues.add(`fields[${i}]`, `Invalid function specified "${badFn}"`);
       return;
@@ -191,6 +199,66 @@ function parseSort(
     out.push(Sort.create(FieldRef.create(path), direction));
   });
   return out;
+}
+
+const DEEP_OPTIONS = new Set(['_filter', '_search', '_sort', '_limit', '_offset', '_page']);
+
+/**
+ * `deep` (bracket or JSON form): under each relational field, `_`-options chosen like top-level parameters for its
+ * related items — `_filter`, `_search`, `_sort`, `_limit`, `_offset`, `_page` — and further relations below it. Paths count
+ * against MAX_RELATIONAL_DEPTH; an unknown field or option is a 400 naming it.
+ */
+function parseDeep(raw: unknown, resource: ResourceSchema, ctx: ParseContext, issues: Issues, maxDepth: number): DeepNode | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      issues.add('deep', 'Invalid JSON for deep object');
+      return undefined;
+    }
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    issues.add('deep', '"deep" must be an object');
+    return undefined;
+  }
+  return deepLevel(value as Record<string, unknown>, resource, ctx, issues, 'deep', 0, maxDepth);
+}
+
+function deepLevel(
+  raw: Record<string, unknown>, resource: ResourceSchema, ctx: ParseContext, issues: Issues, path: string, depth: number, maxDepth: number,
+): DeepNode {
+  const children: Record<string, DeepNode> = Object.create(null) as Record<string, DeepNode>;
+  let filter: FilterNode | null = null;
+  let search: string | null = null;
+  let sort: SortNode[] = [];
+  let limit: number | undefined;
+  let offset = 0;
+  let page: number | undefined;
+  for (const key of Object.keys(raw)) {
+    const v = raw[key];
+    const at = `${path}.${key}`;
+    if (key.startsWith('_')) {
+      if (depth === 0) continue; // options belong to a relation
+      if (!DEEP_OPTIONS.has(key)) { issues.add(at, `Unknown deep option "${key}"`); continue; }
+      if (key === '_filter') filter = parseFilter(v, resource, { schemas: ctx.schemas, dynamic: ctx.dynamic, issues, maxRelationalDepth: maxDepth });
+      else if (key === '_search') { if (typeof v === 'string') search = v.length > 0 ? v : null; else issues.add(at, '"_search" must be a string'); }
+      else if (key === '_sort') sort = parseSort(v, resource, ctx.schemas, issues, null, maxDepth);
+      else if (key === '_limit') limit = integer(v, '_limit', -1, issues);
+      else if (key === '_offset') offset = integer(v, '_offset', 0, issues) ?? 0;
+      else page = integer(v, '_page', 0, issues);
+      continue;
+    }
+    const f = fieldOf(resource, key);
+    if (!f?.relation) { issues.add(at, `Field "${key}" is not a relation of "${resource.name}"`); continue; }
+    if (depth + 1 >= maxDepth) { issues.add(at, 'Max relational depth exceeded'); continue; }
+    if (!v || typeof v !== 'object' || Array.isArray(v)) { issues.add(at, `"${at}" must be an object`); continue; }
+    children[key] = deepLevel(v as Record<string, unknown>, ctx.schemas[f.relation.resource] as ResourceSchema, ctx, issues, at, depth + 1, maxDepth);
+  }
+  // _page as the top level's page: 1-indexed, over the limit (the default one when none is given)
+  if (page) offset = (limit === undefined ? ctx.limitDefault : limit === -1 ? 0 : limit) * (page - 1);
+  return Object.freeze({ filter, search, sort, ...(limit !== undefined ? { limit } : {}), offset, children: Object.freeze(children) });
 }
 
 function parseAggregate(raw: unknown, resource: ResourceSchema, issues: Issues): AggregateNode[] {
@@ -327,6 +395,8 @@ export function parseQuery(raw: Readonly<Record<string, unknown>>, resource: Res
   const page = integer(raw.page, 'page', 0, issues);
   if (page && effectiveLimit && effectiveLimit !== -1) offset = effectiveLimit * (page - 1);
   const meta = parseMeta(raw.meta, issues);
+  const deep = parseDeep(raw.deep, resource, ctx, issues, maxDepth);
   issues.throwIfAny();
-  return Query.create({ resource: resource.key, fields, filter, search, sort, limit: effectiveLimit, offset, meta, aggregate, groupBy });
+  const limitOffset = { limit: effectiveLimit, offset };
+  return Query.create({ resource: resource.key, fields, filter, search, sort, ...limitOffset, meta, aggregate, groupBy, ...(deep ? { deep } : {}) });
 }

@@ -1,14 +1,15 @@
-import type { SelectNode } from './ast.js';
+import { FieldRef, Sort, type DeepNode, type SelectNode } from './ast.js';
 import type { ExpansionBudget } from './budget.js';
-import { dateFn, type Lookup, type Rec } from './compile.js';
+import { compileFilter, compileSearch, compileSort, dateFn, type Lookup, type Rec } from './compile.js';
 import type { DateFunction, ResourceSchema, SchemaRegistry } from './schema.js';
 
-interface SelTree { star: boolean; children: Map<string, SelTree>; fns: { field: string; fn: DateFunction }[]; order: string[] }
-const tree = (): SelTree => ({ star: false, children: new Map(), fns: [], order: [] });
+interface SelTree { star: boolean; children: Map<string, SelTree>; fns: { field: string; fn: DateFunction }[]; counts: string[]; order: string[] }
+const tree = (): SelTree => ({ star: false, children: new Map(), fns: [], counts: [], order: [] });
 
 function buildTree(fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry): SelTree {
   const root = tree();
   for (const s of fields) {
+    if (s.count) { root.counts.push(s.path[0] as string); continue; }
     if (s.fn) { root.fns.push({ field: s.path[0] as string, fn: s.fn }); continue; }
     if (s.path.every((p) => p === '*')) {
       addStars(root, resource, schemas, s.path.length);
@@ -42,14 +43,37 @@ function addStars(node: SelTree, resource: ResourceSchema, schemas: SchemaRegist
 
 export type Projector = (r: Rec) => Record<string, unknown>;
 
+const fieldDef = (resource: ResourceSchema, name: string) => (Object.hasOwn(resource.fields, name) ? resource.fields[name] : undefined);
+
 /**
  * `fields` compiled once into a projector: `*`, `*.*`, dot paths through many-to-one and one-to-many
  * relations (expanded through the lookup), and date functions (`year(date_created)` → `date_created_year`).
  */
 export function compileProjection(
   fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, budget?: ExpansionBudget,
+  related: RelatedOptions = {},
 ): Projector {
-  return projectorFor(buildTree(fields, resource, schemas), resource, schemas, lookup, budget);
+  return projectorFor(buildTree(fields, resource, schemas), resource, schemas, lookup, budget, related.deep, related.nestedLimit ?? 100);
+}
+
+/** How related items are chosen: `deep` options per relation, and the default limit of one-to-many lists. */
+export interface RelatedOptions {
+  readonly deep?: DeepNode | undefined;
+  readonly nestedLimit?: number;
+}
+
+/**
+ * The related items `deep` asks for: every related item (Lookup.manyAll) filtered, searched, sorted (its `_sort`, else
+ * primary-key order; the id breaks ties), then offset and limit (the default limit unless `_limit`; -1: all).
+ */
+function chooseRelated(all: readonly Rec[], d: DeepNode, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, nestedLimit: number): Rec[] {
+  const filter = compileFilter(d.filter, resource, schemas, lookup);
+  const search = compileSearch(d.search, resource);
+  const byId = Sort.create(FieldRef.create(['id']), 'asc');
+  const keys = d.sort.some((k) => k.field.path.length === 1 && k.field.path[0] === 'id' && !k.field.fn) ? d.sort : [...d.sort, byId];
+  const kept = all.filter((r) => filter(r) && search(r)).sort(compileSort(keys, resource, schemas, lookup));
+  const limit = d.limit ?? nestedLimit;
+  return limit === -1 ? kept.slice(d.offset) : kept.slice(d.offset, d.offset + limit);
 }
 
 /** True when the selection lists or expands related items (what MAX_RELATED_ITEMS counts). */
@@ -60,7 +84,10 @@ export function selectsRelations(fields: readonly SelectNode[], resource: Resour
   return names.some((n) => Object.hasOwn(resource.fields, n) && resource.fields[n]?.relation?.kind === 'o2m');
 }
 
-function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, budget?: ExpansionBudget): Projector {
+function projectorFor(
+  t: SelTree, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup,
+  budget: ExpansionBudget | undefined, deep: DeepNode | undefined, nestedLimit: number,
+): Projector {
   const parentKey = resource.key;
   const names = t.star ? [...Object.keys(resource.fields), ...t.order.filter((n) => !Object.hasOwn(resource.fields, n))] : t.order;
   const steps = names.map((name) => {
@@ -70,7 +97,8 @@ function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegis
     const rel = f.relation;
     if (!rel) return (r: Rec, o: Record<string, unknown>) => { o[name] = r[name] ?? null; };
     const relSchema = schemas[rel.resource] as ResourceSchema;
-    const subProject = sub ? projectorFor(sub, relSchema, schemas, lookup, budget) : undefined;
+    const d = deep?.children[name];
+    const subProject = sub ? projectorFor(sub, relSchema, schemas, lookup, budget, d, nestedLimit) : undefined;
     if (rel.kind === 'm2o') {
       return (r: Rec, o: Record<string, unknown>) => {
         const id = r[name];
@@ -81,7 +109,8 @@ function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegis
       };
     }
     return (r: Rec, o: Record<string, unknown>) => {
-      const items = lookup.many(rel.resource, r, name, parentKey);
+      const items = d ? chooseRelated(lookup.manyAll?.(rel.resource, r, name, parentKey) ?? [], d, relSchema, schemas, lookup, nestedLimit)
+        : lookup.many(rel.resource, r, name, parentKey);
       budget?.charge(items.length);
       o[name] = subProject ? items.map(subProject) : items.map((x) => x.id);
     };
@@ -91,10 +120,18 @@ function projectorFor(t: SelTree, resource: ResourceSchema, schemas: SchemaRegis
     const key = `${field}_${fn}`;
     return (r: Rec, o: Record<string, unknown>) => { o[key] = f(r[field]); };
   });
+  // count(<one-to-many>): every related item counted, as a PostgreSQL number string
+  const countSteps = t.counts.map((field) => {
+    const rel = fieldDef(resource, field)?.relation;
+    return (r: Rec, o: Record<string, unknown>) => {
+      o[`${field}_count`] = rel ? String((lookup.manyAll?.(rel.resource, r, field, parentKey) ?? []).length) : null;
+    };
+  });
   return (r) => {
     const o: Record<string, unknown> = {};
     for (const s of steps) s(r, o);
     for (const s of fnSteps) s(r, o);
+    for (const s of countSteps) s(r, o);
     return o;
   };
 }
