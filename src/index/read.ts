@@ -206,7 +206,7 @@ export async function readFromIndex(resource: string, q: QueryNode, plan: Plan, 
     page = page.map((r) => snap.one('render', r.id as string) ?? r);
     env.answered(page.map((r) => r.id as string));
   }
-  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, nestedLimit: snap.nestedLimit });
+  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, alias: q.alias, nestedLimit: snap.nestedLimit });
   if (page.length <= STREAM_AFTER) {
     const data = page.map(project);
     return meta ? { meta, data } : { data };
@@ -259,7 +259,7 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
     heads[best] = (runs[best] as { next(): Rec | undefined }).next();
     return r;
   };
-  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, nestedLimit: snap.nestedLimit });
+  const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, alias: q.alias, nestedLimit: snap.nestedLimit });
   const answer = async (recs: readonly Rec[]): Promise<unknown[]> => {
     await env.beforeAnswer(recs);
     const current = recs.map((r) => snap.one('render', r.id as string) ?? r);

@@ -100,7 +100,7 @@ async function finish(
   const { schemas } = env.mappings;
   const totalCount = q.meta.includes('total_count') ? (typeof total === 'number' ? total : await total()) : records.length;
   const sel = await index.settle(() => selectRecords(records, q, schemas, index, { numericStrings: true }, totalCount));
-  const project = compileProjection(q.fields, schema, schemas, index, env.budget, { deep: q.deep, nestedLimit: env.nestedLimit });
+  const project = compileProjection(q.fields, schema, schemas, index, env.budget, { deep: q.deep, alias: q.alias, nestedLimit: env.nestedLimit });
   const data = sel.rows ?? (await projectInChunks(index, project, sel.page ?? []));
   return sel.meta ? { meta: sel.meta, data } : { data };
 }
@@ -229,7 +229,7 @@ async function scanRenders(
   const schema = env.mappings.schemas.render as ResourceSchema;
   const { schemas } = env.mappings;
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
-  const project = compileProjection(q.fields, schema, schemas, index, env.budget, { deep: q.deep, nestedLimit: env.nestedLimit });
+  const project = compileProjection(q.fields, schema, schemas, index, env.budget, { deep: q.deep, alias: q.alias, nestedLimit: env.nestedLimit });
   const everything = q.limit === -1;
   const wanted = everything ? Number.POSITIVE_INFINITY : q.offset + q.limit;
   // deep pages (a large offset) keep candidates compact too: sort keys and JSON bytes, not objects
@@ -315,7 +315,7 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
   const filter = compileFilter(q.filter, schema, schemas, index);
   const search = compileSearch(q.search, schema);
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);
-  const project = compileProjection(q.fields, schema, schemas, index, env.budget, { deep: q.deep, nestedLimit: env.nestedLimit });
+  const project = compileProjection(q.fields, schema, schemas, index, env.budget, { deep: q.deep, alias: q.alias, nestedLimit: env.nestedLimit });
   const withData = all || fieldsToSelect(q, schema).has('data');
   /**
    * Each page becomes entries as it arrives: translated, filtered, and — when everything is read — already

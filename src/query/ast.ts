@@ -93,6 +93,8 @@ export interface QueryNode {
   readonly groupBy: readonly FieldRef[];
   /** `deep`: options of related items, by relation name (absent: none given). */
   readonly deep?: DeepNode;
+  /** `alias`: extra names for top-level fields (name → field), usable in `fields` and `deep`. */
+  readonly alias?: Readonly<Record<string, string>>;
 }
 
 const freeze = <T extends object>(o: T): Readonly<T> => Object.freeze(o);

@@ -16,7 +16,7 @@ import {
 import type { DynamicContext } from './dynamic.js';
 import { Issues } from './issues.js';
 import { fieldOf, parseFilter, splitFunction } from './parse-filter.js';
-import type { ResourceSchema, SchemaRegistry } from './schema.js';
+import { withAliases, type ResourceSchema, type SchemaRegistry } from './schema.js';
 
 export interface ParseContext {
   readonly schemas: SchemaRegistry;
@@ -201,6 +201,38 @@ function parseSort(
   return out;
 }
 
+/**
+ * `alias[name]=field` (or a JSON object): another name for a top-level field, for `fields` and `deep` — one relation
+ * asked twice with different `deep` options. Names and fields are plain (no dots); the field must exist; a name must not
+ * be a field already.
+ */
+function parseAlias(raw: unknown, resource: ResourceSchema, issues: Issues): Record<string, string> | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      issues.add('alias', 'Invalid JSON for alias object');
+      return undefined;
+    }
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    issues.add('alias', '"alias" must be an object');
+    return undefined;
+  }
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, of] of Object.entries(value as Record<string, unknown>)) {
+    const at = `alias.${name}`;
+    if (typeof of !== 'string') { issues.add(at, '"alias" values must be strings'); continue; }
+    if (name.includes('.') || of.includes('.')) { issues.add(at, '"alias" key/value can\'t contain a period character'); continue; }
+    if (!fieldOf(resource, of)) { issues.add(at, `Field "${of}" does not exist on "${resource.name}"`); continue; }
+    if (fieldOf(resource, name)) { issues.add(at, `"${name}" is already a field of "${resource.name}"`); continue; }
+    out[name] = of;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 const DEEP_OPTIONS = new Set(['_filter', '_search', '_sort', '_limit', '_offset', '_page']);
 
 /**
@@ -376,7 +408,9 @@ export function parseQuery(raw: Readonly<Record<string, unknown>>, resource: Res
     aggregate.length > 0 || groupBy.length > 0
       ? new Set([...aggregate.flatMap((a) => (a.field === '*' ? [a.fn] : [a.fn, `${a.fn}.${a.field}`])), ...groupBy.map((g) => FieldRef.key(g))])
       : null;
-  const fields = aggregateKeys ? [] : parseFields(raw.fields, resource, ctx.schemas, issues, maxDepth);
+  const alias = parseAlias(raw.alias, resource, issues);
+  const aliased = withAliases(resource, alias);
+  const fields = aggregateKeys ? [] : parseFields(raw.fields, aliased, ctx.schemas, issues, maxDepth);
   const filter = parseFilter(raw.filter, resource, { schemas: ctx.schemas, dynamic: ctx.dynamic, issues, maxRelationalDepth: maxDepth });
   let search: string | null = null;
   if (raw.search !== undefined) {
@@ -395,8 +429,9 @@ export function parseQuery(raw: Readonly<Record<string, unknown>>, resource: Res
   const page = integer(raw.page, 'page', 0, issues);
   if (page && effectiveLimit && effectiveLimit !== -1) offset = effectiveLimit * (page - 1);
   const meta = parseMeta(raw.meta, issues);
-  const deep = parseDeep(raw.deep, resource, ctx, issues, maxDepth);
+  const deep = parseDeep(raw.deep, aliased, ctx, issues, maxDepth);
   issues.throwIfAny();
   const limitOffset = { limit: effectiveLimit, offset };
-  return Query.create({ resource: resource.key, fields, filter, search, sort, ...limitOffset, meta, aggregate, groupBy, ...(deep ? { deep } : {}) });
+  const extras = { ...(deep ? { deep } : {}), ...(alias ? { alias } : {}) };
+  return Query.create({ resource: resource.key, fields, filter, search, sort, ...limitOffset, meta, aggregate, groupBy, ...extras });
 }

@@ -1,7 +1,7 @@
 import { FieldRef, Sort, type DeepNode, type SelectNode } from './ast.js';
 import type { ExpansionBudget } from './budget.js';
 import { compileFilter, compileSearch, compileSort, dateFn, type Lookup, type Rec } from './compile.js';
-import type { DateFunction, ResourceSchema, SchemaRegistry } from './schema.js';
+import { withAliases, type DateFunction, type ResourceSchema, type SchemaRegistry } from './schema.js';
 
 interface SelTree { star: boolean; children: Map<string, SelTree>; fns: { field: string; fn: DateFunction }[]; counts: string[]; order: string[] }
 const tree = (): SelTree => ({ star: false, children: new Map(), fns: [], counts: [], order: [] });
@@ -53,12 +53,15 @@ export function compileProjection(
   fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, budget?: ExpansionBudget,
   related: RelatedOptions = {},
 ): Projector {
-  return projectorFor(buildTree(fields, resource, schemas), resource, schemas, lookup, budget, related.deep, related.nestedLimit ?? 100);
+  const top = withAliases(resource, related.alias);
+  return projectorFor(buildTree(fields, top, schemas), top, schemas, lookup, budget, related.deep, related.nestedLimit ?? 100);
 }
 
 /** How related items are chosen: `deep` options per relation, and the default limit of one-to-many lists. */
 export interface RelatedOptions {
   readonly deep?: DeepNode | undefined;
+  /** The query's `alias` names (top level). */
+  readonly alias?: Readonly<Record<string, string>> | undefined;
   readonly nestedLimit?: number;
 }
 
@@ -77,7 +80,10 @@ function chooseRelated(all: readonly Rec[], d: DeepNode, resource: ResourceSchem
 }
 
 /** True when the selection lists or expands related items (what MAX_RELATED_ITEMS counts). */
-export function selectsRelations(fields: readonly SelectNode[], resource: ResourceSchema, schemas: SchemaRegistry): boolean {
+export function selectsRelations(
+  fields: readonly SelectNode[], base: ResourceSchema, schemas: SchemaRegistry, alias?: Readonly<Record<string, string>>,
+): boolean {
+  const resource = withAliases(base, alias);
   const t = buildTree(fields, resource, schemas);
   if (t.children.size > 0) return true;
   const names = t.star ? Object.keys(resource.fields) : t.order;
@@ -95,13 +101,14 @@ function projectorFor(
     if (!f) return (_r: Rec, _o: Record<string, unknown>) => {};
     const sub = t.children.get(name);
     const rel = f.relation;
-    if (!rel) return (r: Rec, o: Record<string, unknown>) => { o[name] = r[name] ?? null; };
+    const source = f.aliasOf ?? name; // an alias answers under its own name what its field holds
+    if (!rel) return (r: Rec, o: Record<string, unknown>) => { o[name] = r[source] ?? null; };
     const relSchema = schemas[rel.resource] as ResourceSchema;
     const d = deep?.children[name];
     const subProject = sub ? projectorFor(sub, relSchema, schemas, lookup, budget, d, nestedLimit) : undefined;
     if (rel.kind === 'm2o') {
       return (r: Rec, o: Record<string, unknown>) => {
-        const id = r[name];
+        const id = r[source];
         if (!subProject || typeof id !== 'string') { o[name] = id ?? null; return; }
         const rec = lookup.one(rel.resource, id);
         if (rec) budget?.charge(1);
@@ -109,8 +116,8 @@ function projectorFor(
       };
     }
     return (r: Rec, o: Record<string, unknown>) => {
-      const items = d ? chooseRelated(lookup.manyAll?.(rel.resource, r, name, parentKey) ?? [], d, relSchema, schemas, lookup, nestedLimit)
-        : lookup.many(rel.resource, r, name, parentKey);
+      const items = d ? chooseRelated(lookup.manyAll?.(rel.resource, r, source, parentKey) ?? [], d, relSchema, schemas, lookup, nestedLimit)
+        : lookup.many(rel.resource, r, source, parentKey);
       budget?.charge(items.length);
       o[name] = subProject ? items.map(subProject) : items.map((x) => x.id);
     };

@@ -10,6 +10,19 @@ export interface FieldDef {
   readonly name: string;
   readonly type: FieldType;
   readonly relation?: Relation;
+  /** `alias[name]=field`: this name answers the field `aliasOf` (a second look at one relation, with its own `deep`). */
+  readonly aliasOf?: string;
+}
+
+/** The resource as a query with `alias` sees it: each alias a field of its own that reads the aliased one. */
+export function withAliases(resource: ResourceSchema, alias: Readonly<Record<string, string>> | undefined): ResourceSchema {
+  if (!alias || Object.keys(alias).length === 0) return resource;
+  const fields: Record<string, FieldDef> = { ...resource.fields };
+  for (const [name, of] of Object.entries(alias)) {
+    const target = resource.fields[of];
+    if (target) fields[name] = { ...target, name, aliasOf: of };
+  }
+  return { ...resource, fields };
 }
 
 export interface ResourceSchema {

@@ -103,7 +103,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       void reply.header('x-gateway-source', source.kind);
       if (format) {
         // the same answer as a file; an answer that expands relations is built whole first (a clean 400 past the budget)
-        const items = result.stream && selectsRelations(q.fields, schema, deps.mappings.schemas) ? await drain(result.stream) : result.stream;
+        const items = result.stream && selectsRelations(q.fields, schema, deps.mappings.schemas, q.alias) ? await drain(result.stream) : result.stream;
         await deps.ids.flush();
         return sendExport(deps, reply, format, schema.name, items ?? result.data);
       }
@@ -112,7 +112,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
         const atEnd = wantsExplain(deps, request) ? () => explainList(plan, meter, source) : undefined;
         // an answer that expands relations is built whole first (bounded by MAX_RELATED_ITEMS), so that the budget
         // refuses it with a clean 400 before any byte is sent; plain items stream as they come
-        const items = selectsRelations(q.fields, schema, deps.mappings.schemas) ? await drain(result.stream) : result.stream;
+        const items = selectsRelations(q.fields, schema, deps.mappings.schemas, q.alias) ? await drain(result.stream) : result.stream;
         return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(items, request.log, result.meta, atEnd)));
       }
       await deps.ids.flush();

@@ -81,7 +81,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     index.project(result.project);
     const [rec] = await index.renders([result.render]);
     const schema = deps.mappings.schemas.render as ResourceSchema;
-    const related = { deep: q.deep, nestedLimit: env.nestedLimit };
+    const related = { deep: q.deep, alias: q.alias, nestedLimit: env.nestedLimit };
     const shaped = await index.settle(() => compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget, related)(rec!));
     await deps.ids.flush();
     return { status: 200, body: { data: shaped } };

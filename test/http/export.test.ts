@@ -61,11 +61,11 @@ describe('export, as Directus 10 answers it', () => {
 
 describe('count(<one-to-many>) and deep, as Directus 10 answers them, on both paths', () => {
   for (const mode of ['index', 'live'] as const) {
-    it(`${mode}: count(renders) in fields; deep _limit and _sort`, async () => {
+    it(`${mode}: count(renders) in fields; deep _limit and _sort; alias with its own deep`, async () => {
       const g = mode === 'index' ? gw : await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
       try {
         const t = mode === 'index' ? token : (await g.addUser(0, 'bo@example.com'), await g.login('bo@example.com'));
-        for (const name of ['count o2m in fields', 'deep limit']) {
+        for (const name of ['count o2m in fields', 'deep limit', 'alias']) {
           const expected = fixtures.answers[name]!;
           const res = await g.get(expected.path, t);
           expect(res.status, name).toBe(expected.status);
@@ -104,5 +104,13 @@ describe('count(<one-to-many>) and deep, as Directus 10 answers them, on both pa
       expect(a.projects_count).toBe(String([...gw.s.sim.world.projects.values()].filter((p) => p.teamId === team).length));
     }
     expect((await gw.get('/renders?fields=count(title)', token)).status).toBe(400);
+    // one relation twice: the newest render and every id, side by side
+    const twice = await gw.get('/projects?fields=id,renders,latest.id&alias[latest]=renders&deep[latest][_sort]=-date_created&deep[latest][_limit]=1&sort=id&limit=1', token);
+    expect(twice.body.data[0].renders).toEqual(ids);
+    expect(twice.body.data[0].latest).toHaveLength(1);
+    for (const bad of ['alias[a.b]=renders', 'alias[x]=nosuch', 'alias[title]=renders', 'alias[x]=project.title']) {
+      const r = await gw.get(`/projects?fields=id&${bad}`, token);
+      expect(r.status, bad).toBe(400);
+    }
   });
 });
