@@ -241,7 +241,7 @@ async function scanRenders(
   let matched = 0;
   // large buffers are sorted a slice at a time: no single answer holds the event loop
   // a sort through a relation (project.account.name) reads related records: fetch what the keys need before sorting
-  const relationalSort = effectiveSort(q, schema).some((srt) => srt.field.path.length > 1);
+  const relationalSort = effectiveSort(q, schema).some((srt) => srt.field.path.length > 1 || srt.field.fn === 'count');
   const prune = async () => {
     if (relationalSort) await index.settle(() => { for (const c of candidates) cmp(c.rec, c.rec); });
     candidates = await sortYielding(candidates, (a, b) => cmp(a.rec, b.rec));

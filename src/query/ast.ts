@@ -6,11 +6,14 @@ import type { DateFunction, Operator } from './schema.js';
  */
 export type Scalar = string | number | boolean | null;
 
-/** A field reference: a dot path over many-to-one relations, optionally wrapped in a date function. */
+/** A function of a field: a date part, or `count` of a one-to-many field's related items. */
+export type FieldFn = DateFunction | 'count';
+
+/** A field reference: a dot path over many-to-one relations, optionally wrapped in a function. */
 export interface FieldRef {
   readonly kind: 'FieldRef';
   readonly path: readonly string[];
-  readonly fn?: DateFunction;
+  readonly fn?: FieldFn;
 }
 
 export interface CompareNode {
@@ -100,7 +103,7 @@ export interface QueryNode {
 const freeze = <T extends object>(o: T): Readonly<T> => Object.freeze(o);
 
 export const FieldRef = {
-  create: (path: readonly string[], fn?: DateFunction): FieldRef => freeze({ kind: 'FieldRef', path: freeze([...path]), ...(fn ? { fn } : {}) }),
+  create: (path: readonly string[], fn?: FieldFn): FieldRef => freeze({ kind: 'FieldRef', path: freeze([...path]), ...(fn ? { fn } : {}) }),
   /** The output key of a field reference: `date_created_year` for year(date_created). */
   key: (f: FieldRef): string => (f.fn ? `${f.path.join('.')}_${f.fn}` : f.path.join('.')),
 };

@@ -1,4 +1,4 @@
-import { Compare, FieldRef } from './ast.js';
+import { Compare, FieldRef, type FieldFn } from './ast.js';
 import type { FilterNode, Scalar, SortNode } from './ast.js';
 import { fieldOf } from './parse-filter.js';
 import type { DateFunction, FieldDef, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
@@ -55,11 +55,18 @@ export function dateFn(fn: DateFunction): (v: unknown) => number | null {
 /** A getter for a path over many-to-one relations (and the type at its end). */
 export function compileGetter(
   path: readonly string[],
-  fn: DateFunction | undefined,
+  fn: FieldFn | undefined,
   resource: ResourceSchema,
   schemas: SchemaRegistry,
   lookup: Lookup,
 ): { get: Getter; type: FieldType } {
+  if (fn === 'count') {
+    // count(<one-to-many>): every related item counted (Lookup.manyAll)
+    const f = fieldOf(resource, path[0] as string);
+    if (path.length !== 1 || f?.relation?.kind !== 'o2m') throw new TypeError(`count() of ${path.join('.')}`);
+    const rel = f.relation.resource;
+    return { get: (r) => (lookup.manyAll?.(rel, r, f.name, resource.key) ?? []).length, type: 'integer' };
+  }
   let current = resource;
   const steps: { field: string; next?: string }[] = [];
   let type: FieldType = 'string';

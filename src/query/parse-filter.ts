@@ -1,4 +1,4 @@
-import { And, Compare, FieldRef, Or, Relation, True, type FilterNode, type Scalar } from './ast.js';
+import { And, Compare, FieldRef, Or, Relation, True, type FieldFn, type FilterNode, type Scalar } from './ast.js';
 import { resolveDynamic, type DynamicContext } from './dynamic.js';
 import type { Issues } from './issues.js';
 import {
@@ -161,8 +161,11 @@ function parseField(
     ctx.issues.add(path, 'Filter is nested too deeply');
     return True;
   }
-  const { fn, field: fieldName, badFn } = splitFunction(key);
-  if (badFn) {
+  const split = splitFunction(key);
+  const { field: fieldName, badFn } = split;
+  // count(<one-to-many>) compares the number of related items (Directus 10)
+  const fn: FieldFn | undefined = badFn === 'count' ? 'count' : split.fn;
+  if (badFn && badFn !== 'count') {
     ctx.issues.add(path, `Invalid function specified "${badFn}"`);
     return True;
   }
@@ -171,7 +174,11 @@ function parseField(
     ctx.issues.add(path, `Invalid filter key "${key}" on "${resource.name}"`);
     return True;
   }
-  if (fn && field.type !== 'timestamp') {
+  if (fn === 'count' && field.relation?.kind !== 'o2m') {
+    ctx.issues.add(path, `count() needs a one-to-many field, not "${field.name}"`);
+    return True;
+  }
+  if (fn && fn !== 'count' && field.type !== 'timestamp') {
     ctx.issues.add(path, `Function "${fn}" needs a date field, not "${field.name}"`);
     return True;
   }
@@ -266,7 +273,7 @@ function compare(
   rawValue: unknown,
   path: string,
   ctx: FilterContext,
-  fn: DateFunction | undefined,
+  fn: FieldFn | undefined,
 ): FilterNode {
   const type = fn ? 'integer' : field.type;
   if (!OPERATORS_FOR[type].has(op)) {

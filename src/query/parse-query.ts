@@ -172,6 +172,12 @@ function parseSort(
       return;
     }
     const { fn, field, badFn } = splitFunction(key);
+    if (badFn === 'count') {
+      // count(<one-to-many>): by the number of related items (Directus 10)
+      if (fieldOf(resource, field)?.relation?.kind !== 'o2m') issues.add(`sort[${i}]`, `count() needs a one-to-many field, not "${field}"`);
+      else out.push(Sort.create(FieldRef.create([field], 'count'), direction));
+      return;
+    }
     if (badFn) {
       issues.add(`sort[${i}]`, `Invalid function specified "${badFn}"`);
       return;

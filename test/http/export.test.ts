@@ -65,7 +65,7 @@ describe('count(<one-to-many>) and deep, as Directus 10 answers them, on both pa
       const g = mode === 'index' ? gw : await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
       try {
         const t = mode === 'index' ? token : (await g.addUser(0, 'bo@example.com'), await g.login('bo@example.com'));
-        for (const name of ['count o2m in fields', 'deep limit', 'alias']) {
+        for (const name of ['count o2m in fields', 'deep limit', 'alias', 'count o2m in filter and sort', 'count o2m in filter none', 'count o2m of accounts']) {
           const expected = fixtures.answers[name]!;
           const res = await g.get(expected.path, t);
           expect(res.status, name).toBe(expected.status);
@@ -77,6 +77,31 @@ describe('count(<one-to-many>) and deep, as Directus 10 answers them, on both pa
       }
     });
   }
+
+  it('count() in filter and sort follows the data: index and live agree once the counts differ', async () => {
+    const live = await startGateway({ INDEX_ENABLED: 'false' }, {}, { sim: gw.s });
+    try {
+      await live.addUser(0, 'cy@example.com');
+      const tl = await live.login('cy@example.com');
+      // two more renders in one project: its count is 10 where the others have 8
+      const project = [...gw.s.sim.world.projects.values()].find((p) => gw.s.keys[0]!.teams.some((t) => t.id === p.teamId))!;
+      const person = gw.s.sim.world.authenticate(`Bearer ${gw.s.keys[0]!.api_key}`);
+      for (const n of [1, 2]) gw.s.sim.world.createRender(person, { project_id: project.id, name: `counted ${n}` });
+      await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
+      const url = '/projects?fields=id,count(renders)&filter[count(renders)][_gt]=8&sort=-count(renders),id';
+      const a = await gw.get(url, token);
+      const b = await live.get(url, tl);
+      expect(a.headers['x-gateway-source']).toBe('index');
+      expect(a.body).toEqual(b.body);
+      expect(a.body.data).toEqual([{ id: derivedUuid('project', project.id), renders_count: '10' }]);
+      const sorted = await gw.get('/projects?fields=id&sort=-count(renders),id&limit=1', token);
+      expect(sorted.body.data[0].id).toBe(derivedUuid('project', project.id));
+      expect((await gw.get('/projects?sort=count(title)', token)).status).toBe(400);
+      expect((await gw.get('/projects?filter[count(title)][_gt]=1', token)).status).toBe(400);
+    } finally {
+      await live.close();
+    }
+  });
 
   it('deep: _filter, _offset, _page, nested relations, the JSON form; bad options are 400s naming them', async () => {
     const all = (await gw.get('/projects?fields=id,renders.id,renders.status&sort=id&limit=1&deep[renders][_limit]=-1', token)).body.data[0];
