@@ -59,13 +59,17 @@ describe('export, as Directus 10 answers it', () => {
   });
 });
 
-describe('count(<one-to-many>) and deep, as Directus 10 answers them, on both paths', () => {
+describe('Directus features beyond the legacy document, as Directus 10 answers them, on both paths', () => {
   for (const mode of ['index', 'live'] as const) {
-    it(`${mode}: count(renders) in fields; deep _limit and _sort; alias with its own deep`, async () => {
+    it(`${mode}: count() in fields, filter and sort; deep; alias; relational paths two deep; _between forms; one-to-many key order`, async () => {
       const g = mode === 'index' ? gw : await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
       try {
         const t = mode === 'index' ? token : (await g.addUser(0, 'bo@example.com'), await g.login('bo@example.com'));
-        for (const name of ['count o2m in fields', 'deep limit', 'alias', 'count o2m in filter and sort', 'count o2m in filter none', 'count o2m of accounts']) {
+        for (const name of [
+          'count o2m in fields', 'deep limit', 'alias', 'count o2m in filter and sort', 'count o2m in filter none', 'count o2m of accounts',
+          'relational depth 2 filter', 'relational depth 2 sort', 'between as a JSON array', 'between as a list', 'one-to-many in key order',
+          'one-to-many of accounts in key order',
+        ]) {
           const expected = fixtures.answers[name]!;
           const res = await g.get(expected.path, t);
           expect(res.status, name).toBe(expected.status);
