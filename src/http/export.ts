@@ -1,10 +1,11 @@
 import { errors } from '../errors/catalog.js';
+import { Spool } from '../store/spool.js';
 
 /**
  * Directus's `?export=`: the answer's data as a file download instead of the JSON envelope — what migration scripts use
  * to pull data out. `json` is Directus's tab-indented array (streamed item by item); `csv` is its flattened table
- * (nested objects as dot-path columns, arrays as JSON, strings quoted, the header naming every column met — so a CSV is
- * built whole before it is sent). `xml` and `yaml` are accepted by Directus but not served here (a clear 400).
+ * (nested objects as dot-path columns, arrays as JSON, strings quoted, the header naming every column met — a streamed
+ * answer goes through a scratch file first). `xml` and `yaml` are accepted by Directus but not served here (a clear 400).
  */
 export type ExportFormat = 'json' | 'csv';
 
@@ -70,6 +71,33 @@ function cell(v: unknown): string {
     s = json;
   }
   return `"${s.replace(/"/g, '""')}"`;
+}
+
+/**
+ * The CSV of many items (a `limit=-1` export), written as it is read: the rows go to a scratch file while their columns
+ * are learned, then the header and every row are written from it — memory stays bounded whatever the size.
+ */
+export async function* csvExportStream(items: AsyncIterable<unknown>): AsyncGenerator<string> {
+  const spool = await Spool.open();
+  try {
+    const columns = new Map<string, true>();
+    let count = 0;
+    for await (const item of items) {
+      const row = item !== null && typeof item === 'object' ? flatten(item as Record<string, unknown>) : {};
+      for (const k of Object.keys(row)) columns.set(k, true);
+      await spool.write(row);
+      count++;
+    }
+    if (count === 0) return;
+    const header = [...columns.keys()];
+    yield header.map(cell).join(',');
+    for await (const value of spool.read()) {
+      const row = value as Record<string, unknown>;
+      if (header.some((k) => row[k] !== null && row[k] !== undefined)) yield `\n${header.map((k) => cell(row[k])).join(',')}`;
+    }
+  } finally {
+    await spool.remove();
+  }
 }
 
 /** The CSV of the items (an empty answer is an empty file). */

@@ -6,7 +6,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { ALL_OVERLAYS, explain, parseLegacyQuery, requestEnv, wantsExplain } from '../http/context.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
-import { csvExport, EXPORT_CONTENT_TYPE, exportFilename, exportFormat, jsonExport, jsonExportOne, type ExportFormat } from '../http/export.js';
+import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, exportFormat, jsonExport, jsonExportOne, type ExportFormat } from '../http/export.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeList, executeOne } from '../plan/execute.js';
 import { planQuery, type Plan } from '../plan/plan.js';
@@ -82,7 +82,11 @@ async function sendExport(deps: Deps, reply: FastifyReply, format: ExportFormat,
   const name = exportFilename(collection, new Date(deps.clock.now()), format);
   void reply.header('content-disposition', `attachment; filename="${name}"`).type(EXPORT_CONTENT_TYPE[format]);
   const many = Array.isArray(data) || Symbol.asyncIterator in (data as object);
-  if (format === 'csv') return reply.send(await csvExport(many ? (data as AsyncIterable<unknown>) : [data]));
+  if (format === 'csv') {
+    // a streamed answer (limit=-1) is written as it is read, through a scratch file; a page is built at once
+    if (many && !Array.isArray(data)) return reply.send(Readable.from(csvExportStream(data as AsyncIterable<unknown>)));
+    return reply.send(await csvExport(many ? (data as unknown[]) : [data]));
+  }
   if (!many) return reply.send(jsonExportOne(data));
   return reply.send(Readable.from(jsonExport(data as AsyncIterable<unknown>)));
 }

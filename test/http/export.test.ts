@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -56,6 +57,16 @@ describe('export, as Directus 10 answers it', () => {
     expect(all.body).toBe(JSON.stringify(list.body.data, null, '\t'));
     const csv = await gw.app.inject({ method: 'GET', url: '/renders?limit=-1&fields=id,title&export=csv', headers: { authorization: `Bearer ${token}` } });
     expect(csv.body.split('\n')).toHaveLength(list.body.data.length + 1);
+    // limit=-1 is written through a scratch file (then removed): the same bytes as the page built at once
+    const spools = () => readdirSync(tmpdir()).filter((f) => f.startsWith('gateway-spool-')).length;
+    const before = spools();
+    const fields = 'fields=id,title,status,data,output,project.title&sort=id';
+    const streamed = await gw.app.inject({ method: 'GET', url: `/renders?limit=-1&${fields}&export=csv`, headers: { authorization: `Bearer ${token}` } });
+    const paged = await gw.app.inject({ method: 'GET', url: `/renders?limit=1000&${fields}&export=csv`, headers: { authorization: `Bearer ${token}` } });
+    expect(streamed.headers['x-gateway-source']).toBe('index');
+    expect(unsigned(streamed.body)).toBe(unsigned(paged.body));
+    expect(streamed.body.split('\n')[0]).toContain('"output.master"');
+    expect(spools()).toBe(before);
   });
 });
 
