@@ -63,3 +63,29 @@ describe('MAX_RELATIONAL_DEPTH: counted over fields, filter and sort', () => {
     expect((await gw.get('/renders?limit=1&filter[project][account][name][_nnull]=true', token)).status).toBe(200);
   });
 });
+
+describe('deep and alias count against the same limits', () => {
+  it('related items chosen by deep (or listed under an alias) are charged to MAX_RELATED_ITEMS', async () => {
+    // 8 projects × 8 renders here: four of each fit in 40, every one does not
+    const few = await gw.get('/projects?fields=id,renders&limit=-1&deep[renders][_limit]=4', token);
+    expect(few.status).toBe(200);
+    expect(few.body.data.every((p: { renders: string[] }) => p.renders.length === 4)).toBe(true);
+    const many = await gw.get('/projects?fields=id,renders&limit=-1&deep[renders][_limit]=-1', token);
+    expect(many.status).toBe(400);
+    refusedFor(many.body, 'MAX_RELATED_ITEMS');
+    // an alias lists the relation a second time: both lists count
+    const both = '/projects?fields=id,renders,all&alias[all]=renders&limit=-1&deep[renders][_limit]=2';
+    expect((await gw.get(`${both}&deep[all][_limit]=2`, token)).status).toBe(200);
+    const over = await gw.get(`${both}&deep[all][_limit]=4`, token);
+    expect(over.status).toBe(400);
+    refusedFor(over.body, 'MAX_RELATED_ITEMS');
+  });
+
+  it('deep paths count against MAX_RELATIONAL_DEPTH (3 here)', async () => {
+    const ok = await gw.get('/accounts?fields=id&deep[projects][renders][_limit]=1', token);
+    expect(ok.status).toBe(200);
+    const deep = await gw.get('/accounts?fields=id&deep[projects][renders][project][_limit]=1', token);
+    expect(deep.status).toBe(400);
+    expect(deep.body.errors[0].message).toContain('Max relational depth exceeded');
+  });
+});
