@@ -30,4 +30,11 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 /** A random token of URL-safe characters (refresh and static tokens). */
-export const randomToken = (bytes = 48) => randomBytes(bytes).toString('base64url');
+/**
+ * A random token (base64url). It never starts with `-`, so it can be given to a command line as the value of an option
+ * (`--gateway-token <token>`) without being taken for an option itself.
+ */
+export const randomToken = (bytes = 48) => {
+  const t = randomBytes(bytes).toString('base64url');
+  return t.startsWith('-') ? `A${t.slice(1)}` : t;
+};
