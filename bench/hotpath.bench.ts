@@ -49,10 +49,23 @@ if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${adde
 startNode([...(process.env.GW_FLAGS ? process.env.GW_FLAGS.split(' ') : []), 'dist/src/main.js'], env, openSync(join(dir, 'gateway.log'), 'w'));
 const gw = `http://127.0.0.1:${gwPort}`;
 await waitFor(`${gw}/healthz`);
+// a second gateway on the same store, reading v1 live (INDEX_ENABLED=false; its answer cached per key)
+const livePort = await freePort();
+startNode(['dist/src/main.js'], { ...env, PORT: String(livePort), INDEX_ENABLED: 'false' }, openSync(join(dir, 'gateway-live.log'), 'w'));
+const gwLive = `http://127.0.0.1:${livePort}`;
+await waitFor(`${gwLive}/healthz`);
 const login = await (await fetch(`${gw}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'hot@example.com', password: 'bench-password' }) })).json() as { data: { access_token: string } };
 const token = login.data.access_token;
 const one = await (await fetch(`${gw}/renders?limit=1&fields=id&filter[status][_eq]=complete`, { headers: { authorization: `Bearer ${token}` } })).json() as { data: { id: string }[] };
 const renderUuid = one.data[0]!.id;
+// the index answers once its backfill is done (the first read started it)
+for (let i = 0; ; i++) {
+  const r = await fetch(`${gw}/renders/${renderUuid}`, { headers: { authorization: `Bearer ${token}` } });
+  await r.text();
+  if (r.headers.get('x-gateway-source') === 'index') break;
+  if (i > 400) throw new Error('the index was not backfilled');
+  await new Promise((res) => setTimeout(res, 50));
+}
 const v1Render = (await (await fetch(`${simUrl}/v1/renders?project_id=${encodeURIComponent((await (await fetch(`${simUrl}/v1/projects?team_id=${person.teams[0]!.id}`, { headers: { authorization: `Bearer ${person.api_key}` } })).json() as { data: { id: string }[] }).data[0]!.id)}&limit=1`, { headers: { authorization: `Bearer ${person.api_key}` } })).json() as { data: { id: string }[] }).data[0]!.id;
 
 // the anchors, each in its own process
@@ -80,8 +93,9 @@ async function load(name: string, url: string, headers: Record<string, string> =
 const rows = [
   await load('Fastify hello-world', `http://127.0.0.1:${helloPort}/`),
   await load('@fastify/http-proxy pass-through of GET /v1/renders/:id', `http://127.0.0.1:${proxyPort}/v1/renders/${v1Render}`),
-  await load('gateway: warm GET /renders/:id', `${gw}/renders/${renderUuid}`, { authorization: `Bearer ${token}` }),
-  await load('gateway: warm GET /renders/:id?fields=id,title,project.title', `${gw}/renders/${renderUuid}?fields=id,title,project.title`, { authorization: `Bearer ${token}` }),
+  await load('gateway (render index): GET /renders/:id', `${gw}/renders/${renderUuid}`, { authorization: `Bearer ${token}` }),
+  await load('gateway (render index): GET /renders/:id?fields=id,title,project.title', `${gw}/renders/${renderUuid}?fields=id,title,project.title`, { authorization: `Bearer ${token}` }),
+  await load('gateway (live, answer cached): GET /renders/:id', `${gwLive}/renders/${renderUuid}`, { authorization: `Bearer ${token}` }),
 ];
 const [hello, pass, gate] = rows as [typeof rows[0], typeof rows[0], typeof rows[0]];
 process.stdout.write(`| server | req/s | p50 | p99 | non-2xx | × hello-world | × pass-through |\n|---|---|---|---|---|---|---|\n`);
