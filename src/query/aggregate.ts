@@ -26,7 +26,12 @@ export function aggregateRows(
   lookup: Lookup,
   options: AggregateOptions,
 ): Record<string, unknown>[] {
-  const keyGetters = groupBy.map((g) => ({ key: FieldRef.key(g), get: compileGetter(g.path, g.fn, resource, schemas, lookup).get }));
+  const keyGetters = groupBy.map((g) => {
+    const get = compileGetter(g.path, g.fn, resource, schemas, lookup).get;
+    // a function's group key is a PostgreSQL number string too ("2026"), as Directus answers it
+    const asString = g.fn !== undefined && options.numericStrings;
+    return { key: FieldRef.key(g), get: asString ? (r: Rec) => { const v = get(r); return v === null || v === undefined ? v : String(v); } : get };
+  });
   const groups = new Map<unknown, { keys: unknown[]; recs: Rec[] }>();
   if (keyGetters.length === 0) groups.set('', { keys: [], recs: [...records] });
   else if (keyGetters.length === 1) {

@@ -122,10 +122,14 @@ function projectorFor(
       o[name] = subProject ? items.map(subProject) : items.map((x) => x.id);
     };
   });
+  // date functions answer PostgreSQL number strings, as Directus 10 on PostgreSQL does ("2026")
   const fnSteps = t.fns.map(({ field, fn }) => {
     const f = dateFn(fn);
     const key = `${field}_${fn}`;
-    return (r: Rec, o: Record<string, unknown>) => { o[key] = f(r[field]); };
+    return (r: Rec, o: Record<string, unknown>) => {
+      const v = f(r[field]);
+      o[key] = v === null ? null : String(v);
+    };
   });
   // count(<one-to-many>): every related item counted, as a PostgreSQL number string
   const countSteps = t.counts.map((field) => {
