@@ -11,7 +11,7 @@ import { V1_PAGE_MAX, type V1Render, type V1Team } from '../v1/schemas.js';
 import { IndexSnapshot } from './read.js';
 import { recordBuilder, type Overlays } from './records.js';
 import { nearExpiry, outputExpiry } from './signed-urls.js';
-import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
+import { SyncAborted, TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
 import { TeamIndex, type RecordBuilder } from './team-index.js';
 
 /** Where a read is answered from, and why. */
@@ -77,7 +77,7 @@ export class RenderIndex {
       signedUrlTtlMs: deps.config.SIGNED_URL_TTL_MS,
       aborted: () => this.closed,
     });
-    this.overlaysReady = this.loadOverlays();
+    this.overlaysReady = this.reloadOverlays();
     const bus = deps.bus;
     bus.on('index_renders', (key) => {
       const [from, team, ids] = key.split(' ');
@@ -93,8 +93,9 @@ export class RenderIndex {
     });
     // what another process wrote is read again (teams being synced here are kept: they are this instance's writes)
     bus.onResync(() => { for (const id of [...this.teams.keys()]) if (!this.syncing.has(id) && !this.backfilling.has(id)) this.teams.delete(id); });
-    bus.on('overlays', () => { this.overlaysReady = this.loadOverlays(); });
-    bus.on('ids', () => { for (const t of this.teams.values()) t.invalidateRecords(); });
+    bus.on('overlays', () => { this.overlaysReady = this.reloadOverlays(); });
+    // imported id pairs change uuids: the records are rebuilt once the translator has read them
+    bus.on('ids', () => this.follow(deps.ids.load().then(() => { for (const t of this.teams.values()) t.invalidateRecords(); })));
     bus.on('render_data', (id) => {
       const t = [...this.teams.values()].find((x) => x.has(id));
       if (t) this.follow(deps.renderData.many([id]).then((m) => { if (m.has(id)) t.setData(id, m.get(id)); }));
@@ -126,11 +127,23 @@ export class RenderIndex {
     while (this.following.size > 0) await Promise.all([...this.following]);
   }
 
-  private async loadOverlays(): Promise<void> {
-    const types = ['render', 'project', 'account'];
-    const loaded = await Promise.all(types.map(async (t) => [t, await this.deps.overlays.ofType(t)] as const));
-    this.overlays = Object.fromEntries(loaded);
-    for (const t of this.teams.values()) t.invalidateRecords();
+  private overlaysSeq = 0;
+
+  /**
+   * Reads the overlays every record is built with; only the newest of overlapping reloads is applied, and a failed one
+   * keeps the last good set (logged; the next change reloads).
+   */
+  private async reloadOverlays(): Promise<void> {
+    const seq = ++this.overlaysSeq;
+    try {
+      const types = ['render', 'project', 'account'];
+      const loaded = await Promise.all(types.map(async (t) => [t, await this.deps.overlays.ofType(t)] as const));
+      if (seq !== this.overlaysSeq) return;
+      this.overlays = Object.fromEntries(loaded);
+      for (const t of this.teams.values()) t.invalidateRecords();
+    } catch (e) {
+      this.deps.logger.warn({ err: e }, 'render index: could not read the overlays (the last ones read stay in use)');
+    }
   }
 
   // ------------------------------------------------------------------ the read path
@@ -172,8 +185,14 @@ export class RenderIndex {
       }
     }
     if (pending.length > 0) return { kind: 'live', reason: `the index of ${pending.join(', ')} is not backfilled yet` };
+    // a stale team is synced first (its head only: the full reconcile is the background's), within its budget
     const stale = ready.filter((t) => !this.fresh(t) && this.withinBudget(t));
-    await Promise.all(stale.map((t) => this.syncTeam(t).catch(() => undefined)));
+    await Promise.all(stale.map((t) => this.syncTeam(t, false).catch(() => undefined)));
+    // a team whose sync fails (no bound key reaches it any more, v1 refusing) is not answered from an old copy
+    const failing = ready.filter((t) => !this.fresh(t) && this.failures.has(t.id));
+    if (failing.length > 0) {
+      return { kind: 'live', reason: `the index of ${failing.map((t) => t.id).join(', ')} could not be synced: ${this.failures.get(failing[0]!.id)?.message}` };
+    }
     const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
     return { kind: 'index', snapshot, ageMs: snapshot.ageMs(this.deps.clock.now()), synced: stale.map((t) => t.id) };
   }
@@ -224,17 +243,24 @@ export class RenderIndex {
       byProject.set(e.render.project.id, g);
     }
     await mapLimit([...byProject], this.deps.config.FANOUT_CONCURRENCY, async ([projectId, { t, ids }]) => {
-      const order = t.projectRenders(projectId);
-      const deepest = Math.max(...[...ids].map((id) => order.findIndex((r) => r.id === id)));
-      const pages = Math.floor(deepest / V1_PAGE_MAX) + 1;
       const fresh: V1Render[] = [];
-      if (pages < ids.size) {
-        let cursor: string | undefined;
-        for (let i = 0; i < pages; i++) {
-          const page = await session.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) });
-          fresh.push(...page.data.filter((r) => ids.has(r.id)));
-          if (!page.next_cursor) break;
-          cursor = page.next_cursor;
+      // by list pages (60 a call, newest first) when the deepest of them is reached in fewer calls than one per render
+      if (ids.size > 1) {
+        const position = new Map(t.projectRenders(projectId).map((r, i) => [r.id, i]));
+        const deepest = Math.max(...[...ids].map((id) => position.get(id) ?? 0));
+        const pages = Math.floor(deepest / V1_PAGE_MAX) + 1;
+        if (pages < ids.size) {
+          let cursor: string | undefined;
+          try {
+            for (let i = 0; i < pages; i++) {
+              const page = await session.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) });
+              fresh.push(...page.data.filter((r) => ids.has(r.id)));
+              if (!page.next_cursor) break;
+              cursor = page.next_cursor;
+            }
+          } catch (e) {
+            if (!(e instanceof V1NotFoundError)) throw e;
+          }
         }
       }
       const missing = [...ids].filter((id) => !fresh.some((r) => r.id === id));
@@ -245,7 +271,12 @@ export class RenderIndex {
           if (!(e instanceof V1NotFoundError)) throw e;
         }
       }
-      await this.sync.put(t, fresh, { renders: [], team: false });
+      try {
+        await this.sync.put(t, fresh, { renders: [], team: false });
+      } catch (e) {
+        if (e instanceof SyncAborted) return; // shutting down: the fresh copies are answered, not kept
+        throw e;
+      }
       await this.publishRenders(t.id, fresh.map((r) => r.id));
     });
   }
@@ -286,6 +317,7 @@ export class RenderIndex {
         const row = await this.store.team(teamId);
         if (!row) return undefined;
         const fresh = new TeamIndex(row, this.builder);
+        fresh.readAt = this.deps.clock.now(); // loaded to be read: not the first to leave memory
         for (const pr of await this.store.projects(teamId)) fresh.setProject(pr);
         fresh.load(await this.store.renders(teamId));
         for (const [id, data] of await this.store.renderData(teamId)) fresh.setData(id, data);
@@ -293,7 +325,7 @@ export class RenderIndex {
         const current = this.teams.get(teamId);
         if (current) return current;
         this.teams.set(teamId, fresh);
-        this.evict();
+        this.evict(teamId);
         return fresh;
       })().finally(() => this.loading.delete(teamId));
       this.loading.set(teamId, p);
@@ -320,14 +352,14 @@ export class RenderIndex {
   }
 
   /** Teams beyond INDEX_MEMORY_MB leave memory, least recently read first (they are read back from the store). */
-  private evict(): void {
+  private evict(keep?: string): void {
     const max = this.deps.config.INDEX_MEMORY_MB * 1024 * 1024;
     let total = 0;
     for (const t of this.teams.values()) total += t.approxBytes;
     const order = [...this.teams.values()].sort((a, b) => a.readAt - b.readAt);
     for (const t of order) {
       if (total <= max || this.teams.size <= 1) break;
-      if (this.syncing.has(t.id) || this.backfilling.has(t.id)) continue;
+      if (t.id === keep || this.syncing.has(t.id) || this.backfilling.has(t.id)) continue;
       this.teams.delete(t.id);
       total -= t.approxBytes;
       this.deps.logger.info({ team: t.id }, 'render index: team evicted from memory (INDEX_MEMORY_MB)');
@@ -350,7 +382,8 @@ export class RenderIndex {
         return true;
       } catch (e) {
         if (!(e instanceof TeamUnreachable || e instanceof V1UnauthorizedError)) throw e;
-        this.readers.refused(teamId, r.user);
+        // a refused key (401) is skipped everywhere; a key that no longer reaches this team, for this team only
+        this.readers.refused(teamId, r.user, e instanceof V1UnauthorizedError);
       }
     }
     return false;
@@ -377,13 +410,14 @@ export class RenderIndex {
       }
       const t = (await this.load(team.id)) ?? this.adopt(team);
       this.deps.logger.info({ team: team.id }, 'render index: backfill started');
-      const changes: SyncChanges = { renders: [], team: false };
+      const changes: SyncChanges = { renders: [], team: false, renew: this.renewer(team.id) };
       const ok = await this.withReader(team.id, (s) => this.sync.backfill(t, s, changes));
       if (!ok) throw new Error('no bound key reaches the team');
       // the data the gateway sent for the renders it created (before the team was indexed)
       for (const [id, data] of await this.store.renderData(team.id)) t.setData(id, data);
       this.fullAt.set(team.id, t.backfilledAt ?? this.deps.clock.now());
       this.failures.delete(team.id);
+      this.evict(team.id); // memory grew by a whole team
       this.deps.logger.info({ team: team.id, renders: t.size, projects: t.projects.size }, 'render index: backfill done');
       await this.deps.bus.publish('index_team', `${this.holder} ${team.id}`);
     } catch (e) {
@@ -396,6 +430,7 @@ export class RenderIndex {
   /** A team new to the store: its row, and an empty index in memory. */
   private adopt(team: V1Team): TeamIndex {
     const t = new TeamIndex({ team, members: [], state: 'backfilling', backfilledAt: null, syncedAt: null, webhookAt: null }, this.builder);
+    t.readAt = this.deps.clock.now();
     this.teams.set(team.id, t);
     return t;
   }
@@ -407,24 +442,44 @@ export class RenderIndex {
     this.deps.logger.warn({ team: teamId, err: message }, 'render index: sync failed (reads of the team stay on its last state)');
   }
 
-  /** One incremental sync of a team (coalesced: concurrent callers share it), under the team's lease. */
-  syncTeam(t: TeamIndex): Promise<void> {
+  /**
+   * One incremental sync of a team (coalesced: concurrent callers share it), under the team's lease. `allowFull`: the
+   * background may make it the periodic full reconcile; a read never waits for one.
+   */
+  syncTeam(t: TeamIndex, allowFull = true): Promise<void> {
     let p = this.syncing.get(t.id);
     if (p) return p;
-    p = this.runSync(t).finally(() => this.syncing.delete(t.id));
+    p = this.runSync(t, allowFull).finally(() => this.syncing.delete(t.id));
     this.syncing.set(t.id, p);
     return p;
   }
 
-  private async runSync(t: TeamIndex): Promise<void> {
+  /** A renewal of the team's lease at most every third of its length, for a walk that may outlast it. */
+  private renewer(teamId: string): () => Promise<void> {
+    let last = this.deps.clock.now();
+    return async () => {
+      const now = this.deps.clock.now();
+      if (now - last < LEASE_MS / 3) return;
+      last = now;
+      if (!(await this.store.lease(teamId, this.holder, LEASE_MS))) throw new Error('another instance took over the sync of this team');
+    };
+  }
+
+  private async runSync(t: TeamIndex, allowFull: boolean): Promise<void> {
+    // a backfill of the team under way holds its lease: the sync waits for it rather than share the lease
+    const backfill = this.backfilling.get(t.id);
+    if (backfill) {
+      await backfill;
+      return;
+    }
     if (!(await this.store.lease(t.id, this.holder, LEASE_MS))) {
       await this.refreshRow(t); // another instance syncs it: take its sync time
       return;
     }
     try {
       const started = this.deps.clock.now();
-      const full = started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
-      const changes: SyncChanges = { renders: [], team: false };
+      const full = allowFull && started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
+      const changes: SyncChanges = { renders: [], team: false, renew: this.renewer(t.id) };
       const ok = await this.withReader(t.id, (s) => this.sync.sync(t, s, full, changes));
       if (!ok) throw new Error('no bound key reaches the team');
       // renders new to the index may be the gateway's own (made on an instance that did not hold the team)
@@ -451,7 +506,7 @@ export class RenderIndex {
       if (t.state !== 'ready' || now - t.readAt > this.deps.config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
       // half the bound: a reader finds the team fresh instead of syncing it itself
       if (now - (t.syncedAt ?? 0) < this.boundOf(t) / 2 || !this.withinBudget(t)) continue;
-      due.push(this.syncTeam(t).catch(() => undefined));
+      due.push(this.syncTeam(t, true).catch(() => undefined));
     }
     await Promise.all(due);
   }

@@ -13,6 +13,8 @@ export interface SyncChanges {
   readonly renders: string[];
   /** Projects, templates or the team's own row changed. */
   team: boolean;
+  /** Keeps the team's sync lease while the walk goes on (throws once another instance holds it: the walk stops). */
+  readonly renew?: () => Promise<void>;
 }
 
 export interface SyncOptions {
@@ -48,7 +50,7 @@ export class TeamSync {
     await this.refreshTeam(t, s);
     const projects = await this.refreshProjects(t, s, changes, true);
     let done = projects.filter((p) => t.projects.get(p.id)?.backfilled).length;
-    await mapLimit(projects, this.o.concurrency, async (p) => {
+    await this.fanOut(projects, async (p) => {
       if (t.projects.get(p.id)?.templates === null) await this.templates(t, s, p);
       if (t.projects.get(p.id)?.backfilled) return;
       await this.walkProject(t, s, p.id, changes);
@@ -72,7 +74,7 @@ export class TeamSync {
     if (full) await this.refreshTeam(t, s);
     const projects = await this.refreshProjects(t, s, changes, false, full);
     const headSeen = new Set<string>();
-    await mapLimit(projects, this.o.concurrency, async (p) => {
+    await this.fanOut(projects, async (p) => {
       const entry = t.projects.get(p.id);
       if (!entry?.backfilled) {
         await this.templates(t, s, p);
@@ -148,6 +150,7 @@ export class TeamSync {
     await this.o.store.markProjectBackfilled(projectId);
     const entry = t.projects.get(projectId);
     if (entry) entry.backfilled = true;
+    t.setHeadMark(projectId, t.head(projectId));
   }
 
   /**
@@ -156,21 +159,29 @@ export class TeamSync {
    * the ids it saw.
    */
   private async head(t: TeamIndex, s: V1Session, projectId: string, changes: SyncChanges): Promise<string[]> {
-    const newest = t.head(projectId);
+    // the project's head as of the last walk that completed (renders that arrived since by webhooks or the gateway's own
+    // creates do not move it: renders v1 made before them may still be unknown)
+    const mark = t.headMark(projectId);
     const seen: string[] = [];
+    let newest: number | null = null;
     let cursor: string | undefined;
     try {
       for (;;) {
         const page = await s.rendersPage(projectId, { limit: cursor ? V1_PAGE_MAX : HEAD_PAGE, ...(cursor ? { cursor } : {}) });
+        // known before this page was applied: a render this walk adds is no proof that older ones are known
+        const reachedKnown = mark !== null && page.data.some((r) => r.created_at < mark && t.has(r.id));
         await this.put(t, page.data.filter((r) => differs(t, r, this.o.clock.now(), this.o.signedUrlTtlMs)), changes);
-        for (const r of page.data) seen.push(r.id);
-        const reachedKnown = newest !== null && page.data.some((r) => r.created_at < newest && t.has(r.id));
+        for (const r of page.data) {
+          seen.push(r.id);
+          if (newest === null || r.created_at > newest) newest = r.created_at;
+        }
         if (reachedKnown || !page.next_cursor) break;
         cursor = page.next_cursor;
       }
     } catch (e) {
       if (!(e instanceof V1NotFoundError)) throw e;
     }
+    t.setHeadMark(projectId, newest ?? mark);
     return seen;
   }
 
@@ -193,7 +204,7 @@ export class TeamSync {
     let byId = ids;
     if (pairs.size < ids.length) {
       const found = new Set<string>();
-      await mapLimit([...pairs.values()], this.o.concurrency, async (pair) => {
+      await this.fanOut([...pairs.values()], async (pair) => {
         try {
           const list = (cursor: string | undefined) =>
             s.rendersPage(pair.projectId, { limit: V1_PAGE_MAX, status: pair.status, ...(cursor ? { cursor } : {}) });
@@ -207,7 +218,7 @@ export class TeamSync {
       });
       byId = ids.filter((id) => !found.has(id));
     }
-    await mapLimit(byId, this.o.concurrency, async (id) => {
+    await this.fanOut(byId, async (id) => {
       try {
         await this.put(t, [await s.render(id)], changes);
       } catch (e) {
@@ -216,9 +227,27 @@ export class TeamSync {
     });
   }
 
+  /**
+   * Bounded fan-out that stops taking items once one has failed (the sync is over: its lease goes back, and no worker
+   * keeps calling v1 behind it).
+   */
+  private async fanOut<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
+    let failed = false;
+    await mapLimit(items, this.o.concurrency, async (item) => {
+      if (failed) return;
+      try {
+        await fn(item);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    });
+  }
+
   /** Store first, then memory (same newest-state rule in both). */
   async put(t: TeamIndex, renders: readonly V1Render[], changes: SyncChanges): Promise<void> {
     if (this.o.aborted?.()) throw new SyncAborted('the gateway is shutting down');
+    await changes.renew?.();
     if (renders.length === 0) return;
     const seenAt = this.o.clock.now();
     await this.o.store.putRenders(t.id, renders, seenAt);

@@ -218,6 +218,18 @@ export class TeamIndex {
     return max;
   }
 
+  private readonly marks = new Map<string, number | null>();
+
+  /** The newest created_at of a project as of the last walk of its list that completed (the newest known before any). */
+  headMark(projectId: string): number | null {
+    return this.marks.has(projectId) ? (this.marks.get(projectId) as number | null) : this.head(projectId);
+  }
+
+  setHeadMark(projectId: string, at: number | null): void {
+    const prev = this.marks.get(projectId);
+    this.marks.set(projectId, prev === undefined || prev === null || (at !== null && at > prev) ? at : prev);
+  }
+
   /** A project's known renders, newest first (v1's list order; the sync's page arithmetic). */
   projectRenders(projectId: string): V1Render[] {
     return [...(this.byProject.get(projectId) ?? [])]
@@ -331,7 +343,7 @@ export class TeamIndex {
     const size = projectId ? (this.byProject.get(projectId)?.size ?? 0) : this.renders.size;
     if (!c || c.version !== size) {
       const ids = projectId ? [...(this.byProject.get(projectId) ?? [])] : [...this.renders.keys()];
-      const keyed = ids.map((id) => ({ id, k: this.builder.uuid('render', id) })).sort((a, b) => ordered(a.k, b.k));
+      const keyed = ids.map((id) => ({ id, k: (this.renders.get(id) as RenderEntry).uuid })).sort((a, b) => ordered(a.k, b.k));
       c = { version: size, ids: keyed.map((x) => x.id) };
       this.byKey.set(k, c);
     }
@@ -350,7 +362,8 @@ function newestOrder(a: RenderEntry, b: RenderEntry): number {
 
 /** A rough size of a render held in memory (its JSON length × 2 for the object graph, plus the record). */
 function approxSize(r: V1Render): number {
-  let n = 400 + r.name.length * 2;
+  // the v1 object, its legacy record and the maps that hold them (measured: ~2.7 kB for a complete render)
+  let n = 1100 + r.name.length * 4;
   for (const v of Object.values(r.output ?? {})) n += 60 + v.length * 2;
   return n;
 }

@@ -15,6 +15,8 @@ export class TeamReaders {
   private readonly byTeam = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
   /** Users whose key v1 refused lately: not asked again for a while. */
   private readonly skip = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
+  /** Users whose key no longer reaches a team (`user team`). */
+  private readonly skipFor = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
 
   constructor(private readonly deps: Deps) {}
 
@@ -35,16 +37,20 @@ export class TeamReaders {
     }
   }
 
-  /** The key of `user` was refused for `teamId`: the next bound user is tried from now on. */
-  refused(teamId: string, user: string): void {
+  /**
+   * The key of `user` was refused for `teamId`: the next bound user is tried from now on — for every team when v1 refused
+   * the key itself (`everywhere`), else for this team only (the user left it).
+   */
+  refused(teamId: string, user: string, everywhere = true): void {
     if (this.byTeam.get(teamId) === user) this.byTeam.delete(teamId);
-    this.skip.set(user, true);
+    if (everywhere) this.skip.set(user, true);
+    else this.skipFor.set(`${user} ${teamId}`, true);
   }
 
   /** The bound user whose key reaches the team (the one found before, while it still does). */
   async userFor(teamId: string): Promise<string | undefined> {
     const known = this.byTeam.get(teamId);
-    if (known && !this.skip.has(known)) {
+    if (known && !this.skip.has(known) && !this.skipFor.has(`${known} ${teamId}`)) {
       const c = await this.catalogOf(known);
       try {
         if (c && (await c.teams()).some((t) => t.id === teamId)) return known;
@@ -54,7 +60,7 @@ export class TeamReaders {
       this.byTeam.delete(teamId);
     }
     for (const u of await this.deps.users.boundUsers()) {
-      if (this.skip.has(u.id)) continue;
+      if (this.skip.has(u.id) || this.skipFor.has(`${u.id} ${teamId}`)) continue;
       const c = await this.catalogOf(u.id);
       if (!c) continue;
       let teams;

@@ -76,7 +76,9 @@ export function registerWriteRoutes(app: FastifyInstance, deps: Deps): void {
     }
     env.catalog.rememberRender(result.render);
     // in the render index before the answer: the creator's next list shows it (other instances within the bus's delay)
-    await deps.index?.applyRender(result.render, { data: parsed.data.data });
+    // v1 has made (and billed) the render: a failure to note it here must not fail the answer (the next sync finds it)
+    await deps.index?.applyRender(result.render, { data: parsed.data.data })
+      .catch((e: unknown) => request.log.warn({ err: e, render: result.render.id }, 'render index: the new render waits for the next sync'));
     const index = new RecordIndex(env);
     index.project(result.project);
     const [rec] = await index.renders([result.render]);

@@ -217,6 +217,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('index_renders_team').on('index_renders').column('team_id').execute();
     },
   },
+  '0008_index_renders_by_project': {
+    async up(db: Kysely<any>) {
+      // dropping a project's renders (a project gone from v1) without a scan of every render
+      await db.schema.createIndex('index_renders_project').on('index_renders').column('project_id').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

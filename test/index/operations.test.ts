@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
@@ -63,6 +63,62 @@ describe('sync budget and coalescing', () => {
       expect(r.body.data).toEqual([{ id: derivedUuid('render', made.id) }]);
       expect(r.headers['x-gateway-v1-calls']).toBe('0');
     } finally { await gw.close(); }
+  });
+});
+
+describe('head sync', () => {
+  it('finds every render v1 made since the last sync, even below a render the gateway itself created since (a page and more)', async () => {
+    const sim = await startSim();
+    const started = await gateway(sim, { INDEX_MAX_STALENESS_MS: '600000', INDEX_RECONCILE_MS: '600000' });
+    const gw = started.gw;
+    let token = started.token;
+    try {
+      await gw.get('/projects?limit=-1&fields=id', token); // (a client learns the project uuids by reading them)
+      const team = sim.keys[0]!.teams[0]!.id;
+      const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!;
+      const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+      // 25 renders straight into v1 (more than the first head page of 20), then one through the gateway, newest of all
+      const made: string[] = [];
+      // (a second apart: v1 stamps whole seconds here, and renders sharing one would all be walked anyway)
+      for (let i = 0; i < 25; i++) {
+        sim.sim.clock.advance(1_000);
+        made.push(sim.sim.world.createRender(person, { project_id: project.id, name: `behind ${i}` }).id);
+      }
+      sim.sim.clock.advance(1_000);
+      token = await gw.login('ann@example.com');
+      const own = await gw.app.inject({ method: 'POST', url: '/renders', headers: { authorization: `Bearer ${token}` },
+        payload: { project: derivedUuid('project', project.id), account: derivedUuid('account', team), data: {}, title: 'own, newest' } });
+      expect(own.statusCode).toBe(200);
+      sim.sim.clock.advance(600_001);
+      token = await gw.login('ann@example.com');
+      const list = await gw.get(`/renders?filter[project][_eq]=${derivedUuid('project', project.id)}&limit=-1&fields=id`, token);
+      const ids = new Set((list.body.data as { id: string }[]).map((r) => r.id));
+      for (const id of made) expect(ids.has(derivedUuid('render', id)), id).toBe(true);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+
+  it('a create whose index update fails is still answered (v1 made it; the next sync finds it)', async () => {
+    const sim = await startSim();
+    const { gw, token } = await gateway(sim);
+    try {
+      await gw.get('/projects?limit=-1&fields=id', token);
+      const team = sim.keys[0]!.teams[0]!.id;
+      const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!;
+      const spy = vi.spyOn(gw.deps.index!, 'applyRender').mockRejectedValueOnce(new Error('store down'));
+      const res = await gw.app.inject({ method: 'POST', url: '/renders', headers: { authorization: `Bearer ${token}` },
+        payload: { project: derivedUuid('project', project.id), account: derivedUuid('account', team), data: {}, title: 'kept anyway' } });
+      expect(res.statusCode).toBe(200);
+      expect(spy).toHaveBeenCalledTimes(1);
+      spy.mockRestore();
+      sim.sim.clock.advance(5_001);
+      expect((await gw.get('/renders?filter[title][_eq]=kept anyway&fields=id', token)).body.data).toEqual([{ id: res.json().data.id }]);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
   });
 });
 
@@ -233,6 +289,8 @@ describe('what operators see, memory, overlays', () => {
         expect(r.headers['x-gateway-source']).toBe('index');
         expect(r.body.meta.total_count).toBe(all);
         expect(gw.deps.index!.rendersInMemory).toBeLessThan(all); // not every team stayed in memory
+        // the team loaded last (to be read) is the one kept, not the first to go
+        expect(teams.some((t) => gw.deps.index!.team(t) !== undefined)).toBe(true);
       }
     } finally {
       await gw.close();
