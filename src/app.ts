@@ -97,7 +97,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   // v1 refused the bound key: forget the cached copy, so a rebind (from any process) takes effect at once
   app.addHook('onError', async (request, _reply, err) => {
-    if (err instanceof V1UnauthorizedError && request.principal) deps.forgetKey(request.principal.user.id);
+    if (err instanceof V1UnauthorizedError && request.principal) {
+      deps.forgetKey(request.principal.user.id);
+      deps.index?.forgetReach(); // and the index checks reach again (KEY_RECHECK_MS is an upper bound)
+    }
   });
 
   app.addHook('onResponse', async (request, reply) => {

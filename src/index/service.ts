@@ -158,9 +158,9 @@ export class RenderIndex {
     return teams;
   }
 
-  /** The key was refused: its reach is asked again next time. */
-  forgetReach(session: V1Session): void {
-    this.reach.delete(session.partition);
+  /** v1 refused a key (a 401 somewhere): every key's reach is asked again on its next read (rare; cheap). */
+  forgetReach(): void {
+    this.reach.clear();
   }
 
   /**
