@@ -163,8 +163,8 @@ function newestFirstOrder(q: QueryNode, schema: ResourceSchema): boolean {
 export interface IndexReadEnv {
   readonly schemas: SchemaRegistry;
   readonly budget: ExpansionBudget;
-  /** Called with the render records about to be answered (before projection): outputs near expiry are refreshed. */
-  readonly beforeAnswer: (renders: readonly Rec[]) => Promise<void>;
+  /** Called with the records about to be answered (before projection): signed URLs near expiry are refreshed. */
+  readonly beforeAnswer: (recs: readonly Rec[], resource: string) => Promise<void>;
   /** Records the answered renders' uuid ↔ v1 pairs (so any instance resolves them). */
   readonly answered: (renderUuids: readonly string[]) => void;
   /** Writes the recorded pairs (before a streamed chunk is sent). */
@@ -200,11 +200,11 @@ export async function readFromIndex(resource: string, q: QueryNode, plan: Plan, 
   const wanted = q.limit === -1 ? Number.POSITIVE_INFINITY : q.offset + q.limit;
   const best = wanted * 4 < matched.length ? topK(matched, wanted, cmp) : await sortYielding(matched, cmp);
   let page = best.slice(q.offset, q.limit === -1 ? undefined : q.offset + q.limit);
-  if (resource === 'render') {
-    await env.beforeAnswer(page);
-    // refreshed outputs replaced some records: answer the current ones
-    page = page.map((r) => snap.one('render', r.id as string) ?? r);
-    env.answered(page.map((r) => r.id as string));
+  if (resource === 'render' || resource === 'project') {
+    await env.beforeAnswer(page, resource);
+    // refreshed URLs replaced some records: answer the current ones
+    page = page.map((r) => snap.one(resource, r.id as string) ?? r);
+    if (resource === 'render') env.answered(page.map((r) => r.id as string));
   }
   const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, alias: q.alias, nestedLimit: snap.nestedLimit });
   if (page.length <= STREAM_AFTER) {
@@ -261,7 +261,7 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
   };
   const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, alias: q.alias, nestedLimit: snap.nestedLimit });
   const answer = async (recs: readonly Rec[]): Promise<unknown[]> => {
-    await env.beforeAnswer(recs);
+    await env.beforeAnswer(recs, 'render');
     const current = recs.map((r) => snap.one('render', r.id as string) ?? r);
     env.answered(current.map((r) => r.id as string));
     return current.map(project);

@@ -10,7 +10,7 @@ import { V1NotFoundError, V1UnauthorizedError } from '../v1/errors.js';
 import { V1_PAGE_MAX, type V1Render, type V1Team } from '../v1/schemas.js';
 import { IndexSnapshot } from './read.js';
 import { recordBuilder, type Overlays } from './records.js';
-import { nearExpiry, outputExpiry } from './signed-urls.js';
+import { nearExpiry, outputExpiry, urlExpiry } from './signed-urls.js';
 import { SyncAborted, TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
 import { TeamIndex, type RecordBuilder } from './team-index.js';
 
@@ -226,22 +226,49 @@ export class RenderIndex {
    * Refreshes the answered renders whose output URLs near expiry, with the request's own key and meter: by id, or
    * through their project's list pages when that takes fewer calls. Written back to the index.
    */
-  async refreshOutputs(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[]): Promise<void> {
+  async refreshOutputs(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[], resource = 'render'): Promise<void> {
     const now = this.deps.clock.now();
     const ttl = this.deps.config.SIGNED_URL_TTL_MS;
     const byProject = new Map<string, { t: TeamIndex; ids: Set<string> }>();
-    for (const rec of recs) {
+    const thumbnails = new Map<string, TeamIndex>();
+    // a project's thumbnail: its expiry read from the URL, its lifetime counted from when the gateway got the project
+    const nearEnd = (t: TeamIndex, projectId: string) => {
+      const e = t.projects.get(projectId);
+      const url = e?.project.thumbnail_url;
+      return !!e && !!url && nearExpiry(urlExpiry(url, e.seenAt, ttl), e.seenAt, now);
+    };
+    if (resource === 'project') {
+      // a project's poster is its signed thumbnail
+      for (const rec of recs) {
+        for (const t of snapshot.teams) {
+          const v1 = t.projectV1(rec.id as string);
+          if (v1 && nearEnd(t, v1)) thumbnails.set(v1, t);
+        }
+      }
+    }
+    for (const rec of resource === 'render' ? recs : []) {
       if (rec.output === null || rec.output === undefined) continue;
       const t = snapshot.teamOfRender(rec.id as string);
       const v1 = t?.renderV1(rec.id as string);
       const e = v1 ? t?.render(v1) : undefined;
       if (!t || !e) continue;
+      // an output without a still shows its project's thumbnail (signed too)
+      if (nearEnd(t, e.render.project.id)) thumbnails.set(e.render.project.id, t);
       e.expiresAt ??= outputExpiry(e.render.output, e.seenAt, ttl); // read from the URLs once per state held
       if (!nearExpiry(e.expiresAt, e.seenAt, now)) continue;
       const g = byProject.get(e.render.project.id) ?? { t, ids: new Set<string>() };
       g.ids.add(e.render.id);
       byProject.set(e.render.project.id, g);
     }
+    await mapLimit([...thumbnails], this.deps.config.FANOUT_CONCURRENCY, async ([projectId, t]) => {
+      try {
+        const p = await session.project(projectId);
+        await this.store.putProjects(t.id, [p]);
+        t.setProject({ project: p, templates: null, backfilled: false }, this.deps.clock.now()); // (templates and checkpoint are kept)
+      } catch (e) {
+        if (!(e instanceof V1NotFoundError)) throw e;
+      }
+    });
     await mapLimit([...byProject], this.deps.config.FANOUT_CONCURRENCY, async ([projectId, { t, ids }]) => {
       const fresh: V1Render[] = [];
       // by list pages (60 a call, newest first) when the deepest of them is reached in fewer calls than one per render
@@ -318,7 +345,7 @@ export class RenderIndex {
         if (!row) return undefined;
         const fresh = new TeamIndex(row, this.builder);
         fresh.readAt = this.deps.clock.now(); // loaded to be read: not the first to leave memory
-        for (const pr of await this.store.projects(teamId)) fresh.setProject(pr);
+        for (const pr of await this.store.projects(teamId)) fresh.setProject(pr, this.deps.clock.now());
         fresh.load(await this.store.renders(teamId));
         for (const [id, data] of await this.store.renderData(teamId)) fresh.setData(id, data);
         // a backfill or sync that started meanwhile holds the newer copy
@@ -347,7 +374,7 @@ export class RenderIndex {
     for (const p of projects) {
       const prev = t.projects.get(p.project.id);
       const same = prev && JSON.stringify(prev.project) === JSON.stringify(p.project) && JSON.stringify(prev.templates) === JSON.stringify(p.templates);
-      if (!same) t.setProject(p);
+      if (!same) t.setProject(p, this.deps.clock.now());
     }
   }
 

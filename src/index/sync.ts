@@ -110,7 +110,7 @@ export class TeamSync {
     const changed = projects.filter((p) => all || full || projectChanged(t.projects.get(p.id)?.project, p, now, this.o.signedUrlTtlMs));
     if (changed.length > 0) {
       await this.o.store.putProjects(t.id, changed);
-      for (const p of changed) t.setProject({ project: p, templates: null, backfilled: false });
+      for (const p of changed) t.setProject({ project: p, templates: null, backfilled: false }, now);
       changes.team = true;
     }
     const live = new Set(projects.map((p) => p.id));
@@ -134,7 +134,7 @@ export class TeamSync {
     const entry = t.projects.get(p.id);
     if (entry && JSON.stringify(entry.templates) === JSON.stringify(templates)) return;
     await this.o.store.putTemplates(p.id, templates);
-    t.setProject({ project: entry?.project ?? p, templates, backfilled: entry?.backfilled ?? false });
+    t.setProject({ project: entry?.project ?? p, templates, backfilled: entry?.backfilled ?? false }, this.o.clock.now());
   }
 
   /** Every render of one project, page by page, then its checkpoint. */

@@ -25,6 +25,8 @@ export interface ProjectEntry {
   project: V1Project;
   templates: readonly V1TemplateSummary[] | null;
   backfilled: boolean;
+  /** When the gateway got this copy (its thumbnail URL's lifetime counts from then). */
+  seenAt: number;
 }
 
 const updatedOf = (r: V1Render) => r.updated_at ?? r.created_at;
@@ -107,10 +109,14 @@ export class TeamIndex {
     this.webhookAt = Math.max(this.webhookAt ?? 0, row.webhookAt ?? 0) || null;
   }
 
-  setProject(row: ProjectRow): void {
+  /** A project as v1 showed it at `seenAt` (its signed thumbnail is dated from then). */
+  setProject(row: ProjectRow, seenAt: number): void {
     const prev = this.projects.get(row.project.id);
     const templates = row.templates ?? prev?.templates ?? null;
-    this.projects.set(row.project.id, { project: row.project, templates, backfilled: row.backfilled || !!prev?.backfilled });
+    const sameThumb = prev && prev.project.thumbnail_url === row.project.thumbnail_url;
+    this.projects.set(row.project.id, {
+      project: row.project, templates, backfilled: row.backfilled || !!prev?.backfilled, seenAt: sameThumb ? prev.seenAt : seenAt,
+    });
     this.invalidateProjects();
     // a render's output falls back to its project's thumbnail
     if (prev && prev.project.thumbnail_url !== row.project.thumbnail_url) for (const id of this.byProject.get(row.project.id) ?? []) this.recs.delete(id);

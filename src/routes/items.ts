@@ -70,7 +70,7 @@ async function answerList(
   const result = await readFromIndex(resource, q, plan, snap, {
     schemas: deps.mappings.schemas,
     budget: env.budget,
-    beforeAnswer: (recs) => index.refreshOutputs(session, snap, recs),
+    beforeAnswer: (recs, kind) => index.refreshOutputs(session, snap, recs, kind),
     answered: (uuids) => { for (const u of uuids) { const v1 = snap.renderV1(u); if (v1) deps.ids.toLegacy('render', v1); } },
     flush: () => deps.ids.flush(),
   });
