@@ -32,20 +32,29 @@ export async function setup(project: TestProject): Promise<void> {
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
   const [c1, a1] = asPostgres(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8']);
   execFileSync(c1, [...a1], { stdio: 'ignore' });
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const [c2, a2] = asPostgres(join(bin, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off']);
-  server = spawn(c2, [...a2], { stdio: 'ignore' });
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const pg = (await import('pg')).default;
-  for (let i = 0; ; i++) {
-    const client = new pg.Client({ connectionString: url });
-    try { await client.connect(); await client.end(); break; } catch (e) {
-      await client.end().catch(() => {});
-      if (i > 100) throw new Error(`PostgreSQL did not start: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 100));
+  // a random port may be taken (another suite, a test server): a server that exits is started again on another one;
+  // a busy machine may take a while to start it (up to 60 s)
+  for (let attempt = 0; ; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const [c2, a2] = asPostgres(join(bin, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off']);
+    const proc = spawn(c2, [...a2], { stdio: 'ignore' });
+    let exited = false;
+    proc.once('exit', () => { exited = true; });
+    server = proc;
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const started = Date.now();
+    for (;;) {
+      const client = new pg.Client({ connectionString: url });
+      try { await client.connect(); await client.end(); project.provide('pgUrl', url); return; } catch (e) {
+        await client.end().catch(() => {});
+        if (exited) break;
+        if (Date.now() - started > 60_000) throw new Error(`PostgreSQL did not start: ${(e as Error).message}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
+    if (attempt >= 5) throw new Error('PostgreSQL exited at start on 6 ports');
   }
-  project.provide('pgUrl', url);
 }
 
 export async function teardown(): Promise<void> {
