@@ -155,6 +155,10 @@ describe('Directus features beyond the legacy document, as Directus 10 answers t
     expect(filtered.body.data[0].renders.map((r: { id: string }) => r.id)).toEqual(complete);
     const paged = await gw.get('/projects?fields=id,renders&sort=id&limit=1&deep[renders][_limit]=2&deep[renders][_page]=2', token);
     expect(paged.body.data[0].renders).toEqual(ids.slice(2, 4));
+    const titles = (await gw.get('/projects?fields=id,renders.id,renders.title&sort=id&limit=1&deep[renders][_limit]=-1', token)).body.data[0].renders as { id: string; title: string }[];
+    const word = titles[0]!.title.split(' ')[0]!.toLowerCase();
+    const searched = await gw.get(`/projects?fields=id,renders&sort=id&limit=1&deep[renders][_search]=${encodeURIComponent(word)}&deep[renders][_limit]=-1`, token);
+    expect(searched.body.data[0].renders).toEqual(titles.filter((r) => r.title.toLowerCase().includes(word)).map((r) => r.id));
     const offset = await gw.get(`/projects?fields=id,renders&sort=id&limit=1&deep=${encodeURIComponent(JSON.stringify({ renders: { _offset: 1, _limit: 1 } }))}`, token);
     expect(offset.body.data[0].renders).toEqual(ids.slice(1, 2));
     const nested = await gw.get('/accounts?fields=id,projects.id,projects.renders&limit=1&sort=id&deep[projects][_limit]=1&deep[projects][renders][_limit]=1', token);
