@@ -35,8 +35,7 @@ export class IndexSnapshot implements Lookup {
 
   /** The records the plan's scope leaves (accounts, projects, ids), in no particular order. */
   scope(resource: string, plan: Plan): Rec[] {
-    const accounts = plan.scope.accounts ? new Set(plan.scope.accounts.map((u) => u.toLowerCase())) : null;
-    const teams = accounts ? this.teams.filter((t) => accounts.has(t.accountRecord().id as string)) : this.teams;
+    const teams = this.inScope(plan);
     if (resource === 'render' && plan.ids) {
       const out: Rec[] = [];
       for (const u of new Set(plan.ids.map((x) => x.toLowerCase()))) {

@@ -299,7 +299,7 @@ export class RenderIndex {
         }
       }
       try {
-        await this.sync.put(t, fresh, { renders: [], team: false });
+        await this.sync.put(t, fresh, { renders: [] });
       } catch (e) {
         if (e instanceof SyncAborted) return; // shutting down: the fresh copies are answered, not kept
         throw e;
@@ -437,7 +437,7 @@ export class RenderIndex {
       }
       const t = (await this.load(team.id)) ?? this.adopt(team);
       this.deps.logger.info({ team: team.id }, 'render index: backfill started');
-      const changes: SyncChanges = { renders: [], team: false, renew: this.renewer(team.id) };
+      const changes: SyncChanges = { renders: [], renew: this.renewer(team.id) };
       const ok = await this.withReader(team.id, (s) => this.sync.backfill(t, s, changes));
       if (!ok) throw new Error('no bound key reaches the team');
       // the data the gateway sent for the renders it created (before the team was indexed)
@@ -506,7 +506,7 @@ export class RenderIndex {
     try {
       const started = this.deps.clock.now();
       const full = allowFull && started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
-      const changes: SyncChanges = { renders: [], team: false, renew: this.renewer(t.id) };
+      const changes: SyncChanges = { renders: [], renew: this.renewer(t.id) };
       const ok = await this.withReader(t.id, (s) => this.sync.sync(t, s, full, changes));
       if (!ok) throw new Error('no bound key reaches the team');
       // renders new to the index may be the gateway's own (made on an instance that did not hold the team)

@@ -11,8 +11,6 @@ import type { TeamIndex } from './team-index.js';
 /** What a sync changed, for the other instances (they read these rows from the store). */
 export interface SyncChanges {
   readonly renders: string[];
-  /** Projects, templates or the team's own row changed. */
-  team: boolean;
   /** Keeps the team's sync lease while the walk goes on (throws once another instance holds it: the walk stops). */
   readonly renew?: () => Promise<void>;
 }
@@ -48,7 +46,7 @@ export class TeamSync {
   async backfill(t: TeamIndex, s: V1Session, changes: SyncChanges): Promise<void> {
     const started = this.o.clock.now();
     await this.refreshTeam(t, s);
-    const projects = await this.refreshProjects(t, s, changes, true);
+    const projects = await this.refreshProjects(t, s, true);
     let done = projects.filter((p) => t.projects.get(p.id)?.backfilled).length;
     await this.fanOut(projects, async (p) => {
       if (t.projects.get(p.id)?.templates === null) await this.templates(t, s, p);
@@ -61,7 +59,6 @@ export class TeamSync {
     t.state = 'ready';
     t.backfilledAt = started;
     t.syncedAt = Math.max(t.syncedAt ?? 0, started);
-    changes.team = true;
   }
 
   /**
@@ -72,7 +69,7 @@ export class TeamSync {
   async sync(t: TeamIndex, s: V1Session, full: boolean, changes: SyncChanges): Promise<void> {
     const started = this.o.clock.now();
     if (full) await this.refreshTeam(t, s);
-    const projects = await this.refreshProjects(t, s, changes, false, full);
+    const projects = await this.refreshProjects(t, s, full);
     const headSeen = new Set<string>();
     await this.fanOut(projects, async (p) => {
       const entry = t.projects.get(p.id);
@@ -97,8 +94,11 @@ export class TeamSync {
     t.setRow({ team, members, state: t.state, backfilledAt: t.backfilledAt, syncedAt: t.syncedAt, webhookAt: t.webhookAt });
   }
 
-  /** The team's project list: new and changed projects are stored, projects gone from v1 are dropped. */
-  private async refreshProjects(t: TeamIndex, s: V1Session, changes: SyncChanges, all: boolean, full = false): Promise<V1Project[]> {
+  /**
+   * The team's project list: new and changed projects are stored (`every`: all of them, thumbnails refreshed), projects
+   * gone from v1 are dropped.
+   */
+  private async refreshProjects(t: TeamIndex, s: V1Session, every: boolean): Promise<V1Project[]> {
     const projects: V1Project[] = [];
     try {
       for await (const page of s.pages((cursor) => s.projectsPage(t.id, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) projects.push(...page);
@@ -107,18 +107,16 @@ export class TeamSync {
       throw e;
     }
     const now = this.o.clock.now();
-    const changed = projects.filter((p) => all || full || projectChanged(t.projects.get(p.id)?.project, p, now, this.o.signedUrlTtlMs));
+    const changed = projects.filter((p) => every || projectChanged(t.projects.get(p.id)?.project, p, now, this.o.signedUrlTtlMs));
     if (changed.length > 0) {
       await this.o.store.putProjects(t.id, changed);
       for (const p of changed) t.setProject({ project: p, templates: null, backfilled: false }, now);
-      changes.team = true;
     }
     const live = new Set(projects.map((p) => p.id));
     const gone = [...t.projects.keys()].filter((id) => !live.has(id));
     if (gone.length > 0) {
       await this.o.store.dropProjects(gone);
       for (const id of gone) t.dropProject(id);
-      changes.team = true;
     }
     return projects;
   }

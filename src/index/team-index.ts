@@ -50,8 +50,6 @@ export class TeamIndex {
   backfilledAt: number | null;
   syncedAt: number | null;
   webhookAt: number | null;
-  /** Bumped on every change (readers' caches follow it). */
-  version = 0;
   /** When a legacy request last read the team (background syncs run for teams being read). */
   readAt = 0;
   readonly projects = new Map<string, ProjectEntry>();
@@ -101,7 +99,6 @@ export class TeamIndex {
       this.team = row.team;
       this.members = row.members;
       this.accountRec = null;
-      this.version++;
     }
     this.state = row.state;
     this.backfilledAt = row.backfilledAt;
@@ -145,7 +142,6 @@ export class TeamIndex {
     this.projectList = null;
     this.projectUuids = null;
     this.templateList = null;
-    this.version++;
   }
 
   /** Applies a render unless the index holds a newer state of it; true when applied. */
@@ -169,7 +165,6 @@ export class TeamIndex {
     else this.moving.add(r.id);
     this.recs.delete(r.id);
     this.renderList = null;
-    this.version++;
     return true;
   }
 
@@ -181,7 +176,6 @@ export class TeamIndex {
     this.data.set(v1Id, data);
     this.recs.delete(v1Id);
     this.renderList = null;
-    this.version++;
   }
 
   /** Every legacy record is built again on next use (overlays or imported ids changed). */
@@ -241,10 +235,6 @@ export class TeamIndex {
     return [...(this.byProject.get(projectId) ?? [])]
       .map((id) => (this.renders.get(id) as RenderEntry).render)
       .sort((a, b) => b.created_at - a.created_at || ordered(a.id, b.id));
-  }
-
-  allRenders(): IterableIterator<RenderEntry> {
-    return this.renders.values();
   }
 
   /** The renders newest first, ties by uuid (the resource's default order): built once, kept as renders arrive. */

@@ -213,30 +213,42 @@ function parseSort(
  * be a field already.
  */
 function parseAlias(raw: unknown, resource: ResourceSchema, issues: Issues): Record<string, string> | undefined {
+  const value = objectParam(raw, 'alias', '"alias" must be an object', issues);
+  if (!value) return undefined;
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, of] of Object.entries(value)) {
+    const at = `alias.${name}`;
+    if (typeof of !== 'string') { issues.add(at, '"alias" values must be strings'); continue; }
+    if (name.includes('.') || of.includes('.')) { issues.add(at, '"alias" key/value can\'t contain a period character'); continue; }
+    // a name becomes a key of the answer and of the schema lookup: plain field names only (never `__proto__` & co.)
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name) || name in Object.prototype) { issues.add(at, `"${name}" is not a valid alias name`); continue; }
+    if (!fieldOf(resource, of)) { issues.add(at, `Field "${of}" does not exist on "${resource.name}"`); continue; }
+    if (fieldOf(resource, name)) { issues.add(at, `"${name}" is already a field of "${resource.name}"`); continue; }
+    out[name] = of;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * An object parameter in either of Directus's forms: bracket notation (already an object) or a JSON string. Undefined
+ * when absent or bad (the problem recorded, named after the parameter).
+ */
+function objectParam(raw: unknown, name: string, notObject: string, issues: Issues): Record<string, unknown> | undefined {
   if (raw === undefined || raw === '') return undefined;
   let value = raw;
   if (typeof raw === 'string') {
     try {
       value = JSON.parse(raw);
     } catch {
-      issues.add('alias', 'Invalid JSON for alias object');
+      issues.add(name, `Invalid JSON for ${name} object`);
       return undefined;
     }
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    issues.add('alias', '"alias" must be an object');
+    issues.add(name, notObject);
     return undefined;
   }
-  const out: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const [name, of] of Object.entries(value as Record<string, unknown>)) {
-    const at = `alias.${name}`;
-    if (typeof of !== 'string') { issues.add(at, '"alias" values must be strings'); continue; }
-    if (name.includes('.') || of.includes('.')) { issues.add(at, '"alias" key/value can\'t contain a period character'); continue; }
-    if (!fieldOf(resource, of)) { issues.add(at, `Field "${of}" does not exist on "${resource.name}"`); continue; }
-    if (fieldOf(resource, name)) { issues.add(at, `"${name}" is already a field of "${resource.name}"`); continue; }
-    out[name] = of;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
+  return value as Record<string, unknown>;
 }
 
 const DEEP_OPTIONS = new Set(['_filter', '_search', '_sort', '_limit', '_offset', '_page']);
@@ -247,21 +259,8 @@ const DEEP_OPTIONS = new Set(['_filter', '_search', '_sort', '_limit', '_offset'
  * against MAX_RELATIONAL_DEPTH; an unknown field or option is a 400 naming it.
  */
 function parseDeep(raw: unknown, resource: ResourceSchema, ctx: ParseContext, issues: Issues, maxDepth: number): DeepNode | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  let value = raw;
-  if (typeof raw === 'string') {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      issues.add('deep', 'Invalid JSON for deep object');
-      return undefined;
-    }
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    issues.add('deep', '"deep" must be an object');
-    return undefined;
-  }
-  return deepLevel(value as Record<string, unknown>, resource, ctx, issues, 'deep', 0, maxDepth);
+  const value = objectParam(raw, 'deep', '"deep" must be an object', issues);
+  return value ? deepLevel(value, resource, ctx, issues, 'deep', 0, maxDepth) : undefined;
 }
 
 function deepLevel(
@@ -300,22 +299,10 @@ function deepLevel(
 }
 
 function parseAggregate(raw: unknown, resource: ResourceSchema, issues: Issues): AggregateNode[] {
-  if (raw === undefined || raw === '') return [];
-  let value = raw;
-  if (typeof raw === 'string') {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      issues.add('aggregate', 'Invalid JSON for aggregate object');
-      return [];
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    issues.add('aggregate', 'Invalid aggregate object');
-    return [];
-  }
+  const value = objectParam(raw, 'aggregate', 'Invalid aggregate object', issues);
+  if (!value) return [];
   const out: AggregateNode[] = [];
-  for (const [fn, fieldsRaw] of Object.entries(value as Record<string, unknown>)) {
+  for (const [fn, fieldsRaw] of Object.entries(value)) {
     if (!(AGG_FNS as readonly string[]).includes(fn)) {
       issues.add(`aggregate.${fn}`, `Invalid aggregate function "${fn}"`);
       continue;

@@ -17,7 +17,7 @@ export interface FieldDef {
 /** The resource as a query with `alias` sees it: each alias a field of its own that reads the aliased one. */
 export function withAliases(resource: ResourceSchema, alias: Readonly<Record<string, string>> | undefined): ResourceSchema {
   if (!alias || Object.keys(alias).length === 0) return resource;
-  const fields: Record<string, FieldDef> = { ...resource.fields };
+  const fields: Record<string, FieldDef> = Object.assign(Object.create(null) as Record<string, FieldDef>, resource.fields);
   for (const [name, of] of Object.entries(alias)) {
     const target = resource.fields[of];
     if (target) fields[name] = { ...target, name, aliasOf: of };

@@ -186,3 +186,22 @@ describe('Directus features beyond the legacy document, as Directus 10 answers t
     }
   });
 });
+
+describe('alias names an attacker would send', () => {
+  it('inherited-member and non-identifier names are 400s, in the bracket and the JSON form; nothing leaks into the answer', async () => {
+    // the query-string parser drops `constructor`/`__proto__` at any bracket position: no alias, no such key answered
+    const dropped = await gw.get('/projects?alias[constructor]=renders&limit=1&sort=id', token);
+    expect(dropped.status).toBe(200);
+    expect(Object.keys(dropped.body.data[0])).not.toContain('constructor');
+    for (const q of [
+      'alias[toString]=renders&fields=toString', 'alias[hasOwnProperty]=title', `alias=${encodeURIComponent('{"__proto__":"renders"}')}`,
+      `alias=${encodeURIComponent('{"constructor":"renders"}')}`, `alias=${encodeURIComponent('{"a-b":"title"}')}`, `alias[${'x'.repeat(65)}]=title`,
+    ]) {
+      const r = await gw.get(`/projects?${q}`, token);
+      expect(r.status, q).toBe(400);
+      expect(r.body.errors[0].extensions.code, q).toBe('INVALID_QUERY');
+    }
+    const ok = await gw.get('/projects?alias[name2]=title&fields=id,name2&limit=1&sort=id', token);
+    expect(Object.keys(ok.body.data[0])).toEqual(['id', 'name2']);
+  });
+});
