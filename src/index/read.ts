@@ -7,7 +7,7 @@ import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { Plan } from '../plan/plan.js';
 import { sortYielding } from '../plan/sort-yielding.js';
-import type { RenderEntry, TeamIndex } from './team-index.js';
+import type { TeamIndex } from './team-index.js';
 
 /**
  * The teams a request may read, as the index holds them: the records of each resource and a synchronous Lookup for
@@ -232,17 +232,28 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
   const meta = buildMeta(q, snap.count('render'), 0);
   const projects = plan.scope.projects ? snap.projectIds(plan.scope.projects) : null;
   const all = q.limit === -1;
-  // a stream outlives this turn of the event loop: it walks a copy of each order (renders may arrive meanwhile)
+  // a stream outlives this turn of the event loop: it walks a copy of each order, by v1 id (renders may arrive meanwhile)
   const runs = snap.inScope(plan).map((t) => {
-    const list = all ? t.newestFirst().slice() : t.newestFirst();
+    const rows = t.newestFirst();
+    const ids = all ? rows.map((row) => t.idOfRow(row)) : null;
     let i = 0;
     return {
       next(): Rec | undefined {
-        while (i < list.length) {
-          const e = list[i++] as RenderEntry;
-          if (projects && !projects.has(e.render.project.id)) continue;
-          const rec = t.renderRecord(e.render.id);
-          if (rec && keep(rec)) return rec;
+        if (ids) {
+          while (i < ids.length) {
+            const id = ids[i++] as string;
+            const project = t.projectOf(id);
+            if (project === undefined || (projects && !projects.has(project))) continue;
+            const rec = t.renderRecord(id);
+            if (rec && keep(rec)) return rec;
+          }
+          return undefined;
+        }
+        while (i < rows.length) {
+          const row = rows[i++] as number;
+          if (projects && !projects.has(t.projectOfRow(row))) continue;
+          const rec = t.view(row);
+          if (keep(rec)) return rec;
         }
         return undefined;
       },

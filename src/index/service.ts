@@ -247,18 +247,18 @@ export class RenderIndex {
       }
     }
     for (const rec of resource === 'render' ? recs : []) {
-      if (rec.output === null || rec.output === undefined) continue;
       const t = snapshot.teamOfRender(rec.id as string);
       const v1 = t?.renderV1(rec.id as string);
-      const e = v1 ? t?.render(v1) : undefined;
-      if (!t || !e) continue;
+      const projectId = v1 ? t?.projectOf(v1) : undefined;
+      if (!t || !v1 || projectId === undefined || !t.hasOutput(v1)) continue;
       // an output without a still shows its project's thumbnail (signed too)
-      if (nearEnd(t, e.render.project.id)) thumbnails.set(e.render.project.id, t);
-      e.expiresAt ??= outputExpiry(e.render.output, e.seenAt, ttl); // read from the URLs once per state held
-      if (!nearExpiry(e.expiresAt, e.seenAt, now)) continue;
-      const g = byProject.get(e.render.project.id) ?? { t, ids: new Set<string>() };
-      g.ids.add(e.render.id);
-      byProject.set(e.render.project.id, g);
+      if (nearEnd(t, projectId)) thumbnails.set(projectId, t);
+      // read from the URLs once per state held
+      const expiresAt = t.expiryOf(v1, (r, seenAt) => outputExpiry(r.output, seenAt, ttl)) as number;
+      if (!nearExpiry(expiresAt, t.renderState(v1)?.seenAt ?? now, now)) continue;
+      const g = byProject.get(projectId) ?? { t, ids: new Set<string>() };
+      g.ids.add(v1);
+      byProject.set(projectId, g);
     }
     await mapLimit([...thumbnails], this.deps.config.FANOUT_CONCURRENCY, async ([projectId, t]) => {
       try {
@@ -273,7 +273,7 @@ export class RenderIndex {
       const fresh: V1Render[] = [];
       // by list pages (60 a call, newest first) when the deepest of them is reached in fewer calls than one per render
       if (ids.size > 1) {
-        const position = new Map(t.projectRenders(projectId).map((r, i) => [r.id, i]));
+        const position = new Map(t.projectRenderIds(projectId).map((id, i) => [id, i]));
         const deepest = Math.max(...[...ids].map((id) => position.get(id) ?? 0));
         const pages = Math.floor(deepest / V1_PAGE_MAX) + 1;
         if (pages < ids.size) {
@@ -346,7 +346,8 @@ export class RenderIndex {
         const fresh = new TeamIndex(row, this.builder);
         fresh.readAt = this.deps.clock.now(); // loaded to be read: not the first to leave memory
         for (const pr of await this.store.projects(teamId)) fresh.setProject(pr, this.deps.clock.now());
-        fresh.load(await this.store.renders(teamId));
+        await this.store.eachRenders(teamId, (rows) => fresh.load(rows));
+        fresh.compact();
         for (const [id, data] of await this.store.renderData(teamId)) fresh.setData(id, data);
         // a backfill or sync that started meanwhile holds the newer copy
         const current = this.teams.get(teamId);
@@ -444,6 +445,7 @@ export class RenderIndex {
       for (const [id, data] of await this.store.renderData(team.id)) t.setData(id, data);
       this.fullAt.set(team.id, t.backfilledAt ?? this.deps.clock.now());
       this.failures.delete(team.id);
+      t.compact();
       this.evict(team.id); // memory grew by a whole team
       this.deps.logger.info({ team: team.id, renders: t.size, projects: t.projects.size }, 'render index: backfill done');
       await this.deps.bus.publish('index_team', `${this.holder} ${team.id}`);

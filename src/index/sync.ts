@@ -192,10 +192,11 @@ export class TeamSync {
     if (ids.length === 0) return;
     const pairs = new Map<string, { projectId: string; status: RenderStatus; ids: Set<string> }>();
     for (const id of ids) {
-      const r = t.render(id)?.render;
-      if (!r) continue;
-      const k = `${r.project.id} ${r.status}`;
-      const pair = pairs.get(k) ?? { projectId: r.project.id, status: r.status, ids: new Set<string>() };
+      const r = t.renderState(id);
+      const projectId = t.projectOf(id);
+      if (!r || projectId === undefined) continue;
+      const k = `${projectId} ${r.status}`;
+      const pair = pairs.get(k) ?? { projectId, status: r.status, ids: new Set<string>() };
       pair.ids.add(id);
       pairs.set(k, pair);
     }
@@ -258,13 +259,12 @@ export class TeamSync {
  * output URLs the index would no longer hand out (v1 signs them afresh on every read: a new signature alone is no change).
  */
 function differs(t: TeamIndex, r: V1Render, now: number, ttlMs: number): boolean {
-  const known = t.render(r.id);
+  const known = t.renderState(r.id);
   if (!known) return true;
-  const k = known.render;
-  if (k.status !== r.status || (k.updated_at ?? k.created_at) !== (r.updated_at ?? r.created_at)) return true;
-  const variants = (o: V1Render['output']) => Object.keys(o ?? {}).sort().join(',');
-  if (variants(k.output) !== variants(r.output)) return true;
-  return nearExpiry(outputExpiry(k.output, known.seenAt, ttlMs), known.seenAt, now);
+  if (known.status !== r.status || known.updated !== (r.updated_at ?? r.created_at)) return true;
+  if (known.variants !== Object.keys(r.output ?? {}).sort().join(',')) return true;
+  const expiresAt = t.expiryOf(r.id, (k, seenAt) => outputExpiry(k.output, seenAt, ttlMs)) as number;
+  return nearExpiry(expiresAt, known.seenAt, now);
 }
 
 /**

@@ -1,24 +1,34 @@
 import type { Rec } from '../query/compile.js';
+import type { IdType } from '../translate/ids.js';
 import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../store/render-index.js';
-import { FINAL_STATUSES, LIFECYCLE_RANK, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
+import {
+  FINAL_STATUSES, LIFECYCLE_RANK, RENDER_STATUSES, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember,
+  type V1TemplateSummary,
+} from '../v1/schemas.js';
+import { OutputCodec, type PackedOutput } from './output-codec.js';
 
 /** Builds the legacy records of the index (translation lives in src/translate; this only says what to call). */
 export interface RecordBuilder {
   /** The legacy uuid of a v1 id (without recording the pair: answered records are recorded by the reader). */
   uuid(type: 'render' | 'project' | 'account' | 'template', v1Id: string): string;
+  /** The legacy uuid a record shows for a v1 id (as the translators answer it). */
+  legacyId(type: IdType, v1Id: string): string;
+  status(s: RenderStatus): unknown;
+  iso(t: number | null): string | null;
+  downloadReady(r: Pick<V1Render, 'status' | 'output'>): boolean;
+  hasOverlay(type: string, v1Id: string): boolean;
+  /** The fields of a legacy render (every one is readable on a record of the index). */
+  readonly renderFields: readonly string[];
   render(r: V1Render, data: unknown, project: V1Project | undefined): Rec;
   project(p: V1Project): Rec;
   account(t: V1Team, members: readonly V1TeamMember[]): Rec;
   template(t: V1TemplateSummary, p: V1Project): Rec;
 }
 
+/** A render as the index holds it, rebuilt as v1 showed it. */
 export interface RenderEntry {
-  render: V1Render;
-  seenAt: number;
-  /** The render's legacy uuid (its place in primary-key and newest-first orders). */
-  uuid: string;
-  /** When its output URLs expire (read from them once, on first need). */
-  expiresAt?: number;
+  readonly render: V1Render;
+  readonly seenAt: number;
 }
 
 export interface ProjectEntry {
@@ -29,19 +39,80 @@ export interface ProjectEntry {
   seenAt: number;
 }
 
-const updatedOf = (r: V1Render) => r.updated_at ?? r.created_at;
 const ordered = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Whether `next` may replace `prev`: not older by updated_at, and never back in the lifecycle. */
-export function supersedes(prev: V1Render | undefined, next: V1Render): boolean {
+export function supersedes(prev: Pick<V1Render, 'updated_at' | 'created_at' | 'status'> | undefined, next: V1Render): boolean {
   if (!prev) return true;
+  const updatedOf = (r: Pick<V1Render, 'updated_at' | 'created_at'>) => r.updated_at ?? r.created_at;
   return updatedOf(prev) <= updatedOf(next) && LIFECYCLE_RANK[prev.status] <= LIFECYCLE_RANK[next.status];
 }
 
+const STATUS_CODE = new Map(RENDER_STATUSES.map((s, i) => [s, i]));
+const CLOUD = 1;
+const OVERLAY = 2;
+const DOWNLOAD_READY = 4;
+
+/** Growable typed columns (capacity doubles; trimmed once a load is done). */
+class Columns {
+  size = 0;
+  status = new Uint8Array(64);
+  flags = new Uint8Array(64);
+  project = new Int32Array(64);
+  user = new Int32Array(64);
+  shape = new Int32Array(64);
+  created = new Float64Array(64);
+  updated = new Float64Array(64);
+  seen = new Float64Array(64);
+  exp = new Float64Array(64);
+  expires = new Float64Array(64);
+  readonly ids: string[] = [];
+  readonly uuids: string[] = [];
+  readonly names: string[] = [];
+  readonly rest: (string | null)[] = [];
+
+  grow(): void {
+    if (this.size < this.status.length) return;
+    this.resize(this.status.length * 2);
+  }
+
+  trim(): void {
+    if (this.status.length > this.size * 1.125 + 64) this.resize(Math.ceil(this.size * 1.125) + 64);
+  }
+
+  private resize(n: number): void {
+    const re = <T extends Uint8Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+      const b = make(n);
+      b.set(a.subarray(0, Math.min(this.size, n)));
+      return b;
+    };
+    this.status = re(this.status, (k) => new Uint8Array(k));
+    this.flags = re(this.flags, (k) => new Uint8Array(k));
+    this.project = re(this.project, (k) => new Int32Array(k));
+    this.user = re(this.user, (k) => new Int32Array(k));
+    this.shape = re(this.shape, (k) => new Int32Array(k));
+    this.created = re(this.created, (k) => new Float64Array(k));
+    this.updated = re(this.updated, (k) => new Float64Array(k));
+    this.seen = re(this.seen, (k) => new Float64Array(k));
+    this.exp = re(this.exp, (k) => new Float64Array(k));
+    this.expires = re(this.expires, (k) => new Float64Array(k));
+  }
+}
+
 /**
- * One team's index in memory: its v1 objects (team, members, projects with templates, renders as v1 last showed
- * them) mirrored from the store, and the legacy records built from them on first use and rebuilt one by one as
- * renders change. Pure data: the sync and the readers do the I/O.
+ * A legacy render read from the index's columns: the fields a scan tests (status, dates, ids, title) come straight
+ * from them; the rest (output, data, process_id, and every field of a render with an overlay) from the record the
+ * translator builds, made on demand and not kept.
+ */
+export interface RenderView {
+  readonly t: TeamIndex;
+  readonly row: number;
+}
+
+/**
+ * One team's index in memory, held column by column (a few hundred bytes a render: ids, title, codes, times, output
+ * URLs as their varying part), with the team, members, projects and templates as v1 objects. Legacy records are read
+ * through views of the columns. Pure data: the sync and the readers do the I/O.
  */
 export class TeamIndex {
   team: V1Team;
@@ -54,23 +125,39 @@ export class TeamIndex {
   readAt = 0;
   readonly projects = new Map<string, ProjectEntry>();
   readonly data = new Map<string, unknown>();
-  private readonly renders = new Map<string, RenderEntry>();
-  private readonly byProject = new Map<string, Set<string>>();
-  private readonly moving = new Set<string>();
-  private bytes = 0;
 
-  // legacy records, built lazily
-  private readonly recs = new Map<string, Rec>();
-  private renderList: Rec[] | null = null;
-  private readonly renderUuids = new Map<string, string>();
+  private c = new Columns();
+  private readonly codec = new OutputCodec();
+  private rowOf = new Map<string, number>();
+  private rowOfUuid = new Map<string, number>();
+  private views: Rec[] = [];
+  private readonly View: new (t: TeamIndex, row: number) => Rec;
+  /** Projects renders point at (interned): v1 id, rows, legacy uuid. */
+  private projIds: string[] = [];
+  private readonly projIdx = new Map<string, number>();
+  private projRows: number[][] = [];
+  private projUuids: (string | undefined)[] = [];
+  /** Creators (interned): v1 id (null for none) and legacy uuid. */
+  private readonly userIds: (string | null)[] = [];
+  private readonly userIdx = new Map<string | null, number>();
+  private userUuids: (string | null | undefined)[] = [];
+  private accountUuid: string | undefined;
+  private moving = new Set<number>();
+  private bytes = 0;
+  private readonly marks = new Map<string, number | null>();
+
+  // legacy records of projects, templates, account; orders, built lazily
   private projectRecs: Map<string, Rec> | null = null;
   private projectList: Rec[] | null = null;
   private projectUuids: Map<string, string> | null = null;
   private templateList: Rec[] | null = null;
   private accountRec: Rec | null = null;
-  private readonly byKey = new Map<string, { version: number; ids: string[] }>();
-  /** Render entries newest first (created_at descending, then uuid ascending): the default legacy order. */
-  private newest: RenderEntry[] | null = null;
+  private readonly byKey = new Map<string, { version: number; rows: number[] }>();
+  /** Rows newest first (created_at descending, then uuid ascending): the default legacy order. */
+  private newest: number[] | null = null;
+  /** The one full record last built (a projection reads a record's fields one after another). */
+  private full: { row: number; version: number; rec: Rec } | null = null;
+  private version = 0;
 
   constructor(row: TeamRow, private readonly builder: RecordBuilder) {
     this.team = row.team;
@@ -79,6 +166,7 @@ export class TeamIndex {
     this.backfilledAt = row.backfilledAt;
     this.syncedAt = row.syncedAt;
     this.webhookAt = row.webhookAt;
+    this.View = viewClass(builder.renderFields);
   }
 
   get id(): string {
@@ -86,7 +174,7 @@ export class TeamIndex {
   }
 
   get size(): number {
-    return this.renders.size;
+    return this.c.size;
   }
 
   /** A rough figure of the memory the team's index holds (for INDEX_MEMORY_MB). */
@@ -116,25 +204,18 @@ export class TeamIndex {
     });
     this.invalidateProjects();
     // a render's output falls back to its project's thumbnail
-    if (prev && prev.project.thumbnail_url !== row.project.thumbnail_url) for (const id of this.byProject.get(row.project.id) ?? []) this.recs.delete(id);
-    this.renderList = null;
+    if (prev && prev.project.thumbnail_url !== row.project.thumbnail_url) this.version++;
   }
 
+  /** Forgets a project and its renders (the columns are rebuilt without them: rare). */
   dropProject(projectId: string): void {
-    for (const id of this.byProject.get(projectId) ?? []) {
-      const e = this.renders.get(id);
-      if (e) this.bytes -= approxSize(e.render);
-      this.renders.delete(id);
-      this.moving.delete(id);
-      this.recs.delete(id);
-      this.renderUuids.delete(this.builder.uuid('render', id));
-    }
-    this.byProject.delete(projectId);
-    this.byKey.clear();
-    this.newest = null;
     this.projects.delete(projectId);
     this.invalidateProjects();
-    this.renderList = null;
+    const p = this.projIdx.get(projectId);
+    if (p === undefined || (this.projRows[p] ?? []).length === 0) return;
+    const keep: number[] = [];
+    for (let i = 0; i < this.c.size; i++) if (this.c.project[i] !== p) keep.push(i);
+    this.rebuild(keep);
   }
 
   private invalidateProjects(): void {
@@ -146,25 +227,55 @@ export class TeamIndex {
 
   /** Applies a render unless the index holds a newer state of it; true when applied. */
   apply(r: V1Render, seenAt: number): boolean {
-    const prev = this.renders.get(r.id);
-    if (!supersedes(prev?.render, r)) return false;
-    if (prev && prev.render.project.id !== r.project.id) this.byProject.get(prev.render.project.id)?.delete(r.id);
-    if (prev) this.bytes -= approxSize(prev.render);
-    this.bytes += approxSize(r);
-    const entry: RenderEntry = { render: r, seenAt, uuid: prev?.uuid ?? this.builder.uuid('render', r.id) };
-    this.renders.set(r.id, entry);
-    let set = this.byProject.get(r.project.id);
-    if (!set) this.byProject.set(r.project.id, (set = new Set()));
-    if (!set.has(r.id)) {
-      set.add(r.id);
-      this.renderUuids.set(entry.uuid, r.id);
+    const known = this.rowOf.get(r.id);
+    if (known !== undefined && !supersedes(this.stateOf(known), r)) return false;
+    const c = this.c;
+    let i = known;
+    if (i === undefined) {
+      c.grow();
+      i = c.size++;
+      c.ids.push(r.id);
+      const uuid = this.builder.uuid('render', r.id);
+      c.uuids.push(uuid);
+      c.names.push(r.name);
+      c.rest.push(null);
+      this.rowOf.set(r.id, i);
+      this.rowOfUuid.set(uuid, i);
+      this.views.push(new this.View(this, i));
+    } else {
+      this.bytes -= rowBytes(c.names[i] as string, c.rest[i] ?? null);
     }
-    if (!prev) this.placeNewest(entry);
-    else if (prev.render.created_at !== r.created_at) this.newest = null;
-    if (FINAL_STATUSES.has(r.status)) this.moving.delete(r.id);
-    else this.moving.add(r.id);
-    this.recs.delete(r.id);
-    this.renderList = null;
+    const project = this.internProject(r.project.id);
+    if (known !== undefined && c.project[i] !== project) {
+      const rows = this.projRows[c.project[i] as number] as number[];
+      rows.splice(rows.indexOf(i), 1);
+      (this.projRows[project] as number[]).push(i);
+    } else if (known === undefined) (this.projRows[project] as number[]).push(i);
+    const createdChanged = known !== undefined && c.created[i] !== r.created_at;
+    c.names[i] = r.name;
+    c.status[i] = STATUS_CODE.get(r.status) as number;
+    c.project[i] = project;
+    c.user[i] = this.internUser(r.created_by);
+    c.created[i] = r.created_at;
+    c.updated[i] = r.updated_at ?? Number.NaN;
+    c.seen[i] = seenAt;
+    c.expires[i] = Number.NaN;
+    const out = this.codec.encode(r.id, r.output);
+    c.shape[i] = out.shape;
+    c.exp[i] = out.exp;
+    c.rest[i] = out.rest;
+    let flags = (c.flags[i] as number) & OVERLAY;
+    if (r.type === 'cloud') flags |= CLOUD;
+    if (this.builder.downloadReady(r)) flags |= DOWNLOAD_READY;
+    c.flags[i] = flags;
+    this.bytes += rowBytes(r.name, out.rest);
+    if (known === undefined) {
+      if (this.builder.hasOverlay('render', r.id)) c.flags[i] = (c.flags[i] as number) | OVERLAY;
+      this.placeNewest(i);
+    } else if (createdChanged) this.newest = null;
+    if (FINAL_STATUSES.has(r.status)) this.moving.delete(i);
+    else this.moving.add(i);
+    this.version++;
     return true;
   }
 
@@ -172,53 +283,168 @@ export class TeamIndex {
     for (const row of rows) this.apply(row.render, row.seenAt);
   }
 
+  /** Frees the columns' spare capacity (after a load or a backfill). */
+  compact(): void {
+    this.c.trim();
+  }
+
   setData(v1Id: string, data: unknown): void {
     this.data.set(v1Id, data);
-    this.recs.delete(v1Id);
-    this.renderList = null;
+    this.version++;
   }
 
   /** Every legacy record is built again on next use (overlays or imported ids changed). */
   invalidateRecords(): void {
-    this.recs.clear();
-    this.renderList = null;
-    this.renderUuids.clear();
+    const c = this.c;
+    this.rowOfUuid = new Map();
+    for (let i = 0; i < c.size; i++) {
+      const id = c.ids[i] as string;
+      const uuid = this.builder.uuid('render', id);
+      c.uuids[i] = uuid;
+      this.rowOfUuid.set(uuid, i);
+      const f = (c.flags[i] as number) & ~OVERLAY;
+      c.flags[i] = this.builder.hasOverlay('render', id) ? f | OVERLAY : f;
+    }
+    this.projUuids = [];
+    this.userUuids = [];
+    this.accountUuid = undefined;
     this.byKey.clear();
     this.newest = null;
-    for (const [id, e] of this.renders) {
-      e.uuid = this.builder.uuid('render', id);
-      this.renderUuids.set(e.uuid, id);
-    }
     this.accountRec = null;
+    this.version++;
     this.invalidateProjects();
+  }
+
+  private internProject(id: string): number {
+    let p = this.projIdx.get(id);
+    if (p === undefined) {
+      p = this.projIds.length;
+      this.projIds.push(id);
+      this.projIdx.set(id, p);
+      this.projRows.push([]);
+    }
+    return p;
+  }
+
+  private internUser(id: string | null): number {
+    let u = this.userIdx.get(id);
+    if (u === undefined) {
+      u = this.userIds.length;
+      this.userIds.push(id);
+      this.userIdx.set(id, u);
+    }
+    return u;
+  }
+
+  /** The columns again with only `keep` rows, in that order (row numbers change: views are made anew). */
+  private rebuild(keep: readonly number[]): void {
+    const old = this.c;
+    const renders = keep.map((i) => ({ r: this.v1(i), seen: old.seen[i] as number, flags: old.flags[i] as number }));
+    this.c = new Columns();
+    this.rowOf = new Map();
+    this.rowOfUuid = new Map();
+    this.views = [];
+    this.projIds = [];
+    this.projIdx.clear();
+    this.projRows = [];
+    this.projUuids = [];
+    this.moving = new Set();
+    this.newest = null;
+    this.byKey.clear();
+    this.bytes = 0;
+    for (const x of renders) {
+      this.apply(x.r, x.seen);
+      const i = this.rowOf.get(x.r.id) as number;
+      this.c.flags[i] = (this.c.flags[i] as number) | (x.flags & OVERLAY);
+    }
+    this.c.trim();
   }
 
   // ------------------------------------------------------------------ v1 state (for the sync)
 
+  private stateOf(i: number): Pick<V1Render, 'updated_at' | 'created_at' | 'status'> {
+    const u = this.c.updated[i] as number;
+    const status = RENDER_STATUSES[this.c.status[i] as number] as RenderStatus;
+    return { status, created_at: this.c.created[i] as number, updated_at: Number.isNaN(u) ? null : u };
+  }
+
+  private packed(i: number): PackedOutput {
+    return { shape: this.c.shape[i] as number, exp: this.c.exp[i] as number, rest: this.c.rest[i] ?? null };
+  }
+
+  /** The render of a row as v1 showed it. */
+  private v1(i: number): V1Render {
+    const c = this.c;
+    const id = c.ids[i] as string;
+    const r: V1Render = {
+      id,
+      name: c.names[i] as string,
+      status: RENDER_STATUSES[c.status[i] as number] as RenderStatus,
+      type: ((c.flags[i] as number) & CLOUD) !== 0 ? 'cloud' : 'local',
+      project: { id: this.projIds[c.project[i] as number] as string, team: this.team.id },
+      created_by: this.userIds[c.user[i] as number] ?? null,
+      created_at: c.created[i] as number,
+      updated_at: Number.isNaN(c.updated[i] as number) ? null : (c.updated[i] as number),
+    };
+    const output = this.codec.decode(id, this.packed(i));
+    if (output) r.output = output;
+    return r;
+  }
+
+  /** A render as v1 last showed it, and when. */
   render(v1Id: string): RenderEntry | undefined {
-    return this.renders.get(v1Id);
+    const i = this.rowOf.get(v1Id);
+    return i === undefined ? undefined : { render: this.v1(i), seenAt: this.c.seen[i] as number };
+  }
+
+  /** Status, times and output variants of a render (what the sync compares), without rebuilding its URLs. */
+  renderState(v1Id: string): { status: RenderStatus; updated: number; variants: string; seenAt: number } | undefined {
+    const i = this.rowOf.get(v1Id);
+    if (i === undefined) return undefined;
+    const s = this.stateOf(i);
+    const variants = this.codec.variantsKey(this.packed(i));
+    return { status: s.status, updated: s.updated_at ?? s.created_at, variants, seenAt: this.c.seen[i] as number };
+  }
+
+  /** When a render's output URLs expire: read once per state held (`compute` reads them from the URLs). */
+  expiryOf(v1Id: string, compute: (r: V1Render, seenAt: number) => number): number | undefined {
+    const i = this.rowOf.get(v1Id);
+    if (i === undefined) return undefined;
+    if (Number.isNaN(this.c.expires[i] as number)) this.c.expires[i] = compute(this.v1(i), this.c.seen[i] as number);
+    return this.c.expires[i] as number;
+  }
+
+  /** Whether a render answers an output (complete, with output URLs): what a refresh looks at, without building it. */
+  hasOutput(v1Id: string): boolean {
+    const i = this.rowOf.get(v1Id);
+    return i !== undefined && RENDER_STATUSES[this.c.status[i] as number] === 'complete' && this.c.shape[i] !== -1;
+  }
+
+  /** The v1 project id of a render. */
+  projectOf(v1Id: string): string | undefined {
+    const i = this.rowOf.get(v1Id);
+    return i === undefined ? undefined : this.projIds[this.c.project[i] as number];
   }
 
   has(v1Id: string): boolean {
-    return this.renders.has(v1Id);
+    return this.rowOf.has(v1Id);
   }
 
   /** Renders not yet final (their status may still change). */
   movingIds(): string[] {
-    return [...this.moving];
+    return [...this.moving].map((i) => this.c.ids[i] as string);
   }
 
   /** The newest created_at known in a project (null when none is known). */
   head(projectId: string): number | null {
+    const p = this.projIdx.get(projectId);
     let max: number | null = null;
-    for (const id of this.byProject.get(projectId) ?? []) {
-      const c = (this.renders.get(id) as RenderEntry).render.created_at;
+    for (const i of p === undefined ? [] : (this.projRows[p] as number[])) {
+      const c = this.c.created[i] as number;
       if (max === null || c > max) max = c;
     }
     return max;
   }
-
-  private readonly marks = new Map<string, number | null>();
 
   /** The newest created_at of a project as of the last walk of its list that completed (the newest known before any). */
   headMark(projectId: string): number | null {
@@ -230,62 +456,131 @@ export class TeamIndex {
     this.marks.set(projectId, prev === undefined || prev === null || (at !== null && at > prev) ? at : prev);
   }
 
-  /** A project's known renders, newest first (v1's list order; the sync's page arithmetic). */
-  projectRenders(projectId: string): V1Render[] {
-    return [...(this.byProject.get(projectId) ?? [])]
-      .map((id) => (this.renders.get(id) as RenderEntry).render)
-      .sort((a, b) => b.created_at - a.created_at || ordered(a.id, b.id));
+  /** A project's known render ids, newest first (v1's list order; the sync's page arithmetic). */
+  projectRenderIds(projectId: string): string[] {
+    const p = this.projIdx.get(projectId);
+    const rows = p === undefined ? [] : [...(this.projRows[p] as number[])];
+    const c = this.c;
+    rows.sort((a, b) => (c.created[b] as number) - (c.created[a] as number) || ordered(c.ids[a] as string, c.ids[b] as string));
+    return rows.map((i) => c.ids[i] as string);
   }
 
-  /** The renders newest first, ties by uuid (the resource's default order): built once, kept as renders arrive. */
-  newestFirst(): readonly RenderEntry[] {
-    if (!this.newest) this.newest = [...this.renders.values()].sort(newestOrder);
+  /** Rows newest first, ties by uuid (the resource's default order): built once, kept as renders arrive. */
+  newestFirst(): readonly number[] {
+    if (!this.newest) {
+      const rows = Array.from({ length: this.c.size }, (_, i) => i);
+      this.newest = rows.sort((a, b) => this.newestOrder(a, b));
+    }
     return this.newest;
   }
 
+  private newestOrder(a: number, b: number): number {
+    const c = this.c;
+    return (c.created[b] as number) - (c.created[a] as number) || ordered(c.uuids[a] as string, c.uuids[b] as string);
+  }
+
   /** A new render takes its place in the kept order (most arrive at the head: a binary search, one splice). */
-  private placeNewest(e: RenderEntry): void {
+  private placeNewest(i: number): void {
     const list = this.newest;
     if (!list) return;
     let lo = 0;
     let hi = list.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (newestOrder(list[mid] as RenderEntry, e) < 0) lo = mid + 1;
+      if (this.newestOrder(list[mid] as number, i) < 0) lo = mid + 1;
       else hi = mid;
     }
-    list.splice(lo, 0, e);
+    list.splice(lo, 0, i);
+  }
+
+  /** The v1 project id of a row (the newest-first walk's project scope). */
+  projectOfRow(row: number): string {
+    return this.projIds[this.c.project[row] as number] as string;
+  }
+
+  /** The v1 id of a row. */
+  idOfRow(row: number): string {
+    return this.c.ids[row] as string;
   }
 
   // ------------------------------------------------------------------ legacy records (for readers)
 
-  renderRecord(v1Id: string): Rec | undefined {
-    let rec = this.recs.get(v1Id);
-    if (rec) return rec;
-    const e = this.renders.get(v1Id);
-    if (!e) return undefined;
-    rec = this.builder.render(e.render, this.data.get(v1Id) ?? {}, this.projects.get(e.render.project.id)?.project);
-    this.recs.set(v1Id, rec);
-    return rec;
+  /** The legacy record of a row. */
+  view(row: number): Rec {
+    return this.views[row] as Rec;
   }
 
-  renderRecords(): Rec[] {
-    if (!this.renderList) {
-      const out: Rec[] = [];
-      for (const id of this.renders.keys()) out.push(this.renderRecord(id) as Rec);
-      this.renderList = out;
-    }
-    return this.renderList;
+  renderRecord(v1Id: string): Rec | undefined {
+    const i = this.rowOf.get(v1Id);
+    return i === undefined ? undefined : (this.views[i] as Rec);
+  }
+
+  /** Every render record (read, not copied). */
+  renderRecords(): readonly Rec[] {
+    return this.views;
   }
 
   /** One project's render records. */
   rendersOfProject(projectId: string): Rec[] {
-    return [...(this.byProject.get(projectId) ?? [])].map((id) => this.renderRecord(id) as Rec);
+    const p = this.projIdx.get(projectId);
+    return p === undefined ? [] : (this.projRows[p] as number[]).map((i) => this.views[i] as Rec);
   }
 
   /** The v1 id of a render uuid of this team. */
   renderV1(uuid: string): string | undefined {
-    return this.renderUuids.get(uuid);
+    const i = this.rowOfUuid.get(uuid);
+    return i === undefined ? undefined : this.c.ids[i];
+  }
+
+  // column reads of a view (the fast fields)
+
+  /** @internal */ fullRecord(row: number): Rec {
+    const f = this.full;
+    if (f && f.row === row && f.version === this.version) return f.rec;
+    const id = this.c.ids[row] as string;
+    const r = this.v1(row);
+    const rec = this.builder.render(r, this.data.get(id) ?? {}, this.projects.get(r.project.id)?.project);
+    this.full = { row, version: this.version, rec };
+    return rec;
+  }
+
+  /** @internal */ overlaid(row: number): boolean {
+    return ((this.c.flags[row] as number) & OVERLAY) !== 0;
+  }
+
+  /** @internal */ fastField(row: number, name: string): unknown {
+    const c = this.c;
+    switch (name) {
+      case 'id': return c.uuids[row];
+      case 'title': return c.names[row];
+      case 'status': return this.builder.status(RENDER_STATUSES[c.status[row] as number] as RenderStatus);
+      case 'date_created': return this.builder.iso(c.created[row] as number);
+      case 'date_updated': {
+        const u = c.updated[row] as number;
+        return this.builder.iso(Number.isNaN(u) ? null : u);
+      }
+      case 'project': {
+        const p = c.project[row] as number;
+        let u = this.projUuids[p];
+        if (u === undefined) this.projUuids[p] = u = this.builder.legacyId('project', this.projIds[p] as string);
+        return u;
+      }
+      case 'account':
+        this.accountUuid ??= this.builder.legacyId('account', this.team.id);
+        return this.accountUuid;
+      case 'user_created': {
+        const k = c.user[row] as number;
+        let u = this.userUuids[k];
+        if (u === undefined) {
+          const id = this.userIds[k] ?? null;
+          this.userUuids[k] = u = id === null ? null : this.builder.legacyId('user', id);
+        }
+        return u;
+      }
+      case 'download_ready': return ((c.flags[row] as number) & DOWNLOAD_READY) !== 0;
+      case 'playback_id': return null;
+      default: return this.fullRecord(row)[name];
+    }
   }
 
   private ensureProjects(): void {
@@ -335,15 +630,18 @@ export class TeamIndex {
    */
   rendersByKey(projectId: string | null, n: number): Rec[] {
     const k = projectId ?? '*';
-    let c = this.byKey.get(k);
-    const size = projectId ? (this.byProject.get(projectId)?.size ?? 0) : this.renders.size;
-    if (!c || c.version !== size) {
-      const ids = projectId ? [...(this.byProject.get(projectId) ?? [])] : [...this.renders.keys()];
-      const keyed = ids.map((id) => ({ id, k: (this.renders.get(id) as RenderEntry).uuid })).sort((a, b) => ordered(a.k, b.k));
-      c = { version: size, ids: keyed.map((x) => x.id) };
-      this.byKey.set(k, c);
+    let cached = this.byKey.get(k);
+    const p = projectId === null ? undefined : this.projIdx.get(projectId);
+    const rows = projectId === null ? null : p === undefined ? [] : (this.projRows[p] as number[]);
+    const size = rows ? rows.length : this.c.size;
+    if (!cached || cached.version !== size) {
+      const list = rows ? [...rows] : Array.from({ length: this.c.size }, (_, i) => i);
+      const uuids = this.c.uuids;
+      list.sort((a, b) => ordered(uuids[a] as string, uuids[b] as string));
+      cached = { version: size, rows: list };
+      this.byKey.set(k, cached);
     }
-    return c.ids.slice(0, n).map((id) => this.renderRecord(id) as Rec);
+    return cached.rows.slice(0, n).map((i) => this.views[i] as Rec);
   }
 
   projectsByKey(n: number): Rec[] {
@@ -351,15 +649,25 @@ export class TeamIndex {
   }
 }
 
-/** Newest first, then by uuid: the order of `-date_created,id` (an ISO date orders as its epoch time). */
-function newestOrder(a: RenderEntry, b: RenderEntry): number {
-  return b.render.created_at - a.render.created_at || ordered(a.uuid, b.uuid);
+/** About what a row costs: its columns, its strings, the maps and the view that hold it. */
+function rowBytes(name: string, rest: string | null): number {
+  return 340 + name.length + (rest?.length ?? 0);
 }
 
-/** A rough size of a render held in memory (its JSON length × 2 for the object graph, plus the record). */
-function approxSize(r: V1Render): number {
-  // the v1 object, its legacy record and the maps that hold them (measured: ~2.7 kB for a complete render)
-  let n = 1100 + r.name.length * 4;
-  for (const v of Object.values(r.output ?? {})) n += 60 + v.length * 2;
-  return n;
+/** The record class of a team's renders: one getter per legacy field (fast ones read columns). */
+function viewClass(fields: readonly string[]): new (t: TeamIndex, row: number) => Rec {
+  class View implements RenderView {
+    constructor(readonly t: TeamIndex, readonly row: number) {}
+  }
+  const fast = new Set(['id', 'title', 'status', 'date_created', 'date_updated', 'project', 'account', 'user_created', 'download_ready', 'playback_id']);
+  for (const name of new Set([...fields, ...fast])) {
+    Object.defineProperty(View.prototype, name, {
+      enumerable: true,
+      get(this: View) {
+        if (name !== 'id' && this.t.overlaid(this.row)) return this.t.fullRecord(this.row)[name];
+        return fast.has(name) ? this.t.fastField(this.row, name) : this.t.fullRecord(this.row)[name];
+      },
+    });
+  }
+  return View as unknown as new (t: TeamIndex, row: number) => Rec;
 }

@@ -16,6 +16,11 @@ export type Overlay = Readonly<Record<string, unknown>>;
 
 const PROCESS_NAMESPACE = 'a3c1f6d2-6a55-5b1e-8f0e-9c8d7b6a5f40';
 
+/** Whether a render's master file can be downloaded (legacy `download_ready`). */
+export function downloadReady(r: Pick<V1Render, 'status' | 'output'>, mappings: Mappings): boolean {
+  return r.status === 'complete' && typeof r.output?.[mappings.outputs.master] === 'string';
+}
+
 /** A legacy Render record (relations as uuids). */
 export function toLegacyRender(
   r: V1Render,
@@ -35,7 +40,7 @@ export function toLegacyRender(
     project: ctx.ids.toLegacy('project', r.project.id),
     title: r.name,
     playback_id: null,
-    download_ready: r.status === 'complete' && typeof r.output?.[ctx.mappings.outputs.master] === 'string',
+    download_ready: downloadReady(r, ctx.mappings),
     status,
     data: extra.data ?? {},
     output,

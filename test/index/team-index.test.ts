@@ -1,0 +1,120 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { loadMappings } from '../../src/config/mappings.js';
+import { recordBuilder, type Overlays } from '../../src/index/records.js';
+import { TeamIndex } from '../../src/index/team-index.js';
+import type { IdMapStore } from '../../src/store/idmap.js';
+import { IdTranslator } from '../../src/translate/ids.js';
+import { RENDER_STATUSES, type V1Project, type V1Render, type V1Team } from '../../src/v1/schemas.js';
+
+const mappings = loadMappings('mappings');
+const team: V1Team = { id: 'team_one', name: 'One', account_id: 'acct_one', role: 'admin', created_at: 1_700_000_000 };
+const projects: V1Project[] = ['proj_a', 'proj_b'].map((id, i) => ({
+  id, name: id, team: { id: team.id, name: team.name }, created_by: null, created_at: 1_700_000_000 + i, updated_at: null,
+  thumbnail_url: i === 0 ? `https://cdn.example/p/${id}.jpg?expires=1790000000&signature=${'cd'.repeat(16)}` : null,
+}));
+
+function setUp(imported: { type: string; uuid: string; v1Id: string }[] = []) {
+  const ids = new IdTranslator({ imported: async () => imported } as unknown as IdMapStore);
+  let overlays: Overlays = {};
+  const builder = recordBuilder({ ids, mappings, timeUnit: 'auto' }, () => overlays, {});
+  const t = new TeamIndex({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+  for (const p of projects) t.setProject({ project: p, templates: [], backfilled: true }, 1);
+  return { t, builder, ids, setOverlays: (o: Overlays) => { overlays = o; t.invalidateRecords(); } };
+}
+
+const sig = fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 32, maxLength: 32 });
+const render = (n: number): fc.Arbitrary<V1Render> => fc.record({
+  status: fc.constantFrom(...RENDER_STATUSES),
+  type: fc.constantFrom('local', 'cloud') as fc.Arbitrary<'local' | 'cloud'>,
+  name: fc.string({ maxLength: 30 }),
+  project: fc.constantFrom('proj_a', 'proj_b'),
+  created_by: fc.option(fc.constantFrom('user_1', 'user_2'), { nil: null }),
+  created_at: fc.integer({ min: 1_700_000_000, max: 1_700_000_050 }),
+  updated: fc.option(fc.integer({ min: 0, max: 100 }), { nil: null }),
+  variants: fc.subarray(['master', '1080p', '720p', 'still', 'gif_preview']),
+  sig,
+}).map((x) => {
+  const id = `rend_${n}`;
+  const r: V1Render = {
+    id, name: x.name, status: x.status, type: x.type, project: { id: x.project, team: team.id }, created_by: x.created_by,
+    created_at: x.created_at, updated_at: x.updated === null ? null : x.created_at + x.updated,
+  };
+  if (x.status === 'complete') {
+    r.output = Object.fromEntries(x.variants.map((v) => [v, `https://cdn.example/renders/${id}/${v}?expires=1790000000&signature=${x.sig}`]));
+  }
+  return r;
+});
+
+describe('the render index held in columns', () => {
+  it('reads every legacy field of every render as the translator builds it (overlays, data, outputs, creators)', () => {
+    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: 1, maxLength: 25 }).chain((ns) =>
+      fc.tuple(fc.tuple(...[...new Set(ns)].map(render)), fc.subarray([...new Set(ns)]), fc.subarray([...new Set(ns)]))),
+    ([renders, overlaid, withData]) => {
+      const { t, builder, setOverlays } = setUp();
+      for (const r of renders) t.apply(r, 5);
+      for (const n of withData) t.setData(`rend_${n}`, { n, text: 'x' });
+      setOverlays({ render: new Map(overlaid.map((n) => [`rend_${n}`, { title: `overlay ${n}` }])) });
+      expect(t.size).toBe(renders.length);
+      for (const r of renders) {
+        const expected = builder.render(r, t.data.get(r.id) ?? {}, projects.find((p) => p.id === r.project.id));
+        const view = t.renderRecord(r.id) as Record<string, unknown>;
+        const read = Object.fromEntries(builder.renderFields.map((f) => [f, view[f]]));
+        expect(read).toEqual(Object.fromEntries(builder.renderFields.map((f) => [f, expected[f]])));
+        expect(t.render(r.id)?.render).toEqual(r); // the v1 object comes back whole
+        expect(t.renderV1(expected.id as string)).toBe(r.id);
+      }
+      expect(builder.renderFields).toEqual(expect.arrayContaining(['id', 'status', 'title', 'output', 'data', 'process_id', 'download_ready']));
+    }), { numRuns: 60 });
+  });
+
+  it('keeps the newest state, the newest-first order, the moving set and projects as renders change and projects go', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), render(0)), { minLength: 1, maxLength: 80 }), (changes) => {
+      const { t } = setUp();
+      const model = new Map<string, V1Render>();
+      for (const [n, base] of changes) {
+        const r = { ...base, id: `rend_${n}` };
+        if (r.output) r.output = Object.fromEntries(Object.entries(r.output).map(([k, v]) => [k, v.replace('rend_0', r.id)]));
+        const prev = model.get(r.id);
+        const newer = !prev || ((prev.updated_at ?? prev.created_at) <= (r.updated_at ?? r.created_at)
+          && ({ initializing: 0, ready: 1, queued: 2, processing: 3, finalizing: 4, complete: 5, failed: 5 } as const)[prev.status]
+          <= ({ initializing: 0, ready: 1, queued: 2, processing: 3, finalizing: 4, complete: 5, failed: 5 } as const)[r.status]);
+        expect(t.apply(r, 1)).toBe(newer);
+        if (newer) model.set(r.id, r);
+      }
+      const check = () => {
+        expect(t.size).toBe(model.size);
+        for (const r of model.values()) expect(t.render(r.id)?.render).toEqual(r);
+        const uuid = (id: string) => t.renderRecord(id)?.id as string;
+        const expectedOrder = [...model.values()].sort((a, b) => b.created_at - a.created_at || (uuid(a.id) < uuid(b.id) ? -1 : 1)).map((r) => r.id);
+        expect(t.newestFirst().map((row) => t.idOfRow(row))).toEqual(expectedOrder);
+        expect(new Set(t.movingIds())).toEqual(new Set([...model.values()].filter((r) => r.status !== 'complete' && r.status !== 'failed').map((r) => r.id)));
+        for (const p of ['proj_a', 'proj_b']) {
+          expect(t.projectRenderIds(p)).toEqual(expectedOrder.filter((id) => model.get(id)?.project.id === p)
+            .sort((a, b) => (model.get(b) as V1Render).created_at - (model.get(a) as V1Render).created_at || (a < b ? -1 : 1)));
+        }
+      };
+      check();
+      t.dropProject('proj_a');
+      for (const [id, r] of [...model]) if (r.project.id === 'proj_a') model.delete(id);
+      check();
+      // after the rebuild every record still reads its own render
+      expect(t.renderRecords().map((v) => `${v.title as string}|${v.status as string}`).sort())
+        .toEqual([...model.values()].map((r) => `${r.name}|${mappings.status.toLegacy[r.status] as string}`).sort());
+    }), { numRuns: 80 });
+  });
+
+  it('answers imported uuids once the pairs are read (records rebuilt)', async () => {
+    const imported = [{ type: 'render', uuid: '11111111-2222-4333-8444-555555555555', v1Id: 'rend_7' }];
+    const { t, ids } = setUp(imported);
+    const r = fc.sample(render(7), 1)[0] as V1Render;
+    t.apply(r, 1);
+    const before = t.renderRecord('rend_7')?.id;
+    await ids.load();
+    t.invalidateRecords();
+    expect(before).not.toBe(imported[0]?.uuid);
+    expect(t.renderRecord('rend_7')?.id).toBe(imported[0]?.uuid);
+    expect(t.renderV1(imported[0]?.uuid as string)).toBe('rend_7');
+    expect(t.renderV1(before as string)).toBeUndefined();
+  });
+});
