@@ -86,6 +86,21 @@ export class IndexSnapshot implements Lookup {
     return out;
   }
 
+  /** The answered renders whose pairs the id store has not been given yet: [v1 id, uuid] (each given once). */
+  unpaired(uuids: readonly string[]): [string, string][] {
+    const out: [string, string][] = [];
+    for (const u of uuids) {
+      for (const t of this.teams) {
+        const v1 = t.unpaired(u);
+        if (v1) {
+          out.push([v1, u]);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   /** The v1 id of a render uuid within reach. */
   renderV1(uuid: string): string | undefined {
     for (const t of this.teams) {
@@ -168,6 +183,16 @@ export interface IndexReadEnv {
   readonly answered: (renderUuids: readonly string[]) => void;
   /** Writes the recorded pairs (before a streamed chunk is sent). */
   readonly flush: () => Promise<void>;
+  /** Told how the answer was computed (explain shows it): the index strategy and how many records it tested. */
+  readonly report?: (how: IndexStrategy) => void;
+}
+
+/** How an answer was computed from the index. */
+export interface IndexStrategy {
+  readonly strategy: 'newest-first walk' | 'aggregate over the scope' | 'top-k over the scope' | 'sort of the scope';
+  /** Records tested against the filter (a streamed walk counts those tested before its first chunk). */
+  readonly tested: number;
+  readonly matched: number;
 }
 
 /** Past this many items an answer is written as a stream, projected a chunk at a time. */
@@ -186,9 +211,14 @@ export async function readFromIndex(resource: string, q: QueryNode, plan: Plan, 
   const whole = q.aggregate.length > 0 || q.groupBy.length > 0 || q.meta.includes('filter_count');
   if (resource === 'render' && !whole && !plan.ids && newestFirstOrder(q, schema)) return newestFirst(q, plan, snap, env, (r) => filter(r) && search(r));
   const matched: Rec[] = [];
-  for (const run of snap.runs(resource, plan)) for (const r of run) if (filter(r) && search(r)) matched.push(r);
+  let tested = 0;
+  for (const run of snap.runs(resource, plan)) {
+    tested += run.length;
+    for (const r of run) if (filter(r) && search(r)) matched.push(r);
+  }
   const meta = buildMeta(q, snap.count(resource), matched.length);
   if (q.aggregate.length > 0 || q.groupBy.length > 0) {
+    env.report?.({ strategy: 'aggregate over the scope', tested, matched: matched.length });
     if (resource === 'render' && (q.groupBy.some((g) => g.path[0] === 'id') || q.aggregate.some((a) => a.field === 'id'))) {
       env.answered(matched.map((r) => r.id as string));
     }
@@ -197,7 +227,9 @@ export async function readFromIndex(resource: string, q: QueryNode, plan: Plan, 
   }
   const cmp = compileSort(effectiveSort(q, schema), schema, env.schemas, snap);
   const wanted = q.limit === -1 ? Number.POSITIVE_INFINITY : q.offset + q.limit;
-  const best = wanted * 4 < matched.length ? topK(matched, wanted, cmp) : await sortYielding(matched, cmp);
+  const useTopK = wanted * 4 < matched.length;
+  env.report?.({ strategy: useTopK ? 'top-k over the scope' : 'sort of the scope', tested, matched: matched.length });
+  const best = useTopK ? topK(matched, wanted, cmp) : await sortYielding(matched, cmp);
   let page = best.slice(q.offset, q.limit === -1 ? undefined : q.offset + q.limit);
   if (resource === 'render' || resource === 'project') {
     await env.beforeAnswer(page, resource);
@@ -232,6 +264,8 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
   const meta = buildMeta(q, snap.count('render'), 0);
   const projects = plan.scope.projects ? snap.projectIds(plan.scope.projects) : null;
   const all = q.limit === -1;
+  let tested = 0;
+  let matched = 0;
   // a stream outlives this turn of the event loop: it walks a copy of each order, by v1 id (renders may arrive meanwhile)
   const runs = snap.inScope(plan).map((t) => {
     const rows = t.newestFirst();
@@ -245,6 +279,7 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
             const project = t.projectOf(id);
             if (project === undefined || (projects && !projects.has(project))) continue;
             const rec = t.renderRecord(id);
+            tested++;
             if (rec && keep(rec)) return rec;
           }
           return undefined;
@@ -253,6 +288,7 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
           const row = rows[i++] as number;
           if (projects && !projects.has(t.projectOfRow(row))) continue;
           const rec = t.view(row);
+          tested++;
           if (keep(rec)) return rec;
         }
         return undefined;
@@ -267,6 +303,7 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
     if (best < 0) return undefined;
     const r = heads[best];
     heads[best] = (runs[best] as { next(): Rec | undefined }).next();
+    matched++;
     return r;
   };
   const project = compileProjection(q.fields, schema, env.schemas, snap, env.budget, { deep: q.deep, alias: q.alias, nestedLimit: snap.nestedLimit });
@@ -280,10 +317,12 @@ async function newestFirst(q: QueryNode, plan: Plan, snap: IndexSnapshot, env: I
     for (let skipped = 0; skipped < q.offset && take(); skipped++);
     const page: Rec[] = [];
     for (let r = page.length < q.limit ? take() : undefined; r; r = page.length < q.limit ? take() : undefined) page.push(r);
+    env.report?.({ strategy: 'newest-first walk', tested, matched });
     const data = await answer(page);
     return meta ? { meta, data } : { data };
   }
   for (let skipped = 0; skipped < q.offset && take(); skipped++);
+  env.report?.({ strategy: 'newest-first walk', tested, matched });
   const stream = (async function* () {
     for (;;) {
       const chunk: Rec[] = [];

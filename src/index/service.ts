@@ -271,7 +271,8 @@ export class RenderIndex {
     });
     await mapLimit([...byProject], this.deps.config.FANOUT_CONCURRENCY, async ([projectId, { t, ids }]) => {
       const fresh: V1Render[] = [];
-      // by list pages (60 a call, newest first) when the deepest of them is reached in fewer calls than one per render
+      // by list pages (60 a call, newest first) when the deepest of them is reached in fewer calls than one per render;
+      // every render those pages show is kept fresh too (a streamed limit=-1 asks for the next ones a chunk later)
       if (ids.size > 1) {
         const position = new Map(t.projectRenderIds(projectId).map((id, i) => [id, i]));
         const deepest = Math.max(...[...ids].map((id) => position.get(id) ?? 0));
@@ -281,7 +282,7 @@ export class RenderIndex {
           try {
             for (let i = 0; i < pages; i++) {
               const page = await session.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) });
-              fresh.push(...page.data.filter((r) => ids.has(r.id)));
+              fresh.push(...page.data);
               if (!page.next_cursor) break;
               cursor = page.next_cursor;
             }
@@ -290,7 +291,8 @@ export class RenderIndex {
           }
         }
       }
-      const missing = [...ids].filter((id) => !fresh.some((r) => r.id === id));
+      const read = new Set(fresh.map((r) => r.id));
+      const missing = [...ids].filter((id) => !read.has(id));
       for (const id of missing) {
         try {
           fresh.push(await session.render(id));

@@ -52,6 +52,8 @@ const STATUS_CODE = new Map(RENDER_STATUSES.map((s, i) => [s, i]));
 const CLOUD = 1;
 const OVERLAY = 2;
 const DOWNLOAD_READY = 4;
+/** The render's uuid ↔ v1 pair has been handed to the id store (answered once). */
+const PAIRED = 8;
 
 /** Growable typed columns (capacity doubles; trimmed once a load is done). */
 class Columns {
@@ -302,7 +304,7 @@ export class TeamIndex {
       const uuid = this.builder.uuid('render', id);
       c.uuids[i] = uuid;
       this.rowOfUuid.set(uuid, i);
-      const f = (c.flags[i] as number) & ~OVERLAY;
+      const f = (c.flags[i] as number) & ~(OVERLAY | PAIRED);
       c.flags[i] = this.builder.hasOverlay('render', id) ? f | OVERLAY : f;
     }
     this.projUuids = [];
@@ -524,6 +526,17 @@ export class TeamIndex {
   rendersOfProject(projectId: string): Rec[] {
     const p = this.projIdx.get(projectId);
     return p === undefined ? [] : (this.projRows[p] as number[]).map((i) => this.views[i] as Rec);
+  }
+
+  /**
+   * The v1 id of an answered render whose uuid ↔ v1 pair was not handed to the id store yet (marked as handed now), so
+   * each pair is written once, with no cache of its own.
+   */
+  unpaired(uuid: string): string | undefined {
+    const i = this.rowOfUuid.get(uuid);
+    if (i === undefined || ((this.c.flags[i] as number) & PAIRED) !== 0) return undefined;
+    this.c.flags[i] = (this.c.flags[i] as number) | PAIRED;
+    return this.c.ids[i];
   }
 
   /** The v1 id of a render uuid of this team. */

@@ -310,8 +310,8 @@ async function* mergeRenders(q: QueryNode, plan: Plan, env: ExecEnv, index: Reco
   const order = plan.pushdown.order ?? 'desc';
   const desc = order === 'desc';
   const all = plan.stopAfter === null;
-  // the first page of each stream asks for no more than could be needed (a status filter may thin it)
-  const first = plan.pushdown.status || q.filter || q.search || all ? V1_PAGE_MAX : Math.min(V1_PAGE_MAX, Math.max(1, plan.stopAfter ?? V1_PAGE_MAX));
+  // the plan's page size: the first page of each stream asks for no more than could be needed
+  const first = plan.pages?.first ?? V1_PAGE_MAX;
   const filter = compileFilter(q.filter, schema, schemas, index);
   const search = compileSearch(q.search, schema);
   const cmp = compileSort(effectiveSort(q, schema), schema, schemas, index);

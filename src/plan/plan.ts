@@ -1,6 +1,6 @@
-import type { CompareNode, FilterNode, QueryNode } from '../query/ast.js';
-import type { SchemaRegistry } from '../query/schema.js';
-import type { RenderStatus } from '../v1/schemas.js';
+import type { CompareNode, DeepNode, FilterNode, QueryNode } from '../query/ast.js';
+import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
+import { V1_PAGE_MAX, type RenderStatus } from '../v1/schemas.js';
 
 /**
  * A plain, inspectable plan: which scope to read, what is pushed down to v1, what stays in memory, and
@@ -30,6 +30,10 @@ export interface Plan {
   readonly residual: FilterNode | null;
   /** Stop once this many results are settled; null means the whole scope is needed. */
   readonly stopAfter: number | null;
+  /** v1 list page sizes on the live path: the first page of each project's stream, then the rest (null: by id). */
+  readonly pages: { readonly first: number; readonly next: number } | null;
+  /** The relations the query reads (filter, sort, groupBy, fields, count, deep), as paths from the resource. */
+  readonly relations: readonly string[];
   readonly reasons: readonly string[];
 }
 
@@ -111,6 +115,9 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
   const status = statuses !== null && statuses.length === 1 ? (statuses[0] as RenderStatus) : null;
   if (status) reasons.push(`status maps to exactly one v1 status → status=${status}`);
   if (statuses !== null && statuses.length === 0) reasons.push('the status filter matches no v1 status → empty');
+  const stopAfter = strategy === 'merge' && q.limit !== -1 ? q.offset + q.limit : null;
+  // the first page of each stream asks for no more than could be needed (a status filter or any filter may thin it)
+  const first = status || q.filter || q.search || stopAfter === null ? V1_PAGE_MAX : Math.min(V1_PAGE_MAX, Math.max(1, stopAfter));
   return Object.freeze({
     resource: resourceKey,
     strategy,
@@ -125,7 +132,51 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
     }),
     statuses: statuses === null ? null : Object.freeze(statuses),
     residual: q.filter,
-    stopAfter: strategy === 'merge' && q.limit !== -1 ? q.offset + q.limit : null,
+    stopAfter,
+    pages: strategy === 'direct' ? null : Object.freeze({ first: strategy === 'merge' ? first : V1_PAGE_MAX, next: V1_PAGE_MAX }),
+    relations: Object.freeze(relationsRead(q, ctx.schemas[resourceKey], ctx.schemas)),
     reasons: Object.freeze(reasons),
   });
+}
+
+/** Every relation a query reads, as dotted paths (`project`, `project.account`, `renders`), sorted. */
+export function relationsRead(q: QueryNode, resource: ResourceSchema | undefined, schemas: SchemaRegistry): string[] {
+  const out = new Set<string>();
+  const walk = (from: ResourceSchema | undefined, path: readonly string[], prefix = '') => {
+    let cur = from;
+    for (let i = 0; i < path.length && cur; i++) {
+      const f = Object.hasOwn(cur.fields, path[i] as string) ? cur.fields[path[i] as string] : undefined;
+      if (!f?.relation) return;
+      const name = `${prefix}${path.slice(0, i + 1).join('.')}`;
+      out.add(name);
+      cur = schemas[f.relation.resource];
+    }
+  };
+  const filter = (node: FilterNode | null, from: ResourceSchema | undefined, prefix = '') => {
+    if (!node) return;
+    if (node.kind === 'Compare') walk(from, node.field.path, prefix);
+    else if (node.kind === 'Relation') {
+      walk(from, node.path, prefix);
+      // the related items' own filter reads from their resource
+      let cur = from;
+      for (const p of node.path) cur = cur && Object.hasOwn(cur.fields, p) ? schemas[cur.fields[p]?.relation?.resource ?? ''] : undefined;
+      filter(node.filter, cur, `${prefix}${node.path.join('.')}.`);
+    } else if (node.kind === 'And' || node.kind === 'Or') for (const c of node.children) filter(c, from, prefix);
+  };
+  const deep = (d: DeepNode | undefined, from: ResourceSchema | undefined, prefix: string) => {
+    for (const [name, child] of Object.entries(d?.children ?? {})) {
+      walk(from, [name], prefix);
+      const rel = from && Object.hasOwn(from.fields, name) ? from.fields[name]?.relation : undefined;
+      const next = rel ? schemas[rel.resource] : undefined;
+      filter(child.filter, next, `${prefix}${name}.`);
+      for (const s of child.sort) walk(next, s.field.path, `${prefix}${name}.`);
+      deep(child, next, `${prefix}${name}.`);
+    }
+  };
+  filter(q.filter, resource);
+  for (const s of q.sort) walk(resource, s.field.path);
+  for (const g of q.groupBy) walk(resource, g.path);
+  for (const f of q.fields) walk(resource, f.path);
+  deep(q.deep, resource, '');
+  return [...out].sort();
 }

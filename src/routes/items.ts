@@ -10,7 +10,7 @@ import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, export
 import { isUuid } from '../lib/uuid.js';
 import { executeList, executeOne } from '../plan/execute.js';
 import { planQuery, type Plan } from '../plan/plan.js';
-import { readFromIndex } from '../index/read.js';
+import { readFromIndex, type IndexStrategy } from '../index/read.js';
 import type { ReadSource } from '../index/service.js';
 import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
 import type { QueryResult } from '../query/run.js';
@@ -43,13 +43,19 @@ function describe(source: ReadSource): Record<string, unknown> {
  * The explain block of a list: the live plan as planned, or — answered from the index — what was really done there
  * (the scope narrowed in memory, every record of it evaluated; no pushdown, no v1 pages).
  */
-function explainList(plan: Plan, meter: Parameters<typeof explain>[1], source: ReadSource): Record<string, unknown> {
-  if (source.kind === 'live') return { ...explain(plan, meter), ...describe(source) };
-  const strategy = plan.ids ? 'index: records by id' : plan.scope.projects ? "index: the projects' records" : 'index: every record in reach';
+function explainList(plan: Plan, meter: Parameters<typeof explain>[1], source: ReadSource, how?: IndexStrategy): Record<string, unknown> {
+  if (source.kind === 'live') {
+    const live = explain(plan, meter);
+    return { ...live, plan: { ...(live.plan as object), source: 'live' }, ...describe(source) };
+  }
+  const scope = plan.ids ? 'records by id' : plan.scope.projects ? "the projects' records" : 'every record in reach';
   const reasons = [...plan.reasons.filter((r) => !/v1|GET|pushdown|status=/.test(r)), 'answered from the render index: filter, sort and aggregation in memory'];
   return {
     plan: {
-      resource: plan.resource, source: 'index', strategy, scope: plan.scope, residual: plan.residual ? 'in memory' : null, stopAfter: plan.stopAfter, reasons,
+      resource: plan.resource, source: 'index', strategy: `index: ${how?.strategy ?? 'scan'} of ${scope}`, scope: plan.scope,
+      residual: plan.residual ? 'in memory' : null, stopAfter: plan.stopAfter, pages: null,
+      relations: { read: plan.relations, resolved: 'from the index, synchronously (no v1 call)' },
+      tested: how?.tested ?? null, matched: how?.matched ?? null, reasons,
     },
     ...meter.summary(),
     ...describe(source),
@@ -62,19 +68,21 @@ function explainList(plan: Plan, meter: Parameters<typeof explain>[1], source: R
  */
 async function answerList(
   deps: Deps, resource: string, q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session,
-): Promise<{ result: QueryResult; source: ReadSource }> {
+): Promise<{ result: QueryResult; source: ReadSource; how?: IndexStrategy }> {
   const index = deps.index;
   const source: ReadSource = index ? await index.source(session) : { kind: 'live', reason: 'INDEX_ENABLED=false' };
   if (source.kind === 'live' || !index) return { result: (await executeList(resource, q, plan, env)).result, source };
   const snap = source.snapshot;
+  let how: IndexStrategy | undefined;
   const result = await readFromIndex(resource, q, plan, snap, {
     schemas: deps.mappings.schemas,
     budget: env.budget,
     beforeAnswer: (recs, kind) => index.refreshOutputs(session, snap, recs, kind),
-    answered: (uuids) => { for (const u of uuids) { const v1 = snap.renderV1(u); if (v1) deps.ids.toLegacy('render', v1); } },
+    answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) deps.ids.queue('render', v1, u); },
     flush: () => deps.ids.flush(),
+    report: (h) => { how = h; },
   });
-  return { result, source };
+  return { result, source, ...(how ? { how } : {}) };
 }
 
 /** Sends `?export=` data as Directus does: an attachment named after the collection and the time. */
@@ -103,7 +111,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       const format = exportFormat(request.query);
       const plan = planQuery(q, resource, planning);
       const { env, meter, session } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
-      const { result, source } = await answerList(deps, resource, q, plan, env, session);
+      const { result, source, how } = await answerList(deps, resource, q, plan, env, session);
       void reply.header('x-gateway-source', source.kind);
       if (format) {
         // the same answer as a file; an answer that expands relations is built whole first (a clean 400 past the budget)
@@ -113,7 +121,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       }
       if (result.stream) {
         await deps.ids.flush();
-        const atEnd = wantsExplain(deps, request) ? () => explainList(plan, meter, source) : undefined;
+        const atEnd = wantsExplain(deps, request) ? () => explainList(plan, meter, source, how) : undefined;
         // an answer that expands relations is built whole first (bounded by MAX_RELATED_ITEMS), so that the budget
         // refuses it with a clean 400 before any byte is sent; plain items stream as they come
         const items = selectsRelations(q.fields, schema, deps.mappings.schemas, q.alias) ? await drain(result.stream) : result.stream;
@@ -121,7 +129,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       }
       await deps.ids.flush();
       const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
-      if (wantsExplain(deps, request)) body.explain = explainList(plan, meter, source);
+      if (wantsExplain(deps, request)) body.explain = explainList(plan, meter, source, how);
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       return body;
     };

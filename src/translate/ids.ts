@@ -64,6 +64,15 @@ export class IdTranslator {
     return uuid;
   }
 
+  /**
+   * Queues a derived pair the caller already holds (the render index: it knows its uuids and which pairs it has given),
+   * without caching it here; an imported pair is in the store already.
+   */
+  queue(type: IdType, v1Id: string, uuid: string): void {
+    if (this.importedByV1.has(`${type}:${v1Id}`)) return;
+    this.pending.push({ type, uuid, v1Id, source: 'derived' });
+  }
+
   /** The v1 id a legacy uuid names, or undefined (unknown, malformed or never emitted). */
   async toV1(type: IdType, uuid: string): Promise<string | undefined> {
     if (!isUuid(uuid)) return undefined;

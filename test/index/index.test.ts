@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
@@ -59,8 +59,30 @@ describe('render index', () => {
     }
     // explain tells where the answer came from, and what was done there
     const explained = await gw.get('/renders?limit=2&filter[status][_eq]=complete', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': 'operator-token-0123456789' });
-    expect(explained.body.explain).toMatchObject({ source: 'index', plan: { source: 'index', strategy: 'index: every record in reach' }, v1_calls: 0 });
+    expect(explained.body.explain).toMatchObject({
+      source: 'index', plan: { source: 'index', strategy: 'index: newest-first walk of every record in reach', pages: null, matched: 2 }, v1_calls: 0,
+    });
+    // the walk stopped once two matches were found: it tested fewer records than the team holds
+    expect(explained.body.explain.plan.tested).toBeGreaterThanOrEqual(2);
+    expect(explained.body.explain.plan.tested).toBeLessThan(sim.sim.world.renders.size);
     expect(explained.body.explain.index_age_ms).toBeGreaterThanOrEqual(0);
+    const counted = await gw.get('/renders?aggregate[count]=*&groupBy=status&filter[project][account][name][_nnull]=true', token,
+      { 'x-gateway-explain': '1', 'x-gateway-operator-token': 'operator-token-0123456789' });
+    expect(counted.body.explain.plan).toMatchObject({
+      strategy: 'index: aggregate over the scope of every record in reach',
+      relations: { read: ['project', 'project.account'], resolved: 'from the index, synchronously (no v1 call)' },
+    });
+    expect(counted.body.explain.plan.tested).toBe(counted.body.explain.plan.matched);
+    // the answered renders' uuid ↔ v1 pairs reach the id store (any instance resolves them), each written once
+    const page = await gw.get('/renders?sort=title&limit=3&offset=40&fields=id', token);
+    expect(source(page)).toBe('index');
+    for (const r of page.body.data) expect(await gw.deps.idMap.v1IdFor('render', r.id)).toMatch(/^rend_/);
+    const remember = vi.spyOn(gw.deps.idMap, 'remember');
+    await gw.get('/renders?sort=title&limit=3&offset=40&fields=id', token);
+    expect(remember).not.toHaveBeenCalled(); // already given: nothing written again
+    await gw.get('/renders?sort=title&limit=3&offset=43&fields=id', token);
+    expect(remember.mock.calls.flat(2)).toHaveLength(3);
+    remember.mockRestore();
     const total = (await gw.get('/renders?limit=1&meta=total_count', token)).body.meta.total_count;
     const reachable = [...sim.sim.world.renders.values()].filter((r) => sim.keys[0]!.teams.some((t) => t.id === r.teamId)).length;
     expect(total).toBe(reachable);

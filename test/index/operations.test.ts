@@ -147,6 +147,26 @@ describe('signed outputs', () => {
       const posters = (await gw.get('/projects?limit=-1&fields=id,poster', token)).body.data.filter((p: { poster: string | null }) => p.poster);
       expect(posters.length).toBeGreaterThan(0);
       for (const p of posters) expect(expiresOf(p.poster)).toBeGreaterThan(sim.sim.world.clock.now() + 500_000);
+      // a refresh through a project's list pages keeps every render those pages show fresh: the project's next renders
+      // (a streamed limit=-1's next chunk) need no call of their own
+      const counts = new Map<string, number>();
+      for (const r of sim.sim.world.renders.values()) {
+        if (r.status === 'complete' && sim.keys[0]!.teams.some((t) => t.id === r.teamId)) counts.set(r.projectId, (counts.get(r.projectId) ?? 0) + 1);
+      }
+      const [busiest, n] = [...counts].sort((a, b) => b[1] - a[1])[0]!;
+      expect(n).toBeGreaterThanOrEqual(4);
+      sim.sim.clock.advance(540_000);
+      const fresh = await gw.login('ann@example.com'); // (the first token has expired meanwhile)
+      const list = `/renders?filter[project][_eq]=${derivedUuid('project', busiest)}&filter[status][_eq]=complete&fields=id,output&limit=2`;
+      const head = await gw.get(list, fresh);
+      expect(head.status, JSON.stringify(head.body)).toBe(200);
+      // one list page (not a call per render), and the project's signed thumbnail (an output without a still shows it)
+      expect(Number(head.headers['x-gateway-v1-calls'])).toBeGreaterThan(0);
+      expect(Number(head.headers['x-gateway-v1-calls'])).toBeLessThanOrEqual(2);
+      const next = await gw.get(`${list}&offset=2`, fresh);
+      expect(next.headers['x-gateway-v1-calls']).toBe('0');
+      expect(next.body.data).toHaveLength(2);
+      for (const r of [...head.body.data, ...next.body.data]) expect(expiresOf(r.output.master)).toBeGreaterThan(sim.sim.world.clock.now() + 500_000);
     } finally {
       await gw.close();
       await sim.sim.close();

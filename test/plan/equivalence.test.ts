@@ -219,7 +219,12 @@ describe('explain, budget and caches (the live planner)', () => {
   useGateway('live');
   it('explains the plan and the v1 work to operators', async () => {
     const r = await gw.get(`/renders?limit=3&filter[status][_eq]=complete`, token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
-    expect(r.body.explain.plan).toMatchObject({ strategy: 'merge', pushdown: { status: 'complete', order: 'desc' } });
+    expect(r.body.explain.plan).toMatchObject({
+      source: 'live', strategy: 'merge', pushdown: { status: 'complete', order: 'desc' }, pages: { first: 60, next: 60 }, relations: [],
+    });
+    // no filter: the first page of each project asks for no more than the answer needs; relations read are named
+    const slim = await gw.get(`/renders?limit=3&fields=id,project.title`, token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+    expect(slim.body.explain.plan).toMatchObject({ strategy: 'merge', pages: { first: 3, next: 60 }, relations: ['project'] });
     expect(r.body.explain.v1_calls).toBeGreaterThan(0);
     expect(r.body.explain).toHaveProperty('records_scanned');
     // streamed answers carry it after the data, once the counts are known

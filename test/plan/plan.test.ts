@@ -7,6 +7,30 @@ const U1 = '7d444840-9dc0-11d1-b245-5ffdce74fad2';
 const U2 = '8e555951-9dc0-11d1-b245-5ffdce74fad2';
 const plan = (raw: Record<string, unknown>, resource = 'render') => planQuery(parseQuery(raw, schemas[resource]!, ctx()), resource, { statusToV1: mappings.status.toV1, schemas });
 
+describe('the plan as the whole compiled artifact', () => {
+  it('names its v1 page sizes: the first page of a merge is no larger than the answer needs; scans read whole pages; by id none', () => {
+    expect(plan({ limit: '5' }).pages).toEqual({ first: 5, next: 60 });
+    expect(plan({ limit: '5', page: '3' }).pages).toEqual({ first: 15, next: 60 });
+    expect(plan({ limit: '500' }).pages).toEqual({ first: 60, next: 60 });
+    expect(plan({ limit: '5', filter: { title: { _contains: 'a' } } }).pages).toEqual({ first: 60, next: 60 });
+    expect(plan({ limit: '-1' }).pages).toEqual({ first: 60, next: 60 });
+    expect(plan({ sort: 'title', limit: '5' }).pages).toEqual({ first: 60, next: 60 });
+    expect(plan({ filter: { id: { _eq: U1 } } }).pages).toBeNull();
+  });
+  it('names every relation the query reads, from filter, sort, groupBy, fields, count() and deep', () => {
+    expect(plan({ limit: '5' }).relations).toEqual([]);
+    expect(plan({ fields: 'id,project.account.name', sort: 'project.title', filter: { account: { name: { _eq: 'x' } } } }).relations)
+      .toEqual(['account', 'project', 'project.account']);
+    expect(plan({ groupBy: 'project', aggregate: { count: '*' } }).relations).toEqual(['project']);
+    expect(plan({ fields: 'id,count(renders)' }, 'project').relations).toEqual(['renders']);
+    expect(plan({ filter: { renders: { _some: { project: { title: { _eq: 'x' } } } } } }, 'project').relations).toEqual(['renders', 'renders.project']);
+    expect(plan({ fields: 'renders.id', deep: { renders: { _filter: { account: { name: { _eq: 'x' } } } } } }, 'project').relations)
+      .toEqual(['renders', 'renders.account']);
+    // a plain field is no relation
+    expect(plan({ fields: 'id,title', filter: { status: { _eq: 'complete' } }, sort: '-date_created' }).relations).toEqual([]);
+  });
+});
+
 describe('the plan for each query shape', () => {
   it('a plain list: merge in v1 order (newest first), stop after offset + limit', () => {
     expect(plan({ limit: '20' })).toMatchObject({ strategy: 'merge', pushdown: { order: 'desc', status: null }, stopAfter: 20, scope: { accounts: null, projects: null } });
