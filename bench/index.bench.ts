@@ -8,7 +8,9 @@
  * `limit=-1`, and the sync's v1 calls per minute for teams being read.
  *
  * Each part runs the simulator and the gateway as separate processes (compiled JavaScript, production settings, the
- * default log level, output discarded). BENCH_SKIP_DIRECTUS=1 skips part 1; BENCH_PART2=0 skips part 2.
+ * default log level, output discarded). BENCH_SKIP_DIRECTUS=1 skips part 1; BENCH_PART2=0 skips part 2;
+ * BENCH_GATEWAY_ONLY=1 runs part 1's queries against the gateway alone (no Directus: a quick loop while tuning);
+ * GW_FLAGS="…" passes node flags to the gateway processes; BENCH_ONLY=<name prefix> runs one of part 1's queries.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,7 +48,9 @@ async function startGateway(sim: Sim, key: string, extra: Record<string, string>
     { env, encoding: 'utf8', input: `${key}\n` });
   if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${added.stdout}`);
   const port = await freePort();
-  const proc = spawn(process.execPath, ['dist/src/main.js'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  // GW_FLAGS="…" passes node flags to the gateway (e.g. --cpu-prof)
+  const flags = (process.env.GW_FLAGS ?? '').split(' ').filter(Boolean);
+  const proc = spawn(process.execPath, [...flags, 'dist/src/main.js'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); i++) {
     if (i > 400) throw new Error('the gateway did not start');
@@ -91,10 +95,10 @@ if (process.env.BENCH_SKIP_DIRECTUS !== '1') {
   const ms = await backfilled(gw, person.teams.length);
   const total = ((await (await get(gw, '/renders?limit=1&meta=total_count')).json()) as { meta: { total_count: number } }).meta.total_count;
   log(`part 1: ${total} renders backfilled in ${ms.toFixed(0)} ms; starting Directus…`);
-  const dx = await startDirectus(log);
+  const alone = process.env.BENCH_GATEWAY_ONLY === '1';
+  const dx = alone ? { base: '', token: '', stop: async () => undefined } : await startDirectus(log);
   try {
-    const loaded = await loadLegacyData(dx, gw);
-    log(`Directus loaded: ${JSON.stringify(loaded)}`);
+    if (!alone) log(`Directus loaded: ${JSON.stringify(await loadLegacyData(dx as Awaited<ReturnType<typeof startDirectus>>, gw))}`);
     const queries = [
       ['filtered list', 'filter[status][_eq]=complete&sort=-date_created&limit=20'],
       ['count grouped by status', 'aggregate[count]=*&groupBy=status'],
@@ -104,11 +108,12 @@ if (process.env.BENCH_SKIP_DIRECTUS !== '1') {
     out.push(`### Part 1: the same legacy query against a real Directus 10.10 on PostgreSQL 15, same ${total} renders`, '',
       '| query | gateway (index) req/s | p50 | v1 calls | Directus req/s | p50 | ratio |', '|---|---|---|---|---|---|---|');
     for (const [name, q] of queries) {
+      if (process.env.BENCH_ONLY && !name.startsWith(process.env.BENCH_ONLY)) continue;
       const check = await get(gw, `/renders?${q}`);
       await check.text();
       const calls = check.headers.get('x-gateway-v1-calls');
       const a = await load(`${gw.base}/renders?${q}`, gw.token, 10);
-      const b = await load(`${dx.base}/items/renders?${q}`, dx.token, 10);
+      const b = alone ? { rps: Number.NaN, p50: Number.NaN, errors: 0 } : await load(`${dx.base}/items/renders?${q}`, dx.token, 10);
       out.push(`| ${name} | ${a.rps.toFixed(0)} | ${a.p50} ms | ${calls} | ${b.rps.toFixed(0)} | ${b.p50} ms | ${(a.rps / b.rps).toFixed(1)}× |`);
       if (a.errors || b.errors) out.push(`|   (errors: gateway ${a.errors}, Directus ${b.errors}) | | | | | | |`);
     }

@@ -235,7 +235,9 @@ export class RenderIndex {
     const nearEnd = (t: TeamIndex, projectId: string) => {
       const e = t.projects.get(projectId);
       const url = e?.project.thumbnail_url;
-      return !!e && !!url && nearExpiry(urlExpiry(url, e.seenAt, ttl), e.seenAt, now);
+      if (!e || !url) return false;
+      e.expiresAt ??= urlExpiry(url, e.seenAt, ttl); // read from the URL once per copy held
+      return nearExpiry(e.expiresAt, e.seenAt, now);
     };
     if (resource === 'project') {
       // a project's poster is its signed thumbnail

@@ -37,6 +37,8 @@ export interface ProjectEntry {
   backfilled: boolean;
   /** When the gateway got this copy (its thumbnail URL's lifetime counts from then). */
   seenAt: number;
+  /** When its thumbnail URL expires (read from it on first need). */
+  expiresAt?: number;
 }
 
 const ordered = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -109,6 +111,9 @@ class Columns {
 export interface RenderView {
   readonly t: TeamIndex;
   readonly row: number;
+  /** date_created / date_updated as answered, kept once read (sorts compare them often); cleared when the row changes. */
+  dc: string | null | undefined;
+  du: string | null | undefined;
 }
 
 /**
@@ -128,12 +133,14 @@ export class TeamIndex {
   readonly projects = new Map<string, ProjectEntry>();
   readonly data = new Map<string, unknown>();
 
-  private c = new Columns();
+  /** @internal */ c = new Columns();
   private readonly codec = new OutputCodec();
   private rowOf = new Map<string, number>();
   private rowOfUuid = new Map<string, number>();
   private views: Rec[] = [];
   private readonly View: new (t: TeamIndex, row: number) => Rec;
+  /** The legacy status of each v1 status code. */
+  /** @internal */ readonly statusNames: readonly unknown[];
   /** Projects renders point at (interned): v1 id, rows, legacy uuid. */
   private projIds: string[] = [];
   private readonly projIdx = new Map<string, number>();
@@ -157,9 +164,11 @@ export class TeamIndex {
   private readonly byKey = new Map<string, { version: number; rows: number[] }>();
   /** Rows newest first (created_at descending, then uuid ascending): the default legacy order. */
   private newest: number[] | null = null;
-  /** The one full record last built (a projection reads a record's fields one after another). */
-  private full: { row: number; version: number; rec: Rec } | null = null;
-  private version = 0;
+  /**
+   * Full records built lately, by row, least recently used first (a projection reads a record's fields one after
+   * another, and a hot list answers the same renders again); a row leaves it whenever it changes.
+   */
+  private readonly fullCache = new Map<number, Rec>();
 
   constructor(row: TeamRow, private readonly builder: RecordBuilder) {
     this.team = row.team;
@@ -168,7 +177,8 @@ export class TeamIndex {
     this.backfilledAt = row.backfilledAt;
     this.syncedAt = row.syncedAt;
     this.webhookAt = row.webhookAt;
-    this.View = viewClass(builder.renderFields);
+    this.View = viewClass(builder);
+    this.statusNames = RENDER_STATUSES.map((x) => builder.status(x));
   }
 
   get id(): string {
@@ -206,7 +216,7 @@ export class TeamIndex {
     });
     this.invalidateProjects();
     // a render's output falls back to its project's thumbnail
-    if (prev && prev.project.thumbnail_url !== row.project.thumbnail_url) this.version++;
+    if (prev && prev.project.thumbnail_url !== row.project.thumbnail_url) this.fullCache.clear();
   }
 
   /** Forgets a project and its renders (the columns are rebuilt without them: rare). */
@@ -277,7 +287,10 @@ export class TeamIndex {
     } else if (createdChanged) this.newest = null;
     if (FINAL_STATUSES.has(r.status)) this.moving.delete(i);
     else this.moving.add(i);
-    this.version++;
+    this.fullCache.delete(i);
+    const view = this.views[i] as unknown as RenderView;
+    view.dc = undefined;
+    view.du = undefined;
     return true;
   }
 
@@ -292,7 +305,8 @@ export class TeamIndex {
 
   setData(v1Id: string, data: unknown): void {
     this.data.set(v1Id, data);
-    this.version++;
+    const i = this.rowOf.get(v1Id);
+    if (i !== undefined) this.fullCache.delete(i);
   }
 
   /** Every legacy record is built again on next use (overlays or imported ids changed). */
@@ -313,7 +327,7 @@ export class TeamIndex {
     this.byKey.clear();
     this.newest = null;
     this.accountRec = null;
-    this.version++;
+    this.fullCache.clear();
     this.invalidateProjects();
   }
 
@@ -353,6 +367,7 @@ export class TeamIndex {
     this.moving = new Set();
     this.newest = null;
     this.byKey.clear();
+    this.fullCache.clear();
     this.bytes = 0;
     for (const x of renders) {
       this.apply(x.r, x.seen);
@@ -548,12 +563,17 @@ export class TeamIndex {
   // column reads of a view (the fast fields)
 
   /** @internal */ fullRecord(row: number): Rec {
-    const f = this.full;
-    if (f && f.row === row && f.version === this.version) return f.rec;
+    const hit = this.fullCache.get(row);
+    if (hit) {
+      this.fullCache.delete(row);
+      this.fullCache.set(row, hit);
+      return hit;
+    }
     const id = this.c.ids[row] as string;
     const r = this.v1(row);
     const rec = this.builder.render(r, this.data.get(id) ?? {}, this.projects.get(r.project.id)?.project);
-    this.full = { row, version: this.version, rec };
+    if (this.fullCache.size >= FULL_RECORDS_KEPT) this.fullCache.delete(this.fullCache.keys().next().value as number);
+    this.fullCache.set(row, rec);
     return rec;
   }
 
@@ -561,40 +581,46 @@ export class TeamIndex {
     return ((this.c.flags[row] as number) & OVERLAY) !== 0;
   }
 
-  /** @internal */ fastField(row: number, name: string): unknown {
-    const c = this.c;
-    switch (name) {
-      case 'id': return c.uuids[row];
-      case 'title': return c.names[row];
-      case 'status': return this.builder.status(RENDER_STATUSES[c.status[row] as number] as RenderStatus);
-      case 'date_created': return this.builder.iso(c.created[row] as number);
-      case 'date_updated': {
-        const u = c.updated[row] as number;
-        return this.builder.iso(Number.isNaN(u) ? null : u);
+  /** @internal The scan fields of a view, read from the columns (what the translator would answer). */
+  readonly fast: Readonly<Record<string, (row: number) => unknown>> = {
+    id: (row) => this.c.uuids[row],
+    title: (row) => this.c.names[row],
+    status: (row) => this.statusNames[this.c.status[row] as number],
+    date_created: (row) => {
+      const v = this.views[row] as unknown as RenderView;
+      if (v.dc === undefined) v.dc = this.builder.iso(this.c.created[row] as number);
+      return v.dc;
+    },
+    date_updated: (row) => {
+      const v = this.views[row] as unknown as RenderView;
+      if (v.du === undefined) {
+        const u = this.c.updated[row] as number;
+        v.du = this.builder.iso(Number.isNaN(u) ? null : u);
       }
-      case 'project': {
-        const p = c.project[row] as number;
-        let u = this.projUuids[p];
-        if (u === undefined) this.projUuids[p] = u = this.builder.legacyId('project', this.projIds[p] as string);
-        return u;
+      return v.du;
+    },
+    project: (row) => {
+      const p = this.c.project[row] as number;
+      let u = this.projUuids[p];
+      if (u === undefined) this.projUuids[p] = u = this.builder.legacyId('project', this.projIds[p] as string);
+      return u;
+    },
+    account: () => {
+      this.accountUuid ??= this.builder.legacyId('account', this.team.id);
+      return this.accountUuid;
+    },
+    user_created: (row) => {
+      const k = this.c.user[row] as number;
+      let u = this.userUuids[k];
+      if (u === undefined) {
+        const id = this.userIds[k] ?? null;
+        this.userUuids[k] = u = id === null ? null : this.builder.legacyId('user', id);
       }
-      case 'account':
-        this.accountUuid ??= this.builder.legacyId('account', this.team.id);
-        return this.accountUuid;
-      case 'user_created': {
-        const k = c.user[row] as number;
-        let u = this.userUuids[k];
-        if (u === undefined) {
-          const id = this.userIds[k] ?? null;
-          this.userUuids[k] = u = id === null ? null : this.builder.legacyId('user', id);
-        }
-        return u;
-      }
-      case 'download_ready': return ((c.flags[row] as number) & DOWNLOAD_READY) !== 0;
-      case 'playback_id': return null;
-      default: return this.fullRecord(row)[name];
-    }
-  }
+      return u;
+    },
+    download_ready: (row) => ((this.c.flags[row] as number) & DOWNLOAD_READY) !== 0,
+    playback_id: () => null,
+  };
 
   private ensureProjects(): void {
     if (this.projectRecs) return;
@@ -662,25 +688,54 @@ export class TeamIndex {
   }
 }
 
+/** Full records a team keeps built (about 2 kB each): a hot page or two of every list. */
+const FULL_RECORDS_KEPT = 256;
+
 /** About what a row costs: its columns, its strings, the maps and the view that hold it. */
 function rowBytes(name: string, rest: string | null): number {
-  return 340 + name.length + (rest?.length ?? 0);
+  return 400 + name.length + (rest?.length ?? 0);
 }
 
-/** The record class of a team's renders: one getter per legacy field (fast ones read columns). */
-function viewClass(fields: readonly string[]): new (t: TeamIndex, row: number) => Rec {
+/** The record class of the renders (one per builder: every team's views share one shape and one set of getters). */
+const viewClasses = new WeakMap<RecordBuilder, new (t: TeamIndex, row: number) => Rec>();
+const FAST_FIELDS = ['id', 'title', 'status', 'date_created', 'date_updated', 'project', 'account', 'user_created', 'download_ready', 'playback_id'];
+
+/**
+ * One getter per legacy field: a fast field reads its column (a render with an overlay reads the translator's record,
+ * its id excepted); any other field reads the translator's record.
+ */
+function viewClass(builder: RecordBuilder): new (t: TeamIndex, row: number) => Rec {
+  const known = viewClasses.get(builder);
+  if (known) return known;
   class View implements RenderView {
+    dc: string | null | undefined = undefined;
+    du: string | null | undefined = undefined;
     constructor(readonly t: TeamIndex, readonly row: number) {}
   }
-  const fast = new Set(['id', 'title', 'status', 'date_created', 'date_updated', 'project', 'account', 'user_created', 'download_ready', 'playback_id']);
-  for (const name of new Set([...fields, ...fast])) {
-    Object.defineProperty(View.prototype, name, {
-      enumerable: true,
-      get(this: View) {
-        if (name !== 'id' && this.t.overlaid(this.row)) return this.t.fullRecord(this.row)[name];
-        return fast.has(name) ? this.t.fastField(this.row, name) : this.t.fullRecord(this.row)[name];
-      },
-    });
+  for (const name of new Set([...builder.renderFields, ...FAST_FIELDS])) {
+    let get: (this: View) => unknown;
+    // the hottest fields read their column straight away
+    if (name === 'id') get = function (this: View) { return this.t.c.uuids[this.row]; };
+    else if (name === 'status') {
+      get = function (this: View) {
+        const t = this.t;
+        const c = t.c;
+        return ((c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row).status : t.statusNames[c.status[this.row] as number];
+      };
+    } else if (name === 'title') {
+      get = function (this: View) {
+        const t = this.t;
+        const c = t.c;
+        return ((c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row).title : c.names[this.row];
+      };
+    } else if (FAST_FIELDS.includes(name)) {
+      get = function (this: View) {
+        const t = this.t;
+        return ((t.c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row)[name] : t.fast[name]!(this.row);
+      };
+    } else get = function (this: View) { return this.t.fullRecord(this.row)[name]; };
+    Object.defineProperty(View.prototype, name, { enumerable: true, get });
   }
+  viewClasses.set(builder, View as unknown as new (t: TeamIndex, row: number) => Rec);
   return View as unknown as new (t: TeamIndex, row: number) => Rec;
 }

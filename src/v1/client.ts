@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
@@ -70,7 +71,16 @@ interface V1Credential {
   readonly apiKey: string;
   readonly partition: string;
 }
-const credential = (apiKey: string): V1Credential => ({ apiKey, partition: createHash('sha256').update(apiKey).digest('hex').slice(0, 16) });
+/** Cache partitions by key, hashed once per key (not per request); bounded, the key itself is not logged or returned. */
+const partitions = new LRUCache<string, string>({ max: 10_000 });
+const credential = (apiKey: string): V1Credential => {
+  let partition = partitions.get(apiKey);
+  if (partition === undefined) {
+    partition = createHash('sha256').update(apiKey).digest('hex').slice(0, 16);
+    partitions.set(apiKey, partition);
+  }
+  return { apiKey, partition };
+};
 
 /**
  * The only module that talks to v1: undici with keep-alive, a per-request timeout, typed errors,
