@@ -380,6 +380,7 @@ export class RenderIndex {
       const prev = t.projects.get(p.project.id);
       const same = prev && JSON.stringify(prev.project) === JSON.stringify(p.project) && JSON.stringify(prev.templates) === JSON.stringify(p.templates);
       if (!same) t.setProject(p, this.deps.clock.now());
+      else if (p.headMark !== undefined && p.headMark !== null) t.setHeadMark(p.project.id, p.headMark); // another instance's walk
     }
   }
 

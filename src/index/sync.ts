@@ -148,7 +148,14 @@ export class TeamSync {
     await this.o.store.markProjectBackfilled(projectId);
     const entry = t.projects.get(projectId);
     if (entry) entry.backfilled = true;
-    t.setHeadMark(projectId, t.head(projectId));
+    await this.mark(t, projectId, t.head(projectId));
+  }
+
+  /** A walk of the project's list completed: its head mark moves (in memory and in the store). */
+  private async mark(t: TeamIndex, projectId: string, at: number | null): Promise<void> {
+    t.setHeadMark(projectId, at);
+    const kept = t.headMark(projectId);
+    if (kept !== null) await this.o.store.setHeadMark(projectId, kept);
   }
 
   /**
@@ -179,7 +186,7 @@ export class TeamSync {
     } catch (e) {
       if (!(e instanceof V1NotFoundError)) throw e;
     }
-    t.setHeadMark(projectId, newest ?? mark);
+    await this.mark(t, projectId, newest ?? mark);
     return seen;
   }
 

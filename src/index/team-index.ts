@@ -215,6 +215,7 @@ export class TeamIndex {
       project: row.project, templates, backfilled: row.backfilled || !!prev?.backfilled, seenAt: sameThumb ? prev.seenAt : seenAt,
     });
     this.invalidateProjects();
+    if (row.headMark !== undefined && row.headMark !== null) this.setHeadMark(row.project.id, row.headMark);
     // a render's output falls back to its project's thumbnail
     if (prev && prev.project.thumbnail_url !== row.project.thumbnail_url) this.fullCache.clear();
   }

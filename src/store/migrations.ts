@@ -223,6 +223,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('index_renders_project').on('index_renders').column('project_id').execute();
     },
   },
+  '0009_index_head_marks': {
+    async up(db: Kysely<any>) {
+      // the newest created_at of a project as of the last walk of its list that completed: where the next head sync
+      // may stop (renders that arrived by webhook since do not move it), kept across restarts and instances
+      await db.schema.alterTable('index_projects').addColumn('head_mark', 'double precision').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -18,6 +18,8 @@ export interface ProjectRow {
   readonly project: V1Project;
   readonly templates: readonly V1TemplateSummary[] | null;
   readonly backfilled: boolean;
+  /** The newest created_at as of the last completed walk of the project's list (null: never walked to the end). */
+  readonly headMark?: number | null;
 }
 
 /** A render as v1 showed it, and when the gateway saw it (signed URLs are dated from then). */
@@ -95,7 +97,8 @@ export class IndexStore {
   /** Adds or refreshes projects (their checkpoint and templates are kept). */
   async putProjects(teamId: string, projects: readonly V1Project[]): Promise<void> {
     for (const p of projects) {
-      await this.db.insertInto('index_projects').values({ project_id: p.id, team_id: teamId, project: JSON.stringify(p), templates: null, backfilled: 0 })
+      await this.db.insertInto('index_projects')
+        .values({ project_id: p.id, team_id: teamId, project: JSON.stringify(p), templates: null, backfilled: 0, head_mark: null })
         .onConflict((oc) => oc.column('project_id').doUpdateSet({ project: JSON.stringify(p), team_id: teamId }))
         .execute();
     }
@@ -109,6 +112,12 @@ export class IndexStore {
 
   async putTemplates(projectId: string, templates: readonly V1TemplateSummary[]): Promise<void> {
     await this.db.updateTable('index_projects').set({ templates: JSON.stringify(templates) }).where('project_id', '=', projectId).execute();
+  }
+
+  /** Moves a project's head mark forward (never back: two instances' walks agree on the newest). */
+  async setHeadMark(projectId: string, at: number): Promise<void> {
+    await this.db.updateTable('index_projects').set({ head_mark: at }).where('project_id', '=', projectId)
+      .where((eb) => eb.or([eb('head_mark', 'is', null), eb('head_mark', '<', at)])).execute();
   }
 
   /** The per-project checkpoint: every render of the project is in the index. */
@@ -199,5 +208,6 @@ function toProjectRow(r: Database['index_projects']): ProjectRow {
     project: JSON.parse(r.project) as V1Project,
     templates: r.templates === null ? null : (JSON.parse(r.templates) as V1TemplateSummary[]),
     backfilled: Number(r.backfilled) === 1,
+    headMark: r.head_mark === null || r.head_mark === undefined ? null : Number(r.head_mark),
   };
 }

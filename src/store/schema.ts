@@ -108,6 +108,7 @@ export interface IndexProjectsTable {
   project: string;
   templates: string | null;
   backfilled: number;
+  head_mark: number | null;
 }
 export interface IndexRendersTable {
   render_id: string;

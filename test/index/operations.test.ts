@@ -228,6 +228,42 @@ describe('reach and isolation', () => {
 });
 
 describe('backfill', () => {
+  it('head marks survive a restart: a render that arrived by webhook does not move where the next head sync may stop', async () => {
+    const sim = await startSim({ scale: 'small' });
+    const gw = await startGateway({}, {}, { sim, simClock: true });
+    const team = sim.keys[0]!.teams[0]!.id;
+    let mark: number | null = null;
+    let projectId = '';
+    try {
+      await gw.addUser(0, 'ann@example.com');
+      await gw.deps.index!.syncNow([team]);
+      const t = gw.deps.index!.team(team)!;
+      projectId = [...t.projects.keys()].find((p) => t.head(p) !== null)!;
+      mark = t.headMark(projectId);
+      expect(mark).not.toBeNull();
+      const row = await gw.deps.db.kysely.selectFrom('index_projects').select('head_mark').where('project_id', '=', projectId).executeTakeFirst();
+      expect(Number(row?.head_mark)).toBe(mark);
+      // a render newer than the mark arrives by webhook (as the gateway's own create would): the head moves, the mark not
+      const known = t.render(t.projectRenderIds(projectId)[0]!)!.render;
+      await gw.deps.index!.applyRender({ ...known, id: 'rend_arrived_by_webhook', created_at: (mark as number) + 100, updated_at: null, status: 'queued' });
+      expect(t.head(projectId)).toBe((mark as number) + 100);
+      expect(t.headMark(projectId)).toBe(mark);
+    } finally {
+      await gw.app.close();
+      await gw.deps.close();
+    }
+    const again = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL }, {}, { sim, simClock: true });
+    try {
+      const t = (await again.deps.index!.load(team))!;
+      expect(t.head(projectId)).toBe((mark as number) + 100);
+      expect(t.headMark(projectId)).toBe(mark); // (without the stored mark it would be the head)
+    } finally {
+      await again.app.close();
+      await again.deps.close();
+      await sim.sim.close();
+    }
+  });
+
   it('a crash mid-backfill resumes at the projects not yet checkpointed; a restart needs no new backfill', async () => {
     const sim = await startSim({ scale: 'small' });
     const gw = await startGateway({}, {}, { sim, simClock: true });
