@@ -125,6 +125,9 @@ export class IndexSnapshot implements Lookup {
       } else if (resource === 'account') {
         const a = t.accountRecord();
         if (a.id === id) return a;
+      } else if (resource === 'template') {
+        const x = t.template(id);
+        if (x) return x.rec;
       }
     }
     return undefined;
@@ -231,7 +234,7 @@ export async function readFromIndex(resource: string, q: QueryNode, plan: Plan, 
   env.report?.({ strategy: useTopK ? 'top-k over the scope' : 'sort of the scope', tested, matched: matched.length });
   const best = useTopK ? topK(matched, wanted, cmp) : await sortYielding(matched, cmp);
   let page = best.slice(q.offset, q.limit === -1 ? undefined : q.offset + q.limit);
-  if (resource === 'render' || resource === 'project') {
+  if (resource === 'render' || resource === 'project' || resource === 'template') {
     await env.beforeAnswer(page, resource);
     // refreshed URLs replaced some records: answer the current ones
     page = page.map((r) => snap.one(resource, r.id as string) ?? r);

@@ -96,6 +96,8 @@ export class RenderIndex {
     bus.on('overlays', () => { this.overlaysReady = this.reloadOverlays(); });
     // imported id pairs change uuids: the records are rebuilt once the translator has read them
     bus.on('ids', () => this.follow(deps.ids.load().then(() => { for (const t of this.teams.values()) t.invalidateRecords(); })));
+    // pairs a failed write lost are given again (the index remembers which it gave)
+    deps.ids.onLost((pairs) => { for (const p of pairs) for (const t of this.teams.values()) t.forgetPaired(p.type, p.v1Id); });
     bus.on('render_data', (id) => {
       const t = [...this.teams.values()].find((x) => x.has(id));
       if (t) this.follow(deps.renderData.many([id]).then((m) => { if (m.has(id)) t.setData(id, m.get(id)); }));
@@ -128,6 +130,8 @@ export class RenderIndex {
   }
 
   private overlaysSeq = 0;
+  /** Bumped when new overlays are in use (a team loaded meanwhile rebuilds its records). */
+  private overlaysVersion = 0;
 
   /**
    * Reads the overlays every record is built with; only the newest of overlapping reloads is applied, and a failed one
@@ -140,6 +144,7 @@ export class RenderIndex {
       const loaded = await Promise.all(types.map(async (t) => [t, await this.deps.overlays.ofType(t)] as const));
       if (seq !== this.overlaysSeq) return;
       this.overlays = Object.fromEntries(loaded);
+      this.overlaysVersion++;
       for (const t of this.teams.values()) t.invalidateRecords();
     } catch (e) {
       this.deps.logger.warn({ err: e }, 'render index: could not read the overlays (the last ones read stay in use)');
@@ -239,6 +244,15 @@ export class RenderIndex {
       e.expiresAt ??= urlExpiry(url, e.seenAt, ttl); // read from the URL once per copy held
       return nearExpiry(e.expiresAt, e.seenAt, now);
     };
+    if (resource === 'template') {
+      // a template's poster is its project's signed thumbnail
+      for (const rec of recs) {
+        for (const t of snapshot.teams) {
+          const x = t.template(rec.id as string);
+          if (x && nearEnd(t, x.projectId)) thumbnails.set(x.projectId, t);
+        }
+      }
+    }
     if (resource === 'project') {
       // a project's poster is its signed thumbnail
       for (const rec of recs) {
@@ -347,12 +361,14 @@ export class RenderIndex {
       p = (async () => {
         const row = await this.store.team(teamId);
         if (!row) return undefined;
+        const overlays = this.overlaysVersion;
         const fresh = new TeamIndex(row, this.builder);
         fresh.readAt = this.deps.clock.now(); // loaded to be read: not the first to leave memory
         for (const pr of await this.store.projects(teamId)) fresh.setProject(pr, this.deps.clock.now());
         await this.store.eachRenders(teamId, (rows) => fresh.load(rows));
         fresh.compact();
         for (const [id, data] of await this.store.renderData(teamId)) fresh.setData(id, data);
+        if (this.overlaysVersion !== overlays) fresh.invalidateRecords(); // new overlays arrived while it was read
         // a backfill or sync that started meanwhile holds the newer copy
         const current = this.teams.get(teamId);
         if (current) return current;

@@ -56,6 +56,8 @@ const OVERLAY = 2;
 const DOWNLOAD_READY = 4;
 /** The render's uuid ↔ v1 pair has been handed to the id store (answered once). */
 const PAIRED = 8;
+/** The render's project is gone: the row is kept only for records readers still hold. */
+const REMOVED = 16;
 
 /** Growable typed columns (capacity doubles; trimmed once a load is done). */
 class Columns {
@@ -152,6 +154,11 @@ export class TeamIndex {
   private userUuids: (string | null | undefined)[] = [];
   private accountUuid: string | undefined;
   private moving = new Set<number>();
+  /** Rows marked removed, and the records of the live rows when there are any. */
+  private removed = 0;
+  private liveViews: Rec[] | null = null;
+  /** Bumped whenever a render joins, moves between projects or leaves (the primary-key orders are built again). */
+  private membership = 0;
   private bytes = 0;
   private readonly marks = new Map<string, number | null>();
 
@@ -160,6 +167,7 @@ export class TeamIndex {
   private projectList: Rec[] | null = null;
   private projectUuids: Map<string, string> | null = null;
   private templateList: Rec[] | null = null;
+  private templateByUuid: Map<string, { rec: Rec; projectId: string }> | null = null;
   private accountRec: Rec | null = null;
   private readonly byKey = new Map<string, { version: number; rows: number[] }>();
   /** Rows newest first (created_at descending, then uuid ascending): the default legacy order. */
@@ -186,7 +194,7 @@ export class TeamIndex {
   }
 
   get size(): number {
-    return this.c.size;
+    return this.c.size - this.removed;
   }
 
   /** A rough figure of the memory the team's index holds (for INDEX_MEMORY_MB). */
@@ -217,18 +225,34 @@ export class TeamIndex {
     this.invalidateProjects();
     if (row.headMark !== undefined && row.headMark !== null) this.setHeadMark(row.project.id, row.headMark);
     // a render's output falls back to its project's thumbnail
-    if (prev && prev.project.thumbnail_url !== row.project.thumbnail_url) this.fullCache.clear();
+    if (!prev || prev.project.thumbnail_url !== row.project.thumbnail_url) this.fullCache.clear();
   }
 
-  /** Forgets a project and its renders (the columns are rebuilt without them: rare). */
+  /**
+   * Forgets a project and its renders. Their rows stay in the columns, marked removed (row numbers never change, so a
+   * record a reader holds keeps reading its own render); they are gone from every map, order and count, and the
+   * columns are compacted when the team is next read back from the store.
+   */
   dropProject(projectId: string): void {
     this.projects.delete(projectId);
     this.invalidateProjects();
     const p = this.projIdx.get(projectId);
-    if (p === undefined || (this.projRows[p] ?? []).length === 0) return;
-    const keep: number[] = [];
-    for (let i = 0; i < this.c.size; i++) if (this.c.project[i] !== p) keep.push(i);
-    this.rebuild(keep);
+    const rows = p === undefined ? [] : (this.projRows[p] as number[]);
+    if (rows.length === 0) return;
+    const c = this.c;
+    for (const i of rows) {
+      c.flags[i] = (c.flags[i] as number) | REMOVED;
+      this.rowOf.delete(c.ids[i] as string);
+      this.rowOfUuid.delete(c.uuids[i] as string);
+      this.moving.delete(i);
+      this.fullCache.delete(i);
+      this.bytes -= rowBytes(c.names[i] as string, c.rest[i] ?? null);
+    }
+    this.removed += rows.length;
+    this.projRows[p as number] = [];
+    this.newest = null;
+    this.liveViews = null;
+    this.membership++;
   }
 
   private invalidateProjects(): void {
@@ -236,6 +260,7 @@ export class TeamIndex {
     this.projectList = null;
     this.projectUuids = null;
     this.templateList = null;
+    this.templateByUuid = null;
   }
 
   /** Applies a render unless the index holds a newer state of it; true when applied. */
@@ -263,7 +288,12 @@ export class TeamIndex {
       const rows = this.projRows[c.project[i] as number] as number[];
       rows.splice(rows.indexOf(i), 1);
       (this.projRows[project] as number[]).push(i);
-    } else if (known === undefined) (this.projRows[project] as number[]).push(i);
+      this.membership++;
+    } else if (known === undefined) {
+      (this.projRows[project] as number[]).push(i);
+      this.membership++;
+      this.liveViews = null;
+    }
     const createdChanged = known !== undefined && c.created[i] !== r.created_at;
     c.names[i] = r.name;
     c.status[i] = STATUS_CODE.get(r.status) as number;
@@ -277,15 +307,14 @@ export class TeamIndex {
     c.shape[i] = out.shape;
     c.exp[i] = out.exp;
     c.rest[i] = out.rest;
-    let flags = (c.flags[i] as number) & OVERLAY;
+    let flags = (c.flags[i] as number) & PAIRED;
+    if (this.builder.hasOverlay('render', r.id)) flags |= OVERLAY;
     if (r.type === 'cloud') flags |= CLOUD;
     if (this.builder.downloadReady(r)) flags |= DOWNLOAD_READY;
     c.flags[i] = flags;
     this.bytes += rowBytes(r.name, out.rest);
-    if (known === undefined) {
-      if (this.builder.hasOverlay('render', r.id)) c.flags[i] = (c.flags[i] as number) | OVERLAY;
-      this.placeNewest(i);
-    } else if (createdChanged) this.newest = null;
+    if (known === undefined) this.placeNewest(i);
+    else if (createdChanged) this.newest = null;
     if (FINAL_STATUSES.has(r.status)) this.moving.delete(i);
     else this.moving.add(i);
     this.fullCache.delete(i);
@@ -315,6 +344,7 @@ export class TeamIndex {
     const c = this.c;
     this.rowOfUuid = new Map();
     for (let i = 0; i < c.size; i++) {
+      if (((c.flags[i] as number) & REMOVED) !== 0) continue;
       const id = c.ids[i] as string;
       const uuid = this.builder.uuid('render', id);
       c.uuids[i] = uuid;
@@ -351,31 +381,6 @@ export class TeamIndex {
       this.userIdx.set(id, u);
     }
     return u;
-  }
-
-  /** The columns again with only `keep` rows, in that order (row numbers change: views are made anew). */
-  private rebuild(keep: readonly number[]): void {
-    const old = this.c;
-    const renders = keep.map((i) => ({ r: this.v1(i), seen: old.seen[i] as number, flags: old.flags[i] as number }));
-    this.c = new Columns();
-    this.rowOf = new Map();
-    this.rowOfUuid = new Map();
-    this.views = [];
-    this.projIds = [];
-    this.projIdx.clear();
-    this.projRows = [];
-    this.projUuids = [];
-    this.moving = new Set();
-    this.newest = null;
-    this.byKey.clear();
-    this.fullCache.clear();
-    this.bytes = 0;
-    for (const x of renders) {
-      this.apply(x.r, x.seen);
-      const i = this.rowOf.get(x.r.id) as number;
-      this.c.flags[i] = (this.c.flags[i] as number) | (x.flags & OVERLAY);
-    }
-    this.c.trim();
   }
 
   // ------------------------------------------------------------------ v1 state (for the sync)
@@ -486,8 +491,7 @@ export class TeamIndex {
   /** Rows newest first, ties by uuid (the resource's default order): built once, kept as renders arrive. */
   newestFirst(): readonly number[] {
     if (!this.newest) {
-      const rows = Array.from({ length: this.c.size }, (_, i) => i);
-      this.newest = rows.sort((a, b) => this.newestOrder(a, b));
+      this.newest = this.liveRows().sort((a, b) => this.newestOrder(a, b));
     }
     return this.newest;
   }
@@ -535,7 +539,15 @@ export class TeamIndex {
 
   /** Every render record (read, not copied). */
   renderRecords(): readonly Rec[] {
-    return this.views;
+    if (this.removed === 0) return this.views;
+    this.liveViews ??= this.liveRows().map((i) => this.views[i] as Rec);
+    return this.liveViews;
+  }
+
+  private liveRows(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.c.size; i++) if (((this.c.flags[i] as number) & REMOVED) === 0) out.push(i);
+    return out;
   }
 
   /** One project's render records. */
@@ -553,6 +565,18 @@ export class TeamIndex {
     if (i === undefined || ((this.c.flags[i] as number) & PAIRED) !== 0) return undefined;
     this.c.flags[i] = (this.c.flags[i] as number) | PAIRED;
     return this.c.ids[i];
+  }
+
+  /** Pairs a failed write lost: renders' are given again when next answered, and the cached related uuids are asked again. */
+  forgetPaired(type: string, v1Id: string): void {
+    if (type !== 'render') {
+      this.projUuids = [];
+      this.userUuids = [];
+      this.accountUuid = undefined;
+      return;
+    }
+    const i = this.rowOf.get(v1Id);
+    if (i !== undefined) this.c.flags[i] = (this.c.flags[i] as number) & ~PAIRED;
   }
 
   /** The v1 id of a render uuid of this team. */
@@ -653,10 +677,23 @@ export class TeamIndex {
   templateRecords(): Rec[] {
     if (!this.templateList) {
       const out: Rec[] = [];
-      for (const e of this.projects.values()) for (const t of e.templates ?? []) out.push(this.builder.template(t, e.project));
+      this.templateByUuid = new Map();
+      for (const e of this.projects.values()) {
+        for (const t of e.templates ?? []) {
+          const rec = this.builder.template(t, e.project);
+          out.push(rec);
+          this.templateByUuid.set(rec.id as string, { rec, projectId: e.project.id });
+        }
+      }
       this.templateList = out;
     }
     return this.templateList;
+  }
+
+  /** A template's record by uuid, and the v1 id of its project (its poster is the project's signed thumbnail). */
+  template(uuid: string): { rec: Rec; projectId: string } | undefined {
+    this.templateRecords();
+    return this.templateByUuid?.get(uuid);
   }
 
   accountRecord(): Rec {
@@ -673,12 +710,11 @@ export class TeamIndex {
     let cached = this.byKey.get(k);
     const p = projectId === null ? undefined : this.projIdx.get(projectId);
     const rows = projectId === null ? null : p === undefined ? [] : (this.projRows[p] as number[]);
-    const size = rows ? rows.length : this.c.size;
-    if (!cached || cached.version !== size) {
-      const list = rows ? [...rows] : Array.from({ length: this.c.size }, (_, i) => i);
+    if (!cached || cached.version !== this.membership) {
+      const list = rows ? [...rows] : this.liveRows();
       const uuids = this.c.uuids;
       list.sort((a, b) => ordered(uuids[a] as string, uuids[b] as string));
-      cached = { version: size, rows: list };
+      cached = { version: this.membership, rows: list };
       this.byKey.set(k, cached);
     }
     return cached.rows.slice(0, n).map((i) => this.views[i] as Rec);

@@ -22,6 +22,7 @@ export class IdTranslator {
   /** v1 id → derived uuid already computed and queued for the store (repeats cost no hashing). */
   private readonly known = new LRUCache<string, string>({ max: 50_000 });
   private pending: IdPair[] = [];
+  private readonly lostListeners: ((pairs: readonly IdPair[]) => void)[] = [];
 
   constructor(private readonly store: IdMapStore) {
     // imported pairs win: when any process imports some, every instance reads them again
@@ -64,6 +65,11 @@ export class IdTranslator {
     return uuid;
   }
 
+  /** Called with pairs a failed flush did not write (whoever remembers having given them gives them again). */
+  onLost(listener: (pairs: readonly IdPair[]) => void): void {
+    this.lostListeners.push(listener);
+  }
+
   /**
    * Queues a derived pair the caller already holds (the render index: it knows its uuids and which pairs it has given),
    * without caching it here; an imported pair is in the store already.
@@ -99,6 +105,7 @@ export class IdTranslator {
       await this.store.remember(batch);
     } catch (e) {
       for (const p of batch) this.known.delete(`${p.type}:${p.v1Id}`);
+      for (const l of this.lostListeners) l(batch);
       throw e;
     }
   }

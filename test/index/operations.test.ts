@@ -143,6 +143,10 @@ describe('signed outputs', () => {
       const third = await gw.get('/renders?filter[status][_eq]=complete&limit=3&fields=id,output&sort=id', token);
       expect(third.headers['x-gateway-v1-calls']).toBe('0');
       expect(third.body.data).toEqual(again.body.data);
+      // template posters (their projects' signed thumbnails) too
+      const templates = (await gw.get('/templates?limit=-1&fields=id,poster', token)).body.data.filter((p: { poster: string | null }) => p.poster);
+      expect(templates.length).toBeGreaterThan(0);
+      for (const p of templates) expect(expiresOf(p.poster)).toBeGreaterThan(sim.sim.world.clock.now() + 500_000);
       // project posters (signed thumbnails) too
       const posters = (await gw.get('/projects?limit=-1&fields=id,poster', token)).body.data.filter((p: { poster: string | null }) => p.poster);
       expect(posters.length).toBeGreaterThan(0);

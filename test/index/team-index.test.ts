@@ -104,6 +104,97 @@ describe('the render index held in columns', () => {
     }), { numRuns: 80 });
   });
 
+  it('a record a reader holds keeps reading its own render when projects go; counts, orders and look-ups forget them', () => {
+    const { t } = setUp();
+    const renders = fc.sample(fc.tuple(render(1), render(2), render(3), render(4)), 1)[0]!.map((r, k) => ({
+      ...r, project: { id: k < 2 ? 'proj_a' : 'proj_b', team: team.id }, output: undefined, status: 'queued' as const,
+    }));
+    for (const r of renders) t.apply(r, 1);
+    const held = renders.map((r) => t.renderRecord(r.id)!);
+    const before = held.map((v) => ({ id: v.id, title: v.title, project: v.project, process_id: v.process_id }));
+    t.dropProject('proj_a');
+    expect(held.map((v) => ({ id: v.id, title: v.title, project: v.project, process_id: v.process_id }))).toEqual(before);
+    expect(t.size).toBe(2);
+    expect(t.renderRecords().map((v) => v.id)).toEqual([before[2]!.id, before[3]!.id]);
+    expect(t.renderV1(before[0]!.id as string)).toBeUndefined();
+    expect(t.has('rend_1')).toBe(false);
+    expect(t.newestFirst().map((row) => t.idOfRow(row)).sort()).toEqual(['rend_3', 'rend_4']);
+    expect(t.movingIds().sort()).toEqual(['rend_3', 'rend_4']);
+    expect(t.rendersByKey(null, 10).map((v) => v.id).sort()).toEqual([before[2]!.id, before[3]!.id].sort());
+    // the project comes back with one of its renders
+    t.apply({ ...renders[0]!, updated_at: (renders[0]!.updated_at ?? renders[0]!.created_at) + 1 }, 2);
+    expect(t.size).toBe(3);
+    expect(t.renderRecord('rend_1')?.id).toBe(before[0]!.id);
+  });
+
+  it('primary-key orders follow renders that join or move between projects, not only the count', () => {
+    const { t } = setUp();
+    const [a, b] = fc.sample(fc.tuple(render(10), render(11)), 1)[0]!.map((r) => ({ ...r, project: { id: 'proj_a', team: team.id } }));
+    t.apply(a!, 1);
+    expect(t.rendersByKey('proj_a', 10).map((v) => v.id)).toEqual([t.renderRecord('rend_10')!.id]);
+    // rend_10 moves to proj_b and rend_11 joins proj_a: proj_a still holds one render, another one
+    t.apply({ ...a!, project: { id: 'proj_b', team: team.id }, updated_at: (a!.updated_at ?? a!.created_at) + 1 }, 2);
+    t.apply(b!, 2);
+    expect(t.rendersByKey('proj_a', 10).map((v) => v.id)).toEqual([t.renderRecord('rend_11')!.id]);
+    expect(t.rendersByKey('proj_b', 10).map((v) => v.id)).toEqual([t.renderRecord('rend_10')!.id]);
+  });
+
+  it('gives each answered pair once, and again after a failed write lost it', () => {
+    const { t } = setUp();
+    const r = fc.sample(render(20), 1)[0]!;
+    t.apply(r, 1);
+    const uuid = t.renderRecord(r.id)!.id as string;
+    expect(t.unpaired(uuid)).toBe(r.id);
+    expect(t.unpaired(uuid)).toBeUndefined();
+    t.apply({ ...r, updated_at: (r.updated_at ?? r.created_at) + 5 }, 2); // a new state keeps the pair given
+    expect(t.unpaired(uuid)).toBeUndefined();
+    t.forgetPaired('render', r.id);
+    expect(t.unpaired(uuid)).toBe(r.id);
+  });
+
+  it('a failed write of the id store hands the lost pairs to its listeners (the index gives them again)', async () => {
+    let fail = true;
+    const written: unknown[] = [];
+    const ids = new IdTranslator({ imported: async () => [], remember: async (p: unknown[]) => { if (fail) throw new Error('store down'); written.push(...p); } } as unknown as IdMapStore);
+    const builder = recordBuilder({ ids, mappings, timeUnit: 'auto' }, () => ({}), {});
+    const t = new TeamIndex({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    ids.onLost((pairs) => { for (const p of pairs) t.forgetPaired(p.type, p.v1Id); });
+    const r = fc.sample(render(50), 1)[0]!;
+    t.apply(r, 1);
+    const uuid = t.renderRecord(r.id)!.id as string;
+    ids.queue('render', t.unpaired(uuid)!, uuid);
+    await expect(ids.flush()).rejects.toThrow('store down');
+    fail = false;
+    const again = t.unpaired(uuid);
+    expect(again).toBe(r.id);
+    ids.queue('render', again!, uuid);
+    await ids.flush();
+    expect(written).toEqual([{ type: 'render', uuid, v1Id: r.id, source: 'derived' }]);
+  });
+
+  it('a render read before its project was known shows the project thumbnail once the project arrives', () => {
+    const { t, builder } = setUp();
+    const r: V1Render = { ...fc.sample(render(30), 1)[0]!, project: { id: 'proj_new', team: team.id }, status: 'complete', output: { master: 'https://cdn.example/m.mov' } };
+    t.apply(r, 1);
+    expect((t.renderRecord(r.id)!.output as { poster: unknown }).poster).toBeNull();
+    const project = { ...projects[0]!, id: 'proj_new' };
+    t.setProject({ project, templates: [], backfilled: true }, 2);
+    expect(t.renderRecord(r.id)!.output).toEqual(builder.render(r, {}, project).output);
+    expect((t.renderRecord(r.id)!.output as { poster: unknown }).poster).toBe(project.thumbnail_url);
+  });
+
+  it('an overlay made before a render\'s new state is read by that state (the flag is checked on every apply)', () => {
+    let overlays: Overlays = {};
+    const ids = new IdTranslator({ imported: async () => [] } as unknown as IdMapStore);
+    const builder = recordBuilder({ ids, mappings, timeUnit: 'auto' }, () => overlays, {});
+    const t = new TeamIndex({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    const r = fc.sample(render(40), 1)[0]!;
+    t.apply(r, 1);
+    overlays = { render: new Map([[r.id, { title: 'kept title' }]]) }; // (no invalidateRecords: e.g. a team loading meanwhile)
+    t.apply({ ...r, updated_at: (r.updated_at ?? r.created_at) + 1 }, 2);
+    expect(t.renderRecord(r.id)!.title).toBe('kept title');
+  });
+
   it('answers imported uuids once the pairs are read (records rebuilt)', async () => {
     const imported = [{ type: 'render', uuid: '11111111-2222-4333-8444-555555555555', v1Id: 'rend_7' }];
     const { t, ids } = setUp(imported);
