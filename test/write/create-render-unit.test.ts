@@ -47,6 +47,8 @@ interface Options {
 function harness(o: Options = {}) {
   const clock = new ManualClock(T0);
   const calls: unknown[][] = [];
+  /** What the catalog (so v1) was asked about the project and the teams. */
+  const asked: string[] = [];
   const ids = o.ids ?? { [`project:${P_UUID}`]: 'proj_1', [`account:${A_UUID}`]: 'team_1' };
   const projects = o.projects ?? [project];
   const templates = o.templates ?? [];
@@ -54,8 +56,8 @@ function harness(o: Options = {}) {
     timeUnit: 'ms',
     ids: { toV1: async (type: string, uuid: string) => ids[`${type}:${uuid}`] },
     catalog: {
-      teams: async () => (o.teams ?? ['team_1', 'team_2']).map((id) => ({ id })),
-      project: async (id: string) => projects.find((p) => p.id === id),
+      teams: async () => { asked.push('teams'); return (o.teams ?? ['team_1', 'team_2']).map((id) => ({ id })); },
+      project: async (id: string) => { asked.push(`project ${id}`); return projects.find((p) => p.id === id); },
       templatesOf: async (projectId: string) => { calls.push(['templatesOf', projectId]); return templates.map((t) => ({ id: t.id })); },
       map: <T, R>(items: readonly T[], fn: (t: T) => Promise<R>) => Promise.all(items.map(fn)),
       template: async (id: string, projectId: string) => ({ id, projectId, fields: templates.find((t) => t.id === id)!.keys.map((key) => ({ key })) }),
@@ -96,7 +98,7 @@ function harness(o: Options = {}) {
     onCreated: async (id) => void calls.push(['onCreated', id]),
     ...(o.earlier ? { earlier: o.earlier } : {}),
   };
-  return { deps, calls, logs, clock, names: () => calls.map((c) => c[0]) };
+  return { deps, calls, asked, logs, clock, names: () => calls.map((c) => c[0]) };
 }
 const input = (over: Partial<{ project: string; account: string; data: Record<string, unknown>; title: string }> = {}) => ({
   project: P_UUID,
@@ -131,16 +133,17 @@ describe('createRender: who may create where', () => {
   });
 
   it.each([
-    ['an unknown project uuid', { ids: { [`account:${A_UUID}`]: 'team_1' } }],
-    ['an unknown account uuid', { ids: { [`project:${P_UUID}`]: 'proj_1' } }],
-    ['an account the key does not reach', { teams: ['team_2'] }],
-    ['a project v1 does not show the key', { projects: [] }],
-  ])('%s: 403, nothing created', async (_, o) => {
+    ['an unknown project uuid', { ids: { [`account:${A_UUID}`]: 'team_1' } }, []],
+    ['an unknown account uuid', { ids: { [`project:${P_UUID}`]: 'proj_1' } }, []],
+    ['an account the key does not reach', { teams: ['team_2'] }, ['teams']],
+    ['a project v1 does not show the key', { projects: [] }, ['teams', 'project proj_1']],
+  ])('%s: 403, nothing created, v1 asked no more than needed', async (_, o, asked) => {
     const h = harness(o as Options);
     const e = await fail(createRender(input(), h.deps));
     expect(e.status).toBe(403);
     expect(e.code).toBe('FORBIDDEN');
     expect(h.names()).toEqual([]);
+    expect(h.asked).toEqual(asked);
   });
 
   it('looks the uuids up by their own type', async () => {
@@ -224,9 +227,10 @@ describe('createRender: a lost answer', () => {
     expect(got).toEqual({ render: at(3_000), project, templateId: null, recovered: 'found' });
     expect(h.calls).toContainEqual(['rendersPage', 'proj_1', { limit: 60, order: 'desc' }]);
     expect(h.calls.at(-1)).toEqual(['onCreated', 'rend_3000']);
-    expect(h.logs.map((l) => l.level)).toEqual(['warn', 'info']);
-    expect(h.logs[0]!.o).toEqual({ project: 'proj_1', reason: 'socket hang up' });
-    expect(h.logs[1]!.o).toEqual({ render: 'rend_3000' });
+    expect(h.logs).toEqual([
+      { level: 'warn', o: { project: 'proj_1', reason: 'socket hang up' }, msg: 'POST /v1/renders gave no answer; looking for the render it may have created' },
+      { level: 'info', o: { render: 'rend_3000' }, msg: 'found the render whose creation answer was lost' },
+    ]);
   });
 
   it('also after a v1 server error', async () => {

@@ -33,6 +33,11 @@ describe('asAnswer', () => {
     expect(a.headers).toEqual({ ...ge.headers });
     expect(a.headers).not.toBe(ge.headers);
   });
+  it("keeps the error's headers (retry-after of a 429)", () => {
+    const a = asAnswer(errors.requestsExceeded(7, 0));
+    expect(a.status).toBe(429);
+    expect(a.headers).toEqual({ 'retry-after': '7' });
+  });
 });
 
 const row = (over: Partial<IdemRow> = {}): IdemRow => ({
@@ -117,12 +122,14 @@ describe('IdempotentCreation.run', () => {
     const notCreated = asAnswer(errors.outcomeUnknown('no', { outcome: 'not_created' }));
     const plain500: Answer = { status: 500, body: {} };
     const unknownAt500: Answer = { status: 500, body: { errors: [{ extensions: { outcome: 'unknown' } }] } };
+    const noExtensions: Answer = { status: 502, body: { errors: [{ message: 'bare' }] } };
     for (const [answer, last] of [
       [bad, ['finish', 'u', 'k', 'done', 499, bad.body]],
       [unknown, ['finish', 'u', 'k', 'unknown', 503, unknown.body]],
       [unknownAt500, ['finish', 'u', 'k', 'unknown', 500, unknownAt500.body]],
       [notCreated, ['release', 'u', 'k']],
       [plain500, ['release', 'u', 'k']],
+      [noExtensions, ['release', 'u', 'k']],
     ] as const) {
       const { store, idem } = setup();
       expect(await idem.run('u', 'k', {}, async () => answer)).toBe(answer);
