@@ -94,8 +94,28 @@ describe('compiled comparisons on root fields (SQL semantics: a null field never
     ['n', '_gte', null, []],
     ['name', '_contains', null, []],
     ['name', '_ncontains', null, []],
+    ['x', '_lt', null, []],
+    // a null field is not the number 0 nor the text 'null' (JavaScript would coerce it)
+    ['name', '_lte', '0', [4]],
+    ['name', '_gte', '0', [1, 2, 5]],
+    ['name', '_icontains', 'NUL', []],
+    ['name', '_istarts_with', 'NU', []],
+    ['name', '_iends_with', 'LL', []],
+    ['at', '_contains', 'ul', []],
+    ['at', '_starts_with', 'nu', []],
+    ['at', '_ends_with', 'll', []],
   ] as const)('%s %s %j → %j', (field, op, value, expected) => {
     expect(matching(cmp(field, op, value as never))).toEqual(expected);
+  });
+
+  it('predicates answer booleans, also for values that match nothing', () => {
+    const answers = (node: FilterNode) => items.map(compileFilter(node, item, shop, shopLookup));
+    for (const [field, op, value] of [
+      ['n', '_eq', null], ['n', '_lt', null], ['n', '_lte', null], ['n', '_gt', null], ['n', '_gte', null], ['n', '_nin', [1, null]], ['n', '_between', [null, 1]],
+      ['name', '_contains', null], ['n', '_neq', null], ['name', '_empty', true],
+    ] as const) expect(answers(cmp(field, op, value as never)).every((a) => typeof a === 'boolean')).toBe(true);
+    const bare: ResourceSchema = { key: 'b', name: 'bs', defaultSort: [], fields: { flag: item.fields.flag! } };
+    expect(compileSearch('x', bare)({ flag: true })).toBe(false);
   });
 
   it('refuses an operator it cannot evaluate', () => {
@@ -132,6 +152,15 @@ describe('date functions', () => {
     expect(dateFn('month')(null)).toBeNull();
   });
 
+  it('a null function value never matches (no coercion to 0)', () => {
+    expect(matching(cmp('at', '_neq', 3, 'month'))).toEqual([1, 4, 5]);
+    expect(matching(cmp('at', '_lte', 3, 'month'))).toEqual([1, 2, 5]);
+    expect(matching(cmp('at', '_gt', -1, 'month'))).toEqual([1, 2, 4, 5]);
+    expect(matching(cmp('at', '_gte', 0, 'month'))).toEqual([1, 2, 4, 5]);
+    expect(matching(cmp('at', '_in', [1, null], 'month'))).toEqual([1, 5]);
+    expect(matching(cmp('at', '_between', [0, 3], 'month'))).toEqual([1, 2, 5]);
+  });
+
   it('filters by a function of a date (compared as an integer)', () => {
     expect(matching(cmp('at', '_eq', 3, 'month'))).toEqual([2]);
     expect(matching(cmp('at', '_in', [1, 12], 'month'))).toEqual([1, 4, 5]);
@@ -144,7 +173,8 @@ describe('date functions', () => {
 
 describe('getters', () => {
   it('count() needs one one-to-many field', () => {
-    expect(() => compileGetter(['name'], 'count', item, shop, shopLookup)).toThrow(TypeError);
+    expect(() => compileGetter(['name'], 'count', item, shop, shopLookup)).toThrow(/count\(\) of name/);
+    expect(() => compileGetter(['nope'], 'count', item, shop, shopLookup)).toThrow(/count\(\) of nope/);
     expect(() => compileGetter(['tags', 'label'], 'count', item, shop, shopLookup)).toThrow(/count\(\) of tags\.label/);
     expect(() => compileGetter(['owner'], 'count', item, shop, shopLookup)).toThrow(/count\(\) of owner/);
   });
@@ -184,6 +214,21 @@ describe('many-to-one filters (a LEFT JOIN: no related record means every relate
     expect(matching(cmp('owner.org.name', '_eq', 'Org One'))).toEqual([1, 5]);
     expect(matching(cmp('owner.org.name', '_null', true))).toEqual([2, 3, 4]);
     expect(matching(cmp('owner.org', '_null', true))).toEqual([2, 3, 4]);
+  });
+
+  it('asks the lookup only for string ids (a null link is no look-up)', () => {
+    const strict: Lookup = {
+      ...shopLookup,
+      one: (resource, id) => {
+        if (typeof id !== 'string') throw new Error(`looked up ${String(id)}`);
+        return shopLookup.one(resource, id);
+      },
+    };
+    expect(matching(cmp('owner.name', '_null', true), items, item, strict)).toEqual([3, 4]);
+    expect(matching(cmp('owner.org.name', '_eq', 'Org One'), items, item, strict)).toEqual([1, 5]);
+    const g = compileGetter(['owner', 'org', 'name'], undefined, item, shop, strict);
+    expect(items.map((r) => g.get(r))).toEqual(['Org One', null, null, null, 'Org One']);
+    expect(matching(Relation.create(['item', 'owner', 'items'], 'some', True), tags, tag, strict)).toEqual([1, 2, 3]);
   });
 
   it('answers the same for every record sharing a related id (first, second and later look-ups)', () => {
