@@ -180,7 +180,7 @@ describe('UserStore', () => {
     expect(r).toMatchObject({ email: 'Mixed.Case@X.io', email_lower: 'mixed.case@x.io', password_hash: '$argon2id$h', created_at: now, updated_at: null, status: 'active' });
     expect(box.open(r.v1_key_enc)).toBe('sk_secret');
     expect(heard).toEqual([`users ${u.id}`]);
-    await expect(users.create(base({ email: ' MIXED.case@x.IO' }))).rejects.toThrow(new DuplicateEmailError(' MIXED.case@x.IO').message);
+    await expect(users.create(base({ email: ' MIXED.case@x.IO' }))).rejects.toThrow('A user with email  MIXED.case@x.IO already exists.');
     const named = await users.create(base({ id: '11111111-2222-4333-8444-555555555555', firstName: 'F', lastName: 'L', status: 'unbound' }));
     expect(named).toMatchObject({ id: '11111111-2222-4333-8444-555555555555', firstName: 'F', lastName: 'L', status: 'unbound' });
     expect(await users.byEmail(' Mixed.CASE@x.io ')).toEqual({ ...u, passwordHash: '$argon2id$h' });
@@ -188,13 +188,19 @@ describe('UserStore', () => {
   });
 
   it('createMany writes every user of a long list, then tells the bus once', async () => {
-    const list = Array.from({ length: 523 }, (_, i) => ({ ...base({ email: ` Many${i}@X.io`, firstName: i === 7 ? 'Seven' : undefined }), id: `many-${String(i).padStart(4, '0')}` }));
-    await users.createMany(list);
+    const list = Array.from({ length: 523 }, (_, i) => ({ ...base({ email: ` Many${i}@X.io`, firstName: i === 7 ? 'Seven' : undefined,
+      lastName: i === 8 ? 'Eight' : undefined, status: i === 9 ? 'unbound' : undefined }), id: `many-${String(i).padStart(4, '0')}` }));
+    const s = new UserStore(db.kysely, box, clock, bus);
+    expect(await s.byId('many-0010')).toBeUndefined(); // a miss, kept
+    await s.createMany(list);
+    expect((await s.byId('many-0010'))!.email).toBe('Many10@X.io'); // every kept user was dropped
     expect(heard).toEqual(['users *']);
     const n = await db.kysely.selectFrom('users').select((e) => e.fn.countAll<number>().as('n')).where('id', 'like', 'many-%').executeTakeFirstOrThrow();
     expect(Number(n.n)).toBe(523);
     expect(await row('many-0522')).toMatchObject({ email: 'Many522@X.io', email_lower: 'many522@x.io', status: 'active', first_name: null, created_at: now, updated_at: null });
     expect((await row('many-0007')).first_name).toBe('Seven');
+    expect(await row('many-0008')).toMatchObject({ first_name: null, last_name: 'Eight', status: 'active' });
+    expect((await row('many-0009')).status).toBe('unbound');
     expect(await users.v1Key('many-0300')).toBe('sk_k');
     const ids = await users.identities();
     expect(ids.ids.has('many-0001')).toBe(true);
@@ -217,17 +223,28 @@ describe('UserStore', () => {
   });
 
   it('byId keeps users in memory until the bus, a write or a resync says otherwise', async () => {
+    const users = new UserStore(db.kysely, box, clock, bus);
     const u = await users.create(base({ firstName: 'Kept' }));
+    const v = await users.create(base({ firstName: 'Also kept' }));
     expect((await users.byId(u.id))!.firstName).toBe('Kept');
+    expect((await users.byId(v.id))!.firstName).toBe('Also kept');
+    await db.kysely.updateTable('users').set({ first_name: 'V behind' }).where('id', '=', v.id).execute();
     await db.kysely.updateTable('users').set({ first_name: 'Behind' }).where('id', '=', u.id).execute();
     expect((await users.byId(u.id))!.firstName).toBe('Kept'); // from memory
-    await bus.publish('users', 'some-other-id');
-    expect((await users.byId(u.id))!.firstName).toBe('Kept');
-    await bus.publish('users', u.id);
+    expect((await users.byId(v.id))!.firstName).toBe('Also kept'); // both kept
+    await users.update(u.id, {}); // a write drops that user only (and reads it again)
     expect((await users.byId(u.id))!.firstName).toBe('Behind');
+    expect((await users.byId(v.id))!.firstName).toBe('Also kept');
+    await db.kysely.updateTable('users').set({ first_name: 'Behind 2' }).where('id', '=', u.id).execute();
+    await bus.publish('users', 'some-other-id');
+    expect((await users.byId(u.id))!.firstName).toBe('Behind');
+    await bus.publish('users', u.id);
+    expect((await users.byId(u.id))!.firstName).toBe('Behind 2');
+    expect((await users.byId(v.id))!.firstName).toBe('Also kept');
     await db.kysely.updateTable('users').set({ first_name: 'Again' }).where('id', '=', u.id).execute();
     await bus.publish('users', '*');
     expect((await users.byId(u.id))!.firstName).toBe('Again');
+    expect((await users.byId(v.id))!.firstName).toBe('V behind');
     // a miss is kept too, until a write of that id
     expect(await users.byId('late-id')).toBeUndefined();
     await db.kysely.insertInto('users').values({ ...(await row(u.id)), id: 'late-id', email: 'late@x.io', email_lower: 'late@x.io' }).execute();
@@ -239,7 +256,19 @@ describe('UserStore', () => {
     expect((await users.byId('late-id'))!.v1UserId).toBe('v1_late');
   });
 
+  it('keeps at most 20 000 users (misses included) in memory, then starts afresh', async () => {
+    const users = new UserStore(db.kysely, box, clock, bus);
+    const u = await users.create(base({ firstName: 'First' }));
+    await users.byId(u.id);
+    await db.kysely.updateTable('users').set({ first_name: 'Changed' }).where('id', '=', u.id).execute();
+    for (let i = 1; i < 20_000; i++) await users.byId(`absent-${i}`);
+    expect((await users.byId(u.id))!.firstName).toBe('First'); // 20 000 kept
+    await users.byId('absent-20000');
+    expect((await users.byId(u.id))!.firstName).toBe('Changed');
+  });
+
   it('byId follows another process\'s writes after a resync', async () => {
+    const users = new UserStore(db.kysely, box, clock, bus);
     const u = await users.create(base({ firstName: 'Before' }));
     expect((await users.byId(u.id))!.firstName).toBe('Before');
     const other = await openDb(url);
@@ -337,6 +366,7 @@ describe('UserStore', () => {
     });
 
     it('resolve to their active user and token id; revoked, unknown and suspended do not', async () => {
+      const users = new UserStore(db.kysely, box, clock, bus);
       const u = await users.create(base());
       const { id, token } = await users.createStaticToken(u.id, 'ci');
       expect(await users.userForStaticToken(token)).toEqual({ user: u, tokenId: id });
@@ -363,6 +393,7 @@ describe('UserStore', () => {
     });
 
     it('a kept token follows the bus: a revocation written elsewhere counts once tokens are dropped', async () => {
+      const users = new UserStore(db.kysely, box, clock, bus);
       const u = await users.create(base());
       const { id, token } = await users.createStaticToken(u.id, 'kept');
       expect((await users.userForStaticToken(token))?.tokenId).toBe(id);

@@ -80,6 +80,17 @@ describe('IdempotencyStore', () => {
     expect(await s.claim('u1', k2, 'h', WINDOW, LEASE)).toEqual({ kind: 'claimed' });
   });
 
+  it('an earlier attempt counts only with its start, project and name all recorded', async () => {
+    const s = store();
+    const cases: [number | null, string | null, string | null, boolean][] = [[null, 'p', 'n', false], [5, 'p', null, false], [5, null, 'n', false], [5, 'p', 'n', true]];
+    for (const [started, project, name, earlier] of cases) {
+      const k = key();
+      await db.kysely.insertInto('idempotency').values({ user_id: 'u1', key: k, request_hash: 'h', state: 'unknown', status: 502, response: null, created_at: now, lease_until: null,
+        started_at: started, project_v1: project, render_name: name, render_v1_id: null }).execute();
+      expect(await s.claim('u1', k, 'h', WINDOW, LEASE)).toEqual(earlier ? { kind: 'claimed', earlier: { startedAt: 5, projectV1: 'p', name: 'n', renderV1Id: null } } : { kind: 'claimed' });
+    }
+  });
+
   it('a pending row without a lease is stale; an unknown outcome is taken over; a done one is replayed', async () => {
     const s = store();
     const k1 = key();
