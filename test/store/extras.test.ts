@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { existsSync, statSync } from 'node:fs';
+import { sql } from 'kysely';
 import { openChangeBus, type ChangeBus } from '../../src/store/changes.js';
 import { CompareStore } from '../../src/store/compare.js';
 import { SecretBox } from '../../src/store/crypto.js';
@@ -75,6 +76,63 @@ describe('SQLite change bus', () => {
       await pingDb(mem);
     } finally {
       await mem.close();
+    }
+  });
+});
+
+describe('openDb', () => {
+  it('takes a postgres:// or postgresql:// URL for PostgreSQL (connecting only when asked)', async () => {
+    for (const u of ['postgres://nobody@127.0.0.1:1/none', 'postgresql://nobody@127.0.0.1:1/none']) {
+      const d = await openDb(u);
+      expect(d.dialect).toBe('postgres');
+      await d.close();
+    }
+  });
+
+  it('takes a path, sqlite:, sqlite:// or file: for SQLite, only as a prefix', async () => {
+    for (const [given, file] of [
+      [other('plain.db'), other('plain.db')],
+      [`sqlite:${other('s1.db')}`, other('s1.db')],
+      [`sqlite://${other('s2.db')}`, other('s2.db')],
+      [`file:${other('f.db')}`, other('f.db')],
+      [other('sqlite:in-the-middle/x.db'), other('sqlite:in-the-middle/x.db')],
+      [other('file:in-the-middle/x.db'), other('file:in-the-middle/x.db')],
+      [other('postgres://not-a-url/x.db'), other('postgres:/not-a-url/x.db')],
+    ] as const) {
+      const d = await openDb(given);
+      try {
+        expect(d.dialect).toBe('sqlite');
+        await pingDb(d);
+        await sql`create table t (x integer)`.execute(d.kysely);
+        expect(existsSync(file)).toBe(true);
+      } finally {
+        await d.close();
+      }
+    }
+  });
+
+  it('opens SQLite in WAL mode, waiting on locks, with foreign keys enforced', async () => {
+    const d = await openDb(other('pragmas.db'));
+    try {
+      const one = async (q: string) => Object.values((await sql.raw<Record<string, unknown>>(q).execute(d.kysely)).rows[0]!)[0];
+      expect(await one('pragma journal_mode')).toBe('wal');
+      expect(Number(await one('pragma busy_timeout'))).toBe(5000);
+      expect(Number(await one('pragma foreign_keys'))).toBe(1);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('answers every one of many distinct statements right (its statement memory starts afresh)', async () => {
+    const d = await openDb(other('many-statements.db'));
+    try {
+      for (let i = 0; i < 1_050; i++) {
+        const r = await sql.raw<{ v: number }>(`select ${i} as v`).execute(d.kysely);
+        expect(r.rows).toEqual([{ v: i }]);
+      }
+      expect((await sql.raw<{ v: number }>('select 7 as v').execute(d.kysely)).rows).toEqual([{ v: 7 }]);
+    } finally {
+      await d.close();
     }
   });
 });
@@ -231,6 +289,33 @@ describe('UsageLedger', () => {
   });
 });
 
+describe('UsageLedger timer', () => {
+  it('flushes by itself every interval, and no more once closed', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const count = async (route: string) => Number((await db.kysely.selectFrom('usage').select('count').where('route', '=', route).executeTakeFirst())?.count ?? 0);
+      const u = new UsageLedger(db.kysely, clock, 1_000);
+      u.note('GET /timer', 'p', 'jwt');
+      vi.advanceTimersByTime(999);
+      expect(await count('GET /timer')).toBe(0); // not yet
+      vi.advanceTimersByTime(1);
+      await vi.waitFor(async () => expect(await count('GET /timer')).toBe(1));
+      await u.close();
+      u.note('GET /timer', 'p', 'jwt');
+      vi.advanceTimersByTime(5_000);
+      expect(await count('GET /timer')).toBe(1);
+      const quiet = new UsageLedger(db.kysely, clock, 0);
+      quiet.note('GET /quiet', 'p', 'jwt');
+      vi.advanceTimersByTime(60_000);
+      expect(await count('GET /quiet')).toBe(0);
+      await quiet.close();
+      expect(await count('GET /quiet')).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe('CompareStore', () => {
   const diff = (path: string, kind = 'changed', legacy: unknown = 1, translated: unknown = 2) => ({ path, kind, legacy, translated }) as never;
 
@@ -264,6 +349,18 @@ describe('CompareStore', () => {
     expect(long).toBe(`"${'x'.repeat(1_999)}…`);
     await c.clear();
     expect(await c.report()).toEqual({ routes: [] });
+  });
+
+  it('clips a sample only past 2 000 characters; a route counted zero times has zero rates', async () => {
+    const c = new CompareStore(db.kysely, clock);
+    await c.clear();
+    const exact = 'e'.repeat(1_998); // 2 000 characters as JSON
+    await c.record({ route: 'GET /clip', differences: [diff('p', 'changed', exact, 'f'.repeat(1_999))], noise: new Set(), legacyMs: 1, translatedMs: 1, request: 'r' });
+    await db.kysely.insertInto('compare_routes').values({ route: 'GET /zero', total: 0, differing: 0, legacy_ms_total: 0, translated_ms_total: 0 }).execute();
+    const r = await c.report();
+    expect(r.routes[0]!.fields[0]!.samples[0]).toEqual({ legacy: `"${exact}"`, translated: `"${'f'.repeat(1_999)}…`, request: 'r' });
+    expect(r.routes[1]).toEqual({ route: 'GET /zero', total: 0, differing: 0, diffRate: 0, legacyMsAvg: 0, translatedMsAvg: 0, fields: [] });
+    await c.clear();
   });
 });
 
@@ -318,8 +415,9 @@ describe('Spool', () => {
     expect(back).toHaveLength(300);
     expect(back.slice(0, 6)).toEqual(values);
     expect(back.slice(294)).toEqual(values);
-    const dir = (s as unknown as { dir: string }).dir;
+    const { dir, file } = s as unknown as { dir: string; file: string };
     expect(existsSync(dir)).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600); // readable by this user only
     await s.remove();
     expect(existsSync(dir)).toBe(false);
   });
