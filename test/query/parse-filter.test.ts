@@ -215,6 +215,8 @@ describe('operator values', () => {
   it('lists: arrays, qs objects in index order, JSON arrays, comma strings, single values', () => {
     expect(ok({ status: { _in: ['a', 'b'] } })).toEqual(c('status', '_in', ['a', 'b']));
     expect(ok({ status: { _in: { 0: 'a', 2: 'c', 10: 'k', 1: 'b' } } })).toEqual(c('status', '_in', ['a', 'b', 'c', 'k']));
+    expect(ok({ status: { _in: { 10: 'k', '02': 'c' } } })).toEqual(c('status', '_in', ['c', 'k'])); // by index, even written 02
+    expect(ok({ status: { _in: true } })).toEqual(c('status', '_in', ['true']));
     expect(ok({ status: { _in: '  ["a","b,c",null]' } })).toEqual(c('status', '_in', ['a', 'b,c', null]));
     expect(ok({ status: { _in: '[a,b' } })).toEqual(c('status', '_in', ['[a', 'b']));
     expect(ok({ status: { _in: '[{"a":1}]' } })).toEqual(c('status', '_in', ['[{"a":1}]']));
@@ -229,6 +231,7 @@ describe('operator values', () => {
     expect(bad({ status: { _in: { a: 'x' } } })).toEqual([{ path: 'filter.status._in', reason: '"_in" has to be an array of values' }]);
     expect(bad({ status: { _in: { '1a': 'x' } } })).toEqual([{ path: 'filter.status._in', reason: '"_in" has to be an array of values' }]);
     expect(bad({ status: { _in: { a1: 'x' } } })).toEqual([{ path: 'filter.status._in', reason: '"_in" has to be an array of values' }]);
+    expect(bad({ status: { _in: undefined } })).toEqual([{ path: 'filter.status._in', reason: '"_in" has to be an array of values' }]);
     expect(bad({ status: { _nin: null } })).toEqual([{ path: 'filter.status._nin', reason: '"_nin" has to be an array of values' }]);
     expect(bad({ status: { _nin: [] } })).toEqual([{ path: 'filter.status._nin', reason: '"_nin" has to be an array of values' }]);
     expect(bad({ n: { _between: [1, 2, 3] } }, item)).toEqual([{ path: 'filter.n._between', reason: '"_between" has to be an array of exactly two values' }]);
@@ -277,6 +280,7 @@ describe('operator values', () => {
 
   it('objects, arrays and unresolvable variables are refused; the first problem of a list stops it', () => {
     expect(bad({ title: { _eq: { a: 1 } } })).toEqual([{ path: 'filter.title._eq', reason: 'The filter value for "_eq" has to be a string, number, or boolean' }]);
+    expect(bad({ title: { _eq: undefined } })).toEqual([{ path: 'filter.title._eq', reason: 'The filter value for "_eq" has to be a string, number, or boolean' }]);
     expect(bad({ title: { _eq: ['a'] } })).toEqual([{ path: 'filter.title._eq', reason: 'The filter value for "_eq" has to be a string, number, or boolean' }]);
     expect(bad({ title: { _eq: '$NOW(soon)' } })[0]!.reason).toMatch(/^Invalid \$NOW adjustment "soon"/);
     expect(bad({ status: { _in: ['', ''] } })).toHaveLength(1);

@@ -256,6 +256,9 @@ describe('deep', () => {
       children: { item: { filter: null, search: null, sort: [], offset: 0, children: { owner: { filter: null, search: null, sort: [], limit: -1, offset: 0, children: {} } } } },
     });
     expect(d.filter).toBeNull();
+    expect(Object.isFrozen(d)).toBe(true);
+    expect(Object.isFrozen(d.children)).toBe(true);
+    expect(Object.isFrozen(d.children.tags)).toBe(true);
     expect('limit' in d.children.tags!.children.item!).toBe(false);
   });
   it('JSON form; top-level options are ignored; an empty search is none', () => {

@@ -24,6 +24,10 @@ describe('fields', () => {
     expect(compileProjection(sel('name', 'body'), item, shop, shopLookup)({ id: 'z' })).toEqual({ name: null, body: null });
   });
 
+  it('a name that is no field answers nothing (Directus drops unknown fields)', () => {
+    expect(compileProjection([Select.create(['nope']), Select.create(['id'])], item, shop, shopLookup)(items[0]!)).toEqual({ id: I(1) });
+  });
+
   it('* is every field: many-to-one as its id, one-to-many as the related ids', () => {
     const one = show(['*'], 1);
     expect(Object.keys(one)).toEqual(['id', 'name', 'body', 'n', 'x', 'at', 'flag', 'meta', 'owner', 'tags']);
@@ -83,6 +87,10 @@ describe('deep: how related items are chosen', () => {
     expect(tagsOf(1, deep({ offset: 1, limit: -1 }))).toEqual([{ label: 'cold' }]);
     expect(tagsOf(1, deep({ limit: -1 }), 1)).toEqual([{ label: 'hot' }, { label: 'cold' }]);
     expect(tagsOf(1, deep({ limit: 0 }))).toEqual([]);
+  });
+  it('without a way to list every related item, deep lists none', () => {
+    const noAll: Lookup = { one: shopLookup.one, many: shopLookup.many };
+    expect(show(['tags'], 1, { deep: deep({ children: { tags: deep({}) } }) }, noAll)).toEqual({ tags: [] });
   });
   it('the default limit of related items applies when deep gives none', () => {
     expect(tagsOf(1, deep({}), 1)).toEqual([{ label: 'hot' }]);
