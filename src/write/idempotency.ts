@@ -95,14 +95,20 @@ export class IdempotentCreation {
         return asAnswer(errors.serviceUnavailable('An earlier request with this Idempotency-Key is still being processed.', 'gateway'));
       await this.o.sleep(100);
     }
+    let created = false;
     const a = await create({
       ...(earlier ? { earlier } : {}),
       onAttempt: (x) => this.store.attempt(principalId, key, x),
-      onCreated: (id) => this.store.created(principalId, key, id),
+      onCreated: async (id) => {
+        await this.store.created(principalId, key, id);
+        created = true;
+      },
     });
     const outcome = (a.body as { errors?: { extensions?: { outcome?: string } }[] }).errors?.[0]?.extensions?.outcome;
     if (a.status < 500) await this.store.finish(principalId, key, 'done', a.status, a.body);
-    else if (outcome === 'unknown') await this.store.finish(principalId, key, 'unknown', a.status, a.body);
+    // a failure after v1 made the render (storing its data, building the answer) is not "nothing created": a retry
+    // adopts the recorded render instead of making a second one
+    else if (outcome === 'unknown' || created) await this.store.finish(principalId, key, 'unknown', a.status, a.body);
     else await this.store.release(principalId, key); // nothing was created: a retry may create
     return a;
   }

@@ -116,6 +116,24 @@ describe('IdempotentCreation.run', () => {
     expect(store.calls[2]).toEqual(['created', 'u1', 'key', 'rend_1']);
   });
 
+  it('a 5xx after v1 made the render (storing its data failed, say) keeps the key as unknown: a retry adopts it, never makes a second', async () => {
+    const plain500: Answer = { status: 500, body: {} };
+    const { store, idem } = setup();
+    await idem.run('u', 'k', {}, async (attempt) => {
+      await attempt.onAttempt({ startedAt: 1, projectV1: 'proj_1', name: 'n' });
+      await attempt.onCreated('rend_1');
+      return plain500;
+    });
+    expect(store.names()).toEqual(['claim', 'attempt', 'created', 'finish']);
+    expect(store.calls.at(-1)).toEqual(['finish', 'u', 'k', 'unknown', 500, {}]);
+    // the recorded render reaches the retry (the store answers a claim of an unknown key with its earlier attempt)
+    const earlier: EarlierAttempt = { startedAt: 1, projectV1: 'proj_1', name: 'n', renderV1Id: 'rend_1' };
+    const retry = setup([{ kind: 'claimed', earlier }]);
+    const seen: KeyedAttempt[] = [];
+    await retry.idem.run('u', 'k', {}, async (attempt) => { seen.push(attempt); return ok; });
+    expect(seen[0]!.earlier?.renderV1Id).toBe('rend_1');
+  });
+
   it('a 4xx answer is kept (done); a 503 "outcome unknown" is kept as unknown; any other 5xx releases the claim', async () => {
     const bad: Answer = { status: 499, body: { errors: [] } };
     const unknown = asAnswer(errors.outcomeUnknown('?', { outcome: 'unknown' }));
