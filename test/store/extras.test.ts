@@ -41,6 +41,7 @@ describe('SQLite change bus', () => {
   });
 
   it('signals a resync once another connection committed, and not otherwise', async () => {
+    const bus = await openChangeBus(db, url, 0);
     let resyncs = 0;
     bus.onResync(() => { resyncs++; });
     await bus.sync();
@@ -58,6 +59,32 @@ describe('SQLite change bus', () => {
     expect(resyncs).toBe(1);
     await bus.sync();
     expect(resyncs).toBe(1);
+  });
+
+  it('polls by itself every pollMs until closed', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const polling = await openChangeBus(db, url, 250);
+      let resyncs = 0;
+      polling.onResync(() => { resyncs++; });
+      const theirWrite = async (key: string) => {
+        const second = await openDb(url);
+        try { await second.kysely.insertInto('gateway_meta').values({ key, value: 'z' }).execute(); } finally { await second.close(); }
+      };
+      await theirWrite(`poll-a-${now}`);
+      vi.advanceTimersByTime(249);
+      await pingDb(db);
+      expect(resyncs).toBe(0);
+      vi.advanceTimersByTime(1);
+      await vi.waitFor(() => expect(resyncs).toBe(1));
+      await polling.close();
+      await theirWrite(`poll-b-${now}`);
+      vi.advanceTimersByTime(1_000);
+      await pingDb(db);
+      expect(resyncs).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('pingDb answers on an open store; openDb creates the directories of a new file', async () => {

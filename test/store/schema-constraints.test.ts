@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
 import { databases } from '../helpers/databases.js';
@@ -9,15 +9,18 @@ import { databases } from '../helpers/databases.js';
  * cascades and the indexes the hot queries rely on. Every table's required columns are listed here by hand.
  */
 const [{ url }] = (await databases()) as [{ url: string }];
+const opened: Db[] = [];
 let db: Db;
-beforeAll(async () => {
-  db = await openDb(url);
+/** A fresh store, migrated inside the test itself (so the migrations count as run by it), with one user and session. */
+async function fresh(): Promise<void> {
+  db = await openDb(url.replace(/store\.db$/, `schema-${opened.length}.db`));
+  opened.push(db);
   await migrate(db.kysely);
   await db.kysely.insertInto('users').values({ id: 'owner', email: 'o@x.io', email_lower: 'o@x.io', password_hash: null, first_name: null, last_name: null,
     role: 'r', v1_key_enc: 'v1:x', v1_user_id: 'v', status: 'active', created_at: 1, updated_at: null }).execute();
   await db.kysely.insertInto('sessions').values({ id: 'sess', user_id: 'owner', created_at: 1, revoked_at: null, revoke_reason: null }).execute();
-});
-afterAll(async () => db.close());
+}
+afterAll(async () => { for (const d of opened) await d.close(); });
 
 let n = 0;
 const u = () => `v${++n}`;
@@ -126,13 +129,13 @@ const tables: Record<string, { row: () => Record<string, unknown>; required: str
 const insert = (table: string, row: Record<string, unknown>) => db.kysely.insertInto(table as never).values(row as never).execute();
 
 describe.each(Object.entries(tables))('table %s', (table, spec) => {
-  it('accepts a full row, and nulls in its optional columns', async () => {
+  it('accepts a full row and nulls in its optional columns, and refuses a null in each required one', async () => {
+    await fresh();
     await insert(table, spec.row());
     await insert(table, { ...spec.row(), ...Object.fromEntries(spec.nullable.map((c) => [c, null])) });
-  });
-
-  it.each(spec.required)('refuses a row without %s', async (column) => {
-    await expect(insert(table, { ...spec.row(), [column]: null })).rejects.toThrow(/NOT NULL/i);
+    for (const column of spec.required) {
+      await expect(insert(table, { ...spec.row(), [column]: null }), column).rejects.toThrow(/NOT NULL/i);
+    }
   });
 });
 
@@ -143,6 +146,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
   };
 
   it('refuses a second row under the same key', async () => {
+    await fresh();
     for (const [table, spec] of Object.entries(tables)) {
       if (table === 'users') continue;
       await dup(table, spec.row());
@@ -157,6 +161,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
   });
 
   it('composite keys: rows differing in one key column are distinct', async () => {
+    await fresh();
     const cases: [string, Record<string, unknown>, string[]][] = [
       ['overlays', tables.overlays!.row(), ['type', 'v1_id', 'field']],
       ['idempotency', tables.idempotency!.row(), ['user_id', 'key']],
@@ -174,6 +179,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
   });
 
   it('a user\'s status defaults to active; a project\'s checkpoint to not backfilled', async () => {
+    await fresh();
     const { status: _s, ...row } = tables.users!.row();
     await insert('users', row);
     expect((await db.kysely.selectFrom('users').select('status').where('id', '=', row.id as string).executeTakeFirstOrThrow()).status).toBe('active');
@@ -183,6 +189,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
   });
 
   it('tokens and sessions belong to an existing user and go with it', async () => {
+    await fresh();
     await expect(insert('static_tokens', { ...tables.static_tokens!.row(), user_id: 'nobody' })).rejects.toThrow(/FOREIGN KEY/i);
     await expect(insert('sessions', { ...tables.sessions!.row(), user_id: 'nobody' })).rejects.toThrow(/FOREIGN KEY/i);
     await expect(insert('refresh_tokens', { ...tables.refresh_tokens!.row(), session_id: 'nobody' })).rejects.toThrow(/FOREIGN KEY/i);
@@ -201,6 +208,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
   });
 
   it('has the indexes the hot queries use, and id_map is one B-tree without rowid', async () => {
+    await fresh();
     const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and name not like 'sqlite_autoindex%'`.execute(db.kysely)).rows.map((r) => r.name).sort();
     expect(names).toEqual(['compare_samples_field', 'index_projects_team', 'index_renders_project', 'index_renders_team', 'refresh_tokens_session', 'webhook_events_received']);
     const cols = async (index: string) => (await sql<{ name: string }>`select name from pragma_index_info(${index})`.execute(db.kysely)).rows.map((r) => r.name);
@@ -215,6 +223,13 @@ describe('keys, uniqueness, defaults and cascades', () => {
   });
 
   it('migrate answers only the migrations it applied, and fails loudly on an unknown target', async () => {
+    db = await openDb(url.replace(/store\.db$/, 'schema-steps.db'));
+    opened.push(db);
+    expect(await migrate(db.kysely, '0002_translation')).toEqual(['0001_auth', '0002_translation']);
+    expect(await migrate(db.kysely, '0002_translation')).toEqual([]);
+    const rest = await migrate(db.kysely);
+    expect(rest[0]).toBe('0003_observability');
+    expect(rest).not.toContain('0002_translation');
     expect(await migrate(db.kysely)).toEqual([]);
     await expect(migrate(db.kysely, 'no_such_migration')).rejects.toThrow(Error);
   });
