@@ -87,8 +87,15 @@ describe('SQLite change bus', () => {
     }
   });
 
-  it('pingDb answers on an open store; openDb creates the directories of a new file', async () => {
-    await expect(pingDb(db)).resolves.toBeUndefined();
+  it('pingDb answers on an open store and fails on a closed one', async () => {
+    const file = other('closing.db');
+    const d = await openDb(file);
+    await expect(pingDb(d)).resolves.toBeUndefined();
+    await d.close();
+    await expect(pingDb(d)).rejects.toThrow();
+  });
+
+  it('openDb creates the directories of a new file', async () => {
     const deep = other('a/b/c/deep.db');
     const d = await openDb(`sqlite://${deep}`);
     try {
@@ -184,7 +191,10 @@ describe('RenderDataStore', () => {
 
   it('claim stores data only for the first request', async () => {
     const s = new RenderDataStore(db.kysely, clock, bus);
+    const heard: string[] = [];
+    bus.on('render_data', (k) => heard.push(k));
     expect(await s.claim('rc1', { who: 'first' }, 't', 'u1')).toBe(true);
+    expect(heard).toEqual(['rc1']);
     expect(await s.claim('rc1', { who: 'second' }, 't', 'u2')).toBe(false);
     expect(await s.claim('rc2', null, null, null)).toBe(true);
     expect(await s.many(['rc1', 'rc2'])).toEqual(new Map<string, unknown>([['rc1', { who: 'first' }], ['rc2', {}]]));
@@ -369,6 +379,7 @@ describe('CompareStore', () => {
       { path: 'x', kind: 'changed', count: 1, noise: false, samples: [{ legacy: '1', translated: '2', request: 'req-1' }] },
     ]);
     expect(b).toEqual({ route: 'GET /b', total: 1, differing: 0, diffRate: 0, legacyMsAvg: 5, translatedMsAvg: 7, fields: [] });
+    expect(cc).toMatchObject({ total: 6, differing: 6 }); // every answer differed, counted on update too
     expect(cc.fields).toHaveLength(1);
     expect(cc.fields[0]!.count).toBe(6);
     expect(cc.fields[0]!.samples.map((s) => s.request)).toEqual(['c-0', 'c-1', 'c-2', 'c-3', 'c-4']);

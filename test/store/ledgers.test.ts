@@ -188,6 +188,9 @@ describe('IdMapStore', () => {
     expect(Number(count.n)).toBe(1203);
     expect(await db.kysely.selectFrom('id_map').selectAll().where('uuid', '=', uuid(1202)).executeTakeFirstOrThrow()).toEqual({ type: 'render', uuid: uuid(1202), v1_id: 'rend_1202', source: 'derived', created_at: now });
     await ids.remember([{ type: 'render', uuid: uuid(5), v1Id: 'rend_other', source: 'derived' }]);
+    await ids.remember([]);
+    await ids.remember(Array.from({ length: 400 }, (_, i) => ({ type: 'exact', uuid: uuid(i), v1Id: `x_${i}`, source: 'derived' as const })));
+    expect(await ids.v1IdFor('exact', uuid(399))).toBe('x_399');
     expect(await ids.v1IdFor('render', uuid(5))).toBe('rend_5');
     expect(await ids.v1IdFor('project', uuid(5))).toBeUndefined();
     const many = await ids.v1IdsFor([...pairs.map((p) => p.uuid.toUpperCase()), uuid(99_999)]);
