@@ -92,6 +92,10 @@ describe('deep: how related items are chosen', () => {
     const noAll: Lookup = { one: shopLookup.one, many: shopLookup.many };
     expect(show(['tags'], 1, { deep: deep({ children: { tags: deep({}) } }) }, noAll)).toEqual({ tags: [] });
   });
+  it('related items come in primary-key order whatever order the lookup lists them in', () => {
+    const reversed: Lookup = { ...shopLookup, manyAll: (...a) => [...shopLookup.manyAll!(...a)].reverse() };
+    expect(show(['tags'], 1, { deep: deep({ children: { tags: deep({}) } }) }, reversed)).toEqual({ tags: [T(1), T(2)] });
+  });
   it('the default limit of related items applies when deep gives none', () => {
     expect(tagsOf(1, deep({}), 1)).toEqual([{ label: 'hot' }]);
     expect(tagsOf(1, deep({ limit: 2 }), 1)).toEqual([{ label: 'hot' }, { label: 'cold' }]);
@@ -123,6 +127,13 @@ describe('expansion budget (MAX_RELATED_ITEMS)', () => {
     const missing = new ExpansionBudget(100);
     show(['owner.name'], 4, {}, shopLookup, missing);
     expect(missing.spent).toBe(0);
+  });
+  it('a field asked twice is listed and charged once; a null link is never looked up', () => {
+    const b = new ExpansionBudget(100);
+    expect(show(['tags', 'tags'], 1, {}, shopLookup, b)).toEqual({ tags: [T(1), T(2)] });
+    expect(b.spent).toBe(2);
+    const strict: Lookup = { ...shopLookup, one: (resource, id) => { if (typeof id !== 'string') throw new Error('non-string id'); return shopLookup.one(resource, id); } };
+    expect(show(['owner.name'], 3, {}, strict)).toEqual({ owner: null });
   });
   it('refuses past the limit with a 400', () => {
     let thrown: unknown;
