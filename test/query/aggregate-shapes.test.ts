@@ -37,6 +37,9 @@ describe('every function over the whole set (nulls ignored)', () => {
       countDistinct: { n: 2, meta: 2 }, sumDistinct: { n: 5 }, avgDistinct: { n: 2.5 }, sum: { n: 7 }, avg: { n: 7 / 3 }, count: { meta: 3 },
     }]);
   });
+  it('a record without the field counts as null', () => {
+    expect(run([{ id: 'a', n: 1 }, { id: 'b' }, { id: 'c', n: 2 }], [['count', 'n'], ['countDistinct', 'n'], ['avg', 'n']])).toEqual([{ count: { n: 2 }, countDistinct: { n: 2 }, avg: { n: 1.5 } }]);
+  });
   it('an empty set still gives one row: counts 0, the others null', () => {
     expect(run([], [['count', '*'], ...ALL])).toEqual([{
       count: { n: 0 }, countDistinct: { n: 0 }, sum: { n: null }, sumDistinct: { n: null }, avg: { n: null }, avgDistinct: { n: null }, min: { n: null }, max: { n: null },

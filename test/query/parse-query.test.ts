@@ -99,6 +99,7 @@ describe('sort', () => {
   });
   it.each([
     ['count(title)', 'count() needs a one-to-many field, not "title"'],
+    ['count(nope)', 'count() needs a one-to-many field, not "nope"'],
     ['foo(title)', 'Invalid function specified "foo"'],
     ['hour(title)', 'Function "hour" needs a date field, not "title"'],
     ['hour(nope)', 'Function "hour" needs a date field, not "nope"'],
@@ -226,6 +227,7 @@ describe('alias', () => {
     expect(q({ alias: '{"hot":"tags"}', fields: 'hot' }, item).alias).toEqual({ hot: 'tags' });
     expect(q({}, item).alias).toBeUndefined();
     expect('alias' in q({ alias: '' }, item)).toBe(false);
+    expect('alias' in q({ alias: {} }, item)).toBe(false);
   });
   it.each([
     [{ alias: { hot: 5 } }, 'alias.hot', '"alias" values must be strings'],

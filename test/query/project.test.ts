@@ -141,6 +141,7 @@ describe('expansion budget (MAX_RELATED_ITEMS)', () => {
     expect(thrown).toBeInstanceOf(GatewayError);
     expect((thrown as GatewayError).status).toBe(400);
     expect((thrown as GatewayError).messages.join(' ')).toContain('more than 4 related items');
+    expect((thrown as GatewayError).entryExtensions?.[0]?.path).toBe('fields');
     expect(() => show(['*.*'], 1, {}, shopLookup, new ExpansionBudget(5))).not.toThrow();
   });
 });

@@ -96,6 +96,7 @@ describe('query string (qs, depth 10, arrayLimit 20)', () => {
     expect(parseQueryString('')).toEqual({});
     expect(parseQueryString('a=1=2')).toEqual({ a: '1=2' });
     expect(parseQueryString('__proto__=1&prototype=2&x=3')).toEqual({ x: '3' });
+    expect(Object.keys(parseQueryString('a[__proto__][x]=1&a[constructor][y]=2').a as object)).toEqual([]);
   });
 });
 
@@ -146,6 +147,7 @@ describe('fields a selection reads', () => {
     expect(used({ filter: { _or: [{ title: 'a' }, { account: { name: 'b' } }] }, sort: 'id' })).toEqual(['account', 'id', 'title']);
     expect(used({ aggregate: { count: '*' }, groupBy: 'month(date_created)', sort: 'status' })).toEqual(['date_created', 'id', 'status']);
     expect(used({ sort: 'account.name' })).toEqual(['account', 'id']);
+    expect(used({ filter: { title: 'a', account: { name: 'b' } }, sort: 'id' })).toEqual(['account', 'id', 'title']);
     const r: ResourceSchema = { ...item, defaultSort: ['+name', '-owner.name'] };
     expect(used({}, r)).toEqual(['id', 'name', 'owner']);
     expect(used({ sort: 'n' }, r)).toEqual(['id', 'n']);
