@@ -208,6 +208,13 @@ describe('UserStore', () => {
     expect(ids.ids.size).toBe(ids.emails.size);
   });
 
+  it('createMany drops every kept user even without a bus', async () => {
+    const alone = new UserStore(db.kysely, box, clock);
+    expect(await alone.byId('solo-0001')).toBeUndefined(); // a miss, kept
+    await alone.createMany([{ ...base({ email: 'solo1@x.io' }), id: 'solo-0001' }]);
+    expect((await alone.byId('solo-0001'))!.email).toBe('solo1@x.io');
+  });
+
   it('replaceImported replaces hash, names and role, and the key only when one is given', async () => {
     const u = await users.create(base({ status: 'unbound', firstName: 'Old', lastName: 'Name', v1Key: 'sk_old', v1UserId: 'v1_old' }));
     heard.length = 0;
