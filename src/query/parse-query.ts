@@ -197,7 +197,10 @@ function parseSort(
       return;
     }
     if (!checkPath(path, resource, schemas, `sort[${i}]`, issues, false, false)) return;
-    const last = path.length === 1 ? fieldOf(resource, key) : undefined;
+    // the field the path ends at (a one-to-many one, at any depth, has no single value to sort by)
+    let owner: ResourceSchema | undefined = resource;
+    for (const seg of path.slice(0, -1)) owner = owner ? schemas[fieldOf(owner, seg)?.relation?.resource ?? ''] : undefined;
+    const last = owner ? fieldOf(owner, path[path.length - 1] as string) : undefined;
     if (last?.relation?.kind === 'o2m') {
       issues.add(`sort[${i}]`, `Cannot sort by the one-to-many field "${key}"`);
       return;

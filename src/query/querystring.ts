@@ -83,5 +83,18 @@ export function parseQueryString(qs: string): Record<string, QsValue> {
     if (FORBIDDEN.has(root)) continue;
     out[root] = put(own(out, root), rest, value);
   }
+  for (const k of Object.keys(out)) out[k] = compact(out[k] as QsValue);
   return out;
+}
+
+/** qs compacts arrays once everything is read: `a[1]=x&a[3]=y` is `["x", "y"]`, holes dropped at every depth. */
+function compact(v: QsValue): QsValue {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) {
+    const out: QsValue[] = [];
+    for (const x of v) if (x !== undefined) out.push(compact(x));
+    return out;
+  }
+  for (const k of Object.keys(v)) v[k] = compact(v[k] as QsValue);
+  return v;
 }

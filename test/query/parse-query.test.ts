@@ -111,6 +111,8 @@ describe('sort', () => {
   });
   it('never by a one-to-many field itself, nor deeper than MAX_RELATIONAL_DEPTH', () => {
     expect(problems({ sort: 'id,renders' }, project)).toEqual(one('sort[1]', 'Cannot sort by the one-to-many field "renders"'));
+    // at the end of a relational path too (every value would read as null)
+    expect(problems({ sort: 'project.renders' })).toEqual(one('sort[0]', 'Cannot sort by the one-to-many field "project.renders"'));
     expect(problems({ sort: 'project.account.name' }, render, { maxRelationalDepth: 2 })).toEqual(one('sort[0]', 'Max relational depth exceeded'));
     expect(problems({ sort: 'project.title' }, render, { maxRelationalDepth: 2 })).toEqual([]);
   });

@@ -54,5 +54,9 @@ describe('parseQueryString', () => {
     expect(parseQueryString('a[0]=x&a[1]=y&a[30]=z')).toEqual({ a: { 0: 'x', 1: 'y', 30: 'z' } });
     expect(parseQueryString('a=1&a=2&a=3')).toEqual({ a: ['1', '2', '3'] });
     expect(parseQueryString('a[b]=1&a=2')).toEqual({ a: { b: '1' } });
+    // arrays are compacted once everything is read, as qs does: gaps in indexes leave no holes
+    expect(parseQueryString('filter[status][_in][1]=complete')).toEqual({ filter: { status: { _in: ['complete'] } } });
+    expect(parseQueryString('a[3]=y&a[1]=x')).toEqual({ a: ['x', 'y'] });
+    expect(parseQueryString('a[b][2]=z&a[b][0]=w')).toEqual({ a: { b: ['w', 'z'] } });
   });
 });

@@ -9,7 +9,7 @@ import { DuplicateEmailError, UserStore, type NewUser } from '../../src/store/us
 import { databases } from '../helpers/databases.js';
 
 /** Sessions, users and static tokens, and the crypto under them, checked against the rows they leave in the store. */
-const [{ url }] = (await databases()) as [{ url: string }];
+const [{ url }] = (await databases()) as unknown as [{ url: string }];
 let db: Db;
 let now = 1_800_000_000_000;
 const clock = () => now;

@@ -13,7 +13,7 @@ import { UsageLedger } from '../../src/store/usage.js';
 import { databases } from '../helpers/databases.js';
 
 /** The smaller stores (render data, overlays, usage, comparisons, the key check), the spool and SQLite's bus. */
-const [{ url }] = (await databases()) as [{ url: string }];
+const [{ url }] = (await databases()) as unknown as [{ url: string }];
 let db: Db;
 let now = 2_100_000_000_000;
 const clock = () => now;
@@ -414,7 +414,7 @@ describe('key check', () => {
       const row = await d.kysely.selectFrom('gateway_meta').select('value').where('key', '=', 'encryption_key_check').executeTakeFirstOrThrow();
       expect(right.open(row.value)).toBe('legacy-gateway key check');
       await verifyEncryptionKey(d.kysely, right);
-      const err = await verifyEncryptionKey(d.kysely, wrong).catch((e: unknown) => e as Error);
+      const err = (await verifyEncryptionKey(d.kysely, wrong).catch((e: unknown) => e)) as Error;
       expect(err).toBeInstanceOf(WrongEncryptionKeyError);
       expect(err.name).toBe('WrongEncryptionKeyError');
       expect(err.message).toBe('ENCRYPTION_KEY does not open the data in this store (DATABASE_URL): the key check sealed at first start does not open. '

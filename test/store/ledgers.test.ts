@@ -8,7 +8,7 @@ import { WebhookLedger } from '../../src/store/webhook-events.js';
 import { databases } from '../helpers/databases.js';
 
 /** Idempotency keys, id pairs and the webhook ledger, each on a fresh SQLite store, time moved by hand. */
-const [{ url }] = (await databases()) as [{ url: string }];
+const [{ url }] = (await databases()) as unknown as [{ url: string }];
 let db: Db;
 let now = 1_900_000_000_000;
 const clock = () => now;
@@ -230,7 +230,7 @@ describe('IdMapStore', () => {
     const err = await ids.importPairs([
       { type: 'account', uuid: uuid(2, 'c'), v1Id: 'team_2' },
       { type: 'account', uuid: uuid(1, 'C'), v1Id: 'team_9' },
-    ]).catch((e: unknown) => e as Error);
+    ]).catch((e: unknown) => e) as Error;
     expect(err).toBeInstanceOf(IdConflictError);
     expect(err.message).toBe(`account ${uuid(1, 'c')} already names team_1, not team_9`);
     expect(await ids.v1IdFor('account', uuid(2, 'c'))).toBeUndefined(); // rolled back

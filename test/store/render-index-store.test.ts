@@ -7,7 +7,7 @@ import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } fro
 import { databases } from '../helpers/databases.js';
 
 /** The render index's store on SQLite: teams, projects, renders, leases and checkpoints, time moved by hand. */
-const [{ url }] = (await databases()) as [{ url: string }];
+const [{ url }] = (await databases()) as unknown as [{ url: string }];
 let db: Db;
 let now = 2_000_000_000_000;
 const clock = () => now;

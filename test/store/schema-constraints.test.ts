@@ -8,7 +8,7 @@ import { databases } from '../helpers/databases.js';
  * What the store itself guarantees, whatever the code writing to it: required columns, keys, uniqueness, defaults,
  * cascades and the indexes the hot queries rely on. Every table's required columns are listed here by hand.
  */
-const [{ url }] = (await databases()) as [{ url: string }];
+const [{ url }] = (await databases()) as unknown as [{ url: string }];
 const opened: Db[] = [];
 let db: Db;
 /** A fresh store, migrated inside the test itself (so the migrations count as run by it), with one user and session. */
@@ -195,11 +195,11 @@ describe('keys, uniqueness, defaults and cascades', () => {
     await expect(insert('refresh_tokens', { ...tables.refresh_tokens!.row(), session_id: 'nobody' })).rejects.toThrow(/FOREIGN KEY/i);
     const user = tables.users!.row();
     await insert('users', user);
-    const st = { ...tables.static_tokens!.row(), user_id: user.id };
-    const se = { ...tables.sessions!.row(), user_id: user.id };
+    const st: Record<string, unknown> = { ...tables.static_tokens!.row(), user_id: user.id };
+    const se: Record<string, unknown> = { ...tables.sessions!.row(), user_id: user.id };
     await insert('static_tokens', st);
     await insert('sessions', se);
-    const rt = { ...tables.refresh_tokens!.row(), session_id: se.id };
+    const rt: Record<string, unknown> = { ...tables.refresh_tokens!.row(), session_id: se.id };
     await insert('refresh_tokens', rt);
     await db.kysely.deleteFrom('users').where('id', '=', user.id as string).execute();
     expect(await db.kysely.selectFrom('static_tokens').select('id').where('id', '=', st.id as string).execute()).toEqual([]);
