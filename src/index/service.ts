@@ -396,7 +396,10 @@ export class RenderIndex {
       const prev = t.projects.get(p.project.id);
       const same = prev && JSON.stringify(prev.project) === JSON.stringify(p.project) && JSON.stringify(prev.templates) === JSON.stringify(p.templates);
       if (!same) t.setProject(p, this.deps.clock.now());
-      else if (p.headMark !== undefined && p.headMark !== null) t.setHeadMark(p.project.id, p.headMark); // another instance's walk
+      else if (p.headMark !== undefined && p.headMark !== null) { // another instance's walk
+        t.setHeadMark(p.project.id, p.headMark);
+        t.storedMarks.set(p.project.id, p.headMark);
+      }
     }
   }
 

@@ -155,7 +155,11 @@ export class TeamSync {
   private async mark(t: TeamIndex, projectId: string, at: number | null): Promise<void> {
     t.setHeadMark(projectId, at);
     const kept = t.headMark(projectId);
-    if (kept !== null) await this.o.store.setHeadMark(projectId, kept);
+    // written only when it moves (a head sync of a quiet project, every few seconds, writes nothing)
+    if (kept !== null && t.storedMarks.get(projectId) !== kept) {
+      await this.o.store.setHeadMark(projectId, kept);
+      t.storedMarks.set(projectId, kept);
+    }
   }
 
   /**

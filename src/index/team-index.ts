@@ -161,6 +161,8 @@ export class TeamIndex {
   private membership = 0;
   private bytes = 0;
   private readonly marks = new Map<string, number | null>();
+  /** The head marks the store holds (read with the projects, or written by this instance's syncs). */
+  readonly storedMarks = new Map<string, number>();
 
   // legacy records of projects, templates, account; orders, built lazily
   private projectRecs: Map<string, Rec> | null = null;
@@ -223,7 +225,10 @@ export class TeamIndex {
       project: row.project, templates, backfilled: row.backfilled || !!prev?.backfilled, seenAt: sameThumb ? prev.seenAt : seenAt,
     });
     this.invalidateProjects();
-    if (row.headMark !== undefined && row.headMark !== null) this.setHeadMark(row.project.id, row.headMark);
+    if (row.headMark !== undefined && row.headMark !== null) {
+      this.setHeadMark(row.project.id, row.headMark);
+      this.storedMarks.set(row.project.id, row.headMark);
+    }
     // a render's output falls back to its project's thumbnail
     if (!prev || prev.project.thumbnail_url !== row.project.thumbnail_url) this.fullCache.clear();
   }
@@ -602,15 +607,11 @@ export class TeamIndex {
     return rec;
   }
 
-  /** @internal */ overlaid(row: number): boolean {
-    return ((this.c.flags[row] as number) & OVERLAY) !== 0;
-  }
-
-  /** @internal The scan fields of a view, read from the columns (what the translator would answer). */
+  /**
+   * @internal The scan fields of a view, read from the columns (what the translator would answer); id, title and status
+   * are read by their getters straight from the columns (viewClass).
+   */
   readonly fast: Readonly<Record<string, (row: number) => unknown>> = {
-    id: (row) => this.c.uuids[row],
-    title: (row) => this.c.names[row],
-    status: (row) => this.statusNames[this.c.status[row] as number],
     date_created: (row) => {
       const v = this.views[row] as unknown as RenderView;
       if (v.dc === undefined) v.dc = this.builder.iso(this.c.created[row] as number);
@@ -752,7 +753,7 @@ function viewClass(builder: RecordBuilder): new (t: TeamIndex, row: number) => R
   for (const name of new Set([...builder.renderFields, ...FAST_FIELDS])) {
     let get: (this: View) => unknown;
     // the hottest fields read their column straight away
-    if (name === 'id') get = function (this: View) { return this.t.c.uuids[this.row]; };
+    if (name === 'id') get = function (this: View) { return this.t.c.uuids[this.row]; }; // (a uuid is never overlaid)
     else if (name === 'status') {
       get = function (this: View) {
         const t = this.t;

@@ -247,6 +247,13 @@ describe('backfill', () => {
       expect(mark).not.toBeNull();
       const row = await gw.deps.db.kysely.selectFrom('index_projects').select('head_mark').where('project_id', '=', projectId).executeTakeFirst();
       expect(Number(row?.head_mark)).toBe(mark);
+      // a sync of the quiet team walks the heads again but writes no mark that did not move
+      const writes = vi.spyOn(gw.deps.index!.store, 'setHeadMark');
+      const walks = calls(sim, 'GET /v1/renders');
+      await gw.deps.index!.syncNow([team]);
+      expect(calls(sim, 'GET /v1/renders')).toBeGreaterThan(walks);
+      expect(writes).not.toHaveBeenCalled();
+      writes.mockRestore();
       // a render newer than the mark arrives by webhook (as the gateway's own create would): the head moves, the mark not
       const known = t.render(t.projectRenderIds(projectId)[0]!)!.render;
       await gw.deps.index!.applyRender({ ...known, id: 'rend_arrived_by_webhook', created_at: (mark as number) + 100, updated_at: null, status: 'queued' });
