@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyServerOptions, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { authenticate } from './auth/authenticate.js';
 import './auth/guards.js';
 import { legacyAnswers } from './config/route-modes.js';
@@ -8,7 +8,7 @@ import { errorEnvelope, errors } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
-import { accessLogger } from './log/logger.js';
+import { accessLogger, lazyChildLogger } from './log/logger.js';
 import { requestToken } from './http/request-token.js';
 import { parseQueryString, type QsValue } from './query/querystring.js';
 import { registerAuthRoutes } from './routes/auth.js';
@@ -53,6 +53,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // one access-log line per request (onResponse below), not Fastify's two
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger as unknown as NonNullable<FastifyServerOptions['childLoggerFactory']>,
     routerOptions: { ignoreTrailingSlash: true, querystringParser: safeQuery },
     // a malformed URL (bad percent-encoding) answers in the Directus envelope too
     frameworkErrors: (err, request, reply) => {
@@ -62,7 +63,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
   });
   registerErrorHandling(app);
-  const access = accessLogger(deps.logger);
+  const accessLine = accessLogger(deps.logger);
   await registerCors(app, deps.config);
   // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
   // Directus envelope too, then the connection closes
@@ -77,15 +78,16 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.decorateRequest('principal', null);
   await registerModes(app, deps);
 
-  // the request id goes back in the answer, into every log line (reqId) and on every v1 call
-  app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id); });
-  // which side answered (proxy and shadow modes set legacy before this runs)
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // which side answered (proxy and shadow modes set legacy before this runs). Hooks on the hot path take callbacks,
+  // not promises, where they need not wait: one microtask less each
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (!reply.hasHeader(ANSWERED_BY)) void reply.header(ANSWERED_BY, 'gateway');
-    return payload;
+    done(null, payload);
   });
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // the request id goes back in the answer, into every log line (reqId) and on every v1 call
+    void reply.header('x-request-id', request.id);
     if ((request.query as Record<symbol, unknown>)[UNREADABLE]) throw errors.invalidQuery(['The query string cannot be read']);
     const access = accessOf(request);
     if (access !== 'legacy') return;
@@ -103,24 +105,24 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     }
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    // webhook deliveries and probes are many and routine: their lines are debug (the demo's banner no longer scrolls away)
-    const quiet = accessOf(request) === 'signed' || request.routeOptions.config?.quietLog === true;
-    const line = { reqId: request.id, method: request.method, url: request.url, ip: request.ip, statusCode: reply.statusCode };
-    access({ ...line, responseTime: reply.elapsedTime }, quiet);
-    deps.metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
-  });
-
-  // the usage ledger: who still calls which legacy route. Only matched legacy routes, and only callers we can name
-  // (a principal, or one bounded "unverified" entry per route for tokens only the legacy side can check): random paths
-  // and random tokens add nothing.
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, reply, done) => {
+    const access = accessOf(request);
     const template = request.routeOptions.url;
-    if (!template || accessOf(request) !== 'legacy' || isInternal(request.headers)) return;
-    const route = `${request.method} ${template}`;
-    const p = request.principal;
-    if (p) deps.usage.note(route, p.via === 'static' ? `static:${p.tokenId}` : `user:${p.user.id}`, p.via);
-    else if (legacyAnswers(deps.config, template) && request.headers.authorization) deps.usage.note(route, 'legacy-token', 'legacy');
+    // webhook deliveries and probes are many and routine: their lines are debug (the demo's banner no longer scrolls away)
+    const quiet = access === 'signed' || request.routeOptions.config?.quietLog === true;
+    const { id, method, url, ip } = request;
+    accessLine({ reqId: id, method, url, ip, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, quiet);
+    deps.metrics.request(template ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+    // the usage ledger: who still calls which legacy route. Only matched legacy routes, and only callers we can name
+    // (a principal, or one bounded "unverified" entry per route for tokens only the legacy side can check): random
+    // paths and random tokens add nothing.
+    if (template && access === 'legacy' && !isInternal(request.headers)) {
+      const route = `${request.method} ${template}`;
+      const p = request.principal;
+      if (p) deps.usage.note(route, p.via === 'static' ? `static:${p.tokenId}` : `user:${p.user.id}`, p.via);
+      else if (legacyAnswers(deps.config, template) && request.headers.authorization) deps.usage.note(route, 'legacy-token', 'legacy');
+    }
+    done();
   });
 
   registerServerRoutes(app, deps);

@@ -56,6 +56,8 @@ export class JwtService {
 
   /** True when the string is a JWT this gateway's issuer claims (else it is treated as a static token). */
   claimsOurIssuer(token: string): boolean {
+    // a token verified before is one of ours (no second decode on the hot path)
+    if (this.verified.has(token)) return true;
     try {
       return decodeJwt(token).iss === this.settings.issuer;
     } catch {

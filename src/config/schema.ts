@@ -99,6 +99,10 @@ export const ConfigSchema = z.object({
   INDEX_MEMORY_MB: z.coerce.number().positive().default(512),
   /** A team is synced in the background while it was read within this window. */
   INDEX_ACTIVE_MS: duration.default(300_000),
+  /** Memory for serialised answers of index reads, reused while nothing they were read from has changed; 0: none. */
+  ANSWER_CACHE_MB: z.coerce.number().min(0).default(32),
+  /** The longest a kept answer is given (it is exact until its data changes; this bounds what nothing tracks). */
+  ANSWER_CACHE_MAX_AGE_MS: duration.default(10_000),
   /** How long a key's reach (its teams, from v1) is trusted; 0 checks it on every request. */
   KEY_RECHECK_MS: duration.default(60_000),
   /** JSON object `{ "team_…": "secret" }` of v1 webhook signing secrets. */

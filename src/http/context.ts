@@ -15,21 +15,22 @@ import type { V1Session } from '../v1/client.js';
 export type OverlayType = 'render' | 'project' | 'account';
 export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'account'];
 
-/**
- * The per-request pieces every legacy read needs: meter, catalog and execution environment. Only the
- * overlay types the answer can contain are read (templates carry none).
- */
-export async function requestEnv(
-  deps: Deps,
-  request: FastifyRequest,
-  overlayTypes: readonly OverlayType[] = ALL_OVERLAYS,
-): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
+/** The request's call meter and its v1 session (the bound key of the principal). */
+export async function requestSession(deps: Deps, request: FastifyRequest): Promise<{ meter: CallMeter; session: V1Session }> {
   const principal = requirePrincipal(request);
   const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET, () => deps.metrics.budgetRefused());
   const session = await deps.v1For(principal.user.id, meter, request.id);
+  return { meter, session };
+}
+
+/**
+ * The execution environment of a legacy read on `session`: catalog, translators, overlays, budgets. Only the overlay
+ * types the answer can contain are read (templates carry none).
+ */
+export async function readEnv(deps: Deps, session: V1Session, meter: CallMeter, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS): Promise<ExecEnv> {
   const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
   const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
-  const env: ExecEnv = {
+  return {
     catalog,
     ids: deps.ids,
     mappings: deps.mappings,
@@ -40,7 +41,16 @@ export async function requestEnv(
     budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS),
     credits: deps.credits,
   };
-  return { env, meter, session };
+}
+
+/** The per-request pieces every legacy read needs: meter, v1 session and execution environment. */
+export async function requestEnv(
+  deps: Deps,
+  request: FastifyRequest,
+  overlayTypes: readonly OverlayType[] = ALL_OVERLAYS,
+): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
+  const { meter, session } = await requestSession(deps, request);
+  return { env: await readEnv(deps, session, meter, overlayTypes), meter, session };
 }
 
 export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: ResourceSchema): QueryNode {

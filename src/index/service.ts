@@ -8,15 +8,20 @@ import { IndexStore } from '../store/render-index.js';
 import type { V1Meter, V1Session } from '../v1/client.js';
 import { V1NotFoundError, V1UnauthorizedError } from '../v1/errors.js';
 import { V1_PAGE_MAX, type V1Render, type V1Team } from '../v1/schemas.js';
+import { AnswerCache } from './answer-cache.js';
 import { IndexSnapshot } from './read.js';
 import { recordBuilder, type Overlays } from './records.js';
-import { nearExpiry, outputExpiry, urlExpiry } from './signed-urls.js';
+import { outputExpiry, refreshAt, urlExpiry } from './signed-urls.js';
 import { SyncAborted, TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
 import { TeamIndex, type RecordBuilder } from './team-index.js';
 
 /** Where a read is answered from, and why. */
 export type ReadSource =
-  | { readonly kind: 'index'; readonly snapshot: IndexSnapshot; readonly ageMs: number; readonly synced: readonly string[] }
+  | {
+    readonly kind: 'index'; readonly snapshot: IndexSnapshot; readonly ageMs: number; readonly synced: readonly string[];
+    /** What the snapshot's answers are computed from (teams' versions, overlays): the answer cache's validity. */
+    readonly epoch: string;
+  }
   | { readonly kind: 'live'; readonly reason: string };
 
 /** One team as the operator route shows it. */
@@ -59,6 +64,8 @@ export class RenderIndex {
   private readonly failures = new Map<string, { message: string; at: number }>();
   private readonly fullAt = new Map<string, number>();
   private readonly reach = new LRUCache<string, { teams: V1Team[]; at: number }>({ max: 10_000 });
+  /** Serialised answers of index reads, valid while the teams they were read from keep their versions. */
+  readonly answers: AnswerCache;
   private overlays: Overlays = {};
   private overlaysReady: Promise<void>;
   private readonly builder: RecordBuilder;
@@ -68,6 +75,7 @@ export class RenderIndex {
 
   constructor(private readonly deps: Deps, private readonly readers: TeamReaders) {
     this.store = new IndexStore(deps.db.kysely, () => deps.clock.now());
+    this.answers = new AnswerCache(deps.config.ANSWER_CACHE_MB * 1024 * 1024);
     this.builder = recordBuilder({ ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT }, () => this.overlays, deps.credits);
     this.sync = new TeamSync({
       store: this.store,
@@ -199,7 +207,8 @@ export class RenderIndex {
       return { kind: 'live', reason: `the index of ${failing.map((t) => t.id).join(', ')} could not be synced: ${this.failures.get(failing[0]!.id)?.message}` };
     }
     const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(this.deps.clock.now()), synced: stale.map((t) => t.id) };
+    const epoch = `${this.overlaysVersion}|${snapshot.epoch()}`;
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(this.deps.clock.now()), synced: stale.map((t) => t.id), epoch };
   }
 
   /** The staleness bound of a team: INDEX_RECONCILE_MS while its webhooks arrive, else INDEX_MAX_STALENESS_MS. */
@@ -228,21 +237,26 @@ export class RenderIndex {
   }
 
   /**
-   * Refreshes the answered renders whose output URLs near expiry, with the request's own key and meter: by id, or
-   * through their project's list pages when that takes fewer calls. Written back to the index.
+   * What of the answered records must be refreshed at `now` (signed URLs near expiry: render outputs, project and
+   * template posters), and from when the first of them must be (`refreshAt`; ≤ now when some already must).
    */
-  async refreshOutputs(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[], resource = 'render'): Promise<void> {
-    const now = this.deps.clock.now();
+  private examine(snapshot: IndexSnapshot, recs: readonly Rec[], resource: string, now: number) {
     const ttl = this.deps.config.SIGNED_URL_TTL_MS;
     const byProject = new Map<string, { t: TeamIndex; ids: Set<string> }>();
     const thumbnails = new Map<string, TeamIndex>();
+    let first = Number.POSITIVE_INFINITY;
+    const due = (expiresAt: number, seenAt: number) => {
+      const at = refreshAt(expiresAt, seenAt);
+      first = Math.min(first, at);
+      return now >= at;
+    };
     // a project's thumbnail: its expiry read from the URL, its lifetime counted from when the gateway got the project
     const nearEnd = (t: TeamIndex, projectId: string) => {
       const e = t.projects.get(projectId);
       const url = e?.project.thumbnail_url;
       if (!e || !url) return false;
       e.expiresAt ??= urlExpiry(url, e.seenAt, ttl); // read from the URL once per copy held
-      return nearExpiry(e.expiresAt, e.seenAt, now);
+      return due(e.expiresAt, e.seenAt);
     };
     if (resource === 'template') {
       // a template's poster is its project's signed thumbnail
@@ -271,11 +285,25 @@ export class RenderIndex {
       if (nearEnd(t, projectId)) thumbnails.set(projectId, t);
       // read from the URLs once per state held
       const expiresAt = t.expiryOf(v1, (r, seenAt) => outputExpiry(r.output, seenAt, ttl)) as number;
-      if (!nearExpiry(expiresAt, t.renderState(v1)?.seenAt ?? now, now)) continue;
+      if (!due(expiresAt, t.renderState(v1)?.seenAt ?? now)) continue;
       const g = byProject.get(projectId) ?? { t, ids: new Set<string>() };
       g.ids.add(v1);
       byProject.set(projectId, g);
     }
+    return { thumbnails, byProject, refreshAt: first };
+  }
+
+  /** From when the first signed URL of these answered records must be refreshed (an answer kept longer is not given). */
+  refreshDeadline(snapshot: IndexSnapshot, recs: readonly Rec[], resource: string): number {
+    return this.examine(snapshot, recs, resource, this.deps.clock.now()).refreshAt;
+  }
+
+  /**
+   * Refreshes the answered renders whose output URLs near expiry, with the request's own key and meter: by id, or
+   * through their project's list pages when that takes fewer calls. Written back to the index.
+   */
+  async refreshOutputs(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[], resource = 'render'): Promise<void> {
+    const { thumbnails, byProject } = this.examine(snapshot, recs, resource, this.deps.clock.now());
     await mapLimit([...thumbnails], this.deps.config.FANOUT_CONCURRENCY, async ([projectId, t]) => {
       try {
         const p = await session.project(projectId);

@@ -27,11 +27,15 @@ export function outputExpiry(output: Readonly<Record<string, string>> | undefine
 }
 
 /**
- * True when a URL seen at `seenAt` and expiring at `expiresAt` should not be handed out at `now`: past the last fifth
- * of its lifetime (at least 5 s before the end), so a client that receives it still has time to use it.
+ * From when a URL seen at `seenAt` and expiring at `expiresAt` should not be handed out: the last fifth of its lifetime
+ * (at least 5 s before the end), so a client that receives it still has time to use it. Infinity for no expiry.
  */
+export function refreshAt(expiresAt: number, seenAt: number): number {
+  if (!Number.isFinite(expiresAt)) return Number.POSITIVE_INFINITY;
+  return expiresAt - Math.max(5_000, (expiresAt - seenAt) / 5);
+}
+
+/** True when a URL seen at `seenAt` and expiring at `expiresAt` should not be handed out at `now` (see `refreshAt`). */
 export function nearExpiry(expiresAt: number, seenAt: number, now: number): boolean {
-  if (!Number.isFinite(expiresAt)) return false;
-  const margin = Math.max(5_000, (expiresAt - seenAt) / 5);
-  return now >= expiresAt - margin;
+  return now >= refreshAt(expiresAt, seenAt);
 }

@@ -195,6 +195,16 @@ export class TeamIndex {
     return this.team.id;
   }
 
+  /**
+   * Moves on every change an answer can show (a render, a project or template, the team and its members, data,
+   * overlays or imported ids): an answer computed at one version is the answer at that version (the answer cache).
+   */
+  get version(): number {
+    return this.changes;
+  }
+
+  private changes = 0;
+
   get size(): number {
     return this.c.size - this.removed;
   }
@@ -209,6 +219,7 @@ export class TeamIndex {
       this.team = row.team;
       this.members = row.members;
       this.accountRec = null;
+      this.changes++;
     }
     this.state = row.state;
     this.backfilledAt = row.backfilledAt;
@@ -261,6 +272,7 @@ export class TeamIndex {
   }
 
   private invalidateProjects(): void {
+    this.changes++;
     this.projectRecs = null;
     this.projectList = null;
     this.projectUuids = null;
@@ -326,6 +338,7 @@ export class TeamIndex {
     const view = this.views[i] as unknown as RenderView;
     view.dc = undefined;
     view.du = undefined;
+    this.changes++;
     return true;
   }
 
@@ -340,6 +353,7 @@ export class TeamIndex {
 
   setData(v1Id: string, data: unknown): void {
     this.data.set(v1Id, data);
+    this.changes++;
     const i = this.rowOf.get(v1Id);
     if (i !== undefined) this.fullCache.delete(i);
   }

@@ -99,10 +99,19 @@ export class Metrics {
     });
   }
 
+  /** The labelled series of each route × method × status seen (bounded: templates and statuses), found once. */
+  private readonly series = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
+
   request(route: string, method: string, status: number, seconds: number): void {
-    const labels = { route, method, status: String(status) };
-    this.requests.inc(labels);
-    this.requestSeconds.observe(labels, seconds);
+    const key = `${route} ${method} ${status}`;
+    let s = this.series.get(key);
+    if (!s) {
+      const labels = { route, method, status: String(status) };
+      s = { count: this.requests.labels(labels), seconds: this.requestSeconds.labels(labels) };
+      this.series.set(key, s);
+    }
+    s.count.inc();
+    s.seconds.observe(seconds);
   }
 
   v1Call(info: V1CallInfo): void {
@@ -135,8 +144,25 @@ export class Metrics {
   }
 
   /** The render index: teams' ages (max and a histogram over all teams, no label per team) and what memory holds. */
-  index(read: { ages(): number[]; rendersInMemory: number }): void {
+  index(read: { ages(): number[]; rendersInMemory: number; answers: { hits: number; misses: number; size: number } }): void {
     if (this.registry.getSingleMetric('gateway_index_teams')) return;
+    const answers = read.answers;
+    this.gauge('gateway_answer_cache_entries', 'Answers of index reads kept (serialised) for identical reads', () => answers.size);
+    let seen = { hits: 0, misses: 0 };
+    const sync = () => {
+      hits.inc(answers.hits - seen.hits);
+      misses.inc(answers.misses - seen.misses);
+      seen = { hits: answers.hits, misses: answers.misses };
+    };
+    const hits: Counter = new Counter({
+      name: 'gateway_answer_cache_hits_total', help: 'Index reads answered with a kept answer', registers: [this.registry], collect: sync,
+    });
+    const misses: Counter = new Counter({
+      name: 'gateway_answer_cache_misses_total',
+      help: 'Index reads whose kept answer was missing, outdated or past its age',
+      registers: [this.registry],
+      collect: sync,
+    });
     this.gauge('gateway_index_age_max_seconds', 'Age of the least recently synced team in the render index', () => Math.max(0, ...read.ages()) / 1000);
     this.gauge('gateway_index_teams', 'Teams whose render index is in memory and backfilled', () => read.ages().length);
     this.gauge('gateway_index_renders', 'Renders held in the render index in memory', () => read.rendersInMemory);

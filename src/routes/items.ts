@@ -4,7 +4,9 @@ import { requirePrincipal } from '../auth/guards.js';
 import { proxied } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
-import { ALL_OVERLAYS, explain, parseLegacyQuery, requestEnv, wantsExplain } from '../http/context.js';
+import { ALL_OVERLAYS, explain, parseLegacyQuery, readEnv, requestSession, wantsExplain } from '../http/context.js';
+import { answerCacheKey } from '../index/answer-cache.js';
+import { CallMeter } from '../plan/meter.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, exportFormat, jsonExport, jsonExportOne, type ExportFormat } from '../http/export.js';
 import { isUuid } from '../lib/uuid.js';
@@ -67,22 +69,71 @@ function explainList(plan: Plan, meter: Parameters<typeof explain>[1], source: R
  * from v1 (the planner's path).
  */
 async function answerList(
-  deps: Deps, resource: string, q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session,
-): Promise<{ result: QueryResult; source: ReadSource; how?: IndexStrategy }> {
+  deps: Deps, resource: string, q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, known?: ReadSource,
+): Promise<{ result: QueryResult; source: ReadSource; how?: IndexStrategy; refreshAt: number }> {
   const index = deps.index;
-  const source: ReadSource = index ? await index.source(session) : { kind: 'live', reason: 'INDEX_ENABLED=false' };
-  if (source.kind === 'live' || !index) return { result: (await executeList(resource, q, plan, env)).result, source };
+  const source: ReadSource = known ?? (index ? await index.source(session) : { kind: 'live', reason: 'INDEX_ENABLED=false' });
+  let refreshAt = Number.POSITIVE_INFINITY;
+  if (source.kind === 'live' || !index) return { result: (await executeList(resource, q, plan, env)).result, source, refreshAt };
   const snap = source.snapshot;
   let how: IndexStrategy | undefined;
   const result = await readFromIndex(resource, q, plan, snap, {
     schemas: deps.mappings.schemas,
     budget: env.budget,
-    beforeAnswer: (recs, kind) => index.refreshOutputs(session, snap, recs, kind),
+    beforeAnswer: async (recs, kind) => {
+      await index.refreshOutputs(session, snap, recs, kind);
+      // an answer kept for later is not given past the moment its first signed URL must be refreshed
+      refreshAt = Math.min(refreshAt, index.refreshDeadline(snap, recs, kind));
+    },
     answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) deps.ids.queue('render', v1, u); },
     flush: () => deps.ids.flush(),
     report: (h) => { how = h; },
   });
-  return { result, source, ...(how ? { how } : {}) };
+  return { result, source, refreshAt, ...(how ? { how } : {}) };
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+/** Says whether a kept answer was given (`hit`) or one was computed and kept (`miss`). */
+const MEMO_HEADER = 'x-gateway-answer-cache';
+
+/**
+ * The answer cache around an item GET: `recall` sends the kept answer when the index still holds what it was read from
+ * (no parse, plan or read), else says under which key the answer about to be computed may be kept; `keep` serialises
+ * and sends that answer, kept when it was read from the index. Exports, explained answers and queries naming a dynamic
+ * variable are never kept (`answerCacheKey`).
+ */
+class Memo {
+  private constructor(private readonly deps: Deps, readonly key: string | null, readonly source: ReadSource | undefined) {}
+
+  static async recall(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: V1Session, meter: CallMeter, id = ''): Promise<Memo | null> {
+    const index = deps.index;
+    if (!index?.answers.enabled || exportFormat(request.query) || request.headers['x-gateway-explain'] === '1') return new Memo(deps, null, undefined);
+    const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, request.routeOptions.url ?? '', id, request.url);
+    // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
+    if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined);
+    const source = await index.source(session);
+    if (source.kind === 'index') {
+      const body = index.answers.get(key, source.epoch, deps.clock.now());
+      if (body) {
+        void reply.header('x-gateway-v1-calls', String(meter.calls)).header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
+        void reply.type(JSON_TYPE).send(body);
+        return null;
+      }
+    }
+    return new Memo(deps, key, source);
+  }
+
+  /** Sends `body`, kept under this request's key when it was read from the index at `source`. */
+  keep(reply: FastifyReply, body: unknown, source: ReadSource, refreshAt: number): FastifyReply {
+    const text = JSON.stringify(body);
+    if (this.key !== null && source.kind === 'index') {
+      void reply.header(MEMO_HEADER, 'miss');
+      const now = this.deps.clock.now();
+      const until = Math.min(now + this.deps.config.ANSWER_CACHE_MAX_AGE_MS, refreshAt);
+      if (until > now) this.deps.index?.answers.set(this.key, source.epoch, until, text);
+    }
+    return reply.type(JSON_TYPE).send(text);
+  }
 }
 
 /** Sends `?export=` data as Directus does: an attachment named after the collection and the time. */
@@ -107,11 +158,14 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     const schema = deps.mappings.schemas[resource] as ResourceSchema;
     // the Directus SDK's readItems/aggregate call /items/<collection>: the same route under both paths
     const list = async (request: FastifyRequest, reply: FastifyReply) => {
+      const { meter, session } = await requestSession(deps, request);
+      const memo = await Memo.recall(deps, request, reply, session, meter);
+      if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema);
       const format = exportFormat(request.query);
       const plan = planQuery(q, resource, planning);
-      const { env, meter, session } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
-      const { result, source, how } = await answerList(deps, resource, q, plan, env, session);
+      const env = await readEnv(deps, session, meter, resource === 'template' ? [] : ALL_OVERLAYS);
+      const { result, source, how, refreshAt } = await answerList(deps, resource, q, plan, env, session, memo.source);
       void reply.header('x-gateway-source', source.kind);
       if (format) {
         // the same answer as a file; an answer that expands relations is built whole first (a clean 400 past the budget)
@@ -129,22 +183,31 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       }
       await deps.ids.flush();
       const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
-      if (wantsExplain(deps, request)) body.explain = explainList(plan, meter, source, how);
       void reply.header('x-gateway-v1-calls', String(meter.calls));
-      return body;
+      if (wantsExplain(deps, request)) {
+        body.explain = explainList(plan, meter, source, how);
+        return body;
+      }
+      return memo.keep(reply, body, source, refreshAt);
     };
     const one = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       requirePrincipal(request);
+      if (!isUuid(request.params.id)) {
+        parseLegacyQuery(deps, request, schema); // a bad query is a 400 before the 403
+        throw errors.forbidden();
+      }
+      const { meter, session } = await requestSession(deps, request);
+      const memo = await Memo.recall(deps, request, reply, session, meter, request.params.id.toLowerCase());
+      if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema);
       const format = exportFormat(request.query);
-      if (!isUuid(request.params.id)) throw errors.forbidden();
-      const { env, meter, session } = await requestEnv(deps, request, resource === 'template' ? [] : ALL_OVERLAYS);
+      const env = await readEnv(deps, session, meter, resource === 'template' ? [] : ALL_OVERLAYS);
       // from the index when it holds the item; otherwise live (an item the index has not seen yet, or not reachable: 403)
       const byId = Query.with(q, {
         filter: Compare.create(FieldRef.create(['id']), '_eq', request.params.id.toLowerCase()),
         search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [],
       });
-      const { result, source } = await answerList(deps, resource, byId, planQuery(byId, resource, planning), env, session);
+      const { result, source, refreshAt } = await answerList(deps, resource, byId, planQuery(byId, resource, planning), env, session, memo.source);
       let data = result.data[0];
       let from = source;
       if (data === undefined) {
@@ -155,7 +218,8 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       void reply.header('x-gateway-v1-calls', String(meter.calls));
       void reply.header('x-gateway-source', from.kind);
       if (format) return sendExport(deps, reply, format, schema.name, data as object);
-      return wantsExplain(deps, request) ? { data, explain: { ...meter.summary(), ...describe(from) } } : { data };
+      if (wantsExplain(deps, request)) return { data, explain: { ...meter.summary(), ...describe(from) } };
+      return memo.keep(reply, { data }, from, refreshAt);
     };
     for (const base of [path, `/items${path}`]) {
       app.get(base, list);

@@ -97,8 +97,10 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     const template = templateOf(req);
     if (isInternal(req.headers) || !template || routeMode(config, template) !== 'compare') return payload;
     if (isWrite(req.method) && !config.COMPARE_WRITES) return payload;
-    if (!sampled() || typeof payload !== 'string') return payload;
-    const translated: Answer = { status: reply.statusCode, body: parseBody(payload), ms: reply.elapsedTime };
+    // answers are strings (or bytes); streams are not compared
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    if (!sampled() || text === null) return payload;
+    const translated: Answer = { status: reply.statusCode, body: parseBody(text), ms: reply.elapsedTime };
     const headers = { ...req.headers };
     work.run(async () => {
       const legacy = await ask(req.method, req.url, headers, undefined, config.COMPARE_TIMEOUT_MS);

@@ -28,7 +28,8 @@ beforeAll(async () => {
     {}, { sim, simClock: true });
   idx = await startGateway({
     INDEX_MAX_STALENESS_MS: '2000', INDEX_RECONCILE_MS: String(RECONCILE), WEBHOOK_SECRETS: JSON.stringify({ [teamA]: SECRET }),
-    CACHE_TTL_METADATA_MS: '0',
+    // kept answers live as long as nothing they were read from changes: only exact invalidation keeps them right here
+    CACHE_TTL_METADATA_MS: '0', ANSWER_CACHE_MAX_AGE_MS: '36000000',
   }, {}, { sim, simClock: true });
   // each store names the same v1 person with its own legacy user uuid: answers are compared with one put for the other
   liveUser = await live.addUser(0, 'ann@example.com');
@@ -115,6 +116,10 @@ describe('index and live paths under random changes in v1', () => {
         expect(b.status, url).toBe(200);
         expect(b.headers['x-gateway-source'], url).toBe('index');
         expect(JSON.parse(JSON.stringify(b.body).replaceAll(idxUser, liveUser)), url).toEqual(a.body);
+        // asked again with nothing changed: the kept answer, the same
+        const c = await idx.get(url, ti);
+        expect(c.headers['x-gateway-answer-cache'], url).toBe('hit');
+        expect(c.body, url).toEqual(b.body);
       }
     }), { numRuns: 12 });
   });

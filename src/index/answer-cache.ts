@@ -1,0 +1,81 @@
+import { LRUCache } from 'lru-cache';
+
+/** One serialised answer and what it was computed from. */
+interface Entry {
+  /** JSON text (a string: Node writes it with the headers in one write; bytes would take a second one). */
+  readonly body: string;
+  /** The versions of everything the answer was read from (teams in reach, overlays): any change is a miss. */
+  readonly epoch: string;
+  /** The answer is not given after this moment (its signed URLs near expiry; a bounded age). */
+  readonly until: number;
+}
+
+/**
+ * Answers of index reads, serialised, kept while nothing they were read from has changed: the render index moves a
+ * version per team on every change an answer can show, so an entry is exact, not merely recent — a write, a webhook or
+ * a sync is seen by the next read. Keys carry the v1 key's partition and the user (the cache is partitioned per key);
+ * sizes are bounded in bytes. Answers whose content depends on the clock ($NOW) or on the caller beyond key and user
+ * ($CURRENT_USER…) are never offered to it (see `answerCacheKey`).
+ */
+export class AnswerCache {
+  private readonly lru: LRUCache<string, Entry> | null;
+  hits = 0;
+  misses = 0;
+
+  constructor(maxBytes: number, private readonly maxEntryBytes = Math.max(1, Math.floor(maxBytes / 16))) {
+    this.lru = maxBytes > 0
+      ? new LRUCache<string, Entry>({ maxSize: maxBytes, sizeCalculation: (e, k) => 2 * (e.body.length + k.length + e.epoch.length) + 64 })
+      : null;
+  }
+
+  get enabled(): boolean {
+    return this.lru !== null;
+  }
+
+  /** Whether an answer is kept for `key`, whatever its validity (a look-up that finds none counts as a miss). */
+  holds(key: string): boolean {
+    if (this.lru?.has(key)) return true;
+    this.misses++;
+    return false;
+  }
+
+  /** The answer kept for `key` when it was read at `epoch` and may still be given at `now`. */
+  get(key: string, epoch: string, now: number): string | undefined {
+    const e = this.lru?.get(key);
+    if (e && e.epoch === epoch && now < e.until) {
+      this.hits++;
+      return e.body;
+    }
+    if (e) this.lru?.delete(key);
+    this.misses++;
+    return undefined;
+  }
+
+  set(key: string, epoch: string, until: number, body: string): void {
+    if (!this.lru || 2 * body.length > this.maxEntryBytes) return;
+    this.lru.set(key, { body, epoch, until });
+  }
+
+  clear(): void {
+    this.lru?.clear();
+  }
+
+  get size(): number {
+    return this.lru?.size ?? 0;
+  }
+}
+
+/** Query parameters whose value is a credential (never part of a key: the same query with another token is the same). */
+const TOKEN_PARAM = /(^|&)access_token=[^&]*/g;
+
+/**
+ * The cache key of a GET of an item route, or null when its answer must be computed every time: a query that names a
+ * dynamic variable (`$NOW`, `$CURRENT_USER`…, also percent-encoded) or one too long to be worth keeping. (Exports and
+ * explained answers are never offered: the caller checks those.)
+ */
+export function answerCacheKey(partition: string, userId: string, route: string, id: string, url: string): string | null {
+  const q = url.indexOf('?');
+  const query = q < 0 ? '' : url.slice(q + 1).replace(TOKEN_PARAM, '');
+  if (query.length > 2048 || query.includes('$') || /%24/i.test(query)) return null;
+  return `${partition}\n${userId}\n${route}\n${id}\n${query}`;
+}
