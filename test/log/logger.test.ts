@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, scrubText } from '../../src/log/logger.js';
+import { accessLogger, createLogger, lazyChildLogger, scrubText } from '../../src/log/logger.js';
 
 describe('pino redaction', () => {
   it('censors credentials, tokens and keys wherever they appear', () => {
@@ -33,5 +33,49 @@ describe('redaction after decoding', () => {
   });
   it('keeps ordinary parameters as they are', () => {
     expect(scrubText('/renders?filter[title][_eq]=a&fields=id,title')).toBe('/renders?filter[title][_eq]=a&fields=id,title');
+  });
+});
+
+describe('the access line and request loggers', () => {
+  const sink = () => {
+    const lines: string[] = [];
+    return { lines, log: createLogger('info', new Writable({ write(c, _e, cb) { lines.push(...c.toString().split('\n').filter(Boolean)); cb(); } })) };
+  };
+
+  it("writes pino's line format with the URL scrubbed, and nothing below the level", async () => {
+    const { lines, log } = sink();
+    const access = accessLogger(log);
+    access({ reqId: 'r-1', method: 'GET', url: '/renders?limit=1&access_token=eyJ.secret.x', ip: '127.0.0.1', statusCode: 200, responseTime: 1.5 }, false);
+    access({ reqId: 'r-2', method: 'GET', url: '/_gateway/webhooks/v1/team_x', ip: '127.0.0.1', statusCode: 204, responseTime: 0.2 }, true);
+    access({ reqId: 'r-"3', method: 'GET', url: '/x"y', ip: undefined as unknown as string, statusCode: 500, responseTime: Number.NaN }, false);
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toHaveLength(2);
+    const first = JSON.parse(lines[0]!);
+    expect(first).toMatchObject({
+      level: 30, reqId: 'r-1', req: { id: 'r-1', method: 'GET', url: '/renders?limit=1&access_token=[Redacted]', ip: '127.0.0.1' },
+      res: { statusCode: 200 }, responseTime: 1.5, msg: 'request completed',
+    });
+    expect(typeof first.time).toBe('number');
+    // whatever the values, the line is JSON
+    expect(JSON.parse(lines[1]!)).toMatchObject({ reqId: 'r-"3', req: { url: '/x"y' }, responseTime: null });
+    log.level = 'debug';
+    access({ reqId: 'r-4', method: 'POST', url: '/_gateway/webhooks/v1/team_x', ip: '::1', statusCode: 204, responseTime: 0.2 }, true);
+    expect(JSON.parse(lines[2]!)).toMatchObject({ level: 20, reqId: 'r-4' });
+  });
+
+  it('a request logger becomes a pino child (bindings, redaction) only when it writes at an enabled level', () => {
+    const { lines, log } = sink();
+    const child = lazyChildLogger(log, { reqId: 'r-9' }, {});
+    child.debug({ password: 'x' }, 'not at info');
+    expect(lines).toHaveLength(0);
+    expect(child.isLevelEnabled('debug')).toBe(false);
+    expect(child.level).toBe('info');
+    child.warn({ password: 'hunter2', v1: { status: 503 } }, 'v1 call failed');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!);
+    expect(line).toMatchObject({ level: 40, reqId: 'r-9', password: '[Redacted]', v1: { status: 503 }, msg: 'v1 call failed' });
+    const grand = child.child({ part: 'stream' });
+    grand.error('e');
+    expect(JSON.parse(lines[1]!)).toMatchObject({ reqId: 'r-9', part: 'stream', level: 50 });
   });
 });
