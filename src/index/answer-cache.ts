@@ -1,9 +1,15 @@
 import { LRUCache } from 'lru-cache';
 
+/** Past this many characters an answer is kept as bytes. */
+const AS_BYTES_PAST = 4096;
+
 /** One serialised answer and what it was computed from. */
 interface Entry {
-  /** JSON text (a string: Node writes it with the headers in one write; bytes would take a second one). */
-  readonly body: string;
+  /**
+   * JSON text. A short one is kept as a string (Node writes it in one piece with the headers); a long one as UTF-8
+   * bytes (encoding it again on every answer would cost more than the second piece of the write).
+   */
+  readonly body: string | Buffer;
   /** The versions of everything the answer was read from (teams in reach, overlays): any change is a miss. */
   readonly epoch: string;
   /** The answer is not given after this moment (its signed URLs near expiry; a bounded age). */
@@ -24,7 +30,7 @@ export class AnswerCache {
 
   constructor(maxBytes: number, private readonly maxEntryBytes = Math.max(1, Math.floor(maxBytes / 16))) {
     this.lru = maxBytes > 0
-      ? new LRUCache<string, Entry>({ maxSize: maxBytes, sizeCalculation: (e, k) => 2 * (e.body.length + k.length + e.epoch.length) + 64 })
+      ? new LRUCache<string, Entry>({ maxSize: maxBytes, sizeCalculation: (e, k) => (typeof e.body === 'string' ? 2 : 1) * e.body.length + 2 * (k.length + e.epoch.length) + 64 })
       : null;
   }
 
@@ -40,7 +46,7 @@ export class AnswerCache {
   }
 
   /** The answer kept for `key` when it was read at `epoch` and may still be given at `now`. */
-  get(key: string, epoch: string, now: number): string | undefined {
+  get(key: string, epoch: string, now: number): string | Buffer | undefined {
     const e = this.lru?.get(key);
     if (e && e.epoch === epoch && now < e.until) {
       this.hits++;
@@ -51,9 +57,9 @@ export class AnswerCache {
     return undefined;
   }
 
-  set(key: string, epoch: string, until: number, body: string): void {
-    if (!this.lru || 2 * body.length > this.maxEntryBytes) return;
-    this.lru.set(key, { body, epoch, until });
+  set(key: string, epoch: string, until: number, text: string): void {
+    if (!this.lru || text.length > this.maxEntryBytes) return;
+    this.lru.set(key, { body: text.length > AS_BYTES_PAST ? Buffer.from(text) : text, epoch, until });
   }
 
   clear(): void {

@@ -24,12 +24,19 @@ describe('AnswerCache', () => {
 
   it('is bounded in bytes, keeps no answer larger than a sixteenth of it, and does nothing at 0', () => {
     const c = new AnswerCache(64 * 1024);
-    c.set('big', 'e', 10, 'x'.repeat(4 * 1024)); // 8 KiB as UTF-16 > 4 KiB
+    c.set('big', 'e', 10, 'x'.repeat(4 * 1024 + 1)); // > 4 KiB
     expect(c.holds('big')).toBe(false);
     for (let i = 0; i < 100; i++) c.set(`k${i}`, 'e', 10, 'y'.repeat(1000));
     expect(c.size).toBeLessThan(100);
     expect(c.holds('k99')).toBe(true); // the most recent kept, the oldest gone
     expect(c.holds('k0')).toBe(false);
+    // a long answer is kept as its UTF-8 bytes, the same text
+    const roomy = new AnswerCache(1024 * 1024);
+    const long = JSON.stringify({ data: 'é'.repeat(5000) });
+    roomy.set('long', 'e', 10, long);
+    const got = roomy.get('long', 'e', 0);
+    expect(Buffer.isBuffer(got)).toBe(true);
+    expect(got!.toString()).toBe(long);
     const off = new AnswerCache(0);
     off.set('k', 'e', 10, '{}');
     expect(off.enabled).toBe(false);
