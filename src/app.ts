@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyServerOptions, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { authenticate } from './auth/authenticate.js';
+import { authenticate, authenticateHeld } from './auth/authenticate.js';
 import './auth/guards.js';
 import { legacyAnswers } from './config/route-modes.js';
 import type { Deps } from './deps.js';
@@ -85,16 +85,22 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done(null, payload);
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     // the request id goes back in the answer, into every log line (reqId) and on every v1 call
     void reply.header('x-request-id', request.id);
-    if ((request.query as Record<symbol, unknown>)[UNREADABLE]) throw errors.invalidQuery(['The query string cannot be read']);
+    if ((request.query as Record<symbol, unknown>)[UNREADABLE]) { done(errors.invalidQuery(['The query string cannot be read'])); return; }
     const access = accessOf(request);
-    if (access !== 'legacy') return;
     const template = request.routeOptions.url;
-    if (template && legacyAnswers(deps.config, template) && !isInternal(request.headers)) return;
+    if (access !== 'legacy' || (template && legacyAnswers(deps.config, template) && !isInternal(request.headers))) { done(); return; }
     const token = requestToken(request.headers, request.query);
-    request.principal = token ? await authenticate(token, deps.jwt, deps.users) : null;
+    // a token verified before, of a user held in memory: no promise, no wait (most requests)
+    const held = token ? authenticateHeld(token, deps.jwt, deps.users) : undefined;
+    if (!token || held) {
+      request.principal = held ?? null;
+      done();
+      return;
+    }
+    authenticate(token, deps.jwt, deps.users).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
   });
 
   // v1 refused the bound key: forget the cached copy, so a rebind (from any process) takes effect at once

@@ -64,6 +64,8 @@ export interface Deps {
   index: RenderIndex | null;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
+  /** The same, without waiting, when the user's key is held in memory (undefined otherwise). */
+  v1ForHeld(userId: string, meter?: V1Meter, requestId?: string): V1Session | undefined;
   /** Forget a cached key (after a rebind). */
   forgetKey(userId: string): void;
   close(): Promise<void>;
@@ -180,6 +182,10 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
         keys.set(userId, key);
       }
       return v1.as(key, meter, requestId);
+    },
+    v1ForHeld(userId, meter, requestId) {
+      const key = keys.get(userId);
+      return key ? v1.as(key, meter, requestId) : undefined;
     },
     forgetKey(userId) {
       keys.delete(userId);

@@ -14,6 +14,17 @@ export interface Principal {
  * TOKEN_EXPIRED, anything wrong → 403 INVALID_TOKEN); anything else is looked up as a static token
  * (unknown → 401 INVALID_CREDENTIALS).
  */
+/**
+ * The principal of a JWT verified before, whose user is held in memory and active — without waiting; undefined
+ * whenever anything must be read or checked (then `authenticate` decides, errors included).
+ */
+export function authenticateHeld(token: string, jwt: JwtService, users: UserStore): Principal | undefined {
+  const claims = jwt.knownClaims(token);
+  if (!claims) return undefined;
+  const user = users.held(claims.id);
+  return user && user.status === 'active' ? { user, via: 'jwt' } : undefined;
+}
+
 export async function authenticate(token: string, jwt: JwtService, users: UserStore): Promise<Principal> {
   if (jwt.claimsOurIssuer(token)) {
     const claims = await jwt.verify(token);

@@ -65,6 +65,12 @@ export class JwtService {
     }
   }
 
+  /** The claims of a token verified before and not expired at `nowMs`; undefined otherwise (verify it). */
+  knownClaims(token: string, nowMs = (this.settings.clock ?? systemClock).now()): AccessClaims | undefined {
+    const known = this.verified.get(token);
+    return known && nowMs < known.expMs ? known.claims : undefined;
+  }
+
   /**
    * Verifies one of our JWTs. Expired → 401 TOKEN_EXPIRED; bad signature, wrong or `none` algorithm,
    * malformed, or missing claims → 403 INVALID_TOKEN (as Directus).

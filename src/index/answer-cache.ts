@@ -1,5 +1,8 @@
 import { LRUCache } from 'lru-cache';
 
+/** Bytes an answer takes: a string's UTF-16 code units, a buffer's length. */
+const sizeOf = (body: string | Buffer) => (typeof body === 'string' ? 2 * body.length : body.length);
+
 /** Past this many characters an answer is kept as bytes. */
 const AS_BYTES_PAST = 4096;
 
@@ -30,7 +33,7 @@ export class AnswerCache {
 
   constructor(maxBytes: number, private readonly maxEntryBytes = Math.max(1, Math.floor(maxBytes / 16))) {
     this.lru = maxBytes > 0
-      ? new LRUCache<string, Entry>({ maxSize: maxBytes, sizeCalculation: (e, k) => (typeof e.body === 'string' ? 2 : 1) * e.body.length + 2 * (k.length + e.epoch.length) + 64 })
+      ? new LRUCache<string, Entry>({ maxSize: maxBytes, sizeCalculation: (e, k) => sizeOf(e.body) + 2 * (k.length + e.epoch.length) + 64 })
       : null;
   }
 

@@ -4,7 +4,7 @@ import { requirePrincipal } from '../auth/guards.js';
 import { proxied } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
-import { ALL_OVERLAYS, explain, parseLegacyQuery, readEnv, requestSession, wantsExplain } from '../http/context.js';
+import { ALL_OVERLAYS, explain, parseLegacyQuery, readEnv, requestSession, requestSessionHeld, wantsExplain } from '../http/context.js';
 import { answerCacheKey } from '../index/answer-cache.js';
 import { CallMeter } from '../plan/meter.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
@@ -83,7 +83,7 @@ async function answerList(
     beforeAnswer: async (recs, kind) => {
       await index.refreshOutputs(session, snap, recs, kind);
       // an answer kept for later is not given past the moment its first signed URL must be refreshed
-      refreshAt = Math.min(refreshAt, index.refreshDeadline(snap, recs, kind));
+      if (index.answers.enabled) refreshAt = Math.min(refreshAt, index.refreshDeadline(snap, recs, kind));
     },
     answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) deps.ids.queue('render', v1, u); },
     flush: () => deps.ids.flush(),
@@ -111,7 +111,7 @@ class Memo {
     const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, request.routeOptions.url ?? '', id, request.url);
     // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
     if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined);
-    const source = await index.source(session);
+    const source = index.sourceHeld(session) ?? await index.source(session);
     if (source.kind === 'index') {
       const body = index.answers.get(key, source.epoch, deps.clock.now());
       if (body) {
@@ -158,7 +158,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     const schema = deps.mappings.schemas[resource] as ResourceSchema;
     // the Directus SDK's readItems/aggregate call /items/<collection>: the same route under both paths
     const list = async (request: FastifyRequest, reply: FastifyReply) => {
-      const { meter, session } = await requestSession(deps, request);
+      const { meter, session } = requestSessionHeld(deps, request) ?? await requestSession(deps, request);
       const memo = await Memo.recall(deps, request, reply, session, meter);
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema);
@@ -196,7 +196,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
         parseLegacyQuery(deps, request, schema); // a bad query is a 400 before the 403
         throw errors.forbidden();
       }
-      const { meter, session } = await requestSession(deps, request);
+      const { meter, session } = requestSessionHeld(deps, request) ?? await requestSession(deps, request);
       const memo = await Memo.recall(deps, request, reply, session, meter, request.params.id.toLowerCase());
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema);

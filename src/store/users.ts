@@ -146,6 +146,11 @@ export class UserStore {
     return r ? { ...toUser(r), passwordHash: r.password_hash } : undefined;
   }
 
+  /** The user as this process holds it, without a store read: null for none, undefined when not held. */
+  held(id: string): LegacyUser | null | undefined {
+    return this.users.get(id);
+  }
+
   async byId(id: string): Promise<LegacyUser | undefined> {
     const kept = this.users.get(id);
     if (kept !== undefined) return kept ?? undefined;

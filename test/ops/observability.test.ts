@@ -145,3 +145,21 @@ describe('call-budget refusals', () => {
     expect((await metrics.text()).body).toMatch(/^gateway_v1_call_budget_refusals_total 1$/m);
   });
 });
+
+describe('request series', () => {
+  it('count requests and bucket their latency per route, method and status, cumulatively, in the exposition format', async () => {
+    const metrics = new Metrics();
+    for (const s of [0.001, 0.004, 0.02, 0.3, 42]) metrics.request('/renders', 'GET', 200, s);
+    metrics.request('/renders/:id', 'GET', 403, 0.002);
+    const { body } = await metrics.text();
+    const line = (name: string) => new RegExp(`^${name.replace(/[{}.+]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(body)?.[1];
+    expect(line('gateway_http_requests_total{route="/renders",method="GET",status="200"}')).toBe('5');
+    expect(line('gateway_http_requests_total{route="/renders/:id",method="GET",status="403"}')).toBe('1');
+    const bucket = (le: string) => Number(line(`gateway_http_request_duration_seconds_bucket{le="${le}",route="/renders",method="GET",status="200"}`));
+    expect([bucket('0.005'), bucket('0.01'), bucket('0.025'), bucket('0.25'), bucket('0.5'), bucket('30'), bucket('+Inf')]).toEqual([2, 2, 3, 3, 4, 4, 5]);
+    expect(Number(line('gateway_http_request_duration_seconds_sum{route="/renders",method="GET",status="200"}'))).toBeCloseTo(42.325, 6);
+    expect(line('gateway_http_request_duration_seconds_count{route="/renders",method="GET",status="200"}')).toBe('5');
+    expect(body).toContain('# TYPE gateway_http_request_duration_seconds histogram');
+    expect(body).toContain('# TYPE gateway_http_requests_total counter');
+  });
+});
