@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate } from '../../src/auth/authenticate.js';
+import { authenticate, authenticateHeld } from '../../src/auth/authenticate.js';
 import type { Principal } from '../../src/auth/authenticate.js';
 import { isOperator, operatorRoutes, requireOperator, requirePrincipal } from '../../src/auth/guards.js';
 import { JwtService } from '../../src/auth/jwt.js';
@@ -283,6 +283,24 @@ describe('store-backed auth', async () => {
       const old = await jwt.sign({ ...claims, id: u.id }, clock.now() - 3_600_000);
       await users.setStatus(u.id, 'active');
       expect((await failure(authenticate(old, jwt, users))).code).toBe('TOKEN_EXPIRED');
+    });
+
+    it('without waiting: only a token verified before, not expired, of a held active user', async () => {
+      const jwt = await hs256(clock);
+      const u = await users.create({ email: 'held@x.io', passwordHash: null, role: 'r', v1Key: 'k', v1UserId: 'v1_h' });
+      const t = await jwt.sign({ ...claims, id: u.id });
+      expect(authenticateHeld(t, jwt, users)).toBeUndefined(); // never verified
+      expect(await authenticate(t, jwt, users)).toEqual({ user: u, via: 'jwt' });
+      expect(authenticateHeld(t, jwt, users)).toEqual({ user: u, via: 'jwt' });
+      await users.setStatus(u.id, 'suspended');
+      expect(authenticateHeld(t, jwt, users)).toBeUndefined(); // (authenticate then refuses it)
+      await users.setStatus(u.id, 'active');
+      await authenticate(t, jwt, users);
+      expect(authenticateHeld(t, jwt, users)).toEqual({ user: u, via: 'jwt' });
+      clock.advance(60_000);
+      expect(authenticateHeld(t, jwt, users)).toBeUndefined(); // expired: authenticate says TOKEN_EXPIRED
+      expect((await failure(authenticate(t, jwt, users))).code).toBe('TOKEN_EXPIRED');
+      expect(authenticateHeld('not-a-jwt', jwt, users)).toBeUndefined();
     });
 
     it('anything else is a static token: via static with its id; unknown → INVALID_CREDENTIALS', async () => {
