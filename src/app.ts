@@ -64,6 +64,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   registerErrorHandling(app);
   const accessLine = accessLogger(deps.logger);
+  app.addHook('onClose', (_app, done) => { accessLine.flush(); done(); });
   await registerCors(app, deps.config);
   // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
   // Directus envelope too, then the connection closes

@@ -20,7 +20,7 @@ import { UsageLedger } from './store/usage.js';
 import { Comparator } from './compare/service.js';
 import { V1Cache } from './plan/cache.js';
 import { LRUCache } from 'lru-cache';
-import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
+import { partitionOf, V1Client, type V1Meter, type V1Session } from './v1/client.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Metrics } from './ops/metrics.js';
 import { Lifecycle, V1Health } from './ops/v1-health.js';
@@ -64,6 +64,8 @@ export interface Deps {
   index: RenderIndex | null;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
+  /** The cache partition of the user's key when the key is held in memory (undefined otherwise). */
+  partitionHeld(userId: string): string | undefined;
   /** The same, without waiting, when the user's key is held in memory (undefined otherwise). */
   v1ForHeld(userId: string, meter?: V1Meter, requestId?: string): V1Session | undefined;
   /** Forget a cached key (after a rebind). */
@@ -182,6 +184,10 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
         keys.set(userId, key);
       }
       return v1.as(key, meter, requestId);
+    },
+    partitionHeld(userId) {
+      const key = keys.get(userId);
+      return key ? partitionOf(key) : undefined;
     },
     v1ForHeld(userId, meter, requestId) {
       const key = keys.get(userId);

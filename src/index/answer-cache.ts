@@ -41,22 +41,22 @@ export class AnswerCache {
     return this.lru !== null;
   }
 
-  /** Whether an answer is kept for `key`, whatever its validity (a look-up that finds none counts as a miss). */
-  holds(key: string): boolean {
+  /** Whether an answer is kept for `key`, whatever its validity (a look-up that finds none counts as a miss, if `count`). */
+  holds(key: string, count = true): boolean {
     if (this.lru?.has(key)) return true;
-    this.misses++;
+    if (count) this.misses++;
     return false;
   }
 
   /** The answer kept for `key` when it was read at `epoch` and may still be given at `now`. */
-  get(key: string, epoch: string, now: number): string | Buffer | undefined {
+  get(key: string, epoch: string, now: number, count = true): string | Buffer | undefined {
     const e = this.lru?.get(key);
     if (e && e.epoch === epoch && now < e.until) {
       this.hits++;
       return e.body;
     }
     if (e) this.lru?.delete(key);
-    this.misses++;
+    if (count) this.misses++;
     return undefined;
   }
 

@@ -224,10 +224,27 @@ export class RenderIndex {
    * key's reach trusted, the overlays read, every team of the reach in memory, backfilled and fresh. Undefined otherwise.
    */
   sourceHeld(session: V1Session): ReadSource | undefined {
+    const now = this.deps.clock.now();
+    const ready = this.heldTeams(session.partition, now);
+    if (!ready) return undefined;
+    const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: `${this.overlaysVersion}|${snapshot.epoch()}` };
+  }
+
+  /** The epoch `sourceHeld` would give a key's read now (its teams marked read), without building a snapshot. */
+  epochHeld(partition: string): string | undefined {
+    const ready = this.heldTeams(partition, this.deps.clock.now());
+    if (!ready) return undefined;
+    let epoch = `${this.overlaysVersion}|`;
+    for (const t of ready) epoch += `${t.id}:${t.version},`;
+    return epoch;
+  }
+
+  /** The teams a key's read finds held: reach trusted, overlays read, every team in memory, backfilled and fresh. */
+  private heldTeams(partition: string, now: number): TeamIndex[] | undefined {
     const c = this.deps.config;
     if (this.closed || !this.overlaysSettled || c.KEY_RECHECK_MS <= 0) return undefined;
-    const now = this.deps.clock.now();
-    const hit = this.reach.get(session.partition);
+    const hit = this.reach.get(partition);
     if (!hit || now - hit.at >= c.KEY_RECHECK_MS) return undefined;
     const ready: TeamIndex[] = [];
     for (const team of hit.teams) {
@@ -236,8 +253,7 @@ export class RenderIndex {
       ready.push(t);
     }
     for (const t of ready) t.readAt = now;
-    const snapshot = new IndexSnapshot(ready, c.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: `${this.overlaysVersion}|${snapshot.epoch()}` };
+    return ready;
   }
 
   /** The staleness bound of a team: INDEX_RECONCILE_MS while its webhooks arrive, else INDEX_MAX_STALENESS_MS. */

@@ -96,17 +96,54 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
  */
 export interface AccessLine { reqId: string; method: string; url: string; ip: string; statusCode: number; responseTime: number }
 
-export function accessLogger(logger: Logger): (line: AccessLine, debug: boolean) => void {
+export interface AccessLogger {
+  (line: AccessLine, debug: boolean): void;
+  /** Writes the lines gathered so far (on close; also done at the end of each turn of the event loop). */
+  flush(): void;
+}
+
+/** Access loggers with lines not yet written, flushed when the process exits. */
+const unflushed = new Set<AccessLogger>();
+let exitHook = false;
+
+export function accessLogger(logger: Logger): AccessLogger {
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream;
-  return (l, debug) => {
+  // lines are gathered and written once per turn of the event loop (or every 16 KiB): a destination write per line cost
+  // more than building the line (sonic-boom measures its pending text on every write)
+  let pending = '';
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    unflushed.delete(access);
+    if (pending === '') return;
+    const text = pending;
+    pending = '';
+    stream.write(text);
+  };
+  const access = Object.assign((l: AccessLine, debug: boolean) => {
     // pino's own line format (level number, epoch ms, the fields, msg), built here: a pino call costs ~3× this
     const level = debug ? 20 : 30;
     if (level < logger.levelVal) return;
     const id = JSON.stringify(l.reqId);
-    stream.write(`{"level":${level},"time":${Date.now()},"reqId":${id},"req":{"id":${id},"method":${JSON.stringify(l.method)},` +
+    pending += `{"level":${level},"time":${Date.now()},"reqId":${id},"req":{"id":${id},"method":${JSON.stringify(l.method)},` +
       `"url":${JSON.stringify(scrubText(l.url))}${l.ip === undefined ? '' : `,"ip":${JSON.stringify(l.ip)}`}},` +
-      `"res":{"statusCode":${l.statusCode}},"responseTime":${Number.isFinite(l.responseTime) ? l.responseTime : null},"msg":"request completed"}\n`);
-  };
+      `"res":{"statusCode":${l.statusCode}},"responseTime":${Number.isFinite(l.responseTime) ? l.responseTime : null},"msg":"request completed"}\n`;
+    if (pending.length >= 16_384) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      unflushed.add(access);
+      setImmediate(flush);
+    }
+  }, { flush });
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => {
+      for (const a of [...unflushed]) a.flush();
+      // pino's own exit flush may have run before this one: the destination is flushed again, synchronously
+      try { (stream as { flushSync?: () => void }).flushSync?.(); } catch { /* not open yet, or closed: nothing to flush */ }
+    });
+  }
+  return access;
 }
 
 type LogFn = (...args: unknown[]) => void;

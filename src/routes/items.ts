@@ -105,6 +105,27 @@ const MEMO_HEADER = 'x-gateway-answer-cache';
 class Memo {
   private constructor(private readonly deps: Deps, readonly key: string | null, readonly source: ReadSource | undefined) {}
 
+  /**
+   * Sends the kept answer of this request when everything it needs is held in memory (the principal's key, the key's
+   * reach, fresh teams): no v1 session, meter or snapshot is made. False when it could not (then `recall`).
+   */
+  static answerHeld(deps: Deps, request: FastifyRequest, reply: FastifyReply, id = ''): boolean {
+    const index = deps.index;
+    if (!index?.answers.enabled || request.headers['x-gateway-explain'] === '1') return false;
+    const user = requirePrincipal(request).user.id;
+    const partition = deps.partitionHeld(user);
+    if (partition === undefined || exportFormat(request.query)) return false;
+    const key = answerCacheKey(partition, user, request.routeOptions.url ?? '', id, request.url);
+    // (a miss is counted once, by `recall`)
+    if (key === null || !index.answers.holds(key, false)) return false;
+    const epoch = index.epochHeld(partition);
+    const body = epoch === undefined ? undefined : index.answers.get(key, epoch, deps.clock.now(), false);
+    if (body === undefined) return false;
+    void reply.header('x-gateway-v1-calls', '0').header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
+    void reply.type(JSON_TYPE).send(body);
+    return true;
+  }
+
   static async recall(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: V1Session, meter: CallMeter, id = ''): Promise<Memo | null> {
     const index = deps.index;
     if (!index?.answers.enabled || exportFormat(request.query) || request.headers['x-gateway-explain'] === '1') return new Memo(deps, null, undefined);
@@ -158,6 +179,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     const schema = deps.mappings.schemas[resource] as ResourceSchema;
     // the Directus SDK's readItems/aggregate call /items/<collection>: the same route under both paths
     const list = async (request: FastifyRequest, reply: FastifyReply) => {
+      if (Memo.answerHeld(deps, request, reply)) return reply;
       const { meter, session } = requestSessionHeld(deps, request) ?? await requestSession(deps, request);
       const memo = await Memo.recall(deps, request, reply, session, meter);
       if (!memo) return reply;
@@ -196,6 +218,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
         parseLegacyQuery(deps, request, schema); // a bad query is a 400 before the 403
         throw errors.forbidden();
       }
+      if (Memo.answerHeld(deps, request, reply, request.params.id.toLowerCase())) return reply;
       const { meter, session } = requestSessionHeld(deps, request) ?? await requestSession(deps, request);
       const memo = await Memo.recall(deps, request, reply, session, meter, request.params.id.toLowerCase());
       if (!memo) return reply;

@@ -73,14 +73,16 @@ interface V1Credential {
 }
 /** Cache partitions by key, hashed once per key (not per request); bounded, the key itself is not logged or returned. */
 const partitions = new LRUCache<string, string>({ max: 10_000 });
-const credential = (apiKey: string): V1Credential => {
+/** The cache partition of a v1 key: a short digest, never the key. */
+export function partitionOf(apiKey: string): string {
   let partition = partitions.get(apiKey);
   if (partition === undefined) {
     partition = createHash('sha256').update(apiKey).digest('hex').slice(0, 16);
     partitions.set(apiKey, partition);
   }
-  return { apiKey, partition };
-};
+  return partition;
+}
+const credential = (apiKey: string): V1Credential => ({ apiKey, partition: partitionOf(apiKey) });
 
 /**
  * The only module that talks to v1: undici with keep-alive, a per-request timeout, typed errors,

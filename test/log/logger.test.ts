@@ -60,7 +60,21 @@ describe('the access line and request loggers', () => {
     expect(JSON.parse(lines[1]!)).toMatchObject({ reqId: 'r-"3', req: { url: '/x"y' }, responseTime: null });
     log.level = 'debug';
     access({ reqId: 'r-4', method: 'POST', url: '/_gateway/webhooks/v1/team_x', ip: '::1', statusCode: 204, responseTime: 0.2 }, true);
+    expect(lines).toHaveLength(2); // gathered until the end of the turn (or a flush: on close)
+    access.flush();
+    await new Promise((r) => setImmediate(r));
     expect(JSON.parse(lines[2]!)).toMatchObject({ level: 20, reqId: 'r-4' });
+  });
+
+  it('gathers the lines of a turn into one write', async () => {
+    const writes: string[] = [];
+    const log = createLogger('info', new Writable({ write(c, _e, cb) { writes.push(c.toString()); cb(); } }));
+    const access = accessLogger(log);
+    for (let i = 0; i < 50; i++) access({ reqId: `r-${i}`, method: 'GET', url: '/renders', ip: '::1', statusCode: 200, responseTime: 1 }, false);
+    expect(writes).toHaveLength(0);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.trim().split('\n').map((l) => JSON.parse(l).reqId)).toEqual(Array.from({ length: 50 }, (_, i) => `r-${i}`));
   });
 
   it('a request logger becomes a pino child (bindings, redaction) only when it writes at an enabled level', () => {
