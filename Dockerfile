@@ -31,4 +31,6 @@ EXPOSE 8080
 # liveness only (/healthz): a v1 outage must not mark every container unhealthy; /readyz is for load balancers
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "dist/src/main.js"]
+# V8's young generation capped at 3 × 8 MB (the default 3 × 16 MB lets a streamed limit=-1 of 100 000 renders peak
+# ~20 MB higher; README "Benchmarks"); the same flags as `npm start` (test/ops/deployment.test.ts)
+CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]

@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -46,12 +47,12 @@ const env = {
 const added = spawnSync(process.execPath, ['dist/src/cli/main.js', 'users', 'add', '--email', 'hot@example.com', '--password', 'bench-password', '--key', person.api_key], { env, encoding: 'utf8' });
 if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${added.stdout}`);
 // the gateway logs at its default level (info) to a file, as a deployment's log collector would read it
-startNode([...(process.env.GW_FLAGS ? process.env.GW_FLAGS.split(' ') : []), 'dist/src/main.js'], env, openSync(join(dir, 'gateway.log'), 'w'));
+startNode([...PRODUCTION_NODE_FLAGS, ...(process.env.GW_FLAGS ? process.env.GW_FLAGS.split(' ') : []), 'dist/src/main.js'], env, openSync(join(dir, 'gateway.log'), 'w'));
 const gw = `http://127.0.0.1:${gwPort}`;
 await waitFor(`${gw}/healthz`);
 // a second gateway on the same store, reading v1 live (INDEX_ENABLED=false; its answer cached per key)
 const livePort = await freePort();
-startNode(['dist/src/main.js'], { ...env, PORT: String(livePort), INDEX_ENABLED: 'false' }, openSync(join(dir, 'gateway-live.log'), 'w'));
+startNode([...PRODUCTION_NODE_FLAGS, 'dist/src/main.js'], { ...env, PORT: String(livePort), INDEX_ENABLED: 'false' }, openSync(join(dir, 'gateway-live.log'), 'w'));
 const gwLive = `http://127.0.0.1:${livePort}`;
 await waitFor(`${gwLive}/healthz`);
 const login = await (await fetch(`${gw}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'hot@example.com', password: 'bench-password' }) })).json() as { data: { access_token: string } };

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { loadLegacyData, startDirectus } from './directus.js';
+import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const out: string[] = [];
@@ -50,7 +51,7 @@ async function startGateway(sim: Sim, key: string, extra: Record<string, string>
   const port = await freePort();
   // GW_FLAGS="…" passes node flags to the gateway (e.g. --cpu-prof)
   const flags = (process.env.GW_FLAGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...flags, 'dist/src/main.js'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const proc = spawn(process.execPath, [...PRODUCTION_NODE_FLAGS, ...flags, 'dist/src/main.js'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); i++) {
     if (i > 400) throw new Error('the gateway did not start');

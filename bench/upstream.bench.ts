@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
 
 const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); }); });
 const simPort = await freePort();
@@ -37,7 +38,7 @@ if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${adde
 interface Gateway { proc: ChildProcess; base: string; token: string }
 async function startGateway(): Promise<Gateway> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [...(process.env.GW_FLAGS ? process.env.GW_FLAGS.split(' ') : []), 'dist/src/main.js'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', process.env.GW_FLAGS ? 'inherit' : 'ignore', 'inherit'] });
+  const proc = spawn(process.execPath, [...PRODUCTION_NODE_FLAGS, ...(process.env.GW_FLAGS ? process.env.GW_FLAGS.split(' ') : []), 'dist/src/main.js'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', process.env.GW_FLAGS ? 'inherit' : 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     const ok = await fetch(`${base}/server/health`).then((r) => r.ok, () => false);
