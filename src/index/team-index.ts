@@ -118,6 +118,10 @@ export interface RenderView {
   du: string | null | undefined;
 }
 
+/** The process-wide sequence of index versions (see `TeamIndex.version`). */
+let changeSeq = 0;
+const nextChange = () => ++changeSeq;
+
 /**
  * One team's index in memory, held column by column (a few hundred bytes a render: ids, title, codes, times, output
  * URLs as their varying part), with the team, members, projects and templates as v1 objects. Legacy records are read
@@ -198,12 +202,14 @@ export class TeamIndex {
   /**
    * Moves on every change an answer can show (a render, a project or template, the team and its members, data,
    * overlays or imported ids): an answer computed at one version is the answer at that version (the answer cache).
+   * Versions come from one process-wide sequence: a team read back from the store (a new TeamIndex) never repeats a
+   * version an earlier copy of it had.
    */
   get version(): number {
     return this.changes;
   }
 
-  private changes = 0;
+  private changes = nextChange();
 
   get size(): number {
     return this.c.size - this.removed;
@@ -219,7 +225,7 @@ export class TeamIndex {
       this.team = row.team;
       this.members = row.members;
       this.accountRec = null;
-      this.changes++;
+      this.changes = nextChange();
     }
     this.state = row.state;
     this.backfilledAt = row.backfilledAt;
@@ -272,7 +278,7 @@ export class TeamIndex {
   }
 
   private invalidateProjects(): void {
-    this.changes++;
+    this.changes = nextChange();
     this.projectRecs = null;
     this.projectList = null;
     this.projectUuids = null;
@@ -338,7 +344,7 @@ export class TeamIndex {
     const view = this.views[i] as unknown as RenderView;
     view.dc = undefined;
     view.du = undefined;
-    this.changes++;
+    this.changes = nextChange();
     return true;
   }
 
@@ -353,7 +359,7 @@ export class TeamIndex {
 
   setData(v1Id: string, data: unknown): void {
     this.data.set(v1Id, data);
-    this.changes++;
+    this.changes = nextChange();
     const i = this.rowOf.get(v1Id);
     if (i !== undefined) this.fullCache.delete(i);
   }

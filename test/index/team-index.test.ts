@@ -68,6 +68,38 @@ describe('the render index held in columns', () => {
     }), { numRuns: 60 });
   });
 
+  it('moves its version on every change an answer can show, not for an older state or a sync that changed nothing, never to a used value', () => {
+    fc.assert(fc.property(fc.tuple(render(1), render(2)), ([a, b]) => {
+      const { t, setOverlays } = setUp();
+      const seen = new Set<number>([t.version]);
+      const moved = (what: string, change: () => unknown) => {
+        const before = t.version;
+        change();
+        expect(t.version, what).toBeGreaterThan(before);
+        expect(seen.has(t.version), what).toBe(false);
+        seen.add(t.version);
+      };
+      moved('a new render', () => t.apply(a, 5));
+      moved('a newer state', () => t.apply({ ...a, status: 'failed', updated_at: (a.updated_at ?? a.created_at) + 10 }, 7));
+      const v = t.version;
+      expect(t.apply(a, 8)).toBe(false); // an older state: not applied, nothing to show
+      expect(t.version).toBe(v);
+      moved('render data', () => t.setData(a.id, { x: 1 }));
+      moved('overlays', () => setOverlays({ render: new Map([[a.id, { title: 'overlaid' }]]) }));
+      moved('a project', () => t.setProject({ project: { ...projects[0]!, name: 'renamed' }, templates: [], backfilled: true }, 9));
+      moved('the team', () => t.setRow({ team: { ...team, name: 'Two' }, members: [], state: 'ready', backfilledAt: 1, syncedAt: 2, webhookAt: null }));
+      const syncedOnly = t.version;
+      t.setRow({ team: { ...team, name: 'Two' }, members: [], state: 'ready', backfilledAt: 1, syncedAt: 3, webhookAt: null });
+      expect(t.version).toBe(syncedOnly); // a sync that changed nothing
+      moved('a dropped project', () => t.dropProject(projects[0]!.id));
+      // a copy read back from the store (a new object, as after an eviction) never repeats a version of the first
+      const again = setUp().t;
+      again.apply(a, 5);
+      again.apply(b, 5);
+      expect(seen.has(again.version)).toBe(false);
+    }), { numRuns: 20 });
+  });
+
   it('keeps the newest state, the newest-first order, the moving set and projects as renders change and projects go', () => {
     fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), render(0)), { minLength: 1, maxLength: 80 }), (changes) => {
       const { t } = setUp();
