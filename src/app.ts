@@ -10,6 +10,7 @@ import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
 import { accessLogger, lazyChildLogger } from './log/logger.js';
 import { requestToken } from './http/request-token.js';
+import { routeFacts } from './http/route-facts.js';
 import { parseQueryString, type QsValue } from './query/querystring.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
@@ -41,7 +42,7 @@ export function requestIdOf(header: string | string[] | undefined): string {
 
 /** What the authentication hook does for a request, by the route the router matched. */
 function accessOf(request: FastifyRequest): 'legacy' | 'public' | 'operator' | 'signed' {
-  return request.routeOptions.config?.access ?? 'legacy';
+  return routeFacts(request).access;
 }
 
 /** Builds the gateway (never listens): legacy routes, auth, operator routes, error envelope. */
@@ -77,21 +78,16 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   app.decorateRequest('principal', null);
+  app.decorateRequest('routeFacts', null);
   await registerModes(app, deps);
 
-  // which side answered (proxy and shadow modes set legacy before this runs). Hooks on the hot path take callbacks,
-  // not promises, where they need not wait: one microtask less each
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (!reply.hasHeader(ANSWERED_BY)) void reply.header(ANSWERED_BY, 'gateway');
-    done(null, payload);
-  });
-
   app.addHook('onRequest', (request, reply, done) => {
-    // the request id goes back in the answer, into every log line (reqId) and on every v1 call
-    void reply.header('x-request-id', request.id);
+    // the request id goes back in the answer, into every log line (reqId) and on every v1 call; the side that answered
+    // is the gateway unless proxy or shadow mode says legacy (their answers set the header again)
+    void reply.header('x-request-id', request.id).header(ANSWERED_BY, 'gateway');
     if ((request.query as Record<symbol, unknown>)[UNREADABLE]) { done(errors.invalidQuery(['The query string cannot be read'])); return; }
     const access = accessOf(request);
-    const template = request.routeOptions.url;
+    const template = routeFacts(request).url;
     if (access !== 'legacy' || (template && legacyAnswers(deps.config, template) && !isInternal(request.headers))) { done(); return; }
     const token = requestToken(request.headers, request.query);
     // a token verified before, of a user held in memory: no promise, no wait (most requests)
@@ -114,9 +110,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   app.addHook('onResponse', (request, reply, done) => {
     const access = accessOf(request);
-    const template = request.routeOptions.url;
+    const template = routeFacts(request).url;
     // webhook deliveries and probes are many and routine: their lines are debug (the demo's banner no longer scrolls away)
-    const quiet = access === 'signed' || request.routeOptions.config?.quietLog === true;
+    const quiet = access === 'signed' || routeFacts(request).quietLog;
     const { id, method, url, ip } = request;
     accessLine({ reqId: id, method, url, ip, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, quiet);
     deps.metrics.request(template ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);

@@ -61,16 +61,26 @@ export async function requestEnv(
   return { env: await readEnv(deps, session, meter, overlayTypes), meter, session };
 }
 
-export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: ResourceSchema): QueryNode {
+/**
+ * Parses the request's legacy query for `resource`. `onDynamic` is told when a dynamic variable (`$NOW`,
+ * `$CURRENT_USER`, …) was resolved, however it was spelled (a JSON filter may escape its `$`): such an answer depends on
+ * the clock or the caller and is never kept.
+ */
+export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: ResourceSchema, onDynamic?: () => void): QueryNode {
   const principal = requirePrincipal(request);
   const user = principal.user;
+  const used = onDynamic ?? (() => undefined);
+  let now: Date | undefined;
   return parseQuery((request.query ?? {}) as Record<string, unknown>, resource, {
     schemas: deps.mappings.schemas,
     dynamic: {
-      now: new Date(),
-      userId: user.id,
-      roleId: user.role,
-      user: { id: user.id, email: user.email, first_name: user.firstName, last_name: user.lastName, role: user.role },
+      get now() { used(); return (now ??= new Date()); },
+      get userId() { used(); return user.id; },
+      get roleId() { used(); return user.role; },
+      get user() {
+        used();
+        return { id: user.id, email: user.email, first_name: user.firstName, last_name: user.lastName, role: user.role };
+      },
     },
     limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
     maxRelationalDepth: deps.config.MAX_RELATIONAL_DEPTH,

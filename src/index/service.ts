@@ -103,7 +103,10 @@ export class RenderIndex {
     bus.onResync(() => { for (const id of [...this.teams.keys()]) if (!this.syncing.has(id) && !this.backfilling.has(id)) this.teams.delete(id); });
     bus.on('overlays', () => { this.overlaysReady = this.reloadOverlays(); });
     // imported id pairs change uuids: the records are rebuilt once the translator has read them
-    bus.on('ids', () => this.follow(deps.ids.load().then(() => { for (const t of this.teams.values()) t.invalidateRecords(); })));
+    bus.on('ids', () => this.follow(deps.ids.load().then(() => {
+      this.idsVersion++;
+      for (const t of this.teams.values()) t.invalidateRecords();
+    })));
     // pairs a failed write lost are given again (the index remembers which it gave)
     deps.ids.onLost((pairs) => { for (const p of pairs) for (const t of this.teams.values()) t.forgetPaired(p.type, p.v1Id); });
     bus.on('render_data', (id) => {
@@ -161,6 +164,9 @@ export class RenderIndex {
       if (seq === this.overlaysSeq) this.overlaysSettled = true;
     }
   }
+
+  /** Bumped when imported id pairs are read again (a team loaded meanwhile rebuilds its records). */
+  private idsVersion = 0;
 
   /** False while overlays are being read again (a read waits for them). */
   private overlaysSettled = false;
@@ -435,13 +441,15 @@ export class RenderIndex {
         const row = await this.store.team(teamId);
         if (!row) return undefined;
         const overlays = this.overlaysVersion;
+        const ids = this.idsVersion;
         const fresh = new TeamIndex(row, this.builder);
         fresh.readAt = this.deps.clock.now(); // loaded to be read: not the first to leave memory
         for (const pr of await this.store.projects(teamId)) fresh.setProject(pr, this.deps.clock.now());
         await this.store.eachRenders(teamId, (rows) => fresh.load(rows));
         fresh.compact();
         for (const [id, data] of await this.store.renderData(teamId)) fresh.setData(id, data);
-        if (this.overlaysVersion !== overlays) fresh.invalidateRecords(); // new overlays arrived while it was read
+        // new overlays or imported ids arrived while it was read
+        if (this.overlaysVersion !== overlays || this.idsVersion !== ids) fresh.invalidateRecords();
         // a backfill or sync that started meanwhile holds the newer copy
         const current = this.teams.get(teamId);
         if (current) return current;

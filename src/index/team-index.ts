@@ -601,7 +601,10 @@ export class TeamIndex {
       return;
     }
     const i = this.rowOf.get(v1Id);
-    if (i !== undefined) this.c.flags[i] = (this.c.flags[i] as number) & ~PAIRED;
+    if (i === undefined) return;
+    this.c.flags[i] = (this.c.flags[i] as number) & ~PAIRED;
+    // a kept answer is not read again, so it would not give the pair again: the next read is computed
+    this.changes = nextChange();
   }
 
   /** The v1 id of a render uuid of this team. */

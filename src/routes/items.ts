@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { ALL_OVERLAYS, explain, parseLegacyQuery, readEnv, requestSession, requestSessionHeld, wantsExplain } from '../http/context.js';
 import { answerCacheKey } from '../index/answer-cache.js';
+import { routeFacts } from '../http/route-facts.js';
 import { CallMeter } from '../plan/meter.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, exportFormat, jsonExport, jsonExportOne, type ExportFormat } from '../http/export.js';
@@ -103,7 +104,12 @@ const MEMO_HEADER = 'x-gateway-answer-cache';
  * variable are never kept (`answerCacheKey`).
  */
 class Memo {
-  private constructor(private readonly deps: Deps, readonly key: string | null, readonly source: ReadSource | undefined) {}
+  private constructor(private readonly deps: Deps, private key: string | null, readonly source: ReadSource | undefined) {}
+
+  /** The query resolved a dynamic variable: its answer depends on the clock or the caller and is not kept. */
+  dynamic(): void {
+    this.key = null;
+  }
 
   /**
    * Sends the kept answer of this request when everything it needs is held in memory (the principal's key, the key's
@@ -115,7 +121,7 @@ class Memo {
     const user = requirePrincipal(request).user.id;
     const partition = deps.partitionHeld(user);
     if (partition === undefined || exportFormat(request.query)) return false;
-    const key = answerCacheKey(partition, user, request.routeOptions.url ?? '', id, request.url);
+    const key = answerCacheKey(partition, user, routeFacts(request).url ?? '', id, request.url);
     // (a miss is counted once, by `recall`)
     if (key === null || !index.answers.holds(key, false)) return false;
     const epoch = index.epochHeld(partition);
@@ -129,7 +135,7 @@ class Memo {
   static async recall(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: V1Session, meter: CallMeter, id = ''): Promise<Memo | null> {
     const index = deps.index;
     if (!index?.answers.enabled || exportFormat(request.query) || request.headers['x-gateway-explain'] === '1') return new Memo(deps, null, undefined);
-    const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, request.routeOptions.url ?? '', id, request.url);
+    const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, routeFacts(request).url ?? '', id, request.url);
     // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
     if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined);
     const source = index.sourceHeld(session) ?? await index.source(session);
@@ -183,7 +189,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       const { meter, session } = requestSessionHeld(deps, request) ?? await requestSession(deps, request);
       const memo = await Memo.recall(deps, request, reply, session, meter);
       if (!memo) return reply;
-      const q = parseLegacyQuery(deps, request, schema);
+      const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);
       const plan = planQuery(q, resource, planning);
       const env = await readEnv(deps, session, meter, resource === 'template' ? [] : ALL_OVERLAYS);
@@ -216,13 +222,14 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       requirePrincipal(request);
       if (!isUuid(request.params.id)) {
         parseLegacyQuery(deps, request, schema); // a bad query is a 400 before the 403
+        exportFormat(request.query);
         throw errors.forbidden();
       }
       if (Memo.answerHeld(deps, request, reply, request.params.id.toLowerCase())) return reply;
       const { meter, session } = requestSessionHeld(deps, request) ?? await requestSession(deps, request);
       const memo = await Memo.recall(deps, request, reply, session, meter, request.params.id.toLowerCase());
       if (!memo) return reply;
-      const q = parseLegacyQuery(deps, request, schema);
+      const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);
       const env = await readEnv(deps, session, meter, resource === 'template' ? [] : ALL_OVERLAYS);
       // from the index when it holds the item; otherwise live (an item the index has not seen yet, or not reachable: 403)

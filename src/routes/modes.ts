@@ -5,12 +5,13 @@ import { parseBody, type Answer } from '../compare/service.js';
 import { routeMode, ROUTE_PREFIXES } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
 import { sha256 } from '../store/crypto.js';
+import { routeFacts } from '../http/route-facts.js';
 
 const isWrite = (m: string) => m !== 'GET' && m !== 'HEAD';
 /** Which side produced an answer: `legacy` (proxy, shadow) or `gateway` (translated). */
 export const ANSWERED_BY = 'x-gateway-answered-by';
 const answeredByLegacy = { rewriteHeaders: (h: Record<string, unknown>) => ({ ...h, [ANSWERED_BY]: 'legacy' }) };
-const templateOf = (req: FastifyRequest): string | undefined => req.routeOptions.url;
+const templateOf = (req: FastifyRequest): string | undefined => routeFacts(req).url;
 const routeOf = (req: FastifyRequest) => `${req.method} ${templateOf(req) ?? '(unmatched)'}`;
 
 declare module 'fastify' {
