@@ -1,0 +1,79 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { requirePrincipal } from '../auth/guards.js';
+import type { Deps } from '../deps.js';
+import { answerCacheKey } from '../index/answer-cache.js';
+import type { ReadSource } from '../index/service.js';
+import type { CallMeter } from '../plan/meter.js';
+import type { V1Session } from '../v1/client.js';
+import { exportFormat } from './export.js';
+import { routeFacts } from './route-facts.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+/** Says whether a kept answer was given (`hit`) or one was computed and kept (`miss`). */
+const MEMO_HEADER = 'x-gateway-answer-cache';
+
+/**
+ * The answer cache around an item GET: `recall` sends the kept answer when the index still holds what it was read from
+ * (no parse, plan or read), else says under which key the answer about to be computed may be kept; `keep` serialises
+ * and sends that answer, kept when it was read from the index. Exports, explained answers and queries naming a dynamic
+ * variable are never kept (`answerCacheKey`).
+ */
+export class Memo {
+  private constructor(private readonly deps: Deps, private key: string | null, readonly source: ReadSource | undefined) {}
+
+  /** The query resolved a dynamic variable: its answer depends on the clock or the caller and is not kept. */
+  dynamic(): void {
+    this.key = null;
+  }
+
+  /**
+   * Sends the kept answer of this request when everything it needs is held in memory (the principal's key, the key's
+   * reach, fresh teams): no v1 session, meter or snapshot is made. False when it could not (then `recall`).
+   */
+  static answerHeld(deps: Deps, request: FastifyRequest, reply: FastifyReply, id = ''): boolean {
+    const index = deps.index;
+    if (!index?.answers.enabled || request.headers['x-gateway-explain'] === '1') return false;
+    const user = requirePrincipal(request).user.id;
+    const partition = deps.partitionHeld(user);
+    if (partition === undefined || exportFormat(request.query)) return false;
+    const key = answerCacheKey(partition, user, routeFacts(request).url ?? '', id, request.url);
+    // (a miss is counted once, by `recall`)
+    if (key === null || !index.answers.holds(key, false)) return false;
+    const epoch = index.epochHeld(partition);
+    const body = epoch === undefined ? undefined : index.answers.get(key, epoch, deps.clock.now(), false);
+    if (body === undefined) return false;
+    void reply.header('x-gateway-v1-calls', '0').header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
+    void reply.type(JSON_TYPE).send(body);
+    return true;
+  }
+
+  static async recall(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: V1Session, meter: CallMeter, id = ''): Promise<Memo | null> {
+    const index = deps.index;
+    if (!index?.answers.enabled || exportFormat(request.query) || request.headers['x-gateway-explain'] === '1') return new Memo(deps, null, undefined);
+    const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, routeFacts(request).url ?? '', id, request.url);
+    // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
+    if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined);
+    const source = index.sourceHeld(session) ?? await index.source(session);
+    if (source.kind === 'index') {
+      const body = index.answers.get(key, source.epoch, deps.clock.now());
+      if (body) {
+        void reply.header('x-gateway-v1-calls', String(meter.calls)).header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
+        void reply.type(JSON_TYPE).send(body);
+        return null;
+      }
+    }
+    return new Memo(deps, key, source);
+  }
+
+  /** Sends `body`, kept under this request's key when it was read from the index at `source`. */
+  keep(reply: FastifyReply, body: unknown, source: ReadSource, refreshAt: number): FastifyReply {
+    const text = JSON.stringify(body);
+    if (this.key !== null && source.kind === 'index') {
+      void reply.header(MEMO_HEADER, 'miss');
+      const now = this.deps.clock.now();
+      const until = Math.min(now + this.deps.config.ANSWER_CACHE_MAX_AGE_MS, refreshAt);
+      if (until > now) this.deps.index?.answers.set(this.key, source.epoch, until, text);
+    }
+    return reply.type(JSON_TYPE).send(text);
+  }
+}
