@@ -66,6 +66,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   const accessLine = accessLogger(deps.logger);
   app.addHook('onClose', (_app, done) => { accessLine.flush(); done(); });
+  // first of all (CORS preflights and shadow mode may answer from their own hooks): the request id goes back in every
+  // answer, into every log line (reqId) and on every v1 call; the side that answered is the gateway unless proxy or
+  // shadow mode says legacy (their answers set the header again)
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id).header(ANSWERED_BY, 'gateway');
+    done();
+  });
   await registerCors(app, deps.config);
   // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
   // Directus envelope too, then the connection closes
@@ -81,10 +88,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.decorateRequest('routeFacts', null);
   await registerModes(app, deps);
 
-  app.addHook('onRequest', (request, reply, done) => {
-    // the request id goes back in the answer, into every log line (reqId) and on every v1 call; the side that answered
-    // is the gateway unless proxy or shadow mode says legacy (their answers set the header again)
-    void reply.header('x-request-id', request.id).header(ANSWERED_BY, 'gateway');
+  app.addHook('onRequest', (request, _reply, done) => {
     if ((request.query as Record<symbol, unknown>)[UNREADABLE]) { done(errors.invalidQuery(['The query string cannot be read'])); return; }
     const access = accessOf(request);
     const template = routeFacts(request).url;

@@ -100,7 +100,16 @@ export class RenderIndex {
       this.follow(this.refreshRow(t));
     });
     // what another process wrote is read again (teams being synced here are kept: they are this instance's writes)
-    bus.onResync(() => { for (const id of [...this.teams.keys()]) if (!this.syncing.has(id) && !this.backfilling.has(id)) this.teams.delete(id); });
+    bus.onResync(() => {
+      for (const id of [...this.teams.keys()]) if (!this.syncing.has(id) && !this.backfilling.has(id)) this.teams.delete(id);
+      // imported pairs may have changed too (another process's import is heard only as a resync): a team being loaded
+      // rebuilds its records, and the teams kept do once the pairs are read again
+      this.idsVersion++;
+      this.follow(deps.ids.load().then(() => {
+        this.idsVersion++;
+        for (const t of this.teams.values()) t.invalidateRecords();
+      }));
+    });
     bus.on('overlays', () => { this.overlaysReady = this.reloadOverlays(); });
     // imported id pairs change uuids: the records are rebuilt once the translator has read them
     bus.on('ids', () => this.follow(deps.ids.load().then(() => {

@@ -598,6 +598,7 @@ export class TeamIndex {
       this.projUuids = [];
       this.userUuids = [];
       this.accountUuid = undefined;
+      this.changes = nextChange(); // (as below: the next answer gives the pair again)
       return;
     }
     const i = this.rowOf.get(v1Id);

@@ -196,6 +196,34 @@ describe('proxy mode', () => {
       expect(denied.statusCode).toBe(401); // the legacy backend's own answer
       // other routes are still translated
       expect((await px.get('/renders?limit=1')).status).toBe(403);
+      expect(res.headers['x-gateway-answered-by']).toBe('legacy');
+      expect((await px.get('/renders?limit=1')).headers['x-gateway-answered-by']).toBe('gateway');
     } finally { await px.close(); }
+  });
+});
+
+describe('who answered, when a mode answers from its own hook', () => {
+  it('a shadowed route whose legacy side is down is answered by the gateway (an error), and says so', async () => {
+    const down = await startGateway({ ROUTE_MODES: JSON.stringify({ '/renders': 'shadow' }), LEGACY_BASE_URL: 'http://127.0.0.1:9', COMPARE_TIMEOUT_MS: '200' });
+    try {
+      const res = await down.app.inject({ method: 'GET', url: '/renders?limit=1', headers: { authorization: `Bearer ${LEGACY_TOKEN}` } });
+      expect(res.statusCode).toBeGreaterThanOrEqual(500);
+      expect(res.json().errors[0].extensions.code).toBeTypeOf('string');
+      expect(res.headers['x-gateway-answered-by']).toBe('gateway');
+      expect(res.headers['x-request-id']).toBeTypeOf('string');
+    } finally { await down.close(); }
+  });
+
+  it('a CORS preflight (answered by the CORS hook) carries the request id and says gateway', async () => {
+    const cors = await startGateway({ CORS_ENABLED: 'true', CORS_ORIGIN: 'http://app.example' });
+    try {
+      const res = await cors.app.inject({
+        method: 'OPTIONS', url: '/renders', headers: { origin: 'http://app.example', 'access-control-request-method': 'GET' },
+      });
+      expect(res.statusCode).toBe(204);
+      expect(res.headers['access-control-allow-origin']).toBe('http://app.example');
+      expect(res.headers['x-gateway-answered-by']).toBe('gateway');
+      expect(res.headers['x-request-id']).toBeTypeOf('string');
+    } finally { await cors.close(); }
   });
 });

@@ -86,6 +86,7 @@ describe('the render index held in columns', () => {
       expect(t.version).toBe(v);
       moved('render data', () => t.setData(a.id, { x: 1 }));
       moved('a pair the id store lost (to be given again by the next answer)', () => t.forgetPaired('render', a.id));
+      moved("a project's pair the id store lost", () => t.forgetPaired('project', a.project.id));
       moved('overlays', () => setOverlays({ render: new Map([[a.id, { title: 'overlaid' }]]) }));
       moved('a project', () => t.setProject({ project: { ...projects[0]!, name: 'renamed' }, templates: [], backfilled: true }, 9));
       moved('the team', () => t.setRow({ team: { ...team, name: 'Two' }, members: [], state: 'ready', backfilledAt: 1, syncedAt: 2, webhookAt: null }));
