@@ -66,8 +66,6 @@ export interface Deps {
   v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
   /** The cache partition of the user's key when the key is held in memory (undefined otherwise). */
   partitionHeld(userId: string): string | undefined;
-  /** The same, without waiting, when the user's key is held in memory (undefined otherwise). */
-  v1ForHeld(userId: string, meter?: V1Meter, requestId?: string): V1Session | undefined;
   /** Forget a cached key (after a rebind). */
   forgetKey(userId: string): void;
   close(): Promise<void>;
@@ -188,10 +186,6 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     partitionHeld(userId) {
       const key = keys.get(userId);
       return key ? partitionOf(key) : undefined;
-    },
-    v1ForHeld(userId, meter, requestId) {
-      const key = keys.get(userId);
-      return key ? v1.as(key, meter, requestId) : undefined;
     },
     forgetKey(userId) {
       keys.delete(userId);

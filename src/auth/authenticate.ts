@@ -10,11 +10,6 @@ export interface Principal {
 }
 
 /**
- * Classifies a bearer string as Directus does: a JWT of our issuer is verified (expired → 401
- * TOKEN_EXPIRED, anything wrong → 403 INVALID_TOKEN); anything else is looked up as a static token
- * (unknown → 401 INVALID_CREDENTIALS).
- */
-/**
  * The principal of a JWT verified before, whose user is held in memory and active — without waiting; undefined
  * whenever anything must be read or checked (then `authenticate` decides, errors included).
  */
@@ -25,6 +20,11 @@ export function authenticateHeld(token: string, jwt: JwtService, users: UserStor
   return user && user.status === 'active' ? { user, via: 'jwt' } : undefined;
 }
 
+/**
+ * Classifies a bearer string as Directus does: a JWT of our issuer is verified (expired → 401
+ * TOKEN_EXPIRED, anything wrong → 403 INVALID_TOKEN); anything else is looked up as a static token
+ * (unknown → 401 INVALID_CREDENTIALS).
+ */
 export async function authenticate(token: string, jwt: JwtService, users: UserStore): Promise<Principal> {
   if (jwt.claimsOurIssuer(token)) {
     const claims = await jwt.verify(token);

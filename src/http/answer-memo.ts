@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { answerCacheKey } from '../index/answer-cache.js';
-import type { ReadSource } from '../index/service.js';
+import type { ReadSource, RenderIndex } from '../index/service.js';
 import type { CallMeter } from '../plan/meter.js';
 import type { V1Session } from '../v1/client.js';
 import { exportFormat } from './export.js';
@@ -32,15 +32,14 @@ export class Memo {
    */
   static answerHeld(deps: Deps, request: FastifyRequest, reply: FastifyReply, id = ''): boolean {
     const index = deps.index;
-    if (!index?.answers.enabled || request.headers['x-gateway-explain'] === '1') return false;
+    if (!index || !Memo.offered(index, request)) return false;
     const user = requirePrincipal(request).user.id;
     const partition = deps.partitionHeld(user);
-    if (partition === undefined || exportFormat(request.query)) return false;
+    if (partition === undefined) return false;
     const key = answerCacheKey(partition, user, routeFacts(request).url ?? '', id, request.url);
-    // (a miss is counted once, by `recall`)
-    if (key === null || !index.answers.holds(key, false)) return false;
+    if (key === null || !index.answers.holds(key)) return false;
     const epoch = index.epochHeld(partition);
-    const body = epoch === undefined ? undefined : index.answers.get(key, epoch, deps.clock.now(), false);
+    const body = epoch === undefined ? undefined : index.answers.get(key, epoch, deps.clock.now());
     if (body === undefined) return false;
     void reply.header('x-gateway-v1-calls', '0').header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
     void reply.type(JSON_TYPE).send(body);
@@ -49,11 +48,11 @@ export class Memo {
 
   static async recall(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: V1Session, meter: CallMeter, id = ''): Promise<Memo | null> {
     const index = deps.index;
-    if (!index?.answers.enabled || exportFormat(request.query) || request.headers['x-gateway-explain'] === '1') return new Memo(deps, null, undefined);
+    if (!index || !Memo.offered(index, request)) return new Memo(deps, null, undefined);
     const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, routeFacts(request).url ?? '', id, request.url);
     // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
     if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined);
-    const source = index.sourceHeld(session) ?? await index.source(session);
+    const source = await index.source(session);
     if (source.kind === 'index') {
       const body = index.answers.get(key, source.epoch, deps.clock.now());
       if (body) {
@@ -65,14 +64,21 @@ export class Memo {
     return new Memo(deps, key, source);
   }
 
+  /** Whether this request's answer may come from, or go to, the cache at all (not an export, not explained). */
+  private static offered(index: RenderIndex, request: FastifyRequest): boolean {
+    return index.answers.enabled && request.headers['x-gateway-explain'] !== '1' && !exportFormat(request.query);
+  }
+
   /** Sends `body`, kept under this request's key when it was read from the index at `source`. */
   keep(reply: FastifyReply, body: unknown, source: ReadSource, refreshAt: number): FastifyReply {
     const text = JSON.stringify(body);
-    if (this.key !== null && source.kind === 'index') {
+    const answers = this.deps.index?.answers;
+    if (answers && this.key !== null && source.kind === 'index') {
       void reply.header(MEMO_HEADER, 'miss');
+      answers.misses++; // (counted here, once per read the cache could have answered)
       const now = this.deps.clock.now();
       const until = Math.min(now + this.deps.config.ANSWER_CACHE_MAX_AGE_MS, refreshAt);
-      if (until > now) this.deps.index?.answers.set(this.key, source.epoch, until, text);
+      if (until > now) answers.set(this.key, source.epoch, until, text);
     }
     return reply.type(JSON_TYPE).send(text);
   }

@@ -15,14 +15,6 @@ import type { V1Session } from '../v1/client.js';
 export type OverlayType = 'render' | 'project' | 'account';
 export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'account'];
 
-/** The request's call meter and its v1 session, without waiting when the principal's key is held in memory. */
-export function requestSessionHeld(deps: Deps, request: FastifyRequest): { meter: CallMeter; session: V1Session } | undefined {
-  const principal = requirePrincipal(request);
-  const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET, () => deps.metrics.budgetRefused());
-  const session = deps.v1ForHeld(principal.user.id, meter, request.id);
-  return session ? { meter, session } : undefined;
-}
-
 /** The request's call meter and its v1 session (the bound key of the principal). */
 export async function requestSession(deps: Deps, request: FastifyRequest): Promise<{ meter: CallMeter; session: V1Session }> {
   const principal = requirePrincipal(request);

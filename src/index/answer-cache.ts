@@ -28,7 +28,9 @@ interface Entry {
  */
 export class AnswerCache {
   private readonly lru: LRUCache<string, Entry> | null;
+  /** Reads answered with a kept answer. */
   hits = 0;
+  /** Reads computed from the index that the cache could have answered (counted by the caller that computes them). */
   misses = 0;
 
   constructor(maxBytes: number, private readonly maxEntryBytes = Math.max(1, Math.floor(maxBytes / 16))) {
@@ -41,32 +43,26 @@ export class AnswerCache {
     return this.lru !== null;
   }
 
-  /** Whether an answer is kept for `key`, whatever its validity (a look-up that finds none counts as a miss, if `count`). */
-  holds(key: string, count = true): boolean {
-    if (this.lru?.has(key)) return true;
-    if (count) this.misses++;
-    return false;
+  /** Whether an answer is kept for `key`, whatever its validity. */
+  holds(key: string): boolean {
+    return this.lru?.has(key) ?? false;
   }
 
-  /** The answer kept for `key` when it was read at `epoch` and may still be given at `now`. */
-  get(key: string, epoch: string, now: number, count = true): string | Buffer | undefined {
+  /** The answer kept for `key` when it was read at `epoch` and may still be given at `now` (an outdated one is dropped). */
+  get(key: string, epoch: string, now: number): string | Buffer | undefined {
     const e = this.lru?.get(key);
     if (e && e.epoch === epoch && now < e.until) {
       this.hits++;
       return e.body;
     }
     if (e) this.lru?.delete(key);
-    if (count) this.misses++;
     return undefined;
   }
 
   set(key: string, epoch: string, until: number, text: string): void {
-    if (!this.lru || text.length > this.maxEntryBytes) return;
-    this.lru.set(key, { body: text.length > AS_BYTES_PAST ? Buffer.from(text) : text, epoch, until });
-  }
-
-  clear(): void {
-    this.lru?.clear();
+    if (!this.lru) return;
+    const body = text.length > AS_BYTES_PAST ? Buffer.from(text) : text;
+    if (sizeOf(body) <= this.maxEntryBytes) this.lru.set(key, { body, epoch, until });
   }
 
   get size(): number {

@@ -161,13 +161,6 @@ export class IndexSnapshot implements Lookup {
     return [];
   }
 
-  /** The versions of the snapshot's teams: equal epochs, equal answers (the answer cache's validity). */
-  epoch(): string {
-    let s = '';
-    for (const t of this.teams) s += `${t.id}:${t.version},`;
-    return s;
-  }
-
   /** Milliseconds since the least recently synced team of the snapshot was synced. */
   ageMs(now: number): number {
     let oldest = now;

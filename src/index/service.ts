@@ -19,7 +19,7 @@ import { TeamIndex, type RecordBuilder } from './team-index.js';
 export type ReadSource =
   | {
     readonly kind: 'index'; readonly snapshot: IndexSnapshot; readonly ageMs: number; readonly synced: readonly string[];
-    /** What the snapshot's answers are computed from (teams' versions, overlays): the answer cache's validity. */
+    /** What the snapshot's answers are computed from (its teams' versions, `epochOf`): the answer cache's validity. */
     readonly epoch: string;
   }
   | { readonly kind: 'live'; readonly reason: string };
@@ -45,6 +45,16 @@ export interface TeamStatus {
 /** How long a sync lease is held before another instance may take the team over. */
 const LEASE_MS = 60_000;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * What answers read from these teams are computed from: their versions (one process-wide sequence that moves on every
+ * change an answer can show, overlays and imported ids included). Equal epochs, equal answers: the answer cache's validity.
+ */
+const epochOf = (teams: readonly TeamIndex[]) => {
+  let s = '';
+  for (const t of teams) s += `${t.id}:${t.version},`;
+  return s;
+};
 
 /**
  * The render index: per team, a copy of what any legacy read needs (renders, projects, templates, members), kept in
@@ -102,20 +112,15 @@ export class RenderIndex {
     // what another process wrote is read again (teams being synced here are kept: they are this instance's writes)
     bus.onResync(() => {
       for (const id of [...this.teams.keys()]) if (!this.syncing.has(id) && !this.backfilling.has(id)) this.teams.delete(id);
-      // imported pairs may have changed too (another process's import is heard only as a resync): a team being loaded
-      // rebuilds its records, and the teams kept do once the pairs are read again
-      this.idsVersion++;
-      this.follow(deps.ids.load().then(() => {
-        this.idsVersion++;
-        for (const t of this.teams.values()) t.invalidateRecords();
-      }));
     });
     bus.on('overlays', () => { this.overlaysReady = this.reloadOverlays(); });
-    // imported id pairs change uuids: the records are rebuilt once the translator has read them
-    bus.on('ids', () => this.follow(deps.ids.load().then(() => {
+    // imported id pairs change uuids: the records are rebuilt whenever the translator has read them again (an import
+    // heard on the bus, or a resync: another process's import reaches SQLite instances only so); a team being loaded
+    // meanwhile rebuilds its own (idsVersion)
+    deps.ids.onReloaded(() => {
       this.idsVersion++;
       for (const t of this.teams.values()) t.invalidateRecords();
-    })));
+    });
     // pairs a failed write lost are given again (the index remembers which it gave)
     deps.ids.onLost((pairs) => { for (const p of pairs) for (const t of this.teams.values()) t.forgetPaired(p.type, p.v1Id); });
     bus.on('render_data', (id) => {
@@ -230,29 +235,25 @@ export class RenderIndex {
       return { kind: 'live', reason: `the index of ${failing.map((t) => t.id).join(', ')} could not be synced: ${this.failures.get(failing[0]!.id)?.message}` };
     }
     const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
-    const epoch = `${this.overlaysVersion}|${snapshot.epoch()}`;
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(this.deps.clock.now()), synced: stale.map((t) => t.id), epoch };
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(this.deps.clock.now()), synced: stale.map((t) => t.id), epoch: epochOf(ready) };
   }
 
   /**
    * The same answer as `source` without waiting, when nothing needs waiting for (most reads of a team being read): the
    * key's reach trusted, the overlays read, every team of the reach in memory, backfilled and fresh. Undefined otherwise.
    */
-  sourceHeld(session: V1Session): ReadSource | undefined {
+  private sourceHeld(session: V1Session): ReadSource | undefined {
     const now = this.deps.clock.now();
     const ready = this.heldTeams(session.partition, now);
     if (!ready) return undefined;
     const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: `${this.overlaysVersion}|${snapshot.epoch()}` };
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready) };
   }
 
-  /** The epoch `sourceHeld` would give a key's read now (its teams marked read), without building a snapshot. */
+  /** The epoch `source` would give a key's read now (its teams marked read), without building a snapshot. */
   epochHeld(partition: string): string | undefined {
     const ready = this.heldTeams(partition, this.deps.clock.now());
-    if (!ready) return undefined;
-    let epoch = `${this.overlaysVersion}|`;
-    for (const t of ready) epoch += `${t.id}:${t.version},`;
-    return epoch;
+    return ready ? epochOf(ready) : undefined;
   }
 
   /** The teams a key's read finds held: reach trusted, overlays read, every team in memory, backfilled and fresh. */
@@ -353,17 +354,14 @@ export class RenderIndex {
     return { thumbnails, byProject, refreshAt: first };
   }
 
-  /** From when the first signed URL of these answered records must be refreshed (an answer kept longer is not given). */
-  refreshDeadline(snapshot: IndexSnapshot, recs: readonly Rec[], resource: string): number {
-    return this.examine(snapshot, recs, resource, this.deps.clock.now()).refreshAt;
-  }
-
   /**
    * Refreshes the answered renders whose output URLs near expiry, with the request's own key and meter: by id, or
-   * through their project's list pages when that takes fewer calls. Written back to the index.
+   * through their project's list pages when that takes fewer calls. Written back to the index. Resolves with the moment
+   * the first signed URL of these records must be refreshed next (an answer kept longer is not given).
    */
-  async refreshOutputs(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[], resource = 'render'): Promise<void> {
-    const { thumbnails, byProject } = this.examine(snapshot, recs, resource, this.deps.clock.now());
+  async refreshOutputs(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[], resource = 'render'): Promise<number> {
+    const { thumbnails, byProject, refreshAt: next } = this.examine(snapshot, recs, resource, this.deps.clock.now());
+    if (thumbnails.size === 0 && byProject.size === 0) return next; // nothing due: the usual case, looked at once
     await mapLimit([...thumbnails], this.deps.config.FANOUT_CONCURRENCY, async ([projectId, t]) => {
       try {
         const p = await session.project(projectId);
@@ -412,6 +410,7 @@ export class RenderIndex {
       }
       await this.publishRenders(t.id, fresh.map((r) => r.id));
     });
+    return this.examine(snapshot, recs, resource, this.deps.clock.now()).refreshAt;
   }
 
   // ------------------------------------------------------------------ changes

@@ -4,7 +4,7 @@ import { requirePrincipal } from '../auth/guards.js';
 import { proxied } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
-import { ALL_OVERLAYS, explain, parseLegacyQuery, readEnv, requestSession, requestSessionHeld, wantsExplain } from '../http/context.js';
+import { ALL_OVERLAYS, explain, parseLegacyQuery, readEnv, requestSession, wantsExplain } from '../http/context.js';
 import { Memo } from '../http/answer-memo.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, exportFormat, jsonExport, jsonExportOne, type ExportFormat } from '../http/export.js';
@@ -79,18 +79,14 @@ async function answerList(
   const result = await readFromIndex(resource, q, plan, snap, {
     schemas: deps.mappings.schemas,
     budget: env.budget,
-    beforeAnswer: async (recs, kind) => {
-      await index.refreshOutputs(session, snap, recs, kind);
-      // an answer kept for later is not given past the moment its first signed URL must be refreshed
-      if (index.answers.enabled) refreshAt = Math.min(refreshAt, index.refreshDeadline(snap, recs, kind));
-    },
+    // an answer kept for later is not given past the moment its first signed URL must be refreshed
+    beforeAnswer: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind)); },
     answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) deps.ids.queue('render', v1, u); },
     flush: () => deps.ids.flush(),
     report: (h) => { how = h; },
   });
   return { result, source, refreshAt, ...(how ? { how } : {}) };
 }
-
 
 /** Sends `?export=` data as Directus does: an attachment named after the collection and the time. */
 async function sendExport(deps: Deps, reply: FastifyReply, format: ExportFormat, collection: string, data: AsyncIterable<unknown> | unknown[] | object) {
@@ -115,7 +111,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     // the Directus SDK's readItems/aggregate call /items/<collection>: the same route under both paths
     const list = async (request: FastifyRequest, reply: FastifyReply) => {
       if (Memo.answerHeld(deps, request, reply)) return reply;
-      const { meter, session } = requestSessionHeld(deps, request) ?? await requestSession(deps, request);
+      const { meter, session } = await requestSession(deps, request);
       const memo = await Memo.recall(deps, request, reply, session, meter);
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
@@ -155,7 +151,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
         throw errors.forbidden();
       }
       if (Memo.answerHeld(deps, request, reply, request.params.id.toLowerCase())) return reply;
-      const { meter, session } = requestSessionHeld(deps, request) ?? await requestSession(deps, request);
+      const { meter, session } = await requestSession(deps, request);
       const memo = await Memo.recall(deps, request, reply, session, meter, request.params.id.toLowerCase());
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());

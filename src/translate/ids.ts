@@ -23,6 +23,7 @@ export class IdTranslator {
   private readonly known = new LRUCache<string, string>({ max: 50_000 });
   private pending: IdPair[] = [];
   private readonly lostListeners: ((pairs: readonly IdPair[]) => void)[] = [];
+  private readonly reloadListeners: (() => void)[] = [];
 
   constructor(private readonly store: IdMapStore) {
     // imported pairs win: when any process imports some, every instance reads them again
@@ -38,6 +39,12 @@ export class IdTranslator {
       this.resolved.set(`${p.type}:${p.uuid}`, p.v1Id);
     }
     this.importedByV1 = next;
+    for (const l of this.reloadListeners) l();
+  }
+
+  /** Called whenever the imported pairs have been read again (uuids answered from now on may differ). */
+  onReloaded(listener: () => void): void {
+    this.reloadListeners.push(listener);
   }
 
   /**

@@ -119,6 +119,26 @@ describe('IdTranslator.load', () => {
     expect(ids.derive('user', 'user_1')).toBe(derivedUuid('user', 'user_1'));
   });
 
+  it('tells its listeners once the pairs are read again (bus, resync, or a direct load), not when a reload fails', async () => {
+    const store = new FakeStore();
+    const { ids } = make(store);
+    const seen: string[] = [];
+    ids.onReloaded(() => seen.push(ids.derive('project', 'proj_1')));
+    store.importedPairs = [{ type: 'project', uuid: IMPORTED, v1Id: 'proj_1', source: 'imported' }];
+    store.listeners.ids![0]!();
+    await tick();
+    expect(seen).toEqual([IMPORTED]); // told after the new pairs are in use
+    store.importedPairs = [];
+    store.resync[0]!();
+    await tick();
+    await ids.load();
+    expect(seen).toEqual([IMPORTED, derivedUuid('project', 'proj_1'), derivedUuid('project', 'proj_1')]);
+    store.failImported = true;
+    store.resync[0]!();
+    await tick();
+    expect(seen).toHaveLength(3);
+  });
+
   it('reloads when the bus says pairs were imported, or on a resync; a failing reload is swallowed', async () => {
     const store = new FakeStore();
     const { ids } = make(store);
