@@ -61,19 +61,25 @@ describe('AnswerCache', () => {
   });
 });
 
+/** A simulator and a gateway on its clock, ann (the first person) logged in, her teams backfilled. */
+async function indexed(env: Record<string, string>): Promise<{ sim: RunningSim; gw: TestGateway; token: string }> {
+  const sim = await startSim();
+  const gw = await startGateway(env, {}, { sim, simClock: true });
+  await gw.addUser(0, 'ann@example.com');
+  const token = await gw.login('ann@example.com');
+  for (let i = 0; i < 200 && source(await gw.get('/renders?limit=1', token)) !== 'index'; i++) await new Promise((r) => setTimeout(r, 10));
+  return { sim, gw, token };
+}
+
 describe('the answer cache in front of the render index', () => {
   let sim: RunningSim;
   let gw: TestGateway;
   let token: string;
 
   beforeAll(async () => {
-    sim = await startSim();
-    gw = await startGateway({}, {}, { sim, simClock: true });
-    await gw.addUser(0, 'ann@example.com');
+    ({ sim, gw, token } = await indexed({}));
     await gw.addUser(3, 'cy@example.com');
     await gw.addUser(4, 'dee@example.com');
-    token = await gw.login('ann@example.com');
-    for (let i = 0; i < 200 && source(await gw.get('/renders?limit=1', token)) !== 'index'; i++) await new Promise((r) => setTimeout(r, 10));
   });
   afterAll(async () => { await gw.close(); await sim.sim.close(); });
 
@@ -198,12 +204,8 @@ describe('how long a kept answer is given', () => {
   const MAX_AGE = 400_000;
 
   beforeAll(async () => {
-    sim = await startSim();
     // no sync and no lifecycle in the way: only the clock moves
-    gw = await startGateway({ INDEX_MAX_STALENESS_MS: '36000000', ANSWER_CACHE_MAX_AGE_MS: String(MAX_AGE), ACCESS_TOKEN_TTL: '36000000' }, {}, { sim, simClock: true });
-    await gw.addUser(0, 'ann@example.com');
-    token = await gw.login('ann@example.com');
-    for (let i = 0; i < 200 && source(await gw.get('/renders?limit=1', token)) !== 'index'; i++) await new Promise((r) => setTimeout(r, 10));
+    ({ sim, gw, token } = await indexed({ INDEX_MAX_STALENESS_MS: '36000000', ANSWER_CACHE_MAX_AGE_MS: String(MAX_AGE), ACCESS_TOKEN_TTL: '36000000' }));
   });
   afterAll(async () => { await gw.close(); await sim.sim.close(); });
 
