@@ -17,7 +17,8 @@ import { reportLink } from '../compare/links.js';
 import { startStandin } from './standin.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
-import { verifyTeam } from '../index/verify.js';
+import { repair, verifyTeam, type Drift } from '../index/verify.js';
+import type { V1Session } from '../v1/client.js';
 
 const USAGE = `legacy-gateway — the gateway's operator command line
 
@@ -42,7 +43,10 @@ const USAGE = `legacy-gateway — the gateway's operator command line
   compare link [--minutes 60] [--base URL]  a short-lived read-only browser link to the comparison report
   index sync [--team team_…]…              backfill (resuming at its checkpoints) or sync the render index of the given
                                             teams, or of every team a bound key reaches; progress on stderr
-  index verify [--team team_…]…            compare the index with live v1; prints each difference, exits 1 on drift
+  index verify [--team team_…]… [--repair] compare the index with live v1; prints each difference (the field, the
+                                            index's value and v1's), exits 1 on drift; --repair writes v1's own state
+                                            over differing, missing, foreign or future-dated renders (exit 0 when that
+                                            leaves no drift; project and template drift: run index sync)
   index status                              per team: state, renders, last sync, last webhook
   legacy-standin [--port 8070]              a runnable stand-in for the legacy system (to try proxy/shadow/compare)
   replay FILE.jsonl --legacy URL --gateway URL --gateway-token T [--threshold 0.05] [--writes]
@@ -113,6 +117,7 @@ export async function run(argv: string[]): Promise<number> {
       base: { type: 'string' }, update: { type: 'boolean' }, check: { type: 'boolean' },
       'key-stdin': { type: 'boolean' },
       team: { type: 'string', multiple: true },
+      repair: { type: 'boolean' },
     },
   });
   if (values['password-stdin'] && values['key-stdin']) throw new AdminError('only one of --password-stdin and --key-stdin can read standard input');
@@ -188,7 +193,7 @@ export async function run(argv: string[]): Promise<number> {
       await close();
       return 0;
     }
-    if (group === 'index') return indexCommand(deps, action, values.team);
+    if (group === 'index') return indexCommand(deps, action, values.team, values.repair === true);
     switch (`${group} ${action}`) {
       case 'users add': {
         if (!values.email || !password || !key)
@@ -308,7 +313,7 @@ async function teamsFor(deps: Deps, named: readonly string[] | undefined): Promi
   return [...ids].sort();
 }
 
-async function indexCommand(deps: Deps, action: string | undefined, named: readonly string[] | undefined): Promise<number> {
+async function indexCommand(deps: Deps, action: string | undefined, named: readonly string[] | undefined, repairing = false): Promise<number> {
   const index = deps.index;
   if (!index) throw new AdminError('the render index is disabled (INDEX_ENABLED=false)');
   if (action === 'status') {
@@ -327,16 +332,28 @@ async function indexCommand(deps: Deps, action: string | undefined, named: reado
     return 0;
   }
   if (action === 'verify') {
-    let drift = 0;
+    const drift: Drift[] = [];
+    const sessions = new Map<string, V1Session | undefined>();
+    const sessionFor = async (team: string) => {
+      if (!sessions.has(team)) sessions.set(team, (await deps.readers.sessionFor(team, { onCall: () => undefined }, 'gateway-index-verify'))?.session);
+      return sessions.get(team);
+    };
+    let unreachable = 0;
     for (const team of await teamsFor(deps, named)) {
-      const reader = await deps.readers.sessionFor(team, { onCall: () => undefined }, 'gateway-index-verify');
-      if (!reader) { out(`${team}: no bound key reaches this team`); drift++; continue; }
-      const found = await verifyTeam(index.store, reader.session, team);
+      const session = await sessionFor(team);
+      if (!session) { out(`${team}: no bound key reaches this team`); unreachable++; continue; }
+      const found = await verifyTeam(index.store, session, team);
       for (const d of found) out(`${team}  ${d.kind}  ${d.id}${d.detail ? `  ${d.detail}` : ''}`);
       out(`${team}: ${found.length === 0 ? 'no drift' : `${found.length} differences`}`);
-      drift += found.length;
+      drift.push(...found);
     }
-    return drift > 0 ? 1 : 0;
+    if (!repairing) return drift.length + unreachable > 0 ? 1 : 0;
+    const done = await repair(index.store, drift, sessionFor, deps.clock.now());
+    for (const team of done.teams) await deps.bus.publish('index_drop', team); // running instances read these teams again
+    out(`repaired: ${done.rewritten} renders written from v1, ${done.removed} removed`);
+    const left = drift.filter((d) => d.kind !== 'missing render' && d.kind !== 'extra render' && d.kind !== 'render differs');
+    for (const d of left) out(`not repaired (run index sync): ${d.team}  ${d.kind}  ${d.id}`);
+    return left.length + unreachable > 0 ? 1 : 0;
   }
   throw new AdminError(`unknown index command "${action ?? ''}" (sync, verify, status)`);
 }

@@ -109,6 +109,10 @@ export class RenderIndex {
       if (from === this.holder || !t) return;
       this.follow(this.refreshRow(t));
     });
+    // a repair (`index verify --repair`) rewrote the team's rows: its copy is read again on its next read
+    bus.on('index_drop', (team) => {
+      if (!this.syncing.has(team) && !this.backfilling.has(team)) this.teams.delete(team);
+    });
     // what another process wrote is read again (teams being synced here are kept: they are this instance's writes)
     bus.onResync(() => {
       for (const id of [...this.teams.keys()]) if (!this.syncing.has(id) && !this.backfilling.has(id)) this.teams.delete(id);

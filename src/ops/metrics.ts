@@ -22,6 +22,7 @@ export class Metrics {
   private readonly v1Retries: Counter<'endpoint'>;
   private readonly budgetRefusals: Counter;
   private readonly webhooks: Counter<'outcome'>;
+  private readonly webhookOwners: Counter;
   private readonly diffs: Counter<'route'>;
 
   constructor(sources: { cache?: { hits: number; misses: number } } = {}) {
@@ -58,6 +59,11 @@ export class Metrics {
       name: 'gateway_webhook_deliveries_total',
       help: 'v1 webhook deliveries by outcome',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.webhookOwners = new Counter({
+      name: 'gateway_webhook_owner_refusals_total',
+      help: 'v1 webhook deliveries refused for naming another team or project than the render\'s own',
       registers,
     });
     this.diffs = new Counter({
@@ -104,6 +110,9 @@ export class Metrics {
   }
   webhook(outcome: WebhookOutcome): void {
     this.webhooks.inc({ outcome });
+  }
+  webhookOwnerRefused(): void {
+    this.webhookOwners.inc();
   }
   comparisonDiffs(route: string, n: number): void {
     if (n > 0) this.diffs.inc({ route }, n);

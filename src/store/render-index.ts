@@ -140,11 +140,49 @@ export class IndexStore {
         .onConflict((oc) => oc.column('render_id')
           .doUpdateSet({
             updated_at: sql<number>`excluded.updated_at`, rank: sql<number>`excluded.rank`, seen_at: sql<number>`excluded.seen_at`,
-            render: sql<string>`excluded.render`, project_id: sql<string>`excluded.project_id`, team_id: sql<string>`excluded.team_id`,
+            render: sql<string>`excluded.render`,
           })
-          .where(sql<boolean>`index_renders.updated_at <= excluded.updated_at and index_renders.rank <= excluded.rank`))
+          // a render belongs to one team and project for life: a state naming another owner never replaces it
+          .where(sql<boolean>`index_renders.updated_at <= excluded.updated_at and index_renders.rank <= excluded.rank
+            and index_renders.team_id = excluded.team_id and index_renders.project_id = excluded.project_id`))
         .execute();
     }
+  }
+
+  /** Repair only: removes renders the store should never have held (v1 shows them to no team). */
+  async dropRenders(renderIds: readonly string[]): Promise<void> {
+    if (renderIds.length === 0) return;
+    await this.db.deleteFrom('index_renders').where('render_id', 'in', [...renderIds]).execute();
+    await this.db.deleteFrom('render_versions').where('v1_id', 'in', [...renderIds]).execute();
+  }
+
+  /** The team and project a render was first seen in (undefined: the store has never held it). */
+  async ownerOf(renderId: string): Promise<{ readonly team: string; readonly project: string } | undefined> {
+    const r = await this.db.selectFrom('index_renders').select(['team_id', 'project_id']).where('render_id', '=', renderId).executeTakeFirst();
+    return r ? { team: r.team_id, project: r.project_id } : undefined;
+  }
+
+  /**
+   * Repair only (`index verify --repair`): writes v1's own state of renders over whatever the store holds — owner and
+   * recency included — and forgets the newest state the webhook ledger recorded for them (a forged far-future one
+   * would pin them). Returns the teams whose rows changed (the render's former owner and its true one).
+   */
+  async overwriteRenders(renders: readonly V1Render[], seenAt = this.now()): Promise<Set<string>> {
+    const teams = new Set<string>();
+    for (const r of renders) {
+      await this.db.transaction().execute(async (tx) => {
+        const before = await tx.selectFrom('index_renders').select('team_id').where('render_id', '=', r.id).executeTakeFirst();
+        if (before) teams.add(before.team_id);
+        teams.add(r.project.team);
+        await tx.deleteFrom('index_renders').where('render_id', '=', r.id).execute();
+        await tx.deleteFrom('render_versions').where('v1_id', '=', r.id).execute();
+        await tx.insertInto('index_renders').values({
+          render_id: r.id, team_id: r.project.team, project_id: r.project.id, updated_at: updatedOf(r), rank: LIFECYCLE_RANK[r.status], seen_at: seenAt,
+          render: JSON.stringify(r),
+        }).execute();
+      });
+    }
+    return teams;
   }
 
   async renders(teamId: string): Promise<RenderRow[]> {

@@ -1,9 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Deps } from '../deps.js';
 import { errors, type GatewayError } from '../errors/catalog.js';
 import type { TeamReaders } from '../plan/team-readers.js';
 import type { WebhookLedger } from '../store/webhook-events.js';
 import { epochMs } from '../translate/time.js';
+import { V1NotFoundError } from '../v1/errors.js';
 import { LIFECYCLE_RANK, WebhookEventSchema, type V1Render, type WebhookEvent } from '../v1/schemas.js';
 
 /** HMAC-SHA256 of the exact raw bytes, `sha256=<hex>`, compared in constant time. */
@@ -20,13 +22,16 @@ export interface Delivery { readonly team: string; readonly raw: Buffer; readonl
 
 /**
  * Receives v1 render events for one team, at that team's own URL: the secret is the team's (chosen by where the delivery
- * arrived, never by what the body claims); the event must be within the tolerance window; its render's project must
- * belong to that team by the gateway's own project data (read with a key that reaches the team); it is applied once
+ * arrived, never by what the body claims); the event must be within the tolerance window and its render not updated
+ * after it; its render's project must belong to that team by the gateway's own project data (read with a key that
+ * reaches the team), and the render itself to that project (the owner the store holds, or v1's answer); it is applied once
  * (deduplicated on the signed body id, in the store) and never over newer state. Listeners get every applied render.
  */
 export class WebhookReceiver {
   private readonly listeners: ((render: V1Render, event: WebhookEvent) => void | Promise<void>)[] = [];
   private received = 0;
+  /** render id → "team project", as v1 answered (owners never change), for renders the store does not hold. */
+  private readonly confirmed = new LRUCache<string, string>({ max: 100_000 });
 
   constructor(
     private readonly deps: Deps, private readonly ledger: WebhookLedger, private readonly readers: TeamReaders,
@@ -52,10 +57,15 @@ export class WebhookReceiver {
     if (render.project.team !== d.team || !(await this.projectOfTeam(render.project.id, d.team))) {
       throw this.refuse('The render of this event does not belong to the team of this endpoint.', 'foreign');
     }
+    // a state from the future would pin the render (no genuine event or sync could ever be newer)
+    const updatedAt = epochMs(render.updated_at ?? render.created_at, this.deps.config.V1_TIMESTAMP_UNIT);
+    if (updatedAt > epochMs(e.timestamp, 'ms') + this.toleranceMs) {
+      throw this.refuse('The render\'s updated_at lies after the delivery\'s timestamp.', 'future');
+    }
+    await this.checkOwner(render, d.team);
     if (!(await this.ledger.firstDelivery(e.id, d.team))) { this.deps.metrics.webhook('duplicate'); return 'duplicate'; }
     if (++this.received % 1000 === 0) await this.ledger.prune(Math.max(86_400_000, this.toleranceMs * 2));
-    const updatedAt = render.updated_at ?? render.created_at;
-    if (!(await this.ledger.newer(render.id, epochMs(updatedAt, this.deps.config.V1_TIMESTAMP_UNIT), LIFECYCLE_RANK[render.status]))) {
+    if (!(await this.ledger.newer(render.id, updatedAt, LIFECYCLE_RANK[render.status]))) {
       this.deps.metrics.webhook('accepted');
       return 'older';
     }
@@ -69,6 +79,42 @@ export class WebhookReceiver {
     return 'applied';
   }
 
+  /**
+   * A render belongs to one team and project for life, fixed when v1 first showed it: a render the store holds must
+   * name the same owner; one it does not is asked of v1 (by id, with a key of the endpoint's team) before anything is
+   * applied — v1 out of reach answers 503, so v1 delivers again. v1's answers are remembered (owners never change).
+   */
+  private async checkOwner(render: V1Render, team: string): Promise<void> {
+    const held = await this.deps.index?.store.ownerOf(render.id);
+    let owner = held ? `${held.team} ${held.project}` : this.confirmed.get(render.id);
+    if (owner === undefined) {
+      owner = await this.ownerInV1(render.id, team);
+      if (owner) this.confirmed.set(render.id, owner);
+    }
+    if (owner !== `${team} ${render.project.id}`) {
+      this.deps.metrics.webhookOwnerRefused();
+      throw this.refuse('The render of this event belongs to another team or project.', 'owner');
+    }
+  }
+
+  private async ownerInV1(renderId: string, team: string): Promise<string> {
+    const reader = await this.readers.sessionFor(team, { onCall: () => undefined }, 'gateway-webhook-check');
+    if (!reader) throw this.unavailable('no key of this team could confirm the render');
+    try {
+      const live = await reader.session.render(renderId);
+      return `${live.project.team} ${live.project.id}`;
+    } catch (err) {
+      if (err instanceof V1NotFoundError) return ''; // v1 does not show it to this team: not the team's
+      throw this.unavailable('v1 could not confirm the render');
+    }
+  }
+
+  private unavailable(reason: string): GatewayError {
+    this.deps.metrics.webhook('rejected');
+    this.deps.logger.warn({ reason: 'unconfirmed' }, `webhook refused for now: ${reason}`);
+    return errors.serviceUnavailable(`${reason}; deliver again later.`);
+  }
+
   /** The project is the team's by the gateway's own data (fetched with a key that reaches the team; cached). */
   private async projectOfTeam(projectId: string, team: string): Promise<boolean> {
     const catalog = await this.readers.catalogFor(team);
@@ -80,6 +126,7 @@ export class WebhookReceiver {
   private refuse(message: string, reason: string): GatewayError {
     this.deps.metrics.webhook('rejected');
     this.deps.logger.warn({ reason }, `webhook rejected: ${message}`);
-    return reason === 'signature' ? errors.invalidCredentials(message) : reason === 'foreign' ? errors.forbidden(message) : errors.invalidPayload(message);
+    if (reason === 'signature') return errors.invalidCredentials(message);
+    return reason === 'foreign' || reason === 'owner' ? errors.forbidden(message) : errors.invalidPayload(message);
   }
 }

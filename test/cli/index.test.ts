@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/schema.js';
 import { createDeps } from '../../src/deps.js';
@@ -63,5 +64,35 @@ describe('legacy-gateway index', () => {
     const status = await run(['index', 'status']);
     expect(status.code).toBe(0);
     for (const t of teams) expect(status.stdout).toMatch(new RegExp(`${t}\\s+ready`));
+  });
+
+  it('verify names the field that differs, with the index\'s value and v1\'s; --repair writes v1\'s truth over a poisoned store', async () => {
+    const teams = sim.keys[0]!.teams.map((t) => t.id);
+    expect((await run(['index', 'sync', '--team', teams[0]!, '--team', teams[1]!])).code).toBe(0);
+    // a store poisoned as a forged webhook could before ownership was checked: a render of team 1 moved into team 0's
+    // copy under a project of team 0, renamed, with a far-future updated_at; and a render of team 0 whose status lags
+    const all = [...sim.sim.world.renders.values()];
+    const victim = sim.sim.world.renderView(all.find((r) => r.teamId === teams[1])!);
+    const lagging = sim.sim.world.renderView(all.find((r) => r.teamId === teams[0] && r.status === 'complete')!);
+    const home = all.find((r) => r.teamId === teams[0])!;
+    const deps = await createDeps(loadConfig(env), createLogger('silent'));
+    try {
+      const moved = JSON.stringify({ ...victim, name: 'poisoned', project: { id: home.projectId, team: teams[0] }, updated_at: 4_102_444_800 });
+      await sql`update index_renders set team_id = ${teams[0]}, project_id = ${home.projectId}, updated_at = ${4_102_444_800}, render = ${moved}
+        where render_id = ${victim.id}`.execute(deps.db.kysely);
+      await sql`update index_renders set render = ${JSON.stringify({ ...lagging, status: 'processing' })} where render_id = ${lagging.id}`.execute(deps.db.kysely);
+    } finally {
+      await deps.close();
+    }
+    const drift = await run(['index', 'verify', '--team', teams[0]!, '--team', teams[1]!]);
+    expect(drift.code).toBe(1);
+    expect(drift.stdout).toContain(`render differs  ${lagging.id}  status: index "processing", v1 "complete"`);
+    expect(drift.stdout).toContain(`${teams[0]}  extra render  ${victim.id}`);
+    expect(drift.stdout).toContain(`${teams[1]}  missing render  ${victim.id}`);
+    const repaired = await run(['index', 'verify', '--team', teams[0]!, '--team', teams[1]!, '--repair']);
+    expect(repaired.code, repaired.stdout + repaired.stderr).toBe(0);
+    expect(repaired.stdout).toContain('repaired: 2 renders written from v1, 0 removed');
+    const clean = await run(['index', 'verify', '--team', teams[0]!, '--team', teams[1]!]);
+    expect(clean.code, clean.stdout).toBe(0);
   });
 });

@@ -44,6 +44,8 @@ describe('webhook receiver', () => {
     const created = await gw.app.inject({ method: 'POST', url: '/renders', headers: { authorization: `Bearer ${token}` }, payload: { project: derivedUuid('project', project.id), account: derivedUuid('account', teamA), data: {}, title: 'fresh' } });
     const id = created.json().data.id;
     expect((await gw.get(`/renders/${id}?fields=status`, token)).body.data.status).toBe('draft'); // now cached for 10 minutes
+    // every render of the team known to the store (a render new to the gateway costs one v1 call: its owner is confirmed)
+    await gw.deps.index!.syncNow([teamA]);
     const callsBefore = (await (await fetch(`${sim.url}/_sim/stats`)).json() as any).requests['GET /v1/renders/:id'] ?? 0;
     sim.sim.clock.advance(10_000);
     sim.sim.world.tick();
