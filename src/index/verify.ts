@@ -86,7 +86,9 @@ export interface Repair {
  * asked of v1 by id (`sessions` gives a session for a team): written again when v1 knows it, else removed. Run it for
  * every team's drift at once: a render moved out of one team is found missing by the other.
  */
-export async function repair(store: IndexStore, drift: readonly Drift[], sessionFor: (team: string) => Promise<V1Session | undefined>, seenAt: number): Promise<Repair> {
+export async function repair(
+  store: IndexStore, drift: readonly Drift[], sessionFor: (team: string) => Promise<V1Session | undefined>, seenAt: number,
+): Promise<Repair> {
   const teams = new Set<string>();
   const live = drift.flatMap((d) => (d.live ? [d.live] : []));
   for (const t of await store.overwriteRenders(live, seenAt)) teams.add(t);
