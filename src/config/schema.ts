@@ -108,6 +108,8 @@ export const ConfigSchema = z.object({
   /** JSON object `{ "team_…": "secret" }` of v1 webhook signing secrets. */
   WEBHOOK_SECRETS: z.string().optional(),
   EXPLAIN_ENABLED: bool.default(false),
+  /** `?export=csv`: string cells a spreadsheet would run (`=`, `+`, `-`, `@`, tab, CR first) get a leading `'`; false: Directus's bytes. */
+  EXPORT_CSV_ESCAPE_FORMULAS: bool.default(true),
   /** JSON `{ "team_…": {"amount":N,"remaining":N,"used":N} }`: render_credits figures (v1 has no source). */
   RENDER_CREDITS: z.string().optional(),
   /** Base URL of the legacy backend (proxy, shadow and compare modes). */

@@ -6,6 +6,7 @@ import { Spool } from '../store/spool.js';
  * to pull data out. `json` is Directus's tab-indented array (streamed item by item); `csv` is its flattened table
  * (nested objects as dot-path columns, arrays as JSON, strings quoted, the header naming every column met — a streamed
  * answer goes through a scratch file first). `xml` and `yaml` are accepted by Directus but not served here (a clear 400).
+ * Unlike Directus, a CSV string cell a spreadsheet would run as a formula is neutralised by default (see `cell`).
  */
 export type ExportFormat = 'json' | 'csv';
 
@@ -59,13 +60,27 @@ function flatten(value: Readonly<Record<string, unknown>>, out: Record<string, u
   return out;
 }
 
+/** How CSV cells are written. */
+export interface CsvOptions {
+  /**
+   * A string cell a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return)
+   * gets a leading `'` — EXPORT_CSV_ESCAPE_FORMULAS, default true; false writes Directus's exact bytes. Numbers, and
+   * strings that are a plain number (`"-5"`, aggregates' PostgreSQL number strings), are never touched.
+   */
+  readonly escapeFormulas: boolean;
+}
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
 /** One CSV cell: empty for null, numbers and booleans as they are, anything else quoted (objects as JSON). */
-function cell(v: unknown): string {
+function cell(v: unknown, o: CsvOptions): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   let s: string;
-  if (typeof v === 'string') s = v;
-  else {
+  if (typeof v === 'string') {
+    s = o.escapeFormulas && FORMULA_START.test(v) && !PLAIN_NUMBER.test(v) ? `'${v}` : v;
+  } else {
     const json = JSON.stringify(v);
     if (json === undefined) return '';
     s = json;
@@ -77,7 +92,7 @@ function cell(v: unknown): string {
  * The CSV of many items (a `limit=-1` export), written as it is read: the rows go to a scratch file while their columns
  * are learned, then the header and every row are written from it — memory stays bounded whatever the size.
  */
-export async function* csvExportStream(items: AsyncIterable<unknown>): AsyncGenerator<string> {
+export async function* csvExportStream(items: AsyncIterable<unknown>, o: CsvOptions): AsyncGenerator<string> {
   const spool = await Spool.open();
   try {
     const columns = new Map<string, true>();
@@ -90,10 +105,10 @@ export async function* csvExportStream(items: AsyncIterable<unknown>): AsyncGene
     }
     if (count === 0) return;
     const header = [...columns.keys()];
-    yield header.map(cell).join(',');
+    yield header.map((k) => cell(k, o)).join(',');
     for await (const value of spool.read()) {
       const row = value as Record<string, unknown>;
-      if (header.some((k) => row[k] !== null && row[k] !== undefined)) yield `\n${header.map((k) => cell(row[k])).join(',')}`;
+      if (header.some((k) => row[k] !== null && row[k] !== undefined)) yield `\n${header.map((k) => cell(row[k], o)).join(',')}`;
     }
   } finally {
     await spool.remove();
@@ -101,7 +116,7 @@ export async function* csvExportStream(items: AsyncIterable<unknown>): AsyncGene
 }
 
 /** The CSV of the items (an empty answer is an empty file). */
-export async function csvExport(items: AsyncIterable<unknown> | Iterable<unknown>): Promise<string> {
+export async function csvExport(items: AsyncIterable<unknown> | Iterable<unknown>, o: CsvOptions): Promise<string> {
   const rows: Record<string, unknown>[] = [];
   const columns = new Map<string, true>();
   for await (const item of items) {
@@ -111,8 +126,8 @@ export async function csvExport(items: AsyncIterable<unknown> | Iterable<unknown
   }
   if (rows.length === 0) return '';
   const header = [...columns.keys()];
-  const lines = [header.map(cell).join(',')];
+  const lines = [header.map((k) => cell(k, o)).join(',')];
   // a row with no value at all is left out, as Directus's CSV writer does
-  for (const row of rows) if (header.some((k) => row[k] !== null && row[k] !== undefined)) lines.push(header.map((k) => cell(row[k])).join(','));
+  for (const row of rows) if (header.some((k) => row[k] !== null && row[k] !== undefined)) lines.push(header.map((k) => cell(row[k], o)).join(','));
   return lines.join('\n');
 }

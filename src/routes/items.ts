@@ -95,8 +95,9 @@ async function sendExport(deps: Deps, reply: FastifyReply, format: ExportFormat,
   const many = Array.isArray(data) || Symbol.asyncIterator in (data as object);
   if (format === 'csv') {
     // a streamed answer (limit=-1) is written as it is read, through a scratch file; a page is built at once
-    if (many && !Array.isArray(data)) return reply.send(Readable.from(csvExportStream(data as AsyncIterable<unknown>)));
-    return reply.send(await csvExport(many ? (data as unknown[]) : [data]));
+    const csv = { escapeFormulas: deps.config.EXPORT_CSV_ESCAPE_FORMULAS };
+    if (many && !Array.isArray(data)) return reply.send(Readable.from(csvExportStream(data as AsyncIterable<unknown>, csv)));
+    return reply.send(await csvExport(many ? (data as unknown[]) : [data], csv));
   }
   if (!many) return reply.send(jsonExportOne(data));
   return reply.send(Readable.from(jsonExport(data as AsyncIterable<unknown>)));

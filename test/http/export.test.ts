@@ -1,13 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csvExport, csvExportStream } from '../../src/http/export.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
  * `?export=json|csv` answers what a real Directus 10.10 answered for the same query over the same data
  * (test/fixtures/directus/answers.json, captured by `npm run capture:directus`): the same bytes, content type and
- * attachment name (its time aside); signed URLs compared without their signatures (they are minted per read).
+ * attachment name (its time aside); signed URLs compared without their signatures (they are minted per read). These
+ * run with EXPORT_CSV_ESCAPE_FORMULAS=false (Directus's bytes); the default, formula cells neutralised, is tested last.
  */
 interface Answer { path: string; status: number; contentType: string; disposition: string | null; body: string }
 const fixtures = JSON.parse(readFileSync('test/fixtures/directus/answers.json', 'utf8')) as { answers: Record<string, Answer> };
@@ -17,7 +19,7 @@ const dispositionOf = (d: string | null) => d?.replace(/ \d{8}-\d{1,6}\./, ' <da
 let gw: TestGateway;
 let token: string;
 beforeAll(async () => {
-  gw = await startGateway({}, { scale: 'tiny' });
+  gw = await startGateway({ EXPORT_CSV_ESCAPE_FORMULAS: 'false' }, { scale: 'tiny' });
   await gw.addUser(0, 'ann@example.com');
   token = await gw.login('ann@example.com');
   await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
@@ -203,5 +205,54 @@ describe('alias names an attacker would send', () => {
     }
     const ok = await gw.get('/projects?alias[name2]=title&fields=id,name2&limit=1&sort=id', token);
     expect(Object.keys(ok.body.data[0])).toEqual(['id', 'name2']);
+  });
+});
+
+describe('formula cells in CSV exports (EXPORT_CSV_ESCAPE_FORMULAS)', () => {
+  const row = {
+    eq: '=HYPERLINK("https://evil.example","x")', plus: '+1+cmd|/c calc', minus: '-2+3', at: '@SUM(A1)', tab: '\t=1', cr: '\r=1',
+    n: -5, s: '-5', e: '+1.5e3', plain: 'a=b', inner: 'x\n=1', json: ['=1'],
+  };
+  const header = '"eq","plus","minus","at","tab","cr","n","s","e","plain","inner","json"';
+
+  it("a string a spreadsheet would run gets a leading '; numbers and plain-number strings are as they are; false: as Directus", async () => {
+    const expected = `${header}\n"'=HYPERLINK(""https://evil.example"",""x"")","'+1+cmd|/c calc","'-2+3","'@SUM(A1)","'\t=1","'\r=1",` +
+      '-5,"-5","+1.5e3","a=b","x\n=1","[""=1""]"';
+    expect(await csvExport([row], { escapeFormulas: true })).toBe(expected);
+    let streamed = '';
+    for await (const part of csvExportStream((async function* () { yield row; })(), { escapeFormulas: true })) streamed += part;
+    expect(streamed).toBe(expected);
+    expect(await csvExport([row], { escapeFormulas: false })).toBe(`${header}\n"=HYPERLINK(""https://evil.example"",""x"")","+1+cmd|/c calc","-2+3",` +
+      '"@SUM(A1)","\t=1","\r=1",-5,"-5","+1.5e3","a=b","x\n=1","[""=1""]"');
+  });
+
+  it('a gateway with the default configuration neutralises v1 names and stored render data, paged and streamed', async () => {
+    const g = await startGateway({}, { scale: 'tiny' });
+    try {
+      await g.addUser(0, 'eve@example.com');
+      const t = await g.login('eve@example.com');
+      const teams = g.s.keys[0]!.teams.map((x) => x.id);
+      const project = [...g.s.sim.world.projects.values()].find((p) => teams.includes(p.teamId))!;
+      const person = g.s.sim.world.authenticate(`Bearer ${g.s.keys[0]!.api_key}`);
+      g.s.sim.world.createRender(person, { project_id: project.id, name: '=1+1 probe' });
+      await g.get('/projects?limit=-1&fields=id,account', t); // the project's id known to the gateway before a write names it
+      const created = await g.app.inject({
+        method: 'POST', url: '/renders', headers: { authorization: `Bearer ${t}` },
+        payload: { project: derivedUuid('project', project.id), account: derivedUuid('account', project.teamId), title: '@probe', data: { cmd: '-1+cmd', n: -5 } },
+      });
+      expect(created.statusCode).toBe(200);
+      await g.deps.index!.syncNow(teams);
+      const query = 'fields=title,data&filter[title][_contains]=probe&sort=title&export=csv';
+      // (a render without stored data has `data: {}`: its own column, as Directus flattens an empty object)
+      const expected = '"title","data.cmd","data.n","data"\n"\'@probe","\'-1+cmd",-5,\n"\'=1+1 probe",,,"{}"';
+      for (const limit of ['10', '-1']) {
+        const res = await g.app.inject({ method: 'GET', url: `/renders?limit=${limit}&${query}`, headers: { authorization: `Bearer ${t}` } });
+        expect(res.statusCode, limit).toBe(200);
+        expect(res.headers['x-gateway-source'], limit).toBe('index');
+        expect(res.body, limit).toBe(expected);
+      }
+    } finally {
+      await g.close();
+    }
   });
 });
