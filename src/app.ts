@@ -73,7 +73,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     void reply.header('x-request-id', request.id).header(ANSWERED_BY, 'gateway');
     done();
   });
-  await registerCors(app, deps.config);
+  await registerCors(app, deps.config, deps.logger);
   // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
   // Directus envelope too, then the connection closes
   app.server.removeAllListeners('clientError');

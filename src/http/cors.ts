@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 
 /**
@@ -17,12 +18,21 @@ const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
 
 /**
  * Directus's CORS variables on @fastify/cors. A disallowed origin gets no Access-Control-Allow-Origin header — how a
- * browser is refused; errors keep the Directus envelope.
+ * browser is refused; errors keep the Directus envelope. `CORS_ORIGIN=true` with credentials is kept as Directus has it
+ * (any origin reflected, `null` included) but warned about once, at start-up.
  */
-export async function registerCors(app: FastifyInstance, c: Config): Promise<void> {
+export async function registerCors(app: FastifyInstance, c: Config, log: Pick<Logger, 'warn'>): Promise<void> {
   if (!c.CORS_ENABLED) return;
+  const origin = corsOrigin(c.CORS_ORIGIN);
+  if (origin === true && c.CORS_CREDENTIALS) {
+    log.warn(
+      { CORS_ORIGIN: c.CORS_ORIGIN, CORS_CREDENTIALS: c.CORS_CREDENTIALS, REFRESH_TOKEN_COOKIE_SAME_SITE: c.REFRESH_TOKEN_COOKIE_SAME_SITE },
+      'CORS reflects every origin ("null" included) with credentials allowed: any page the refresh cookie is sent from (every site ' +
+        "with SameSite=none) can read a cookie-mode refresh's new token; list the front-ends' origins in CORS_ORIGIN",
+    );
+  }
   await app.register(cors, {
-    origin: corsOrigin(c.CORS_ORIGIN),
+    origin,
     methods: list(c.CORS_METHODS),
     allowedHeaders: list(c.CORS_ALLOWED_HEADERS),
     exposedHeaders: list(c.CORS_EXPOSED_HEADERS),

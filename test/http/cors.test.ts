@@ -105,3 +105,32 @@ describe('a browser front-end on another site', () => {
     await tab.close();
   });
 });
+
+describe('the start-up warning about reflected origins', () => {
+  const corsWarnings = (logs: string[]) => logs.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string })
+    .filter((l) => /CORS reflects every origin/.test(l.msg));
+
+  it('is logged once with CORS_ORIGIN=true and credentials (kept: even "null" is reflected); not for listed origins, nor without credentials', async () => {
+    const reflecting = await startGateway({ CORS_ENABLED: 'true', CORS_ORIGIN: 'true' }, {}, { sim: gw.s });
+    try {
+      const warned = corsWarnings(reflecting.logs);
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: 40, CORS_ORIGIN: 'true', CORS_CREDENTIALS: true });
+      const preflight = await reflecting.app.inject({ method: 'OPTIONS', url: '/renders', headers: { origin: 'null', 'access-control-request-method': 'GET' } });
+      expect(preflight.headers['access-control-allow-origin']).toBe('null');
+      expect(preflight.headers['access-control-allow-credentials']).toBe('true');
+    } finally {
+      await reflecting.close();
+    }
+    expect(gw.logs.join('')).toContain('"level"'); // the listed-origin gateway of this file logs, but no such warning
+    expect(corsWarnings(gw.logs)).toEqual([]);
+    const noCredentials = await startGateway({ CORS_ENABLED: 'true', CORS_ORIGIN: 'true', CORS_CREDENTIALS: 'false' }, {}, { sim: gw.s });
+    try {
+      expect(corsWarnings(noCredentials.logs)).toEqual([]);
+      const preflight = await noCredentials.app.inject({ method: 'OPTIONS', url: '/renders', headers: { origin: 'https://any.example', 'access-control-request-method': 'GET' } });
+      expect(preflight.headers['access-control-allow-origin']).toBe('https://any.example');
+    } finally {
+      await noCredentials.close();
+    }
+  });
+});
