@@ -6,11 +6,17 @@ import { hashPassword } from './auth/passwords.js';
 import type { Config } from './config/schema.js';
 import type { Deps } from './deps.js';
 import { createSimulator, type Simulator } from './sim/server.js';
+import { bindSimWorld } from './store/sim-world.js';
 import { DEFAULT_ROLE } from './store/users.js';
+
+/** Where the demo keeps its files: beside the SQLite file (./data for a PostgreSQL store). */
+export function demoDir(config: Config): string {
+  return config.DATABASE_URL.startsWith('postgres') ? './data' : dirname(config.DATABASE_URL);
+}
 
 /** Demo secrets kept beside the demo database so restarts keep tokens and encrypted keys valid. */
 export function demoSecrets(config: Config): { ENCRYPTION_KEY: string; JWT_SECRET: string; GATEWAY_ADMIN_TOKEN: string } {
-  const dir = config.DATABASE_URL.startsWith('postgres') ? './data' : dirname(config.DATABASE_URL);
+  const dir = demoDir(config);
   const file = join(dir, 'demo-secrets.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
   mkdirSync(dir, { recursive: true });
@@ -23,11 +29,37 @@ export function demoSecrets(config: Config): { ENCRYPTION_KEY: string; JWT_SECRE
   return secrets;
 }
 
-export async function startDemoSimulator(config: Config, logger: Logger): Promise<{ sim: Simulator; url: string }> {
-  const sim = createSimulator({ seed: config.SIM_SEED, scale: config.SIM_SCALE, clock: 'real' });
+/**
+ * The demo's simulator keeps its world across restarts: the world's identity and every write made to it are kept in a
+ * journal beside the store, and a restart generates the same world and makes the writes again — the store's ids and
+ * render data keep naming the same objects, and the ids handed out next are new ones.
+ */
+export async function startDemoSimulator(config: Config, logger: Logger): Promise<{ sim: Simulator; url: string; world: string }> {
+  const journal = join(demoDir(config), 'demo-v1-world.jsonl');
+  const sim = createSimulator({ seed: config.SIM_SEED, scale: config.SIM_SCALE, clock: 'real', journal });
   const url = await sim.listen(config.SIM_PORT, '127.0.0.1');
-  logger.info({ url, seed: config.SIM_SEED, scale: config.SIM_SCALE }, 'v1 simulator started (demo mode)');
-  return { sim, url };
+  const { world } = sim.identity;
+  const kept = !sim.journal?.created;
+  logger.info({ url, seed: config.SIM_SEED, scale: config.SIM_SCALE, world, kept, writes: sim.journal?.writes.length ?? 0, journal },
+    'v1 simulator started (demo mode)');
+  const store = config.DATABASE_URL.startsWith('postgres') ? 'the demo database' : config.DATABASE_URL;
+  return {
+    sim,
+    url,
+    world: kept
+      ? `the world kept in ${journal} (${world}, seed ${config.SIM_SEED}, scale ${config.SIM_SCALE}), as the last run left it ` +
+        `(${sim.journal?.writes.length ?? 0} writes made again); to start afresh, stop the demo and remove ${journal} and ${store}`
+      : `a new world (${world}, seed ${config.SIM_SEED}, scale ${config.SIM_SCALE}), kept in ${journal} across restarts`,
+  };
+}
+
+/** Records the simulator's world in the store, or refuses a store filled from another world (SimWorldMismatchError). */
+export async function bindDemoStore(deps: Deps, sim: Simulator): Promise<void> {
+  const journal = sim.journal?.file ?? 'its journal';
+  const store = deps.config.DATABASE_URL.startsWith('postgres') ? 'empty the database' : `remove ${deps.config.DATABASE_URL} (and its -wal/-shm files)`;
+  await bindSimWorld(deps.db.kysely, sim.identity,
+    `Start the demo with the world the store was filled from (${journal} keeps it: it was removed or replaced), or start afresh: ` +
+      `stop the demo, ${store} and ${journal}.`);
 }
 
 /** Registers the gateway's webhook receiver with every simulated team; returns WEBHOOK_SECRETS. */

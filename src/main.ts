@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { buildApp } from './app.js';
 import { applyRuntimeSettings } from './config/runtime.js';
 import { ConfigError, loadConfig } from './config/schema.js';
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL);
   let sim: Simulator | undefined;
   let v1BaseUrl = config.V1_BASE_URL;
+  let simWorld = '';
   // the simulator and demo set-up are loaded only in demo mode (a deployment never carries them in memory)
   const demo: Demo | undefined = config.demo ? await import('./demo.js') : undefined;
   if (demo) {
@@ -27,22 +29,27 @@ async function main(): Promise<void> {
     const started = await startDemoSimulator(config, logger);
     sim = started.sim;
     v1BaseUrl = started.url;
+    simWorld = started.world;
     if (!process.env.WEBHOOK_SECRETS) config = loadConfig({ ...secrets, ...process.env, WEBHOOK_SECRETS: registerDemoWebhooks(sim, config.PORT) });
   }
   const deps = await createDeps(config, logger, v1BaseUrl ? { v1BaseUrl } : {});
-  if (demo && sim) await demo.ensureDemoUser(deps, sim);
+  if (demo && sim) {
+    await demo.bindDemoStore(deps, sim);
+    await demo.ensureDemoUser(deps, sim);
+  }
   const app = await buildApp(deps);
   await app.listen({ port: config.PORT, host: config.HOST });
-  if (config.demo) {
+  if (demo) {
     // the banner comes last: buffered log lines first
     await new Promise<void>((resolve) => logger.flush(() => resolve()));
     const base = `http://localhost:${config.PORT}`;
     process.stdout.write(
       `\nDemo mode: legacy API on ${base} over the built-in v1 simulator.\n` +
+        `v1 simulator: ${simWorld}.\n` +
         `Demo user: ${config.DEMO_EMAIL} / ${config.DEMO_PASSWORD}\n` +
         `Log in:  curl -s -X POST ${base}/auth/login -H 'content-type: application/json' ` +
         `-d '{"email":"${config.DEMO_EMAIL}","password":"${config.DEMO_PASSWORD}"}'\n` +
-        `Operator token (for /_gateway/*): see ./data/demo-secrets.json\n\n`,
+        `Operator token (for /_gateway/*): see ${join(demo.demoDir(config), 'demo-secrets.json')}\n\n`,
     );
   }
   const metricsServer = config.METRICS_PORT ? await startMetricsServer(deps.metrics, config.METRICS_PORT, config.METRICS_HOST) : undefined;
@@ -71,8 +78,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  if (e instanceof ConfigError || e instanceof MappingError || e instanceof WrongEncryptionKeyError) {
-    process.stderr.write(`${e.message}\n`);
+  // (the simulator's errors by name: its modules are loaded only in demo mode)
+  const world = ['WorldJournalError', 'SimWorldMismatchError'].includes((e as Error)?.name);
+  if (e instanceof ConfigError || e instanceof MappingError || e instanceof WrongEncryptionKeyError || world) {
+    process.stderr.write(`${(e as Error).message}\n`);
     process.exit(78);
   }
   process.stderr.write(`gateway failed to start: ${(e as Error).stack ?? String(e)}\n`);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { SimClock } from './clock.js';
 import { FaultInjector, type FaultRule } from './faults.js';
@@ -5,6 +6,7 @@ import { SCALES } from './generator.js';
 import { openApiDocument } from './openapi.js';
 import { DEFAULT_WEBHOOK_OPTIONS, WebhookDispatcher, type WebhookOptions } from './webhooks.js';
 import { SimHttpError } from './errors.js';
+import { WorldJournal, WorldJournalError, type WorldIdentity } from './journal.js';
 import { SimFaultsBodySchema, World } from './world.js';
 import type { SimPerson } from './model.js';
 
@@ -16,11 +18,20 @@ export interface SimulatorOptions {
   readonly webhooks?: Partial<WebhookOptions>;
   readonly urlTtlS?: number;
   readonly random?: () => number;
+  /**
+   * A file that keeps the world across restarts (the demo): the world it holds is generated again and its writes
+   * replayed; every new write is appended. Without it, each simulator is a new world.
+   */
+  readonly journal?: string;
 }
 
 export interface Simulator {
   readonly app: FastifyInstance;
   readonly world: World;
+  /** Which world this is (GET /_sim/world): a store filled from another world must not be used with this one. */
+  readonly identity: WorldIdentity;
+  /** The journal that keeps the world across restarts, when one was given. */
+  readonly journal: WorldJournal | undefined;
   readonly clock: SimClock;
   readonly faults: FaultInjector;
   readonly webhooks: WebhookDispatcher;
@@ -34,9 +45,23 @@ const isLoopback = (addr: string | undefined) => !!addr && (addr === '::1' || ad
 /** Builds the v1 simulator: every v1 endpoint and rule, plus loopback-only /_sim admin routes. */
 export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const clock = new SimClock(options.clock ?? 'manual');
-  const scale = SCALES[options.scale ?? 'tiny'];
+  const scaleName = options.scale ?? 'tiny';
+  const scale = SCALES[scaleName];
   if (!scale) throw new TypeError(`unknown simulator scale ${String(options.scale)}`);
-  const world = new World(clock, options.seed ?? 1, scale, { urlTtlS: options.urlTtlS ?? 300, cdnBase: 'https://cdn.sim.invalid' });
+  const seed = options.seed ?? 1;
+  const fresh = (): WorldIdentity => ({ world: randomUUID(), seed, scale: scaleName, origin: clock.now() });
+  const journal = options.journal ? WorldJournal.open(options.journal, { seed, scale: scaleName }, fresh) : undefined;
+  const identity = journal?.identity ?? fresh();
+  const world = new World(clock, seed, scale, { urlTtlS: options.urlTtlS ?? 300, cdnBase: 'https://cdn.sim.invalid', origin: identity.origin });
+  if (journal) {
+    try {
+      world.replay(journal.writes);
+    } catch (e) {
+      const why = e instanceof SimHttpError ? JSON.stringify(e.body) : (e as Error).message;
+      throw new WorldJournalError(`${journal.file}: its writes cannot be made again on the world it names (${why}); the file was changed or is damaged`);
+    }
+    world.onWrite((w) => journal.append(w));
+  }
   const faults = new FaultInjector(options.random);
   const webhooks = new WebhookDispatcher(world, { ...DEFAULT_WEBHOOK_OPTIONS, ...options.webhooks });
   const stats = new Map<string, number>();
@@ -117,6 +142,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   });
 
   // ---- admin (loopback only, no key)
+  app.get('/_sim/world', async () => identity);
   app.get('/_sim/keys', async () => world.listKeys());
   app.post<{ Body: { api_key?: string } }>('/_sim/keys/revoke', async (req, reply) =>
     world.revokeKey(String(req.body?.api_key ?? '')) ? { revoked: true } : reply.status(404).send({ error: 'No such key.' }),
@@ -146,8 +172,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   app.post<{ Body: { advance_ms?: number } }>('/_sim/clock', async (req, reply) => {
     const ms = Number(req.body?.advance_ms ?? 0);
     if (!Number.isFinite(ms) || ms < 0) return reply.status(400).send({ error: 'advance_ms must be a non-negative number.' });
-    clock.advance(ms);
-    const transitions = world.tick();
+    const transitions = world.advance(ms);
     return { now: clock.now(), transitions };
   });
   app.post<{ Body: { team_id?: string; url?: string; events?: string[]; secret?: string } }>('/_sim/webhooks', async (req, reply) => {
@@ -169,6 +194,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   return {
     app,
     world,
+    identity,
+    journal,
     clock,
     faults,
     webhooks,

@@ -31,6 +31,19 @@ export interface Transition {
 const sec = (ms: number) => Math.floor(ms / 1000);
 
 /**
+ * A change made to the world after it was generated, with the simulator time it was made at: replaying the writes of a
+ * world, in order, on the world generated from the same seed, scale and origin gives the same world again — the same
+ * ids (the generator's position moves with every id it hands out) and the same lifecycle (`src/sim/journal.ts`).
+ */
+export type WorldWrite =
+  | { op: 'render'; at: number; person: string; body: unknown }
+  | { op: 'project'; at: number; team: string; name: string; created_by: string | null }
+  | { op: 'revoke'; at: number; key: string }
+  | { op: 'rotate'; at: number; user: string }
+  | { op: 'credits'; at: number; team: string; credits: number }
+  | { op: 'clock'; at: number; advance_ms: number };
+
+/**
  * The v1 world: seeded data plus every rule of the v1 document (reach, 404 for unreachable, cursor
  * pagination with short pages, lifecycle, credits, template values applied to a copy).
  */
@@ -47,16 +60,20 @@ export class World {
   private readonly rng: Rng;
   private seq = 0;
   private transitionListener: (t: Transition) => void = () => {};
+  private writeListener: (w: WorldWrite) => void = () => {};
+  /** The instant the seeded data was generated around (the same origin gives the same timestamps). */
+  readonly origin: number;
 
   constructor(
     readonly clock: SimClock,
     seed: number,
     scale: Scale,
-    readonly options: { urlTtlS: number; cdnBase: string } = { urlTtlS: 300, cdnBase: 'https://cdn.sim.invalid' },
+    readonly options: { urlTtlS: number; cdnBase: string; origin?: number } = { urlTtlS: 300, cdnBase: 'https://cdn.sim.invalid' },
   ) {
     this.rng = new Rng(seed * 7919 + 1);
     this.cursors = new CursorCodec(`sim-cursor-${seed}`);
-    const w = generateWorld(seed, scale, clock.now());
+    this.origin = options.origin ?? clock.now();
+    const w = generateWorld(seed, scale, this.origin);
     for (const a of w.accounts) this.accounts.set(a.id, a);
     for (const p of w.people) this.people.set(p.id, p);
     for (const k of w.keys) this.keys.set(k.key, k);
@@ -73,15 +90,69 @@ export class World {
     this.transitionListener = listener;
   }
 
+  /** Called after every change made to the world (a render, a project, a key, credits, the clock moved). */
+  onWrite(listener: (w: WorldWrite) => void): void {
+    this.writeListener = listener;
+  }
+
+  /**
+   * Makes the writes of an earlier run of this world again, in their order and at their times (the lifecycle moved up to
+   * each one first); none is reported to the write listener. A write the world refuses means the writes are not this
+   * world's.
+   */
+  replay(writes: readonly WorldWrite[]): void {
+    const listener = this.writeListener;
+    this.writeListener = () => {};
+    try {
+      for (const w of writes) {
+        this.tick(w.at);
+        switch (w.op) {
+          case 'render': {
+            const person = this.people.get(w.person);
+            if (!person) throw new Error(`no person ${w.person}`);
+            this.createRender(person, w.body, w.at);
+            break;
+          }
+          case 'project':
+            this.addProject(w.team, w.name, w.created_by, w.at);
+            break;
+          case 'revoke':
+            this.revokeKey(w.key);
+            break;
+          case 'rotate':
+            this.rotateKey(w.user);
+            break;
+          case 'credits':
+            this.setCredits(w.team, w.credits);
+            break;
+          case 'clock':
+            this.clock.advance(w.advance_ms);
+            break;
+        }
+      }
+    } finally {
+      this.writeListener = listener;
+    }
+    this.tick();
+  }
+
+  /** Moves the simulator's clock forward (POST /_sim/clock) and applies the transitions now due. */
+  advance(ms: number): number {
+    const at = this.clock.now();
+    this.clock.advance(ms);
+    this.writeListener({ op: 'clock', at, advance_ms: ms });
+    return this.tick();
+  }
+
   /**
    * A project made in the v1 dashboard (there is no API for it, and no event): the simulator's admin route and tests
    * add one to a team, with one template, so the gateway's index has to discover it by listing.
    */
-  addProject(teamId: string, name: string, createdBy: string | null = null): SimProject {
+  addProject(teamId: string, name: string, createdBy: string | null = null, at = this.clock.now()): SimProject {
     if (!this.teams.has(teamId)) throw new SimHttpError(404, { error: `Team ${teamId} not found.` });
     const id = `proj_${this.rng.token(16).toLowerCase()}`;
     const p: SimProject = {
-      id, name, teamId, createdBy, createdAt: this.clock.now(), updatedAt: null, hasThumbnail: false, config: {},
+      id, name, teamId, createdBy, createdAt: at, updatedAt: null, hasThumbnail: false, config: {},
       templates: [{
         id: `tpl_${this.rng.token(16).toLowerCase()}`, name: `${name} template`, description: null, projectId: id,
         compositionId: `comp_${this.rng.token(12).toLowerCase()}`, fields: [],
@@ -89,6 +160,7 @@ export class World {
     };
     this.projects.set(id, p);
     this.rendersByProject.set(id, []);
+    this.writeListener({ op: 'project', at, team: teamId, name, created_by: createdBy });
     return p;
   }
 
@@ -115,6 +187,7 @@ export class World {
     const k = this.keys.get(key);
     if (!k) return false;
     k.revoked = true;
+    this.writeListener({ op: 'revoke', at: this.clock.now(), key });
     return true;
   }
 
@@ -124,6 +197,7 @@ export class World {
     for (const k of this.keys.values()) if (k.userId === userId) k.revoked = true;
     const key = `sk_${this.rng.token(32)}`;
     this.keys.set(key, { key, userId, name: 'rotated key', revoked: false });
+    this.writeListener({ op: 'rotate', at: this.clock.now(), user: userId });
     return key;
   }
 
@@ -316,7 +390,7 @@ export class World {
 
   // ---------------------------------------------------------------- writes and lifecycle
 
-  createRender(person: SimPerson, body: unknown): V1Render {
+  createRender(person: SimPerson, body: unknown, at = this.clock.now()): V1Render {
     const parsed = CreateRenderBodySchema.safeParse(body);
     if (!parsed.success) {
       throw validation(
@@ -340,7 +414,7 @@ export class World {
       for (const f of template.fields)
         config[f.key] = b.values && Object.hasOwn(b.values, f.key) ? structuredClone(b.values[f.key]) : f.default_value;
     }
-    const now = this.clock.now();
+    const now = at;
     const r: SimRender = {
       id: `rend_${this.rng.token(20).toLowerCase()}`,
       seq: this.seq++,
@@ -358,12 +432,12 @@ export class World {
       pending: scheduleFrom('initializing', now, b.name.includes('[sim:fail]')),
     };
     this.addRender(r);
+    this.writeListener({ op: 'render', at, person: person.id, body });
     return this.renderView(r);
   }
 
-  /** Applies every transition due by now, in time order, and reports each one. */
-  tick(): number {
-    const now = this.clock.now();
+  /** Applies every transition due by `now` (the clock's time unless given), in time order, and reports each one. */
+  tick(now = this.clock.now()): number {
     const due: { r: SimRender; to: RenderStatus; at: number }[] = [];
     for (const r of this.active) for (const p of r.pending) if (p.at <= now) due.push({ r, to: p.status, at: p.at });
     due.sort((a, b) => a.at - b.at || a.r.seq - b.r.seq);
@@ -410,6 +484,7 @@ export class World {
     const t = this.teams.get(teamId);
     if (!t) return false;
     t.credits = credits;
+    this.writeListener({ op: 'credits', at: this.clock.now(), team: teamId, credits });
     return true;
   }
 }
