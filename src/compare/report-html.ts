@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { CompareReport } from '../store/compare.js';
 
 const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -38,7 +39,7 @@ const section = (x: Route) => {
 };
 
 /** Refreshes the per-route figures every 10 s from the JSON view, without reloading the page. */
-const refresher = (url: string) => `<script>
+const refresherJs = (url: string) => `
 setInterval(async () => {
   const res = await fetch(${JSON.stringify(url)}, { cache: 'no-store' });
   if (!res.ok) return;
@@ -51,7 +52,19 @@ setInterval(async () => {
   }
   document.body.dataset.refreshed = String(Date.now());
 }, 10000);
-</script>`;
+`;
+
+const hash = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+/**
+ * The Content-Security-Policy of the report page: nothing loads but its own style and (on the linked page) its own
+ * refresher script, by their hashes; it fetches only from its own origin; no frame, form or base may point elsewhere.
+ */
+export function reportCsp(refreshUrl?: string): string {
+  const script = refreshUrl ? hash(refresherJs(refreshUrl)) : "'none'";
+  return `default-src 'none'; style-src ${hash(STYLE)}; script-src ${script}; connect-src 'self'; img-src 'none'; base-uri 'none'; ` +
+    "form-action 'none'; frame-ancestors 'none'";
+}
 
 /** The page a migration lead reads: per-route diff rate, most frequent differing fields, samples side by side. */
 export function reportHtml(r: CompareReport, generatedAt: Date, refreshUrl?: string): string {
@@ -63,5 +76,5 @@ export function reportHtml(r: CompareReport, generatedAt: Date, refreshUrl?: str
     'A route is ready to switch to translated mode when its diff rate, noise excluded, is at zero or explained.</p>\n' +
     '<table id="routes"><thead><tr><th>route</th><th>requests</th><th>differing</th><th>diff rate</th><th>legacy latency</th>' +
     `<th>translated latency</th></tr></thead><tbody>${rows || '<tr><td colspan="6">No comparisons yet.</td></tr>'}</tbody></table>\n` +
-    `${routes.map(section).join('')}${refreshUrl ? refresher(refreshUrl) : ''}</body></html>`;
+    `${routes.map(section).join('')}${refreshUrl ? `<script>${refresherJs(refreshUrl)}</script>` : ''}</body></html>`;
 }

@@ -2,6 +2,7 @@ import type { ComparisonMapping } from '../config/mappings.js';
 import type { CompareStore } from '../store/compare.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { diffAnswers, noisePaths, uuidsIn, type Difference } from './diff.js';
+import { redactRequest, redactValue } from './redact.js';
 
 export interface Answer { readonly status: number; readonly body: unknown; readonly ms: number }
 
@@ -25,7 +26,9 @@ export class Comparator {
     const options = { rules: this.rules, unordered: unordered && this.rules.unorderedArraysWithoutSort, identity: (s: string) => map.get(s.toLowerCase()) };
     const differences = diffAnswers(legacy, translated, options);
     const noise = legacyAgain ? noisePaths(legacy, legacyAgain, options) : new Set<string>();
-    await this.store.record({ route, request, differences, noise, legacyMs: legacy.ms, translatedMs: translated.ms });
+    // what is kept holds no credential (the request's query may carry an access_token; answers may carry tokens)
+    const kept = differences.map((d) => ({ ...d, legacy: redactValue(d.path, d.legacy), translated: redactValue(d.path, d.translated) }));
+    await this.store.record({ route, request: redactRequest(request), differences: kept, noise, legacyMs: legacy.ms, translatedMs: translated.ms });
     return differences;
   }
 }

@@ -26,6 +26,7 @@ export const REDACT_PATHS = [
 const SECRET_IN_TEXT = [
   /sk_[A-Za-z0-9]{32}/g,
   /Bearer\s+[A-Za-z0-9._~+/=-]+/gi,
+  /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, // a JWT (the gateway's access tokens, wherever they stand)
 ];
 
 /** Query parameters whose values are credentials, by their name *after* decoding (as the gateway reads them). */
@@ -39,6 +40,11 @@ function decodedName(raw: string): string {
   return (bracket > 0 ? name.slice(0, bracket) : name).trim().toLowerCase();
 }
 
+/** True when a parameter or field of this name holds a credential (`access_token`, `%61ccess_token`, `token[]` …). */
+export function isSecretName(raw: string): boolean {
+  return SECRET_PARAMS.has(decodedName(raw));
+}
+
 /** Redacts the values of credential parameters in a query string, whatever the spelling of their names. */
 function scrubQuery(query: string): string {
   return query.split('&').map((pair) => {
@@ -50,16 +56,17 @@ function scrubQuery(query: string): string {
 
 /**
  * What a text must contain for any rule below to change it: a secret parameter's name (each contains one of these
- * words: token, password, key, secret, link), a key prefix, a bearer, or an encoding that could spell one of them.
+ * words: token, password, key, secret, link), a key prefix, a bearer, a JWT's head, or an encoding that could spell one.
  */
-const PLAIN_SUSPECT = /token|password|key|secret|link|sk_|bearer|[%+]/i;
+const PLAIN_SUSPECT = /token|password|key|secret|link|sk_|bearer|eyj|[%+]/i;
 
 /** Removes secrets from free text (URLs in request logs, error messages). */
 export function scrubText(s: string): string {
   // nothing that can name or hold a secret: as it is (most URLs; the rules below cost several passes)
   if (!PLAIN_SUSPECT.test(s)) return s;
   let out = s.replace(/\?([^\s"'#]*)/g, (_m, q: string) => `?${scrubQuery(q)}`);
-  for (const re of SECRET_IN_TEXT) out = out.replace(re, (m) => (m.startsWith('sk_') ? 'sk_[Redacted]' : 'Bearer [Redacted]'));
+  const mark = (m: string) => (m.startsWith('sk_') ? 'sk_[Redacted]' : m.startsWith('eyJ') ? '[Redacted]' : 'Bearer [Redacted]');
+  for (const re of SECRET_IN_TEXT) out = out.replace(re, mark);
   // name=value pairs in free text outside a query string (error messages)
   out = out.replace(/(^|[\s&,;{(])(access_token|refresh_token|password)=[^&\s"]*/gi, (_m, pre: string, k: string) => `${pre}${k}=[Redacted]`);
   return out;

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { operatorRoutes } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { mappingReport } from '../translate/coverage.js';
-import { reportHtml } from '../compare/report-html.js';
+import { reportCsp, reportHtml } from '../compare/report-html.js';
 import { validReportLink } from '../compare/links.js';
 import { errors } from '../errors/catalog.js';
 
@@ -13,7 +13,8 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
     op.get('/_gateway/mappings', async () => ({ data: mappingReport(deps.mappings) }));
     op.get('/_gateway/compare', async () => ({ data: await deps.compareStore.report() }));
     op.get('/_gateway/compare.html', async (_req, reply) =>
-      reply.type('text/html; charset=utf-8').send(reportHtml(await deps.compareStore.report(), new Date(deps.clock.now()))));
+      reply.type('text/html; charset=utf-8').header('content-security-policy', reportCsp())
+        .send(reportHtml(await deps.compareStore.report(), new Date(deps.clock.now()))));
     op.delete('/_gateway/compare', async (_req, reply) => { await deps.compareStore.clear(); return reply.status(204).send(); });
     op.get('/_gateway/usage', async () => ({ data: await deps.usage.list() }));
     // the render index per team: renders indexed, backfill state, age, last webhook, last sync, sync calls, bound
@@ -26,8 +27,10 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/_gateway/compare/view', { config: { access: 'signed' } }, async (request, reply) => {
     linked(request);
     const link = String((request.query as Record<string, unknown>).link);
-    const html = reportHtml(await deps.compareStore.report(), new Date(deps.clock.now()), `/_gateway/compare/view.json?link=${encodeURIComponent(link)}`);
-    return reply.type('text/html; charset=utf-8').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').send(html);
+    const refresh = `/_gateway/compare/view.json?link=${encodeURIComponent(link)}`;
+    const html = reportHtml(await deps.compareStore.report(), new Date(deps.clock.now()), refresh);
+    return reply.type('text/html; charset=utf-8').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store')
+      .header('content-security-policy', reportCsp(refresh)).send(html);
   });
   app.get('/_gateway/compare/view.json', { config: { access: 'signed' } }, async (request, reply) => {
     linked(request);

@@ -1,4 +1,5 @@
 import { Migrator, SqliteAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { redactRequest, redactValue } from '../compare/redact.js';
 
 /** The one set of migrations, for SQLite and PostgreSQL alike. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -228,6 +229,21 @@ const migrations: Record<string, Migration> = {
       // the newest created_at of a project as of the last walk of its list that completed: where the next head sync
       // may stop (renders that arrived by webhook since do not move it), kept across restarts and instances
       await db.schema.alterTable('index_projects').addColumn('head_mark', 'double precision').execute();
+    },
+  },
+  '0010_compare_samples_redacted': {
+    async up(db: Kysely<any>) {
+      // comparison samples stored before requests and values were redacted (an ?access_token= in the request line, a
+      // token in an answer) are redacted now, by the same rules as new ones
+      const rows = await db.selectFrom('compare_samples').select(['id', 'path', 'request', 'legacy', 'translated']).execute();
+      for (const r of rows as { id: string; path: string; request: string; legacy: string | null; translated: string | null }[]) {
+        const value = (v: string | null) => {
+          if (v === null) return null;
+          try { return JSON.stringify(redactValue(r.path, JSON.parse(v))); } catch { return JSON.stringify(redactValue(r.path, v)); }
+        };
+        await db.updateTable('compare_samples').set({ request: redactRequest(r.request), legacy: value(r.legacy), translated: value(r.translated) })
+          .where('id', '=', r.id).execute();
+      }
     },
   },
 };

@@ -28,7 +28,9 @@ export async function startLegacyBackend(ref: TestGateway, refToken: string, und
   const app = Fastify();
   const rewrite = (body: unknown, map: Map<string, string>): unknown => JSON.parse(JSON.stringify(body), (_k, v) => (typeof v === 'string' && map.has(v.toLowerCase()) ? map.get(v.toLowerCase()) : v));
   app.all('/*', async (req, reply) => {
-    const email = tokens[String(req.headers.authorization ?? '').replace(/^Bearer /, '')];
+    // Directus reads the token from the Authorization header or the access_token query parameter
+    const queryToken = (req.query as Record<string, unknown>).access_token;
+    const email = tokens[String(req.headers.authorization ?? '').replace(/^Bearer /, '') || (typeof queryToken === 'string' ? queryToken : '')];
     if (!email) return reply.status(401).send({ errors: [{ message: 'Invalid user credentials.', extensions: { code: 'INVALID_CREDENTIALS' } }] });
     if (req.url.startsWith('/users/me')) return { data: { id: 'legacy-user', email } };
     if (req.method !== 'GET') {

@@ -1,0 +1,30 @@
+import { isSecretName, scrubText } from '../log/logger.js';
+
+/**
+ * What a comparison record may keep of a request and of the values that differed: no credential. The request line
+ * goes through the access log's own scrubbing (credential parameters in any spelling, bearer tokens, v1 keys, JWTs);
+ * a value under a credential-named field (`access_token`, `refresh_token`, `token`, `password` …) is replaced whole;
+ * every other string is scrubbed as text.
+ */
+export const REDACTED = '[Redacted]';
+
+export function redactRequest(line: string): string {
+  return scrubText(line);
+}
+
+/** The last name of a dotted path (`data[].access_token` → `access_token`). */
+const leaf = (path: string) => (path.split('.').pop() ?? '').replace(/\[\d*\]$/, '');
+
+export function redactValue(path: string, value: unknown): unknown {
+  if (value !== undefined && value !== null && isSecretName(leaf(path))) return REDACTED;
+  return redactDeep(value, 0);
+}
+
+function redactDeep(v: unknown, depth: number): unknown {
+  if (typeof v === 'string') return scrubText(v);
+  if (v === null || typeof v !== 'object' || depth > 64) return v;
+  if (Array.isArray(v)) return v.map((x) => redactDeep(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = isSecretName(k) && x !== null ? REDACTED : redactDeep(x, depth + 1);
+  return out;
+}
