@@ -88,12 +88,101 @@ export function loggerOptions(level: string): LoggerOptions {
   };
 }
 
+/** The longest a line waits in the logger's buffer: a quiet instance's lines (a warning, a request) are out within this. */
+const LOG_FLUSH_MS = 100;
+/** Text waiting past this is written at once. */
+const LOG_BATCH_CHARS = 4096;
+
+/** Outputs holding text not yet written, and access loggers holding lines: written on exit and on SIGTERM/SIGINT. */
+const outputs = new Set<{ flushSync?: () => void }>();
+const unflushed = new Set<AccessLogger>();
+let exitHook = false;
+let signalHooks = false;
+
+function writeEverything(): void {
+  for (const a of [...unflushed]) a.flush();
+  for (const o of outputs) {
+    try { o.flushSync?.(); } catch { /* not open yet, or closed: nothing to write */ }
+  }
+}
+
+/** On exit — process.exit, the end of the work, an uncaught exception (Node emits `exit` then too) — all is written. */
+function hookExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', writeEverything);
+}
+
 /**
- * The gateway's logger. Without a destination it writes to stdout through a 4 KiB buffer (one write per few lines
- * instead of one per line: the access log is on the hot path); pino flushes it on exit.
+ * On SIGTERM/SIGINT all is written at once. The listener does not change what the signal does: beside the process's
+ * own handler (the gateway drains, then exits) it only writes; alone (a process without one: the command line), it
+ * steps aside and sends the signal again, which then ends the process as it would have.
  */
+function hookSignals(): void {
+  if (signalHooks) return;
+  signalHooks = true;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const onSignal = (): void => {
+      writeEverything();
+      if (process.listenerCount(signal) === 1) {
+        process.removeListener(signal, onSignal);
+        process.kill(process.pid, signal);
+      }
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+/**
+ * The logger's stdout: text is gathered and written together (one write per few lines instead of one per line: the
+ * access log is on the hot path) — once 4 KiB wait, else LOG_FLUSH_MS after the first of them (an unref'd timer, armed
+ * only while something waits: an idle instance does nothing). Each write is synchronous (pino's sync destination), so
+ * what was written is the kernel's: a SIGKILL or an OOM kill loses at most the last LOG_FLUSH_MS. Exit (a crash
+ * included), SIGTERM and SIGINT write what waits at once.
+ */
+class BatchedOutput implements DestinationStream {
+  private pending = '';
+  private timer: NodeJS.Timeout | undefined;
+  private readonly out: DestinationStream;
+
+  constructor(fd: number) {
+    this.out = pino.destination({ dest: fd, sync: true });
+    outputs.add(this);
+    hookExit();
+    hookSignals();
+  }
+
+  write(text: string): void {
+    this.pending += text;
+    if (this.pending.length >= LOG_BATCH_CHARS) this.flushSync();
+    else if (this.timer === undefined) {
+      this.timer = setTimeout(this.due, LOG_FLUSH_MS);
+      this.timer.unref();
+    }
+  }
+
+  private readonly due = (): void => {
+    this.timer = undefined;
+    this.flushSync();
+  };
+
+  /** pino's `logger.flush(cb)`: what waits is written before `cb` (the demo's banner comes after the log lines). */
+  flush(cb?: (err?: Error) => void): void {
+    this.flushSync();
+    cb?.();
+  }
+
+  flushSync(): void {
+    if (this.pending === '') return;
+    const text = this.pending;
+    this.pending = '';
+    this.out.write(text);
+  }
+}
+
+/** The gateway's logger: to `destination`, or to stdout through a BatchedOutput. */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(loggerOptions(level), destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  return pino(loggerOptions(level), destination ?? new BatchedOutput(1));
 }
 
 /**
@@ -109,14 +198,10 @@ export interface AccessLogger {
   flush(): void;
 }
 
-/** Access loggers with lines not yet written, flushed when the process exits. */
-const unflushed = new Set<AccessLogger>();
-let exitHook = false;
-
 export function accessLogger(logger: Logger): AccessLogger {
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream;
   // lines are gathered and written once per turn of the event loop (or every 16 KiB): a destination write per line cost
-  // more than building the line (sonic-boom measures its pending text on every write)
+  // more than building the line
   let pending = '';
   let scheduled = false;
   const flush = () => {
@@ -142,14 +227,9 @@ export function accessLogger(logger: Logger): AccessLogger {
       setImmediate(flush);
     }
   }, { flush });
-  if (!exitHook) {
-    exitHook = true;
-    process.on('exit', () => {
-      for (const a of [...unflushed]) a.flush();
-      // pino's own exit flush may have run before this one: the destination is flushed again, synchronously
-      try { (stream as { flushSync?: () => void }).flushSync?.(); } catch { /* not open yet, or closed: nothing to flush */ }
-    });
-  }
+  // on exit its lines are written, then a destination that can be is flushed synchronously (a test's sink cannot)
+  if (typeof (stream as { flushSync?: unknown }).flushSync === 'function') outputs.add(stream as unknown as { flushSync(): void });
+  hookExit();
   return access;
 }
 

@@ -1,6 +1,11 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { accessLogger, createLogger, lazyChildLogger, scrubText } from '../../src/log/logger.js';
+import { TEST_ENV } from '../helpers/gateway.js';
 
 describe('pino redaction', () => {
   it('censors credentials, tokens and keys wherever they appear', () => {
@@ -91,5 +96,95 @@ describe('the access line and request loggers', () => {
     const grand = child.child({ part: 'stream' });
     grand.error('e');
     expect(JSON.parse(lines[1]!)).toMatchObject({ reqId: 'r-9', part: 'stream', level: 50 });
+  });
+});
+
+describe('lines reach stdout in a real process', () => {
+  /**
+   * A process logging as the gateway does (createLogger to stdout, an access line): a warning and a request line, then
+   * "logged" on stderr; then it crashes (THEN=crash), or waits for a signal (THEN=wait).
+   */
+  const SCRIPT = `
+    const { accessLogger, createLogger } = await import(${JSON.stringify(new URL('../../src/log/logger.ts', import.meta.url).href)});
+    const log = createLogger('info');
+    const access = accessLogger(log);
+    log.warn({ probe: 'warning-probe' }, 'a quiet warning');
+    access({ reqId: 'access-probe', method: 'GET', url: '/renders', ip: '::1', statusCode: 200, responseTime: 1 }, false);
+    process.stderr.write('logged\\n');
+    if (process.env.THEN === 'crash') process.nextTick(() => { throw new Error('crash probe'); });
+    else setInterval(() => {}, 60_000);
+  `;
+  interface Run { stdout: string; stderr: string; code: number | null; signal: NodeJS.Signals | null }
+
+  /** Runs SCRIPT; once it has logged, waits `afterMs` and sends `signal` (none: let it end by itself). */
+  const run = (then: 'crash' | 'wait', afterMs = 0, signal?: NodeJS.Signals) => new Promise<Run>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], { env: { ...process.env, THEN: then }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => { stdout += d; });
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d;
+      if (signal && stderr.includes('logged\n') && !child.killed) setTimeout(() => child.kill(signal), afterMs);
+    });
+    child.once('error', reject);
+    child.once('close', (code, sig) => resolve({ stdout, stderr, code, signal: sig }));
+  });
+  const probes = (stdout: string) => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; probe?: string; reqId?: string });
+
+  it('a line logged 200 ms before a SIGKILL is on stdout (a warning, and a request line)', async () => {
+    const r = await run('wait', 200, 'SIGKILL');
+    expect(r.signal).toBe('SIGKILL');
+    expect(probes(r.stdout)).toEqual([
+      expect.objectContaining({ level: 40, probe: 'warning-probe', msg: 'a quiet warning' }),
+      expect.objectContaining({ level: 30, reqId: 'access-probe', msg: 'request completed' }),
+    ]);
+  });
+
+  it('every line is written when SIGTERM arrives at once, and SIGTERM still ends a process that does not handle it', async () => {
+    const r = await run('wait', 0, 'SIGTERM');
+    expect(r.signal).toBe('SIGTERM');
+    expect(probes(r.stdout).map((l) => l.probe ?? l.reqId)).toEqual(['warning-probe', 'access-probe']);
+  });
+
+  it('every line is written on a crash (an uncaught exception in the same turn as the lines)', async () => {
+    const r = await run('crash');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('crash probe');
+    expect(probes(r.stdout).map((l) => l.probe ?? l.reqId)).toEqual(['warning-probe', 'access-probe']);
+  });
+
+  it('the gateway (src/main.ts): its start-up lines and a request line are on stdout 200 ms later, before a SIGKILL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-log-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: {
+        ...process.env, ...TEST_ENV, V1_BASE_URL: 'http://127.0.0.1:9', DATABASE_URL: join(dir, 'gateway.db'), PORT: '0', HOST: '127.0.0.1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => { stderr += d; });
+    const closed = new Promise<NodeJS.Signals | null>((resolve) => child.once('close', (_c, sig) => resolve(sig)));
+    try {
+      // the port, from Fastify's start-up line: it must reach stdout by itself (nothing else is logged meanwhile)
+      const base = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no start-up line on stdout within 20 s; stdout: ${stdout}; stderr: ${stderr}`)), 20_000);
+        child.stdout!.on('data', (d: Buffer) => {
+          stdout += d;
+          const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+          if (m) { clearTimeout(timer); resolve(m[1]!); }
+        });
+        child.once('close', () => reject(new Error(`the gateway exited: ${stderr}`)));
+      });
+      expect((await fetch(`${base}/no-such-route-probe`)).status).toBe(404);
+      await new Promise((r) => setTimeout(r, 200));
+      child.kill('SIGKILL');
+      expect(await closed).toBe('SIGKILL');
+      const lines = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; req?: { url: string }; res?: { statusCode: number } });
+      expect(lines.find((l) => l.req?.url === '/no-such-route-probe')).toMatchObject({ msg: 'request completed', res: { statusCode: 404 } });
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
