@@ -115,7 +115,7 @@ if (process.env.BENCH_SKIP_DIRECTUS !== '1') {
       '| query | gateway req/s | p50 | v1 calls | answer cache off: req/s | p50 | Directus req/s | p50 | ratio | ratio, cache off |',
       '|---|---|---|---|---|---|---|---|---|---|');
     for (const [name, q] of queries) {
-      if (process.env.BENCH_ONLY && !name.startsWith(process.env.BENCH_ONLY)) continue;
+      if (process.env.BENCH_ONLY && !name?.startsWith(process.env.BENCH_ONLY)) continue;
       const check = await get(gw, `/renders?${q}`);
       await check.text();
       const calls = check.headers.get('x-gateway-v1-calls');

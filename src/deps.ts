@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import { decodeKey, renderCredits, type Config } from './config/schema.js';
+import { decodeKey, type Config } from './config/schema.js';
 import { JwtService } from './auth/jwt.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { openDb, type Db } from './store/db.js';
@@ -173,7 +173,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     compareStore,
     comparator: new Comparator(ids, compareStore, mappings.comparison),
     usage,
-    credits: renderCredits(config),
+    credits: config.renderCredits,
     async v1For(userId, meter, requestId) {
       let key = keys.get(userId);
       if (!key) {

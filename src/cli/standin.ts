@@ -12,7 +12,7 @@ import { createLogger } from '../log/logger.js';
  */
 export async function startStandin(deps: Deps, port: number, host = '127.0.0.1'): Promise<{ url: string; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'legacy-standin-'));
-  const config = Object.freeze({ ...deps.config, DATABASE_URL: join(dir, 'reference.db'), ROUTE_MODES: undefined, LEGACY_BASE_URL: undefined });
+  const config = Object.freeze({ ...deps.config, DATABASE_URL: join(dir, 'reference.db'), ROUTE_MODES: undefined, routeModes: {}, LEGACY_BASE_URL: undefined });
   const refDeps = await createDeps(config, createLogger('silent'), { v1BaseUrl: deps.v1.options.baseUrl });
   for (const u of await deps.users.list()) {
     const full = await deps.users.byEmail(u.email);

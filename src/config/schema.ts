@@ -1,4 +1,4 @@
-import { ROUTE_PREFIXES } from './route-modes.js';
+import { parseRouteModes, type RouteModes } from './route-modes.js';
 import { z } from 'zod';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -127,7 +127,19 @@ export const ConfigSchema = z.object({
   SIM_PORT: int(0, 65535).default(4010),
 });
 
-export type Config = Readonly<z.infer<typeof ConfigSchema>> & { readonly demo: boolean };
+/** render_credits figures of one v1 team (RENDER_CREDITS). */
+export interface RenderCredits { readonly amount: number; readonly remaining: number; readonly used: number }
+
+/** The variables as parsed, and the JSON ones parsed once into what the gateway reads. */
+export type Config = Readonly<z.infer<typeof ConfigSchema>> & {
+  readonly demo: boolean;
+  /** ROUTE_MODES, parsed. */
+  readonly routeModes: RouteModes;
+  /** WEBHOOK_SECRETS, parsed: team id → signing secret. */
+  readonly webhookSecrets: Readonly<Record<string, string>>;
+  /** RENDER_CREDITS, parsed: team id → figures. */
+  readonly renderCredits: Readonly<Record<string, RenderCredits>>;
+};
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -161,16 +173,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     problems.push('ENCRYPTION_KEY: must be 32 bytes, as 64 hex characters or base64');
   }
   if (c.JWT_ALG !== undefined && c.JWT_ALG !== 'HS256' && !c.JWT_PRIVATE_KEY) problems.push(`JWT_PRIVATE_KEY: required for JWT_ALG=${c.JWT_ALG}`);
+  let webhookSecrets: Record<string, string> = {};
   if (c.WEBHOOK_SECRETS) {
     try {
       const o = JSON.parse(c.WEBHOOK_SECRETS) as unknown;
       if (!o || typeof o !== 'object' || Array.isArray(o) || !Object.values(o).every((s) => typeof s === 'string')) {
         problems.push('WEBHOOK_SECRETS: must be a JSON object of team id → secret string');
-      }
+      } else webhookSecrets = Object.assign(Object.create(null) as Record<string, string>, o);
     } catch {
       problems.push('WEBHOOK_SECRETS: not valid JSON');
     }
   }
+  let renderCredits: Record<string, RenderCredits> = {};
   if (c.RENDER_CREDITS) {
     try {
       const o = JSON.parse(c.RENDER_CREDITS) as Record<string, Record<string, unknown>>;
@@ -178,28 +192,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         if (!['amount', 'remaining', 'used'].every((k) => Number.isInteger(f?.[k])))
           problems.push(`RENDER_CREDITS: "${team}" needs integers amount, remaining and used`);
       }
+      renderCredits = Object.assign(Object.create(null) as Record<string, RenderCredits>, o);
     } catch {
       problems.push('RENDER_CREDITS: not valid JSON');
     }
   }
-  if (c.ROUTE_MODES) {
-    try {
-      const modes = JSON.parse(c.ROUTE_MODES) as Record<string, unknown>;
-      for (const [prefix, mode] of Object.entries(modes)) {
-        if (!ROUTE_PREFIXES.includes(prefix)) problems.push(`ROUTE_MODES: unknown route prefix "${prefix}" (one of ${ROUTE_PREFIXES.join(', ')})`);
-        if (!['translate', 'proxy', 'shadow', 'compare'].includes(String(mode)))
-          problems.push(`ROUTE_MODES: "${prefix}" has unknown mode "${String(mode)}"`);
-      }
-      if (Object.values(modes).some((m) => m !== 'translate') && !c.LEGACY_BASE_URL)
-        problems.push('LEGACY_BASE_URL: required when ROUTE_MODES uses proxy, shadow or compare');
-    } catch {
-      problems.push('ROUTE_MODES: not valid JSON');
-    }
-  }
+  const routeModes = parseRouteModes(c.ROUTE_MODES, c.LEGACY_BASE_URL);
+  problems.push(...routeModes.problems);
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   // the demo listens on loopback unless HOST is set explicitly (it has a known password)
   const host = demo && cleaned.HOST === undefined ? '127.0.0.1' : parsed.data.HOST;
-  return Object.freeze({ ...parsed.data, HOST: host, demo });
+  return Object.freeze({ ...parsed.data, HOST: host, demo, routeModes: routeModes.modes, webhookSecrets: Object.freeze(webhookSecrets),
+    renderCredits: Object.freeze(renderCredits) });
 }
 
 /** 32-byte key from hex or base64, or undefined. */
@@ -209,11 +213,3 @@ export function decodeKey(v: string): Buffer | undefined {
   return b.length === 32 ? b : undefined;
 }
 
-/** Legacy route prefixes a mode can be set for. */
-export function renderCredits(c: Config): Readonly<Record<string, { amount: number; remaining: number; used: number }>> {
-  return c.RENDER_CREDITS ? (JSON.parse(c.RENDER_CREDITS) as Record<string, { amount: number; remaining: number; used: number }>) : {};
-}
-
-export function webhookSecrets(c: Config): Readonly<Record<string, string>> {
-  return c.WEBHOOK_SECRETS ? (JSON.parse(c.WEBHOOK_SECRETS) as Record<string, string>) : {};
-}

@@ -2,7 +2,7 @@ import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from '../compare/legacy-side.js';
 import { parseBody, type Answer } from '../compare/service.js';
-import { routeMode, ROUTE_PREFIXES } from '../config/route-modes.js';
+import { anyLegacyMode, routeMode, ROUTE_PREFIXES } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
 import { sha256 } from '../store/crypto.js';
 import { routeFacts } from '../http/route-facts.js';
@@ -30,7 +30,7 @@ declare module 'fastify' {
 export async function registerModes(app: FastifyInstance, deps: Deps): Promise<void> {
   const { config } = deps;
   const legacyBase = config.LEGACY_BASE_URL;
-  if (!config.ROUTE_MODES || !legacyBase) { app.decorate('comparisonsIdle', async () => {}); return; }
+  if (!anyLegacyMode(config) || !legacyBase) { app.decorate('comparisonsIdle', async () => {}); return; }
   for (const prefix of ROUTE_PREFIXES) {
     if (routeMode(config, prefix) === 'proxy') {
       await app.register(httpProxy, { upstream: legacyBase, prefix, rewritePrefix: prefix, http2: false, replyOptions: answeredByLegacy });

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { webhookSecrets } from '../config/schema.js';
 import type { Deps } from '../deps.js';
 import { WebhookLedger } from '../store/webhook-events.js';
 import { WebhookReceiver } from '../webhooks/receiver.js';
@@ -17,7 +16,7 @@ declare module 'fastify' {
  * signing secret, and the secret in WEBHOOK_SECRETS). The route authenticates itself (signature), raw bytes kept.
  */
 export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
-  const receiver = new WebhookReceiver(deps, new WebhookLedger(deps.db.kysely, () => deps.clock.now()), deps.readers, webhookSecrets(deps.config),
+  const receiver = new WebhookReceiver(deps, new WebhookLedger(deps.db.kysely, () => deps.clock.now()), deps.readers, deps.config.webhookSecrets,
     deps.config.WEBHOOK_TOLERANCE_MS);
   // an applied render replaces every cached copy of it (every key's partition)
   // this instance keeps the fresh copy the event carries; the others drop theirs (their next read fetches the fresh one)

@@ -63,11 +63,11 @@ describe('the Directus SDK item functions (/items/<collection>)', () => {
     const legacy = await gw.get('/renders?fields=id,title,status&filter[status][_eq]=complete&sort=-date_created&limit=3', token);
     expect(list).toEqual(legacy.body.data);
     expect(list.length).toBe(3);
-    const one = await client.request(readItem('renders', list[0].id, { fields: ['id', 'project.title'] }));
-    expect(one).toEqual((await gw.get(`/renders/${list[0].id}?fields=id,project.title`, token)).body.data);
+    const one = await client.request(readItem('renders', list[0]!.id, { fields: ['id', 'project.title'] }));
+    expect(one).toEqual((await gw.get(`/renders/${list[0]!.id}?fields=id,project.title`, token)).body.data);
     const counts = await client.request(aggregate('renders', { aggregate: { count: '*' }, groupBy: ['status'] }));
     expect(counts).toEqual((await gw.get('/renders?aggregate[count]=*&groupBy=status', token)).body.data);
-    const project = (await client.request(readItems('projects', { fields: ['id', 'account'], limit: 1 })))[0];
+    const project = (await client.request(readItems('projects', { fields: ['id', 'account'], limit: 1 })))[0]!;
     const created = await client.request(createItem('renders', { project: project.id, account: project.account, data: { title: 'From the SDK' } }));
     expect(created).toMatchObject({ title: 'From the SDK', project: project.id, status: 'draft' });
     const renamed = await client.request(updateItem('projects', project.id, { title: 'Renamed by the SDK' }));

@@ -252,7 +252,7 @@ describe('guards', () => {
 });
 
 describe('store-backed auth', async () => {
-  const [{ url }] = await databases();
+  const { url } = (await databases())[0]!;
   let db: Db;
   let users: UserStore;
   const clock = new ManualClock(T0);
