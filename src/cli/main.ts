@@ -7,12 +7,14 @@ import { loadConfig } from '../config/schema.js';
 import { loadMappings } from '../config/mappings.js';
 import { createDeps, type Deps } from '../deps.js';
 import { demoSecrets } from '../demo.js';
+import { bindSimWorld } from '../store/sim-world.js';
+import { request } from 'undici';
 import { createLogger } from '../log/logger.js';
 import { openDb } from '../store/db.js';
 import { migrate } from '../store/migrations.js';
 import { mappingReport, mappingReportText } from '../translate/coverage.js';
 import { readRecords } from './csv.js';
-import { replay, ReplayAuthError, reportText } from '../compare/replay.js';
+import { replay, ReplayAuthError, ReplayModeError, reportText } from '../compare/replay.js';
 import { reportLink } from '../compare/links.js';
 import { startStandin } from './standin.js';
 import { Comparator } from '../compare/service.js';
@@ -55,14 +57,65 @@ const USAGE = `legacy-gateway — the gateway's operator command line
                                             recorded legacy requests sent to both sides, diffed;
                                             exits 1 when a route's diff rate passes the threshold
 
-Environment as for the gateway (DATABASE_URL, ENCRYPTION_KEY, V1_BASE_URL …; --v1 URL overrides V1_BASE_URL).`;
+Environment as for the gateway (DATABASE_URL, ENCRYPTION_KEY, V1_BASE_URL …; --v1 URL overrides V1_BASE_URL).
+A failure is one line on stderr (--debug adds the stack trace); exit 78: configuration, 2: usage, 1: any other failure.`;
 
-async function withDeps<T>(v1: string | undefined, fn: (deps: Deps) => Promise<T>): Promise<T> {
+/** A mistake in how the command was called (exit 2), as opposed to a failure while running it (exit 1). */
+class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** The v1 the command talks to, and where that URL came from (said when v1 cannot be reached). */
+interface V1Target { readonly url: string; readonly source: string; readonly demoSimulator: boolean }
+function v1Target(flag: string | undefined, config: ReturnType<typeof loadConfig>): V1Target {
+  if (flag) return { url: flag, source: '--v1', demoSimulator: false };
+  if (config.V1_BASE_URL) return { url: config.V1_BASE_URL, source: 'V1_BASE_URL', demoSimulator: false };
+  return { url: `http://127.0.0.1:${config.SIM_PORT}`, source: `V1_BASE_URL is unset: the demo's simulator, SIM_PORT=${config.SIM_PORT}`, demoSimulator: true };
+}
+
+/** What a running simulator says of its world (GET /_sim/world, loopback admin route); undefined when none answers. */
+async function simulatorWorld(url: string): Promise<{ world: string; seed: number; scale: string } | undefined> {
+  try {
+    const res = await request(`${url}/_sim/world`, { signal: AbortSignal.timeout(2_000) });
+    if (res.statusCode !== 200) { await res.body.dump(); return undefined; }
+    const body = (await res.body.json()) as { world?: unknown; seed?: unknown; scale?: unknown };
+    return typeof body.world === 'string' ? { world: body.world, seed: Number(body.seed), scale: String(body.scale) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** v1 must answer (a v1 answers 401 to GET /v1/me without a key); otherwise an error naming the URL and its source. */
+async function requireV1(target: V1Target, purpose: string): Promise<void> {
+  let status: number;
+  try {
+    const res = await request(`${target.url}/v1/me`, { signal: AbortSignal.timeout(5_000) });
+    status = res.statusCode;
+    await res.body.dump();
+  } catch (e) {
+    const cause = (e as { code?: string }).code ?? (e as Error).message;
+    const hint = target.demoSimulator ? ' — start the demo first (npm start), or set V1_BASE_URL or --v1' : '';
+    throw new AdminError(`${purpose} needs a reachable v1: ${target.url} (${target.source}) did not answer (${cause})${hint}`);
+  }
+  if (status !== 401) throw new AdminError(`${purpose} needs a v1: ${target.url} (${target.source}) answered GET /v1/me without a key with ${status}, not 401`);
+}
+
+async function withDeps<T>(v1: string | undefined, fn: (deps: Deps, target: V1Target) => Promise<T>): Promise<T> {
   let config = loadConfig(process.env);
   if (config.demo) config = loadConfig({ ...demoSecrets(config), ...process.env });
-  const deps = await createDeps(config, createLogger('silent'), { v1BaseUrl: v1 ?? config.V1_BASE_URL ?? `http://127.0.0.1:${config.SIM_PORT}` });
+  const target = v1Target(v1, config);
+  const deps = await createDeps(config, createLogger('silent'), { v1BaseUrl: target.url });
   try {
-    return await fn(deps);
+    // the demo's store is used only with the simulator world it was filled from (the running demo's)
+    const world = target.demoSimulator ? await simulatorWorld(target.url) : undefined;
+    if (world) {
+      await bindSimWorld(deps.db.kysely, world, `The simulator on ${target.url} is not the one this store was filled from: ` +
+        'run the command beside the demo started on this store (npm start), or point DATABASE_URL at the store of this simulator.');
+    }
+    return await fn(deps, target);
   } finally {
     await deps.close();
   }
@@ -117,10 +170,11 @@ export async function run(argv: string[]): Promise<number> {
       base: { type: 'string' }, update: { type: 'boolean' }, check: { type: 'boolean' },
       'key-stdin': { type: 'boolean' },
       team: { type: 'string', multiple: true },
+      debug: { type: 'boolean' },
       repair: { type: 'boolean' },
     },
   });
-  if (values['password-stdin'] && values['key-stdin']) throw new AdminError('only one of --password-stdin and --key-stdin can read standard input');
+  if (values['password-stdin'] && values['key-stdin']) throw new UsageError('only one of --password-stdin and --key-stdin can read standard input');
   const password = await secret(values.password, values['password-stdin'], 'LEGACY_GATEWAY_PASSWORD');
   const key = await secret(values.key, values['key-stdin'], 'LEGACY_GATEWAY_KEY');
   const [group, action, arg] = positionals;
@@ -143,7 +197,7 @@ export async function run(argv: string[]): Promise<number> {
     const config = loadConfig(process.env);
     if (!config.GATEWAY_ADMIN_TOKEN) throw new AdminError('compare link needs GATEWAY_ADMIN_TOKEN (the links are signed with it)');
     const minutes = values.minutes === undefined ? 60 : Number(values.minutes);
-    if (!(minutes > 0 && minutes <= 7 * 24 * 60)) throw new AdminError('--minutes must be between 1 and 10080');
+    if (!(minutes > 0 && minutes <= 7 * 24 * 60)) throw new UsageError('--minutes must be between 1 and 10080');
     const base = (values.base ?? `http://localhost:${config.PORT}`).replace(/\/$/, '');
     out(`${base}/_gateway/compare/view?link=${encodeURIComponent(reportLink(config.GATEWAY_ADMIN_TOKEN, Date.now(), minutes * 60_000))}`);
     return 0;
@@ -153,13 +207,13 @@ export async function run(argv: string[]): Promise<number> {
     out(values.json ? JSON.stringify(mappingReport(m), null, 2) : mappingReportText(m));
     return 0;
   }
-  return withDeps(values.v1, async (deps) => {
+  return withDeps(values.v1, async (deps, target) => {
     if (group === 'replay') {
       const file = action;
       if (!file || !values.legacy || !values.gateway || !values['gateway-token'])
-        throw new AdminError('replay needs FILE, --legacy, --gateway and --gateway-token');
+        throw new UsageError('replay needs FILE, --legacy, --gateway and --gateway-token');
       const threshold = values.threshold === undefined ? 0.05 : Number(values.threshold);
-      if (!(threshold >= 0 && threshold <= 1)) throw new AdminError('--threshold is a share between 0 and 1');
+      if (!(threshold >= 0 && threshold <= 1)) throw new UsageError('--threshold is a share between 0 and 1');
       // results of this run only: an in-memory store; ids resolve through the gateway's own store
       const scratch = await openDb(':memory:');
       await migrate(scratch.kysely);
@@ -175,7 +229,10 @@ export async function run(argv: string[]): Promise<number> {
         },
         new Comparator(deps.ids, store, deps.mappings.comparison),
         store,
-      ).catch((e: unknown) => { throw e instanceof ReplayAuthError ? new AdminError(`replay stopped: ${e.message}`) : e; });
+      ).catch((e: unknown) => {
+        if (e instanceof ReplayModeError) e.message = `replay refused: ${e.message}`;
+        throw e instanceof ReplayAuthError ? new AdminError(`replay stopped: ${e.message}`) : e;
+      });
       out(reportText(r.report, threshold));
       out(
         r.exitCode
@@ -187,6 +244,9 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (group === 'legacy-standin') {
       const port = values.port === undefined ? 8070 : Number(values.port);
+      if (!(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError(`--port must be a port number (got "${values.port}")`);
+      // without v1 every answer would be a 503 the gateway passes on as the legacy side's
+      await requireV1(target, 'the legacy stand-in');
       const { url, close } = await startStandin(deps, port);
       process.stderr.write(`legacy stand-in on ${url}: start the gateway with LEGACY_BASE_URL=${url} and ROUTE_MODES (see README)\n`);
       await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
@@ -197,7 +257,7 @@ export async function run(argv: string[]): Promise<number> {
     switch (`${group} ${action}`) {
       case 'users add': {
         if (!values.email || !password || !key)
-          throw new AdminError('users add needs --email, a password and a key (flags, --*-stdin or LEGACY_GATEWAY_*)');
+          throw new UsageError('users add needs --email, a password and a key (flags, --*-stdin or LEGACY_GATEWAY_*)');
         const u = await addUser(deps, {
           email: values.email,
           password,
@@ -211,8 +271,8 @@ export async function run(argv: string[]): Promise<number> {
         return 0;
       }
       case 'users import': {
-        if (!arg) throw new AdminError('users import needs a file');
-        if (values['skip-existing'] && values.update) throw new AdminError('use one of --skip-existing and --update');
+        if (!arg) throw new UsageError('users import needs a file');
+        if (values['skip-existing'] && values.update) throw new UsageError('use one of --skip-existing and --update');
         const started = Date.now();
         let last = 0;
         const progress = (done: number, total: number) => {
@@ -241,7 +301,7 @@ export async function run(argv: string[]): Promise<number> {
         return 0;
       }
       case 'users rebind': {
-        if (!key) throw new AdminError('users rebind needs a key (--key, --key-stdin or LEGACY_GATEWAY_KEY)');
+        if (!key) throw new UsageError('users rebind needs a key (--key, --key-stdin or LEGACY_GATEWAY_KEY)');
         const u = await rebind(deps, arg ?? '', key);
         out(`${u.email} is now bound to v1 user ${u.v1UserId}`);
         return 0;
@@ -270,14 +330,14 @@ export async function run(argv: string[]): Promise<number> {
         out(`revoked ${arg}`);
         return 0;
       case 'tokens import': {
-        if (!arg) throw new AdminError('tokens import needs a file');
+        if (!arg) throw new UsageError('tokens import needs a file');
         const r = await importTokens(deps, readRecords(readFileSync(arg, 'utf8'), arg));
         for (const p of r.problems) out(`  ! ${p}`);
         out(`imported ${r.imported} static tokens (${r.known} already known)`);
         return r.problems.length ? 1 : 0;
       }
       case 'ids import': {
-        if (!arg) throw new AdminError('ids import needs a file');
+        if (!arg) throw new UsageError('ids import needs a file');
         const r = await importIdMap(deps, readRecords(readFileSync(arg, 'utf8'), arg));
         for (const p of r.problems) out(`  ! ${p}`);
         out(`imported ${r.imported}, unchanged ${r.unchanged}`);
@@ -293,8 +353,7 @@ export async function run(argv: string[]): Promise<number> {
         return 0;
       }
       default:
-        process.stderr.write(`unknown command "${[group, action].filter(Boolean).join(' ')}"\n\n${USAGE}\n`);
-        return 2;
+        throw new UsageError(`unknown command "${[group, action].filter(Boolean).join(' ')}" (legacy-gateway --help lists the commands)`);
     }
   });
 }
@@ -324,7 +383,15 @@ async function indexCommand(deps: Deps, action: string | undefined, named: reado
     return 0;
   }
   if (action === 'sync') {
-    for (const team of await teamsFor(deps, named)) {
+    const teams = await teamsFor(deps, named);
+    // a named team no bound key reaches is refused before anything is written (its row would stay "backfilling")
+    const unreached: string[] = [];
+    if (named?.length) for (const team of teams) if (!(await deps.readers.userFor(team))) unreached.push(team);
+    if (unreached.length > 0) {
+      throw new AdminError(`no bound key reaches ${unreached.join(', ')}: nothing was synced (--team takes the id of a team a bound user's key ` +
+        'reaches; index sync without --team syncs them all)');
+    }
+    for (const team of teams) {
       await index.syncNow([team]);
       const s = (await index.status()).find((x) => x.team === team);
       out(`${team}: ${s?.state ?? 'unknown'}, ${s?.renders ?? 0} renders in ${s?.projects ?? 0} projects, ${s?.sync_calls_last_minute ?? 0} v1 calls`);
@@ -355,7 +422,7 @@ async function indexCommand(deps: Deps, action: string | undefined, named: reado
     for (const d of left) out(`not repaired (run index sync): ${d.team}  ${d.kind}  ${d.id}`);
     return left.length + unreachable > 0 ? 1 : 0;
   }
-  throw new AdminError(`unknown index command "${action ?? ''}" (sync, verify, status)`);
+  throw new UsageError(`unknown index command "${action ?? ''}" (sync, verify, status)`);
 }
 
 /** True when this module is the program being run (directly, through the `legacy-gateway` bin link, or by tsx). */
@@ -369,24 +436,62 @@ function isEntryPoint(): boolean {
   }
 }
 
+/** Set by the first error writing standard output (a closed pipe included). */
+let outputError: NodeJS.ErrnoException | undefined;
+
 /**
  * Exits only once everything written to stdout has been handed to the OS: piped output (`| wc -l`, `> file`) is never
- * cut short. A closed pipe (EPIPE: `| head`) ends quietly; any other write error is a failure.
+ * cut short. A closed pipe (EPIPE: `| head`) ends quietly; any other write error (`> /dev/full`: ENOSPC) exits 1.
  */
 function exitAfterOutput(code: number): void {
-  process.stdout.write('', () => process.exit(code));
+  process.stdout.write('', (e?: Error | null) => {
+    const failed = outputError ?? (e as NodeJS.ErrnoException | null | undefined) ?? undefined;
+    if (!failed) process.exit(code);
+    if (failed.code === 'EPIPE') process.exit(code);
+    process.stderr.write(`cannot write the output: ${failed.message}\n`);
+    process.exit(1);
+  });
+}
+
+const CONFIGURATION = new Set(['ConfigError', 'MappingError', 'WrongEncryptionKeyError', 'SimWorldMismatchError', 'WorldJournalError', 'ReplayModeError']);
+const FILE_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file or directory', EACCES: 'permission denied', EISDIR: 'is a directory', ENOTDIR: 'not a directory', EPERM: 'not permitted',
+};
+
+/**
+ * A failure as the operator sees it: one line on stderr (no stack trace unless --debug) and the exit code — 78 for
+ * configuration, 2 for a command called wrongly, 1 for anything else.
+ */
+function failure(e: unknown): { code: number; message: string } {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const oneLine = (s: string) => s.split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
+  const problems = (err as { problems?: readonly string[] }).problems;
+  if (CONFIGURATION.has(err.name)) {
+    const what = err.name === 'ConfigError' ? 'invalid configuration' : err.name === 'MappingError' ? 'invalid mappings' : undefined;
+    return { code: 78, message: what && problems ? `${what}: ${problems.join('; ')}` : oneLine(err.message) };
+  }
+  const code = (err as NodeJS.ErrnoException).code;
+  if (err instanceof UsageError || code?.startsWith('ERR_PARSE_ARGS')) {
+    const message = oneLine(err.message).replace(/\. To specify a positional argument.*$/, '');
+    return { code: 2, message: err instanceof UsageError ? message : `${message} (legacy-gateway --help lists the commands and options)` };
+  }
+  if (err instanceof AdminError) return { code: 1, message: oneLine(err.message) };
+  const path = (err as NodeJS.ErrnoException).path;
+  if (code && path && FILE_ERRORS[code]) return { code: 1, message: `cannot open ${path}: ${FILE_ERRORS[code]}` };
+  return { code: 1, message: `${oneLine(err.message) || err.name} (--debug prints the stack trace)` };
 }
 
 if (isEntryPoint()) {
+  const debug = process.argv.includes('--debug');
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    outputError ??= e;
     if (e.code === 'EPIPE') process.exit(0);
     process.stderr.write(`cannot write the output: ${e.message}\n`);
     process.exit(1);
   });
   run(process.argv.slice(2)).then(exitAfterOutput, (e: unknown) => {
-    const configuration = ['ConfigError', 'MappingError', 'WrongEncryptionKeyError'].includes((e as Error).name);
-    const known = configuration || e instanceof AdminError;
-    process.stderr.write(`${known ? (e as Error).message : ((e as Error).stack ?? String(e))}\n`);
-    exitAfterOutput(configuration ? 78 : 1);
+    const f = failure(e);
+    process.stderr.write(`${f.message}\n${debug && e instanceof Error && e.stack ? `${e.stack}\n` : ''}`);
+    exitAfterOutput(f.code);
   });
 }

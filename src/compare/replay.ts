@@ -22,7 +22,7 @@ export interface ReplayOptions {
   readonly includeWrites?: boolean;
 }
 
-async function send(base: string, r: RecordedRequest, auth: string | undefined): Promise<Answer> {
+async function send(base: string, r: RecordedRequest, auth: string | undefined): Promise<Answer & { answeredBy: string | undefined }> {
   const qs = typeof r.query === 'string' ? r.query.replace(/^\?/, '') : new URLSearchParams(r.query ?? {}).toString();
   const headers: Record<string, string> = { ...(r.headers ?? {}) };
   delete headers.host;
@@ -35,11 +35,29 @@ async function send(base: string, r: RecordedRequest, auth: string | undefined):
     body: r.body === undefined ? undefined : JSON.stringify(r.body),
   });
   const text = await res.body.text();
-  return { status: res.statusCode, body: parseBody(text), ms: performance.now() - started };
+  const answeredBy = res.headers['x-gateway-answered-by'];
+  const ms = performance.now() - started;
+  return { status: res.statusCode, body: parseBody(text), ms, answeredBy: typeof answeredBy === 'string' ? answeredBy : undefined };
 }
 
 /** One side refused the credentials it was given: every answer of the run would be a meaningless difference. */
 export class ReplayAuthError extends Error {}
+
+/**
+ * Both sides would be the legacy system: the gateway answers the route from the legacy side (its mode is proxy or
+ * shadow, `X-Gateway-Answered-By: legacy`), or the two URLs are one. Every answer would equal itself: a false green gate.
+ */
+export class ReplayModeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReplayModeError';
+  }
+}
+
+const sameServer = (a: string, b: string) => {
+  const norm = (u: string) => { try { const x = new URL(u); return `${x.protocol}//${x.host}${x.pathname.replace(/\/+$/, '')}`; } catch { return u; } };
+  return norm(a) === norm(b);
+};
 
 const AUTH_CODES = new Set(['INVALID_CREDENTIALS', 'INVALID_TOKEN', 'TOKEN_EXPIRED']);
 const refused = (a: Answer) => (a.status === 401 || a.status === 403) &&
@@ -59,6 +77,9 @@ export async function replay(
   comparator: Comparator,
   store: CompareStore,
 ): Promise<{ report: CompareReport; failing: string[]; exitCode: number; skipped: number }> {
+  if (sameServer(o.legacyUrl, o.gatewayUrl)) {
+    throw new ReplayModeError(`--legacy and --gateway are one server (${o.gatewayUrl}): the legacy side would be compared with itself`);
+  }
   let skipped = 0;
   for (const line of lines) {
     if (!line.trim()) continue;
@@ -73,6 +94,13 @@ export async function replay(
       await send(o.legacyUrl, r, undefined),
       await send(o.gatewayUrl, r, `Bearer ${o.gatewayToken}`),
     ];
+    if (translated.answeredBy === 'legacy') {
+      const segments = r.path.split('?')[0]!.split('/');
+      const prefix = `/${(segments[1] === 'items' ? segments[2] : segments[1]) ?? ''}`; // /items/<collection> follows /<collection>
+      throw new ReplayModeError(`the gateway answered ${method} ${r.path} from the legacy side (X-Gateway-Answered-By: legacy: its ROUTE_MODES puts ` +
+        `${prefix} in proxy or shadow mode), so the legacy side would be compared with itself; replay against a gateway that translates ` +
+        `${prefix} (mode translate or compare)`);
+    }
     if (refused(translated) && !refused(legacy)) {
       throw new ReplayAuthError(`the gateway refused --gateway-token (${translated.status} on ${method} ${r.path}): give an access token ` +
         '(POST /auth/login on the gateway) or a static token of the gateway user whose requests were recorded');

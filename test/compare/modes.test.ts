@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { replay } from '../../src/compare/replay.js';
+import { replay, ReplayModeError } from '../../src/compare/replay.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { startLegacyBackend, type LegacyBackend } from '../helpers/legacy-backend.js';
 
@@ -131,9 +131,10 @@ describe('report page and replay gate', () => {
   });
 
   it('replays recorded requests and exits non-zero past the threshold', async () => {
+    // (/projects is in compare mode: the gateway translates it; /renders, in shadow mode, is refused — the next test)
     const lines = [
       JSON.stringify({ method: 'GET', path: '/projects', query: { fields: 'id,title', limit: '2' }, headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
-      JSON.stringify({ method: 'GET', path: '/renders', query: 'limit=2&fields=id,title', headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
+      JSON.stringify({ method: 'GET', path: '/projects', query: 'limit=1&fields=id', headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
       JSON.stringify({ method: 'POST', path: '/renders', body: {}, headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
     ];
     const dir = mkdtempSync(join(tmpdir(), 'replay-'));
@@ -168,6 +169,34 @@ describe('report page and replay gate', () => {
     const passing = await cli('0.2');
     expect(passing.stdout).toMatch(/OK: every route/);
     expect(passing.status).toBe(0);
+  });
+
+  it('refuses a route whose mode makes both sides the legacy system (shadow, proxy, or one URL): no false green gate', async () => {
+    const recorded = [
+      JSON.stringify({ method: 'GET', path: '/projects', query: 'limit=1&fields=id', headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
+      JSON.stringify({ method: 'GET', path: '/items/renders', query: 'limit=2&fields=id,title', headers: { authorization: `Bearer ${LEGACY_TOKEN}` } }),
+    ];
+    const opts = { legacyUrl: legacy.url, gatewayUrl: base, gatewayToken: staticToken, threshold: 0.2 };
+    const e = await replay(recorded, opts, gw.deps.comparator, gw.deps.compareStore).then(() => undefined, (x: unknown) => x as Error);
+    expect(e).toBeInstanceOf(ReplayModeError);
+    expect(e!.message).toMatch(/^the gateway answered GET \/items\/renders from the legacy side \(X-Gateway-Answered-By: legacy: its ROUTE_MODES puts \/renders in proxy or shadow mode\)/);
+    await expect(replay(recorded, { ...opts, gatewayUrl: `${legacy.url}/` }, gw.deps.comparator, gw.deps.compareStore)).rejects.toThrow(/--legacy and --gateway are one server/);
+    // the command line: one line on stderr, exit 78 (the gateway's configuration), never a gate result
+    const dir = mkdtempSync(join(tmpdir(), 'replay-mode-'));
+    writeFileSync(join(dir, 'requests.jsonl'), recorded.join('\n'));
+    const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'replay', join(dir, 'requests.jsonl'), '--legacy', legacy.url, '--gateway', base, '--gateway-token', staticToken], {
+        env: { ...process.env, ...TEST_ENV, V1_BASE_URL: gw.s.url, DATABASE_URL: gw.config.DATABASE_URL },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stderr += d; });
+      child.on('exit', (status) => resolve({ status, stdout, stderr }));
+    });
+    expect(r.status).toBe(78);
+    expect(r.stdout).not.toMatch(/OK: every route/);
+    expect(r.stderr).toMatch(/^replay refused: the gateway answered GET \/items\/renders from the legacy side .*\n$/);
   });
 });
 
