@@ -145,9 +145,32 @@ function parseFields(raw: unknown, resource: ResourceSchema, schemas: SchemaRegi
       issues.add(`fields[${i}]`, `Invalid field "${item}"`);
       return;
     }
+    const unknownAt = firstUnknown(path, resource, schemas);
+    // an unknown field selects nothing, as Directus drops it (behind a relation the related object stays: {})
+    if (unknownAt >= 0) {
+      out.push(Select.create(path.slice(0, unknownAt + 1)));
+      return;
+    }
     if (checkPath(path, resource, schemas, `fields[${i}]`, issues, true, true)) out.push(Select.create(path));
   });
   return out;
+}
+
+/**
+ * The index of a `fields` path's first unknown segment reached through relations (what Directus drops), or -1 — also
+ * when the path meets `*` or a field that is not a relation first (checkPath judges those).
+ */
+function firstUnknown(path: readonly string[], resource: ResourceSchema, schemas: SchemaRegistry): number {
+  let current: ResourceSchema = resource;
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i] as string;
+    if (seg === '*') return -1;
+    const f = fieldOf(current, seg);
+    if (!f) return i;
+    if (!f.relation) return -1;
+    current = schemas[f.relation.resource] as ResourceSchema;
+  }
+  return -1;
 }
 
 function parseSort(
@@ -291,7 +314,7 @@ function deepLevel(
       continue;
     }
     const f = fieldOf(resource, key);
-    if (!f?.relation) { issues.add(at, `Field "${key}" is not a relation of "${resource.name}"`); continue; }
+    if (!f?.relation) continue; // Directus ignores deep on a field that is not a relation (or is no field)
     if (depth + 1 >= maxDepth) { issues.add(at, 'Max relational depth exceeded'); continue; }
     if (!v || typeof v !== 'object' || Array.isArray(v)) { issues.add(at, `"${at}" must be an object`); continue; }
     children[key] = deepLevel(v as Record<string, unknown>, ctx.schemas[f.relation.resource] as ResourceSchema, ctx, issues, at, depth + 1, maxDepth);

@@ -70,13 +70,15 @@ describe('fields', () => {
     ['*.title', 'Invalid field "*.title"'],
     ['project.*.name', 'Invalid field "project.*.name"'],
     ['title.x', '"title" is not a relational field'],
-    ['project.nope.x', 'Field "project.nope" does not exist on "renders"'],
-    ['*x', 'Field "*x" does not exist on "renders"'],
   ])('%s is refused', (fields, reason) => {
     expect(problems({ fields })).toEqual(one('fields[0]', reason));
   });
   it('the problem names the item', () => {
-    expect(problems({ fields: 'id,nope' })).toEqual(one('fields[1]', 'Field "nope" does not exist on "renders"'));
+    expect(problems({ fields: 'id,title.x' })).toEqual(one('fields[1]', '"title" is not a relational field'));
+  });
+  it('an unknown field is dropped as Directus drops it; behind a relation it selects the relation alone (an empty object)', () => {
+    expect(problems({ fields: 'id,nope,*x,project.nope,project.nope.x,project.account.nope' })).toEqual([]);
+    expect(q({ fields: 'id,nope,project.nope.x,renders' }).fields.map((s) => s.path)).toEqual([['id'], ['nope'], ['project', 'nope'], ['renders']]);
   });
   it('paths count against MAX_RELATIONAL_DEPTH (at least 2)', () => {
     expect(problems({ fields: 'project.account.name' }, render, { maxRelationalDepth: 3 })).toEqual([]);
@@ -284,8 +286,6 @@ describe('deep', () => {
     [{ deep: { tags: { _limit: '-2' } } }, '_limit', '"_limit" must be greater than or equal to -1'],
     [{ deep: { tags: { _offset: '-1' } } }, '_offset', '"_offset" must be greater than or equal to 0'],
     [{ deep: { tags: { _page: '-1' } } }, '_page', '"_page" must be greater than or equal to 0'],
-    [{ deep: { name: { _limit: 1 } } }, 'deep.name', 'Field "name" is not a relation of "items"'],
-    [{ deep: { nope: { _limit: 1 } } }, 'deep.nope', 'Field "nope" is not a relation of "items"'],
     [{ deep: { tags: 'x' } }, 'deep.tags', '"deep.tags" must be an object'],
     [{ deep: { tags: ['x'] } }, 'deep.tags', '"deep.tags" must be an object'],
     [{ deep: { tags: { _sort: 'nope' } } }, 'sort[0]', 'Field "nope" does not exist on "tags"'],
@@ -299,6 +299,10 @@ describe('deep', () => {
     expect(problems({ deep: { tags: { item: { _limit: 1 } } } }, item, { maxRelationalDepth: 3 })).toEqual([]);
     expect(problems({ deep: { tags: { item: { _limit: 1 } } } }, item, { maxRelationalDepth: 2 })).toEqual(one('deep.tags.item', 'Max relational depth exceeded'));
     expect(problems({ deep: { tags: { _limit: 1 } } }, item, { maxRelationalDepth: 2 })).toEqual([]);
+  });
+  it('deep on a field that is not a relation, or on no field, is ignored (as Directus ignores it)', () => {
+    expect(problems({ deep: { name: { _limit: 1 }, nope: { _limit: 1 } } }, item)).toEqual([]);
+    expect(q({ deep: { name: { _limit: 1 }, tags: { _limit: '2' } } }, item).deep!.children).toEqual({ tags: expect.objectContaining({ limit: 2 }) });
   });
   it('alias names are relations for deep', () => {
     expect(q({ alias: { hot: 'tags' }, deep: { hot: { _limit: '1' } } }, item).deep!.children.hot!.limit).toBe(1);
@@ -314,7 +318,7 @@ describe('filter and problems together', () => {
   });
   it('a 400 INVALID_QUERY lists every problem', () => {
     let thrown: unknown;
-    try { q({ limit: 'x', sort: 'nope', fields: 'nope' }); } catch (e) { thrown = e; }
+    try { q({ limit: 'x', sort: 'nope', fields: 'title.x' }); } catch (e) { thrown = e; }
     expect(thrown).toBeInstanceOf(GatewayError);
     expect((thrown as GatewayError).status).toBe(400);
     expect((thrown as GatewayError).code).toBe('INVALID_QUERY');
