@@ -18,6 +18,17 @@ const LoginBody = z.object(
 
 const TokenBody = z.object({ refresh_token: z.string().optional(), mode: z.enum(['json', 'cookie']).optional() }).loose();
 
+/** Why a login (or refresh) was refused, for the log; the answer is INVALID_CREDENTIALS whatever it is. */
+type RefusalReason = 'unknown_email' | 'no_password' | 'wrong_password' | 'no_v1_key' | 'suspended' | 'user_removed';
+const REFUSED: Record<RefusalReason, string> = {
+  unknown_email: 'no user has this email',
+  no_password: 'the user has no password (it was imported or added without one)',
+  wrong_password: 'wrong password',
+  no_v1_key: 'the user has no v1 key (imported without one): bind one with `legacy-gateway users rebind EMAIL|ID --key-stdin`',
+  suspended: 'the user is suspended (`legacy-gateway users activate EMAIL|ID`)',
+  user_removed: 'the user was removed',
+};
+
 function payload(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('Invalid payload.');
@@ -64,7 +75,13 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
       if (wait > 0) throw errors.requestsExceeded(wait, deps.clock.now());
       const user = await users.byEmail(email);
       const ok = await verifyPassword(user?.passwordHash ?? (await decoyHash()), password);
-      if (!user || !ok || user.status !== 'active') throw errors.invalidCredentials();
+      if (!user || !ok || user.status !== 'active') {
+        // the client hears INVALID_CREDENTIALS whatever the reason; the operator reads it here (never the password or key)
+        const reason: RefusalReason = !user ? 'unknown_email' : !user.passwordHash ? 'no_password' : !ok ? 'wrong_password'
+          : user.status === 'unbound' ? 'no_v1_key' : 'suspended';
+        request.log[reason === 'no_v1_key' ? 'warn' : 'info']({ reason, ...(user ? { user: user.id } : {}) }, `login refused: ${REFUSED[reason]}`);
+        throw errors.invalidCredentials();
+      }
       await limiter.succeed(account, request.ip);
       const { refreshToken } = await sessions.create(user.id);
       return await issue(reply, user.id, user.role, refreshToken, mode ?? 'json');
@@ -89,6 +106,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
     }
     const user = await users.byId(result.userId);
     if (!user || user.status !== 'active') {
+      const reason: RefusalReason = !user ? 'user_removed' : user.status === 'unbound' ? 'no_v1_key' : 'suspended';
+      request.log[reason === 'no_v1_key' ? 'warn' : 'info']({ reason, user: result.userId }, `refresh refused: ${REFUSED[reason]}`);
       await stall(started);
       throw errors.invalidCredentials();
     }
