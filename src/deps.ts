@@ -19,15 +19,21 @@ import { CompareStore } from './store/compare.js';
 import { UsageLedger } from './store/usage.js';
 import { Comparator } from './compare/service.js';
 import { V1Cache } from './plan/cache.js';
-import { LRUCache } from 'lru-cache';
-import { partitionOf, V1Client, type V1Meter, type V1Session } from './v1/client.js';
+import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
+import { KeyRing } from './v1/keys.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Metrics } from './ops/metrics.js';
 import { Lifecycle, V1Health } from './ops/v1-health.js';
 import { TeamReaders } from './plan/team-readers.js';
 import { RenderIndex } from './index/service.js';
+import { WebhookLedger } from './store/webhook-events.js';
+import { fanOut } from './webhooks/fan-out.js';
+import { WebhookReceiver } from './webhooks/receiver.js';
 
-/** Everything the routes need, built once from the config and passed down. */
+/**
+ * The composition root: every service built once, in dependency order, each given exactly what it uses; the assembled
+ * set is handed to the edge only (the Fastify app's routes, the CLI, the demo). Services never take this bag.
+ */
 export interface Deps {
   readonly config: Config;
   readonly logger: Logger;
@@ -57,11 +63,13 @@ export interface Deps {
   /** Draining (shutdown begun) or serving. */
   readonly lifecycle: Lifecycle;
   /** render_credits figures per v1 team id (RENDER_CREDITS, parsed once). */
-  readonly credits: Readonly<Record<string, unknown>>;
+  readonly credits: Config['renderCredits'];
   /** Bound keys the gateway reads a team with, for work no request asks for (webhook checks, the index's sync). */
-  readers: TeamReaders;
+  readonly readers: TeamReaders;
+  /** v1 render events, checked and applied (to the replica and the caches). */
+  readonly webhooks: WebhookReceiver;
   /** The render index (null when INDEX_ENABLED=false: every read is answered live). */
-  index: RenderIndex | null;
+  readonly index: RenderIndex | null;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
   /** The cache partition of the user's key when the key is held in memory (undefined otherwise). */
@@ -136,20 +144,22 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     retryBaseMs: config.V1_RETRY_BASE_MS,
     ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}),
   });
-  const keys = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
-  // a rebind (on any instance, or by the CLI) replaces the key this instance keeps
-  bus.on('users', (id) => {
-    if (id === '*') keys.clear();
-    else keys.delete(id);
-  });
-  bus.onResync(() => keys.clear());
+  const keys = new KeyRing(users, v1, bus);
   const compareStore = new CompareStore(db.kysely, now);
   const usage = new UsageLedger(db.kysely, now);
   const renderData = new RenderDataStore(db.kysely, now, bus);
   const overlays = new OverlayStore(db.kysely, now, bus);
+  const v1For = (userId: string, meter?: V1Meter, requestId?: string) => keys.v1For(userId, meter, requestId);
+  const readers = new TeamReaders({ config, users, cache, v1For });
+  const index = config.INDEX_ENABLED
+    ? new RenderIndex({ config, logger, clock, bus, db, ids, mappings, overlays, renderData, credits: config.renderCredits }, readers)
+    : null;
+  const webhooks = new WebhookReceiver({ config, clock, logger, metrics, readers, ledger: new WebhookLedger(db.kysely, now), owners: index?.store });
+  fanOut(webhooks, { index, cache, bus, logger });
   const deps: Deps = {
-    readers: undefined as unknown as TeamReaders,
-    index: null,
+    readers,
+    webhooks,
+    index,
     metrics,
     v1Health,
     lifecycle: new Lifecycle(),
@@ -174,31 +184,16 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     comparator: new Comparator(ids, compareStore, mappings.comparison),
     usage,
     credits: config.renderCredits,
-    async v1For(userId, meter, requestId) {
-      let key = keys.get(userId);
-      if (!key) {
-        key = await users.v1Key(userId);
-        if (!key) throw new TypeError(`user ${userId} has no bound key`);
-        keys.set(userId, key);
-      }
-      return v1.as(key, meter, requestId);
-    },
-    partitionHeld(userId) {
-      const key = keys.get(userId);
-      return key ? partitionOf(key) : undefined;
-    },
-    forgetKey(userId) {
-      keys.delete(userId);
-    },
+    v1For,
+    partitionHeld: (userId) => keys.partitionHeld(userId),
+    forgetKey: (userId) => keys.forget(userId),
     async close() {
-      await deps.index?.close();
+      await index?.close();
       await usage.close();
       await v1.close();
       await bus.close();
       await db.close();
     },
   };
-  deps.readers = new TeamReaders(deps);
-  if (config.INDEX_ENABLED) deps.index = new RenderIndex(deps, deps.readers);
   return deps;
 }

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Deps } from '../deps.js';
+import type { Logger } from 'pino';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config/schema.js';
+import type { Mappings } from '../config/mappings.js';
+import type { Clock } from '../lib/clock.js';
+import type { ChangeBus } from '../store/changes.js';
+import type { OverlayStore, RenderDataStore } from '../store/render-extras.js';
+import type { Database } from '../store/schema.js';
+import type { IdTranslator } from '../translate/ids.js';
 import { mapLimit } from '../plan/limit.js';
 import type { TeamReaders } from '../plan/team-readers.js';
 import type { Rec } from '../query/compile.js';
@@ -40,6 +48,22 @@ export interface TeamStatus {
   readonly bound_ms: number;
   readonly syncing: boolean;
   readonly last_error: string | null;
+}
+
+/** What the replica uses, given by the composition root (src/deps.ts). */
+export interface RenderIndexDeps {
+  readonly config: Pick<Config, 'ANSWER_CACHE_MB' | 'FANOUT_CONCURRENCY' | 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_MEMORY_MB'
+    | 'INDEX_RECONCILE_MS' | 'INDEX_SYNC_CALLS_PER_MIN' | 'INDEX_SYNC_CONCURRENCY' | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT' | 'SIGNED_URL_TTL_MS'
+    | 'V1_TIMESTAMP_UNIT'>;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly bus: ChangeBus;
+  readonly db: { readonly kysely: Kysely<Database> };
+  readonly ids: IdTranslator;
+  readonly mappings: Mappings;
+  readonly overlays: OverlayStore;
+  readonly renderData: RenderDataStore;
+  readonly credits: Config['renderCredits'];
 }
 
 /** How long a sync lease is held before another instance may take the team over. */
@@ -83,7 +107,7 @@ export class RenderIndex {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(private readonly deps: Deps, private readonly readers: TeamReaders) {
+  constructor(private readonly deps: RenderIndexDeps, private readonly readers: TeamReaders) {
     this.store = new IndexStore(deps.db.kysely, () => deps.clock.now());
     this.answers = new AnswerCache(deps.config.ANSWER_CACHE_MB * 1024 * 1024);
     this.builder = recordBuilder({ ids: deps.ids, mappings: deps.mappings, timeUnit: deps.config.V1_TIMESTAMP_UNIT }, () => this.overlays, deps.credits);

@@ -1,9 +1,17 @@
 import { LRUCache } from 'lru-cache';
-import type { Deps } from '../deps.js';
+import type { V1Cache } from './cache.js';
 import type { V1Meter, V1Session } from '../v1/client.js';
 import { V1UnauthorizedError } from '../v1/errors.js';
 import { Catalog } from './catalog.js';
 import { CallMeter } from './meter.js';
+
+/** What the team readers use, given by the composition root. */
+export interface TeamReadersDeps {
+  readonly config: { readonly UPSTREAM_CALL_BUDGET: number; readonly FANOUT_CONCURRENCY: number };
+  readonly users: { boundUsers(): Promise<readonly { readonly id: string }[]> };
+  readonly cache: V1Cache;
+  v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
+}
 
 /**
  * The gateway's own access to a team's data, for work no legacy request asks for (checking a webhook against the
@@ -18,7 +26,7 @@ export class TeamReaders {
   /** Users whose key no longer reaches a team (`user team`). */
   private readonly skipFor = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
 
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: TeamReadersDeps) {}
 
   /** A catalog that reads team `teamId` with some bound user's key, or undefined when no bound key reaches it. */
   async catalogFor(teamId: string): Promise<Catalog | undefined> {

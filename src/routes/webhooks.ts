@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { WebhookLedger } from '../store/webhook-events.js';
-import { WebhookReceiver } from '../webhooks/receiver.js';
+import type { WebhookReceiver } from '../webhooks/receiver.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,22 +14,7 @@ declare module 'fastify' {
  * signing secret, and the secret in WEBHOOK_SECRETS). The route authenticates itself (signature), raw bytes kept.
  */
 export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
-  const receiver = new WebhookReceiver(deps, new WebhookLedger(deps.db.kysely, () => deps.clock.now()), deps.readers, deps.config.webhookSecrets,
-    deps.config.WEBHOOK_TOLERANCE_MS);
-  // an applied render replaces every cached copy of it (every key's partition)
-  // this instance keeps the fresh copy the event carries; the others drop theirs (their next read fetches the fresh one)
-  const me = randomUUID();
-  // the index has the event's render before the 204 (on this instance at once, on the others through the bus)
-  receiver.onRender((r) => deps.index?.applyRender(r, { webhook: true }));
-  receiver.onRender((r) => {
-    deps.cache.replaceEverywhere(`render:${r.id}`, r, deps.cache.renderTtl(r));
-    void deps.bus.publish('render_cache', `${me} ${r.id}`).catch((e: unknown) => deps.logger.warn({ err: e }, 'could not tell the other instances'));
-    deps.logger.debug({ render: r.id, status: r.status }, 'webhook applied to caches');
-  });
-  deps.bus.on('render_cache', (key) => {
-    const [from, id] = key.split(' ');
-    if (from !== me && id) deps.cache.deleteEverywhere(`render:${id}`);
-  });
+  const receiver = deps.webhooks;
   app.decorate('webhooks', receiver);
   app.register(async (child) => {
     child.removeAllContentTypeParsers();

@@ -1,6 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Deps } from '../deps.js';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { IndexStore } from '../store/render-index.js';
 import { errors, type GatewayError } from '../errors/catalog.js';
 import type { TeamReaders } from '../plan/team-readers.js';
 import type { WebhookLedger } from '../store/webhook-events.js';
@@ -18,6 +22,18 @@ export function verifySignature(raw: Buffer, header: string | undefined, secret:
 
 
 export type Outcome = 'applied' | 'duplicate' | 'older';
+
+/** What the receiver uses, given by the composition root. */
+export interface WebhookReceiverDeps {
+  readonly config: Pick<Config, 'V1_TIMESTAMP_UNIT' | 'WEBHOOK_TOLERANCE_MS' | 'webhookSecrets'>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly ledger: WebhookLedger;
+  readonly readers: TeamReaders;
+  /** The replica's store, when there is one: the owners of the renders it holds. */
+  readonly owners: Pick<IndexStore, 'ownerOf'> | undefined;
+}
 export interface Delivery { readonly team: string; readonly raw: Buffer; readonly signature: string | undefined }
 
 /**
@@ -33,10 +49,17 @@ export class WebhookReceiver {
   /** render id → "team project", as v1 answered (owners never change), for renders the store does not hold. */
   private readonly confirmed = new LRUCache<string, string>({ max: 100_000 });
 
-  constructor(
-    private readonly deps: Deps, private readonly ledger: WebhookLedger, private readonly readers: TeamReaders,
-    private readonly secrets: Readonly<Record<string, string>>, private readonly toleranceMs: number,
-  ) {}
+  private readonly ledger: WebhookLedger;
+  private readonly readers: TeamReaders;
+  private readonly secrets: Readonly<Record<string, string>>;
+  private readonly toleranceMs: number;
+
+  constructor(private readonly deps: WebhookReceiverDeps) {
+    this.ledger = deps.ledger;
+    this.readers = deps.readers;
+    this.secrets = deps.config.webhookSecrets;
+    this.toleranceMs = deps.config.WEBHOOK_TOLERANCE_MS;
+  }
 
   onRender(fn: (render: V1Render, event: WebhookEvent) => void | Promise<void>): void { this.listeners.push(fn); }
 
@@ -85,7 +108,7 @@ export class WebhookReceiver {
    * applied — v1 out of reach answers 503, so v1 delivers again. v1's answers are remembered (owners never change).
    */
   private async checkOwner(render: V1Render, team: string): Promise<void> {
-    const held = await this.deps.index?.store.ownerOf(render.id);
+    const held = await this.deps.owners?.ownerOf(render.id);
     let owner = held ? `${held.team} ${held.project}` : this.confirmed.get(render.id);
     if (owner === undefined) {
       owner = await this.ownerInV1(render.id, team);

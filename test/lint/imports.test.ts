@@ -1,0 +1,101 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The import structure of src/, read from the files: no cycles (type imports count: a cycle of types is still a
+ * tangle), and the layer rules — the pure stages (query/, plan/, translate/) reach no framework, store, v1 client or
+ * HTTP module at run time, and no module but the app's root imports a route file.
+ */
+interface Edge { readonly to: string; readonly typeOnly: boolean; readonly spec: string }
+
+const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
+  .flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+
+const IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm;
+
+function graph(): Map<string, Edge[]> {
+  const g = new Map<string, Edge[]>();
+  for (const f of files('src')) {
+    const text = readFileSync(f, 'utf8');
+    const edges: Edge[] = [];
+    for (const m of text.matchAll(IMPORT)) {
+      const [, , typeKw, clause, spec] = m as unknown as [string, string, string | undefined, string | undefined, string];
+      // `import { type A, type B } from` is type-only too
+      const named = clause ? /^\{([^}]*)\}\s+from\s+$/.exec(clause.trim() + ' ')?.[1] : undefined;
+      const allTypes = named !== undefined && named.split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '));
+      const typeOnly = !!typeKw || allTypes;
+      const to = spec.startsWith('.') ? normalize(join(dirname(f), spec.replace(/\.js$/, '.ts'))) : spec;
+      edges.push({ to, typeOnly, spec });
+    }
+    g.set(normalize(f), edges);
+  }
+  return g;
+}
+
+/** Strongly connected components with more than one file (or a file importing itself). */
+function cycles(g: Map<string, Edge[]>): string[][] {
+  let n = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, n); low.set(v, n); n++;
+    stack.push(v); on.add(v);
+    for (const e of g.get(v) ?? []) {
+      if (!g.has(e.to)) continue;
+      if (!index.has(e.to)) { visit(e.to); low.set(v, Math.min(low.get(v)!, low.get(e.to)!)); }
+      else if (on.has(e.to)) low.set(v, Math.min(low.get(v)!, index.get(e.to)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do { w = stack.pop()!; on.delete(w); scc.push(w); } while (w !== v);
+      if (scc.length > 1 || (g.get(v) ?? []).some((e) => e.to === v)) out.push(scc.sort());
+    }
+  };
+  for (const v of [...g.keys()].sort()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+const PURE = ['src/query/', 'src/plan/', 'src/translate/'];
+const FORBIDDEN_AT_RUN_TIME = (e: Edge) =>
+  e.spec === 'fastify' || e.spec.startsWith('@fastify/') || e.spec === 'undici' || e.spec === 'pg' || e.spec === 'kysely' || e.spec === 'libsql' ||
+  e.to.startsWith('src/store/') || e.to === 'src/v1/client.ts' || e.to.startsWith('src/http/') || e.to.startsWith('src/routes/');
+
+describe('src/ import structure', () => {
+  const g = graph();
+
+  it('reads every file and resolves every relative import', () => {
+    expect(g.size).toBeGreaterThan(100);
+    const unresolved = [...g].flatMap(([f, es]) => es.filter((e) => e.spec.startsWith('.') && !g.has(e.to)).map((e) => `${f} → ${e.spec}`));
+    expect(unresolved).toEqual([]);
+  });
+
+  it('has no import cycle, type imports included', () => {
+    expect(cycles(g)).toEqual([]);
+  });
+
+  it('keeps query/, plan/ and translate/ free of the framework, the store, the v1 client and HTTP at run time', () => {
+    const bad = [...g].filter(([f]) => PURE.some((p) => f.startsWith(p)))
+      .flatMap(([f, es]) => es.filter((e) => !e.typeOnly && FORBIDDEN_AT_RUN_TIME(e)).map((e) => `${f} → ${e.spec}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('lets no module but the app\'s root import a route file', () => {
+    const bad = [...g].filter(([f]) => f !== 'src/app.ts').flatMap(([f, es]) => es.filter((e) => e.to.startsWith('src/routes/') && !f.startsWith('src/routes/'))
+      .map((e) => `${f} → ${relative('src', e.to)}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('finds a planted cycle and a planted layer break (the checks can fail)', () => {
+    const planted = new Map<string, Edge[]>([
+      ['src/a.ts', [{ to: 'src/b.ts', typeOnly: true, spec: './b.js' }]],
+      ['src/b.ts', [{ to: 'src/a.ts', typeOnly: false, spec: './a.js' }]],
+    ]);
+    expect(cycles(planted)).toEqual([['src/a.ts', 'src/b.ts']]);
+    expect(FORBIDDEN_AT_RUN_TIME({ to: 'src/store/db.ts', typeOnly: false, spec: '../store/db.js' })).toBe(true);
+  });
+});
