@@ -8,6 +8,7 @@ import { errorEnvelope, errors } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
+import { enableSearch } from './http/search.js';
 import { accessLogger, lazyChildLogger } from './log/logger.js';
 import { requestToken } from './http/request-token.js';
 import { routeFacts } from './http/route-facts.js';
@@ -64,6 +65,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
   });
   registerErrorHandling(app);
+  enableSearch(app);
   const accessLine = accessLogger(deps.logger);
   app.addHook('onClose', (_app, done) => { accessLine.flush(); done(); });
   // first of all (CORS preflights and shadow mode may answer from their own hooks): the request id goes back in every

@@ -70,7 +70,8 @@ export const ConfigSchema = z.object({
   // CORS, with Directus's names and defaults
   CORS_ENABLED: bool.default(false),
   CORS_ORIGIN: z.string().default('false'),
-  CORS_METHODS: z.string().default('GET,POST,PATCH,DELETE'),
+  // SEARCH beside Directus's own default list: the SDK's withSearch() reads with it from browsers too
+  CORS_METHODS: z.string().default('GET,POST,PATCH,DELETE,SEARCH'),
   CORS_ALLOWED_HEADERS: z.string().default('Content-Type,Authorization'),
   CORS_EXPOSED_HEADERS: z.string().default('Content-Range'),
   CORS_CREDENTIALS: bool.default(true),

@@ -7,6 +7,7 @@ import type { CallMeter } from '../plan/meter.js';
 import type { V1Session } from '../v1/client.js';
 import { exportFormat } from './export.js';
 import { routeFacts } from './route-facts.js';
+import { questionOf } from './search.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** Says whether a kept answer was given (`hit`) or one was computed and kept (`miss`). */
@@ -36,7 +37,7 @@ export class Memo {
     const user = requirePrincipal(request).user.id;
     const partition = deps.partitionHeld(user);
     if (partition === undefined) return false;
-    const key = answerCacheKey(partition, user, routeFacts(request).url ?? '', id, request.url);
+    const key = answerCacheKey(partition, user, routeFacts(request).url ?? '', id, questionOf(request));
     if (key === null || !index.answers.holds(key)) return false;
     const epoch = index.epochHeld(partition);
     const body = epoch === undefined ? undefined : index.answers.get(key, epoch, deps.clock.now());
@@ -49,7 +50,7 @@ export class Memo {
   static async recall(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: V1Session, meter: CallMeter, id = ''): Promise<Memo | null> {
     const index = deps.index;
     if (!index || !Memo.offered(index, request)) return new Memo(deps, null, undefined);
-    const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, routeFacts(request).url ?? '', id, request.url);
+    const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, routeFacts(request).url ?? '', id, questionOf(request));
     // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
     if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined);
     const source = await index.source(session);

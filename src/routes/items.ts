@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { ALL_OVERLAYS, explain, parseLegacyQuery, readEnv, requestSession, wantsExplain } from '../http/context.js';
 import { Memo } from '../http/answer-memo.js';
+import { searchPreHandler } from '../http/search.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, exportFormat, jsonExport, jsonExportOne, type ExportFormat } from '../http/export.js';
 import { isUuid } from '../lib/uuid.js';
@@ -179,6 +180,8 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
     };
     for (const base of [path, `/items${path}`]) {
       app.get(base, list);
+      // SEARCH: the same list, its question in the JSON body (Directus's withSearch(), Python clients)
+      app.route({ method: 'SEARCH', url: base, preHandler: searchPreHandler, handler: list });
       app.get<{ Params: { id: string } }>(`${base}/:id`, one);
     }
   }

@@ -6,13 +6,25 @@ import { anyLegacyMode, routeMode, ROUTE_PREFIXES } from '../config/route-modes.
 import type { Deps } from '../deps.js';
 import { sha256 } from '../store/crypto.js';
 import { routeFacts } from '../http/route-facts.js';
+import { searchQuery } from '../query/search-body.js';
 
-const isWrite = (m: string) => m !== 'GET' && m !== 'HEAD';
+// SEARCH is a read (its question in the body): compared like GET, its body sent to both sides
+const isWrite = (m: string) => m !== 'GET' && m !== 'HEAD' && m !== 'SEARCH';
+/** @fastify/http-proxy's methods, and Directus's SEARCH. */
+const PROXY_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS', 'SEARCH'];
 /** Which side produced an answer: `legacy` (proxy, shadow) or `gateway` (translated). */
 export const ANSWERED_BY = 'x-gateway-answered-by';
 const answeredByLegacy = { rewriteHeaders: (h: Record<string, unknown>) => ({ ...h, [ANSWERED_BY]: 'legacy' }) };
 const templateOf = (req: FastifyRequest): string | undefined => routeFacts(req).url;
 const routeOf = (req: FastifyRequest) => `${req.method} ${templateOf(req) ?? '(unmatched)'}`;
+/** The request line a comparison records: a SEARCH's body (its question) follows its URL. */
+const describeRequest = (req: FastifyRequest, body?: Buffer) =>
+  `${req.method} ${req.url}${req.method === 'SEARCH' && body ? ` ${body.toString('utf8')}` : ''}`;
+/** The question asked, before any preHandler: a SEARCH's body question, or the query string. */
+function askedQuery(req: FastifyRequest, body?: Buffer): object {
+  if (req.method !== 'SEARCH' || !body) return req.query as object;
+  try { return searchQuery(JSON.parse(body.toString('utf8')), req.query).raw; } catch { return req.query as object; }
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,10 +45,14 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
   if (!anyLegacyMode(config) || !legacyBase) { app.decorate('comparisonsIdle', async () => {}); return; }
   for (const prefix of ROUTE_PREFIXES) {
     if (routeMode(config, prefix) === 'proxy') {
-      await app.register(httpProxy, { upstream: legacyBase, prefix, rewritePrefix: prefix, http2: false, replyOptions: answeredByLegacy });
+      await app.register(httpProxy, {
+        upstream: legacyBase, prefix, rewritePrefix: prefix, http2: false, replyOptions: answeredByLegacy, httpMethods: PROXY_METHODS,
+      });
       if (['/renders', '/projects', '/accounts', '/templates'].includes(prefix)) {
         const items = `/items${prefix}`;
-        await app.register(httpProxy, { upstream: legacyBase, prefix: items, rewritePrefix: items, http2: false, replyOptions: answeredByLegacy });
+        await app.register(httpProxy, {
+          upstream: legacyBase, prefix: items, rewritePrefix: items, http2: false, replyOptions: answeredByLegacy, httpMethods: PROXY_METHODS,
+        });
       }
     }
   }
@@ -50,7 +66,7 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
 
   // who the legacy token belongs to, by email (cached per token digest)
   const people = new Map<string, string | null>();
-  async function translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>): Promise<Answer | undefined> {
+  async function translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>, body?: Buffer): Promise<Answer | undefined> {
     const digest = sha256(String(legacyHeaders.authorization ?? ''));
     let userId = people.get(digest);
     if (userId === undefined) {
@@ -66,6 +82,7 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     const started = performance.now();
     const res = await app.inject({
       method: req.method as 'GET', url: req.url, headers: { authorization: `Bearer ${token}`, ...internalHeaders(), 'content-type': 'application/json' },
+      ...(req.method === 'SEARCH' && body ? { payload: body } : {}),
     });
     return { status: res.statusCode, body: parseBody(res.body), ms: performance.now() - started };
   }
@@ -75,7 +92,7 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     const template = templateOf(req);
     if (isInternal(req.headers) || !template || routeMode(config, template) !== 'shadow') return;
     const chunks: Buffer[] = [];
-    if (isWrite(req.method)) for await (const c of req.raw) chunks.push(c as Buffer);
+    if (isWrite(req.method) || req.method === 'SEARCH') for await (const c of req.raw) chunks.push(c as Buffer);
     const body = chunks.length ? Buffer.concat(chunks) : undefined;
     const legacy = await ask(req.method, req.url, req.headers, body, Math.max(config.COMPARE_TIMEOUT_MS, config.V1_TIMEOUT_MS));
     for (const [k, v] of Object.entries(legacy.headers)) if (!HOP_HEADERS.has(k) && v !== undefined) void reply.header(k, v);
@@ -84,10 +101,12 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     if ((!isWrite(req.method) || config.COMPARE_WRITES) && sampled()) {
       const headers = { ...req.headers };
       work.run(async () => {
-        const translated = await translatedSide(req, headers);
+        const translated = await translatedSide(req, headers, body);
         if (!translated) return;
-        const again = deps.mappings.comparison.noiseRepeat ? await ask(req.method, req.url, headers, undefined, config.COMPARE_TIMEOUT_MS) : undefined;
-        const diffs = await deps.comparator.compare(routeOf(req), `${req.method} ${req.url}`, !('sort' in (req.query as object)), legacy, translated, again);
+        const resend = req.method === 'SEARCH' ? body : undefined;
+        const again = deps.mappings.comparison.noiseRepeat ? await ask(req.method, req.url, headers, resend, config.COMPARE_TIMEOUT_MS) : undefined;
+        const unsorted = !('sort' in askedQuery(req, body));
+        const diffs = await deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again);
         deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
       });
     }
@@ -103,10 +122,13 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     if (!sampled() || text === null) return payload;
     const translated: Answer = { status: reply.statusCode, body: parseBody(text), ms: reply.elapsedTime };
     const headers = { ...req.headers };
+    // a SEARCH's question (its body) goes to the legacy side too; req.query is already the body's question
+    const body = req.method === 'SEARCH' && req.body !== undefined ? Buffer.from(JSON.stringify(req.body)) : undefined;
     work.run(async () => {
-      const legacy = await ask(req.method, req.url, headers, undefined, config.COMPARE_TIMEOUT_MS);
-      const again = deps.mappings.comparison.noiseRepeat ? await ask(req.method, req.url, headers, undefined, config.COMPARE_TIMEOUT_MS) : undefined;
-      const diffs = await deps.comparator.compare(routeOf(req), `${req.method} ${req.url}`, !('sort' in (req.query as object)), legacy, translated, again);
+      const legacy = await ask(req.method, req.url, headers, body, config.COMPARE_TIMEOUT_MS);
+      const again = deps.mappings.comparison.noiseRepeat ? await ask(req.method, req.url, headers, body, config.COMPARE_TIMEOUT_MS) : undefined;
+      const unsorted = !('sort' in (req.query as object));
+      const diffs = await deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again);
       deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
     });
     return payload;

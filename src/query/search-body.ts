@@ -1,0 +1,77 @@
+/**
+ * The body of a `SEARCH /items/<collection>` (Directus's read with the query in the body), turned into the raw query
+ * object `parseQuery` reads — the same object a query string becomes, so there is one parser for both forms.
+ *
+ * As Directus 10.10 reads it (`validateBatch('read')`): the body is an object with at most `query` (an object: the query
+ * in its JSON form — `filter` object, `fields`/`sort`/`groupBy` arrays or comma strings, `deep`, `aggregate`, `alias`,
+ * `search`, `limit`/`offset`/`page` numbers, `meta`) and `keys` (primary keys to read, strings or numbers). A body
+ * `query` replaces the URL's query; without one the URL's query string is the query (an empty or absent body reads
+ * like the GET). `keys` reads those items: `id` `_in` the keys (replacing any `id` condition of the query's filter at its
+ * top level), limited to as many items as keys unless the query sets a limit. JSON values keep their JSON types (a
+ * number is a number, `true` a boolean) — the parser already takes both forms. A body of another shape is 400
+ * INVALID_PAYLOAD naming the problem (Directus 10.10 fails its own validation of such bodies with a 500).
+ */
+import { errors } from '../errors/catalog.js';
+import { isUuid } from '../lib/uuid.js';
+
+export interface SearchQuery {
+  /** The raw query to parse, as `parseQuery` takes it (never holds `access_token`). */
+  readonly raw: Readonly<Record<string, unknown>>;
+  /** A canonical text of `raw`: equal for equal questions however the body was spelled (key order, whitespace). */
+  readonly canonical: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const CREDENTIAL = 'access_token';
+
+/** The raw query of a SEARCH: its body's `query` (or the URL's), with `keys` folded into the filter. */
+export function searchQuery(body: unknown, urlQuery: unknown): SearchQuery {
+  const b: unknown = body === undefined || body === null || body === '' ? {} : body;
+  if (!isObject(b)) throw errors.invalidPayload('The body must be a JSON object');
+  for (const key of Object.keys(b)) {
+    if (key !== 'query' && key !== 'keys') throw errors.invalidPayload(`"${key}" is not allowed`);
+  }
+  const keys = b.keys;
+  if (keys !== undefined) {
+    if (!Array.isArray(keys)) throw errors.invalidPayload('"keys" must be an array');
+    keys.forEach((k, i) => {
+      if (typeof k !== 'string' && typeof k !== 'number') {
+        throw errors.invalidPayload(`"keys[${i}]" does not match any of the allowed types`);
+      }
+    });
+  }
+  // every legacy collection is keyed by uuid: another key names no item (403, as a malformed id in a path)
+  if (Array.isArray(keys) && keys.some((k) => typeof k !== 'string' || !isUuid(k))) throw errors.forbidden();
+  if (b.query !== undefined && !isObject(b.query)) throw errors.invalidPayload('"query" must be of type object');
+  const from = b.query !== undefined ? b.query : isObject(urlQuery) ? urlQuery : {};
+  const raw: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const k of Object.keys(from)) if (k !== CREDENTIAL) raw[k] = from[k];
+  if (Array.isArray(keys)) withKeys(raw, keys as (string | number)[]);
+  return { raw, canonical: canonicalJson(raw) };
+}
+
+/** `keys`: the query's filter with `id` `_in` the keys at its top level, and the keys' count as the default limit. */
+function withKeys(raw: Record<string, unknown>, keys: readonly (string | number)[]): void {
+  let filter: unknown = raw.filter;
+  if (typeof filter === 'string' && filter.trim() !== '') {
+    try {
+      filter = JSON.parse(filter);
+    } catch {
+      return void (raw.filter = filter); // the parser names the bad JSON
+    }
+  }
+  const base = isObject(filter) ? filter : {};
+  raw.filter = { ...base, id: { _in: keys.map(String) } };
+  if (keys.length > 0 && (raw.limit === undefined || raw.limit === null || raw.limit === '')) raw.limit = keys.length;
+}
+
+/** JSON with object keys sorted at every depth: one text per question, whatever order the client wrote. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJson(x))).join(',')}]`;
+  if (isObject(v)) {
+    const parts: string[] = [];
+    for (const k of Object.keys(v).sort()) if (v[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonicalJson(v[k])}`);
+    return `{${parts.join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { isGatewayError } from '../../src/errors/catalog.js';
+import { canonicalJson, searchQuery } from '../../src/query/search-body.js';
+
+const A = '59d3af91-711f-5c12-bde1-1a8e3d687603';
+const B = '9604e4ce-6557-5e21-9833-c2dc7c9942bc';
+const refusal = (f: () => unknown) => { try { f(); } catch (e) { if (isGatewayError(e)) return `${e.status} ${e.code} ${e.message}`; throw e; } return 'none'; };
+
+describe('the question of a SEARCH body', () => {
+  it('is the body query, typed as sent, replacing the URL query (but never its credential)', () => {
+    const s = searchQuery({ query: { limit: 2, filter: { download_ready: { _eq: true } }, fields: ['id'] } }, { limit: '9', access_token: 't' });
+    expect({ ...s.raw }).toEqual({ limit: 2, filter: { download_ready: { _eq: true } }, fields: ['id'] });
+    expect({ ...searchQuery(undefined, { limit: '1', access_token: 't' }).raw }).toEqual({ limit: '1' });
+    expect({ ...searchQuery({}, { sort: 'id' }).raw }).toEqual({ sort: 'id' });
+  });
+
+  it('reads keys as id _in the keys over the rest of the filter, limited to the keys unless a limit is given', () => {
+    const s = searchQuery({ keys: [A, B], query: { fields: ['id'], filter: { id: { _eq: A }, title: { _nnull: true } } } }, {});
+    expect(s.raw.filter).toEqual({ id: { _in: [A, B] }, title: { _nnull: true } });
+    expect(s.raw.limit).toBe(2);
+    expect(searchQuery({ keys: [A], query: { limit: 5, filter: '{"title":{"_eq":"x"}}' } }, {}).raw).toMatchObject({ limit: 5, filter: { title: { _eq: 'x' }, id: { _in: [A] } } });
+    expect(refusal(() => searchQuery({ keys: ['1'] }, {}))).toMatch(/^403 FORBIDDEN/);
+    expect(refusal(() => searchQuery({ keys: [7] }, {}))).toMatch(/^403 FORBIDDEN/);
+  });
+
+  it('refuses bodies of another shape with 400 INVALID_PAYLOAD naming the problem', () => {
+    expect(refusal(() => searchQuery([], {}))).toBe('400 INVALID_PAYLOAD Invalid payload. The body must be a JSON object.');
+    expect(refusal(() => searchQuery({ query: {}, data: {} }, {}))).toBe('400 INVALID_PAYLOAD Invalid payload. "data" is not allowed.');
+    expect(refusal(() => searchQuery({ query: 'limit=1' }, {}))).toBe('400 INVALID_PAYLOAD Invalid payload. "query" must be of type object.');
+    expect(refusal(() => searchQuery({ keys: A }, {}))).toBe('400 INVALID_PAYLOAD Invalid payload. "keys" must be an array.');
+    expect(refusal(() => searchQuery({ keys: [null] }, {}))).toBe('400 INVALID_PAYLOAD Invalid payload. "keys[0]" does not match any of the allowed types.');
+  });
+
+  it('has one canonical text per question, whatever the key order', () => {
+    const a = searchQuery({ query: { limit: 1, filter: { b: 1, a: [{ y: 1, x: 2 }] } } }, {});
+    const b = searchQuery({ query: { filter: { a: [{ x: 2, y: 1 }], b: 1 }, limit: 1 } }, {});
+    expect(a.canonical).toBe(b.canonical);
+    expect(a.canonical).not.toBe(searchQuery({ query: { limit: '1', filter: { b: 1, a: [{ y: 1, x: 2 }] } } }, {}).canonical);
+    expect(canonicalJson({ z: [1, { b: null, a: 'x' }] })).toBe('{"z":[1,{"a":"x","b":null}]}');
+  });
+});
