@@ -248,7 +248,7 @@ export async function run(argv: string[]): Promise<number> {
       // without v1 every answer would be a 503 the gateway passes on as the legacy side's
       await requireV1(target, 'the legacy stand-in');
       const { url, close } = await startStandin(deps, port);
-      process.stderr.write(`legacy stand-in on ${url}: start the gateway with LEGACY_BASE_URL=${url} and ROUTE_MODES (see README)\n`);
+      process.stderr.write(`legacy stand-in on ${url}: start the gateway with LEGACY_BASE_URL=${url} and ROUTE_MODES (see docs/operations.md)\n`);
       await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
       await close();
       return 0;
