@@ -65,6 +65,15 @@ const WritesFileSchema = z
   })
   .loose();
 
+/** The legacy users' role (permissions.json): per collection, read, the fields create and update may set, delete. */
+const CollectionPermissionSchema = z
+  .object({ read: z.boolean(), create: z.array(z.string()), update: z.array(z.string()), delete: z.boolean() })
+  .strict();
+const PermissionsFileSchema = z.object({ collections: z.record(z.string(), CollectionPermissionSchema) }).loose();
+
+/** What POST /renders can carry to v1: the only create the gateway serves. */
+export const CREATABLE_RENDER_FIELDS: readonly string[] = ['project', 'account', 'data', 'title'];
+
 const ComparisonFileSchema = z
   .object({
     ignoredPaths: z.array(z.string()).default([]),
@@ -80,6 +89,7 @@ export type ResourceMapping = z.infer<typeof ResourceMappingSchema>;
 export type OutputsMapping = z.infer<typeof OutputsFileSchema>;
 export type WritesMapping = z.infer<typeof WritesFileSchema>;
 export type ComparisonMapping = z.infer<typeof ComparisonFileSchema>;
+export type CollectionPermission = z.infer<typeof CollectionPermissionSchema>;
 
 export interface Mappings {
   readonly resources: Readonly<Record<string, ResourceMapping>>;
@@ -92,6 +102,8 @@ export interface Mappings {
   readonly outputs: OutputsMapping;
   readonly writes: WritesMapping;
   readonly comparison: ComparisonMapping;
+  /** The legacy role's permissions by collection name (`renders`, …); a collection not listed is not accessible. */
+  readonly permissions: Readonly<Record<string, CollectionPermission>>;
 }
 
 export class MappingError extends Error {
@@ -125,6 +137,7 @@ export function loadMappings(dir: string): Mappings {
   const outputs = read(dir, 'outputs.json', OutputsFileSchema, problems);
   const writes = read(dir, 'writes.json', WritesFileSchema, problems);
   const comparison = read(dir, 'comparison.json', ComparisonFileSchema, problems);
+  const permissions = read(dir, 'permissions.json', PermissionsFileSchema, problems);
   // every file's own checks run whenever that file parsed, so one bad file never hides another's problems
   const resources: Record<string, ResourceMapping> = { ...(resourcesRaw ?? {}) };
   const schemas: Record<string, ResourceSchema> = {};
@@ -169,7 +182,8 @@ export function loadMappings(dir: string): Mappings {
       }
     }
   }
-  if (!resourcesRaw || !statuses || !outputs || !writes || !comparison) throw new MappingError(problems);
+  if (permissions && resourcesRaw) checkPermissions(permissions.collections, resources, problems);
+  if (!resourcesRaw || !statuses || !outputs || !writes || !comparison || !permissions) throw new MappingError(problems);
   if (problems.length > 0) throw new MappingError(problems);
   return Object.freeze({
     resources,
@@ -178,5 +192,28 @@ export function loadMappings(dir: string): Mappings {
     outputs,
     writes,
     comparison,
+    permissions: permissions?.collections ?? {},
   });
+}
+
+/**
+ * The role must be one the gateway can honour: known collections and fields, update only of overlay fields, create only
+ * of renders (with what POST /renders carries), no delete (v1 cannot undo a render).
+ */
+function checkPermissions(
+  collections: Readonly<Record<string, CollectionPermission>>, resources: Readonly<Record<string, ResourceMapping>>, problems: string[],
+): void {
+  for (const [collection, p] of Object.entries(collections)) {
+    const at = `permissions.json: collections.${collection}`;
+    const r = Object.values(resources).find((x) => x.collection === collection);
+    if (!r) { problems.push(`${at}: "${collection}" is not the collection of a resource in resources.json`); continue; }
+    for (const f of [...p.create, ...p.update]) if (!Object.hasOwn(r.fields, f)) problems.push(`${at}: "${f}" is not a field of ${collection}`);
+    for (const f of p.update) {
+      if (Object.hasOwn(r.fields, f) && r.fields[f]?.write !== 'overlay') problems.push(`${at}.update: "${f}" does not have the overlay write policy`);
+    }
+    if (p.create.length > 0 && collection !== 'renders') problems.push(`${at}.create: only renders can be created`);
+    for (const f of p.create) if (!CREATABLE_RENDER_FIELDS.includes(f)) problems.push(`${at}.create: "${f}" cannot be sent to v1`);
+    if (p.create.length > 0 && !['project', 'account'].every((f) => p.create.includes(f))) problems.push(`${at}.create: needs project and account`);
+    if (p.delete) problems.push(`${at}.delete: cannot be granted (v1 cannot undo a render)`);
+  }
 }
