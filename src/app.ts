@@ -95,7 +95,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     const access = accessOf(request);
     const template = routeFacts(request).url;
     if (access !== 'legacy' || (template && legacyAnswers(deps.config, template) && !isInternal(request.headers))) { done(); return; }
-    const token = requestToken(request.headers, request.query);
+    const token = requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME);
     // a token verified before, of a user held in memory: no promise, no wait (most requests)
     const held = token ? authenticateHeld(token, deps.jwt, deps.users) : undefined;
     if (!token || held) {

@@ -44,14 +44,29 @@ export class JwtService {
     return this.settings.ttlMs;
   }
 
-  async sign(claims: AccessClaims, nowMs = (this.settings.clock ?? systemClock).now()): Promise<string> {
+  /**
+   * A token for `claims`. Session mode (Directus 10.10) signs a token that carries its session's refresh token in a
+   * `session` claim and lives SESSION_COOKIE_TTL (`session`, `ttlMs`).
+   */
+  async sign(claims: AccessClaims, nowMs = (this.settings.clock ?? systemClock).now(), session?: { refreshToken: string; ttlMs: number }): Promise<string> {
     const iat = Math.floor(nowMs / 1000);
-    return new SignJWT({ ...claims })
+    const ttlMs = session?.ttlMs ?? this.settings.ttlMs;
+    return new SignJWT(session ? { ...claims, session: session.refreshToken } : { ...claims })
       .setProtectedHeader({ alg: this.settings.alg, typ: 'JWT' })
       .setIssuedAt(iat)
-      .setExpirationTime(iat + Math.floor(this.settings.ttlMs / 1000))
+      .setExpirationTime(iat + Math.floor(ttlMs / 1000))
       .setIssuer(this.settings.issuer)
       .sign(this.signKey);
+  }
+
+  /**
+   * The refresh token a session token carries (its `session` claim), the token verified as any access token is (expired
+   * → 401 TOKEN_EXPIRED, anything wrong → 403 INVALID_TOKEN); undefined when it is a valid token without one.
+   */
+  async sessionClaim(token: string, nowMs = (this.settings.clock ?? systemClock).now()): Promise<string | undefined> {
+    await this.verify(token, nowMs);
+    const session = decodeJwt(token).session;
+    return typeof session === 'string' && session.length > 0 ? session : undefined;
   }
 
   /** True when the string is a JWT this gateway's issuer claims (else it is treated as a static token). */

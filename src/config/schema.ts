@@ -78,6 +78,12 @@ export const ConfigSchema = z.object({
   CORS_MAX_AGE: int(0).default(18_000),
   REFRESH_TOKEN_COOKIE_SAME_SITE: z.enum(['strict', 'lax', 'none']).default('lax'),
   REFRESH_TOKEN_COOKIE_DOMAIN: z.string().min(1).optional(),
+  // session mode (Directus 10.10): the access token in an httpOnly cookie
+  SESSION_COOKIE_NAME: z.string().min(1).default('directus_session_token'),
+  SESSION_COOKIE_TTL: duration.default(86_400_000),
+  SESSION_COOKIE_SECURE: bool.default(false),
+  SESSION_COOKIE_SAME_SITE: z.enum(['strict', 'lax', 'none']).default('lax'),
+  SESSION_COOKIE_DOMAIN: z.string().min(1).optional(),
   METRICS_PORT: int(1, 65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   MAX_RELATED_ITEMS: int(1).default(50_000),
@@ -169,6 +175,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (c.REFRESH_TOKEN_COOKIE_SAME_SITE === 'none' && !c.REFRESH_COOKIE_SECURE) {
     problems.push('REFRESH_TOKEN_COOKIE_SAME_SITE: "none" needs REFRESH_COOKIE_SECURE=true (browsers refuse SameSite=None without Secure)');
+  }
+  if (c.SESSION_COOKIE_SAME_SITE === 'none' && !c.SESSION_COOKIE_SECURE) {
+    problems.push('SESSION_COOKIE_SAME_SITE: "none" needs SESSION_COOKIE_SECURE=true (browsers refuse SameSite=None without Secure)');
   }
   if (c.ENCRYPTION_KEY && decodeKey(c.ENCRYPTION_KEY) === undefined) {
     problems.push('ENCRYPTION_KEY: must be 32 bytes, as 64 hex characters or base64');

@@ -1,5 +1,10 @@
-/** The access token of a request: `Authorization: Bearer` wins over `?access_token=` (Directus v9). */
-export function requestToken(headers: Record<string, string | string[] | undefined>, query: unknown): string | undefined {
+/**
+ * The access token of a request: `Authorization: Bearer` wins over `?access_token=` (Directus v9); then, when a name is
+ * given, the session cookie (Directus 10.10's session mode: the last carrier, used only when the request has no other).
+ */
+export function requestToken(
+  headers: Record<string, string | string[] | undefined>, query: unknown, sessionCookieName?: string,
+): string | undefined {
   const h = headers.authorization;
   const header = Array.isArray(h) ? h[0] : h;
   if (header) {
@@ -8,6 +13,7 @@ export function requestToken(headers: Record<string, string | string[] | undefin
   }
   const q = query && typeof query === 'object' ? (query as Record<string, unknown>).access_token : undefined;
   if (typeof q === 'string' && q.length > 0) return q;
+  if (sessionCookieName && typeof headers.cookie === 'string') return parseCookies(headers.cookie)[sessionCookieName] || undefined;
   return undefined;
 }
 

@@ -5,18 +5,19 @@ import { errors } from '../errors/catalog.js';
 import { parseCookies, serializeCookie } from '../http/request-token.js';
 import type { Deps } from '../deps.js';
 import { proxied } from '../config/route-modes.js';
+import { clearedSessionCookie, sessionCookie, sessionCookieOf, sessionRefreshToken, type AuthMode } from '../auth/session-mode.js';
 
 const LoginBody = z.object(
   {
     email: z.string({ error: '"email" is required' }).pipe(z.email({ error: '"email" must be a valid email' })),
     password: z.string({ error: '"password" is required' }).min(1, { error: '"password" is required' }),
-    mode: z.enum(['json', 'cookie'], { error: '"mode" must be one of [json, cookie]' }).optional(),
+    mode: z.enum(['json', 'cookie', 'session'], { error: '"mode" must be one of [json, cookie, session]' }).optional(),
     otp: z.string().optional(),
   },
   { error: 'Invalid payload.' },
 );
 
-const TokenBody = z.object({ refresh_token: z.string().optional(), mode: z.enum(['json', 'cookie']).optional() }).loose();
+const TokenBody = z.object({ refresh_token: z.string().optional(), mode: z.enum(['json', 'cookie', 'session']).optional() }).loose();
 
 /** Why a login (or refresh) was refused, for the log; the answer is INVALID_CREDENTIALS whatever it is. */
 type RefusalReason = 'unknown_email' | 'no_password' | 'wrong_password' | 'no_v1_key' | 'suspended' | 'user_removed';
@@ -45,13 +46,27 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
     domain: config.REFRESH_TOKEN_COOKIE_DOMAIN,
   };
 
+  /**
+   * The refresh token of a refresh or logout: in session mode the `session` claim of the session cookie (Directus 10.10);
+   * otherwise the body's, else the refresh cookie's.
+   */
+  const tokenFor = async (mode: AuthMode, fromBody: string | undefined, cookie: string | undefined): Promise<string | undefined> =>
+    mode === 'session' ? sessionRefreshToken(config, jwt, cookie) : fromBody ?? parseCookies(cookie)[config.REFRESH_COOKIE_NAME];
+
   /** Every login outcome, and every refresh failure, takes at least LOGIN_STALL_MS. */
   const stall = async (started: number) => {
     const left = config.LOGIN_STALL_MS - (performance.now() - started);
     if (left > 0) await new Promise((r) => setTimeout(r, left));
   };
 
-  const issue = async (reply: FastifyReply, userId: string, role: string, refreshToken: string, mode: 'json' | 'cookie') => {
+  const issue = async (reply: FastifyReply, userId: string, role: string, refreshToken: string, mode: AuthMode) => {
+    if (mode === 'session') {
+      // Directus 10.10: the token (carrying its session) only in the cookie; the answer says how long it lives
+      const session = { refreshToken, ttlMs: config.SESSION_COOKIE_TTL };
+      const token = await jwt.sign({ id: userId, role, app_access: true, admin_access: false }, deps.clock.now(), session);
+      void reply.header('set-cookie', sessionCookie(config, token, deps.clock.now()));
+      return { data: { expires: config.SESSION_COOKIE_TTL } };
+    }
     const access_token = await jwt.sign({ id: userId, role, app_access: true, admin_access: false });
     if (mode === 'cookie') {
       void reply.header(
@@ -94,9 +109,15 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
     const started = performance.now();
     const body = TokenBody.safeParse(payload(request.body));
     const fromBody = body.success ? body.data.refresh_token : undefined;
-    const token = fromBody ?? parseCookies(request.headers.cookie)[config.REFRESH_COOKIE_NAME];
-    if (!token) throw errors.invalidPayload('"refresh_token" is required in either the JSON payload or Cookie');
     const mode = (body.success ? body.data.mode : undefined) ?? (fromBody ? 'json' : 'cookie');
+    let token: string | undefined;
+    try {
+      token = await tokenFor(mode, fromBody, request.headers.cookie);
+    } catch (e) {
+      await stall(started); // a session cookie that does not verify is a refresh failure too
+      throw e;
+    }
+    if (!token) throw errors.invalidPayload('"refresh_token" is required in either the JSON payload or Cookie');
     const result = await sessions.rotate(token);
     if (!result.ok) {
       if (result.reason === 'reused')
@@ -116,10 +137,13 @@ export function registerAuthRoutes(app: FastifyInstance, deps: Deps): void {
 
   app.post('/auth/logout', { config: { access: 'public' } }, async (request, reply) => {
     const body = TokenBody.safeParse(payload(request.body));
-    const token = (body.success ? body.data.refresh_token : undefined) ?? parseCookies(request.headers.cookie)[config.REFRESH_COOKIE_NAME];
+    const fromBody = body.success ? body.data.refresh_token : undefined;
+    const token = await tokenFor((body.success ? body.data.mode : undefined) ?? 'cookie', fromBody, request.headers.cookie);
     if (!token) throw errors.invalidPayload('"refresh_token" is required in either the JSON payload or Cookie');
     await sessions.logout(token);
-    void reply.header('set-cookie', serializeCookie(config.REFRESH_COOKIE_NAME, '', { ...cookieOptions, maxAgeMs: 0 }));
+    const cleared = [serializeCookie(config.REFRESH_COOKIE_NAME, '', { ...cookieOptions, maxAgeMs: 0 })];
+    if (sessionCookieOf(config, request.headers.cookie)) cleared.push(clearedSessionCookie(config));
+    void reply.header('set-cookie', cleared);
     return reply.status(204).send();
   });
 }
