@@ -21,7 +21,9 @@ export function parseRouteModes(json: string | undefined, legacyBase: string | u
     else if (!(MODES as readonly unknown[]).includes(mode)) problems.push(`ROUTE_MODES: "${prefix}" has unknown mode "${String(mode)}"`);
     else modes[prefix] = mode as RouteMode;
   }
-  if (Object.values(modes).some((m) => m !== 'translate') && !legacyBase) problems.push('LEGACY_BASE_URL: required when ROUTE_MODES uses proxy, shadow or compare');
+  if (Object.values(modes).some((m) => m !== 'translate') && !legacyBase) {
+    problems.push('LEGACY_BASE_URL: required when ROUTE_MODES uses proxy, shadow or compare');
+  }
   return { modes: Object.freeze(modes), problems };
 }
 
