@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { answerCacheKey } from '../index/answer-cache.js';
 import type { ReadSource, RenderIndex } from '../index/service.js';
 import type { CallMeter } from '../plan/meter.js';
 import type { V1Session } from '../v1/client.js';
 import { exportFormat } from './export.js';
+import { requestContext } from './request-context.js';
 import { routeFacts } from './route-facts.js';
 import { questionOf } from './search.js';
 
@@ -20,7 +20,9 @@ const MEMO_HEADER = 'x-gateway-answer-cache';
  * variable are never kept (`answerCacheKey`).
  */
 export class Memo {
-  private constructor(private readonly deps: Deps, private key: string | null, readonly source: ReadSource | undefined) {}
+  private constructor(
+    private readonly deps: Deps, private key: string | null, readonly source: ReadSource | undefined, private readonly now: number,
+  ) {}
 
   /** The query resolved a dynamic variable: its answer depends on the clock or the caller and is not kept. */
   dynamic(): void {
@@ -34,13 +36,14 @@ export class Memo {
   static answerHeld(deps: Deps, request: FastifyRequest, reply: FastifyReply, id = ''): boolean {
     const index = deps.index;
     if (!index || !Memo.offered(index, request)) return false;
-    const user = requirePrincipal(request).user.id;
-    const partition = deps.partitionHeld(user);
+    const ctx = requestContext(deps, request);
+    const user = ctx.principal.user.id;
+    const partition = ctx.partitionHeld;
     if (partition === undefined) return false;
     const key = answerCacheKey(partition, user, routeFacts(request).url ?? '', id, questionOf(request));
     if (key === null || !index.answers.holds(key)) return false;
-    const epoch = index.epochHeld(partition);
-    const body = epoch === undefined ? undefined : index.answers.get(key, epoch, deps.clock.now());
+    const epoch = index.epochHeld(partition, ctx.now);
+    const body = epoch === undefined ? undefined : index.answers.get(key, epoch, ctx.now);
     if (body === undefined) return false;
     void reply.header('x-gateway-v1-calls', '0').header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
     void reply.type(JSON_TYPE).send(body);
@@ -49,20 +52,21 @@ export class Memo {
 
   static async recall(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: V1Session, meter: CallMeter, id = ''): Promise<Memo | null> {
     const index = deps.index;
-    if (!index || !Memo.offered(index, request)) return new Memo(deps, null, undefined);
-    const key = answerCacheKey(session.partition, requirePrincipal(request).user.id, routeFacts(request).url ?? '', id, questionOf(request));
+    const ctx = requestContext(deps, request);
+    if (!index || !Memo.offered(index, request)) return new Memo(deps, null, undefined, ctx.now);
+    const key = answerCacheKey(session.partition, ctx.principal.user.id, routeFacts(request).url ?? '', id, questionOf(request));
     // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
-    if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined);
-    const source = await index.source(session);
+    if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined, ctx.now);
+    const source = await index.source(session, ctx.now);
     if (source.kind === 'index') {
-      const body = index.answers.get(key, source.epoch, deps.clock.now());
+      const body = index.answers.get(key, source.epoch, ctx.now);
       if (body) {
         void reply.header('x-gateway-v1-calls', String(meter.calls)).header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
         void reply.type(JSON_TYPE).send(body);
         return null;
       }
     }
-    return new Memo(deps, key, source);
+    return new Memo(deps, key, source, ctx.now);
   }
 
   /** Whether this request's answer may come from, or go to, the cache at all (not an export, not explained). */
@@ -77,7 +81,7 @@ export class Memo {
     if (answers && this.key !== null && source.kind === 'index') {
       void reply.header(MEMO_HEADER, 'miss');
       answers.misses++; // (counted here, once per read the cache could have answered)
-      const now = this.deps.clock.now();
+      const now = this.now;
       const until = Math.min(now + this.deps.config.ANSWER_CACHE_MAX_AGE_MS, refreshAt);
       if (until > now) answers.set(this.key, source.epoch, until, text);
     }

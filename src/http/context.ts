@@ -1,15 +1,14 @@
 import type { FastifyRequest } from 'fastify';
-import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { Catalog } from '../plan/catalog.js';
 import type { ExecEnv } from '../plan/index.js';
 import { CallMeter } from '../plan/meter.js';
-import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import { ExpansionBudget } from '../query/budget.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { safeEqual } from '../store/crypto.js';
+import { requestContext } from './request-context.js';
 import type { V1Session } from '../v1/client.js';
 
 export type OverlayType = 'render' | 'project' | 'account';
@@ -17,10 +16,9 @@ export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'accou
 
 /** The request's call meter and its v1 session (the bound key of the principal). */
 export async function requestSession(deps: Deps, request: FastifyRequest): Promise<{ meter: CallMeter; session: V1Session }> {
-  const principal = requirePrincipal(request);
-  const meter = new CallMeter(deps.config.UPSTREAM_CALL_BUDGET, () => deps.metrics.budgetRefused());
-  const session = await deps.v1For(principal.user.id, meter, request.id);
-  return { meter, session };
+  const ctx = requestContext(deps, request);
+  void ctx.principal; // 403 before any store read when there is no caller
+  return { meter: ctx.meter, session: await ctx.session() };
 }
 
 /**
@@ -59,14 +57,13 @@ export async function requestEnv(
  * the clock or the caller and is never kept.
  */
 export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: ResourceSchema, onDynamic?: () => void): QueryNode {
-  const principal = requirePrincipal(request);
-  const user = principal.user;
+  const ctx = requestContext(deps, request);
+  const user = ctx.principal.user;
   const used = onDynamic ?? (() => undefined);
-  let now: Date | undefined;
   return parseQuery((request.query ?? {}) as Record<string, unknown>, resource, {
     schemas: deps.mappings.schemas,
     dynamic: {
-      get now() { used(); return (now ??= new Date()); },
+      get now() { used(); return new Date(ctx.now); },
       get userId() { used(); return user.id; },
       get roleId() { used(); return user.role; },
       get user() {
@@ -86,9 +83,4 @@ export function wantsExplain(deps: Deps, request: FastifyRequest): boolean {
   if (deps.config.EXPLAIN_ENABLED) return true;
   const t = request.headers['x-gateway-operator-token'];
   return typeof t === 'string' && !!deps.config.GATEWAY_ADMIN_TOKEN && safeEqual(t, deps.config.GATEWAY_ADMIN_TOKEN);
-}
-
-/** The explain block: the plan (its residual filter named, not dumped) and the v1 calls, pages and records. */
-export function explain(plan: Plan, meter: CallMeter): Record<string, unknown> {
-  return { plan: { ...plan, residual: plan.residual ? 'in memory' : null }, ...meter.summary() };
 }

@@ -232,16 +232,16 @@ export class RenderIndex {
 
   /**
    * Where this read is answered from: the index when every team in scope is backfilled (a stale one is synced first,
-   * within its budget; N readers of one stale team wait for one sync), else live, while the backfill runs.
+   * within its budget; N readers of one stale team wait for one sync), else live, while the backfill runs. `now` is the
+   * request's moment (its context's): freshness is judged at the same time as the rest of the request.
    */
-  async source(session: V1Session): Promise<ReadSource> {
-    const held = this.sourceHeld(session);
+  async source(session: V1Session, now = this.deps.clock.now()): Promise<ReadSource> {
+    const held = this.sourceHeld(session, now);
     if (held) return held;
     if (this.closed) return { kind: 'live', reason: 'the index is shut down' };
     const reach = await this.reachOf(session);
     await this.overlaysReady;
     // every reachable team, not only those the filter names: total_count counts everything the key reaches
-    const now = this.deps.clock.now();
     const ready: TeamIndex[] = [];
     const pending: string[] = [];
     for (const team of reach) {
@@ -255,23 +255,22 @@ export class RenderIndex {
     }
     if (pending.length > 0) return { kind: 'live', reason: `the index of ${pending.join(', ')} is not backfilled yet` };
     // a stale team is synced first (its head only: the full reconcile is the background's), within its budget
-    const stale = ready.filter((t) => !this.fresh(t) && this.withinBudget(t));
+    const stale = ready.filter((t) => !this.fresh(t, now) && this.withinBudget(t));
     await Promise.all(stale.map((t) => this.syncTeam(t, false).catch(() => undefined)));
     // a team whose sync fails (no bound key reaches it any more, v1 refusing) is not answered from an old copy
-    const failing = ready.filter((t) => !this.fresh(t) && this.failures.has(t.id));
+    const failing = ready.filter((t) => !this.fresh(t, now) && this.failures.has(t.id));
     if (failing.length > 0) {
       return { kind: 'live', reason: `the index of ${failing.map((t) => t.id).join(', ')} could not be synced: ${this.failures.get(failing[0]!.id)?.message}` };
     }
     const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(this.deps.clock.now()), synced: stale.map((t) => t.id), epoch: epochOf(ready) };
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready) };
   }
 
   /**
    * The same answer as `source` without waiting, when nothing needs waiting for (most reads of a team being read): the
    * key's reach trusted, the overlays read, every team of the reach in memory, backfilled and fresh. Undefined otherwise.
    */
-  private sourceHeld(session: V1Session): ReadSource | undefined {
-    const now = this.deps.clock.now();
+  private sourceHeld(session: V1Session, now: number): ReadSource | undefined {
     const ready = this.heldTeams(session.partition, now);
     if (!ready) return undefined;
     const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
@@ -279,8 +278,8 @@ export class RenderIndex {
   }
 
   /** The epoch `source` would give a key's read now (its teams marked read), without building a snapshot. */
-  epochHeld(partition: string): string | undefined {
-    const ready = this.heldTeams(partition, this.deps.clock.now());
+  epochHeld(partition: string, now = this.deps.clock.now()): string | undefined {
+    const ready = this.heldTeams(partition, now);
     return ready ? epochOf(ready) : undefined;
   }
 
@@ -293,7 +292,7 @@ export class RenderIndex {
     const ready: TeamIndex[] = [];
     for (const team of hit.teams) {
       const t = this.teams.get(team.id);
-      if (!t || t.state !== 'ready' || !this.fresh(t)) return undefined;
+      if (!t || t.state !== 'ready' || !this.fresh(t, now)) return undefined;
       ready.push(t);
     }
     for (const t of ready) t.readAt = now;
@@ -301,14 +300,14 @@ export class RenderIndex {
   }
 
   /** The staleness bound of a team: INDEX_RECONCILE_MS while its webhooks arrive, else INDEX_MAX_STALENESS_MS. */
-  boundOf(t: TeamIndex): number {
+  boundOf(t: TeamIndex, now = this.deps.clock.now()): number {
     const c = this.deps.config;
-    const hooks = t.webhookAt !== null && this.deps.clock.now() - t.webhookAt < c.INDEX_RECONCILE_MS;
+    const hooks = t.webhookAt !== null && now - t.webhookAt < c.INDEX_RECONCILE_MS;
     return hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
   }
 
-  private fresh(t: TeamIndex): boolean {
-    return this.deps.clock.now() - (t.syncedAt ?? 0) <= this.boundOf(t);
+  private fresh(t: TeamIndex, now = this.deps.clock.now()): boolean {
+    return now - (t.syncedAt ?? 0) <= this.boundOf(t, now);
   }
 
   /** v1 calls the team's syncs made in the last minute. */

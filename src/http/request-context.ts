@@ -1,0 +1,55 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/authenticate.js';
+import { requirePrincipal } from '../auth/guards.js';
+import type { Clock } from '../lib/clock.js';
+import { CallMeter } from '../plan/meter.js';
+import type { V1Meter, V1Session } from '../v1/client.js';
+
+/** What a request context is built from (the composition root's services). */
+export interface RequestContextDeps {
+  readonly clock: Clock;
+  readonly config: { readonly UPSTREAM_CALL_BUDGET: number };
+  readonly metrics: { budgetRefused(): void };
+  v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
+  partitionHeld(userId: string): string | undefined;
+}
+
+/**
+ * One per request, built on first use and every part of it lazily, so the kept-answer path pays only for what it
+ * reads: the principal, the cache partition of its key, the request id and logger, the v1 call meter and session, and
+ * `now` — taken once from the injected clock and used by everything that judges time in this request (`$NOW` in the
+ * query, the replica's freshness, the answer cache's validity).
+ */
+export class RequestContext {
+  private at: number | undefined;
+  private callMeter: CallMeter | undefined;
+  private v1: Promise<V1Session> | undefined;
+
+  constructor(private readonly deps: RequestContextDeps, readonly request: FastifyRequest) {}
+
+  get id(): string { return this.request.id; }
+  get log(): FastifyBaseLogger { return this.request.log; }
+  /** The authenticated caller (403 when there is none). */
+  get principal(): Principal { return requirePrincipal(this.request); }
+  /** This request's moment, read from the clock once. */
+  get now(): number { return (this.at ??= this.deps.clock.now()); }
+  /** The cache partition of the caller's key when the key is held in memory (no store read); undefined otherwise. */
+  get partitionHeld(): string | undefined { return this.deps.partitionHeld(this.principal.user.id); }
+  /** The v1 calls this request makes, against UPSTREAM_CALL_BUDGET. */
+  get meter(): CallMeter {
+    return (this.callMeter ??= new CallMeter(this.deps.config.UPSTREAM_CALL_BUDGET, () => this.deps.metrics.budgetRefused()));
+  }
+  /** The v1 API as the caller's bound key sees it (calls counted by `meter`). */
+  session(): Promise<V1Session> {
+    return (this.v1 ??= this.deps.v1For(this.principal.user.id, this.meter, this.request.id));
+  }
+}
+
+const contexts = new WeakMap<FastifyRequest, RequestContext>();
+
+/** The request's context (the same object for the whole request). */
+export function requestContext(deps: RequestContextDeps, request: FastifyRequest): RequestContext {
+  let c = contexts.get(request);
+  if (!c) { c = new RequestContext(deps, request); contexts.set(request, c); }
+  return c;
+}

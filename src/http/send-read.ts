@@ -1,0 +1,67 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import type { Deps } from '../deps.js';
+import { explainList, explainOne } from '../plan/explain.js';
+import type { ListRead, OneRead } from '../read/items.js';
+import type { Memo } from './answer-memo.js';
+import { wantsExplain } from './context.js';
+import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, jsonExport, jsonExportOne, type ExportFormat } from './export.js';
+import { jsonArrayEnvelope } from './json-stream.js';
+import type { RequestContext } from './request-context.js';
+
+async function drain<T>(items: AsyncIterable<T>): Promise<AsyncIterable<T>> {
+  const all: T[] = [];
+  for await (const x of items) all.push(x);
+  return (async function* () { yield* all; })();
+}
+
+/**
+ * Sends a list read as the legacy API answers it: a file (`?export=`), a stream (`limit=-1`), or one JSON body (kept by
+ * the answer cache when it came from the replica), with explain when asked for. An answer that expands relations is built
+ * whole first (bounded by MAX_RELATED_ITEMS), so the budget refuses it with a clean 400 before any byte is sent.
+ */
+export async function sendList(
+  deps: Deps, ctx: RequestContext, reply: FastifyReply, memo: Memo, read: ListRead, format: ExportFormat | undefined, collection: string,
+): Promise<FastifyReply | Record<string, unknown>> {
+  const { result, source } = read;
+  void reply.header('x-gateway-source', source.kind);
+  const items = result.stream && read.expands ? await drain(result.stream) : result.stream;
+  if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
+  const explained = wantsExplain(deps, ctx.request);
+  if (items) {
+    const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.how) : undefined;
+    return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(items, ctx.log, result.meta, atEnd)));
+  }
+  const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
+  void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
+  if (explained) return { ...body, explain: explainList(read.plan, ctx.meter, source, read.how) };
+  return memo.keep(reply, body, source, read.refreshAt);
+}
+
+/** Sends a read by id: a file, the item with explain, or the item (kept when it came from the replica). */
+export async function sendOne(
+  deps: Deps, ctx: RequestContext, reply: FastifyReply, memo: Memo, read: OneRead, format: ExportFormat | undefined, collection: string,
+): Promise<FastifyReply | Record<string, unknown>> {
+  void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
+  void reply.header('x-gateway-source', read.source.kind);
+  if (format) return sendExport(deps, ctx, reply, format, collection, read.data as object);
+  if (wantsExplain(deps, ctx.request)) return { data: read.data, explain: explainOne(ctx.meter, read.source) };
+  return memo.keep(reply, { data: read.data }, read.source, read.refreshAt);
+}
+
+/** Sends `?export=` data as Directus does: an attachment named after the collection and the time. */
+async function sendExport(
+  deps: Deps, ctx: RequestContext, reply: FastifyReply, format: ExportFormat, collection: string, data: AsyncIterable<unknown> | unknown[] | object,
+): Promise<FastifyReply> {
+  const name = exportFilename(collection, new Date(ctx.now), format);
+  void reply.header('content-disposition', `attachment; filename="${name}"`).type(EXPORT_CONTENT_TYPE[format]);
+  const many = Array.isArray(data) || Symbol.asyncIterator in (data as object);
+  if (format === 'csv') {
+    // a streamed answer (limit=-1) is written as it is read, through a scratch file; a page is built at once
+    const csv = { escapeFormulas: deps.config.EXPORT_CSV_ESCAPE_FORMULAS };
+    if (many && !Array.isArray(data)) return reply.send(Readable.from(csvExportStream(data as AsyncIterable<unknown>, csv)));
+    return reply.send(await csvExport(many ? (data as unknown[]) : [data], csv));
+  }
+  if (!many) return reply.send(jsonExportOne(data));
+  return reply.send(Readable.from(jsonExport(data as AsyncIterable<unknown>)));
+}

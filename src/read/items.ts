@@ -1,0 +1,99 @@
+import type { Deps } from '../deps.js';
+import { ALL_OVERLAYS, readEnv } from '../http/context.js';
+import type { RequestContext } from '../http/request-context.js';
+import { readFromIndex, type IndexStrategy } from '../index/read.js';
+import type { ReadSource } from '../index/service.js';
+import { executeList, executeOne } from '../plan/execute.js';
+import type { ExecEnv } from '../plan/index.js';
+import { planQuery, type Plan } from '../plan/plan.js';
+import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
+import { selectsRelations } from '../query/project.js';
+import type { QueryResult } from '../query/run.js';
+import type { ResourceSchema } from '../query/schema.js';
+import type { V1Session } from '../v1/client.js';
+
+/** A list read, answered: the query and its plan, the result, where it came from and until when it may be kept. */
+export interface ListRead {
+  readonly q: QueryNode;
+  readonly plan: Plan;
+  readonly result: QueryResult;
+  readonly source: ReadSource;
+  readonly how?: IndexStrategy;
+  /** When the answer's first signed URL must be refreshed (a kept answer is not given past it). */
+  readonly refreshAt: number;
+  /** The answer expands relations: it must be built whole before a byte is sent (MAX_RELATED_ITEMS refuses cleanly). */
+  readonly expands: boolean;
+}
+
+/** A read by id, answered (`data` undefined never: a missing item is the executor's 403). */
+export interface OneRead {
+  readonly data: unknown;
+  readonly source: ReadSource;
+  readonly refreshAt: number;
+}
+
+/**
+ * The legacy item reads (GET/SEARCH of /renders, /projects, /accounts, /templates and their /:id): the query is planned,
+ * then answered from the replica when every team in scope is backfilled (a stale team synced first), else live from v1.
+ */
+export class ItemReads {
+  private readonly planning: { statusToV1: Deps['mappings']['status']['toV1']; schemas: Deps['mappings']['schemas'] };
+
+  constructor(private readonly deps: Deps, private readonly resource: string, private readonly schema: ResourceSchema) {
+    this.planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
+  }
+
+  async list(ctx: RequestContext, q: QueryNode, known?: ReadSource): Promise<ListRead> {
+    const session = await ctx.session();
+    const plan = planQuery(q, this.resource, this.planning);
+    const env = await this.env(ctx, session);
+    const answered = await this.answer(q, plan, env, session, ctx.now, known);
+    await this.deps.ids.flush();
+    return { q, plan, ...answered, expands: selectsRelations(q.fields, this.schema, this.deps.mappings.schemas, q.alias) };
+  }
+
+  /** By id: from the replica when it holds the item; otherwise live (an item it has not seen yet, or not reachable: 403). */
+  async one(ctx: RequestContext, id: string, q: QueryNode, known?: ReadSource): Promise<OneRead> {
+    const session = await ctx.session();
+    const env = await this.env(ctx, session);
+    const byId = Query.with(q, {
+      filter: Compare.create(FieldRef.create(['id']), '_eq', id),
+      search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [],
+    });
+    const { result, source, refreshAt } = await this.answer(byId, planQuery(byId, this.resource, this.planning), env, session, ctx.now, known);
+    let data = result.data[0];
+    let from = source;
+    if (data === undefined) {
+      data = await executeOne(this.resource, id, q, (x) => planQuery(x, this.resource, this.planning), env);
+      from = { kind: 'live', reason: source.kind === 'index' ? 'the index does not hold this item' : source.reason };
+    }
+    await this.deps.ids.flush();
+    return { data, source: from, refreshAt };
+  }
+
+  private env(ctx: RequestContext, session: V1Session): Promise<ExecEnv> {
+    return readEnv(this.deps, session, ctx.meter, this.resource === 'template' ? [] : ALL_OVERLAYS);
+  }
+
+  private async answer(
+    q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource,
+  ): Promise<{ result: QueryResult; source: ReadSource; how?: IndexStrategy; refreshAt: number }> {
+    const index = this.deps.index;
+    const source: ReadSource = known ?? (index ? await index.source(session, now) : { kind: 'live', reason: 'INDEX_ENABLED=false' });
+    let refreshAt = Number.POSITIVE_INFINITY;
+    if (source.kind === 'live' || !index) return { result: (await executeList(this.resource, q, plan, env)).result, source, refreshAt };
+    const snap = source.snapshot;
+    let how: IndexStrategy | undefined;
+    const ids = this.deps.ids;
+    const result = await readFromIndex(this.resource, q, plan, snap, {
+      schemas: this.deps.mappings.schemas,
+      budget: env.budget,
+      // an answer kept for later is not given past the moment its first signed URL must be refreshed
+      beforeAnswer: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind)); },
+      answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) ids.queue('render', v1, u); },
+      flush: () => ids.flush(),
+      report: (h) => { how = h; },
+    });
+    return { result, source, refreshAt, ...(how ? { how } : {}) };
+  }
+}
