@@ -22,6 +22,7 @@ import { ANSWERED_BY, registerModes } from './routes/modes.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerServerRoutes } from './routes/server.js';
 import { registerSpecRoutes } from './routes/server-specs.js';
+import { registerSchemaRoutes } from './routes/schema.js';
 import { V1UnauthorizedError } from './v1/errors.js';
 
 /** Marks a query string the parser could not read (it never throws; this is the last line of defence). */
@@ -136,6 +137,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   registerServerRoutes(app, deps);
   registerSpecRoutes(app, deps);
+  registerSchemaRoutes(app, deps);
   registerAuthRoutes(app, deps);
   registerUserRoutes(app, deps);
   registerItemRoutes(app, deps);
