@@ -27,7 +27,7 @@ const CREDENTIAL = 'access_token';
 /** The raw query of a SEARCH: its body's `query` (or the URL's), with `keys` folded into the filter. */
 export function searchQuery(body: unknown, urlQuery: unknown): SearchQuery {
   const b: unknown = body === undefined || body === null || body === '' ? {} : body;
-  if (!isObject(b)) throw errors.invalidPayload('The body must be a JSON object');
+  if (!isObject(b)) throw errors.invalidPayload('"value" must be of type object');
   for (const key of Object.keys(b)) {
     if (key !== 'query' && key !== 'keys') throw errors.invalidPayload(`"${key}" is not allowed`);
   }

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
@@ -206,12 +207,24 @@ describe('SEARCH answers as GET', () => {
       expect(r.statusCode, JSON.stringify(body)).toBe(400);
       expect(r.json().errors[0].extensions.code).toBe('INVALID_PAYLOAD');
     }
+    // as a real Directus 10.10 answered the same bodies (test/fixtures/directus/schema-answers.json)
+    const oracle = JSON.parse(readFileSync('test/fixtures/directus/schema-answers.json', 'utf8')) as Record<string, { request?: unknown; status: number; body: unknown }>;
+    const asked = Object.entries(oracle).filter(([k]) => k.startsWith('SEARCH /items/renders: '));
+    expect(asked.length).toBeGreaterThanOrEqual(5);
+    for (const [name, answer] of asked) {
+      const r = await ask(answer.request);
+      expect({ name, status: r.statusCode, body: r.json() }).toEqual({ name, status: answer.status, body: answer.body });
+    }
     const broken = await cached.app.inject({ method: 'SEARCH', url: '/items/renders', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"query":' });
     expect(broken.statusCode).toBe(400);
     expect(broken.json().errors[0].extensions.code).toBe('INVALID_PAYLOAD');
     const { get, search } = await both(cached, token, '/items/renders', { filter: { title: { _eq: '' } }, limit: 'x' });
     expect(search.statusCode).toBe(400);
     expect(search.json()).toEqual(get.json());
+    // Directus has no SEARCH on an item's own route (withSearch(readItem(...)) is a 404 there too)
+    const item = await cached.app.inject({ method: 'SEARCH', url: '/items/renders/6a3f0e1c-2222-4b8a-9c6f-bbbbbbbbbbbb', headers: auth, payload: { query: {} } });
+    expect(item.statusCode).toBe(404);
+    expect(item.json().errors[0].extensions.code).toBe('ROUTE_NOT_FOUND');
     // no token: the public role, 403 as GET
     const anon = await cached.app.inject({ method: 'SEARCH', url: '/items/renders', payload: { query: { limit: 1 } } });
     expect(anon.statusCode).toBe(403);

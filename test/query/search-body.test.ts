@@ -24,7 +24,7 @@ describe('the question of a SEARCH body', () => {
   });
 
   it('refuses bodies of another shape with 400 INVALID_PAYLOAD naming the problem', () => {
-    expect(refusal(() => searchQuery([], {}))).toBe('400 INVALID_PAYLOAD Invalid payload. The body must be a JSON object.');
+    expect(refusal(() => searchQuery([], {}))).toBe('400 INVALID_PAYLOAD Invalid payload. "value" must be of type object.');
     expect(refusal(() => searchQuery({ query: {}, data: {} }, {}))).toBe('400 INVALID_PAYLOAD Invalid payload. "data" is not allowed.');
     expect(refusal(() => searchQuery({ query: 'limit=1' }, {}))).toBe('400 INVALID_PAYLOAD Invalid payload. "query" must be of type object.');
     expect(refusal(() => searchQuery({ keys: A }, {}))).toBe('400 INVALID_PAYLOAD Invalid payload. "keys" must be an array.');
