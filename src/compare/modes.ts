@@ -1,0 +1,139 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { JwtService } from '../auth/jwt.js';
+import type { Config } from '../config/schema.js';
+import { routeMode } from '../config/route-modes.js';
+import { routeFacts } from '../http/route-facts.js';
+import type { Metrics } from '../ops/metrics.js';
+import { searchQuery } from '../query/search-body.js';
+import { sha256 } from '../store/crypto.js';
+import type { UserStore } from '../store/users.js';
+import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from './legacy-side.js';
+import { parseBody, type Answer, type Comparator } from './service.js';
+
+/** Which side produced an answer: `legacy` (proxy, shadow) or `gateway` (translated). */
+export const ANSWERED_BY = 'x-gateway-answered-by';
+// SEARCH is a read (its question in the body): compared like GET, its body sent to both sides
+const isWrite = (m: string) => m !== 'GET' && m !== 'HEAD' && m !== 'SEARCH';
+const templateOf = (req: FastifyRequest): string | undefined => routeFacts(req).url;
+const routeOf = (req: FastifyRequest) => `${req.method} ${templateOf(req) ?? '(unmatched)'}`;
+/** The request line a comparison records: a SEARCH's body (its question) follows its URL. */
+const describeRequest = (req: FastifyRequest, body?: Buffer) =>
+  `${req.method} ${req.url}${req.method === 'SEARCH' && body ? ` ${body.toString('utf8')}` : ''}`;
+/** The question asked, before any preHandler: a SEARCH's body question, or the query string. */
+function askedQuery(req: FastifyRequest, body?: Buffer): object {
+  if (req.method !== 'SEARCH' || !body) return req.query as object;
+  try { return searchQuery(JSON.parse(body.toString('utf8')), req.query).raw; } catch { return req.query as object; }
+}
+
+/** The gateway's own answer to a request (an in-process request through the translate path). */
+export type Inject = (o: { method: string; url: string; headers: Record<string, string>; payload?: Buffer }) =>
+  Promise<{ statusCode: number; body: string }>;
+
+/** What the comparison modes use, given by the composition root (and the app's `inject`). */
+export interface ModesDeps {
+  readonly config: Pick<Config, 'routeModes' | 'LEGACY_BASE_URL' | 'COMPARE_SAMPLE_RATE' | 'COMPARE_TIMEOUT_MS' | 'COMPARE_WRITES' | 'V1_TIMEOUT_MS'>;
+  readonly users: Pick<UserStore, 'byEmail' | 'byId'>;
+  readonly jwt: Pick<JwtService, 'sign'>;
+  readonly comparator: Comparator;
+  readonly metrics: Pick<Metrics, 'comparisonDiffs'>;
+  /** Ask the legacy side twice, to tell noise from differences (mappings/comparison.json). */
+  readonly noiseRepeat: boolean;
+  readonly logger: Logger;
+}
+
+/**
+ * The shadow and compare modes: shadow answers from the legacy side byte for byte and diffs the translated answer in
+ * the background; compare answers translated and asks the legacy side in the background. Sampled, time-boxed, writes
+ * never mirrored unless COMPARE_WRITES; modes decided by the route template the router matched, never the raw URL.
+ */
+export class ComparisonModes {
+  private readonly work: BackgroundWork;
+  /** Who a legacy token belongs to, by email (per token digest). */
+  private readonly people = new Map<string, string | null>();
+
+  constructor(private readonly deps: ModesDeps, private readonly legacyBase: string, private readonly inject: Inject) {
+    this.work = new BackgroundWork((e) => deps.logger.warn({ err: e }, 'comparison failed'));
+  }
+
+  /** Resolves when every background comparison has ended. */
+  idle(): Promise<void> { return this.work.idle(); }
+
+  private sampled(): boolean { return Math.random() < this.deps.config.COMPARE_SAMPLE_RATE; }
+
+  private ask(method: string, url: string, headers: Record<string, unknown>, body: Buffer | undefined, ms: number) {
+    return askLegacy(this.legacyBase, method, url, headers, body, ms);
+  }
+
+  /** A shadowed route: the legacy answer is sent (true); false when the request is not the shadow's to answer. */
+  async shadow(req: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const c = this.deps.config;
+    // the translated side of a comparison (our own inject, with our own JWT) takes the translate path
+    const template = templateOf(req);
+    if (isInternal(req.headers) || !template || routeMode(c, template) !== 'shadow') return false;
+    const chunks: Buffer[] = [];
+    if (isWrite(req.method) || req.method === 'SEARCH') for await (const chunk of req.raw) chunks.push(chunk as Buffer);
+    const body = chunks.length ? Buffer.concat(chunks) : undefined;
+    const legacy = await this.ask(req.method, req.url, req.headers, body, Math.max(c.COMPARE_TIMEOUT_MS, c.V1_TIMEOUT_MS));
+    for (const [k, v] of Object.entries(legacy.headers)) if (!HOP_HEADERS.has(k) && v !== undefined) void reply.header(k, v);
+    void reply.header(ANSWERED_BY, 'legacy');
+    void reply.status(legacy.status).send(legacy.raw);
+    if ((!isWrite(req.method) || c.COMPARE_WRITES) && this.sampled()) {
+      const headers = { ...req.headers };
+      this.work.run(async () => {
+        const translated = await this.translatedSide(req, headers, body);
+        if (!translated) return;
+        const resend = req.method === 'SEARCH' ? body : undefined;
+        const again = this.deps.noiseRepeat ? await this.ask(req.method, req.url, headers, resend, c.COMPARE_TIMEOUT_MS) : undefined;
+        await this.record(req, body, !('sort' in askedQuery(req, body)), legacy, translated, again);
+      });
+    }
+    return true;
+  }
+
+  /** A compared route: the translated answer (`payload`) is diffed with the legacy side's in the background. */
+  compareAfter(req: FastifyRequest, status: number, elapsedMs: number, payload: unknown): void {
+    const c = this.deps.config;
+    const template = templateOf(req);
+    if (isInternal(req.headers) || !template || routeMode(c, template) !== 'compare') return;
+    if (isWrite(req.method) && !c.COMPARE_WRITES) return;
+    // answers are strings (or bytes); streams are not compared
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    if (!this.sampled() || text === null) return;
+    const translated: Answer = { status, body: parseBody(text), ms: elapsedMs };
+    const headers = { ...req.headers };
+    // a SEARCH's question (its body) goes to the legacy side too; req.query is already the body's question
+    const body = req.method === 'SEARCH' && req.body !== undefined ? Buffer.from(JSON.stringify(req.body)) : undefined;
+    this.work.run(async () => {
+      const legacy = await this.ask(req.method, req.url, headers, body, c.COMPARE_TIMEOUT_MS);
+      const again = this.deps.noiseRepeat ? await this.ask(req.method, req.url, headers, body, c.COMPARE_TIMEOUT_MS) : undefined;
+      await this.record(req, body, !('sort' in (req.query as object)), legacy, translated, again);
+    });
+  }
+
+  private async record(req: FastifyRequest, body: Buffer | undefined, unsorted: boolean, legacy: Answer, translated: Answer, again?: Answer) {
+    const diffs = await this.deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again);
+    this.deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
+  }
+
+  private async translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>, body?: Buffer): Promise<Answer | undefined> {
+    const digest = sha256(String(legacyHeaders.authorization ?? ''));
+    let userId = this.people.get(digest);
+    if (userId === undefined) {
+      const me = await this.ask('GET', '/users/me?fields=email', legacyHeaders, undefined, this.deps.config.COMPARE_TIMEOUT_MS);
+      const email = (me.body as { data?: { email?: string } })?.data?.email;
+      userId = email ? (await this.deps.users.byEmail(email))?.id ?? null : null;
+      this.people.set(digest, userId);
+    }
+    if (!userId) return undefined;
+    const user = await this.deps.users.byId(userId);
+    if (!user) return undefined;
+    const token = await this.deps.jwt.sign({ id: user.id, role: user.role, app_access: true, admin_access: false });
+    const started = performance.now();
+    const res = await this.inject({
+      method: req.method, url: req.url, headers: { authorization: `Bearer ${token}`, ...internalHeaders(), 'content-type': 'application/json' },
+      ...(req.method === 'SEARCH' && body ? { payload: body } : {}),
+    });
+    return { status: res.statusCode, body: parseBody(res.body), ms: performance.now() - started };
+  }
+}
