@@ -1,6 +1,14 @@
-import type { Deps } from '../deps.js';
-import { pingDb } from '../store/db.js';
-import type { HealthStatus } from './v1-health.js';
+import type { Mappings } from '../config/mappings.js';
+import { pingDb, type Db } from '../store/db.js';
+import type { HealthStatus, Lifecycle, V1Health } from './v1-health.js';
+
+/** What the health checks read, given by the composition root. */
+export interface HealthDeps {
+  readonly db: Db;
+  readonly v1Health: Pick<V1Health, 'check'>;
+  readonly lifecycle: Pick<Lifecycle, 'draining'>;
+  readonly mappings: Pick<Mappings, 'schemas'>;
+}
 
 export interface HealthCheck {
   readonly status: HealthStatus;
@@ -21,7 +29,7 @@ const worst = (a: HealthStatus, b: HealthStatus): HealthStatus =>
 const STORE_THRESHOLD_MS = 150;
 
 /** The store answers within its time box (one `select 1`). */
-export async function storeCheck(deps: Deps): Promise<HealthCheck> {
+export async function storeCheck(deps: HealthDeps): Promise<HealthCheck> {
   const started = performance.now();
   try {
     await pingDb(deps.db);
@@ -42,7 +50,7 @@ export async function storeCheck(deps: Deps): Promise<HealthCheck> {
  * Directus's /server/health in its shape (`application/health+json`): the store, v1 reachability from the gateway's
  * recent calls, the mappings; `error` only for what stops the gateway from answering anything (the store).
  */
-export async function healthReport(deps: Deps): Promise<HealthReport> {
+export async function healthReport(deps: HealthDeps): Promise<HealthReport> {
   const store = await storeCheck(deps);
   const v1 = deps.v1Health.check();
   const checks: Record<string, HealthCheck[]> = {
@@ -69,7 +77,7 @@ export async function healthReport(deps: Deps): Promise<HealthReport> {
 }
 
 /** Ready to serve: store up, mappings loaded, not draining. */
-export async function readiness(deps: Deps): Promise<{ ready: boolean; reasons: string[] }> {
+export async function readiness(deps: HealthDeps): Promise<{ ready: boolean; reasons: string[] }> {
   const reasons: string[] = [];
   if (deps.lifecycle.draining) reasons.push('draining');
   const store = await storeCheck(deps);
