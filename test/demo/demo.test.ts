@@ -103,7 +103,12 @@ describe('demo mode across restarts', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-demo-restart-'));
   const port = 20000 + Math.floor(Math.random() * 20000);
   const base = `http://127.0.0.1:${port}`;
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const running: Demo[] = [];
+  const start = async () => { const d = await startDemo(dir, port); running.push(d); return d; };
+  afterAll(async () => {
+    for (const d of running) if (d.child.exitCode === null && d.child.signalCode === null) await d.stop(); // a failed step leaves none behind
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   const session = async () => {
     const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password: 'demo-password' }) });
@@ -121,12 +126,12 @@ describe('demo mode across restarts', () => {
   };
 
   it('create, restart, create: two different uuids, the first render unchanged; a store without its world is refused', async () => {
-    const first = await startDemo(dir, port);
+    const first = await start();
     expect(first.out).toMatch(/v1 simulator: a new world \([0-9a-f-]{36}, seed 1, scale tiny\), kept in \S+demo-v1-world\.jsonl across restarts/);
     const before = await (await session()).create('Made before the restart');
     await first.stop();
 
-    const second = await startDemo(dir, port);
+    const second = await start();
     expect(second.out).toContain('v1 simulator: the world kept in');
     const s = await session();
     const after = await s.create('Made after the restart');
