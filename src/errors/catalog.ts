@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   ROUTE_NOT_FOUND: 404,
   PAYMENT_REQUIRED: 402,
   RECORD_NOT_UNIQUE: 400,
+  INVALID_FOREIGN_KEY: 400,
   REQUESTS_EXCEEDED: 429,
   /** Gateway-only: Node's own answer to oversized headers, put in the envelope (Directus answers it as plain text). */
   REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
@@ -81,6 +82,9 @@ export const errors = {
   paymentRequired: (message: string) => new GatewayError('PAYMENT_REQUIRED', message),
   recordNotUnique: (collection: string, field: string) =>
     new GatewayError('RECORD_NOT_UNIQUE', `Field "${field}" has to be unique.`, { extensions: { collection, field } }),
+  /** A write naming a related item that does not exist (or that the caller cannot reach: nothing tells the two apart). */
+  invalidForeignKey: (collection: string, field: string) =>
+    new GatewayError('INVALID_FOREIGN_KEY', `Invalid foreign key for field "${field}" in collection "${collection}".`, { extensions: { collection, field } }),
   /** A field that cannot be written (a write policy other than overlay). */
   readOnlyField: (field: string, collection: string) =>
     new GatewayError('FORBIDDEN', `The field "${field}" of ${collection} became read-only with the v1 API and cannot be changed.`, { extensions: { field } }),

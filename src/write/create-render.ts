@@ -97,11 +97,12 @@ export async function createRender(input: CreateRenderInput, d: CreateRenderDeps
   const { env } = d;
   const catalog: Catalog = env.catalog;
   const [projectId, teamId] = await Promise.all([env.ids.toV1('project', input.project), env.ids.toV1('account', input.account)]);
-  if (!projectId || !teamId) throw errors.forbidden();
-  // an account the key does not reach is answered like any unknown uuid: nothing tells that it exists
-  if (!(await catalog.teams()).some((t) => t.id === teamId)) throw errors.forbidden();
+  // a project or account that does not exist is Directus's 400 INVALID_FOREIGN_KEY; one the key does not reach is answered
+  // alike: nothing tells that it exists
+  if (!projectId) throw errors.invalidForeignKey('renders', 'project');
+  if (!teamId || !(await catalog.teams()).some((t) => t.id === teamId)) throw errors.invalidForeignKey('renders', 'account');
   const project = await catalog.project(projectId);
-  if (!project) throw errors.forbidden();
+  if (!project) throw errors.invalidForeignKey('renders', 'project');
   if (project.team.id !== teamId) throw errors.invalidPayload(`The project ${input.project} is not under the account ${input.account}.`);
 
   if (d.earlier && d.earlier.projectV1 === project.id) {

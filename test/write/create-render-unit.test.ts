@@ -133,15 +133,16 @@ describe('createRender: who may create where', () => {
   });
 
   it.each([
-    ['an unknown project uuid', { ids: { [`account:${A_UUID}`]: 'team_1' } }, []],
-    ['an unknown account uuid', { ids: { [`project:${P_UUID}`]: 'proj_1' } }, []],
-    ['an account the key does not reach', { teams: ['team_2'] }, ['teams']],
-    ['a project v1 does not show the key', { projects: [] }, ['teams', 'project proj_1']],
-  ])('%s: 403, nothing created, v1 asked no more than needed', async (_, o, asked) => {
+    ['an unknown project uuid', { ids: { [`account:${A_UUID}`]: 'team_1' } }, [], 'project'],
+    ['an unknown account uuid', { ids: { [`project:${P_UUID}`]: 'proj_1' } }, [], 'account'],
+    ['an account the key does not reach', { teams: ['team_2'] }, ['teams'], 'account'],
+    ['a project v1 does not show the key', { projects: [] }, ['teams', 'project proj_1'], 'project'],
+  ])('%s: 400 INVALID_FOREIGN_KEY (Directus\'s answer; unreachable alike), nothing created, v1 asked no more than needed', async (_, o, asked, field) => {
     const h = harness(o as Options);
     const e = await fail(createRender(input(), h.deps));
-    expect(e.status).toBe(403);
-    expect(e.code).toBe('FORBIDDEN');
+    expect(e.status).toBe(400);
+    expect(e.code).toBe('INVALID_FOREIGN_KEY');
+    expect(e.extensions).toEqual({ collection: 'renders', field });
     expect(h.names()).toEqual([]);
     expect(h.asked).toEqual(asked);
   });
@@ -149,7 +150,7 @@ describe('createRender: who may create where', () => {
   it('looks the uuids up by their own type', async () => {
     // the same uuids under swapped types are unknown
     const h = harness({ ids: { [`account:${P_UUID}`]: 'proj_1', [`project:${A_UUID}`]: 'team_1' } });
-    expect((await fail(createRender(input(), h.deps))).status).toBe(403);
+    expect((await fail(createRender(input(), h.deps))).code).toBe('INVALID_FOREIGN_KEY');
   });
 
   it('a project under another reachable account: 400 naming both', async () => {

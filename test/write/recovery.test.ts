@@ -148,7 +148,7 @@ describe('Idempotency-Keys', () => {
 });
 
 describe('POST /renders with an account the key does not reach', () => {
-  it('answers 403 as for any unknown uuid, never a 400 that tells the account exists', async () => {
+  it('answers as for any unknown uuid (400 INVALID_FOREIGN_KEY, as Directus answers one), never a mismatch that tells the account exists', async () => {
     // bob (person 1) reaches some teams only; the account is one he does not reach, known to the id map
     const bob = await gw.login('bob@example.com');
     const reach = new Set(sim.keys[1]!.teams.map((t) => t.id));
@@ -159,8 +159,10 @@ describe('POST /renders with an account the key does not reach', () => {
     await gw.deps.ids.load();
     await gw.get('/projects?limit=-1&fields=id', bob);
     const res = await post(gw, bob, { project: derivedUuid('project', own.id), account: derivedUuid('account', foreign.id), data: {} });
-    expect(res.statusCode).toBe(403);
-    expect(res.json().errors[0].extensions.code).toBe('FORBIDDEN');
+    expect(res.statusCode).toBe(400);
+    const unknown = await post(gw, bob, { project: derivedUuid('project', own.id), account: '7d444840-9dc0-11d1-b245-5ffdce74fad2', data: {} });
+    expect(res.json()).toEqual(unknown.json());
+    expect(res.json().errors[0].extensions).toEqual({ code: 'INVALID_FOREIGN_KEY', collection: 'renders', field: 'account' });
     // with an account he reaches, the mismatch is his to see
     const other = [...reach].find((t) => t !== own.teamId)!;
     const mismatch = await post(gw, bob, { project: derivedUuid('project', own.id), account: derivedUuid('account', other), data: {} });

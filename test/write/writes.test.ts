@@ -56,7 +56,7 @@ describe('POST /renders', () => {
   });
 
   it('checks the query before creating anything', async () => {
-    const res = await post(body({ title: 'bad fields' }), {}, '/renders?fields=nope');
+    const res = await post(body({ title: 'bad fields' }), {}, '/renders?fields=title.x');
     expect(res.statusCode).toBe(400);
     expect(res.json().errors[0].extensions.code).toBe('INVALID_QUERY');
     expect(rendersNamed('bad fields')).toHaveLength(0);
@@ -70,8 +70,10 @@ describe('POST /renders', () => {
   });
 
   it('maps v1 errors into the legacy envelope', async () => {
-    // unknown project → 403
-    expect((await post({ ...body({}), project: '7d444840-9dc0-11d1-b245-5ffdce74fad2' })).statusCode).toBe(403);
+    // unknown project → 400 INVALID_FOREIGN_KEY, as Directus answers a foreign key that does not exist
+    const unknown = await post({ ...body({}), project: '7d444840-9dc0-11d1-b245-5ffdce74fad2' });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().errors[0].extensions).toEqual({ code: 'INVALID_FOREIGN_KEY', collection: 'renders', field: 'project' });
     // 402: the team ran out of credits
     await fetch(`${gw.s.url}/_sim/credits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ team_id: project.teamId, credits: 0 }) });
     const broke = await post(body({}, { title: 'broke' }));
@@ -160,7 +162,10 @@ describe('PATCH with write policies', () => {
     expect(res.json().errors[0].message).toMatch(/became read-only with the v1 API/);
     const missing = await gw.app.inject({ method: 'PATCH', url: '/renders/7d444840-9dc0-11d1-b245-5ffdce74fad2', headers: { authorization: `Bearer ${token}` }, payload: { title: 'x' } });
     expect(missing.statusCode).toBe(403);
-    const badType = await gw.app.inject({ method: 'PATCH', url: `/renders/${r.id}`, headers: { authorization: `Bearer ${token}` }, payload: { title: 5 } });
+    // a number is cast to its text, as Directus casts it; an object is no title
+    const cast = await gw.app.inject({ method: 'PATCH', url: `/renders/${r.id}?fields=title`, headers: { authorization: `Bearer ${token}` }, payload: { title: 5 } });
+    expect(cast.json()).toEqual({ data: { title: '5' } });
+    const badType = await gw.app.inject({ method: 'PATCH', url: `/renders/${r.id}`, headers: { authorization: `Bearer ${token}` }, payload: { title: { a: 1 } } });
     expect(badType.statusCode).toBe(400);
   });
 });
