@@ -111,7 +111,9 @@ export function legacyOpenApi(m: Mappings): Json {
       properties: {
         data: {
           type: 'object',
-          required: ['access_token', 'expires'],
+          required: ['expires'],
+          description:
+            'json mode: access_token, refresh_token, expires; cookie mode: access_token, expires; session mode: expires only (the token is in a cookie)',
           properties: { access_token: { type: 'string' }, expires: { type: 'integer', description: 'ms' }, refresh_token: { type: 'string' } },
         },
       },
@@ -135,6 +137,7 @@ export function legacyOpenApi(m: Mappings): Json {
         get: {
           operationId: `list${cap(collection)}${base.startsWith('/items') ? 'Items' : ''}`,
           tags: [collection],
+          description: 'Also as SEARCH (Directus), the query in a JSON body: {"query": {...}} or {"keys": [...]}; OpenAPI 3.1 has no SEARCH operation.',
           parameters: queryParams(LIST_PARAMS),
           responses: {
             200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: item }, meta: ref('Meta') } }),
@@ -227,7 +230,7 @@ export function legacyOpenApi(m: Mappings): Json {
       },
     },
   };
-  const mode = { type: 'string', enum: ['json', 'cookie'] };
+  const mode = { type: 'string', enum: ['json', 'cookie', 'session'] };
   paths['/auth/login'] = {
     post: {
       operationId: 'login',
@@ -292,6 +295,7 @@ export function legacyOpenApi(m: Mappings): Json {
       },
     },
   };
+  Object.assign(paths, schemaPaths());
   return {
     openapi: '3.1.0',
     info: {
@@ -305,5 +309,34 @@ export function legacyOpenApi(m: Mappings): Json {
     },
     security: [{ bearer: [] }],
     paths,
+  };
+}
+
+/** Directus's schema routes (src/schema/directus-schema.ts) and /server/info. */
+function schemaPaths(): Record<string, Json> {
+  const collectionParam = { name: 'collection', in: 'path', required: true, schema: { type: 'string' } };
+  const fieldParam = { name: 'field', in: 'path', required: true, schema: { type: 'string' } };
+  const described = (what: string) => ({ type: 'object', required: ['collection'], properties: { collection: { type: 'string' } }, description: what });
+  const op = (operationId: string, data: Json, parameters: Json[] = []): Json => ({
+    get: {
+      operationId, tags: ['schema'], parameters,
+      responses: { 200: json({ type: 'object', required: ['data'], properties: { data } }), ...errorsOf('FORBIDDEN') },
+    },
+  });
+  const many = (what: string) => ({ type: 'array', items: described(what) });
+  return {
+    '/collections': op('readCollections', many('a legacy collection')),
+    '/collections/{collection}': op('readCollection', described('a legacy collection'), [collectionParam]),
+    '/fields': op('readFields', many('a field, with its type, column facts (schema) and meta')),
+    '/fields/{collection}': op('readCollectionFields', many('a field'), [collectionParam]),
+    '/fields/{collection}/{field}': op('readField', described('a field'), [collectionParam, fieldParam]),
+    '/relations': op('readRelations', many('a many-to-one relation and its one-to-many alias')),
+    '/relations/{collection}': op('readCollectionRelations', many('a relation whose many side is the collection'), [collectionParam]),
+    '/server/info': {
+      get: {
+        operationId: 'serverInfo', tags: ['server'], security: [{}, { bearer: [] }],
+        responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'object', required: ['project'] } } }) },
+      },
+    },
   };
 }

@@ -60,3 +60,19 @@ describe('the legacy OpenAPI document', () => {
     expect(v({ data: [{ status: 'no-such-status' }] })).toBe(false);
   });
 });
+
+describe('the schema routes and session mode in the document', () => {
+  it('describes /collections, /fields, /relations and /server/info as they answer, and the session mode of auth', async () => {
+    for (const [path, url] of [['/collections', '/collections'], ['/collections/{collection}', '/collections/renders'], ['/fields/{collection}', '/fields/projects'],
+      ['/fields/{collection}/{field}', '/fields/renders/title'], ['/relations/{collection}', '/relations/renders'], ['/server/info', '/server/info']] as const) {
+      const r = await gw.get(url, token);
+      expect(r.status, url).toBe(200);
+      const validate = validatorFor(responseSchema(path, 'get', 200));
+      expect(validate(r.body), `${url}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+    expect(doc.paths['/auth/login'].post.requestBody.content['application/json'].schema.properties.mode.enum).toContain('session');
+    const session = await gw.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'ann@example.com', password: 'correct horse battery', mode: 'session' } });
+    const validate = validatorFor(responseSchema('/auth/login', 'post', 200));
+    expect(validate(session.json()), JSON.stringify(validate.errors)).toBe(true);
+  });
+});
