@@ -45,7 +45,8 @@ export function searchQuery(body: unknown, urlQuery: unknown): SearchQuery {
   if (b.query !== undefined && !isObject(b.query)) throw errors.invalidPayload('"query" must be of type object');
   const from = b.query !== undefined ? b.query : isObject(urlQuery) ? urlQuery : {};
   const raw: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  for (const k of Object.keys(from)) if (k !== CREDENTIAL) raw[k] = from[k];
+  // a null parameter is an absent one (Directus's sanitizeQuery skips it: Python clients send None as null)
+  for (const k of Object.keys(from)) if (k !== CREDENTIAL && from[k] !== null) raw[k] = from[k];
   if (Array.isArray(keys)) withKeys(raw, keys as (string | number)[]);
   return { raw, canonical: canonicalJson(raw) };
 }

@@ -12,6 +12,8 @@ describe('the question of a SEARCH body', () => {
     expect({ ...s.raw }).toEqual({ limit: 2, filter: { download_ready: { _eq: true } }, fields: ['id'] });
     expect({ ...searchQuery(undefined, { limit: '1', access_token: 't' }).raw }).toEqual({ limit: '1' });
     expect({ ...searchQuery({}, { sort: 'id' }).raw }).toEqual({ sort: 'id' });
+    // null parameters are absent ones, as Directus reads a body (Python's None)
+    expect({ ...searchQuery({ query: { search: null, limit: null, fields: ['id'], filter: null } }, {}).raw }).toEqual({ fields: ['id'] });
   });
 
   it('reads keys as id _in the keys over the rest of the filter, limited to the keys unless a limit is given', () => {
