@@ -8,6 +8,9 @@ import type { TimeUnit } from '../translate/time.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team, type V1TemplateSummary } from '../v1/schemas.js';
 import type { Catalog } from './catalog.js';
 
+/** More rounds than any path can need (MAX_RELATIONAL_DEPTH is at most 100): a guard, never the reason a read stops. */
+const MAX_ROUNDS = 128;
+
 export interface ExecEnv {
   readonly catalog: Catalog;
   readonly ids: IdTranslator;
@@ -87,19 +90,32 @@ export class RecordIndex implements Lookup {
     return this.missOne.size > 0 || this.missMany.size > 0 || this.missAll.size > 0;
   }
 
-  /** Runs `evaluate` until it no longer misses anything (bounded by relational depth). */
+  /**
+   * Runs `evaluate` until it no longer misses anything. Each round fetches what the last one missed, so a path needs at
+   * most one round per relation it crosses (MAX_RELATIONAL_DEPTH, at most 100); the loop ends when nothing is missed, or
+   * when a round misses exactly what the one before it did (nothing more can be fetched: those answer empty, as absent).
+   */
   async settle<T>(evaluate: () => T): Promise<T> {
+    let last = '';
     for (let round = 0; ; round++) {
       this.missOne = new Set();
       this.missMany = new Map();
       this.missAll = new Map();
       const spent = this.env.budget.spent;
       const out = evaluate();
-      if (!this.hasMisses || round >= 6) return out;
+      if (!this.hasMisses || round >= MAX_ROUNDS) return out;
+      const misses = this.missKeys();
+      if (misses === last) return out;
+      last = misses;
       // the round is evaluated again once its misses are fetched: its expansions are counted then
       this.env.budget.resetTo(spent);
       await this.fill();
     }
+  }
+
+  /** What this round missed, as one text (two rounds that miss the same things made no progress). */
+  private missKeys(): string {
+    return `${[...this.missOne].join(',')}|${[...this.missMany.keys()].join(',')}|${[...this.missAll.keys()].join(',')}`;
   }
 
   // ---------------------------------------------------------------- building records
