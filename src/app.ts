@@ -24,6 +24,7 @@ import { registerServerRoutes } from './routes/server.js';
 import { registerSpecRoutes } from './routes/server-specs.js';
 import { registerSchemaRoutes } from './routes/schema.js';
 import { V1UnauthorizedError } from './v1/errors.js';
+import { seenRequest } from './migrate/seen.js';
 
 /** Marks a query string the parser could not read (it never throws; this is the last line of defence). */
 const UNREADABLE = Symbol('unreadable query string');
@@ -129,7 +130,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     if (template && access === 'legacy' && !isInternal(request.headers)) {
       const route = `${request.method} ${template}`;
       const p = request.principal;
-      if (p) deps.usage.note(route, p.via === 'static' ? `static:${p.tokenId}` : `user:${p.user.id}`, p.via);
+      if (p) {
+        deps.usage.note(route, p.via === 'static' ? `static:${p.tokenId}` : `user:${p.user.id}`, p.via);
+        const seen = seenRequest(request, reply, template); // client profiles: shaped off the hot path
+        if (seen) deps.shapes.note(seen);
+      }
       else if (legacyAnswers(deps.config, template) && request.headers.authorization) deps.usage.note(route, 'legacy-token', 'legacy');
     }
     done();

@@ -17,6 +17,8 @@ import { OverlayStore, RenderDataStore } from './store/render-extras.js';
 import { IdempotencyStore } from './store/idempotency.js';
 import { CompareStore } from './store/compare.js';
 import { UsageLedger } from './store/usage.js';
+import { ClientShapeStore } from './store/client-shapes.js';
+import { ShapeRecorder } from './migrate/recorder.js';
 import { Comparator } from './compare/service.js';
 import { V1Cache } from './plan/cache.js';
 import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
@@ -57,6 +59,8 @@ export interface Deps {
   readonly compareStore: CompareStore;
   readonly comparator: Comparator;
   readonly usage: UsageLedger;
+  /** Client profiles: (client, query shape) counts for the migration guide (src/migrate/). */
+  readonly shapes: ShapeRecorder;
   readonly metrics: Metrics;
   /** v1 reachability as the gateway's own recent calls show it. */
   readonly v1Health: V1Health;
@@ -147,6 +151,10 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const keys = new KeyRing(users, v1, bus);
   const compareStore = new CompareStore(db.kysely, now);
   const usage = new UsageLedger(db.kysely, now);
+  const shapes = new ShapeRecorder(new ClientShapeStore(db.kysely), {
+    schemas: mappings.schemas, limitDefault: config.QUERY_LIMIT_DEFAULT, perClient: config.MIGRATE_SHAPES_PER_CLIENT,
+    retentionMs: config.MIGRATE_RETENTION_DAYS * 86_400_000, now,
+  });
   const renderData = new RenderDataStore(db.kysely, now, bus);
   const overlays = new OverlayStore(db.kysely, now, bus);
   const v1For = (userId: string, meter?: V1Meter, requestId?: string) => keys.v1For(userId, meter, requestId);
@@ -183,6 +191,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     compareStore,
     comparator: new Comparator(ids, compareStore, mappings.comparison),
     usage,
+    shapes,
     credits: config.renderCredits,
     v1For,
     partitionHeld: (userId) => keys.partitionHeld(userId),
@@ -190,6 +199,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     async close() {
       await index?.close();
       await usage.close();
+      await shapes.close();
       await v1.close();
       await bus.close();
       await db.close();

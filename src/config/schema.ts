@@ -115,6 +115,10 @@ export const ConfigSchema = z.object({
   /** JSON object `{ "team_…": "secret" }` of v1 webhook signing secrets. */
   WEBHOOK_SECRETS: z.string().optional(),
   EXPLAIN_ENABLED: bool.default(false),
+  /** Client profiles (`legacy-gateway migrate report`): most query shapes kept per client; the least recently seen leave first. */
+  MIGRATE_SHAPES_PER_CLIENT: int(1, 100_000).default(200),
+  /** Client profiles: a (client, shape) not seen for this many days is dropped. */
+  MIGRATE_RETENTION_DAYS: int(1, 3650).default(30),
   /** `?export=csv`: string cells a spreadsheet would run (`=`, `+`, `-`, `@`, tab, CR first) get a leading `'`; false: Directus's bytes. */
   EXPORT_CSV_ESCAPE_FORMULAS: bool.default(true),
   /** JSON `{ "team_…": {"amount":N,"remaining":N,"used":N} }`: render_credits figures (v1 has no source). */

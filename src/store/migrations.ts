@@ -246,6 +246,29 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0011_client_shapes': {
+    async up(db: Kysely<any>) {
+      // the migration guide's client profiles: per client (user or static token id, and User-Agent family) and query
+      // shape (a request without its values), counts, errors, latency, v1 calls and comparisons; bounded per client
+      await db.schema.createTable('client_shapes')
+        .addColumn('client', 'varchar(160)', (c) => c.notNull())
+        .addColumn('shape_key', 'varchar(64)', (c) => c.notNull())
+        .addColumn('user_id', 'varchar(36)', (c) => c.notNull())
+        .addColumn('shape', 'text', (c) => c.notNull())
+        .addColumn('count', 'bigint', (c) => c.notNull())
+        .addColumn('errors', 'bigint', (c) => c.notNull())
+        .addColumn('ms_total', 'double precision', (c) => c.notNull())
+        .addColumn('ms_max', 'double precision', (c) => c.notNull())
+        .addColumn('calls', 'text', (c) => c.notNull())
+        .addColumn('first_seen', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen', 'bigint', (c) => c.notNull())
+        .addColumn('compared', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('differing', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('client_shapes_pk', ['client', 'shape_key'])
+        .execute();
+      await db.schema.createIndex('client_shapes_seen').on('client_shapes').column('last_seen').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -151,6 +151,21 @@ export interface CompareSamplesTable {
   request: string;
   created_at: number;
 }
+export interface ClientShapesTable {
+  client: string;
+  shape_key: string;
+  user_id: string;
+  shape: string;
+  count: number;
+  errors: number;
+  ms_total: number;
+  ms_max: number;
+  calls: string;
+  first_seen: number;
+  last_seen: number;
+  compared: number;
+  differing: number;
+}
 
 export interface Database {
   users: UsersTable;
@@ -172,4 +187,5 @@ export interface Database {
   index_teams: IndexTeamsTable;
   index_projects: IndexProjectsTable;
   index_renders: IndexRendersTable;
+  client_shapes: ClientShapesTable;
 }

@@ -1,0 +1,44 @@
+/**
+ * Who a client is, as the migration guide names it: a user (`user:<uuid>`) or a static token (`static:<token id>`,
+ * the id, never the token), and within it the family of its User-Agent (`…~python-requests`). The families are a fixed
+ * list, so a client cannot make up new clients by varying its User-Agent. Pure.
+ */
+const FAMILIES: readonly (readonly [RegExp, string])[] = [
+  [/^curl\//i, 'curl'],
+  [/^wget\//i, 'wget'],
+  [/python-requests\//i, 'python-requests'],
+  [/python-httpx\//i, 'python-httpx'],
+  [/aiohttp\//i, 'python-aiohttp'],
+  [/python-urllib|^python\//i, 'python-urllib'],
+  [/directus/i, 'directus-sdk'],
+  [/axios\//i, 'node-axios'],
+  [/^node-fetch|^undici|^node$|^node\//i, 'node'],
+  [/^go-http-client\//i, 'go'],
+  [/^java\/|okhttp|apache-httpclient/i, 'java'],
+  [/^postmanruntime\//i, 'postman'],
+  [/^mozilla\//i, 'browser'],
+];
+
+/** The User-Agent family: one of a fixed list, `none` without the header, `other` for the rest. */
+export function userAgentFamily(ua: string | string[] | undefined): string {
+  const v = Array.isArray(ua) ? ua[0] : ua;
+  if (!v) return 'none';
+  const known = seen.get(v);
+  if (known) return known;
+  let family = 'other';
+  for (const [re, name] of FAMILIES) if (re.test(v)) { family = name; break; }
+  if (seen.size >= 512) seen.clear();
+  seen.set(v, family);
+  return family;
+}
+/** User-Agent strings classified before (a client sends the same one every time). */
+const seen = new Map<string, string>();
+
+/** A client id: the principal (user or static token, by id) and its User-Agent family. */
+export function clientId(principal: { via: 'jwt' | 'static'; tokenId?: string; userId: string }, ua: string | string[] | undefined): string {
+  const who = principal.via === 'static' && principal.tokenId ? `static:${principal.tokenId}` : `user:${principal.userId}`;
+  return `${who}~${userAgentFamily(ua)}`;
+}
+
+/** The principal part of a client id (`user:…` or `static:…`). */
+export const principalOf = (client: string): string => client.split('~')[0] ?? client;

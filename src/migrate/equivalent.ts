@@ -1,0 +1,350 @@
+import type { Mappings } from '../config/mappings.js';
+import type { Plan } from '../plan/plan.js';
+import type { QueryNode } from '../query/ast.js';
+import type { Shape } from './shape.js';
+
+/**
+ * The v1 equivalent of a query shape, from the plan the gateway runs for it: the v1 calls (in order, each once or once
+ * per item an earlier call gave, with the cursor loop where v1 pages), what the client must then do itself because v1
+ * cannot, and the fields no v1 call gives. Pure: the same shape and plan give the same equivalent.
+ */
+export interface V1Call {
+  /** The name later calls and the snippets refer to this call's result by. */
+  readonly name: string;
+  readonly method: 'GET' | 'POST';
+  /** With `{placeholders}`: `{render_id}` a parameter, `{project.id}` a field of the item of `each`. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** Run once per item of that earlier call's result (`projects`); null: once. */
+  readonly each: string | null;
+  /** A v1 list: pass `next_cursor` as `cursor` until it is null (never stop on a short page). */
+  readonly cursor: boolean;
+  /** The legacy answer needs no more than offset + limit items of each list: the loop may stop there. */
+  readonly stopAfter: boolean;
+  readonly body?: Readonly<Record<string, string>>;
+  readonly why: string;
+}
+
+export type ClientStepKind = 'merge' | 'filter' | 'search' | 'sort' | 'page' | 'count' | 'group' | 'aggregate' | 'join' | 'keep' | 'translate';
+export interface ClientStep {
+  readonly kind: ClientStepKind;
+  readonly detail: string;
+  /** What the snippets do for the step; absent: the snippet names the step for the client to write. */
+  readonly args?: StepArgs;
+}
+
+/** v1 field paths (`name`, `project.id`, `created_at`); `status` compared as legacy names through the statuses table. */
+export type StepArgs =
+  | { readonly op: 'merge'; readonly desc: boolean }
+  | { readonly op: 'filter'; readonly conds: readonly { readonly field: string; readonly test: 'eq' | 'in' | 'neq'; readonly param: string }[] }
+  | { readonly op: 'search'; readonly param: string }
+  | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
+  | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }
+  | { readonly op: 'count'; readonly groupBy: string | null }
+  | { readonly op: 'keep'; readonly field: string; readonly param: string };
+
+/** Legacy field → the v1 field it is read from, per resource (what the snippets filter, sort and group on). */
+export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  render: { id: 'id', title: 'name', status: 'status', date_created: 'created_at', date_updated: 'updated_at', project: 'project.id',
+    account: 'project.team', user_created: 'created_by' },
+  project: { id: 'id', title: 'name', date_created: 'created_at', date_updated: 'updated_at', account: 'team.id', poster: 'thumbnail_url',
+    user_created: 'created_by', 'account.name': 'team.name' },
+  account: { id: 'id', name: 'name', date_created: 'created_at' },
+  template: { id: 'id', title: 'name', description: 'description' },
+};
+
+/** A value the client passes in: a legacy value turned into its v1 form. */
+export interface Param {
+  readonly name: string;
+  readonly legacy: string;
+  readonly v1: string;
+}
+
+export interface BlockedField {
+  readonly field: string;
+  readonly source: 'store' | 'none' | 'overlay';
+  readonly why: string;
+}
+
+export interface Equivalent {
+  readonly resource: string | null;
+  readonly calls: readonly V1Call[];
+  /** Steps the client does after the calls; `translate` steps (ids, statuses, times) are not counted as work v1 cannot do. */
+  readonly clientSteps: readonly ClientStep[];
+  readonly params: readonly Param[];
+  /** legacy status → the v1 statuses it stands for, when the shape reads or filters statuses. */
+  readonly statuses: Readonly<Record<string, readonly string[]>> | null;
+  readonly blocked: readonly BlockedField[];
+  /** Fields reached only through `*`: v1 has no source for them, but the client may not read them. */
+  readonly unverified: readonly string[];
+  readonly notes: readonly string[];
+}
+
+const PAGE = '60';
+const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
+const param = (name: string, resource: string): Param => ({
+  name, legacy: `${resource} uuid`, v1: `${PREFIX[resource] ?? ''}… (legacy-gateway ids export pairs them; derived ids are UUID v5 of the v1 id)`,
+});
+
+/** The mapping of a dotted path from a resource (through many-to-one and one-to-many relations), or undefined. */
+function fieldAt(m: Mappings, resource: string, path: readonly string[]): { resource: string; field: string } | undefined {
+  let cur = resource;
+  for (let i = 0; i < path.length; i++) {
+    const name = (path[i] as string).replace(/^\w+\((.*)\)$/, '$1');
+    const f = m.resources[cur]?.fields[name];
+    if (!f) return undefined;
+    if (i === path.length - 1) return { resource: cur, field: name };
+    if (!f.relation) return undefined;
+    cur = f.relation.resource;
+  }
+  return undefined;
+}
+
+/** Fields a shape names that v1 has no source for (`store` or `none` in the mappings), and overlay writes. */
+export function blockedFields(shape: Shape, m: Mappings): { blocked: BlockedField[]; unverified: string[] } {
+  const blocked = new Map<string, BlockedField>();
+  const unverified = new Set<string>();
+  const resource = shape.resource;
+  if (!resource) return { blocked: [], unverified: [] };
+  const look = (path: string, explicit: boolean) => {
+    const clean = path.replace(/^(count|year|month|week|day|weekday|hour|minute|second|sum|avg|min|max|countDistinct)\((.*)\)$/, '$2');
+    const parts = clean.split('.');
+    if (parts.at(-1) === '*') {
+      // `*` (or `project.*`): every field of that resource
+      const base = parts.length > 1 ? fieldAt(m, resource, parts.slice(0, -1)) : undefined;
+      const target = parts.length > 1 ? (base ? m.resources[base.resource]?.fields[base.field]?.relation?.resource : undefined) : resource;
+      for (const [name, f] of Object.entries(m.resources[target ?? '']?.fields ?? {})) {
+        if (f.source.kind === 'store' || f.source.kind === 'none') unverified.add(`${target}.${name}`);
+      }
+      return;
+    }
+    const at = fieldAt(m, resource, parts);
+    if (!at) return;
+    const f = m.resources[at.resource]?.fields[at.field];
+    if (!f || (f.source.kind !== 'store' && f.source.kind !== 'none')) return;
+    const name = `${at.resource}.${at.field}`;
+    if (!explicit) { unverified.add(name); return; }
+    const why = f.source.kind === 'store'
+      ? `only the gateway keeps it (${f.source.from ?? 'its store'}${f.source.how ? `: ${f.source.how}` : ''})`
+      : `legacy only: v1 has no such value${f.source.how ? ` (${f.source.how})` : ` (the gateway answers ${JSON.stringify(f.source.value ?? null)})`}`;
+    blocked.set(name, { field: name, source: f.source.kind, why });
+  };
+  for (const f of shape.fields) look(f, true);
+  for (const f of shape.filter) look(f.split(' ')[0] ?? '', true);
+  for (const s of shape.sort) look(s.replace(/^-/, ''), true);
+  for (const g of shape.groupBy) look(g, true);
+  for (const a of shape.aggregate) look(a.replace(/^\w+\((.*)\)$/, '$1'), true);
+  if ((shape.kind === 'list' || shape.kind === 'one' || shape.kind === 'me') && shape.fields.length === 0 && shape.aggregate.length === 0) look('*', false);
+  if (shape.kind === 'update') {
+    for (const k of shape.body) {
+      const f = m.resources[resource]?.fields[k];
+      if (f?.write === 'overlay') {
+        blocked.set(`${resource}.${k}`, { field: `${resource}.${k}`, source: 'overlay', why: 'v1 cannot change it: the gateway keeps the written value' });
+      }
+    }
+  }
+  for (const b of blocked.keys()) unverified.delete(b);
+  return { blocked: [...blocked.values()].sort((a, b) => a.field.localeCompare(b.field)), unverified: [...unverified].sort() };
+}
+
+function call(c: Omit<V1Call, 'query' | 'each' | 'cursor' | 'stopAfter'> & Partial<V1Call>): V1Call {
+  return { query: {}, each: null, cursor: false, stopAfter: false, ...c };
+}
+
+/** The calls that list every project in scope: given projects, the projects of given teams, or of every team the key reaches. */
+function projectCalls(plan: Plan | null, params: Param[]): V1Call[] {
+  if (plan?.scope.projects) {
+    // the project the filter names: its lists are asked for directly
+    params.push(param('project_id', 'project'));
+    return [];
+  }
+  const out: V1Call[] = [];
+  if (plan?.scope.accounts) params.push(param('team_id', 'account'));
+  else out.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: 'every team the key reaches (a legacy account is a v1 team)' }));
+  out.push(call({
+    name: 'projects', method: 'GET', path: '/v1/projects', query: { team_id: plan?.scope.accounts ? '{team_id}' : '{team.id}', limit: PAGE },
+    each: plan?.scope.accounts ? null : 'teams', cursor: true, why: "each team's projects (v1 lists projects per team)",
+  }));
+  return out;
+}
+
+/** The joins a query's relations need beyond the calls made (`project` of a render, `account` of a project, `owner`). */
+function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mappings, calls: V1Call[], steps: ClientStep[]): void {
+  const has = (name: string) => calls.some((c) => c.name === name);
+  for (const rel of plan?.relations ?? []) {
+    const first = rel.split('.')[0] ?? rel;
+    const target = m.resources[resource]?.fields[first]?.relation?.resource;
+    if (target === 'project' && !has('projects')) {
+      calls.push(call({ name: 'project', method: 'GET', path: '/v1/projects/{render.project.id}', each: 'renders', why: `${rel}: the render's project` }));
+    }
+    if (target === 'account' && !has('teams')) {
+      calls.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: `${rel}: the team (the legacy account)` }));
+    }
+    if (target === 'render' && !has('renders')) {
+      calls.push(call({
+        name: 'renders', method: 'GET', path: '/v1/renders', query: { project_id: '{project.id}', limit: PAGE }, each: 'projects', cursor: true,
+        why: `${rel}: the related renders, newest first`,
+      }));
+    }
+    if (target === 'project' && resource === 'account' && !has('projects')) {
+      calls.push(call({
+        name: 'projects', method: 'GET', path: '/v1/projects', query: { team_id: '{team.id}', limit: PAGE }, each: 'teams', cursor: true,
+        why: `${rel}: the team's projects`,
+      }));
+    }
+    steps.push({ kind: 'join', detail: `${rel}: match by v1 id (${target ?? 'related'} from the calls above)` });
+  }
+  const reads = (q?.fields ?? []).map((f) => f.path.join('.'));
+  if (resource === 'account' && (reads.includes('owner') || reads.includes('*') || plan?.relations.includes('owner'))) {
+    calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', why: 'owner: the first admin' }));
+  }
+}
+
+/** The v1 equivalent of a shape (its query `q` and the gateway's `plan` for it; both null for writes and other routes). */
+export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | null, m: Mappings): Equivalent {
+  const calls: V1Call[] = [];
+  const steps: ClientStep[] = [];
+  const params: Param[] = [];
+  const notes: string[] = [];
+  const { blocked, unverified } = blockedFields(shape, m);
+  const resource = shape.resource;
+  let statuses: Record<string, readonly string[]> | null = null;
+  const readsStatus = resource === 'render' && (shape.filter.some((f) => f.startsWith('status ')) || shape.groupBy.includes('status')
+    || shape.fields.includes('status') || shape.fields.includes('*') || shape.fields.length === 0);
+  if (readsStatus) statuses = { ...m.status.toV1 };
+
+  if (shape.kind === 'create' && resource === 'render') {
+    params.push(param('project_id', 'project'));
+    calls.push(call({
+      name: 'render', method: 'POST', path: '/v1/renders',
+      body: { name: '{title}', project_id: '{project_id}', template_id: '{template_id, optional}', values: '{data}' },
+      why: 'queues the render; legacy `data` becomes `values` (the template fields), the title becomes `name`',
+    }));
+    notes.push('keep the values you sent if you read them back: v1 does not return `values` (legacy `data`)');
+    notes.push('Send an Idempotency-Key-like guard of your own: v1 POST /v1/renders is not idempotent; retry only after reading the render list');
+  } else if (shape.kind === 'update' && resource === 'render') {
+    params.push(param('render_id', 'render'));
+    calls.push(call({ name: 'render', method: 'GET', path: '/v1/renders/{render_id}', why: 'the render still exists (v1 has no update of a render)' }));
+    steps.push({ kind: 'keep', detail: `v1 cannot change ${shape.body.join(', ') || 'the render'}: keep the new value on your side, by v1 id`,
+      ...(shape.body.length === 1 && shape.body[0] === 'title' ? { args: { op: 'keep', field: 'name', param: 'title' } } : {}) });
+  } else if (shape.kind === 'me') {
+    calls.push(call({ name: 'me', method: 'GET', path: '/v1/me', why: 'the person the key acts as' }));
+    if (shape.fields.some((f) => f.startsWith('accounts')) || shape.fields.length === 0) {
+      calls.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: 'accounts: every team the key reaches' }));
+    }
+  } else if ((shape.kind === 'list' || shape.kind === 'one') && resource && q) {
+    const direct = shape.kind === 'one' || plan?.strategy === 'direct';
+    if (resource === 'render') {
+      if (direct) {
+        params.push(param('render_id', 'render'));
+        calls.push(call({ name: 'renders', method: 'GET', path: '/v1/renders/{render_id}', each: plan?.ids && plan.ids.length > 1 ? 'render_id' : null,
+          why: 'one render by its v1 id' }));
+      } else {
+        calls.push(...projectCalls(plan, params));
+        const given = !!plan?.scope.projects;
+        const query: Record<string, string> = { project_id: given ? '{project_id}' : '{project.id}', limit: PAGE };
+        if (plan?.pushdown.status) query.status = plan.pushdown.status;
+        if (plan?.pushdown.order === 'asc') query.order = 'asc';
+        calls.push(call({
+          name: 'renders', method: 'GET', path: '/v1/renders', query, each: given ? null : 'projects', cursor: true, stopAfter: plan?.stopAfter != null,
+          why: `each project's renders, ${plan?.pushdown.order === 'asc' ? 'oldest' : 'newest'} first` +
+            `${plan?.pushdown.status ? `, status ${plan.pushdown.status} only` : ''}`,
+        }));
+        if (plan?.strategy === 'merge' && !given) {
+          steps.push({ kind: 'merge', detail: `merge the projects' lists by created_at ${plan.pushdown.order ?? 'desc'} (v1 lists renders per project)`,
+            args: { op: 'merge', desc: plan.pushdown.order !== 'asc' } });
+        }
+      }
+    } else if (resource === 'project') {
+      if (direct) {
+        params.push(param('project_id', 'project'));
+        calls.push(call({ name: 'projects', method: 'GET', path: '/v1/projects/{project_id}', why: 'one project by its v1 id' }));
+      } else calls.push(...projectCalls(plan ? { ...plan, scope: { ...plan.scope, projects: null } } : null, params));
+    } else if (resource === 'account') {
+      if (direct) params.push(param('team_id', 'account'));
+      calls.push(call({ name: 'teams', method: 'GET', path: direct ? '/v1/teams/{team_id}' : '/v1/teams', why: 'a legacy account is a v1 team' }));
+    } else if (resource === 'template') {
+      calls.push(...projectCalls(plan, params));
+      const given = !!plan?.scope.projects;
+      calls.push(call({ name: 'templates', method: 'GET', path: '/v1/templates', query: { project_id: given ? '{project_id}' : '{project.id}' },
+        each: given ? null : 'projects',
+        why: "each project's templates (date_created and poster are the project's)" }));
+    }
+    joins(resource, plan, q, m, calls, steps);
+    addClientSteps(shape, q, plan, steps);
+  } else {
+    notes.push('no v1 equivalent: the gateway answers this route itself');
+  }
+  if (resource) {
+    steps.push({ kind: 'translate', detail: `ids: v1 ${Object.values(PREFIX).join(' ')} ids instead of legacy uuids (the ids export pairs them)` });
+    if (statuses) steps.push({ kind: 'translate', detail: 'statuses: v1 names (mappings/statuses.json); timestamps: v1 numbers, not ISO strings' });
+  }
+  // a list read until offset + limit items may stop early only when the client keeps every item it reads
+  const thinned = steps.some((s) => s.kind === 'filter' || s.kind === 'search');
+  const final = thinned ? calls.map((c) => (c.stopAfter ? { ...c, stopAfter: false } : c)) : calls;
+  return { resource, calls: final, clientSteps: steps, params, statuses, blocked, unverified, notes };
+}
+
+/** What v1 cannot do for this query: filter, search, sort, page, count, group. */
+function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[]): void {
+  const resource = shape.resource ?? '';
+  const v1 = V1_FIELD[resource] ?? {};
+  const enforced = new Set<string>();
+  if (plan?.pushdown.status && plan.statuses?.length === 1) enforced.add('status _eq');
+  if (plan?.scope.projects && resource === 'render') ['project _eq', 'project _in'].forEach((x) => enforced.add(x));
+  if (plan?.scope.accounts) ['account _eq', 'account _in', 'project.account _eq', 'project.account _in'].forEach((x) => enforced.add(x));
+  if (plan?.strategy === 'direct' || shape.kind === 'one') ['id _eq', 'id _in'].forEach((x) => enforced.add(x));
+  const conjuncts = !q.filter ? [] : q.filter.kind === 'And' ? q.filter.children : [q.filter];
+  const conds: { field: string; test: 'eq' | 'in' | 'neq'; param: string }[] = [];
+  let simple = true;
+  for (const c of conjuncts) {
+    if (c.kind !== 'Compare' || c.field.fn) { simple = false; continue; }
+    const path = c.field.path.join('.');
+    if (enforced.has(`${path} ${c.op}`)) continue;
+    const field = v1[path];
+    const test = c.op === '_eq' ? 'eq' : c.op === '_in' ? 'in' : c.op === '_neq' ? 'neq' : null;
+    if (!field || !test) simple = false;
+    else conds.push({ field, test, param: path });
+  }
+  if (conds.length > 0 || !simple) {
+    steps.push({ kind: 'filter', detail: `filter: ${shape.filterTree ?? ''}`, ...(simple ? { args: { op: 'filter', conds } } : {}) });
+  }
+  if (shape.search) {
+    steps.push({ kind: 'search', detail: 'search: keep items whose text fields contain the string, any case (v1 search= matches names only, by relevance)',
+      args: { op: 'search', param: 'search' } });
+  }
+  if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
+    const kind = shape.groupBy.length > 0 ? 'group' : shape.aggregate.every((a) => a.startsWith('count')) ? 'count' : 'aggregate';
+    const by = shape.groupBy.length === 1 ? v1[shape.groupBy[0] ?? ''] : undefined;
+    const countOnly = shape.aggregate.length === 1 && shape.aggregate[0] === 'count(*)';
+    steps.push({
+      kind, detail: `${shape.aggregate.join(', ') || 'rows'}${shape.groupBy.length ? ` grouped by ${shape.groupBy.join(', ')}` : ''}`,
+      ...(countOnly && (shape.groupBy.length === 0 || by) ? { args: { op: 'count', groupBy: by ?? null } } : {}),
+    });
+    return;
+  }
+  if (shape.meta.length > 0) steps.push({ kind: 'count', detail: `meta ${shape.meta.join(', ')}: count the items (v1 gives no totals)` });
+  if (shape.kind === 'list') {
+    const natural = plan?.strategy === 'merge' || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
+    if (!natural) {
+      const keys = (shape.sort.length ? shape.sort : q.sort.length ? [] : defaultSortOf(resource))
+        .map((k) => ({ field: v1[k.replace(/^-/, '')], desc: k.startsWith('-') }));
+      const ok = keys.length > 0 && keys.every((k) => k.field);
+      steps.push({
+        kind: 'sort',
+        detail: `sort by ${shape.sort.length ? shape.sort.join(', ') : 'the default order (newest first)'} (v1 orders by created_at only, per list)`,
+        ...(ok ? { args: { op: 'sort', keys: keys as { field: string; desc: boolean }[] } } : {}),
+      });
+    }
+    const offset = shape.pagination === 'page' || shape.pagination === 'offset' ? 'offset' : null;
+    if (shape.pagination !== 'all') {
+      steps.push({ kind: 'page', detail: offset ? 'skip offset items, take limit (v1 pages by cursor)' : 'take the first limit items',
+        args: { op: 'page', offset, limit: 'limit' } });
+    }
+  }
+}
+
+const defaultSortOf = (resource: string): string[] => (resource === 'account' ? ['id'] : ['-date_created']);
+
+/** The steps the client must do that v1 cannot (translation aside). */
+export const clientWork = (e: Equivalent): readonly ClientStep[] => e.clientSteps.filter((s) => s.kind !== 'translate' && s.kind !== 'page');

@@ -1,0 +1,94 @@
+import type { Mappings } from '../config/mappings.js';
+import { planQuery, type Plan } from '../plan/plan.js';
+import type { QueryNode } from '../query/ast.js';
+import { parseQuery } from '../query/parse-query.js';
+import { equivalentOf, type Equivalent } from './equivalent.js';
+import type { Shape } from './shape.js';
+
+/** Values to fill a shape with: per filter path and operator, the search string, paging. */
+export interface Values {
+  value(path: string, op: string): unknown;
+  readonly search?: string;
+  readonly limit?: number;
+  readonly offset?: number;
+  readonly page?: number;
+}
+
+function fill(node: unknown, path: string[], values: Values): unknown {
+  if (Array.isArray(node)) return node.map((n) => fill(n, path, values));
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+    if (k === '_and' || k === '_or') out[k] = fill(v, path, values);
+    else if (k === '_some' || k === '_none') out[k] = fill(v, path, values);
+    else if (k.startsWith('_') && v === '?') out[k] = values.value(path.join('.'), k);
+    else out[k] = fill(v, [...path, k], values);
+  }
+  return out;
+}
+
+/** A shape made a legacy query again, with values of the caller's choosing (the proof's, a test's). Pure. */
+export function instantiate(shape: Shape, values: Values): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  if (shape.fields.length) raw.fields = shape.fields.join(',');
+  if (shape.filterJson) raw.filter = JSON.stringify(fill(shape.filterJson, [], values));
+  if (shape.search) raw.search = values.search ?? 'a';
+  if (shape.sort.length) raw.sort = shape.sort.join(',');
+  const limit = values.limit ?? 5;
+  if (shape.pagination === 'all') raw.limit = '-1';
+  else if (shape.pagination === 'limit') raw.limit = String(limit);
+  else if (shape.pagination === 'offset') Object.assign(raw, { limit: String(limit), offset: String(values.offset ?? limit) });
+  else if (shape.pagination === 'page') Object.assign(raw, { limit: String(limit), page: String(values.page ?? 2) });
+  if (shape.aggregate.length) {
+    const agg: Record<string, string[]> = {};
+    for (const a of shape.aggregate) {
+      const m = /^(\w+)\((.*)\)$/.exec(a);
+      if (m) (agg[m[1] as string] ??= []).push(m[2] as string);
+    }
+    raw.aggregate = Object.fromEntries(Object.entries(agg).map(([k, v]) => [k, v.join(',')]));
+  }
+  if (shape.groupBy.length) raw.groupBy = shape.groupBy.join(',');
+  if (shape.meta.length) raw.meta = shape.meta.join(',');
+  return raw;
+}
+
+/** A raw query as a URL query string (the bracket form for objects, as the legacy clients send it). */
+export function queryString(raw: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(raw)) {
+    if (v && typeof v === 'object') for (const [sk, sv] of Object.entries(v)) parts.push(`${k}[${encodeURIComponent(sk)}]=${encodeURIComponent(String(sv))}`);
+    else parts.push(`${k}=${encodeURIComponent(String(v))}`);
+  }
+  return parts.join('&');
+}
+
+/** Placeholder values for the equivalent alone (a shape's equivalent does not depend on them). */
+const PLACEHOLDERS: Values = {
+  value: (path, op) => {
+    const v = path.endsWith('id') || path === 'project' || path === 'account' || path.endsWith('.project') || path.endsWith('.account')
+      ? '00000000-0000-4000-8000-000000000000' : path === 'status' ? 'complete' : 'x';
+    return op === '_in' || op === '_nin' || op === '_between' || op === '_nbetween' ? [v, v].slice(0, op.includes('between') ? 2 : 1)
+      : op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty' ? true : v;
+  },
+};
+
+/** The parsed query and the gateway's plan for a shape, with the given values (placeholders by default); null for writes. */
+export function planOf(shape: Shape, m: Mappings, limitDefault: number, values: Values = PLACEHOLDERS): { q: QueryNode; plan: Plan } | null {
+  if (!shape.resource || shape.invalid || !(shape.kind === 'list' || shape.kind === 'one' || shape.kind === 'me')) return null;
+  const schema = m.schemas[shape.resource];
+  if (!schema) return null;
+  const raw = instantiate(shape, values);
+  const dynamic = { now: new Date(0), userId: null, roleId: null };
+  try {
+    const q = parseQuery(raw, schema, { schemas: m.schemas, dynamic, limitDefault });
+    return { q, plan: planQuery(q, shape.resource, { statusToV1: m.status.toV1, schemas: m.schemas }) };
+  } catch {
+    return null;
+  }
+}
+
+/** A shape's v1 equivalent. */
+export function equivalentOfShape(shape: Shape, m: Mappings, limitDefault: number): Equivalent {
+  const p = planOf(shape, m, limitDefault);
+  return equivalentOf(shape, p?.q ?? null, p?.plan ?? null, m);
+}

@@ -1,0 +1,255 @@
+import type { Mappings } from '../config/mappings.js';
+import { diffAnswers, type Difference } from '../compare/diff.js';
+import type { Lookup, Rec } from '../query/compile.js';
+import { runQuery } from '../query/run.js';
+import type { IdTranslator } from '../translate/ids.js';
+import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
+import type { TimeUnit } from '../translate/time.js';
+import type { V1Session } from '../v1/client.js';
+import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
+import type { Equivalent, V1Call } from './equivalent.js';
+import { instantiate, planOf, queryString, type Values } from './instantiate.js';
+import type { Shape } from './shape.js';
+
+/**
+ * The proof of a shape: its v1 equivalent run against v1 (the structured calls, with the client's steps done by the
+ * gateway's own evaluator over what those calls returned, translated), compared with the gateway's legacy answer to the
+ * same question. The values are the proof's own, drawn from the data the client's key reaches (never the client's).
+ */
+export interface Proof {
+  readonly result: 'equal' | 'differs' | 'not run';
+  readonly reason?: string;
+  /** The legacy request the proof asked (values from the proof's own sample). */
+  readonly request?: string;
+  /** The differing fields as paths (`data[0].data`), each once, with the kind of difference. */
+  readonly differences: readonly { readonly path: string; readonly kind: string }[];
+  /** v1 calls the equivalent made. */
+  readonly v1Calls: number;
+}
+
+export interface ProofDeps {
+  readonly mappings: Mappings;
+  readonly ids: IdTranslator;
+  readonly timeUnit: TimeUnit;
+  readonly limitDefault: number;
+  /** A v1 session with the user's own key; `count` is told of every call. */
+  session(userId: string, count: () => void): Promise<V1Session>;
+  /** The gateway's legacy answer to a request, as that user. */
+  legacy(userId: string, method: string, url: string): Promise<{ status: number; body: unknown }>;
+}
+
+/** What the calls returned, by call name. */
+type Results = Map<string, unknown[]>;
+
+const items = (x: unknown): unknown[] => {
+  const d = (x as { data?: unknown }).data;
+  return Array.isArray(d) ? d : [x];
+};
+
+/** `{project.id}` of a loop item, or a parameter. */
+function resolve(value: string, item: unknown, each: string | null, params: Readonly<Record<string, string>>): string {
+  return value.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const parts = name.split('.');
+    const loop = each ? each.replace(/ies$/, 'y').replace(/s$/, '') : null;
+    if (loop && parts[0] === loop) {
+      let v: unknown = item;
+      for (const p of parts.slice(1)) v = (v as Record<string, unknown> | null)?.[p];
+      return String(v);
+    }
+    return params[name] ?? '';
+  });
+}
+
+/** Runs the equivalent's calls in order (the cursor loop included) with the session. Writes are not run. */
+export async function runCalls(e: Equivalent, params: Readonly<Record<string, string>>, session: V1Session): Promise<Results> {
+  const out: Results = new Map();
+  for (const c of e.calls) {
+    if (c.method !== 'GET') throw new Error(`${c.method} ${c.path} is a write: proofs do not run writes`);
+    const got: unknown[] = [];
+    const over: unknown[] = c.each ? (c.each === 'render_id' ? (params.render_ids ?? '').split(',') : out.get(c.each) ?? []) : [undefined];
+    for (const item of over) got.push(...(await fetchCall(c, item, params, session)));
+    out.set(c.name, [...(out.get(c.name) ?? []), ...got]);
+  }
+  return out;
+}
+
+async function fetchCall(c: V1Call, item: unknown, params: Readonly<Record<string, string>>, session: V1Session): Promise<unknown[]> {
+  const path = resolve(c.path, item, c.each, params);
+  const query = Object.fromEntries(Object.entries(c.query).map(([k, v]) => [k, resolve(v, item, c.each, params)]));
+  const { limit: _limit, ...rest } = query;
+  const id = path.split('/')[3];
+  // the calls through the session's typed methods (the client's validation, retries and metering)
+  if (path === '/v1/teams') return (await session.teams()).data;
+  if (path.startsWith('/v1/teams/') && id) return (await session.teams()).data.filter((t) => t.id === id);
+  if (path === '/v1/me') return [await session.me()];
+  if (path === '/v1/users') return (await session.members(rest.team_id ?? '')).data.map((m) => ({ ...m, team_id: rest.team_id }));
+  if (path.startsWith('/v1/projects/') && id) return [await session.project(id)];
+  if (path.startsWith('/v1/renders/') && id) return [await session.render(id)];
+  if (path === '/v1/templates') return (await session.templates(rest.project_id ?? '')).data;
+  const all: unknown[] = [];
+  if (path === '/v1/projects') {
+    const team = rest.team_id ?? '';
+    for await (const page of session.pages((cursor) => session.projectsPage(team, { limit: 60, ...(cursor ? { cursor } : {}) }))) all.push(...page);
+    return all;
+  }
+  if (path === '/v1/renders') {
+    const status = rest.status as V1Render['status'] | undefined;
+    const order = rest.order as 'asc' | 'desc' | undefined;
+    for await (const page of session.pages((cursor) => session.rendersPage(rest.project_id ?? '', {
+      limit: 60, ...(cursor ? { cursor } : {}), ...(status ? { status } : {}), ...(order ? { order } : {}),
+    }))) all.push(...page);
+    return all;
+  }
+  return items(await Promise.reject(new Error(`no v1 call ${path}`)));
+}
+
+/** Legacy records of what the calls returned (nothing the gateway keeps: no render data, no overlay), and a look-up over them. */
+export function recordsOf(results: Results, resource: string, d: Pick<ProofDeps, 'ids' | 'mappings' | 'timeUnit'>): { records: Rec[]; lookup: Lookup } {
+  const ctx = { ids: d.ids, mappings: d.mappings, timeUnit: d.timeUnit };
+  const v1Projects = [...(results.get('projects') ?? []), ...(results.get('project') ?? [])] as V1Project[];
+  const projectById = new Map(v1Projects.map((p) => [p.id, p]));
+  const members = results.get('members') as (V1TeamMember & { team_id: string })[] | undefined;
+  const renders = (results.get('renders') ?? results.get('render') ?? []) as V1Render[];
+  const byType = new Map<string, Map<string, Rec>>();
+  const add = (type: string, r: Rec) => {
+    if (!byType.has(type)) byType.set(type, new Map());
+    byType.get(type)?.set(r.id as string, r);
+    return r;
+  };
+  const renderRecs = renders.map((r) => add('render', toLegacyRender(r, ctx, { projectThumbnail: projectById.get(r.project.id)?.thumbnail_url ?? null })));
+  const projectRecs = v1Projects.map((p) => add('project', toLegacyProject(p, ctx)));
+  const teams = (results.get('teams') ?? []) as V1Team[];
+  const accountRecs = teams.map((t) => {
+    const own = members ? teamOwner(members.filter((m) => m.team_id === t.id)) : null;
+    return add('account', toLegacyAccount(t, own, ctx));
+  });
+  const templateRecs: Rec[] = [];
+  for (const t of (results.get('templates') ?? []) as V1TemplateSummary[]) {
+    const p = projectById.get(t.project_id);
+    if (p) templateRecs.push(add('template', toLegacyTemplate(t, p, ctx)));
+  }
+  const childrenOf = (parent: Rec, field: string, parentResource: string): Rec[] => {
+    if (parentResource === 'project' && field === 'renders') return renderRecs.filter((r) => r.project === parent.id);
+    if (parentResource === 'account' && field === 'renders') return renderRecs.filter((r) => r.account === parent.id);
+    if (parentResource === 'account' && field === 'projects') return projectRecs.filter((r) => r.account === parent.id);
+    return [];
+  };
+  const lookup: Lookup = {
+    one: (type, id) => byType.get(type)?.get(id),
+    many: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
+    manyAll: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
+  };
+  const records = { render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs }[resource] ?? [];
+  return { records, lookup };
+}
+
+/** Sample legacy records of the data the key reaches: the proof's values come from them. */
+export async function sampleValues(session: V1Session, d: Pick<ProofDeps, 'ids' | 'mappings' | 'timeUnit'>): Promise<Record<string, Rec>> {
+  const ctx = { ids: d.ids, mappings: d.mappings, timeUnit: d.timeUnit };
+  const teams = (await session.teams()).data;
+  for (const team of teams) {
+    const projects = (await session.projectsPage(team.id, { limit: 60 })).data;
+    for (const p of projects) {
+      const renders = (await session.rendersPage(p.id, { limit: 20 })).data;
+      const r = renders.find((x) => x.status === 'complete') ?? renders[0];
+      if (!r) continue;
+      return { render: toLegacyRender(r, ctx), project: toLegacyProject(p, ctx), account: toLegacyAccount(team, null, ctx) };
+    }
+  }
+  return {};
+}
+
+/** Values for a shape from the samples: the sample's own value for `_eq`/`_in`, a part of it for text operators. */
+export function valuesFrom(resource: string, samples: Record<string, Rec>, m: Mappings): Values {
+  const valueAt = (path: string): unknown => {
+    let type = resource;
+    let rec: Rec | undefined = samples[resource];
+    const parts = path.replace(/^\w+\((.*)\)$/, '$1').split('.');
+    for (let i = 0; i < parts.length - 1; i++) {
+      const rel = m.resources[type]?.fields[parts[i] as string]?.relation;
+      if (!rel) return undefined;
+      type = rel.resource;
+      rec = samples[type];
+    }
+    return rec?.[parts.at(-1) as string];
+  };
+  const title = String(samples.render?.title ?? 'a');
+  return {
+    value: (path, op) => {
+      const v = valueAt(path);
+      if (op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty') return true;
+      if (op === '_in' || op === '_nin') return [v];
+      if (op === '_between' || op === '_nbetween') return [v, v];
+      if (typeof v === 'string' && /contains|starts_with|ends_with/.test(op)) return op.includes('ends') ? v.slice(-4) : v.slice(0, 4);
+      return v ?? null;
+    },
+    search: title.split(/\s+/).find((w) => w.length >= 3 && !/^\d+$/.test(w)) ?? title.slice(0, 3),
+    limit: 5,
+    page: 2,
+    offset: 5,
+  };
+}
+
+/** The v1 form of the ids a filter names: the parameters of the equivalent's calls. */
+async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Record<string, Rec>, ids: IdTranslator): Promise<Record<string, string>> {
+  const params: Record<string, string> = {};
+  const filter = typeof raw.filter === 'string' ? (JSON.parse(raw.filter) as Record<string, Record<string, unknown>>) : {};
+  const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
+  const uuidAt = (field: string) => first(filter[field]?._eq ?? filter[field]?._in) as string | undefined;
+  const project = uuidAt('project');
+  if (project) params.project_id = (await ids.toV1('project', project)) ?? '';
+  const account = uuidAt('account') ?? (filter.project as Record<string, Record<string, unknown>> | undefined)?.account?._eq as string | undefined;
+  if (account) params.team_id = (await ids.toV1('account', account)) ?? '';
+  const id = shape.kind === 'one' ? (samples[shape.resource ?? '']?.id as string | undefined) : uuidAt('id');
+  if (id && shape.resource) {
+    const type = shape.resource === 'account' ? 'account' : (shape.resource as 'render' | 'project' | 'template');
+    const v1 = (await ids.toV1(type, id)) ?? '';
+    params[shape.resource === 'render' ? 'render_id' : shape.resource === 'account' ? 'team_id' : 'project_id'] = v1;
+    params.render_ids = v1;
+  }
+  return params;
+}
+
+/** Proves one read shape for a user: the legacy answer and the equivalent's, compared. Writes are not run (they create renders). */
+export async function prove(shape: Shape, e: Equivalent, userId: string, d: ProofDeps): Promise<Proof> {
+  const none = (reason: string): Proof => ({ result: 'not run', reason, differences: [], v1Calls: 0 });
+  if (shape.invalid) return none('the client sent a query the gateway refuses (400): nothing to prove');
+  if (shape.kind === 'create' || shape.kind === 'update' || shape.kind === 'delete') {
+    return none('a write: proofs do not create or change data (the snippet test runs it against the simulator)');
+  }
+  if (shape.kind === 'me' || shape.kind === 'other' || !shape.resource) return none('answered from what the gateway keeps (users)');
+  let calls = 0;
+  const session = await d.session(userId, () => { calls++; });
+  const samples = await sampleValues(session, d);
+  if (!samples.render) return none('the key reaches no render to draw values from');
+  const values = valuesFrom(shape.resource, samples, d.mappings);
+  const raw = instantiate(shape, values);
+  const planned = planOf(shape, d.mappings, d.limitDefault, values);
+  if (!planned) return none('the shape cannot be planned');
+  const params = await paramsOf(raw, shape, samples, d.ids);
+  const qs = queryString(raw);
+  const base = shape.route.replace(':id', String(samples[shape.resource]?.id ?? ''));
+  const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${base}${qs ? `?${qs}` : ''}`;
+  const legacy = await d.legacy(userId, 'GET', `${base}${qs ? `?${qs}` : ''}`);
+  calls = 0;
+  let results: Results;
+  try {
+    results = await runCalls(e, params, session);
+  } catch (err) {
+    return { result: 'differs', request, reason: `the v1 calls failed: ${(err as Error).message}`, differences: [], v1Calls: calls };
+  }
+  const { records, lookup } = recordsOf(results, shape.resource, d);
+  const q = shape.kind === 'one' ? { ...planned.q, limit: 1, offset: 0 } : planned.q;
+  const answer = runQuery(records, q, d.mappings.schemas, lookup, { numericStrings: true });
+  const body = shape.kind === 'one' ? { data: answer.data[0] ?? null } : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data };
+  const diffs: Difference[] = diffAnswers(legacy, { status: 200, body }, { rules: d.mappings.comparison, unordered: false, identity: () => undefined });
+  const seen = new Map<string, string>();
+  for (const x of diffs) {
+    const path = x.path.replace(/\[\d+\]/g, '[]');
+    if (!seen.has(path)) seen.set(path, x.kind);
+  }
+  return {
+    result: diffs.length === 0 ? 'equal' : 'differs', request, v1Calls: calls,
+    differences: [...seen].map(([path, kind]) => ({ path, kind })),
+  };
+}

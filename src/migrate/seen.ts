@@ -1,0 +1,35 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { clientId } from './client.js';
+import type { SeenRequest } from './recorder.js';
+
+/** The names of a write body's top-level keys (a batch: `[]` and its first item's keys); never a value. */
+function bodyKeys(body: unknown): string[] {
+  if (Array.isArray(body)) return ['[]', ...(body[0] && typeof body[0] === 'object' ? Object.keys(body[0] as object) : [])];
+  return body && typeof body === 'object' ? Object.keys(body) : [];
+}
+
+/**
+ * What the client profiles keep of an answered legacy request, taken from what the request already holds (no parse:
+ * the query object is shaped at the recorder's next flush). Undefined without a principal.
+ */
+export function seenRequest(request: FastifyRequest, reply: FastifyReply, template: string): SeenRequest | undefined {
+  const p = request.principal;
+  if (!p) return undefined;
+  const method = request.method;
+  const url = request.url;
+  const at = url.indexOf('?');
+  const search = (request as { searchKey?: string | null }).searchKey;
+  const calls = Number(reply.getHeader('x-gateway-v1-calls') ?? 0);
+  return {
+    client: clientId({ via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) }, request.headers['user-agent']),
+    userId: p.user.id,
+    method,
+    route: template,
+    question: typeof search === 'string' ? `\u0000${search}` : at < 0 ? '' : url.slice(at + 1),
+    query: request.query,
+    ...(method === 'POST' || method === 'PATCH' ? { bodyKeys: bodyKeys(request.body) } : {}),
+    status: reply.statusCode,
+    ms: reply.elapsedTime,
+    v1Calls: Number.isFinite(calls) ? calls : 0,
+  };
+}

@@ -1,0 +1,335 @@
+import type { Equivalent, StepArgs, V1Call } from './equivalent.js';
+
+/**
+ * Runnable renderings of a v1 equivalent: a Node function (fetch), a Python function (standard library only) and a
+ * curl script. Each takes the v1 base URL, a v1 key and the parameters (`params`: ids in their v1 form, the legacy
+ * status name, limit, offset, search, title, data), makes the calls in order with the cursor loop, then does the client
+ * steps. Statuses are compared and grouped by their legacy names through the embedded table. Pure.
+ */
+export interface Snippets {
+  readonly node: string;
+  readonly python: string;
+  readonly curl: string;
+  /** Steps the snippets leave to the client (named in a comment): the snippet's answer is not the whole answer. */
+  readonly partial: readonly string[];
+}
+
+/** The call whose result the legacy answer is made of. */
+export function mainCall(e: Equivalent): string | null {
+  const names = e.calls.map((c) => c.name);
+  for (const n of ['render', 'renders', 'projects', 'templates', 'teams', 'me']) {
+    if (e.resource === 'render' && n === 'projects') continue;
+    if (names.includes(n)) return n;
+  }
+  return names[0] ?? null;
+}
+
+const singular = (name: string) => (name === 'render_id' ? 'render_id' : name.replace(/ies$/, 'y').replace(/s$/, ''));
+const statusTable = (e: Equivalent): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const [legacy, v1s] of Object.entries(e.statuses ?? {})) for (const s of v1s) out[s] = legacy;
+  return out;
+};
+
+/** `{project.id}` → an expression of the loop item; `{team_id}` → a parameter; other text kept. */
+function expr(value: string, each: string | null, lang: 'js' | 'py'): string {
+  const m = /^\{([^}]+)\}$/.exec(value);
+  if (!m) return JSON.stringify(value);
+  const name = (m[1] ?? '').replace(/, optional$/, '');
+  const dot = name.split('.');
+  const item = each ? singular(each) : null;
+  if (item && dot[0] === item) {
+    const rest = dot.slice(1);
+    return lang === 'js' ? `${item}${rest.map((r) => `.${r}`).join('')}` : `${item}${rest.map((r) => `[${JSON.stringify(r)}]`).join('')}`;
+  }
+  return lang === 'js' ? `params.${name}` : `params.get(${JSON.stringify(name)})`;
+}
+
+function pathExpr(path: string, each: string | null, lang: 'js' | 'py'): string {
+  const parts = path.split(/(\{[^}]+\})/).filter(Boolean);
+  if (lang === 'js') return '`' + parts.map((p) => (p.startsWith('{') ? `\${encodeURIComponent(${expr(p, each, 'js')})}` : p)).join('') + '`';
+  return parts.map((p) => (p.startsWith('{') ? `quote(str(${expr(p, each, 'py')}), safe='')` : JSON.stringify(p))).join(' + ');
+}
+
+function jsCall(c: V1Call): string {
+  const q = `{ ${Object.entries(c.query).map(([k, v]) => `${k}: ${expr(v, c.each, 'js')}`).join(', ')} }`;
+  const path = pathExpr(c.path, c.each, 'js');
+  let one: string;
+  if (c.method === 'POST') {
+    const body = `{ ${Object.entries(c.body ?? {}).map(([k, v]) => `${k}: ${expr(v, c.each, 'js')}`).join(', ')} }`;
+    one = `r.${c.name}.push(await post(${path}, ${body}));`;
+  } else if (c.cursor) one = `r.${c.name}.push(...await list(${path}, ${q}, ${c.stopAfter ? '(params.offset ?? 0) + params.limit' : 'null'}));`;
+  else one = `r.${c.name}.push(...items(await get(${path}, ${q})));`;
+  const body = c.each ? `for (const ${singular(c.each)} of ${c.each === 'render_id' ? 'params.render_ids' : `r.${c.each}`}) ${one}` : one;
+  return `  // ${c.why}\n  r.${c.name} ??= [];\n  ${body}`;
+}
+
+function pyCall(c: V1Call): string {
+  const q = `{${Object.entries(c.query).map(([k, v]) => `${JSON.stringify(k)}: ${expr(v, c.each, 'py')}`).join(', ')}}`;
+  const path = pathExpr(c.path, c.each, 'py');
+  let one: string;
+  if (c.method === 'POST') {
+    const body = `{${Object.entries(c.body ?? {}).map(([k, v]) => `${JSON.stringify(k)}: ${expr(v, c.each, 'py')}`).join(', ')}}`;
+    one = `r[${JSON.stringify(c.name)}].append(post(${path}, {k: v for k, v in ${body}.items() if v is not None}))`;
+  } else if (c.cursor) {
+    const stop = c.stopAfter ? 'params.get("offset", 0) + params["limit"]' : 'None';
+    one = `r[${JSON.stringify(c.name)}].extend(listing(${path}, ${q}, ${stop}))`;
+  }
+  else one = `r[${JSON.stringify(c.name)}].extend(items(get(${path}, ${q})))`;
+  const head = `    # ${c.why}\n    r.setdefault(${JSON.stringify(c.name)}, [])\n`;
+  if (!c.each) return `${head}    ${one}`;
+  return `${head}    for ${singular(c.each)} in ${c.each === 'render_id' ? 'params["render_ids"]' : `r[${JSON.stringify(c.each)}]`}:\n        ${one}`;
+}
+
+function jsStep(a: StepArgs): string {
+  switch (a.op) {
+    case 'merge':
+      return `  out.sort((a, b) => ${a.desc ? 'b.created_at - a.created_at' : 'a.created_at - b.created_at'});`;
+    case 'filter':
+      return a.conds.map((c) => {
+        const v = `params.${c.param}`;
+        const test = c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))` : `val(x, '${c.field}') ${c.test === 'eq' ? '===' : '!=='} ${v}`;
+        return `  out = out.filter((x) => ${test});`;
+      }).join('\n');
+    case 'search':
+      return '  out = out.filter((x) => [x.name, STATUS[x.status]]\n' +
+        `    .some((t) => typeof t === 'string' && t.toLowerCase().includes(params.${a.param}.toLowerCase())));`;
+    case 'sort':
+      return `  out.sort((a, b) => ${a.keys.map((k) => {
+        const [x, y] = k.desc ? ['b', 'a'] : ['a', 'b'];
+        return `cmp(val(${x}, '${k.field}'), val(${y}, '${k.field}'))`;
+      }).join(' || ')});`;
+    case 'page':
+      return `  out = out.slice(${a.offset ? `params.${a.offset}` : '0'}, ${a.offset ? `params.${a.offset} + ` : ''}params.${a.limit});`;
+    case 'keep':
+      return `  out = out.map((x) => ({ ...x, ${a.field}: params.${a.param} })); // the value you keep yourself`;
+    case 'count':
+      if (!a.groupBy) return '  out = [{ count: out.length }];';
+      return `  const groups = new Map();\n  for (const x of out) groups.set(val(x, '${a.groupBy}'), (groups.get(val(x, '${a.groupBy}')) ?? 0) + 1);\n` +
+        `  out = [...groups].map(([k, n]) => ({ ${a.groupBy.split('.').at(-1)}: k, count: n }));`;
+  }
+}
+
+function pyStep(a: StepArgs): string {
+  switch (a.op) {
+    case 'merge':
+      return `    out.sort(key=lambda x: x["created_at"], reverse=${a.desc ? 'True' : 'False'})`;
+    case 'filter':
+      return a.conds.map((c) => {
+        const v = `params[${JSON.stringify(c.param)}]`;
+        const got = `val(x, ${JSON.stringify(c.field)})`;
+        const test = c.test === 'in' ? `${got} in ${v}` : `${got} ${c.test === 'eq' ? '==' : '!='} ${v}`;
+        return `    out = [x for x in out if ${test}]`;
+      }).join('\n');
+    case 'search':
+      return `    s = params[${JSON.stringify(a.param)}].lower()\n` +
+        '    out = [x for x in out if any(isinstance(t, str) and s in t.lower() for t in (x.get("name"), STATUS.get(x.get("status"))))]';
+    case 'sort':
+      // a stable sort per key, last key first
+      return [...a.keys].reverse()
+        .map((k) => `    out.sort(key=lambda x: text_key(val(x, ${JSON.stringify(k.field)})), reverse=${k.desc ? 'True' : 'False'})`).join('\n');
+    case 'page':
+      return a.offset ? `    out = out[params["${a.offset}"]:params["${a.offset}"] + params["${a.limit}"]]` : `    out = out[:params["${a.limit}"]]`;
+    case 'keep':
+      return `    out = [dict(x, ${a.field}=params[${JSON.stringify(a.param)}]) for x in out]  # the value you keep yourself`;
+    case 'count':
+      if (!a.groupBy) return '    out = [{"count": len(out)}]';
+      return `    groups = {}\n    for x in out:\n        k = val(x, ${JSON.stringify(a.groupBy)})\n        groups[k] = groups.get(k, 0) + 1\n` +
+        `    out = [{${JSON.stringify(a.groupBy.split('.').at(-1))}: k, "count": n} for k, n in groups.items()]`;
+  }
+}
+
+/** Renders the three snippets of an equivalent; `fn` names the functions. */
+export function renderSnippets(e: Equivalent, fn: string): Snippets {
+  const main = mainCall(e);
+  const partial = e.clientSteps.filter((s) => s.kind !== 'translate' && !s.args && s.kind !== 'join').map((s) => s.detail);
+  const status = JSON.stringify(statusTable(e));
+  const steps = e.clientSteps.filter((s) => s.args);
+  const todo = (c: string) => partial.map((p) => `${c} TODO (not done by this snippet): ${p}`).join('\n');
+  // `val` reads a v1 path; a status is read as its legacy name (what the legacy client filters and groups on)
+  const node = [
+    `// ${e.calls.length} v1 call step(s); params: ${['limit', 'offset', ...e.params.map((p) => p.name)].join(', ')}`,
+    `export async function ${fn}(baseUrl, apiKey, params = {}) {`,
+    `  const STATUS = ${status}; // v1 status → legacy status`,
+    '  const headers = { authorization: `Bearer ${apiKey}`, accept: \'application/json\' };',
+    '  const get = async (path, query = {}) => {',
+    '    const u = new URL(baseUrl + path);',
+    '    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) u.searchParams.set(k, String(v));',
+    '    const res = await fetch(u, { headers });',
+    '    if (!res.ok) throw new Error(`${res.status} ${path}: ${await res.text()}`);',
+    '    return res.json();',
+    '  };',
+    '  const post = async (path, body) => {',
+    "    const init = { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) };",
+    '    const res = await fetch(baseUrl + path, init);',
+    '    if (!res.ok) throw new Error(`${res.status} ${path}: ${await res.text()}`);',
+    '    return res.json();',
+    '  };',
+    '  const items = (x) => (Array.isArray(x.data) ? x.data : [x]);',
+    '  // the cursor loop: pass next_cursor until it is null (a short page is not the end)',
+    '  const list = async (path, query, stopAfter) => {',
+    '    const out = [];',
+    '    let cursor;',
+    '    do {',
+    '      const page = await get(path, { ...query, ...(cursor ? { cursor } : {}) });',
+    '      out.push(...page.data);',
+    '      cursor = page.next_cursor;',
+    '    } while (cursor && !(stopAfter && out.length >= stopAfter));',
+    '    return out;',
+    '  };',
+    "  const val = (x, path) => { const v = path.split('.').reduce((o, k) => (o == null ? o : o[k]), x); return path === 'status' ? STATUS[v] ?? v : v; };",
+    "  const cmp = (a, b) => (a == null ? (b == null ? 0 : 1) : b == null ? -1 : typeof a === 'string' ? a.localeCompare(b, 'en') : a - b);",
+    '  void cmp; void val;',
+    '  const r = {};',
+    ...e.calls.map(jsCall),
+    `  let out = r.${main ?? 'none'} ?? [];`,
+    ...steps.map((s) => jsStep(s.args as StepArgs)),
+    ...(partial.length ? [todo('  //')] : []),
+    '  return out;',
+    '}',
+  ].join('\n');
+  const python = [
+    `# ${e.calls.length} v1 call step(s); params: ${['limit', 'offset', ...e.params.map((p) => p.name)].join(', ')}`,
+    'import json, unicodedata, urllib.request',
+    'from urllib.parse import quote, urlencode',
+    '',
+    '',
+    `def ${fn}(base_url, api_key, params):`,
+    `    STATUS = ${status}  # v1 status -> legacy status`,
+    '',
+    '    def ask(method, path, query=None, body=None):',
+    '        q = {k: str(v) for k, v in (query or {}).items() if v is not None}',
+    '        url = base_url + path + ("?" + urlencode(q) if q else "")',
+    '        data = json.dumps(body).encode() if body is not None else None',
+    '        req = urllib.request.Request(url, data=data, method=method, headers={"Authorization": "Bearer " + api_key, "Accept": "application/json"})',
+    '        if data is not None:',
+    '            req.add_header("Content-Type", "application/json")',
+    '        with urllib.request.urlopen(req) as res:',
+    '            return json.loads(res.read())',
+    '',
+    '    def get(path, query=None):',
+    '        return ask("GET", path, query)',
+    '',
+    '    def post(path, body):',
+    '        return ask("POST", path, None, body)',
+    '',
+    '    def items(x):',
+    '        return x["data"] if isinstance(x.get("data"), list) else [x]',
+    '',
+    '    def listing(path, query, stop_after):',
+    '        # the cursor loop: pass next_cursor until it is null (a short page is not the end)',
+    '        out, cursor = [], None',
+    '        while True:',
+    '            page = get(path, dict(query, **({"cursor": cursor} if cursor else {})))',
+    '            out.extend(page["data"])',
+    '            cursor = page.get("next_cursor")',
+    '            if not cursor or (stop_after and len(out) >= stop_after):',
+    '                return out',
+    '',
+    '    def val(x, path):',
+    '        for k in path.split("."):',
+    '            x = x.get(k) if isinstance(x, dict) else None',
+    '        return STATUS.get(x, x) if path == "status" else x',
+    '',
+    '    def text_key(v):',
+    '        # nulls last; text by letters first (accents and case second), as the legacy collation orders it',
+    '        if v is None:',
+    '            return (1, "", "")',
+    '        if isinstance(v, str):',
+    '            plain = "".join(c for c in unicodedata.normalize("NFKD", v) if not unicodedata.combining(c))',
+    '            return (0, plain.casefold(), v.swapcase())',
+    '        return (0, v, "")',
+    '',
+    '    r = {}',
+    ...e.calls.map(pyCall),
+    `    out = r.get(${JSON.stringify(main ?? 'none')}, [])`,
+    ...steps.map((s) => pyStep(s.args as StepArgs)),
+    ...(partial.length ? [todo('    #')] : []),
+    '    return out',
+    '',
+  ].join('\n');
+  return { node, python, curl: renderCurl(e), partial };
+}
+
+const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+
+/** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
+function jqStep(a: StepArgs): string {
+  const val = (f: string) => (f === 'status' ? '($S[.status] // .status)' : `.${f}`);
+  const env = (p: string) => `$ENV.${envName(p)}`;
+  switch (a.op) {
+    case 'merge':
+      return `sort_by(${a.desc ? '-' : ''}.created_at)`;
+    case 'filter':
+      return a.conds.map((c) => c.test === 'in'
+        ? `map(select(${val(c.field)} as $v | ${env(c.param)} | split(",") | index($v)))`
+        : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`).join(' | ');
+    case 'search':
+      return `map(select([.name, $S[.status]] | map(select(type == "string") | ascii_downcase | contains(${env(a.param)} | ascii_downcase)) | any))`;
+    case 'sort':
+      return a.keys.length === 1 && a.keys[0]
+        ? `sort_by(${val(a.keys[0].field)} | if type == "string" then ascii_downcase else . end)${a.keys[0].desc ? ' | reverse' : ''}`
+        : `sort_by(${a.keys.map((k) => val(k.field)).join(', ')})`;
+    case 'page':
+      return a.offset ? `.[(${env(a.offset)} | tonumber):((${env(a.offset)} | tonumber) + (${env(a.limit)} | tonumber))]`
+        : `.[:(${env(a.limit)} | tonumber)]`;
+    case 'keep':
+      return `map(.${a.field} = ${env(a.param)})`;
+    case 'count':
+      return a.groupBy
+        ? `group_by(${val(a.groupBy)}) | map({${JSON.stringify(a.groupBy.split('.').at(-1))}: (.[0] | ${val(a.groupBy)}), count: length})`
+        : '[{count: length}]';
+  }
+}
+
+/** A curl script (POSIX sh, curl and jq): the calls with the cursor loop, then the client steps as jq. */
+function renderCurl(e: Equivalent): string {
+  const lines = [
+    '#!/bin/sh',
+    `# V1 (base URL) and KEY (a v1 key) in the environment; parameters too: ${['LIMIT', 'OFFSET', ...e.params.map((p) => envName(p.name))].join(', ')}`,
+    'set -eu',
+    'list() { # every item of a v1 list: next_cursor is passed until it is null (a short page is not the end)',
+    '  CURSOR=',
+    '  while :; do',
+    '    PAGE=$(curl -sf -G "$1" ${CURSOR:+--data-urlencode "cursor=$CURSOR"} -H "Authorization: Bearer $KEY")',
+    `    echo "$PAGE" | jq -c '.data[]'`,
+    `    CURSOR=$(echo "$PAGE" | jq -r '.next_cursor // empty'); [ -n "$CURSOR" ] || break`,
+    '  done',
+    '}',
+    `one() { curl -sf "$1" -H "Authorization: Bearer $KEY" | jq -c 'if (.data | type) == "array" then .data[] else . end'; }`,
+  ];
+  for (const c of e.calls) {
+    const item = c.each ? singular(c.each) : null;
+    let loopPath: string | null = null;
+    const sh = (v: string) => {
+      const m = /^\{([^}]+)\}$/.exec(v);
+      if (!m) return v;
+      const name = (m[1] ?? '').replace(/, optional$/, '');
+      if (item && name.startsWith(`${item}.`)) {
+        loopPath = `.${name.split('.').slice(1).join('.')}`;
+        return `$${envName(name)}`;
+      }
+      return `$${envName(name)}`;
+    };
+    const path = c.path.replace(/\{[^}]+\}/g, sh);
+    const qs = Object.entries(c.query).map(([k, v]) => `${k}=${sh(v)}`).join('&');
+    const url = `"$V1${path}${qs ? `?${qs}` : ''}"`;
+    lines.push(`# ${c.name}: ${c.why}`);
+    if (c.method === 'POST') {
+      const body = Object.entries(c.body ?? {}).filter(([, v]) => !v.includes('optional'));
+      const args = body.map(([k, v]) => (k === 'values' ? `--argjson ${k} "${sh(v)}"` : `--arg ${k} "${sh(v)}"`)).join(' ');
+      lines.push(`curl -sf -X POST "$V1${path}" -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\`);
+      lines.push(`  -d "$(jq -n ${args} '{${body.map(([k]) => `${k}: $${k}`).join(', ')}}')" | jq -s '.' > ${c.name}.json`);
+      continue;
+    }
+    const fetch = `${c.cursor ? 'list' : 'one'} ${url}`;
+    if (item && c.each) {
+      const v = `${envName(item)}_${envName((loopPath ?? '.id').slice(1))}`;
+      lines.push(`jq -r '.[] | ${loopPath ?? '.id'}' ${c.each}.json | while read -r ${v}; do ${fetch}; done | jq -s '.' > ${c.name}.json`);
+    } else lines.push(`${fetch} | jq -s '.' > ${c.name}.json`);
+  }
+  const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
+  for (const s of e.clientSteps) if (s.kind !== 'translate' && !s.args && s.kind !== 'join') lines.push(`# TODO (not done by this script): ${s.detail}`);
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}' '${steps.length ? steps.join(' | ') : '.'}' ${mainCall(e) ?? 'none'}.json`);
+  return lines.join('\n');
+}

@@ -1,0 +1,116 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/** One (client, shape) row's increments since the last flush. */
+export interface ShapeDelta {
+  readonly client: string;
+  /** The bound user the client acts as (a uuid: the proof reads v1 with this user's key). */
+  readonly userId: string;
+  readonly key: string;
+  /** The shape as JSON (no value of any request: see src/migrate/shape.ts). */
+  readonly shape: string;
+  count: number;
+  errors: number;
+  msTotal: number;
+  msMax: number;
+  /** v1 calls per request → requests. */
+  calls: Map<number, number>;
+  first: number;
+  last: number;
+  compared: number;
+  differing: number;
+}
+
+export interface ShapeRow {
+  readonly client: string;
+  readonly userId: string;
+  readonly key: string;
+  readonly shape: string;
+  readonly count: number;
+  readonly errors: number;
+  readonly msTotal: number;
+  readonly msMax: number;
+  readonly calls: Readonly<Record<string, number>>;
+  readonly firstSeen: number;
+  readonly lastSeen: number;
+  readonly compared: number;
+  readonly differing: number;
+}
+
+/** At most this many distinct v1-call counts are kept per row; past it, counts go to powers of two. */
+const CALL_BUCKETS = 24;
+export function bucketCalls(hist: Map<number, number>, n: number, times = 1): void {
+  let k = n;
+  if (!hist.has(k) && hist.size >= CALL_BUCKETS) k = n <= 0 ? 0 : 2 ** Math.ceil(Math.log2(n));
+  hist.set(k, (hist.get(k) ?? 0) + times);
+}
+
+/** The median of a histogram (value → count); null when empty. */
+export function medianOf(hist: Readonly<Record<string, number>>): number | null {
+  const entries = Object.entries(hist).map(([k, v]) => [Number(k), v] as const).sort((a, b) => a[0] - b[0]);
+  const total = entries.reduce((s, [, v]) => s + v, 0);
+  if (total === 0) return null;
+  let seen = 0;
+  for (const [k, v] of entries) {
+    seen += v;
+    if (seen * 2 >= total) return k;
+  }
+  return entries.at(-1)?.[0] ?? null;
+}
+
+/**
+ * The client shapes table: one row per (client, shape), bounded — at most `perClient` shapes a client (the least
+ * recently seen leave first) and nothing older than the retention.
+ */
+export class ClientShapeStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async apply(deltas: readonly ShapeDelta[]): Promise<void> {
+    for (const d of deltas) {
+      const existing = await this.db.selectFrom('client_shapes').select(['calls']).where('client', '=', d.client).where('shape_key', '=', d.key)
+        .executeTakeFirst();
+      const hist = new Map<number, number>(Object.entries(existing ? (JSON.parse(existing.calls) as Record<string, number>) : {})
+        .map(([k, v]) => [Number(k), v]));
+      for (const [n, times] of d.calls) bucketCalls(hist, n, times);
+      const calls = JSON.stringify(Object.fromEntries([...hist].sort((a, b) => a[0] - b[0])));
+      if (!existing) {
+        await this.db.insertInto('client_shapes').values({
+          client: d.client, shape_key: d.key, user_id: d.userId, shape: d.shape, count: d.count, errors: d.errors, ms_total: d.msTotal,
+          ms_max: d.msMax, calls, first_seen: d.first, last_seen: d.last, compared: d.compared, differing: d.differing,
+        }).onConflict((oc) => oc.columns(['client', 'shape_key']).doNothing()).execute();
+        continue;
+      }
+      await this.db.updateTable('client_shapes').set({
+        count: sql`client_shapes.count + ${d.count}`, errors: sql`errors + ${d.errors}`, ms_total: sql`ms_total + ${d.msTotal}`,
+        ms_max: sql`case when ms_max > ${d.msMax} then ms_max else ${d.msMax} end`, calls,
+        last_seen: sql`case when last_seen > ${d.last} then last_seen else ${d.last} end`,
+        compared: sql`compared + ${d.compared}`, differing: sql`differing + ${d.differing}`,
+      }).where('client', '=', d.client).where('shape_key', '=', d.key).execute();
+    }
+  }
+
+  /** Drops rows last seen before `before`, and each client's least recently seen shapes past `perClient`. */
+  async prune(before: number, perClient: number, clients: Iterable<string>): Promise<number> {
+    let dropped = Number((await this.db.deleteFrom('client_shapes').where('last_seen', '<', before).executeTakeFirst()).numDeletedRows);
+    for (const client of clients) {
+      const keep = await this.db.selectFrom('client_shapes').select(['shape_key']).where('client', '=', client)
+        .orderBy('last_seen', 'desc').orderBy('shape_key').limit(perClient).execute();
+      if (keep.length < perClient) continue;
+      const r = await this.db.deleteFrom('client_shapes').where('client', '=', client)
+        .where('shape_key', 'not in', keep.map((k) => k.shape_key)).executeTakeFirst();
+      dropped += Number(r.numDeletedRows);
+    }
+    return dropped;
+  }
+
+  async list(client?: string): Promise<ShapeRow[]> {
+    let q = this.db.selectFrom('client_shapes').selectAll();
+    if (client) q = q.where((eb) => eb.or([eb('client', '=', client), eb('client', 'like', `${client.replace(/[%_]/g, '')}~%`)]));
+    const rows = await q.orderBy('client').orderBy('count', 'desc').orderBy('shape_key').execute();
+    return rows.map((r) => ({
+      client: r.client, userId: r.user_id, key: r.shape_key, shape: r.shape, count: Number(r.count), errors: Number(r.errors),
+      msTotal: Number(r.ms_total), msMax: Number(r.ms_max), calls: JSON.parse(r.calls) as Record<string, number>,
+      firstSeen: Number(r.first_seen), lastSeen: Number(r.last_seen), compared: Number(r.compared), differing: Number(r.differing),
+    }));
+  }
+}

@@ -1,0 +1,157 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { equivalentOfShape } from '../../src/migrate/instantiate.js';
+import { renderSnippets } from '../../src/migrate/snippets.js';
+import { shapeKey, type Shape } from '../../src/migrate/shape.js';
+import { parseQueryString } from '../../src/query/querystring.js';
+import { ClientShapeStore } from '../../src/store/client-shapes.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+const run = promisify(execFile);
+
+/**
+ * Every snippet (Node, Python with the standard library, curl + jq) of the canonical shapes, run against the simulator:
+ * its answer, read back through the ids and statuses, equals the gateway's legacy answer to the same question.
+ */
+let gw: TestGateway;
+let token: string;
+let dir: string;
+let key: string;
+
+async function legacy(method: string, url: string, body?: unknown) {
+  const res = await gw.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${token}`, 'user-agent': 'curl/8.5.0' }, ...(body ? { payload: body as object } : {}) });
+  return { status: res.statusCode, body: res.json() as any };
+}
+
+/** The shape of a request just made, as the recorder stored it (the report reads these rows). */
+async function recordedShape(method: string, route: string, url: string, bodyKeys?: string[]): Promise<Shape> {
+  await gw.deps.shapes.flush();
+  const qs = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+  const mine = gw.deps.shapes.shapeOf({ method, route, query: parseQueryString(qs), question: qs, ...(bodyKeys ? { bodyKeys } : {}) });
+  const rows = await new ClientShapeStore(gw.deps.db.kysely).list();
+  const stored = rows.map((r) => JSON.parse(r.shape) as Shape & { key: string }).find((s) => s.key === shapeKey(mine));
+  expect(stored).toBeDefined();
+  return stored as Shape;
+}
+
+async function runAll(shape: Shape, params: Record<string, unknown>): Promise<{ node: any; python: any; curl: any }> {
+  const e = equivalentOfShape(shape, gw.deps.mappings, gw.config.QUERY_LIMIT_DEFAULT);
+  const s = renderSnippets(e, 'legacyEquivalent');
+  expect(s.partial).toEqual([]);
+  const env = { ...process.env, V1: gw.s.url, KEY: key, PARAMS: JSON.stringify(params) };
+  writeFileSync(join(dir, 'snippet.mjs'), `${s.node}\nconsole.log(JSON.stringify(await legacyEquivalent(process.env.V1, process.env.KEY, JSON.parse(process.env.PARAMS))));\n`);
+  writeFileSync(join(dir, 'snippet.py'), `${s.python}\nimport os\nprint(json.dumps(legacyEquivalent(os.environ["V1"], os.environ["KEY"], json.loads(os.environ["PARAMS"]))))\n`);
+  writeFileSync(join(dir, 'snippet.sh'), s.curl);
+  const shEnv: Record<string, string> = { ...env } as Record<string, string>;
+  for (const [k, v] of Object.entries(params)) shEnv[k.toUpperCase()] = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  const [node, python, curl] = await Promise.all([
+    run('node', [join(dir, 'snippet.mjs')], { env, cwd: dir }),
+    run('python3', [join(dir, 'snippet.py')], { env, cwd: dir }),
+    run('sh', [join(dir, 'snippet.sh')], { env: shEnv, cwd: mkdtempSync(join(dir, 'sh-')) }),
+  ]);
+  return { node: JSON.parse(node.stdout), python: JSON.parse(python.stdout), curl: JSON.parse(curl.stdout) };
+}
+
+const v1Of = async (type: 'render' | 'project' | 'account', uuid: string) => (await gw.deps.ids.toV1(type, uuid)) as string;
+
+/** A legacy list as v1 ids and names, in order. */
+async function legacyAsV1(data: { id: string; title?: string }[]): Promise<{ id: string; name: string | undefined }[]> {
+  return Promise.all(data.map(async (r) => ({ id: await v1Of('render', r.id), name: r.title })));
+}
+const v1List = (xs: { id: string; name: string }[]) => xs.map((x) => ({ id: x.id, name: x.name }));
+
+beforeAll(async () => {
+  gw = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
+  await gw.addUser(0, 'snippets@example.com');
+  token = await gw.login('snippets@example.com');
+  key = gw.s.keys[0]!.api_key;
+  dir = mkdtempSync(join(tmpdir(), 'snippets-'));
+}, 60_000);
+afterAll(async () => {
+  await gw?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the snippets of the canonical shapes run against the simulator and answer as the legacy API does', () => {
+  it('a status-filtered list, newest first', async () => {
+    const url = '/renders?filter[status][_eq]=complete&sort=-date_created&limit=4&fields=id,title,status';
+    const l = await legacy('GET', url);
+    expect(l.body.data.length).toBe(4);
+    const out = await runAll(await recordedShape('GET', '/renders', url), { status: 'complete', limit: 4 });
+    const want = await legacyAsV1(l.body.data);
+    for (const got of [out.node, out.python, out.curl]) expect(v1List(got)).toEqual(want);
+  });
+
+  it('a count grouped by status', async () => {
+    const url = '/renders?aggregate[count]=*&groupBy=status';
+    const l = await legacy('GET', url);
+    const want = Object.fromEntries(l.body.data.map((g: { status: string; count: string }) => [g.status, Number(g.count)]));
+    expect(Object.keys(want).length).toBeGreaterThan(2);
+    const out = await runAll(await recordedShape('GET', '/renders', url), {});
+    for (const got of [out.node, out.python, out.curl]) expect(Object.fromEntries(got.map((g: { status: string; count: number }) => [g.status, g.count]))).toEqual(want);
+  });
+
+  it('one render by id', async () => {
+    const first = (await legacy('GET', '/renders?limit=1&fields=id')).body.data[0].id as string;
+    const url = `/renders/${first}?fields=id,title,status`;
+    const l = await legacy('GET', url);
+    const out = await runAll(await recordedShape('GET', '/renders/:id', url), { render_id: await v1Of('render', first) });
+    const want = await legacyAsV1([l.body.data]);
+    for (const got of [out.node, out.python, out.curl]) expect(v1List(got)).toEqual(want);
+  });
+
+  it("one project's renders sorted by title, page 3", async () => {
+    const project = (await legacy('GET', '/projects?limit=1&fields=id')).body.data[0].id as string;
+    const url = `/renders?filter[project][_eq]=${project}&sort=title&limit=2&page=3&fields=id,title`;
+    const l = await legacy('GET', url);
+    expect(l.body.data.length).toBe(2);
+    const out = await runAll(await recordedShape('GET', '/renders', url), { project_id: await v1Of('project', project), limit: 2, offset: 4 });
+    const want = await legacyAsV1(l.body.data);
+    for (const got of [out.node, out.python, out.curl]) expect(v1List(got)).toEqual(want);
+  });
+
+  it("an account's projects with a relational field", async () => {
+    const account = (await legacy('GET', '/accounts?limit=1&fields=id')).body.data[0].id as string;
+    const url = `/projects?filter[account][_eq]=${account}&fields=id,title,account.name`;
+    const l = await legacy('GET', url);
+    expect(l.body.data.length).toBeGreaterThan(0);
+    const want = await Promise.all(l.body.data.map(async (p: any) => ({ id: await v1Of('project', p.id), name: p.title, team: p.account.name })));
+    const out = await runAll(await recordedShape('GET', '/projects', url), { team_id: await v1Of('account', account), limit: 100 });
+    for (const got of [out.node, out.python, out.curl]) expect(got.map((p: any) => ({ id: p.id, name: p.name, team: p.team.name }))).toEqual(want);
+  });
+
+  it('a title search', async () => {
+    const word = String((await legacy('GET', '/renders?limit=1&fields=title')).body.data[0].title).split(' ')[0] as string;
+    const url = `/renders?search=${encodeURIComponent(word)}&fields=id,title`;
+    const l = await legacy('GET', url);
+    expect(l.body.data.length).toBeGreaterThan(0);
+    const out = await runAll(await recordedShape('GET', '/renders', url), { search: word, limit: 100 });
+    const want = await legacyAsV1(l.body.data);
+    for (const got of [out.node, out.python, out.curl]) expect(v1List(got)).toEqual(want);
+  });
+
+  it('a render create', async () => {
+    const project = (await legacy('GET', '/projects?limit=1&fields=id,account')).body.data[0];
+    const l = await legacy('POST', '/renders', { project: project.id, account: project.account, title: 'From legacy', data: {} });
+    expect(l.status).toBe(200);
+    const shape = await recordedShape('POST', '/renders', '/renders', ['account', 'data', 'project', 'title']);
+    const out = await runAll(shape, { project_id: await v1Of('project', project.id), title: 'From legacy', data: {} });
+    for (const got of [out.node, out.python, out.curl]) {
+      expect(got).toHaveLength(1);
+      expect(got[0]).toMatchObject({ name: l.body.data.title, project: { id: await v1Of('project', project.id) } });
+      expect(got[0].id).toMatch(/^rend_/);
+    }
+  });
+
+  it('a title update', async () => {
+    const first = (await legacy('GET', '/renders?limit=1&fields=id')).body.data[0].id as string;
+    const l = await legacy('PATCH', `/render/${first}`, { title: 'Renamed' });
+    expect(l.status).toBe(200);
+    const out = await runAll(await recordedShape('PATCH', '/render/:id', `/render/${first}`, ['title']), { render_id: await v1Of('render', first), title: 'Renamed' });
+    for (const got of [out.node, out.python, out.curl]) expect(v1List(got)).toEqual([{ id: await v1Of('render', first), name: l.body.data.title }]);
+  });
+});
