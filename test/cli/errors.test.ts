@@ -50,7 +50,7 @@ const oneLine = (r: Run) => {
   expect(r.stderr).not.toMatch(/\n\s+at /);
 };
 
-describe('legacy-gateway failures', () => {
+describe('legacy-gateway failures', { timeout: 90_000 }, () => {
   it('a write error on stdout (> /dev/full) exits 1 and says so', async () => {
     const fd = openSync('/dev/full', 'w');
     const r = await run(['mappings', 'report'], { stdout: fd });
@@ -108,5 +108,25 @@ describe('legacy-gateway failures', () => {
     oneLine(demo);
     expect(demo.stderr).toContain("http://127.0.0.1:9 (V1_BASE_URL is unset: the demo's simulator, SIM_PORT=9) did not answer");
     expect(demo.stderr).toContain('start the demo first (npm start)');
+  });
+
+  it("in demo mode, a store is used only with the simulator world it was filled from (another world: exit 78, one line)", async () => {
+    const demoEnv: Record<string, string> = { ...env, V1_BASE_URL: '', DATABASE_URL: join(dir, 'demo-world', 'demo.db') };
+    for (const k of ['ENCRYPTION_KEY', 'JWT_SECRET', 'GATEWAY_ADMIN_TOKEN']) delete demoEnv[k];
+    const portOf = (s: RunningSim) => new URL(s.url).port;
+    // the store's first use beside a running simulator records its world
+    expect((await run(['users', 'list'], { env: { ...demoEnv, SIM_PORT: portOf(sim) } })).code).toBe(0);
+    expect((await run(['users', 'list'], { env: { ...demoEnv, SIM_PORT: portOf(sim) } })).code).toBe(0);
+    // another simulator of the same seed is another world: its new ids would be the stored ones
+    const other = await startSim();
+    try {
+      const r = await run(['users', 'list'], { env: { ...demoEnv, SIM_PORT: portOf(other) } });
+      expect(r.code).toBe(78);
+      oneLine(r);
+      expect(r.stderr).toMatch(new RegExp(`^this store was filled from the v1 simulator world ${sim.sim.identity.world} \\(seed 1, scale tiny\\); ` +
+        `the simulator now runs world ${other.sim.identity.world} `));
+    } finally {
+      await other.sim.close();
+    }
   });
 });

@@ -99,7 +99,7 @@ describe('demo mode end to end', () => {
  * still itself, and a render made after it gets a new id — never the id the restarted simulator's generator handed out
  * the first time. A store whose world is gone is refused (exit 78), naming what to do.
  */
-describe('demo mode across restarts', () => {
+describe('demo mode across restarts', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-demo-restart-'));
   const port = 20000 + Math.floor(Math.random() * 20000);
   const base = `http://127.0.0.1:${port}`;

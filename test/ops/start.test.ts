@@ -47,7 +47,7 @@ const touchAfterBuild = (dir: string, path: string) => {
   utimesSync(join(dir, path), t, t);
 };
 
-describe('npm start', () => {
+describe('npm start', { timeout: 90_000 }, () => {
   /** A scratch project built once by its prestart (the state after a first `npm start`). */
   const built = (test: (dir: string) => void) => () => {
     const dir = project();
