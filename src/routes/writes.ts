@@ -55,5 +55,7 @@ function writeRoutes(app: FastifyInstance, deps: Deps): void {
     if (collection === 'renders') app.patch<{ Params: { id: string } }>('/render/:id', (request) => writes.patchOne(request, 'renders', request.params.id));
   }
   // any other collection under /items (unknown, or a system collection): 403 FORBIDDEN, as Directus answers it
-  for (const url of ['/items/:collection', '/items/:collection/:id']) app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE'], url, handler: refuse });
+  // (SEARCH only on the collection's route: Directus has none on an item's)
+  app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'SEARCH'], url: '/items/:collection', handler: refuse });
+  app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE'], url: '/items/:collection/:id', handler: refuse });
 }

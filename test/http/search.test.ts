@@ -225,6 +225,12 @@ describe('SEARCH answers as GET', () => {
     const item = await cached.app.inject({ method: 'SEARCH', url: '/items/renders/6a3f0e1c-2222-4b8a-9c6f-bbbbbbbbbbbb', headers: auth, payload: { query: {} } });
     expect(item.statusCode).toBe(404);
     expect(item.json().errors[0].extensions.code).toBe('ROUTE_NOT_FOUND');
+    // a collection the gateway does not serve: 403, as Directus answers its collectionExists check
+    for (const url of ['/items/nope', '/items/directus_users']) {
+      const r = await cached.app.inject({ method: 'SEARCH', url, headers: auth, payload: { query: { limit: 1 } } });
+      expect(r.statusCode, url).toBe(403);
+      expect(r.json().errors[0].extensions.code).toBe('FORBIDDEN');
+    }
     // no token: the public role, 403 as GET
     const anon = await cached.app.inject({ method: 'SEARCH', url: '/items/renders', payload: { query: { limit: 1 } } });
     expect(anon.statusCode).toBe(403);
