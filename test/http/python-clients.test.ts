@@ -15,8 +15,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
  * - pydirectus (ebursztein/pydirectus, httpx): a static token only (it refuses passwords); pings GET /server/health, reads
  *   GET /collections/<c> (every `meta` key it copies) and GET /fields/<c> (`field`, `type`, `schema`, `meta.required`)
  *   before querying; lists with SEARCH `{"query": {"fields": [...], "limit": n, "sort": "-f", "filter": {...}}}` (no
- *   page); updates with PATCH /items/<c>/<id>. (It inserts with a list body, `[item]`: array bodies belong to the
- *   writes and are not played here.)
+ *   page); inserts with a list body (`[item]`), updates with PATCH /items/<c>/<id>.
  */
 
 interface Sent { method: string; path: string; token?: string; json?: unknown; agent: string }
@@ -146,7 +145,7 @@ describe('directus-sdk-py (requests)', () => {
 
 describe('pydirectus (httpx, static token)', () => {
   const agent = 'python-httpx/0.28.1';
-  it('ping, the collection and its fields, a filtered, sorted, limited list, get by id, update', async () => {
+  it('ping, the collection and its fields, a filtered, sorted, limited list, get by id, insert (a list), update', async () => {
     const token = (await gw.deps.users.createStaticToken(userId, 'pydirectus')).token;
     expect((await send({ method: 'GET', path: '/server/health', token, agent })).status).toBe(200);
 
@@ -179,7 +178,13 @@ describe('pydirectus (httpx, static token)', () => {
     expect(one.status).toBe(200);
     expect(one.body.data).toMatchObject({ id, status: 'complete' });
 
-    const updated = await send({ method: 'PATCH', path: `/items/renders/${id}`, token, json: { title: 'Renamed by pydirectus' }, agent });
+    // insert(item): always a list body
+    const project = await aProject(token);
+    const inserted = await send({ method: 'POST', path: '/items/renders', token, json: [{ project: project.id, account: project.account, data: { title: 'From pydirectus' } }], agent });
+    expect([200, 201, 204]).toContain(inserted.status);
+    expect(inserted.body.data).toHaveLength(1);
+    expect(inserted.body.data[0]).toMatchObject({ title: 'From pydirectus', project: project.id });
+    const updated = await send({ method: 'PATCH', path: `/items/renders/${inserted.body.data[0].id}`, token, json: { title: 'Renamed by pydirectus' }, agent });
     expect(updated.status).toBe(200);
     expect(updated.body.data.title).toBe('Renamed by pydirectus');
   });
