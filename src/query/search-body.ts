@@ -40,9 +40,9 @@ export function searchQuery(body: unknown, urlQuery: unknown): SearchQuery {
       }
     });
   }
+  if (b.query !== undefined && !isObject(b.query)) throw errors.invalidPayload('"query" must be of type object');
   // every legacy collection is keyed by uuid: another key names no item (403, as a malformed id in a path)
   if (Array.isArray(keys) && keys.some((k) => typeof k !== 'string' || !isUuid(k))) throw errors.forbidden();
-  if (b.query !== undefined && !isObject(b.query)) throw errors.invalidPayload('"query" must be of type object');
   const from = b.query !== undefined ? b.query : isObject(urlQuery) ? urlQuery : {};
   const raw: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   // a null parameter is an absent one (Directus's sanitizeQuery skips it: Python clients send None as null)
@@ -53,6 +53,7 @@ export function searchQuery(body: unknown, urlQuery: unknown): SearchQuery {
 
 /** `keys`: the query's filter with `id` `_in` the keys at its top level, and the keys' count as the default limit. */
 function withKeys(raw: Record<string, unknown>, keys: readonly (string | number)[]): void {
+  if (keys.length === 0) return void (raw.limit = 0); // no key, no item
   let filter: unknown = raw.filter;
   if (typeof filter === 'string' && filter.trim() !== '') {
     try {

@@ -23,6 +23,9 @@ describe('the question of a SEARCH body', () => {
     expect(searchQuery({ keys: [A], query: { limit: 5, filter: '{"title":{"_eq":"x"}}' } }, {}).raw).toMatchObject({ limit: 5, filter: { title: { _eq: 'x' }, id: { _in: [A] } } });
     expect(refusal(() => searchQuery({ keys: ['1'] }, {}))).toMatch(/^403 FORBIDDEN/);
     expect(refusal(() => searchQuery({ keys: [7] }, {}))).toMatch(/^403 FORBIDDEN/);
+    expect(searchQuery({ keys: [], query: { limit: 5 } }, {}).raw.limit).toBe(0);
+    // the body's shape is checked before the keys name anything
+    expect(refusal(() => searchQuery({ keys: ['1'], query: 'x' }, {}))).toMatch(/^400 INVALID_PAYLOAD/);
   });
 
   it('refuses bodies of another shape with 400 INVALID_PAYLOAD naming the problem', () => {
