@@ -41,7 +41,9 @@ export function sessionCookieOf(c: Pick<Config, 'SESSION_COOKIE_NAME'>, cookieHe
 }
 
 /** The refresh token of a session-mode refresh or logout: the `session` claim of the request's (verified) session cookie. */
-export async function sessionRefreshToken(c: Pick<Config, 'SESSION_COOKIE_NAME'>, jwt: JwtService, cookieHeader: string | undefined): Promise<string | undefined> {
+export async function sessionRefreshToken(
+  c: Pick<Config, 'SESSION_COOKIE_NAME'>, jwt: JwtService, cookieHeader: string | undefined,
+): Promise<string | undefined> {
   const token = sessionCookieOf(c, cookieHeader);
   if (!token || !jwt.claimsOurIssuer(token)) return undefined;
   return jwt.sessionClaim(token);
