@@ -1,8 +1,9 @@
+import { stateOf, supersedes as supersedesState } from './recency.js';
 import type { Rec } from '../query/compile.js';
 import type { IdType } from '../translate/ids.js';
 import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../store/render-index.js';
 import {
-  FINAL_STATUSES, LIFECYCLE_RANK, RENDER_STATUSES, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember,
+  FINAL_STATUSES, RENDER_STATUSES, type RenderStatus, type V1Project, type V1Render, type V1Team, type V1TeamMember,
   type V1TemplateSummary,
 } from '../v1/schemas.js';
 import { OutputCodec, type PackedOutput } from './output-codec.js';
@@ -44,10 +45,9 @@ export interface ProjectEntry {
 const ordered = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Whether `next` may replace `prev`: not older by updated_at, and never back in the lifecycle. */
+/** The recency rule (src/index/recency.ts) on v1 renders. */
 export function supersedes(prev: Pick<V1Render, 'updated_at' | 'created_at' | 'status'> | undefined, next: V1Render): boolean {
-  if (!prev) return true;
-  const updatedOf = (r: Pick<V1Render, 'updated_at' | 'created_at'>) => r.updated_at ?? r.created_at;
-  return updatedOf(prev) <= updatedOf(next) && LIFECYCLE_RANK[prev.status] <= LIFECYCLE_RANK[next.status];
+  return supersedesState(prev ? stateOf(prev) : undefined, stateOf(next));
 }
 
 const STATUS_CODE = new Map(RENDER_STATUSES.map((s, i) => [s, i]));

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { LIFECYCLE_RANK, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
 import type { Database } from './schema.js';
+import { supersedesSql } from '../index/recency.js';
 
 export type BackfillState = 'backfilling' | 'ready';
 
@@ -126,8 +127,8 @@ export class IndexStore {
   }
 
   /**
-   * Writes renders unless the store holds a newer state of one (updated_at, then rank; an equal state is rewritten:
-   * its signed URLs are fresher).
+   * Writes renders unless the store holds a newer state of one (the recency rule, src/index/recency.ts; an equal state is
+   * rewritten: its signed URLs are fresher).
    */
   async putRenders(teamId: string, renders: readonly V1Render[], seenAt = this.now()): Promise<void> {
     for (let i = 0; i < renders.length; i += 100) {
@@ -143,7 +144,7 @@ export class IndexStore {
             render: sql<string>`excluded.render`,
           })
           // a render belongs to one team and project for life: a state naming another owner never replaces it
-          .where(sql<boolean>`index_renders.updated_at <= excluded.updated_at and index_renders.rank <= excluded.rank
+          .where(sql<boolean>`${sql.raw(supersedesSql('index_renders'))}
             and index_renders.team_id = excluded.team_id and index_renders.project_id = excluded.project_id`))
         .execute();
     }

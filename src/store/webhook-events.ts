@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { supersedesSql } from '../index/recency.js';
 
 /**
  * What the webhook receiver remembers, shared by every instance: the deliveries already applied (by the signed body
@@ -29,7 +30,7 @@ export class WebhookLedger {
     const r = await this.db.insertInto('render_versions').values({ v1_id: v1Id, updated_at: updatedAt, rank })
       .onConflict((oc) => oc.column('v1_id')
         .doUpdateSet({ updated_at: sql<number>`excluded.updated_at`, rank: sql<number>`excluded.rank` })
-        .where(sql<boolean>`render_versions.updated_at <= excluded.updated_at and render_versions.rank <= excluded.rank`))
+        .where(sql<boolean>`${sql.raw(supersedesSql('render_versions'))}`))
       .executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0n) >= 1;
   }
