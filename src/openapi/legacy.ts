@@ -105,6 +105,18 @@ export function legacyOpenApi(m: Mappings): Json {
       },
     },
     Meta: { type: 'object', properties: { total_count: { type: 'integer' }, filter_count: { type: 'integer' } } },
+    /** POST /renders: the fields the legacy role may set on create (mappings/permissions.json); a number or boolean title is cast to text. */
+    RenderCreate: {
+      type: 'object',
+      required: ['project', 'account', 'data'],
+      additionalProperties: false,
+      properties: {
+        project: { type: 'string', format: 'uuid' },
+        account: { type: 'string', format: 'uuid' },
+        title: { type: ['string', 'number', 'boolean', 'null'] },
+        data: { type: 'object' },
+      },
+    },
     Tokens: {
       type: 'object',
       required: ['data'],
@@ -157,22 +169,14 @@ export function legacyOpenApi(m: Mappings): Json {
                   required: true,
                   content: {
                     'application/json': {
-                      schema: {
-                        type: 'object',
-                        required: ['project', 'account', 'data'],
-                        properties: {
-                          project: { type: 'string', format: 'uuid' },
-                          account: { type: 'string', format: 'uuid' },
-                          title: { type: 'string' },
-                          data: { type: 'object' },
-                        },
-                      },
+                      // one render, or an array of them (answered as an array in primary-key order; docs/clients.md)
+                      schema: { oneOf: [ref('RenderCreate'), { type: 'array', items: ref('RenderCreate') }] },
                     },
                   },
                 },
                 responses: {
-                  200: json({ type: 'object', properties: { data: item } }),
-                  ...errorsOf('INVALID_PAYLOAD', 'INVALID_QUERY', 'FORBIDDEN', 'PAYMENT_REQUIRED', 'SERVICE_UNAVAILABLE'),
+                  200: json({ type: 'object', properties: { data: { oneOf: [item, { type: 'array', items: item }] } } }),
+                  ...errorsOf('INVALID_PAYLOAD', 'INVALID_QUERY', 'INVALID_FOREIGN_KEY', 'FORBIDDEN', 'PAYMENT_REQUIRED', 'SERVICE_UNAVAILABLE'),
                 },
               },
             }

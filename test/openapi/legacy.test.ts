@@ -76,3 +76,18 @@ describe('the schema routes and session mode in the document', () => {
     expect(validate(session.json()), JSON.stringify(validate.errors)).toBe(true);
   });
 });
+
+describe('the legacy OpenAPI document: writes', () => {
+  it('POST /renders takes one render or an array of them, with the fields the legacy role may set, and names INVALID_FOREIGN_KEY', () => {
+    const op = doc.paths['/items/renders'].post;
+    const body = validatorFor(op.requestBody.content['application/json'].schema);
+    const one = { project: '7d444840-9dc0-11d1-b245-5ffdce74fad2', account: '7d444840-9dc0-11d1-b245-5ffdce74fad2', data: {}, title: 123 };
+    expect(body(one)).toBe(true);
+    expect(body([one, one])).toBe(true);
+    expect(body({ ...one, status: 'complete' })).toBe(false);
+    expect(Object.keys(doc.components.schemas.RenderCreate.properties).sort()).toEqual([...gw.deps.mappings.permissions.renders!.create].sort());
+    expect(op.responses['400'].description).toMatch(/INVALID_FOREIGN_KEY/);
+    const answer = validatorFor(responseSchema('/items/renders', 'post', 200));
+    expect(answer({ data: [{ id: '7d444840-9dc0-11d1-b245-5ffdce74fad2' }] })).toBe(true);
+  });
+});
