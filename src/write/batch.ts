@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Answer } from './idempotency.js';
 
 /** One item's outcome: its answer, and the uuid of the item it made or changed (its place in the batch's answer). */
@@ -6,8 +7,14 @@ export interface ItemOutcome {
   readonly id?: string;
 }
 
-/** The Idempotency-Key of item `index` of an array body: the key applies per item (a retry replays the items made). */
-export const itemKey = (key: string, index: number): string => `${key}#${index}`;
+/**
+ * The Idempotency-Key of item `index` of an array body: the key applies per item (a retry replays the items made). A key
+ * too long for a suffix is replaced by its digest (keys are at most 255 characters).
+ */
+export const itemKey = (key: string, index: number): string => {
+  const k = `${key}#${index}`;
+  return k.length <= 255 || key.length > 255 ? k : `sha256:${createHash('sha256').update(key).digest('hex')}#${index}`;
+};
 
 /**
  * An array body, as Directus answers it: every item's data in one array, in primary-key order (not the order sent).

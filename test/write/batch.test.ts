@@ -41,5 +41,10 @@ describe('runBatch: an array body', () => {
   it('keys each item of an array body apart', () => {
     expect(itemKey('k', 0)).toBe('k#0');
     expect(itemKey('k', 1)).not.toBe(itemKey('k', 0));
+    // a key of the longest length still fits with its suffix; a key too long stays too long (refused as for one item)
+    const long = 'x'.repeat(255);
+    expect(itemKey(long, 12).length).toBeLessThanOrEqual(255);
+    expect(itemKey(long, 12)).not.toBe(itemKey(`${'x'.repeat(254)}y`, 12));
+    expect(itemKey('x'.repeat(256), 0).length).toBeGreaterThan(255);
   });
 });
