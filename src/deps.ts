@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { decodeKey, type Config } from './config/schema.js';
 import { JwtService } from './auth/jwt.js';
+import { AuthService } from './auth/service.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { openDb, type Db } from './store/db.js';
 import { openChangeBus, type ChangeBus } from './store/changes.js';
@@ -49,6 +50,8 @@ export interface Deps {
   readonly idMap: IdMapStore;
   readonly ids: IdTranslator;
   readonly jwt: JwtService;
+  /** Login, refresh and logout (Directus's shapes, codes and timing). */
+  readonly auth: AuthService;
   readonly limiter: LoginLimiter;
   readonly v1: V1Client;
   readonly mappings: Mappings;
@@ -181,6 +184,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     idMap,
     ids,
     jwt,
+    auth: new AuthService({ config, clock, users, sessions, jwt, limiter }),
     limiter,
     v1,
     mappings,
