@@ -218,3 +218,31 @@ describe('an array body: stops at the first failure, and an Idempotency-Key appl
     expect(g.s.sim.world.renders.size).toBe(before);
   });
 });
+
+describe('no write body produces a 500', () => {
+  it('holds for arbitrary JSON (arrays, prototype-member keys, keys/data shapes) on every write route and collection', async () => {
+    const fc = (await import('fast-check')).default;
+    const g = await startGateway({}, { scale: 'tiny' });
+    try {
+      await g.addUser(0, 'fuzz@example.com');
+      const tk = await g.login('fuzz@example.com');
+      const id = captured.values.render!;
+      const key = fc.constantFrom('project', 'account', 'data', 'title', 'status', 'id', 'keys', 'query', 'nope', ...Object.getOwnPropertyNames(Object.prototype));
+      const value = fc.oneof(fc.jsonValue(), fc.constantFrom(id, captured.values.project!, [id], { title: 'x' }, null));
+      const item = fc.dictionary(key, value, { maxKeys: 5 });
+      await fc.assert(fc.asyncProperty(
+        fc.constantFrom('POST', 'PATCH', 'DELETE'),
+        fc.constantFrom('/items/renders', `/items/renders/${id}`, '/renders', `/render/${id}`, '/items/projects', `/items/accounts/${id}`, '/items/templates', '/items/nope', '/items/__proto__', '/items/constructor/x'),
+        fc.oneof(item, fc.array(item, { maxLength: 3 }), fc.jsonValue(), fc.constantFrom('{"keys":', '"x"', '', '[{"id":1}]')),
+        async (method, url, body) => {
+          const payload = typeof body === 'string' ? body : JSON.stringify(body);
+          const res = await g.app.inject({ method, url, payload, headers: { authorization: `Bearer ${tk}`, 'content-type': 'application/json' } });
+          expect(res.statusCode, `${method} ${url} ${payload}`).toBeLessThan(500);
+          expect(res.json().errors?.[0]?.extensions?.code ?? 'ok', `${method} ${url} ${payload}`).toMatch(/^(ok|[A-Z_]+)$/);
+        },
+      ), { numRuns: 300 });
+    } finally {
+      await g.close();
+    }
+  }, 120_000);
+});
