@@ -17,6 +17,9 @@ import { readRecords } from './csv.js';
 import { replay, ReplayAuthError, ReplayModeError, reportText } from '../compare/replay.js';
 import { reportLink } from '../compare/links.js';
 import { startStandin } from './standin.js';
+import { buildApp } from '../app.js';
+import { buildMigrationReport } from '../migrate/service.js';
+import { reportHtml, reportMarkdown } from '../migrate/render.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
 import { repair, verifyTeam, type Drift } from '../index/verify.js';
@@ -25,6 +28,10 @@ import type { V1Session } from '../v1/client.js';
 const USAGE = `legacy-gateway — the gateway's operator command line
 
   migrate                                   apply the store migrations
+  migrate report [--client ID] [--format md|json|html] [--out FILE] [--skip-proof]
+                                            the migration guide: per client (user:<id>, static:<token id>, with
+                                            ~<user-agent family>) its query shapes, their v1 equivalents and snippets,
+                                            proofs against v1, blocked fields and a verdict (docs/migration.md)
   users add --email E --password P --key sk_… [--first F] [--last L] [--role uuid] [--id uuid]
                                             (--password-stdin / --key-stdin, or LEGACY_GATEWAY_PASSWORD /
                                             LEGACY_GATEWAY_KEY, keep secrets out of the process list)
@@ -172,6 +179,9 @@ export async function run(argv: string[]): Promise<number> {
       team: { type: 'string', multiple: true },
       debug: { type: 'boolean' },
       repair: { type: 'boolean' },
+      client: { type: 'string' },
+      format: { type: 'string' },
+      'skip-proof': { type: 'boolean' },
     },
   });
   if (values['password-stdin'] && values['key-stdin']) throw new UsageError('only one of --password-stdin and --key-stdin can read standard input');
@@ -182,7 +192,7 @@ export async function run(argv: string[]): Promise<number> {
     out(USAGE);
     return group ? 0 : 2;
   }
-  if (group === 'migrate') {
+  if (group === 'migrate' && action !== 'report') {
     const config = loadConfig({ ...(loadConfig(process.env).demo ? demoSecrets(loadConfig(process.env)) : {}), ...process.env });
     const db = await openDb(config.DATABASE_URL);
     try {
@@ -254,6 +264,26 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     if (group === 'index') return indexCommand(deps, action, values.team, values.repair === true);
+    if (group === 'migrate') {
+      const format = values.format ?? 'md';
+      if (format !== 'md' && format !== 'json' && format !== 'html') throw new UsageError(`--format is md, json or html (got "${format}")`);
+      // the proofs ask the gateway's own legacy answers, in process
+      const app = await buildApp(deps);
+      try {
+        await app.ready();
+        const report = await buildMigrationReport(deps, (o) => app.inject(o), {
+          ...(values.client ? { client: values.client } : {}), prove: values['skip-proof'] !== true,
+        });
+        const text = format === 'json' ? JSON.stringify(report, null, 2) : format === 'html' ? reportHtml(report) : reportMarkdown(report);
+        if (values.out) {
+          writeFileSync(values.out, text);
+          out(`wrote the migration report (${report.clients.length} clients) to ${values.out}`);
+        } else out(text);
+      } finally {
+        await app.close();
+      }
+      return 0;
+    }
     switch (`${group} ${action}`) {
       case 'users add': {
         if (!values.email || !password || !key)

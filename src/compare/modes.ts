@@ -10,6 +10,8 @@ import { sha256 } from '../store/crypto.js';
 import type { UserStore } from '../store/users.js';
 import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from './legacy-side.js';
 import { parseBody, type Answer, type Comparator } from './service.js';
+import type { ShapeRecorder } from '../migrate/recorder.js';
+import { comparedRequest } from '../migrate/seen.js';
 
 /** Which side produced an answer: `legacy` (proxy, shadow) or `gateway` (translated). */
 export const ANSWERED_BY = 'x-gateway-answered-by';
@@ -40,6 +42,8 @@ export interface ModesDeps {
   /** Ask the legacy side twice, to tell noise from differences (mappings/comparison.json). */
   readonly noiseRepeat: boolean;
   readonly logger: Logger;
+  /** Client profiles: each comparison counted per client and query shape (the migration report's diff rates). */
+  readonly shapes?: Pick<ShapeRecorder, 'noteCompared'>;
 }
 
 /**
@@ -85,7 +89,7 @@ export class ComparisonModes {
         if (!translated) return;
         const resend = req.method === 'SEARCH' ? body : undefined;
         const again = this.deps.noiseRepeat ? await this.ask(req.method, req.url, headers, resend, c.COMPARE_TIMEOUT_MS) : undefined;
-        await this.record(req, body, !('sort' in askedQuery(req, body)), legacy, translated, again);
+        await this.record(req, body, !('sort' in askedQuery(req, body)), legacy, translated, again, translated.userId);
       });
     }
     return true;
@@ -111,12 +115,21 @@ export class ComparisonModes {
     });
   }
 
-  private async record(req: FastifyRequest, body: Buffer | undefined, unsorted: boolean, legacy: Answer, translated: Answer, again?: Answer) {
+  private async record(
+    req: FastifyRequest, body: Buffer | undefined, unsorted: boolean, legacy: Answer, translated: Answer, again?: Answer, userId?: string,
+  ) {
     const diffs = await this.deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again);
     this.deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
+    const who = req.principal?.user.id ?? userId;
+    if (this.deps.shapes && who) {
+      const at = req.url.indexOf('?');
+      const question = req.method === 'SEARCH' ? `\u0000${body?.toString('utf8') ?? ''}` : at < 0 ? '' : req.url.slice(at + 1);
+      const seen = comparedRequest(req, who, askedQuery(req, body), question);
+      if (seen) this.deps.shapes.noteCompared(seen, diffs.length > 0);
+    }
   }
 
-  private async translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>, body?: Buffer): Promise<Answer | undefined> {
+  private async translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>, body?: Buffer): Promise<(Answer & { userId: string }) | undefined> {
     const digest = sha256(String(legacyHeaders.authorization ?? ''));
     let userId = this.people.get(digest);
     if (userId === undefined) {
@@ -134,6 +147,6 @@ export class ComparisonModes {
       method: req.method, url: req.url, headers: { authorization: `Bearer ${token}`, ...internalHeaders(), 'content-type': 'application/json' },
       ...(req.method === 'SEARCH' && body ? { payload: body } : {}),
     });
-    return { status: res.statusCode, body: parseBody(res.body), ms: performance.now() - started };
+    return { status: res.statusCode, body: parseBody(res.body), ms: performance.now() - started, userId: user.id };
   }
 }

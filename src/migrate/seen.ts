@@ -33,3 +33,19 @@ export function seenRequest(request: FastifyRequest, reply: FastifyReply, templa
     v1Calls: Number.isFinite(calls) ? calls : 0,
   };
 }
+
+/**
+ * A compared request as the client profiles count it (route modes compare and shadow): the client by the principal, or
+ * in shadow mode (no principal: the legacy side checked the token) the user the legacy token belongs to.
+ */
+export function comparedRequest(request: FastifyRequest, userId: string, query: unknown, question: string): SeenRequest | undefined {
+  const template = request.routeOptions.url;
+  if (!template) return undefined;
+  const p = request.principal;
+  const who = p ? { via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) } : { via: 'jwt' as const, userId };
+  return {
+    client: clientId(who, request.headers['user-agent']), userId: who.userId, method: request.method, route: template, question, query,
+    ...(request.method === 'POST' || request.method === 'PATCH' ? { bodyKeys: bodyKeys(request.body) } : {}),
+    status: 0, ms: 0, v1Calls: 0,
+  };
+}

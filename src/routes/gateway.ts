@@ -5,6 +5,7 @@ import { mappingReport } from '../translate/coverage.js';
 import { reportCsp, reportHtml } from '../compare/report-html.js';
 import { validReportLink } from '../compare/links.js';
 import { errors } from '../errors/catalog.js';
+import { buildMigrationReport } from '../migrate/service.js';
 
 /** The gateway's own operator routes under /_gateway/ (operator token, checked on the matched route). */
 export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
@@ -17,6 +18,12 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
         .send(reportHtml(await deps.compareStore.report(), new Date(deps.clock.now()))));
     op.delete('/_gateway/compare', async (_req, reply) => { await deps.compareStore.clear(); return reply.status(204).send(); });
     op.get('/_gateway/usage', async () => ({ data: await deps.usage.list() }));
+    // the migration guide: per client its shapes, v1 equivalents, proofs, blocked fields and verdict (?client=, ?prove=false)
+    op.get('/_gateway/migrate', async (request) => {
+      const q = request.query as Record<string, unknown>;
+      const client = typeof q.client === 'string' && q.client ? q.client : undefined;
+      return { data: await buildMigrationReport(deps, (o) => app.inject(o), { ...(client ? { client } : {}), prove: q.prove !== 'false' }) };
+    });
     // the render index per team: renders indexed, backfill state, age, last webhook, last sync, sync calls, bound
     op.get('/_gateway/index', async () => ({ enabled: !!deps.index, data: deps.index ? await deps.index.status() : [] }));
   });

@@ -1,0 +1,129 @@
+import type { V1Call } from './equivalent.js';
+import type { ClientReport, MigrationReport, ShapeReport } from './report.js';
+
+/** The migration report as Markdown and as one self-contained HTML file (its style inline, no script, nothing fetched). Pure. */
+
+const callText = (c: V1Call): string => {
+  const q = Object.entries(c.query).map(([k, v]) => `${k}=${v}`).join('&');
+  return `${c.each ? `for each of ${c.each}: ` : ''}${c.method} ${c.path}${q ? `?${q}` : ''}${c.cursor ? ' (cursor loop)' : ''}` +
+    `${c.body ? ` body ${JSON.stringify(c.body)}` : ''}`;
+};
+
+const proofText = (s: ShapeReport): string => {
+  const p = s.proof;
+  if (!p) return 'not run';
+  if (p.result === 'equal') return `equal (${p.v1Calls} v1 calls)`;
+  if (p.result === 'differs') return `differs: ${p.differences.map((d) => `${d.path} (${d.kind})`).join(', ') || p.reason}`;
+  return `not run: ${p.reason ?? ''}`;
+};
+
+const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)} %`);
+
+function shapeMd(s: ShapeReport): string[] {
+  const e = s.equivalent;
+  const out = [
+    `#### \`${s.key}\``,
+    '',
+    `${s.count} requests, ${s.firstSeen} – ${s.lastSeen}; latency ${s.latencyMsMean} ms mean, ${s.latencyMsMax} ms max; ` +
+      `errors ${pct(s.errorRate)}; v1 calls per request (gateway, median) ${s.gatewayV1CallsMedian ?? '—'}; ` +
+      `diff rate ${s.compared ? `${pct(s.diffRate)} of ${s.compared}` : '—'}`,
+    '',
+    '**v1 calls**',
+    '',
+    ...(e.calls.length ? e.calls.map((c, i) => `${i + 1}. \`${callText(c)}\` — ${c.why}`) : ['none']),
+    '',
+    `**Client steps** (v1 cannot): ${s.clientSteps.length ? s.clientSteps.join('; ') : 'none'}`,
+    '',
+    `**Parameters**: ${e.params.length ? e.params.map((p) => `\`${p.name}\`: ${p.legacy} → ${p.v1}`).join('; ') : 'none'}`,
+    ...(e.statuses ? ['', `**Statuses** (legacy → v1): ${Object.entries(e.statuses).map(([l, v]) => `${l} → ${v.join('|') || 'none'}`).join(', ')}`] : []),
+    ...(e.blocked.length ? ['', `**Blocked**: ${e.blocked.map((b) => `\`${b.field}\` (${b.why})`).join('; ')}`] : []),
+    ...(e.unverified.length ? ['', `**Reached only through \`*\`** (no v1 source; name the fields you use): ${e.unverified.join(', ')}`] : []),
+    ...(e.notes.length ? ['', `**Notes**: ${e.notes.join('; ')}`] : []),
+    '',
+    `**Cost**: ${s.equivalentV1Calls ?? '—'} v1 calls for the proof's question; **Proof**: ${proofText(s)}` +
+      `${s.proof?.request ? ` (asked: \`${s.proof.request}\`)` : ''}`,
+    '',
+  ];
+  for (const [lang, code] of [['js', s.snippets.node], ['python', s.snippets.python], ['sh', s.snippets.curl]] as const) {
+    out.push('<details><summary>' + { js: 'Node', python: 'Python', sh: 'curl' }[lang] + '</summary>', '', '```' + lang, code, '```', '', '</details>', '');
+  }
+  return out;
+}
+
+function clientMd(c: ClientReport): string[] {
+  return [
+    `### ${c.client} — ${c.verdict}`,
+    '',
+    `${c.requests} requests, errors ${pct(c.errorRate)}, diff rate ${pct(c.diffRate)}; ${c.shapes.length} shapes.`,
+    '',
+    ...(c.blocked.length ? [`Blocked fields: ${c.blocked.map((b) => `\`${b.field}\``).join(', ')}`, ''] : []),
+    ...(c.reasons.length ? ['Why:', '', ...c.reasons.map((r) => `- ${r}`), ''] : []),
+    ...c.shapes.flatMap(shapeMd),
+  ];
+}
+
+export function reportMarkdown(r: MigrationReport): string {
+  return [
+    '# Migration report',
+    '',
+    `Generated ${r.generatedAt}. Client profiles keep ${r.shapesPerClient} shapes a client for ${r.retentionDays} days; a shape holds no value ` +
+      'of any request (no id, filter value, search string or token).',
+    '',
+    '## What every migration needs',
+    '',
+    ...r.facts.map((f) => `- **${f.title}.** ${f.text}`),
+    '',
+    '## Clients',
+    '',
+    '| Client | Verdict | Requests | Shapes | Errors | Diff rate | Blocked fields |',
+    '|---|---|---|---|---|---|---|',
+    ...r.clients.map((c) => `| ${c.client} | ${c.verdict} | ${c.requests} | ${c.shapes.length} | ${pct(c.errorRate)} | ${pct(c.diffRate)} | ` +
+      `${c.blocked.map((b) => b.field).join(', ') || '—'} |`),
+    '',
+    ...r.clients.flatMap(clientMd),
+  ].join('\n');
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] as string);
+/** Markdown's `code` and **bold** as HTML, everything else escaped. */
+const inline = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>').replace(/\*\*([^*]+)\*\*/g, '<b>$1</b>');
+
+const VERDICT_CLASS: Readonly<Record<string, string>> = { ready: 'ready', 'needs work': 'needs', blocked: 'blocked' };
+
+const STYLE = 'body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}' +
+  'table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}' +
+  'pre{background:#f5f5f5;padding:.7em;overflow:auto;font-size:12px}code{font-size:12px}' +
+  '.ready{color:#176f2c}.needs{color:#8a5a00}.blocked{color:#a4161a}h4{margin-bottom:.3em}';
+
+/** One self-contained HTML file: the Markdown report's content, its code blocks as <pre>, its details kept. */
+export function reportHtml(r: MigrationReport): string {
+  const md = reportMarkdown(r).split('\n');
+  const out: string[] = [];
+  let inCode = false;
+  let table: string[] | null = null;
+  const flushTable = () => {
+    if (!table) return;
+    const [head, , ...rows] = table;
+    const cells = (l: string) => l.split('|').slice(1, -1).map((c) => c.trim());
+    out.push('<table><tr>' + cells(head ?? '').map((c) => `<th>${inline(c)}</th>`).join('') + '</tr>' +
+      rows.map((l) => '<tr>' + cells(l).map((c) => `<td${VERDICT_CLASS[c] ? ` class="${VERDICT_CLASS[c]}"` : ''}>${inline(c)}</td>`).join('') + '</tr>')
+        .join('') +
+      '</table>');
+    table = null;
+  };
+  for (const line of md) {
+    if (line.startsWith('```')) { out.push(inCode ? '</code></pre>' : '<pre><code>'); inCode = !inCode; continue; }
+    if (inCode) { out.push(esc(line)); continue; }
+    if (line.startsWith('|')) { (table ??= []).push(line); continue; }
+    flushTable();
+    const h = /^(#{1,4}) (.*)$/.exec(line);
+    if (h) out.push(`<h${h[1]?.length}>${inline(h[2] ?? '')}</h${h[1]?.length}>`);
+    else if (line.startsWith('<details><summary>') || line === '</details>') out.push(line);
+    else if (line.startsWith('- ')) out.push(`<li>${inline(line.slice(2))}</li>`);
+    else if (/^\d+\. /.test(line)) out.push(`<div>${inline(line)}</div>`);
+    else if (line.trim()) out.push(`<p>${inline(line)}</p>`);
+  }
+  flushTable();
+  return '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Migration report</title>' +
+    `<style>${STYLE}</style></head><body>\n${out.join('\n')}\n</body></html>\n`;
+}

@@ -1,0 +1,155 @@
+import type { Mappings } from '../config/mappings.js';
+import { medianOf, type ClientShapeStore, type ShapeRow } from '../store/client-shapes.js';
+import { principalOf } from './client.js';
+import { clientWork, type BlockedField, type Equivalent } from './equivalent.js';
+import { equivalentOfShape } from './instantiate.js';
+import { prove, type Proof, type ProofDeps } from './prove.js';
+import type { Shape } from './shape.js';
+import { renderSnippets, type Snippets } from './snippets.js';
+
+/** What every migration guide states, whatever the client. */
+export const MIGRATION_FACTS: readonly { readonly title: string; readonly text: string }[] = [
+  {
+    title: 'v1 keys belong to a person',
+    text: 'A v1 API key is created by one person in the dashboard and carries that person\'s access; it is not a team\'s. ' +
+      'A legacy static-token service account becomes a key of a named person (or of a person created for the service), ' +
+      'who must be a member of every team the service reads; revoking that person\'s key stops the service.',
+  },
+  {
+    title: 'Polling becomes a webhook',
+    text: 'Polling a render until it is complete becomes a v1 webhook: register an HTTPS endpoint per team (events ' +
+      'render.status_changed, render.complete, render.failed), check X-Webhook-Signature (HMAC-SHA256 of the raw body) and ' +
+      'deduplicate on X-Webhook-ID. GET /v1/renders/{id} remains for a one-off look.',
+  },
+  {
+    title: 'Ids change form',
+    text: 'Legacy uuids become prefixed v1 ids (rend_, proj_, team_, tpl_, user_). `legacy-gateway ids export` writes every ' +
+      'pair the gateway knows (legacy_id,v1_id,type,source): translate the ids a client stores before it switches.',
+  },
+  {
+    title: 'Statuses and times',
+    text: 'v1 statuses are named differently (initializing is draft, queued is ready, finalizing is encoding) and times are ' +
+      'numbers, not ISO strings; accounts are teams; pages are cursors (pass next_cursor until it is null), at most 60 items.',
+  },
+];
+
+export type Verdict = 'ready' | 'needs work' | 'blocked';
+
+export interface ShapeReport {
+  readonly key: string;
+  readonly shape: Shape;
+  readonly count: number;
+  readonly firstSeen: string;
+  readonly lastSeen: string;
+  readonly latencyMsMean: number;
+  readonly latencyMsMax: number;
+  readonly errorRate: number;
+  /** The median v1 calls the gateway metered for this shape (0: answered from the replica or a kept answer). */
+  readonly gatewayV1CallsMedian: number | null;
+  readonly compared: number;
+  readonly diffRate: number | null;
+  readonly equivalent: Equivalent;
+  /** What the client must do itself because v1 cannot (translation aside). */
+  readonly clientSteps: readonly string[];
+  readonly proof: Proof | null;
+  /** The v1 calls the equivalent took in the proof. */
+  readonly equivalentV1Calls: number | null;
+  readonly snippets: Snippets;
+}
+
+export interface ClientReport {
+  readonly client: string;
+  readonly principal: string;
+  readonly userAgentFamily: string;
+  readonly verdict: Verdict;
+  readonly reasons: readonly string[];
+  readonly requests: number;
+  readonly errorRate: number;
+  readonly diffRate: number | null;
+  readonly blocked: readonly BlockedField[];
+  readonly shapes: readonly ShapeReport[];
+}
+
+export interface MigrationReport {
+  readonly generatedAt: string;
+  readonly retentionDays: number;
+  readonly shapesPerClient: number;
+  readonly facts: typeof MIGRATION_FACTS;
+  readonly clients: readonly ClientReport[];
+}
+
+export interface ReportOptions {
+  readonly client?: string;
+  /** Run the proofs (v1 reads with each client's key, the gateway's own legacy answers); false: equivalents only. */
+  readonly prove: boolean;
+  readonly now: number;
+  readonly retentionDays: number;
+  readonly shapesPerClient: number;
+  readonly limitDefault: number;
+  readonly mappings: Mappings;
+}
+
+const rate = (n: number, d: number) => (d === 0 ? 0 : Math.round((n / d) * 10_000) / 10_000);
+const fnName = (i: number) => `shape${i + 1}`;
+
+/** The verdict of a client from its shapes. */
+export function verdictOf(shapes: readonly Pick<ShapeReport, 'key' | 'equivalent' | 'proof' | 'clientSteps'>[]): { verdict: Verdict; reasons: string[] } {
+  const reasons: string[] = [];
+  const blocked = shapes.filter((s) => s.equivalent.blocked.length > 0);
+  if (blocked.length) {
+    const fields = [...new Set(blocked.flatMap((s) => s.equivalent.blocked.map((b) => b.field)))];
+    return { verdict: 'blocked', reasons: [`reads or writes a field with no v1 source: ${fields.join(', ')}`] };
+  }
+  const work = shapes.filter((s) => s.clientSteps.length > 0);
+  const unproven = shapes.filter((s) => s.proof?.result !== 'equal');
+  for (const s of work) reasons.push(`${s.key}: ${s.clientSteps.join('; ')}`);
+  for (const s of unproven) {
+    const p = s.proof;
+    reasons.push(`${s.key}: ${!p ? 'not proven (proofs not run)' : p.result === 'differs'
+      ? `the equivalent differs: ${p.differences.map((d) => d.path).join(', ') || p.reason}` : `not proven: ${p.reason ?? ''}`}`);
+  }
+  return { verdict: work.length === 0 && unproven.length === 0 ? 'ready' : 'needs work', reasons };
+}
+
+/** The migration report: per client, its shapes with their v1 equivalents, proofs, blocked fields and the verdict. */
+export async function migrationReport(store: ClientShapeStore, proofs: ProofDeps | null, o: ReportOptions): Promise<MigrationReport> {
+  const rows = await store.list(o.client);
+  const byClient = new Map<string, ShapeRow[]>();
+  for (const r of rows) byClient.set(r.client, [...(byClient.get(r.client) ?? []), r]);
+  const clients: ClientReport[] = [];
+  for (const [client, list] of byClient) {
+    const shapes: ShapeReport[] = [];
+    for (const [i, r] of list.entries()) {
+      const shape = JSON.parse(r.shape) as Shape & { key: string };
+      const equivalent = equivalentOfShape(shape, o.mappings, o.limitDefault);
+      let proof: Proof | null = null;
+      if (o.prove && proofs) {
+        proof = await prove(shape, equivalent, r.userId, proofs).catch((e: unknown) => ({
+          result: 'not run' as const, reason: `the proof failed: ${(e as Error).message}`, differences: [], v1Calls: 0,
+        }));
+      }
+      shapes.push({
+        key: shape.key, shape, count: r.count, firstSeen: new Date(r.firstSeen).toISOString(), lastSeen: new Date(r.lastSeen).toISOString(),
+        latencyMsMean: Math.round((r.msTotal / Math.max(1, r.count)) * 10) / 10, latencyMsMax: Math.round(r.msMax * 10) / 10,
+        errorRate: rate(r.errors, r.count), gatewayV1CallsMedian: medianOf(r.calls), compared: r.compared,
+        diffRate: r.compared ? rate(r.differing, r.compared) : null, equivalent,
+        clientSteps: clientWork(equivalent).map((s) => s.detail), proof,
+        equivalentV1Calls: proof && proof.result !== 'not run' ? proof.v1Calls : null,
+        snippets: renderSnippets(equivalent, fnName(i)),
+      });
+    }
+    const { verdict, reasons } = verdictOf(shapes);
+    const requests = list.reduce((s, r) => s + r.count, 0);
+    const compared = list.reduce((s, r) => s + r.compared, 0);
+    const blocked = new Map(shapes.flatMap((s) => s.equivalent.blocked).map((b) => [b.field, b]));
+    clients.push({
+      client, principal: principalOf(client), userAgentFamily: client.split('~')[1] ?? 'none', verdict, reasons, requests,
+      errorRate: rate(list.reduce((s, r) => s + r.errors, 0), requests),
+      diffRate: compared ? rate(list.reduce((s, r) => s + r.differing, 0), compared) : null,
+      blocked: [...blocked.values()], shapes,
+    });
+  }
+  return {
+    generatedAt: new Date(o.now).toISOString(), retentionDays: o.retentionDays, shapesPerClient: o.shapesPerClient, facts: MIGRATION_FACTS, clients,
+  };
+}
