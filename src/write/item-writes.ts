@@ -5,10 +5,11 @@ import { errors } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
 import { parseLegacyQuery, requestEnv } from '../http/context.js';
 import { isUuid } from '../lib/uuid.js';
-import { executeOne } from '../plan/execute.js';
+import { executeList, executeOne } from '../plan/execute.js';
 import { RecordIndex } from '../plan/index.js';
 import { planQuery } from '../plan/plan.js';
 import { compileProjection } from '../query/project.js';
+import { searchQuery } from '../query/search-body.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { itemKey, runBatch, type ItemOutcome } from './batch.js';
 import { createRender } from './create-render.js';
@@ -138,7 +139,10 @@ export class ItemWrites {
     return { data };
   }
 
-  /** PATCH of several items: `{keys: [...], data: {...}}`, or an array of items each with its `id`; answered in primary-key order. */
+  /**
+   * PATCH of several items: `{keys: [...], data: {...}}`, `{query: {...}, data: {...}}` (the items the query reads), or an
+   * array of items each with its `id`; answered in primary-key order.
+   */
   async patchMany(request: FastifyRequest, collection: string): Promise<{ data: unknown[] }> {
     requirePrincipal(request);
     const c = collectionFor(this.deps.mappings, collection, 'update');
@@ -153,10 +157,13 @@ export class ItemWrites {
         changes.push({ id: id.toLowerCase(), values });
       }
     } else {
-      const { keys, data } = itemBody(body);
-      if (!Array.isArray(keys)) throw errors.invalidPayload('"keys" is required and must be an array');
+      const { keys: listed, query, data } = itemBody(body);
+      if (data === undefined) throw errors.invalidPayload('"data" is required');
       const values = writableValues(c, 'update', itemBody(data));
       checkOverlayValues(values);
+      // `{query, data}` (the SDK's updateItems with a query): the items the query reads, as Directus reads them
+      const keys = query !== undefined && listed === undefined ? await this.keysOf(request, c, query) : listed;
+      if (!Array.isArray(keys)) throw errors.invalidPayload('"keys" or "query" is required');
       for (const k of keys) {
         if (typeof k !== 'string' || !isUuid(k)) throw errors.forbidden();
         changes.push({ id: k.toLowerCase(), values });
@@ -166,6 +173,26 @@ export class ItemWrites {
     // every item is checked (reachable, else 403) before any is changed
     const data = await this.update(request, c, ids, undefined, changes);
     return { data };
+  }
+
+  /** The uuids of the items a JSON query reads (Directus's form: a `filter` object, `sort`/`limit`/…, its default limit). */
+  private async keysOf(request: FastifyRequest, c: Collection, query: unknown): Promise<unknown[]> {
+    const deps = this.deps;
+    const resource = c.resource;
+    const raw = { ...searchQuery({ query }, {}).raw, fields: 'id' };
+    const urlQuery = request.query;
+    request.query = raw; // parsed by the one parser, with the request's caller and clock
+    let q: ReturnType<typeof parseLegacyQuery>;
+    try {
+      q = parseLegacyQuery(deps, request, deps.mappings.schemas[resource] as ResourceSchema);
+    } finally {
+      request.query = urlQuery;
+    }
+    const { env } = await requestEnv(deps, request);
+    const { result } = await executeList(resource, q, planQuery(q, resource, { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas }), env);
+    const rows: unknown[] = [...result.data];
+    if (result.stream) for await (const r of result.stream) rows.push(r);
+    return rows.map((r) => (r as { id?: unknown }).id).filter((id) => typeof id === 'string');
   }
 
   /**

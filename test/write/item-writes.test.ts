@@ -92,7 +92,7 @@ describe('the Directus SDK write functions (/items/renders)', () => {
   });
   afterAll(async () => g.close());
 
-  it('createItem, createItems, updateItem, updateItems and updateItemsBatch answer as Directus; deleteItem and deleteItems are 403', async () => {
+  it('createItem, createItems, updateItem, updateItems (keys or a query) and updateItemsBatch answer as Directus; deleteItem and deleteItems are 403', async () => {
     const sdk = await import('@directus/sdk');
     const { createDirectus, authentication, rest, createItem, createItems, updateItem, updateItems, updateItemsBatch, deleteItem, deleteItems, readItems } = sdk;
     const client = createDirectus<any>(base).with(authentication('json')).with(rest());
@@ -115,6 +115,8 @@ describe('the Directus SDK write functions (/items/renders)', () => {
     expect(await client.request(updateItem('renders', one.id, { title: 'SDK renamed' }, fields))).toEqual({ id: one.id, title: 'SDK renamed' });
     const keys = ids(many);
     expect(await client.request(updateItems('renders', keys, { title: 'SDK all' }, fields))).toEqual(keys.map((id) => ({ id, title: 'SDK all' })));
+    const byQuery = await client.request(updateItems('renders', { filter: { id: { _in: keys } } }, { title: 'SDK query' }, fields));
+    expect(byQuery).toEqual(keys.map((id) => ({ id, title: 'SDK query' })));
     const batch = await client.request(updateItemsBatch('renders', [{ id: keys[1], title: 'B1' }, { id: keys[0], title: 'B0' }], fields));
     expect(batch).toEqual([{ id: keys[0], title: 'B0' }, { id: keys[1], title: 'B1' }]);
     for (const refused of [deleteItem<any, any>('renders', one.id), deleteItems<any, any, any>('renders', keys)]) {
