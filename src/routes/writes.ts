@@ -53,7 +53,9 @@ function writeRoutes(app: FastifyInstance, deps: Deps): void {
     }
   }
   // the legacy document's singular path (a route prefix of its own for ROUTE_MODES)
-  if (!proxied(deps.config, '/render')) app.patch<{ Params: { id: string } }>('/render/:id', (request) => writes.patchOne(request, 'renders', request.params.id));
+  if (!proxied(deps.config, '/render')) {
+    app.patch<{ Params: { id: string } }>('/render/:id', (request) => writes.patchOne(request, 'renders', request.params.id));
+  }
   // any other collection under /items (unknown, or a system collection): 403 FORBIDDEN, as Directus answers it
   // (SEARCH only on the collection's route: Directus has none on an item's)
   app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'SEARCH'], url: '/items/:collection', handler: refuse });
