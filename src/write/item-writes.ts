@@ -67,7 +67,10 @@ export class ItemWrites {
       let id: string | undefined;
       const made = (attempt?: KeyedAttempt) => this.create(request, c, item, attempt).then((o) => { id = o.id; return o.answer; }, toAnswer);
       const answer = k ? await this.keyed.run(principal.user.id, k, item, made) : await made();
-      return { answer, ...(id ? { id } : answer.status < 300 ? { id: idOf(answer) } : {}) };
+      if (id || answer.status >= 300) return { answer, ...(id ? { id } : {}) };
+      // a replayed answer: its id, or (when ?fields= left it out) the render its key recorded — its place in the array
+      const recorded = idOf(answer) || (k ? (await this.deps.idempotency.get(principal.user.id, k))?.render_v1_id : undefined);
+      return { answer, id: recorded && !idOf(answer) ? this.deps.ids.derive('render', recorded) : idOf(answer) };
     };
     let answer: Answer;
     if (Array.isArray(body)) {

@@ -210,6 +210,24 @@ describe('an array body: stops at the first failure, and an Idempotency-Key appl
     expect(named()).toEqual(['Unreachable 1', 'Unreachable 2']);
   });
 
+  it('a replayed array keeps primary-key order when ?fields= leaves the id out (the key\'s recorded render places it)', async () => {
+    const { derivedUuid } = await import('../../src/translate/ids.js');
+    const world = g.s.sim.world;
+    const reach = new Set(g.s.keys[0]!.teams.map((x) => x.id));
+    const p = [...world.projects.values()].find((x) => reach.has(x.teamId) && world.teams.get(x.teamId)!.credits > 0)!;
+    const titles = ['Order 1', 'Order 2', 'Order 3', 'Order 4', 'Order 5'];
+    const payload = titles.map((title) => ({ project: derivedUuid('project', p.id), account: derivedUuid('account', p.teamId), data: {}, title }));
+    const post = () => g.app.inject({
+      method: 'POST', url: '/items/renders?fields=title', payload, headers: { authorization: `Bearer ${t}`, 'idempotency-key': 'batch-key-4' },
+    });
+    const first = await post();
+    const order = (first.json().data as { title: string }[]).map((x) => x.title);
+    const uuidOf = (title: string) => derivedUuid('render', [...world.renders.values()].find((r) => r.name === title)!.id);
+    expect(order).toEqual([...titles].sort((a, b) => uuidOf(a).localeCompare(uuidOf(b))));
+    expect(order).not.toEqual(titles); // the order sent is not the answer's (so the replay's order is a real check)
+    expect((await post()).json()).toEqual(first.json());
+  });
+
   it('a refused item refuses the whole array before anything is made, as Directus (which rolls back)', async () => {
     const before = g.s.sim.world.renders.size;
     const res = await g.app.inject({
