@@ -63,20 +63,22 @@ export class ItemWrites {
     const key = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
     const body: unknown = request.body;
     // keys are scoped to the user: one user's key never answers another's request
-    const run = async (item: unknown, k: string | undefined): Promise<ItemOutcome> => {
+    const run = async (item: unknown, k: string | undefined, inArray: boolean): Promise<ItemOutcome> => {
       let id: string | undefined;
       const made = (attempt?: KeyedAttempt) => this.create(request, c, item, attempt).then((o) => { id = o.id; return o.answer; }, toAnswer);
       const answer = k ? await this.keyed.run(principal.user.id, k, item, made) : await made();
       if (id || answer.status >= 300) return { answer, ...(id ? { id } : {}) };
-      // a replayed answer: its id, or (when ?fields= left it out) the render its key recorded — its place in the array
-      const recorded = idOf(answer) || (k ? (await this.deps.idempotency.get(principal.user.id, k))?.render_v1_id : undefined);
-      return { answer, id: recorded && !idOf(answer) ? this.deps.ids.derive('render', recorded) : idOf(answer) };
+      // a replayed answer: its id, or (when ?fields= left it out) the render its key recorded — its place in an array
+      const shown = idOf(answer);
+      if (shown || !k || !inArray) return { answer, id: shown };
+      const recorded = (await this.deps.idempotency.get(principal.user.id, k))?.render_v1_id;
+      return { answer, ...(recorded ? { id: this.deps.ids.derive('render', recorded) } : {}) };
     };
     let answer: Answer;
     if (Array.isArray(body)) {
       parseLegacyQuery(this.deps, request, this.deps.mappings.schemas.render as ResourceSchema); // the query is checked first
-      answer = await runBatch(body, (item) => this.checkCreate(c, item), (item, i) => run(item, key ? itemKey(key, i) : undefined)).catch(toAnswer);
-    } else answer = (await run(body, key)).answer;
+      answer = await runBatch(body, (item) => this.checkCreate(c, item), (item, i) => run(item, key ? itemKey(key, i) : undefined, true)).catch(toAnswer);
+    } else answer = (await run(body, key, false)).answer;
     for (const [k, v] of Object.entries(answer.headers ?? {})) void reply.header(k, v);
     return reply.status(answer.status).send(answer.body);
   }
