@@ -1,6 +1,6 @@
 import type { Mappings } from '../config/mappings.js';
 import type { Plan } from '../plan/plan.js';
-import type { QueryNode } from '../query/ast.js';
+import type { FilterNode, QueryNode } from '../query/ast.js';
 import type { Shape } from './shape.js';
 
 /**
@@ -22,6 +22,8 @@ export interface V1Call {
   /** The legacy answer needs no more than offset + limit items of each list: the loop may stop there. */
   readonly stopAfter: boolean;
   readonly body?: Readonly<Record<string, string>>;
+  /** Run once per v1 status the legacy `status` parameter stands for (`{v1_status}` in the query): `ready` is ready and queued. */
+  readonly perStatus?: boolean;
   readonly why: string;
 }
 
@@ -31,6 +33,8 @@ export interface ClientStep {
   readonly detail: string;
   /** What the snippets do for the step; absent: the snippet names the step for the client to write. */
   readonly args?: StepArgs;
+  /** Only joins lists v1 already narrowed (one project's per-status lists): not counted as work v1 cannot do. */
+  readonly check?: boolean;
 }
 
 /** v1 field paths (`name`, `project.id`, `created_at`); `status` compared as legacy names through the statuses table. */
@@ -171,7 +175,11 @@ function projectCalls(plan: Plan | null, params: Param[]): V1Call[] {
 /** The joins a query's relations need beyond the calls made (`project` of a render, `account` of a project, `owner`). */
 function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mappings, calls: V1Call[], steps: ClientStep[]): void {
   const has = (name: string) => calls.some((c) => c.name === name);
-  for (const rel of plan?.relations ?? []) {
+  // a relation is joined when a path goes through it (`project.title`); its own value (`project`) is the id the record holds
+  const paths = q ? [...q.fields.map((f) => f.path.join('.')), ...q.sort.map((x) => x.field.path.join('.')), ...q.groupBy.map((g) => g.path.join('.'))] : [];
+  // … unless the v1 object itself carries every field read through it (a v1 project holds its team's name)
+  const through = (rel: string) => [...paths, ...filterPathsOf(q)].some((p) => p.startsWith(`${rel}.`) && !V1_FIELD[resource]?.[p]);
+  for (const rel of (plan?.relations ?? []).filter(through)) {
     const first = rel.split('.')[0] ?? rel;
     const target = m.resources[resource]?.fields[first]?.relation?.resource;
     if (target === 'project' && !has('projects')) {
@@ -198,6 +206,19 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
   if (resource === 'account' && (reads.includes('owner') || reads.includes('*') || plan?.relations.includes('owner'))) {
     calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', why: 'owner: the first admin' }));
   }
+}
+
+/** Every path a query's filter compares (relation conditions through their relation). */
+function filterPathsOf(q: QueryNode | null): string[] {
+  const out: string[] = [];
+  const walk = (f: FilterNode | null, prefix: string) => {
+    if (!f) return;
+    if (f.kind === 'Compare') out.push(prefix + f.field.path.join('.'));
+    else if (f.kind === 'And' || f.kind === 'Or') f.children.forEach((c) => walk(c, prefix));
+    else if (f.kind === 'Relation') walk(f.filter, `${prefix}${f.path.join('.')}.`);
+  };
+  walk(q?.filter ?? null, '');
+  return out;
 }
 
 /** The v1 equivalent of a shape (its query `q` and the gateway's `plan` for it; both null for writes and other routes). */
@@ -243,16 +264,22 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
         calls.push(...projectCalls(plan, params));
         const given = !!plan?.scope.projects;
         const query: Record<string, string> = { project_id: given ? '{project_id}' : '{project.id}', limit: PAGE };
-        if (plan?.pushdown.status) query.status = plan.pushdown.status;
+        // a status filter: v1 filters by one v1 status a list, so one list per v1 status the legacy status stands for
+        const perStatus = statusEqAtTop(q);
+        if (perStatus) query.status = '{v1_status}';
         if (plan?.pushdown.order === 'asc') query.order = 'asc';
         calls.push(call({
           name: 'renders', method: 'GET', path: '/v1/renders', query, each: given ? null : 'projects', cursor: true, stopAfter: plan?.stopAfter != null,
           why: `each project's renders, ${plan?.pushdown.order === 'asc' ? 'oldest' : 'newest'} first` +
-            `${plan?.pushdown.status ? `, status ${plan.pushdown.status} only` : ''}`,
+            `${perStatus ? ', once per v1 status of the legacy status (statuses below)' : ''}`,
+          ...(perStatus ? { perStatus: true } : {}),
         }));
-        if (plan?.strategy === 'merge' && !given) {
-          steps.push({ kind: 'merge', detail: `merge the projects' lists by created_at ${plan.pushdown.order ?? 'desc'} (v1 lists renders per project)`,
-            args: { op: 'merge', desc: plan.pushdown.order !== 'asc' } });
+        if (plan?.strategy === 'merge' && (!given || perStatus)) {
+          steps.push({
+            kind: 'merge', detail: `merge the ${given ? "status lists" : "projects' lists"} by created_at ${plan.pushdown.order ?? 'desc'}` +
+              `${given ? '' : ' (v1 lists renders per project)'}`,
+            args: { op: 'merge', desc: plan.pushdown.order !== 'asc' }, ...(given ? { check: true } : {}),
+          });
         }
       }
     } else if (resource === 'project') {
@@ -290,7 +317,7 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
   const resource = shape.resource ?? '';
   const v1 = V1_FIELD[resource] ?? {};
   const enforced = new Set<string>();
-  if (plan?.pushdown.status && plan.statuses?.length === 1) enforced.add('status _eq');
+  if (resource === 'render' && statusEqAtTop(q)) enforced.add('status _eq');
   if (plan?.scope.projects && resource === 'render') ['project _eq', 'project _in'].forEach((x) => enforced.add(x));
   if (plan?.scope.accounts) ['account _eq', 'account _in', 'project.account _eq', 'project.account _in'].forEach((x) => enforced.add(x));
   if (plan?.strategy === 'direct' || shape.kind === 'one') ['id _eq', 'id _in'].forEach((x) => enforced.add(x));
@@ -344,7 +371,14 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
   }
 }
 
+/** The filter is `status _eq` or an and of conditions with one: the render lists are asked per v1 status. */
+function statusEqAtTop(q: QueryNode): boolean {
+  const top = !q.filter ? [] : q.filter.kind === 'And' ? q.filter.children : [q.filter];
+  return top.some((c) => c.kind === 'Compare' && !c.field.fn && c.field.path.length === 1 && c.field.path[0] === 'status' && c.op === '_eq');
+}
+
 const defaultSortOf = (resource: string): string[] => (resource === 'account' ? ['id'] : ['-date_created']);
 
 /** The steps the client must do that v1 cannot (translation aside). */
-export const clientWork = (e: Equivalent): readonly ClientStep[] => e.clientSteps.filter((s) => s.kind !== 'translate' && s.kind !== 'page');
+export const clientWork = (e: Equivalent): readonly ClientStep[] =>
+  e.clientSteps.filter((s) => s.kind !== 'translate' && s.kind !== 'page' && !s.check);

@@ -67,7 +67,11 @@ export async function runCalls(e: Equivalent, params: Readonly<Record<string, st
     if (c.method !== 'GET') throw new Error(`${c.method} ${c.path} is a write: proofs do not run writes`);
     const got: unknown[] = [];
     const over: unknown[] = c.each ? (c.each === 'render_id' ? (params.render_ids ?? '').split(',') : out.get(c.each) ?? []) : [undefined];
-    for (const item of over) got.push(...(await fetchCall(c, item, params, session)));
+    // a status filter: one list per v1 status the legacy status stands for
+    const statuses = c.perStatus ? (params.v1_statuses ?? '').split(',').filter(Boolean) : [undefined];
+    for (const item of over) {
+      for (const v1 of statuses) got.push(...(await fetchCall(c, item, v1 === undefined ? params : { ...params, v1_status: v1 }, session)));
+    }
     out.set(c.name, [...(out.get(c.name) ?? []), ...got]);
   }
   return out;
@@ -191,11 +195,16 @@ export function valuesFrom(resource: string, samples: Record<string, Rec>, m: Ma
 }
 
 /** The v1 form of the ids a filter names: the parameters of the equivalent's calls. */
-async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Record<string, Rec>, ids: IdTranslator): Promise<Record<string, string>> {
+async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Record<string, Rec>, ids: IdTranslator, m: Mappings)
+  : Promise<Record<string, string>> {
   const params: Record<string, string> = {};
-  const filter = typeof raw.filter === 'string' ? (JSON.parse(raw.filter) as Record<string, Record<string, unknown>>) : {};
+  const parsed = typeof raw.filter === 'string' ? (JSON.parse(raw.filter) as Record<string, unknown>) : {};
+  // the top-level conditions, an _and of them included
+  const filter = Object.assign({}, parsed, ...((parsed._and as Record<string, unknown>[] | undefined) ?? [])) as Record<string, Record<string, unknown>>;
   const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
   const uuidAt = (field: string) => first(filter[field]?._eq ?? filter[field]?._in) as string | undefined;
+  const status = filter.status?._eq;
+  if (typeof status === 'string') params.v1_statuses = (m.status.toV1[status] ?? []).join(',');
   const project = uuidAt('project');
   if (project) params.project_id = (await ids.toV1('project', project)) ?? '';
   const account = uuidAt('account') ?? (filter.project as Record<string, Record<string, unknown>> | undefined)?.account?._eq as string | undefined;
@@ -226,7 +235,7 @@ export async function prove(shape: Shape, e: Equivalent, userId: string, d: Proo
   const raw = instantiate(shape, values);
   const planned = planOf(shape, d.mappings, d.limitDefault, values);
   if (!planned) return none('the shape cannot be planned');
-  const params = await paramsOf(raw, shape, samples, d.ids);
+  const params = await paramsOf(raw, shape, samples, d.ids, d.mappings);
   const qs = queryString(raw);
   const base = shape.route.replace(':id', String(samples[shape.resource]?.id ?? ''));
   const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${base}${qs ? `?${qs}` : ''}`;

@@ -36,6 +36,7 @@ function expr(value: string, each: string | null, lang: 'js' | 'py'): string {
   const m = /^\{([^}]+)\}$/.exec(value);
   if (!m) return JSON.stringify(value);
   const name = (m[1] ?? '').replace(/, optional$/, '');
+  if (name === 'v1_status') return 'v1_status';
   const dot = name.split('.');
   const item = each ? singular(each) : null;
   if (item && dot[0] === item) {
@@ -60,7 +61,8 @@ function jsCall(c: V1Call): string {
     one = `r.${c.name}.push(await post(${path}, ${body}));`;
   } else if (c.cursor) one = `r.${c.name}.push(...await list(${path}, ${q}, ${c.stopAfter ? '(params.offset ?? 0) + params.limit' : 'null'}));`;
   else one = `r.${c.name}.push(...items(await get(${path}, ${q})));`;
-  const body = c.each ? `for (const ${singular(c.each)} of ${c.each === 'render_id' ? 'params.render_ids' : `r.${c.each}`}) ${one}` : one;
+  const inner = c.perStatus ? `for (const v1_status of V1_STATUSES[params.status] ?? []) ${one}` : one;
+  const body = c.each ? `for (const ${singular(c.each)} of ${c.each === 'render_id' ? 'params.render_ids' : `r.${c.each}`}) ${inner}` : inner;
   return `  // ${c.why}\n  r.${c.name} ??= [];\n  ${body}`;
 }
 
@@ -77,8 +79,10 @@ function pyCall(c: V1Call): string {
   }
   else one = `r[${JSON.stringify(c.name)}].extend(items(get(${path}, ${q})))`;
   const head = `    # ${c.why}\n    r.setdefault(${JSON.stringify(c.name)}, [])\n`;
-  if (!c.each) return `${head}    ${one}`;
-  return `${head}    for ${singular(c.each)} in ${c.each === 'render_id' ? 'params["render_ids"]' : `r[${JSON.stringify(c.each)}]`}:\n        ${one}`;
+  const loops: string[] = [];
+  if (c.each) loops.push(`for ${singular(c.each)} in ${c.each === 'render_id' ? 'params["render_ids"]' : `r[${JSON.stringify(c.each)}]`}:`);
+  if (c.perStatus) loops.push('for v1_status in V1_STATUSES.get(params.get("status"), []):');
+  return head + [...loops, one].map((l, i) => `${'    '.repeat(i + 1)}${l}`).join('\n');
 }
 
 function jsStep(a: StepArgs): string {
@@ -151,6 +155,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     `// ${e.calls.length} v1 call step(s); params: ${['limit', 'offset', ...e.params.map((p) => p.name)].join(', ')}`,
     `export async function ${fn}(baseUrl, apiKey, params = {}) {`,
     `  const STATUS = ${status}; // v1 status → legacy status`,
+    `  const V1_STATUSES = ${JSON.stringify(e.statuses ?? {})}; // legacy status → the v1 statuses it stands for`,
     '  const headers = { authorization: `Bearer ${apiKey}`, accept: \'application/json\' };',
     '  const get = async (path, query = {}) => {',
     '    const u = new URL(baseUrl + path);',
@@ -196,6 +201,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     '',
     `def ${fn}(base_url, api_key, params):`,
     `    STATUS = ${status}  # v1 status -> legacy status`,
+    `    V1_STATUSES = ${JSON.stringify(e.statuses ?? {})}  # legacy status -> the v1 statuses it stands for`,
     '',
     '    def ask(method, path, query=None, body=None):',
     '        q = {k: str(v) for k, v in (query or {}).items() if v is not None}',
@@ -305,6 +311,7 @@ function renderCurl(e: Equivalent): string {
       const m = /^\{([^}]+)\}$/.exec(v);
       if (!m) return v;
       const name = (m[1] ?? '').replace(/, optional$/, '');
+      if (name === 'v1_status') return '$V1_STATUS';
       if (item && name.startsWith(`${item}.`)) {
         loopPath = `.${name.split('.').slice(1).join('.')}`;
         return `$${envName(name)}`;
@@ -322,7 +329,10 @@ function renderCurl(e: Equivalent): string {
       lines.push(`  -d "$(jq -n ${args} '{${body.map(([k]) => `${k}: $${k}`).join(', ')}}')" | jq -s '.' > ${c.name}.json`);
       continue;
     }
-    const fetch = `${c.cursor ? 'list' : 'one'} ${url}`;
+    const table = JSON.stringify(e.statuses ?? {});
+    const fetch = c.perStatus
+      ? `for V1_STATUS in $(jq -rn --arg s "$STATUS" --argjson T '${table}' '$T[$s][]?'); do ${c.cursor ? 'list' : 'one'} ${url}; done`
+      : `${c.cursor ? 'list' : 'one'} ${url}`;
     if (item && c.each) {
       const v = `${envName(item)}_${envName((loopPath ?? '.id').slice(1))}`;
       lines.push(`jq -r '.[] | ${loopPath ?? '.id'}' ${c.each}.json | while read -r ${v}; do ${fetch}; done | jq -s '.' > ${c.name}.json`);

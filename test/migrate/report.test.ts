@@ -129,7 +129,7 @@ describe('the migration report of recorded traffic', () => {
       ['projects', 'GET', '/v1/projects', 'teams', true],
       ['renders', 'GET', '/v1/renders', 'projects', true],
     ]);
-    expect(list.equivalent.calls[2]!.query).toMatchObject({ status: 'complete', project_id: '{project.id}', limit: '60' });
+    expect(list.equivalent.calls[2]).toMatchObject({ query: { status: '{v1_status}', project_id: '{project.id}', limit: '60' }, perStatus: true });
     expect(list.clientSteps.join(' ')).toMatch(/merge the projects' lists by created_at desc/);
     expect(list.equivalent.statuses).toMatchObject({ ready: ['ready', 'queued'], draft: ['initializing'] });
     const one = client(`static:${staticId}~curl`).shapes[0]!;
@@ -160,6 +160,11 @@ describe('the migration report of recorded traffic', () => {
     expect(one.equivalentV1Calls).toBe(1);
     expect(client(`user:${userA}~browser`).shapes[0]!.proof?.result).toBe('equal');
     expect(client(`user:${userA}~node`).shapes.every((s) => s.proof?.result === 'equal')).toBe(true);
+    const py = client(`user:${userB}~python-urllib`).shapes;
+    expect(py.filter((s) => s.proof?.result === 'equal').map((s) => s.key).sort()).toEqual([
+      'GET /accounts fields=id,name,render_credits', 'GET /renders fields=id paging=limit', 'SEARCH /items/renders fields=id,title search paging=limit',
+    ]);
+    expect(client(`user:${userA}~browser`).shapes[0]!.equivalentV1Calls).toBeGreaterThan(2);
   });
 
   it('names the blocked fields from the mappings, and gives each client its verdict', () => {

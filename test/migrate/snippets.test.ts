@@ -84,6 +84,12 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     const out = await runAll(await recordedShape('GET', '/renders', url), { status: 'complete', limit: 4 });
     const want = await legacyAsV1(l.body.data);
     for (const got of [out.node, out.python, out.curl]) expect(v1List(got)).toEqual(want);
+    // the same shape for a legacy status two v1 statuses stand for (ready: ready and queued)
+    const ready = await legacy('GET', url.replace('complete', 'ready'));
+    expect(ready.body.data.length).toBeGreaterThan(0);
+    const again = await runAll(await recordedShape('GET', '/renders', url), { status: 'ready', limit: 4 });
+    const wantReady = await legacyAsV1(ready.body.data);
+    for (const got of [again.node, again.python, again.curl]) expect(v1List(got)).toEqual(wantReady);
   });
 
   it('a count grouped by status', async () => {
