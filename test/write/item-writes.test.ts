@@ -82,6 +82,24 @@ describe('reads that fail, and writes, as Directus 10.10 answers them to the leg
   }
 });
 
+describe('the reads that drop unknown fields and ignore deep, on the live path too (INDEX_ENABLED=false)', () => {
+  it('answers as Directus answered', async () => {
+    const live = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
+    try {
+      await live.addUser(0, 'live@example.com');
+      const t = await live.login('live@example.com');
+      for (const c of cases.filter((x) => /^(fields|deep)/.test(x.name))) {
+        const dx = captured.answers[c.name]!;
+        const res = await live.get(fill(c.path), t);
+        expect(res.headers['x-gateway-source'], c.name).toBe('live');
+        expect([res.status, res.body], c.name).toEqual([dx.status, dx.body]);
+      }
+    } finally {
+      await live.close();
+    }
+  });
+});
+
 describe('the Directus SDK write functions (/items/renders)', () => {
   let g: TestGateway;
   let base = '';
