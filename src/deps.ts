@@ -24,6 +24,7 @@ import { Comparator } from './compare/service.js';
 import { V1Cache } from './plan/cache.js';
 import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
 import { KeyRing } from './v1/keys.js';
+import { HeavyReadGate } from './read/heavy.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Metrics } from './ops/metrics.js';
 import { Lifecycle, V1Health } from './ops/v1-health.js';
@@ -62,6 +63,8 @@ export interface Deps {
   readonly compareStore: CompareStore;
   readonly comparator: Comparator;
   readonly usage: UsageLedger;
+  /** Per key, how many heavy reads (exports, limit=-1, whole-scope aggregates) run at once on this instance. */
+  readonly heavyReads: HeavyReadGate;
   /** Client profiles: (client, query shape) counts for the migration guide (src/migrate/). */
   readonly shapes: ShapeRecorder;
   readonly metrics: Metrics;
@@ -195,6 +198,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     compareStore,
     comparator: new Comparator(ids, compareStore, mappings.comparison),
     usage,
+    heavyReads: new HeavyReadGate(config.HEAVY_READS_PER_KEY, config.HEAVY_READS_QUEUE),
     shapes,
     credits: config.renderCredits,
     v1For,

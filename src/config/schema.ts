@@ -87,6 +87,10 @@ export const ConfigSchema = z.object({
   METRICS_PORT: int(1, 65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   MAX_RELATED_ITEMS: int(1).default(50_000),
+  /** Heavy reads (exports, `limit=-1`, whole-scope aggregates) one key may run at once on an instance; the rest wait. */
+  HEAVY_READS_PER_KEY: int(1).default(2),
+  /** Heavy reads of one key that may wait for a place; past it: 503 SERVICE_UNAVAILABLE. */
+  HEAVY_READS_QUEUE: int(0).default(64),
   CACHE_MAX_ENTRIES: int(10).default(10_000),
   CACHE_TTL_METADATA_MS: int(0).default(60_000),
   CACHE_TTL_RENDER_ACTIVE_MS: int(0).default(2_000),

@@ -11,6 +11,7 @@ import { selectsRelations } from '../query/project.js';
 import type { QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
 import type { V1Session } from '../v1/client.js';
+import { isHeavy, releasing, type HeavyReadGate } from './heavy.js';
 
 /** A list read, answered: the query and its plan, the result, where it came from and until when it may be kept. */
 export interface ListRead {
@@ -39,17 +40,30 @@ export interface OneRead {
 export class ItemReads {
   private readonly planning: { statusToV1: Deps['mappings']['status']['toV1']; schemas: Deps['mappings']['schemas'] };
 
-  constructor(private readonly deps: Deps, private readonly resource: string, private readonly schema: ResourceSchema) {
+  constructor(
+    private readonly deps: Deps, private readonly resource: string, private readonly schema: ResourceSchema, private readonly gate: HeavyReadGate,
+  ) {
     this.planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
   }
 
-  async list(ctx: RequestContext, q: QueryNode, known?: ReadSource): Promise<ListRead> {
+  /** `exporting`: the answer becomes a file (`?export=`): a heavy read, like `limit=-1` and whole-scope aggregates. */
+  async list(ctx: RequestContext, q: QueryNode, exporting: boolean, known?: ReadSource): Promise<ListRead> {
     const session = await ctx.session();
     const plan = planQuery(q, this.resource, this.planning);
-    const env = await this.env(ctx, session);
-    const answered = await this.answer(q, plan, env, session, ctx.now, known);
-    await this.deps.ids.flush();
-    return { q, plan, ...answered, expands: selectsRelations(q.fields, this.schema, this.deps.mappings.schemas, q.alias) };
+    // a heavy read waits for one of its key's places (HEAVY_READS_PER_KEY), held until its last item has been read
+    const release = isHeavy(q, plan, exporting) ? await this.gate.enter(session.partition) : undefined;
+    try {
+      const env = await this.env(ctx, session);
+      const answered = await this.answer(q, plan, env, session, ctx.now, known);
+      await this.deps.ids.flush();
+      const expands = selectsRelations(q.fields, this.schema, this.deps.mappings.schemas, q.alias);
+      const result = release && answered.result.stream ? { ...answered.result, stream: releasing(answered.result.stream, release) } : answered.result;
+      if (!result.stream) release?.();
+      return { q, plan, ...answered, result, expands };
+    } catch (e) {
+      release?.();
+      throw e;
+    }
   }
 
   /** By id: from the replica when it holds the item; otherwise live (an item it has not seen yet, or not reachable: 403). */

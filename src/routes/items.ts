@@ -29,7 +29,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
   for (const { path, resource } of ROUTES) {
     if (proxied(deps.config, path)) continue;
     const schema = deps.mappings.schemas[resource] as ResourceSchema;
-    const reads = new ItemReads(deps, resource, schema);
+    const reads = new ItemReads(deps, resource, schema, deps.heavyReads);
     const list = async (request: FastifyRequest, reply: FastifyReply) => {
       if (Memo.answerHeld(deps, request, reply)) return reply;
       const ctx = requestContext(deps, request);
@@ -37,7 +37,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);
-      return sendList(deps, ctx, reply, memo, await reads.list(ctx, q, memo.source), format, schema.name);
+      return sendList(deps, ctx, reply, memo, await reads.list(ctx, q, format !== undefined, memo.source), format, schema.name);
     };
     const one = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       requirePrincipal(request);

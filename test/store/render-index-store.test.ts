@@ -138,10 +138,14 @@ describe('renders', () => {
     // an equal state is written again (fresher signed URLs)
     await ix.putRenders('tr', [render('r1', 'pr', 'queued', 100, 100, 'same state, new urls')], t + 3);
     expect(await ix.rendersById(['r1'])).toEqual([{ render: render('r1', 'pr', 'queued', 100, 100, 'same state, new urls'), seenAt: t + 3 }]);
-    // a newer one wins, and may move the render to another project and team
+    // a newer state naming another project or team never moves the render (one owner for life)
     await ix.putRenders('tr2', [render('r1', 'pr2', 'complete', 100, 200)], t + 4);
     expect(await db.kysely.selectFrom('index_renders').selectAll().where('render_id', '=', 'r1').executeTakeFirstOrThrow())
-      .toMatchObject({ team_id: 'tr2', project_id: 'pr2', updated_at: 200, rank: 5, seen_at: t + 4 });
+      .toMatchObject({ team_id: 'tr', project_id: 'pr', updated_at: 100, rank: 2, seen_at: t + 3 });
+    // a newer one of the same owner wins
+    await ix.putRenders('tr', [render('r1', 'pr', 'complete', 100, 200)], t + 4);
+    expect(await db.kysely.selectFrom('index_renders').selectAll().where('render_id', '=', 'r1').executeTakeFirstOrThrow())
+      .toMatchObject({ team_id: 'tr', project_id: 'pr', updated_at: 200, rank: 5, seen_at: t + 4 });
     // later but back in the lifecycle: refused
     await ix.putRenders('tr', [render('r1', 'pr', 'processing', 100, 300)], t + 5);
     expect((await ix.rendersById(['r1']))[0]!.render.status).toBe('complete');

@@ -1,0 +1,70 @@
+import { errors } from '../errors/catalog.js';
+import type { Plan } from '../plan/plan.js';
+import type { QueryNode } from '../query/ast.js';
+
+/**
+ * A heavy read: one that walks a whole scope — an export, `limit=-1`, or an aggregate over every project in reach.
+ * (A read narrowed to projects, or by id, is light whatever it asks.)
+ */
+export function isHeavy(q: QueryNode, plan: Plan, exporting: boolean): boolean {
+  if (exporting || q.limit === -1) return true;
+  return (q.aggregate.length > 0 || q.groupBy.length > 0) && plan.ids === null && plan.scope.projects === null;
+}
+
+interface Waiter { readonly go: () => void }
+
+/**
+ * No key starves another: per key (its cache partition), at most `perKey` heavy reads run at once on this instance; the
+ * rest wait their turn in order, at most `queue` of them (legacy integrations never saw a 429: past the queue, a 503,
+ * which they treat as v1 being busy). Light reads never wait here.
+ */
+export class HeavyReadGate {
+  private readonly running = new Map<string, number>();
+  private readonly waiting = new Map<string, Waiter[]>();
+  /** The most heavy reads one key had running at once (tests, explain). */
+  peak = 0;
+
+  constructor(private readonly perKey: number, private readonly queue: number) {}
+
+  /** Waits for a place; resolves to the function that gives it back (call it exactly once, when the read has ended). */
+  async enter(key: string): Promise<() => void> {
+    const n = this.running.get(key) ?? 0;
+    if (n < this.perKey) return this.take(key);
+    const line = this.waiting.get(key) ?? [];
+    if (line.length >= this.queue) throw errors.serviceUnavailable('Too many exports and whole-scope reads of this key at once; retry shortly.', 'gateway');
+    await new Promise<void>((go) => { line.push({ go }); this.waiting.set(key, line); });
+    return this.take(key);
+  }
+
+  /** Heavy reads of this key running, and waiting. */
+  load(key: string): { running: number; waiting: number } {
+    return { running: this.running.get(key) ?? 0, waiting: this.waiting.get(key)?.length ?? 0 };
+  }
+
+  private take(key: string): () => void {
+    const n = (this.running.get(key) ?? 0) + 1;
+    this.running.set(key, n);
+    this.peak = Math.max(this.peak, n);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (this.running.get(key) ?? 1) - 1;
+      if (left > 0) this.running.set(key, left);
+      else this.running.delete(key);
+      const line = this.waiting.get(key);
+      const next = line?.shift();
+      if (line && line.length === 0) this.waiting.delete(key);
+      next?.go();
+    };
+  }
+}
+
+/** The same items; `release` is called once they have all been read, or the reader stopped early (a client gone). */
+export async function* releasing<T>(items: AsyncIterable<T>, release: () => void): AsyncGenerator<T> {
+  try {
+    yield* items;
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HeavyReadGate, releasing } from '../../src/read/heavy.js';
+import { partitionOf } from '../../src/v1/client.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+/** No key starves another: per key, at most HEAVY_READS_PER_KEY heavy reads at once; the rest wait in order. */
+describe('the heavy-read gate', () => {
+  it('lets `perKey` in at once per key, queues the rest in order, and refuses past the queue with a 503', async () => {
+    const gate = new HeavyReadGate(2, 2);
+    const order: string[] = [];
+    const a1 = await gate.enter('a');
+    const a2 = await gate.enter('a');
+    const a3 = gate.enter('a').then((r) => { order.push('a3'); return r; });
+    const a4 = gate.enter('a').then((r) => { order.push('a4'); return r; });
+    await expect(gate.enter('a')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    const b1 = await gate.enter('b'); // another key never waits for a's
+    expect(gate.load('a')).toEqual({ running: 2, waiting: 2 });
+    a1();
+    a1(); // giving back twice counts once
+    const r3 = await a3;
+    expect(order).toEqual(['a3']);
+    expect(gate.load('a')).toEqual({ running: 2, waiting: 1 });
+    a2();
+    const r4 = await a4;
+    expect(order).toEqual(['a3', 'a4']);
+    r3(); r4(); b1();
+    expect(gate.load('a')).toEqual({ running: 0, waiting: 0 });
+    expect(gate.peak).toBe(2);
+  });
+
+  it('gives the place back when a stream ends, and when its reader stops early', async () => {
+    let released = 0;
+    const items = async function* () { yield 1; yield 2; yield 3; };
+    const all: number[] = [];
+    for await (const x of releasing(items(), () => released++)) all.push(x);
+    expect([all, released]).toEqual([[1, 2, 3], 1]);
+    for await (const x of releasing(items(), () => released++)) if (x === 1) break;
+    expect(released).toBe(2);
+  });
+});
+
+describe('heavy reads through the gateway', () => {
+  let gw: TestGateway;
+  let heavyToken: string;
+  let lightToken: string;
+  beforeAll(async () => {
+    gw = await startGateway({ HEAVY_READS_PER_KEY: '1', INDEX_ENABLED: 'false', ANSWER_CACHE_MB: '0' });
+    await gw.addUser(0, 'exports@example.com');
+    await gw.addUser(1, 'reader@example.com');
+    heavyToken = await gw.login('exports@example.com');
+    lightToken = await gw.login('reader@example.com');
+    await fetch(`${gw.s.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ latency_ms: 15 }) });
+  });
+  afterAll(async () => gw.close());
+
+  it('one key\'s parallel exports run one at a time (the rest wait, all answered); another key\'s reads never wait', async () => {
+    const heavyKey = partitionOf(gw.s.keys[0]!.api_key);
+    const lightKey = partitionOf(gw.s.keys[1]!.api_key);
+    const expected = (await gw.get('/renders?aggregate[count]=*', heavyToken)).body.data[0].count;
+    let maxWaiting = 0;
+    let lightLoad = 0;
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        maxWaiting = Math.max(maxWaiting, gw.deps.heavyReads.load(heavyKey).waiting);
+        lightLoad = Math.max(lightLoad, gw.deps.heavyReads.load(lightKey).running + gw.deps.heavyReads.load(lightKey).waiting);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    const heavy = ['limit=-1&fields=id', 'limit=-1&fields=id&export=csv', 'limit=-1&fields=id,title', 'fields=id&export=json&limit=-1']
+      .map((q) => gw.app.inject({ method: 'GET', url: `/renders?${q}`, headers: { authorization: `Bearer ${heavyToken}` } }));
+    const light = gw.get('/renders?limit=2&fields=id&filter[status][_eq]=complete', lightToken);
+    const answers = await Promise.all(heavy);
+    expect((await light).status).toBe(200);
+    watching = false;
+    await watch;
+    for (const a of answers) expect(a.statusCode).toBe(200);
+    expect(answers[0]!.json().data.length).toBe(Number(expected));
+    expect(gw.deps.heavyReads.peak).toBe(1);
+    expect(maxWaiting).toBeGreaterThan(0);
+    expect(lightLoad).toBe(0);
+    expect(gw.deps.heavyReads.load(heavyKey)).toEqual({ running: 0, waiting: 0 }); // every streamed answer gave its place back
+  });
+});
