@@ -297,6 +297,10 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
         each: given ? null : 'projects',
         why: "each project's templates (date_created and poster are the project's)" }));
     }
+    if (shape.kind === 'one' && (resource === 'template' || resource === 'account')) {
+      steps.push({ kind: 'filter', detail: `the ${resource} with that id (v1 ${resource === 'template' ? 'lists templates per project' : 'gives teams by id'})`,
+        check: resource === 'account' });
+    }
     joins(resource, plan, q, m, calls, steps);
     addClientSteps(shape, q, plan, steps);
   } else {

@@ -1,5 +1,6 @@
 import type { Mappings } from '../config/mappings.js';
 import { diffAnswers, type Difference } from '../compare/diff.js';
+import { Compare, FieldRef, Query } from '../query/ast.js';
 import type { Lookup, Rec } from '../query/compile.js';
 import { runQuery } from '../query/run.js';
 import type { IdTranslator } from '../translate/ids.js';
@@ -157,7 +158,11 @@ export async function sampleValues(session: V1Session, d: Pick<ProofDeps, 'ids' 
       const renders = (await session.rendersPage(p.id, { limit: 20 })).data;
       const r = renders.find((x) => x.status === 'complete') ?? renders[0];
       if (!r) continue;
-      return { render: toLegacyRender(r, ctx), project: toLegacyProject(p, ctx), account: toLegacyAccount(team, null, ctx) };
+      const template = (await session.templates(p.id)).data[0];
+      return {
+        render: toLegacyRender(r, ctx), project: toLegacyProject(p, ctx), account: toLegacyAccount(team, null, ctx),
+        ...(template ? { template: toLegacyTemplate(template, p, ctx) } : {}),
+      };
     }
   }
   return {};
@@ -210,8 +215,8 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Rec
   const account = uuidAt('account') ?? (filter.project as Record<string, Record<string, unknown>> | undefined)?.account?._eq as string | undefined;
   if (account) params.team_id = (await ids.toV1('account', account)) ?? '';
   const id = shape.kind === 'one' ? (samples[shape.resource ?? '']?.id as string | undefined) : uuidAt('id');
-  if (id && shape.resource) {
-    const type = shape.resource === 'account' ? 'account' : (shape.resource as 'render' | 'project' | 'template');
+  if (id && (shape.resource === 'render' || shape.resource === 'project' || shape.resource === 'account')) {
+    const type = shape.resource;
     const v1 = (await ids.toV1(type, id)) ?? '';
     params[shape.resource === 'render' ? 'render_id' : shape.resource === 'account' ? 'team_id' : 'project_id'] = v1;
     params.render_ids = v1;
@@ -220,7 +225,9 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Rec
 }
 
 /** Proves one read shape for a user: the legacy answer and the equivalent's, compared. Writes are not run (they create renders). */
-export async function prove(shape: Shape, e: Equivalent, userId: string, d: ProofDeps): Promise<Proof> {
+export async function prove(
+  shape: Shape, e: Equivalent, userId: string, d: ProofDeps, samplesOf = new Map<string, Promise<Record<string, Rec>>>(),
+): Promise<Proof> {
   const none = (reason: string): Proof => ({ result: 'not run', reason, differences: [], v1Calls: 0 });
   if (shape.invalid) return none('the client sent a query the gateway refuses (400): nothing to prove');
   if (shape.kind === 'create' || shape.kind === 'update' || shape.kind === 'delete') {
@@ -229,15 +236,19 @@ export async function prove(shape: Shape, e: Equivalent, userId: string, d: Proo
   if (shape.kind === 'me' || shape.kind === 'other' || !shape.resource) return none('answered from what the gateway keeps (users)');
   let calls = 0;
   const session = await d.session(userId, () => { calls++; });
-  const samples = await sampleValues(session, d);
+  // one sample per user and report
+  if (!samplesOf.has(userId)) samplesOf.set(userId, sampleValues(session, d));
+  const samples = await (samplesOf.get(userId) as Promise<Record<string, Rec>>);
   if (!samples.render) return none('the key reaches no render to draw values from');
+  const sampleId = samples[shape.resource]?.id as string | undefined;
+  if (shape.kind === 'one' && !sampleId) return none(`the key reaches no ${shape.resource} to draw values from`);
   const values = valuesFrom(shape.resource, samples, d.mappings);
   const raw = instantiate(shape, values);
   const planned = planOf(shape, d.mappings, d.limitDefault, values);
   if (!planned) return none('the shape cannot be planned');
   const params = await paramsOf(raw, shape, samples, d.ids, d.mappings);
   const qs = queryString(raw);
-  const base = shape.route.replace(':id', String(samples[shape.resource]?.id ?? ''));
+  const base = shape.route.replace(':id', sampleId ?? '');
   const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${base}${qs ? `?${qs}` : ''}`;
   const legacy = await d.legacy(userId, 'GET', `${base}${qs ? `?${qs}` : ''}`);
   calls = 0;
@@ -248,7 +259,10 @@ export async function prove(shape: Shape, e: Equivalent, userId: string, d: Proo
     return { result: 'differs', request, reason: `the v1 calls failed: ${(err as Error).message}`, differences: [], v1Calls: calls };
   }
   const { records, lookup } = recordsOf(results, shape.resource, d);
-  const q = shape.kind === 'one' ? { ...planned.q, limit: 1, offset: 0 } : planned.q;
+  // one item: the one with that id (the client asked v1 for it, or picks it from the list)
+  const q = shape.kind === 'one'
+    ? Query.with(planned.q, { filter: Compare.create(FieldRef.create(['id']), '_eq', sampleId ?? ''), limit: 1, offset: 0 })
+    : planned.q;
   const answer = runQuery(records, q, d.mappings.schemas, lookup, { numericStrings: true });
   const body = shape.kind === 'one' ? { data: answer.data[0] ?? null } : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data };
   const diffs: Difference[] = diffAnswers(legacy, { status: 200, body }, { rules: d.mappings.comparison, unordered: false, identity: () => undefined });

@@ -1,4 +1,5 @@
 import type { Mappings } from '../config/mappings.js';
+import type { Rec } from '../query/compile.js';
 import { medianOf, type ClientShapeStore, type ShapeRow } from '../store/client-shapes.js';
 import { principalOf } from './client.js';
 import { clientWork, type BlockedField, type Equivalent } from './equivalent.js';
@@ -117,6 +118,7 @@ export async function migrationReport(store: ClientShapeStore, proofs: ProofDeps
   const byClient = new Map<string, ShapeRow[]>();
   for (const r of rows) byClient.set(r.client, [...(byClient.get(r.client) ?? []), r]);
   const clients: ClientReport[] = [];
+  const samples = new Map<string, Promise<Record<string, Rec>>>();
   for (const [client, list] of byClient) {
     const shapes: ShapeReport[] = [];
     for (const [i, r] of list.entries()) {
@@ -124,7 +126,7 @@ export async function migrationReport(store: ClientShapeStore, proofs: ProofDeps
       const equivalent = equivalentOfShape(shape, o.mappings, o.limitDefault);
       let proof: Proof | null = null;
       if (o.prove && proofs) {
-        proof = await prove(shape, equivalent, r.userId, proofs).catch((e: unknown) => ({
+        proof = await prove(shape, equivalent, r.userId, proofs, samples).catch((e: unknown) => ({
           result: 'not run' as const, reason: `the proof failed: ${(e as Error).message}`, differences: [], v1Calls: 0,
         }));
       }

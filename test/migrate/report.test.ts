@@ -217,5 +217,11 @@ describe('the migration report of recorded traffic', () => {
     // and the same shape for a field v1 does give is equal
     const other = gw.deps.shapes.shapeOf({ method: 'GET', route: '/renders/:id', query: { fields: 'id,status' }, question: 'fields=id,status' });
     expect((await prove(other, equivalentOfShape(other, gw.deps.mappings, 100), userA, proofDeps(gw.deps, (o) => gw.app.inject(o as any)))).result).toBe('equal');
+    // one item of each resource, by id
+    for (const route of ['/projects/:id', '/accounts/:id', '/templates/:id', '/items/templates/:id']) {
+      const one = gw.deps.shapes.shapeOf({ method: 'GET', route, query: { fields: 'id,title' }, question: `${route} fields=id,title` });
+      const p = await prove(one, equivalentOfShape(one, gw.deps.mappings, 100), userA, proofDeps(gw.deps, (o) => gw.app.inject(o as any)));
+      expect(p, `${route}: ${p.reason ?? ''} ${JSON.stringify(p.differences)}`).toMatchObject({ result: 'equal' });
+    }
   });
 });
