@@ -181,6 +181,25 @@ export function legacyOpenApi(m: Mappings): Json {
               },
             }
           : {}),
+        ...(patchable.has(key)
+          ? {
+              patch: {
+                operationId: `update${cap(collection)}${base.startsWith('/items') ? 'Items' : ''}`,
+                tags: [collection],
+                parameters: queryParams(['fields']),
+                description: 'Several items: {"keys": [...], "data": {...}}, {"query": {...}, "data": {...}}, or an array of items with their id; ' +
+                  'only the fields the legacy role may update (mappings/permissions.json); answered in primary-key order.',
+                requestBody: {
+                  required: true,
+                  content: { 'application/json': { schema: { oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object', required: ['id'] } }] } } },
+                },
+                responses: {
+                  200: json({ type: 'object', properties: { data: { type: 'array', items: item } } }),
+                  ...errorsOf('INVALID_PAYLOAD', 'INVALID_QUERY', 'FORBIDDEN'),
+                },
+              },
+            }
+          : {}),
       };
       paths[`${base}/{id}`] = {
         get: {
@@ -195,7 +214,7 @@ export function legacyOpenApi(m: Mappings): Json {
                 operationId: `update${cap(key)}${base.startsWith('/items') ? 'Item' : ''}`,
                 tags: [collection],
                 parameters: [idParam, ...queryParams(['fields'])],
-                description: 'Only fields whose write policy is overlay (mappings/resources.json) can be changed; others answer 403.',
+                description: 'Only the fields the legacy role may update (mappings/permissions.json) can be changed; others answer 403.',
                 requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
                 responses: { 200: json({ type: 'object', properties: { data: item } }), ...errorsOf('INVALID_PAYLOAD', 'FORBIDDEN') },
               },

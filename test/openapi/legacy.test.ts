@@ -78,7 +78,7 @@ describe('the schema routes and session mode in the document', () => {
 });
 
 describe('the legacy OpenAPI document: writes', () => {
-  it('POST /renders takes one render or an array of them, with the fields the legacy role may set, and names INVALID_FOREIGN_KEY', () => {
+  it('POST /renders takes one render or an array of them, with the fields the legacy role may set, and names INVALID_FOREIGN_KEY; PATCH of several items', () => {
     const op = doc.paths['/items/renders'].post;
     const body = validatorFor(op.requestBody.content['application/json'].schema);
     const one = { project: '7d444840-9dc0-11d1-b245-5ffdce74fad2', account: '7d444840-9dc0-11d1-b245-5ffdce74fad2', data: {}, title: 123 };
@@ -87,6 +87,8 @@ describe('the legacy OpenAPI document: writes', () => {
     expect(body({ ...one, status: 'complete' })).toBe(false);
     expect(Object.keys(doc.components.schemas.RenderCreate.properties).sort()).toEqual([...gw.deps.mappings.permissions.renders!.create].sort());
     expect(op.responses['400'].description).toMatch(/INVALID_FOREIGN_KEY/);
+    for (const path of ['/items/renders', '/projects', '/items/accounts']) expect(doc.paths[path].patch.description, path).toMatch(/"keys".*"query".*array/);
+    expect(doc.paths['/items/templates'].patch).toBeUndefined();
     const answer = validatorFor(responseSchema('/items/renders', 'post', 200));
     expect(answer({ data: [{ id: '7d444840-9dc0-11d1-b245-5ffdce74fad2' }] })).toBe(true);
   });
