@@ -39,6 +39,7 @@ function shapeMd(s: ShapeReport): string[] {
     ...(e.blocked.length ? ['', `**Blocked**: ${e.blocked.map((b) => `\`${b.field}\` (${b.why})`).join('; ')}`] : []),
     ...(e.unverified.length ? ['', `**Reached only through \`*\`** (no v1 source; name the fields you use): ${e.unverified.join(', ')}`] : []),
     ...(e.notes.length ? ['', `**Notes**: ${e.notes.join('; ')}`] : []),
+    ...(s.advice.length ? ['', `**Advice**: ${s.advice.join('; ')}`] : []),
     '',
     `**Cost**: ${s.equivalentV1Calls ?? '—'} v1 calls for the proof's question; **Proof**: ${proofText(s)}` +
       `${s.proof?.request ? ` (asked: \`${s.proof.request}\`)` : ''}`,

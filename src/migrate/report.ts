@@ -56,6 +56,8 @@ export interface ShapeReport {
   /** The v1 calls the equivalent took in the proof. */
   readonly equivalentV1Calls: number | null;
   readonly snippets: Snippets;
+  /** What this shape's traffic suggests beyond its equivalent (polling a render: a webhook instead). */
+  readonly advice: readonly string[];
 }
 
 export interface ClientReport {
@@ -88,6 +90,17 @@ export interface ReportOptions {
   readonly shapesPerClient: number;
   readonly limitDefault: number;
   readonly mappings: Mappings;
+}
+
+/** A render read by id for its status, again and again (at least 10 times, at least once a minute on average): polling. */
+export function adviceFor(shape: Shape, count: number, firstSeen: number, lastSeen: number): string[] {
+  const readsStatus = shape.fields.includes('status') || shape.fields.includes('*');
+  const perMinute = count / Math.max(1, (lastSeen - firstSeen) / 60_000);
+  if (shape.kind === 'one' && shape.resource === 'render' && readsStatus && count >= 10 && perMinute >= 1) {
+    return [`polling a render's status (${count} reads, ${Math.round(perMinute)} a minute): a v1 webhook (render.complete, render.failed) ` +
+      'replaces it; keep GET /v1/renders/{id} for a one-off look'];
+  }
+  return [];
 }
 
 const rate = (n: number, d: number) => (d === 0 ? 0 : Math.round((n / d) * 10_000) / 10_000);
@@ -138,6 +151,7 @@ export async function migrationReport(store: ClientShapeStore, proofs: ProofDeps
         clientSteps: clientWork(equivalent).map((s) => s.detail), proof,
         equivalentV1Calls: proof && proof.result !== 'not run' ? proof.v1Calls : null,
         snippets: renderSnippets(equivalent, fnName(i)),
+        advice: adviceFor(shape, r.count, r.firstSeen, r.lastSeen),
       });
     }
     const { verdict, reasons } = verdictOf(shapes);

@@ -4,6 +4,7 @@ import { blockedFields, clientWork } from '../../src/migrate/equivalent.js';
 import { equivalentOfShape } from '../../src/migrate/instantiate.js';
 import { shapeOf } from '../../src/migrate/shape.js';
 import { renderSnippets } from '../../src/migrate/snippets.js';
+import { adviceFor } from '../../src/migrate/report.js';
 import { parseQuery } from '../../src/query/parse-query.js';
 import { parseQueryString } from '../../src/query/querystring.js';
 
@@ -61,5 +62,14 @@ describe('the v1 equivalent of a shape, from its plan', () => {
     expect(blockedFields(patch, m).blocked).toEqual([expect.objectContaining({ field: 'project.title', source: 'overlay' })]);
     expect(blockedFields(shape('/accounts', 'fields=id,subscriptions&filter[status][_eq]=active', 'account'), m).blocked.map((b) => b.field))
       .toEqual(['account.status', 'account.subscriptions']);
+  });
+
+  it('a render read by id for its status again and again is polling: the advice is a webhook', () => {
+    const one = shapeOf({ method: 'GET', route: '/renders/:id', params: ['fields'] }, parseQuery({ fields: 'status' }, m.schemas.render!,
+      { schemas: m.schemas, dynamic: { now: new Date(0), userId: null, roleId: null }, limitDefault: 100 }), m.schemas);
+    expect(adviceFor(one, 30, 0, 5 * 60_000)[0]).toMatch(/v1 webhook/);
+    expect(adviceFor(one, 30, 0, 600 * 60_000)).toEqual([]); // once in 20 minutes is not polling
+    expect(adviceFor(one, 3, 0, 1000)).toEqual([]);
+    expect(adviceFor(shape('/renders', 'fields=status'), 30, 0, 60_000)).toEqual([]);
   });
 });
