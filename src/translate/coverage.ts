@@ -11,8 +11,14 @@ export interface FieldCoverage {
   noV1Source: boolean;
 }
 
-/** The migration team's checklist: every legacy field, where its value comes from, how PATCH treats it. */
-export function mappingReport(m: Mappings): { fields: FieldCoverage[]; noV1Source: string[]; overlays: string[] } {
+/** What the legacy role (permissions.json) may set: `collection.field` on create and on update. */
+export interface RoleCoverage {
+  create: string[];
+  update: string[];
+}
+
+/** The migration team's checklist: every legacy field, where its value comes from, how PATCH treats it, what the role may set. */
+export function mappingReport(m: Mappings): { fields: FieldCoverage[]; noV1Source: string[]; overlays: string[]; role: RoleCoverage } {
   const fields: FieldCoverage[] = [];
   for (const [resource, r] of Object.entries(m.resources)) {
     for (const [field, f] of Object.entries(r.fields)) {
@@ -32,6 +38,15 @@ export function mappingReport(m: Mappings): { fields: FieldCoverage[]; noV1Sourc
     fields,
     noV1Source: fields.filter((f) => f.noV1Source).map((f) => `${f.resource}.${f.field}`),
     overlays: fields.filter((f) => f.write === 'overlay').map((f) => `${f.resource}.${f.field}`),
+    role: roleCoverage(m),
+  };
+}
+
+function roleCoverage(m: Mappings): RoleCoverage {
+  const perms = Object.entries(m.permissions ?? {});
+  return {
+    create: perms.flatMap(([c, p]) => p.create.map((f) => `${c}.${f}`)),
+    update: perms.flatMap(([c, p]) => p.update.map((f) => `${c}.${f}`)),
   };
 }
 
@@ -48,6 +63,7 @@ export function mappingReportText(m: Mappings): string {
     '',
     `No v1 source (${r.noV1Source.length}): ${r.noV1Source.join(', ')}`,
     `Kept by the gateway on PATCH (overlay): ${r.overlays.join(', ')}`,
+    `The legacy role may set on create: ${r.role.create.join(', ') || '(nothing)'}; on update: ${r.role.update.join(', ') || '(nothing)'}`,
   );
   return lines.join('\n');
 }

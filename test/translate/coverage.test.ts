@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Mappings } from '../../src/config/mappings.js';
+import { loadMappings, type Mappings } from '../../src/config/mappings.js';
 import { mappingReport, mappingReportText } from '../../src/translate/coverage.js';
 
 /** A small hand-written mapping: only `resources` is read by the report. */
@@ -41,8 +41,14 @@ describe('mapping report', () => {
     expect(r.overlays).toEqual(['widget.title', 'gadget.note']);
   });
 
+  it('names what the legacy role of mappings/permissions.json may set on create and on update', () => {
+    const r = mappingReport(loadMappings('mappings'));
+    expect(r.role).toEqual({ create: ['renders.project', 'renders.account', 'renders.data', 'renders.title'], update: ['renders.title', 'projects.title', 'accounts.name'] });
+    expect(mappingReportText(loadMappings('mappings'))).toContain('The legacy role may set on create: renders.project, renders.account, renders.data, renders.title; on update:');
+  });
+
   it('is empty for a mapping without resources', () => {
-    expect(mappingReport({ resources: {} } as unknown as Mappings)).toEqual({ fields: [], noV1Source: [], overlays: [] });
+    expect(mappingReport({ resources: {} } as unknown as Mappings)).toEqual({ fields: [], noV1Source: [], overlays: [], role: { create: [], update: [] } });
   });
 
   it('prints one padded line per field, "from — how" joined without the missing parts, then the summaries', () => {
@@ -59,6 +65,7 @@ describe('mapping report', () => {
       '',
       'No v1 source (2): widget.colour, gadget.legacy',
       'Kept by the gateway on PATCH (overlay): widget.title, gadget.note',
+      'The legacy role may set on create: (nothing); on update: (nothing)',
     ]);
     // the columns line up: the type column starts at 31 on every field line
     for (const l of lines.slice(1, 6)) expect(l[30]).toBe(' ');
