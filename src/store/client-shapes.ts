@@ -74,11 +74,12 @@ export class ClientShapeStore {
       for (const [n, times] of d.calls) bucketCalls(hist, n, times);
       const calls = JSON.stringify(Object.fromEntries([...hist].sort((a, b) => a[0] - b[0])));
       if (!existing) {
-        await this.db.insertInto('client_shapes').values({
+        const r = await this.db.insertInto('client_shapes').values({
           client: d.client, shape_key: d.key, user_id: d.userId, shape: d.shape, count: d.count, errors: d.errors, ms_total: d.msTotal,
           ms_max: d.msMax, calls, first_seen: d.first, last_seen: d.last, compared: d.compared, differing: d.differing,
-        }).onConflict((oc) => oc.columns(['client', 'shape_key']).doNothing()).execute();
-        continue;
+        }).onConflict((oc) => oc.columns(['client', 'shape_key']).doNothing()).executeTakeFirst();
+        // another instance made the row first: add to it
+        if (Number(r.numInsertedOrUpdatedRows ?? 0n) > 0) continue;
       }
       await this.db.updateTable('client_shapes').set({
         count: sql`client_shapes.count + ${d.count}`, errors: sql`errors + ${d.errors}`, ms_total: sql`ms_total + ${d.msTotal}`,

@@ -71,6 +71,16 @@ describe.each(stores)('the client profiles recorder ($name)', ({ name, url }) =>
     expect((await store.list()).map((x) => x.client)).toEqual(['static:t-2~curl']);
   });
 
+  it('two instances adding the same new row: neither loses its counts', async () => {
+    await db.kysely.deleteFrom('client_shapes').execute();
+    const a = new ClientShapeStore(db.kysely);
+    const b = new ClientShapeStore(db.kysely);
+    const delta = () => ({ client: 'user:z~curl', userId: 'z', key: 'k1', shape: '{}', count: 2, errors: 0, msTotal: 4, msMax: 3,
+      calls: new Map([[1, 2]]), first: now, last: now, compared: 0, differing: 0 });
+    await Promise.all([a.apply([delta()]), b.apply([delta()])]);
+    expect(await a.list()).toEqual([expect.objectContaining({ count: 4, msTotal: 8 })]);
+  });
+
   it('past maxPending distinct questions between flushes, requests are counted as dropped', async () => {
     const r = new ShapeRecorder(new ClientShapeStore(db.kysely), { schemas: m.schemas, limitDefault: 100, perClient: 5, retentionMs: DAY, flushEveryMs: 0, maxPending: 2 });
     for (let i = 0; i < 5; i++) r.note(seen('user:x~none', `limit=${i}`));
