@@ -166,11 +166,13 @@ describe('Directus features beyond the legacy document, as Directus 10 answers t
     const nested = await gw.get('/accounts?fields=id,projects.id,projects.renders&limit=1&sort=id&deep[projects][_limit]=1&deep[projects][renders][_limit]=1', token);
     expect(nested.body.data[0].projects).toHaveLength(1);
     expect(nested.body.data[0].projects[0].renders).toHaveLength(1);
-    for (const bad of ['deep[renders][_nosuch]=1', 'deep[title][_limit]=1', 'deep[renders][_limit]=x', 'deep={bad json']) {
+    for (const bad of ['deep[renders][_nosuch]=1', 'deep[renders][_limit]=x', 'deep={bad json']) {
       const r = await gw.get(`/projects?fields=id,renders&${bad}`, token);
       expect(r.status, bad).toBe(400);
       expect(r.body.errors[0].extensions.code, bad).toBe('INVALID_QUERY');
     }
+    // deep on a field that is not a relation is ignored, as Directus 10.10 ignores it (test/write/item-writes.test.ts)
+    expect((await gw.get('/projects?fields=id,renders&deep[title][_limit]=1', token)).status).toBe(200);
     const count = await gw.get('/accounts?fields=id,count(renders),count(projects)&sort=id', token);
     for (const a of count.body.data as { id: string; renders_count: string; projects_count: string }[]) {
       const team = gw.s.keys[0]!.teams.map((t) => t.id).find((t) => derivedUuid('account', t) === a.id)!;
