@@ -302,6 +302,9 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
         check: resource === 'account' });
     }
     joins(resource, plan, q, m, calls, steps);
+    if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
+      notes.push('order: the legacy answer sorts accounts by their legacy uuid, which v1 teams do not carry (/v1/teams has its own order)');
+    }
     addClientSteps(shape, q, plan, steps);
   } else {
     notes.push('no v1 equivalent: the gateway answers this route itself');
