@@ -118,15 +118,14 @@ export class ComparisonModes {
   private async record(
     req: FastifyRequest, body: Buffer | undefined, unsorted: boolean, legacy: Answer, translated: Answer, again?: Answer, userId?: string,
   ) {
-    const diffs = await this.deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again);
-    this.deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
+    // the client the comparison is counted for (client profiles) and its samples name
     const who = req.principal?.user.id ?? userId;
-    if (this.deps.shapes && who) {
-      const at = req.url.indexOf('?');
-      const question = req.method === 'SEARCH' ? `\u0000${body?.toString('utf8') ?? ''}` : at < 0 ? '' : req.url.slice(at + 1);
-      const seen = comparedRequest(req, who, askedQuery(req, body), question);
-      if (seen) this.deps.shapes.noteCompared(seen, diffs.length > 0);
-    }
+    const at = req.url.indexOf('?');
+    const question = req.method === 'SEARCH' ? `\u0000${body?.toString('utf8') ?? ''}` : at < 0 ? '' : req.url.slice(at + 1);
+    const seen = who ? comparedRequest(req, who, askedQuery(req, body), question) : undefined;
+    const diffs = await this.deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again, seen?.client);
+    this.deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
+    if (seen) this.deps.shapes?.noteCompared(seen, diffs.length > 0);
   }
 
   private async translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>, body?: Buffer): Promise<(Answer & { userId: string }) | undefined> {

@@ -22,14 +22,18 @@ export class Comparator {
   }
 
   /** Records the comparison; returns the differences that are not noise (the legacy side's own variation). */
-  async compare(route: string, request: string, unordered: boolean, legacy: Answer, translated: Answer, legacyAgain?: Answer): Promise<Difference[]> {
+  async compare(
+    route: string, request: string, unordered: boolean, legacy: Answer, translated: Answer, legacyAgain?: Answer, client?: string,
+  ): Promise<Difference[]> {
     const map = await this.identities([legacy.body, translated.body, legacyAgain?.body]);
     const options = { rules: this.rules, unordered: unordered && this.rules.unorderedArraysWithoutSort, identity: (s: string) => map.get(s.toLowerCase()) };
     const differences = diffAnswers(legacy, translated, options);
     const noise = legacyAgain ? noisePaths(legacy, legacyAgain, options) : new Set<string>();
     // what is kept holds no credential (the request's query may carry an access_token; answers may carry tokens)
     const kept = differences.map((d) => ({ ...d, legacy: redactValue(d.path, d.legacy), translated: redactValue(d.path, d.translated) }));
-    await this.store.record({ route, request: redactRequest(request), differences: kept, noise, legacyMs: legacy.ms, translatedMs: translated.ms });
+    await this.store.record({
+      route, request: redactRequest(request), differences: kept, noise, legacyMs: legacy.ms, translatedMs: translated.ms, ...(client ? { client } : {}),
+    });
     // what differs beyond the legacy side's own noise (what the route's `differing` counts)
     return differences.filter((d) => !noise.has(d.path));
   }

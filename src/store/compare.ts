@@ -10,6 +10,8 @@ export interface CompareRecord {
   readonly legacyMs: number;
   readonly translatedMs: number;
   readonly request: string;
+  /** The client of the compared request (`user:…~curl`), when known. */
+  readonly client?: string;
 }
 
 const SAMPLES_PER_FIELD = 5;
@@ -59,6 +61,7 @@ export class CompareStore {
             translated: clip(d.translated),
             request: r.request,
             created_at: this.now(),
+            client: r.client ?? null,
           })
           .execute();
       }
@@ -102,7 +105,7 @@ export class CompareStore {
               noise: Number(f.noise) > 0,
               samples: samples
                 .filter((s) => s.route === r.route && s.path === f.path && s.kind === f.kind)
-                .map((s) => ({ legacy: s.legacy, translated: s.translated, request: s.request })),
+                .map((s) => ({ legacy: s.legacy, translated: s.translated, request: s.request, ...(s.client ? { client: s.client } : {}) })),
             })),
         };
       }),
@@ -129,7 +132,7 @@ export interface CompareReport {
       kind: string;
       count: number;
       noise: boolean;
-      samples: { legacy: string | null; translated: string | null; request: string }[];
+      samples: { legacy: string | null; translated: string | null; request: string; client?: string }[];
     }[];
   }[];
 }

@@ -269,6 +269,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('client_shapes_seen').on('client_shapes').column('last_seen').execute();
     },
   },
+  '0012_compare_samples_client': {
+    async up(db: Kysely<any>) {
+      // a comparison sample names the client it came from (user or static token id, and User-Agent family)
+      await db.schema.alterTable('compare_samples').addColumn('client', 'varchar(160)').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

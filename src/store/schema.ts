@@ -150,6 +150,8 @@ export interface CompareSamplesTable {
   translated: string | null;
   request: string;
   created_at: number;
+  /** The client of the compared request (src/migrate/client.ts); null before migration 0012 or when unknown. */
+  client: string | null;
 }
 export interface ClientShapesTable {
   client: string;

@@ -47,6 +47,10 @@ describe('diff rates per client and shape', () => {
     expect(curl?.shapes.find((s) => s.key === 'GET /projects fields=id,title paging=limit')).toMatchObject({ count: 3, compared: 3 });
     expect(curl?.shapes[0]?.diffRate).toBeCloseTo(1 / 3, 3);
     expect(curl?.diffRate).toBeCloseTo(1 / 3, 3);
+    // the comparison's samples name the client too
+    const compare = (await gw.get('/_gateway/compare', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data;
+    const title = compare.routes.find((r: any) => r.route === 'GET /projects').fields.find((f: any) => f.path === 'data[].title');
+    expect(title.samples.map((x: any) => x.client)).toEqual([`static:${tokenId}~curl`]);
     const shadowed = report.clients.find((c) => c.client === `user:${ann}~python-requests`);
     expect(shadowed?.shapes.find((s) => s.key === 'GET /renders fields=id,title paging=limit')).toMatchObject({ compared: 2, diffRate: 0 });
   });

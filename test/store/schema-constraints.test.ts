@@ -85,9 +85,15 @@ const tables: Record<string, { row: () => Record<string, unknown>; required: str
     nullable: [],
   },
   compare_samples: {
-    row: () => ({ id: u(), route: 'r', path: 'p', kind: 'k', legacy: 'l', translated: 't', request: 'q', created_at: 1 }),
+    row: () => ({ id: u(), route: 'r', path: 'p', kind: 'k', legacy: 'l', translated: 't', request: 'q', created_at: 1, client: 'user:u~curl' }),
     required: ['route', 'path', 'kind', 'request', 'created_at'],
-    nullable: ['legacy', 'translated'],
+    nullable: ['legacy', 'translated', 'client'],
+  },
+  client_shapes: {
+    row: () => ({ client: u(), shape_key: 'k', user_id: 'u', shape: '{}', count: 1, errors: 0, ms_total: 1, ms_max: 1, calls: '{}', first_seen: 1,
+      last_seen: 2, compared: 0, differing: 0 }),
+    required: ['shape_key', 'user_id', 'shape', 'count', 'errors', 'ms_total', 'ms_max', 'calls', 'first_seen', 'last_seen', 'compared', 'differing'],
+    nullable: [],
   },
   gateway_meta: {
     row: () => ({ key: u(), value: 'v' }),
@@ -168,6 +174,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
       ['usage', tables.usage!.row(), ['route', 'principal']],
       ['compare_fields', tables.compare_fields!.row(), ['route', 'path', 'kind']],
       ['id_map', tables.id_map!.row(), ['uuid', 'type']],
+      ['client_shapes', tables.client_shapes!.row(), ['client', 'shape_key']],
     ];
     for (const [table, row, key] of cases) {
       await insert(table, row);
@@ -210,9 +217,10 @@ describe('keys, uniqueness, defaults and cascades', () => {
   it('has the indexes the hot queries use, and id_map is one B-tree without rowid', async () => {
     await fresh();
     const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and name not like 'sqlite_autoindex%'`.execute(db.kysely)).rows.map((r) => r.name).sort();
-    expect(names).toEqual(['compare_samples_field', 'index_projects_team', 'index_renders_project', 'index_renders_team', 'refresh_tokens_session', 'webhook_events_received']);
+    expect(names).toEqual(['client_shapes_seen', 'compare_samples_field', 'index_projects_team', 'index_renders_project', 'index_renders_team', 'refresh_tokens_session', 'webhook_events_received']);
     const cols = async (index: string) => (await sql<{ name: string }>`select name from pragma_index_info(${index})`.execute(db.kysely)).rows.map((r) => r.name);
     expect(await cols('compare_samples_field')).toEqual(['route', 'path', 'kind']);
+    expect(await cols('client_shapes_seen')).toEqual(['last_seen']);
     expect(await cols('refresh_tokens_session')).toEqual(['session_id']);
     expect(await cols('webhook_events_received')).toEqual(['received_at']);
     expect(await cols('index_projects_team')).toEqual(['team_id']);
