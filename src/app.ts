@@ -8,6 +8,7 @@ import { errorEnvelope, errors } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
+import { limitJsonDepth } from './http/json-body.js';
 import { enableSearch } from './http/search.js';
 import { accessLogger, lazyChildLogger } from './log/logger.js';
 import { requestToken } from './http/request-token.js';
@@ -68,6 +69,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   registerErrorHandling(app);
   enableSearch(app);
+  limitJsonDepth(app);
   const accessLine = accessLogger(deps.logger);
   app.addHook('onClose', (_app, done) => { accessLine.flush(); done(); });
   // first of all (CORS preflights and shadow mode may answer from their own hooks): the request id goes back in every
@@ -105,7 +107,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       done();
       return;
     }
-    authenticate(token, deps.jwt, deps.users).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
+    authenticate(token, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
   });
 
   // v1 refused the bound key: forget the cached copy, so a rebind (from any process) takes effect at once

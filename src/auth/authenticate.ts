@@ -1,4 +1,5 @@
 import { errors } from '../errors/catalog.js';
+import type { SessionStore } from '../store/sessions.js';
 import type { LegacyUser, UserStore } from '../store/users.js';
 import type { JwtService } from './jwt.js';
 
@@ -15,7 +16,8 @@ export interface Principal {
  */
 export function authenticateHeld(token: string, jwt: JwtService, users: UserStore): Principal | undefined {
   const claims = jwt.knownClaims(token);
-  if (!claims) return undefined;
+  // a session-mode token is good only while its session is: that is read from the store on every request
+  if (!claims || claims.session !== undefined) return undefined;
   const user = users.held(claims.id);
   return user && user.status === 'active' ? { user, via: 'jwt' } : undefined;
 }
@@ -25,9 +27,11 @@ export function authenticateHeld(token: string, jwt: JwtService, users: UserStor
  * TOKEN_EXPIRED, anything wrong → 403 INVALID_TOKEN); anything else is looked up as a static token
  * (unknown → 401 INVALID_CREDENTIALS).
  */
-export async function authenticate(token: string, jwt: JwtService, users: UserStore): Promise<Principal> {
+export async function authenticate(token: string, jwt: JwtService, users: UserStore, sessions: Pick<SessionStore, 'live'>): Promise<Principal> {
   if (jwt.claimsOurIssuer(token)) {
     const claims = await jwt.verify(token);
+    // a session-mode token (its session in a claim) ends with its session: logout, rotation, reuse revocation
+    if (claims.session !== undefined && !(await sessions.live(claims.session))) throw errors.invalidCredentials();
     const user = await users.byId(claims.id);
     if (!user || user.status !== 'active') throw errors.invalidCredentials();
     return { user, via: 'jwt' };

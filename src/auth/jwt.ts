@@ -5,6 +5,8 @@ import { errors } from '../errors/catalog.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 
 export interface AccessClaims { readonly id: string; readonly role: string; readonly app_access: boolean; readonly admin_access: boolean }
+/** Verified claims: a session-mode token also names its session (the refresh token it carries). */
+export type VerifiedClaims = AccessClaims & { readonly session?: string };
 
 export interface JwtSettings {
   readonly issuer: string;
@@ -23,7 +25,7 @@ export class JwtService {
    * Tokens whose signature was verified, with their claims and expiry: a token is immutable, so its signature need
    * not be checked again; its expiry still is, on every use.
    */
-  private readonly verified = new LRUCache<string, { claims: AccessClaims; expMs: number }>({ max: 10_000 });
+  private readonly verified = new LRUCache<string, { claims: VerifiedClaims; expMs: number }>({ max: 10_000 });
 
   private constructor(private readonly settings: JwtSettings, private readonly signKey: Key, private readonly verifyKey: Key) {}
 
@@ -81,7 +83,7 @@ export class JwtService {
   }
 
   /** The claims of a token verified before and not expired at `nowMs`; undefined otherwise (verify it). */
-  knownClaims(token: string, nowMs = (this.settings.clock ?? systemClock).now()): AccessClaims | undefined {
+  knownClaims(token: string, nowMs = (this.settings.clock ?? systemClock).now()): VerifiedClaims | undefined {
     const known = this.verified.get(token);
     return known && nowMs < known.expMs ? known.claims : undefined;
   }
@@ -90,7 +92,7 @@ export class JwtService {
    * Verifies one of our JWTs. Expired → 401 TOKEN_EXPIRED; bad signature, wrong or `none` algorithm,
    * malformed, or missing claims → 403 INVALID_TOKEN (as Directus).
    */
-  async verify(token: string, nowMs = (this.settings.clock ?? systemClock).now()): Promise<AccessClaims> {
+  async verify(token: string, nowMs = (this.settings.clock ?? systemClock).now()): Promise<VerifiedClaims> {
     const known = this.verified.get(token);
     if (known) {
       if (nowMs >= known.expMs) throw errors.tokenExpired();
@@ -108,7 +110,11 @@ export class JwtService {
       if (typeof id !== 'string' || typeof role !== 'string' || app_access === undefined || admin_access === undefined) {
         throw errors.invalidToken('Invalid token payload.');
       }
-      const claims = { id, role, app_access: app_access === true || app_access === 1, admin_access: admin_access === true || admin_access === 1 };
+      const session = typeof payload.session === 'string' && payload.session.length > 0 ? payload.session : undefined;
+      const claims: VerifiedClaims = {
+        id, role, app_access: app_access === true || app_access === 1, admin_access: admin_access === true || admin_access === 1,
+        ...(session ? { session } : {}),
+      };
       if (typeof payload.exp === 'number') this.verified.set(token, { claims, expMs: payload.exp * 1000 });
       return claims;
     } catch (e) {

@@ -97,9 +97,21 @@ export class ComparisonModes {
 
   /** A compared route: the translated answer (`payload`) is diffed with the legacy side's in the background. */
   compareAfter(req: FastifyRequest, status: number, elapsedMs: number, payload: unknown): void {
+    try {
+      this.compareLater(req, status, elapsedMs, payload);
+    } catch (e) {
+      // (an onSend hook: nothing here may change the answer already made)
+      this.deps.logger.warn({ err: e }, 'comparison not started');
+    }
+  }
+
+  private compareLater(req: FastifyRequest, status: number, elapsedMs: number, payload: unknown): void {
     const c = this.deps.config;
     const template = templateOf(req);
     if (isInternal(req.headers) || !template || routeMode(c, template) !== 'compare') return;
+    // only requests the gateway authenticated: refused ones would be compared refusal to refusal (flooding a route
+    // towards a 0 % diff rate, and doubling anonymous traffic to the legacy backend)
+    if (!req.principal) return;
     if (isWrite(req.method) && !c.COMPARE_WRITES) return;
     // answers are strings (or bytes); streams are not compared
     const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;

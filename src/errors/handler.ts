@@ -28,8 +28,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
     const ge = toGatewayError(err, request.url.split('?')[0] ?? request.url);
     if (err instanceof V1UnauthorizedError) {
-      const user = (request as { principal?: { user: { id: string; email: string } } | null }).principal?.user;
-      request.log.warn({ userId: user?.id, email: user?.email }, 'v1 rejected the key bound to this user; it must be rebound');
+      const user = (request as { principal?: { user: { id: string } } | null }).principal?.user;
+      request.log.warn({ userId: user?.id }, 'v1 rejected the key bound to this user; it must be rebound');
     }
     else if (err instanceof V1Error) {
       // the cause and the v1 endpoint, never the key (the path carries ids only)

@@ -1,3 +1,4 @@
+import { SessionStore } from '../../src/store/sessions.js';
 import { generateKeyPairSync } from 'node:crypto';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
@@ -255,11 +256,13 @@ describe('store-backed auth', async () => {
   const { url } = (await databases())[0]!;
   let db: Db;
   let users: UserStore;
+  let sessions: SessionStore;
   const clock = new ManualClock(T0);
   beforeAll(async () => {
     db = await openDb(url!);
     await migrate(db.kysely);
     users = new UserStore(db.kysely, new SecretBox(Buffer.alloc(32, 3)), () => clock.now());
+    sessions = new SessionStore(db.kysely, 7 * 86_400_000, () => clock.now());
   });
   afterAll(async () => db.close());
 
@@ -267,22 +270,22 @@ describe('store-backed auth', async () => {
     it('a JWT of ours names an active user: via jwt, without a token id', async () => {
       const jwt = await hs256(clock);
       const u = await users.create({ email: 'jwt@x.io', passwordHash: null, role: 'r', v1Key: 'k', v1UserId: 'v1_a' });
-      const p = await authenticate(await jwt.sign({ ...claims, id: u.id }), jwt, users);
+      const p = await authenticate(await jwt.sign({ ...claims, id: u.id }), jwt, users, sessions);
       expect(p).toEqual({ user: u, via: 'jwt' });
       expect('tokenId' in p).toBe(false);
     });
 
     it('a JWT of an unknown or suspended user: 401 INVALID_CREDENTIALS; an expired one: TOKEN_EXPIRED', async () => {
       const jwt = await hs256(clock);
-      const e1 = await failure(authenticate(await jwt.sign({ ...claims, id: 'nobody' }), jwt, users));
+      const e1 = await failure(authenticate(await jwt.sign({ ...claims, id: 'nobody' }), jwt, users, sessions));
       expect(e1.code).toBe('INVALID_CREDENTIALS');
       const u = await users.create({ email: 'susp@x.io', passwordHash: null, role: 'r', v1Key: 'k', v1UserId: 'v1_b' });
       const t = await jwt.sign({ ...claims, id: u.id });
       await users.setStatus(u.id, 'suspended');
-      expect((await failure(authenticate(t, jwt, users))).code).toBe('INVALID_CREDENTIALS');
+      expect((await failure(authenticate(t, jwt, users, sessions))).code).toBe('INVALID_CREDENTIALS');
       const old = await jwt.sign({ ...claims, id: u.id }, clock.now() - 3_600_000);
       await users.setStatus(u.id, 'active');
-      expect((await failure(authenticate(old, jwt, users))).code).toBe('TOKEN_EXPIRED');
+      expect((await failure(authenticate(old, jwt, users, sessions))).code).toBe('TOKEN_EXPIRED');
     });
 
     it('without waiting: only a token verified before, not expired, of a held active user', async () => {
@@ -290,16 +293,16 @@ describe('store-backed auth', async () => {
       const u = await users.create({ email: 'held@x.io', passwordHash: null, role: 'r', v1Key: 'k', v1UserId: 'v1_h' });
       const t = await jwt.sign({ ...claims, id: u.id });
       expect(authenticateHeld(t, jwt, users)).toBeUndefined(); // never verified
-      expect(await authenticate(t, jwt, users)).toEqual({ user: u, via: 'jwt' });
+      expect(await authenticate(t, jwt, users, sessions)).toEqual({ user: u, via: 'jwt' });
       expect(authenticateHeld(t, jwt, users)).toEqual({ user: u, via: 'jwt' });
       await users.setStatus(u.id, 'suspended');
       expect(authenticateHeld(t, jwt, users)).toBeUndefined(); // (authenticate then refuses it)
       await users.setStatus(u.id, 'active');
-      await authenticate(t, jwt, users);
+      await authenticate(t, jwt, users, sessions);
       expect(authenticateHeld(t, jwt, users)).toEqual({ user: u, via: 'jwt' });
       clock.advance(60_000);
       expect(authenticateHeld(t, jwt, users)).toBeUndefined(); // expired: authenticate says TOKEN_EXPIRED
-      expect((await failure(authenticate(t, jwt, users))).code).toBe('TOKEN_EXPIRED');
+      expect((await failure(authenticate(t, jwt, users, sessions))).code).toBe('TOKEN_EXPIRED');
       expect(authenticateHeld('not-a-jwt', jwt, users)).toBeUndefined();
     });
 
@@ -307,11 +310,11 @@ describe('store-backed auth', async () => {
       const jwt = await hs256(clock);
       const u = await users.create({ email: 'static@x.io', passwordHash: null, role: 'r', v1Key: 'k', v1UserId: 'v1_c' });
       const { id, token } = await users.createStaticToken(u.id, 'ci');
-      expect(await authenticate(token, jwt, users)).toEqual({ user: u, via: 'static', tokenId: id });
-      expect((await failure(authenticate('unknown-token', jwt, users))).code).toBe('INVALID_CREDENTIALS');
+      expect(await authenticate(token, jwt, users, sessions)).toEqual({ user: u, via: 'static', tokenId: id });
+      expect((await failure(authenticate('unknown-token', jwt, users, sessions))).code).toBe('INVALID_CREDENTIALS');
       // a JWT of another issuer is looked up as a static token (and is unknown), not verified
       const other = await JwtService.create({ issuer: 'elsewhere', ttlMs: 1, alg: 'HS256', secret: SECRET, clock: new ManualClock(0) });
-      const e = await failure(authenticate(await other.sign(claims), jwt, users));
+      const e = await failure(authenticate(await other.sign(claims), jwt, users, sessions));
       expect(e.code).toBe('INVALID_CREDENTIALS');
     });
   });

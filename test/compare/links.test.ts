@@ -47,7 +47,7 @@ describe('read-only browser links to the comparison report', () => {
       const before = Number(await requests());
       await gw.deps.compareStore.record({ route: 'GET /renders', request: 'GET /renders?limit=2', differences: [], noise: new Set(), legacyMs: 5, translatedMs: 3 });
       await page.clock.fastForward(10_000);
-      await page.waitForFunction('document.body.dataset.refreshed !== undefined');
+      await page.waitForSelector('body[data-refreshed]', { state: 'attached' }); // (no string evaluation: the page's CSP forbids it)
       expect(Number(await requests())).toBe(before + 1);
     } finally {
       await browser.close();

@@ -79,6 +79,17 @@ describe('comparison records without credentials', () => {
     }
   });
 
+  it('compares only requests the gateway authenticated (refusals compared to refusals would flood a route towards 0 %)', async () => {
+    await gw.app.inject({ method: 'DELETE', url: '/_gateway/compare', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } });
+    const sentBefore = legacy.sent.length;
+    for (let i = 0; i < 5; i++) expect((await fetch(`${base}/projects?anon=${i}`)).status).toBe(403);
+    expect((await fetch(`${base}/projects?limit=1&fields=id&access_token=${encodeURIComponent(staticToken)}`)).status).toBe(200);
+    await gw.app.comparisonsIdle();
+    const routes = (await gw.get('/_gateway/compare', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data.routes as { route: string; total: number }[];
+    expect(routes.find((r) => r.route === 'GET /projects')?.total).toBe(1);
+    expect(legacy.sent.length - sentBefore).toBeLessThanOrEqual(2); // the authenticated one (and its noise repeat) only
+  });
+
   it('the report pages carry a Content-Security-Policy under which their own style and refresher still run', async () => {
     const html = await gw.app.inject({ method: 'GET', url: '/_gateway/compare.html', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } });
     expect(html.headers['content-security-policy']).toMatch(/default-src 'none'.*script-src 'none'/);
