@@ -230,8 +230,9 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
   const { blocked, unverified } = blockedFields(shape, m);
   const resource = shape.resource;
   let statuses: Record<string, readonly string[]> | null = null;
+  // (a search matches the legacy status names too)
   const readsStatus = resource === 'render' && (shape.filter.some((f) => f.startsWith('status ')) || shape.groupBy.includes('status')
-    || shape.fields.includes('status') || shape.fields.includes('*') || shape.fields.length === 0);
+    || shape.fields.includes('status') || shape.fields.includes('*') || shape.fields.length === 0 || shape.search);
   if (readsStatus) statuses = { ...m.status.toV1 };
 
   if (shape.kind === 'create' && resource === 'render') {

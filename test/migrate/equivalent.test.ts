@@ -72,4 +72,10 @@ describe('the v1 equivalent of a shape, from its plan', () => {
     expect(adviceFor(one, 3, 0, 1000)).toEqual([]);
     expect(adviceFor(shape('/renders', 'fields=status'), 30, 0, 60_000)).toEqual([]);
   });
+
+  it("a search matches the legacy status names too: the snippets carry the statuses table", () => {
+    const e = eq('/renders', 'search=x&fields=id,title');
+    expect(e.statuses?.complete).toEqual(['complete']);
+    expect(renderSnippets(e, 'f').node).toContain('"finalizing":"encoding"');
+  });
 });

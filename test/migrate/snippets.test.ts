@@ -138,6 +138,12 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     const out = await runAll(await recordedShape('GET', '/renders', url), { search: word, limit: 100 });
     const want = await legacyAsV1(l.body.data);
     for (const got of [out.node, out.python, out.curl]) expect(v1List(got)).toEqual(want);
+    // the legacy search matches status names too: "encod" finds the renders v1 calls finalizing
+    const byStatus = await legacy('GET', '/renders?search=encod&fields=id,title');
+    expect(byStatus.body.data.length).toBeGreaterThan(0);
+    const again = await runAll(await recordedShape('GET', '/renders', url), { search: 'encod', limit: 100 });
+    const wantStatus = await legacyAsV1(byStatus.body.data);
+    for (const got of [again.node, again.python, again.curl]) expect(v1List(got)).toEqual(wantStatus);
   });
 
   it('a render create', async () => {
