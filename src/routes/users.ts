@@ -49,6 +49,9 @@ export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
     if (!request.principal) throw errors.invalidCredentials();
     const body = request.body ?? {};
     if (typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('Invalid payload.');
+    // a field the legacy role may not update (password, role, admin_access, …) is refused as Directus refuses it, never
+    // dropped with a 200 (a user who "changed" a password must not believe it changed)
+    if (Object.keys(body).some((k) => !Object.hasOwn(PatchMe.shape, k))) throw errors.forbidden();
     const parsed = PatchMe.safeParse(body);
     if (!parsed.success) throw errors.invalidPayload(parsed.error.issues[0]?.message ?? 'Invalid payload.');
     try {

@@ -100,3 +100,17 @@ describe('logs without emails', () => {
     expect(line).not.toContain('target@example.com');
   });
 });
+
+describe('PATCH /users/me', () => {
+  it('refuses (403) a field the role may not update — password, role, admin_access — instead of a silent 200', async () => {
+    const token = await gw.login('target@example.com', 'session-password-1');
+    for (const body of [{ password: 'newpass123' }, { role: 'admin' }, { admin_access: true }, { first_name: 'A', password: 'x' }]) {
+      const res = await gw.app.inject({ method: 'PATCH', url: '/users/me', headers: { authorization: `Bearer ${token}` }, payload: body });
+      expect(res.statusCode, JSON.stringify(body)).toBe(403);
+      expect(res.json().errors[0].extensions.code).toBe('FORBIDDEN');
+    }
+    const ok = await gw.app.inject({ method: 'PATCH', url: '/users/me', headers: { authorization: `Bearer ${token}` }, payload: { first_name: 'Ada' } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json().data.first_name).toBe('Ada');
+  });
+});
