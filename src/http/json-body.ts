@@ -21,10 +21,13 @@ export function deeperThan(v: unknown, max: number): boolean {
  * parsed (Fastify's parser walks them without recursion), before any preHandler, route or comparison walks them.
  */
 export function limitJsonDepth(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  // (a callback hook: a GET, which has no body, pays one comparison)
+  app.addHook('preValidation', (request, _reply, done) => {
     const body: unknown = request.body;
     if (body !== null && typeof body === 'object' && deeperThan(body, MAX_JSON_DEPTH)) {
-      throw errors.invalidPayload(`The body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      done(errors.invalidPayload(`The body is nested deeper than ${MAX_JSON_DEPTH} levels`));
+      return;
     }
+    done();
   });
 }
