@@ -11,29 +11,51 @@ export function isHeavy(q: QueryNode, plan: Plan, exporting: boolean): boolean {
   return (q.aggregate.length > 0 || q.groupBy.length > 0) && plan.ids === null && plan.scope.projects === null;
 }
 
-interface Waiter { readonly go: () => void }
+interface Waiter { readonly go: (release: () => void) => void; readonly cancel: () => void }
 
 /**
  * No key starves another: per key (its cache partition), at most `perKey` heavy reads run at once on this instance; the
  * rest wait their turn in order, at most `queue` of them (legacy integrations never saw a 429: past the queue, a 503,
- * which they treat as v1 being busy). Light reads never wait here.
+ * which they treat as v1 being busy). Light reads never wait here. A place given back goes straight to the next in line
+ * (no newcomer can slip in between); a waiter whose client has gone leaves the line.
  */
 export class HeavyReadGate {
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Waiter[]>();
-  /** The most heavy reads one key had running at once (tests, explain). */
+  /** The most heavy reads one key had running at once (tests). */
   peak = 0;
 
   constructor(private readonly perKey: number, private readonly queue: number) {}
 
-  /** Waits for a place; resolves to the function that gives it back (call it exactly once, when the read has ended). */
-  async enter(key: string): Promise<() => void> {
+  /**
+   * Waits for a place; resolves to the function that gives it back (idempotent: call it when the read has ended, and
+   * again when the answer closes — whichever comes first counts). `gone` aborts the wait (the client left).
+   */
+  async enter(key: string, gone?: AbortSignal): Promise<() => void> {
     const n = this.running.get(key) ?? 0;
-    if (n < this.perKey) return this.take(key);
+    if (n < this.perKey) {
+      this.running.set(key, n + 1);
+      this.peak = Math.max(this.peak, n + 1);
+      return this.releaser(key);
+    }
     const line = this.waiting.get(key) ?? [];
     if (line.length >= this.queue) throw errors.serviceUnavailable('Too many exports and whole-scope reads of this key at once; retry shortly.', 'gateway');
-    await new Promise<void>((go) => { line.push({ go }); this.waiting.set(key, line); });
-    return this.take(key);
+    if (gone?.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
+    return new Promise<() => void>((resolve, reject) => {
+      const waiter: Waiter = {
+        go: resolve,
+        cancel: () => reject(errors.serviceUnavailable('The client has gone.', 'gateway')),
+      };
+      line.push(waiter);
+      this.waiting.set(key, line);
+      gone?.addEventListener('abort', () => {
+        const i = line.indexOf(waiter);
+        if (i < 0) return; // already let in: its release gives the place back
+        line.splice(i, 1);
+        if (line.length === 0) this.waiting.delete(key);
+        waiter.cancel();
+      }, { once: true });
+    });
   }
 
   /** Heavy reads of this key running, and waiting. */
@@ -41,21 +63,18 @@ export class HeavyReadGate {
     return { running: this.running.get(key) ?? 0, waiting: this.waiting.get(key)?.length ?? 0 };
   }
 
-  private take(key: string): () => void {
-    const n = (this.running.get(key) ?? 0) + 1;
-    this.running.set(key, n);
-    this.peak = Math.max(this.peak, n);
+  private releaser(key: string): () => void {
     let done = false;
     return () => {
       if (done) return;
       done = true;
-      const left = (this.running.get(key) ?? 1) - 1;
-      if (left > 0) this.running.set(key, left);
-      else this.running.delete(key);
       const line = this.waiting.get(key);
       const next = line?.shift();
       if (line && line.length === 0) this.waiting.delete(key);
-      next?.go();
+      if (next) { next.go(this.releaser(key)); return; } // the place passes on: running stays
+      const left = (this.running.get(key) ?? 1) - 1;
+      if (left > 0) this.running.set(key, left);
+      else this.running.delete(key);
     };
   }
 }

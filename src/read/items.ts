@@ -26,6 +26,9 @@ export interface ListRead {
   readonly expands: boolean;
 }
 
+/** The end of the answer a read is for: `onEnd` runs once it has closed (sent, or its client gone); `gone` aborts then. */
+export interface AnswerEnd { onEnd(fn: () => void): void; readonly gone: AbortSignal }
+
 /** A read by id, answered (`data` undefined never: a missing item is the executor's 403). */
 export interface OneRead {
   readonly data: unknown;
@@ -46,12 +49,17 @@ export class ItemReads {
     this.planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
   }
 
-  /** `exporting`: the answer becomes a file (`?export=`): a heavy read, like `limit=-1` and whole-scope aggregates. */
-  async list(ctx: RequestContext, q: QueryNode, exporting: boolean, known?: ReadSource): Promise<ListRead> {
+  /**
+   * `exporting`: the answer becomes a file (`?export=`): a heavy read, like `limit=-1` and whole-scope aggregates.
+   * `answer`: the answer's end (it closes: sent, or its client gone) — a heavy read's place is given back then at the
+   * latest, whatever happened to its stream.
+   */
+  async list(ctx: RequestContext, q: QueryNode, exporting: boolean, answer: AnswerEnd, known?: ReadSource): Promise<ListRead> {
     const session = await ctx.session();
     const plan = planQuery(q, this.resource, this.planning);
     // a heavy read waits for one of its key's places (HEAVY_READS_PER_KEY), held until its last item has been read
-    const release = isHeavy(q, plan, exporting) ? await this.gate.enter(session.partition) : undefined;
+    const release = isHeavy(q, plan, exporting) ? await this.gate.enter(session.partition, answer.gone) : undefined;
+    if (release) answer.onEnd(release);
     try {
       const env = await this.env(ctx, session);
       const answered = await this.answer(q, plan, env, session, ctx.now, known);

@@ -11,7 +11,14 @@ import { searchPreHandler } from '../http/search.js';
 import { sendList, sendOne } from '../http/send-read.js';
 import { isUuid } from '../lib/uuid.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { ItemReads } from '../read/items.js';
+import { ItemReads, type AnswerEnd } from '../read/items.js';
+
+/** The answer's end: its raw response closing (sent, or the client gone). */
+function answerEnd(reply: FastifyReply): AnswerEnd {
+  const gone = new AbortController();
+  reply.raw.once('close', () => gone.abort());
+  return { gone: gone.signal, onEnd: (fn) => { if (gone.signal.aborted) fn(); else gone.signal.addEventListener('abort', fn, { once: true }); } };
+}
 
 const ROUTES: readonly { path: string; resource: string }[] = [
   { path: '/renders', resource: 'render' },
@@ -37,7 +44,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);
-      return sendList(deps, ctx, reply, memo, await reads.list(ctx, q, format !== undefined, memo.source), format, schema.name);
+      return sendList(deps, ctx, reply, memo, await reads.list(ctx, q, format !== undefined, answerEnd(reply), memo.source), format, schema.name);
     };
     const one = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       requirePrincipal(request);

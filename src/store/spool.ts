@@ -10,7 +10,13 @@ import { createInterface } from 'node:readline';
  * its header names every column, known only after the last item). Written once, read once, removed after.
  */
 export class Spool {
-  private constructor(private readonly dir: string, private readonly file: string, private readonly out: ReturnType<typeof createWriteStream>) {}
+  private failed: Error | undefined;
+
+  private constructor(private readonly dir: string, private readonly file: string, private readonly out: ReturnType<typeof createWriteStream>) {
+    // an error of the scratch file (a write still pending when an abandoned export removes it) is this spool's, never
+    // the process's: an 'error' event with no listener would end the gateway
+    out.on('error', (e) => { this.failed ??= e; });
+  }
 
   static async open(): Promise<Spool> {
     const dir = await mkdtemp(join(tmpdir(), 'gateway-spool-'));
@@ -19,6 +25,7 @@ export class Spool {
   }
 
   async write(value: unknown): Promise<void> {
+    if (this.failed) throw this.failed;
     if (!this.out.write(`${JSON.stringify(value)}\n`)) await once(this.out, 'drain');
   }
 

@@ -28,6 +28,26 @@ describe('the heavy-read gate', () => {
     expect(gate.peak).toBe(2);
   });
 
+  it('hands a place straight to the next in line (no newcomer slips in), and drops a waiter whose client has gone', async () => {
+    const gate = new HeavyReadGate(1, 5);
+    const first = await gate.enter('k');
+    const gone = new AbortController();
+    const leaving = gate.enter('k', gone.signal);
+    const second = gate.enter('k');
+    expect(gate.load('k')).toEqual({ running: 1, waiting: 2 });
+    gone.abort();
+    await expect(leaving).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(gate.load('k')).toEqual({ running: 1, waiting: 1 });
+    first();
+    const newcomer = gate.enter('k'); // in the same turn as the hand-off: it must wait its turn
+    const r2 = await second;
+    expect(gate.load('k')).toEqual({ running: 1, waiting: 1 });
+    r2();
+    (await newcomer)();
+    expect(gate.load('k')).toEqual({ running: 0, waiting: 0 });
+    expect(gate.peak).toBe(1);
+  });
+
   it('gives the place back when a stream ends, and when its reader stops early', async () => {
     let released = 0;
     const items = async function* () { yield 1; yield 2; yield 3; };
@@ -80,5 +100,22 @@ describe('heavy reads through the gateway', () => {
     expect(maxWaiting).toBeGreaterThan(0);
     expect(lightLoad).toBe(0);
     expect(gw.deps.heavyReads.load(heavyKey)).toEqual({ running: 0, waiting: 0 }); // every streamed answer gave its place back
+  });
+
+  it('a client gone before its first byte gives its place back (the next export of the key is answered)', async () => {
+    const heavyKey = partitionOf(gw.s.keys[0]!.api_key);
+    const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    for (let i = 0; i < 3; i++) {
+      const gone = new AbortController();
+      const pending = fetch(`${base}/renders?limit=-1&fields=id&export=csv&n=${i}`, { headers: { authorization: `Bearer ${heavyToken}` }, signal: gone.signal })
+        .catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 5));
+      gone.abort();
+      await pending;
+    }
+    for (let i = 0; i < 200 && gw.deps.heavyReads.load(heavyKey).running > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(gw.deps.heavyReads.load(heavyKey)).toEqual({ running: 0, waiting: 0 });
+    const next = await gw.app.inject({ method: 'GET', url: '/renders?limit=-1&fields=id', headers: { authorization: `Bearer ${heavyToken}` } });
+    expect(next.statusCode).toBe(200);
   });
 });
