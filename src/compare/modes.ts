@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { JwtService } from '../auth/jwt.js';
 import type { Config } from '../config/schema.js';
@@ -28,6 +29,15 @@ function askedQuery(req: FastifyRequest, body?: Buffer): object {
   try { return searchQuery(JSON.parse(body.toString('utf8')), req.query).raw; } catch { return req.query as object; }
 }
 
+/** The credential a request carries to the legacy side: its Authorization header, `access_token`, or session cookie. */
+function credentialOf(req: FastifyRequest, headers: Record<string, unknown>): string | undefined {
+  if (typeof headers.authorization === 'string' && headers.authorization) return `h ${headers.authorization}`;
+  const q = new URLSearchParams(req.url.split('?')[1] ?? '').get('access_token');
+  if (q) return `q ${q}`;
+  const cookie = typeof headers.cookie === 'string' ? /(?:^|;\s*)directus_session_token=([^;]+)/.exec(headers.cookie)?.[1] : undefined;
+  return cookie ? `c ${cookie}` : undefined;
+}
+
 /** The gateway's own answer to a request (an in-process request through the translate path). */
 export type Inject = (o: { method: string; url: string; headers: Record<string, string>; payload?: Buffer }) =>
   Promise<{ statusCode: number; body: string }>;
@@ -54,7 +64,7 @@ export interface ModesDeps {
 export class ComparisonModes {
   private readonly work: BackgroundWork;
   /** Who a legacy token belongs to, by email (per token digest). */
-  private readonly people = new Map<string, string | null>();
+  private readonly people = new LRUCache<string, string>({ max: 10_000, ttl: 600_000 });
 
   constructor(private readonly deps: ModesDeps, private readonly legacyBase: string, private readonly inject: Inject) {
     this.work = new BackgroundWork((e) => deps.logger.warn({ err: e }, 'comparison failed'));
@@ -141,15 +151,19 @@ export class ComparisonModes {
   }
 
   private async translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>, body?: Buffer): Promise<(Answer & { userId: string }) | undefined> {
-    const digest = sha256(String(legacyHeaders.authorization ?? ''));
+    // who the legacy side knows this caller as, by the credential the request really carries (header, access_token or
+    // session cookie): requests without one are not compared (they would all share one cached identity)
+    const credential = credentialOf(req, legacyHeaders);
+    if (!credential) return undefined;
+    const digest = sha256(credential);
     let userId = this.people.get(digest);
     if (userId === undefined) {
       const me = await this.ask('GET', '/users/me?fields=email', legacyHeaders, undefined, this.deps.config.COMPARE_TIMEOUT_MS);
       const email = (me.body as { data?: { email?: string } })?.data?.email;
-      userId = email ? (await this.deps.users.byEmail(email))?.id ?? null : null;
+      userId = email ? (await this.deps.users.byEmail(email))?.id : undefined;
+      if (!userId) return undefined; // (not remembered: a legacy hiccup must not stop this caller's comparisons for good)
       this.people.set(digest, userId);
     }
-    if (!userId) return undefined;
     const user = await this.deps.users.byId(userId);
     if (!user) return undefined;
     const token = await this.deps.jwt.sign({ id: user.id, role: user.role, app_access: true, admin_access: false });

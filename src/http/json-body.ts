@@ -24,7 +24,8 @@ export function limitJsonDepth(app: FastifyInstance): void {
   // (a callback hook: a GET, which has no body, pays one comparison)
   app.addHook('preValidation', (request, _reply, done) => {
     const body: unknown = request.body;
-    if (body !== null && typeof body === 'object' && deeperThan(body, MAX_JSON_DEPTH)) {
+    // parsed JSON only: raw bytes (the webhook route keeps its body as a Buffer) are not walked
+    if (body !== null && typeof body === 'object' && !ArrayBuffer.isView(body) && deeperThan(body, MAX_JSON_DEPTH)) {
       done(errors.invalidPayload(`The body is nested deeper than ${MAX_JSON_DEPTH} levels`));
       return;
     }

@@ -113,6 +113,10 @@ export class WebhookReceiver {
     if (owner === undefined) {
       owner = await this.ownerInV1(render.id, team);
       if (owner) this.confirmed.set(render.id, owner);
+      // v1 may not show a render born a moment ago yet (read after create): deliver again rather than refuse for good
+      else if (this.deps.clock.now() - epochMs(render.created_at, this.deps.config.V1_TIMESTAMP_UNIT) < this.toleranceMs) {
+        throw this.unavailable('v1 does not show this new render yet');
+      }
     }
     if (owner !== `${team} ${render.project.id}`) {
       this.deps.metrics.webhookOwnerRefused();

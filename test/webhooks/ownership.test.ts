@@ -84,6 +84,14 @@ for (const db of await databases()) {
       expect(await gw.deps.index!.store.ownerOf('rend_not_in_v1_0001')).toBeUndefined();
     });
 
+    it('answers 503 (deliver again) when v1 does not show a render born a moment ago yet, not a 403 for good', async () => {
+      const own = renderIn(teamA);
+      const born = Math.floor(now() / 1000);
+      const res = await deliver(teamA, { ...own, id: 'rend_just_born_0001', created_at: born, updated_at: born }, secretA);
+      expect(res.status).toBe(503);
+      expect(await gw.deps.index!.store.ownerOf('rend_just_born_0001')).toBeUndefined();
+    });
+
     it('answers 503 while v1 cannot confirm a new render (so v1 delivers again), and applies the same delivery once it can', async () => {
       // a render made in v1 a moment ago, that no sync can have brought in (v1 fails every call meanwhile)
       const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
