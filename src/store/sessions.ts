@@ -67,7 +67,6 @@ export class SessionStore {
     });
   }
 
-  /** Ends the session a refresh token belongs to; unknown tokens are ignored. */
   /** True while this refresh token is its session's current one: active, unexpired, its session not revoked. */
   async live(refreshToken: string): Promise<boolean> {
     const row = await this.db.selectFrom('refresh_tokens').innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
@@ -76,6 +75,7 @@ export class SessionStore {
     return !!row && row.status === 'active' && Number(row.expires_at) > this.now() && row.revoked_at === null;
   }
 
+  /** Ends the session a refresh token belongs to; unknown tokens are ignored. */
   async logout(refreshToken: string): Promise<void> {
     const row = await this.db.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', sha256(refreshToken)).executeTakeFirst();
     if (!row) return;
