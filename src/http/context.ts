@@ -8,14 +8,19 @@ import { ExpansionBudget } from '../query/budget.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { safeEqual } from '../store/crypto.js';
-import { requestContext } from './request-context.js';
+import { requestContext, type RequestContextDeps } from './request-context.js';
 import type { V1Session } from '../v1/client.js';
+
+/** What a read's execution environment is built from. */
+export type ReadEnvDeps = Pick<Deps, 'cache' | 'overlays' | 'ids' | 'mappings' | 'config' | 'renderData' | 'credits'>;
+/** What parsing a request's legacy query uses (its context's clock and principal included). */
+export type QueryDeps = Pick<Deps, 'mappings' | 'config'> & RequestContextDeps;
 
 export type OverlayType = 'render' | 'project' | 'account';
 export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'account'];
 
 /** The request's call meter and its v1 session (the bound key of the principal). */
-export async function requestSession(deps: Deps, request: FastifyRequest): Promise<{ meter: CallMeter; session: V1Session }> {
+export async function requestSession(deps: RequestContextDeps, request: FastifyRequest): Promise<{ meter: CallMeter; session: V1Session }> {
   const ctx = requestContext(deps, request);
   void ctx.principal; // 403 before any store read when there is no caller
   return { meter: ctx.meter, session: await ctx.session() };
@@ -25,7 +30,7 @@ export async function requestSession(deps: Deps, request: FastifyRequest): Promi
  * The execution environment of a legacy read on `session`: catalog, translators, overlays, budgets. Only the overlay
  * types the answer can contain are read (templates carry none).
  */
-export async function readEnv(deps: Deps, session: V1Session, meter: CallMeter, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS): Promise<ExecEnv> {
+export async function readEnv(deps: ReadEnvDeps, session: V1Session, meter: CallMeter, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS): Promise<ExecEnv> {
   const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
   const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
   return {
@@ -43,7 +48,7 @@ export async function readEnv(deps: Deps, session: V1Session, meter: CallMeter, 
 
 /** The per-request pieces every legacy read needs: meter, v1 session and execution environment. */
 export async function requestEnv(
-  deps: Deps,
+  deps: ReadEnvDeps & RequestContextDeps,
   request: FastifyRequest,
   overlayTypes: readonly OverlayType[] = ALL_OVERLAYS,
 ): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
@@ -56,7 +61,7 @@ export async function requestEnv(
  * `$CURRENT_USER`, …) was resolved, however it was spelled (a JSON filter may escape its `$`): such an answer depends on
  * the clock or the caller and is never kept.
  */
-export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: ResourceSchema, onDynamic?: () => void): QueryNode {
+export function parseLegacyQuery(deps: QueryDeps, request: FastifyRequest, resource: ResourceSchema, onDynamic?: () => void): QueryNode {
   const ctx = requestContext(deps, request);
   const user = ctx.principal.user;
   const used = onDynamic ?? (() => undefined);
@@ -78,7 +83,7 @@ export function parseLegacyQuery(deps: Deps, request: FastifyRequest, resource: 
 }
 
 /** Explain output is given to operators (X-Gateway-Operator-Token) or to everyone when EXPLAIN_ENABLED. */
-export function wantsExplain(deps: Deps, request: FastifyRequest): boolean {
+export function wantsExplain(deps: Pick<Deps, 'config'>, request: FastifyRequest): boolean {
   if (request.headers['x-gateway-explain'] !== '1') return false;
   if (deps.config.EXPLAIN_ENABLED) return true;
   const t = request.headers['x-gateway-operator-token'];

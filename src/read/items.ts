@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { ALL_OVERLAYS, readEnv } from '../http/context.js';
+import { ALL_OVERLAYS, readEnv, type ReadEnvDeps } from '../http/context.js';
 import type { RequestContext } from '../http/request-context.js';
 import { readFromIndex, type IndexStrategy } from '../index/read.js';
 import type { ReadSource } from '../index/service.js';
@@ -12,6 +12,9 @@ import type { QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
 import type { V1Session } from '../v1/client.js';
 import { isHeavy, releasing, type HeavyReadGate } from './heavy.js';
+
+/** What the item reads use (given by the route file, from the composition root's set). */
+export type ItemReadsDeps = ReadEnvDeps & Pick<Deps, 'index'>;
 
 /** A list read, answered: the query and its plan, the result, where it came from and until when it may be kept. */
 export interface ListRead {
@@ -44,7 +47,7 @@ export class ItemReads {
   private readonly planning: { statusToV1: Deps['mappings']['status']['toV1']; schemas: Deps['mappings']['schemas'] };
 
   constructor(
-    private readonly deps: Deps, private readonly resource: string, private readonly schema: ResourceSchema, private readonly gate: HeavyReadGate,
+    private readonly deps: ItemReadsDeps, private readonly resource: string, private readonly schema: ResourceSchema, private readonly gate: HeavyReadGate,
   ) {
     this.planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
   }

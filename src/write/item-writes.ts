@@ -3,7 +3,7 @@ import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
-import { parseLegacyQuery, requestEnv } from '../http/context.js';
+import { parseLegacyQuery, requestEnv, type QueryDeps, type ReadEnvDeps } from '../http/context.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeList, executeOne } from '../plan/execute.js';
 import { RecordIndex } from '../plan/index.js';
@@ -33,6 +33,9 @@ function renderInput(values: Record<string, unknown>): { project: string; accoun
   };
 }
 
+/** What the item writes use (given by the route file, from the composition root's set). */
+export type ItemWritesDeps = ReadEnvDeps & QueryDeps & Pick<Deps, 'clock' | 'idempotency' | 'index'>;
+
 /**
  * The legacy writes as Directus answers them to the legacy role (mappings/permissions.json): POST /renders (one item or
  * an array; Idempotency-Key per item), PATCH of one item or several (`{keys, data}` or an array of items with their id),
@@ -40,7 +43,7 @@ function renderInput(values: Record<string, unknown>): { project: string; accoun
  */
 export class ItemWrites {
   private readonly keyed: IdempotentCreation;
-  constructor(private readonly deps: Deps) {
+  constructor(private readonly deps: ItemWritesDeps) {
     const w = deps.mappings.writes;
     this.keyed = new IdempotentCreation(deps.idempotency, {
       windowMs: w.idempotencyWindowHours * 3_600_000,
