@@ -2,9 +2,9 @@ import { AdminError } from '../admin/operations.js';
 import type { Deps } from '../deps.js';
 import { repair, verifyTeam, type Drift } from '../index/verify.js';
 import type { V1Session } from '../v1/client.js';
+import { out } from './out.js';
 import { UsageError } from './usage-error.js';
 
-const out = (s: string) => process.stdout.write(`${s}\n`);
 
 /** The teams to work on: those named, else every team some bound key reaches. */
 async function teamsFor(deps: Deps, named: readonly string[] | undefined): Promise<string[]> {

@@ -23,6 +23,7 @@ import { reportHtml, reportMarkdown } from '../migrate/render.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
 import { indexCommand } from './index-command.js';
+import { out } from './out.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `legacy-gateway — the gateway's operator command line
@@ -120,7 +121,6 @@ async function withDeps<T>(v1: string | undefined, fn: (deps: Deps, target: V1Ta
   }
 }
 
-const out = (s: string) => process.stdout.write(`${s}\n`);
 
 /** The first line of standard input (a secret piped in: `echo "$P" | legacy-gateway users add … --password-stdin`). */
 let stdinLine: Promise<string> | undefined;

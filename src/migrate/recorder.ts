@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
-import { bucketCalls, type ClientShapeStore, type ShapeDelta } from '../store/client-shapes.js';
+import { bucketCalls, type ClientShapeStore, type ShapeCounts, type ShapeDelta } from '../store/client-shapes.js';
 import { resourceOfRoute, shapeKey, shapeOf, type Shape } from './shape.js';
 
 /** One answered legacy request as the recorder sees it (held in memory until the next flush; nothing of it is stored). */
@@ -36,17 +36,8 @@ export interface RecorderOptions {
   readonly maxPending?: number;
 }
 
-interface Pending {
+interface Pending extends ShapeCounts {
   seen: SeenRequest;
-  count: number;
-  errors: number;
-  msTotal: number;
-  msMax: number;
-  calls: Map<number, number>;
-  first: number;
-  last: number;
-  compared: number;
-  differing: number;
 }
 
 /** Placeholder dynamic values: a shape does not depend on them, and no caller's value is read. */

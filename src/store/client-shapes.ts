@@ -1,14 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
-/** One (client, shape) row's increments since the last flush. */
-export interface ShapeDelta {
-  readonly client: string;
-  /** The bound user the client acts as (a uuid: the proof reads v1 with this user's key). */
-  readonly userId: string;
-  readonly key: string;
-  /** The shape as JSON (no value of any request: see src/migrate/shape.ts). */
-  readonly shape: string;
+/** What is counted of one (client, shape): requests, errors, latency, v1 calls, first/last seen, comparisons. */
+export interface ShapeCounts {
   count: number;
   errors: number;
   msTotal: number;
@@ -19,6 +13,16 @@ export interface ShapeDelta {
   last: number;
   compared: number;
   differing: number;
+}
+
+/** One (client, shape) row's increments since the last flush. */
+export interface ShapeDelta extends ShapeCounts {
+  readonly client: string;
+  /** The bound user the client acts as (a uuid: the proof reads v1 with this user's key). */
+  readonly userId: string;
+  readonly key: string;
+  /** The shape as JSON (no value of any request: see src/migrate/shape.ts). */
+  readonly shape: string;
 }
 
 export interface ShapeRow {
