@@ -29,7 +29,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { Metrics } from './ops/metrics.js';
 import { Lifecycle, V1Health } from './ops/v1-health.js';
 import { TeamReaders } from './plan/team-readers.js';
-import { RenderIndex } from './index/service.js';
+import { RenderIndex } from './replica/service.js';
 import { WebhookLedger } from './store/webhook-events.js';
 import { fanOut } from './webhooks/fan-out.js';
 import { WebhookReceiver } from './webhooks/receiver.js';

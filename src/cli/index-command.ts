@@ -1,6 +1,6 @@
 import { AdminError } from '../admin/operations.js';
 import type { Deps } from '../deps.js';
-import { repair, verifyTeam, type Drift } from '../index/verify.js';
+import { repair, verifyTeam, type Drift } from '../replica/verify.js';
 import type { V1Session } from '../v1/client.js';
 import { out } from './out.js';
 import { UsageError } from './usage-error.js';

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
-import { answerCacheKey } from '../index/answer-cache.js';
-import type { ReadSource, RenderIndex } from '../index/service.js';
+import { answerCacheKey } from '../replica/answer-cache.js';
+import type { ReadSource, RenderIndex } from '../replica/service.js';
 import type { CallMeter } from '../plan/meter.js';
 import type { V1Session } from '../v1/client.js';
 import { exportFormat } from './export.js';

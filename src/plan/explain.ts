@@ -1,4 +1,4 @@
-import type { ReadSource } from '../index/service.js';
+import type { ReadSource } from '../replica/service.js';
 import type { IndexStrategy } from '../index/read.js';
 import type { CallMeter } from './meter.js';
 import type { Plan } from './plan.js';

@@ -2,7 +2,7 @@ import type { Deps } from '../deps.js';
 import { ALL_OVERLAYS, readEnv, type ReadEnvDeps } from '../http/context.js';
 import type { RequestContext } from '../http/request-context.js';
 import { readFromIndex, type IndexStrategy } from '../index/read.js';
-import type { ReadSource } from '../index/service.js';
+import type { ReadSource } from '../replica/service.js';
 import { executeList, executeOne } from '../plan/execute.js';
 import type { ExecEnv } from '../plan/index.js';
 import { planQuery, type Plan } from '../plan/plan.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { RenderIndex } from '../index/service.js';
+import type { RenderIndex } from '../replica/service.js';
 import type { V1Cache } from '../plan/cache.js';
 import type { ChangeBus } from '../store/changes.js';
 import type { WebhookReceiver } from './receiver.js';

@@ -10,7 +10,7 @@ export type Overlays = Readonly<Record<string, ReadonlyMap<string, Record<string
 /**
  * The index's records are the live path's records: the same translators, the same overlays and credits. The pieces a
  * render's scan fields are built from (status, dates, ids) are the translators' own, so a record read from the index's
- * columns equals the one `render` builds (held equal by test/index/columns.test.ts).
+ * columns equals the one `render` builds (held equal by test/replica/columns.test.ts).
  */
 export function recordBuilder(ctx: TranslateContext, overlays: () => Overlays, credits: Readonly<Record<string, unknown>>): RecordBuilder {
   const overlay = (type: string, id: string) => overlays()[type]?.get(id) as Overlay | undefined;

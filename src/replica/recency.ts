@@ -5,7 +5,7 @@ import { LIFECYCLE_RANK, type V1Render } from '../v1/schemas.js';
  * (`updated_at`, else `created_at`) nor in the lifecycle (`LIFECYCLE_RANK`: a final status is never followed by an
  * earlier one, whatever its time). An equal state replaces (its signed URLs are fresher). The replica in memory, its
  * store rows and the webhook ledger all apply it: in TypeScript here, in SQL through `supersedesSql`, held equal by
- * test/index/recency.test.ts on SQLite and PostgreSQL.
+ * test/replica/recency.test.ts on SQLite and PostgreSQL.
  */
 export interface RenderState { readonly updatedAt: number; readonly rank: number }
 

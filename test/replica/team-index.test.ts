@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadMappings } from '../../src/config/mappings.js';
-import { recordBuilder, type Overlays } from '../../src/index/records.js';
-import { TeamIndex } from '../../src/index/team-index.js';
+import { recordBuilder, type Overlays } from '../../src/replica/records.js';
+import { TeamIndex } from '../../src/replica/team-index.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
 import { IdTranslator } from '../../src/translate/ids.js';
 import { RENDER_STATUSES, type V1Project, type V1Render, type V1Team } from '../../src/v1/schemas.js';

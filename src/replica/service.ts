@@ -17,7 +17,7 @@ import type { V1Meter, V1Session } from '../v1/client.js';
 import { V1NotFoundError, V1UnauthorizedError } from '../v1/errors.js';
 import { V1_PAGE_MAX, type V1Render, type V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './answer-cache.js';
-import { IndexSnapshot } from './read.js';
+import { IndexSnapshot } from '../index/read.js';
 import { recordBuilder, type Overlays } from './records.js';
 import { outputExpiry, refreshAt, urlExpiry } from './signed-urls.js';
 import { SyncAborted, TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';

@@ -44,7 +44,7 @@ export interface ProjectEntry {
 
 const ordered = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The recency rule (src/index/recency.ts) on v1 renders. */
+/** The recency rule (src/replica/recency.ts) on v1 renders. */
 export function supersedes(prev: Pick<V1Render, 'updated_at' | 'created_at' | 'status'> | undefined, next: V1Render): boolean {
   return supersedesState(prev ? stateOf(prev) : undefined, stateOf(next));
 }
