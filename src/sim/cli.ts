@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { SCALES } from './generator.js';
 import { createSimulator } from './server.js';
 
-/** `npm run sim -- --port 4010 --seed 1 --scale demo --clock real` */
+/** `npm run sim -- --port 4010 --seed 1 --scale demo --clock real` (`--url-ttl 300`: seconds a signed output URL lasts) */
 const { values } = parseArgs({
   options: {
     port: { type: 'string', default: '4010' },
@@ -10,12 +10,15 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     scale: { type: 'string', default: 'demo' },
     clock: { type: 'string', default: 'real' },
+    'url-ttl': { type: 'string', default: '300' },
   },
 });
 const problems: string[] = [];
 if (!Object.hasOwn(SCALES, values.scale as string)) problems.push(`--scale must be one of ${Object.keys(SCALES).join(', ')} (got "${values.scale}")`);
 if (!/^\d+$/.test(values.port as string) || Number(values.port) > 65535) problems.push(`--port must be a port number (got "${values.port}")`);
 if (!/^\d+$/.test(values.seed as string)) problems.push(`--seed must be a whole number (got "${values.seed}")`);
+const ttl = values['url-ttl'] as string;
+if (!/^\d+$/.test(ttl) || Number(ttl) < 1) problems.push(`--url-ttl must be a whole number of seconds ≥ 1 (got "${ttl}")`);
 if (values.clock !== 'real' && values.clock !== 'manual') problems.push(`--clock must be real or manual (got "${values.clock}")`);
 if (problems.length > 0) {
   process.stderr.write(`${problems.join('\n')}\n`);
@@ -25,6 +28,7 @@ const sim = createSimulator({
   seed: Number(values.seed),
   scale: values.scale as 'tiny',
   clock: values.clock === 'manual' ? 'manual' : 'real',
+  urlTtlS: Number(ttl),
 });
 const url = await sim.listen(Number(values.port), values.host);
 const keys = sim.world.listKeys();
