@@ -7,7 +7,7 @@ import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { Plan } from '../plan/plan.js';
 import { sortYielding } from '../plan/sort-yielding.js';
-import type { TeamIndex } from '../replica/team-index.js';
+import type { TeamReplica as TeamIndex } from '../replica/team-replica.js';
 
 /**
  * The teams a request may read, as the index holds them: the records of each resource and a synchronous Lookup for

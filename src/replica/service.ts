@@ -18,10 +18,10 @@ import { V1NotFoundError, V1UnauthorizedError } from '../v1/errors.js';
 import { V1_PAGE_MAX, type V1Render, type V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './answer-cache.js';
 import { IndexSnapshot } from '../index/read.js';
-import { recordBuilder, type Overlays } from './records.js';
+import { recordBuilder, type Overlays, type RecordBuilder } from './records.js';
 import { outputExpiry, refreshAt, urlExpiry } from './signed-urls.js';
 import { SyncAborted, TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
-import { TeamIndex, type RecordBuilder } from './team-index.js';
+import { TeamReplica } from './team-replica.js';
 
 /** Where a read is answered from, and why. */
 export type ReadSource =
@@ -74,7 +74,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
  * What answers read from these teams are computed from: their versions (one process-wide sequence that moves on every
  * change an answer can show, overlays and imported ids included). Equal epochs, equal answers: the answer cache's validity.
  */
-const epochOf = (teams: readonly TeamIndex[]) => {
+const epochOf = (teams: readonly TeamReplica[]) => {
   let s = '';
   for (const t of teams) s += `${t.id}:${t.version},`;
   return s;
@@ -90,8 +90,8 @@ const epochOf = (teams: readonly TeamIndex[]) => {
 export class RenderIndex {
   readonly holder = randomUUID();
   readonly store: IndexStore;
-  private readonly teams = new Map<string, TeamIndex>();
-  private readonly loading = new Map<string, Promise<TeamIndex | undefined>>();
+  private readonly teams = new Map<string, TeamReplica>();
+  private readonly loading = new Map<string, Promise<TeamReplica | undefined>>();
   private readonly syncing = new Map<string, Promise<void>>();
   private readonly backfilling = new Map<string, Promise<void>>();
   private readonly calls = new Map<string, number[]>();
@@ -242,7 +242,7 @@ export class RenderIndex {
     const reach = await this.reachOf(session);
     await this.overlaysReady;
     // every reachable team, not only those the filter names: total_count counts everything the key reaches
-    const ready: TeamIndex[] = [];
+    const ready: TeamReplica[] = [];
     const pending: string[] = [];
     for (const team of reach) {
       const t = await this.load(team.id);
@@ -284,12 +284,12 @@ export class RenderIndex {
   }
 
   /** The teams a key's read finds held: reach trusted, overlays read, every team in memory, backfilled and fresh. */
-  private heldTeams(partition: string, now: number): TeamIndex[] | undefined {
+  private heldTeams(partition: string, now: number): TeamReplica[] | undefined {
     const c = this.deps.config;
     if (this.closed || !this.overlaysSettled || c.KEY_RECHECK_MS <= 0) return undefined;
     const hit = this.reach.get(partition);
     if (!hit || now - hit.at >= c.KEY_RECHECK_MS) return undefined;
-    const ready: TeamIndex[] = [];
+    const ready: TeamReplica[] = [];
     for (const team of hit.teams) {
       const t = this.teams.get(team.id);
       if (!t || t.state !== 'ready' || !this.fresh(t, now)) return undefined;
@@ -300,13 +300,13 @@ export class RenderIndex {
   }
 
   /** The staleness bound of a team: INDEX_RECONCILE_MS while its webhooks arrive, else INDEX_MAX_STALENESS_MS. */
-  boundOf(t: TeamIndex, now = this.deps.clock.now()): number {
+  boundOf(t: TeamReplica, now = this.deps.clock.now()): number {
     const c = this.deps.config;
     const hooks = t.webhookAt !== null && now - t.webhookAt < c.INDEX_RECONCILE_MS;
     return hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
   }
 
-  private fresh(t: TeamIndex, now = this.deps.clock.now()): boolean {
+  private fresh(t: TeamReplica, now = this.deps.clock.now()): boolean {
     return now - (t.syncedAt ?? 0) <= this.boundOf(t, now);
   }
 
@@ -319,7 +319,7 @@ export class RenderIndex {
   }
 
   /** Whether a sync of the team (about one call per project, plus the re-poll) still fits its budget this minute. */
-  private withinBudget(t: TeamIndex): boolean {
+  private withinBudget(t: TeamReplica): boolean {
     const estimate = t.projects.size + Math.min(t.movingIds().length, 2 * t.projects.size) + 1;
     return this.callsLastMinute(t.id) + estimate <= this.deps.config.INDEX_SYNC_CALLS_PER_MIN;
   }
@@ -330,8 +330,8 @@ export class RenderIndex {
    */
   private examine(snapshot: IndexSnapshot, recs: readonly Rec[], resource: string, now: number) {
     const ttl = this.deps.config.SIGNED_URL_TTL_MS;
-    const byProject = new Map<string, { t: TeamIndex; ids: Set<string> }>();
-    const thumbnails = new Map<string, TeamIndex>();
+    const byProject = new Map<string, { t: TeamReplica; ids: Set<string> }>();
+    const thumbnails = new Map<string, TeamReplica>();
     let first = Number.POSITIVE_INFINITY;
     const due = (expiresAt: number, seenAt: number) => {
       const at = refreshAt(expiresAt, seenAt);
@@ -339,7 +339,7 @@ export class RenderIndex {
       return now >= at;
     };
     // a project's thumbnail: its expiry read from the URL, its lifetime counted from when the gateway got the project
-    const nearEnd = (t: TeamIndex, projectId: string) => {
+    const nearEnd = (t: TeamReplica, projectId: string) => {
       const e = t.projects.get(projectId);
       const url = e?.project.thumbnail_url;
       if (!e || !url) return false;
@@ -467,7 +467,7 @@ export class RenderIndex {
   // ------------------------------------------------------------------ loading, backfill, sync
 
   /** The team's index in memory, read from the store when it is not (undefined: never indexed). */
-  async load(teamId: string): Promise<TeamIndex | undefined> {
+  async load(teamId: string): Promise<TeamReplica | undefined> {
     const t = this.teams.get(teamId);
     if (t) return t;
     let p = this.loading.get(teamId);
@@ -477,7 +477,7 @@ export class RenderIndex {
         if (!row) return undefined;
         const overlays = this.overlaysVersion;
         const ids = this.idsVersion;
-        const fresh = new TeamIndex(row, this.builder);
+        const fresh = new TeamReplica(row, this.builder);
         fresh.readAt = this.deps.clock.now(); // loaded to be read: not the first to leave memory
         for (const pr of await this.store.projects(teamId)) fresh.setProject(pr, this.deps.clock.now());
         await this.store.eachRenders(teamId, (rows) => fresh.load(rows));
@@ -497,7 +497,7 @@ export class RenderIndex {
     return p;
   }
 
-  private async refreshRow(t: TeamIndex): Promise<void> {
+  private async refreshRow(t: TeamReplica): Promise<void> {
     const row = await this.store.team(t.id);
     if (!row) return;
     if (row.state === 'ready' && t.state !== 'ready') {
@@ -597,8 +597,8 @@ export class RenderIndex {
   }
 
   /** A team new to the store: its row, and an empty index in memory. */
-  private adopt(team: V1Team): TeamIndex {
-    const t = new TeamIndex({ team, members: [], state: 'backfilling', backfilledAt: null, syncedAt: null, webhookAt: null }, this.builder);
+  private adopt(team: V1Team): TeamReplica {
+    const t = new TeamReplica({ team, members: [], state: 'backfilling', backfilledAt: null, syncedAt: null, webhookAt: null }, this.builder);
     t.readAt = this.deps.clock.now();
     this.teams.set(team.id, t);
     return t;
@@ -615,7 +615,7 @@ export class RenderIndex {
    * One incremental sync of a team (coalesced: concurrent callers share it), under the team's lease. `allowFull`: the
    * background may make it the periodic full reconcile; a read never waits for one.
    */
-  syncTeam(t: TeamIndex, allowFull = true): Promise<void> {
+  syncTeam(t: TeamReplica, allowFull = true): Promise<void> {
     let p = this.syncing.get(t.id);
     if (p) return p;
     p = this.runSync(t, allowFull).finally(() => this.syncing.delete(t.id));
@@ -634,7 +634,7 @@ export class RenderIndex {
     };
   }
 
-  private async runSync(t: TeamIndex, allowFull: boolean): Promise<void> {
+  private async runSync(t: TeamReplica, allowFull: boolean): Promise<void> {
     // a backfill of the team under way holds its lease: the sync waits for it rather than share the lease
     const backfill = this.backfilling.get(t.id);
     if (backfill) {
@@ -735,7 +735,7 @@ export class RenderIndex {
   }
 
   /** The team's index in memory (tests and the CLI's verify). */
-  team(teamId: string): TeamIndex | undefined {
+  team(teamId: string): TeamReplica | undefined {
     return this.teams.get(teamId);
   }
 }

@@ -6,7 +6,7 @@ import type { V1Session } from '../v1/client.js';
 import { V1NotFoundError } from '../v1/errors.js';
 import { V1_PAGE_MAX, type RenderStatus, type V1Project, type V1Render } from '../v1/schemas.js';
 import { nearExpiry, outputExpiry, urlExpiry } from './signed-urls.js';
-import type { TeamIndex } from './team-index.js';
+import type { TeamReplica } from './team-replica.js';
 
 /** What a sync changed, for the other instances (they read these rows from the store). */
 export interface SyncChanges {
@@ -43,7 +43,7 @@ export class TeamSync {
   constructor(private readonly o: SyncOptions) {}
 
   /** Walks what the index does not hold yet; resumes at the first project without its checkpoint. */
-  async backfill(t: TeamIndex, s: V1Session, changes: SyncChanges): Promise<void> {
+  async backfill(t: TeamReplica, s: V1Session, changes: SyncChanges): Promise<void> {
     const started = this.o.clock.now();
     await this.refreshTeam(t, s);
     const projects = await this.refreshProjects(t, s, true);
@@ -66,7 +66,7 @@ export class TeamSync {
    * older than the newest one known, and the renders not yet final; `full` also refreshes the team, its members and
    * every project's templates (there are no events for them). Marks the team synced as of the sync's start.
    */
-  async sync(t: TeamIndex, s: V1Session, full: boolean, changes: SyncChanges): Promise<void> {
+  async sync(t: TeamReplica, s: V1Session, full: boolean, changes: SyncChanges): Promise<void> {
     const started = this.o.clock.now();
     if (full) await this.refreshTeam(t, s);
     const projects = await this.refreshProjects(t, s, full);
@@ -86,7 +86,7 @@ export class TeamSync {
     t.syncedAt = Math.max(t.syncedAt ?? 0, started);
   }
 
-  private async refreshTeam(t: TeamIndex, s: V1Session): Promise<void> {
+  private async refreshTeam(t: TeamReplica, s: V1Session): Promise<void> {
     const team = (await s.teams()).data.find((x) => x.id === t.id);
     if (!team) throw new TeamUnreachable(t.id);
     const members = (await s.members(t.id)).data;
@@ -98,7 +98,7 @@ export class TeamSync {
    * The team's project list: new and changed projects are stored (`every`: all of them, thumbnails refreshed), projects
    * gone from v1 are dropped.
    */
-  private async refreshProjects(t: TeamIndex, s: V1Session, every: boolean): Promise<V1Project[]> {
+  private async refreshProjects(t: TeamReplica, s: V1Session, every: boolean): Promise<V1Project[]> {
     const projects: V1Project[] = [];
     try {
       for await (const page of s.pages((cursor) => s.projectsPage(t.id, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) projects.push(...page);
@@ -121,7 +121,7 @@ export class TeamSync {
     return projects;
   }
 
-  private async templates(t: TeamIndex, s: V1Session, p: V1Project): Promise<void> {
+  private async templates(t: TeamReplica, s: V1Session, p: V1Project): Promise<void> {
     let templates;
     try {
       templates = (await s.templates(p.id)).data;
@@ -136,7 +136,7 @@ export class TeamSync {
   }
 
   /** Every render of one project, page by page, then its checkpoint. */
-  private async walkProject(t: TeamIndex, s: V1Session, projectId: string, changes: SyncChanges): Promise<void> {
+  private async walkProject(t: TeamReplica, s: V1Session, projectId: string, changes: SyncChanges): Promise<void> {
     try {
       for await (const page of s.pages((cursor) => s.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) {
         await this.put(t, page, changes);
@@ -152,7 +152,7 @@ export class TeamSync {
   }
 
   /** A walk of the project's list completed: its head mark moves (in memory and in the store). */
-  private async mark(t: TeamIndex, projectId: string, at: number | null): Promise<void> {
+  private async mark(t: TeamReplica, projectId: string, at: number | null): Promise<void> {
     t.setHeadMark(projectId, at);
     const kept = t.headMark(projectId);
     // written only when it moves (a head sync of a quiet project, every few seconds, writes nothing)
@@ -167,7 +167,7 @@ export class TeamSync {
    * every render sharing that created_at is passed, and a render missed below the head is still found). Returns
    * the ids it saw.
    */
-  private async head(t: TeamIndex, s: V1Session, projectId: string, changes: SyncChanges): Promise<string[]> {
+  private async head(t: TeamReplica, s: V1Session, projectId: string, changes: SyncChanges): Promise<string[]> {
     // the project's head as of the last walk that completed (renders that arrived since by webhooks or the gateway's own
     // creates do not move it: renders v1 made before them may still be unknown)
     const mark = t.headMark(projectId);
@@ -198,7 +198,7 @@ export class TeamSync {
    * Renders not yet final, read again: by id, or — when fewer calls — through their projects' lists filtered by status
    * (a render missing from its status's list has moved on and is read by id).
    */
-  private async repollMoving(t: TeamIndex, s: V1Session, skip: ReadonlySet<string>, changes: SyncChanges): Promise<void> {
+  private async repollMoving(t: TeamReplica, s: V1Session, skip: ReadonlySet<string>, changes: SyncChanges): Promise<void> {
     const ids = t.movingIds().filter((id) => !skip.has(id));
     if (ids.length === 0) return;
     const pairs = new Map<string, { projectId: string; status: RenderStatus; ids: Set<string> }>();
@@ -255,7 +255,7 @@ export class TeamSync {
   }
 
   /** Store first, then memory (same newest-state rule in both). */
-  async put(t: TeamIndex, renders: readonly V1Render[], changes: SyncChanges): Promise<void> {
+  async put(t: TeamReplica, renders: readonly V1Render[], changes: SyncChanges): Promise<void> {
     if (this.o.aborted?.()) throw new SyncAborted('the gateway is shutting down');
     await changes.renew?.();
     if (renders.length === 0) return;
@@ -269,7 +269,7 @@ export class TeamSync {
  * A render v1 shows differently from the index: unknown, in another state, with other output variants, or with
  * output URLs the index would no longer hand out (v1 signs them afresh on every read: a new signature alone is no change).
  */
-function differs(t: TeamIndex, r: V1Render, now: number, ttlMs: number): boolean {
+function differs(t: TeamReplica, r: V1Render, now: number, ttlMs: number): boolean {
   const known = t.renderState(r.id);
   if (!known) return true;
   if (known.status !== r.status || known.updated !== (r.updated_at ?? r.created_at)) return true;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadMappings } from '../../src/config/mappings.js';
 import { recordBuilder, type Overlays } from '../../src/replica/records.js';
-import { TeamIndex } from '../../src/replica/team-index.js';
+import { TeamReplica } from '../../src/replica/team-replica.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
 import { IdTranslator } from '../../src/translate/ids.js';
 import { RENDER_STATUSES, type V1Project, type V1Render, type V1Team } from '../../src/v1/schemas.js';
@@ -18,7 +18,7 @@ function setUp(imported: { type: string; uuid: string; v1Id: string }[] = []) {
   const ids = new IdTranslator({ imported: async () => imported } as unknown as IdMapStore);
   let overlays: Overlays = {};
   const builder = recordBuilder({ ids, mappings, timeUnit: 'auto' }, () => overlays, {});
-  const t = new TeamIndex({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+  const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
   for (const p of projects) t.setProject({ project: p, templates: [], backfilled: true }, 1);
   return { t, builder, ids, setOverlays: (o: Overlays) => { overlays = o; t.invalidateRecords(); } };
 }
@@ -191,7 +191,7 @@ describe('the render index held in columns', () => {
     const written: unknown[] = [];
     const ids = new IdTranslator({ imported: async () => [], remember: async (p: unknown[]) => { if (fail) throw new Error('store down'); written.push(...p); } } as unknown as IdMapStore);
     const builder = recordBuilder({ ids, mappings, timeUnit: 'auto' }, () => ({}), {});
-    const t = new TeamIndex({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
     ids.onLost((pairs) => { for (const p of pairs) t.forgetPaired(p.type, p.v1Id); });
     const r = fc.sample(render(50), 1)[0]!;
     t.apply(r, 1);
@@ -221,7 +221,7 @@ describe('the render index held in columns', () => {
     let overlays: Overlays = {};
     const ids = new IdTranslator({ imported: async () => [] } as unknown as IdMapStore);
     const builder = recordBuilder({ ids, mappings, timeUnit: 'auto' }, () => overlays, {});
-    const t = new TeamIndex({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
     const r = fc.sample(render(40), 1)[0]!;
     t.apply(r, 1);
     overlays = { render: new Map([[r.id, { title: 'kept title' }]]) }; // (no invalidateRecords: e.g. a team loading meanwhile)

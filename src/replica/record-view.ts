@@ -1,0 +1,209 @@
+import type { Rec } from '../query/compile.js';
+import { RENDER_STATUSES, type V1Project } from '../v1/schemas.js';
+import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
+import type { RecordBuilder } from './records.js';
+import type { RenderRows } from './render-rows.js';
+
+/** What a full record is built from besides the render's row: the data the gateway sent, the render's project. */
+export interface RecordInputs {
+  readonly data: ReadonlyMap<string, unknown>;
+  readonly projects: ReadonlyMap<string, { readonly project: V1Project }>;
+}
+
+/**
+ * A legacy render read from the replica's columns: the fields a scan tests (status, dates, ids, title) come straight
+ * from them; the rest (output, data, process_id, and every field of a render with an overlay) from the record the
+ * translator builds, made on demand and not kept.
+ */
+export interface RenderView {
+  readonly t: RenderRecords;
+  readonly row: number;
+  /** date_created / date_updated as answered, kept once read (sorts compare them often); cleared when the row changes. */
+  dc: string | null | undefined;
+  du: string | null | undefined;
+}
+
+/** Full records a team keeps built (about 2 kB each): a hot page or two of every list. */
+const FULL_RECORDS_KEPT = 256;
+
+/**
+ * One team's legacy render records, one view per row of its columns. Ids, title, status and the other fast fields
+ * are read from the columns (as the translator would answer them); any other field, and every field of a render with
+ * an overlay, from the translator's record, built on demand (the last few kept).
+ */
+export class RenderRecords {
+  /** @internal */ readonly c: Columns;
+  /** The legacy status of each v1 status code. */
+  /** @internal */ readonly statusNames: readonly unknown[];
+  private readonly views: Rec[] = [];
+  /** The records of the live rows, when some rows are removed. */
+  private liveViews: Rec[] | null = null;
+  private readonly View: new (t: RenderRecords, row: number) => Rec;
+  // the related uuids a view answers (project, creator, account), asked once
+  private projUuids: (string | undefined)[] = [];
+  private userUuids: (string | null | undefined)[] = [];
+  private accountUuid: string | undefined;
+  /**
+   * Full records built lately, by row, least recently used first (a projection reads a record's fields one after
+   * another, and a hot list answers the same renders again); a row leaves it whenever it changes.
+   */
+  private readonly fullCache = new Map<number, Rec>();
+
+  constructor(
+    private readonly rows: RenderRows, private readonly teamId: string, private readonly builder: RecordBuilder,
+    private readonly inputs: RecordInputs,
+  ) {
+    this.c = rows.c;
+    this.View = viewClass(builder);
+    this.statusNames = RENDER_STATUSES.map((x) => builder.status(x));
+  }
+
+  /** A row was added. */
+  add(): void {
+    this.views.push(new this.View(this, this.views.length));
+    this.liveViews = null;
+  }
+
+  /** A row changed: its full record and kept dates are read again. */
+  changed(row: number): void {
+    this.fullCache.delete(row);
+    const view = this.views[row] as unknown as RenderView;
+    view.dc = undefined;
+    view.du = undefined;
+  }
+
+  /** A row's full record is built again on next use (its data changed, or it was removed). */
+  forget(row: number): void {
+    this.fullCache.delete(row);
+  }
+
+  /** Rows were removed. */
+  removed(rows: readonly number[]): void {
+    for (const i of rows) this.fullCache.delete(i);
+    this.liveViews = null;
+  }
+
+  /** Every full record is built again (a thumbnail its outputs fall back to changed). */
+  clearFull(): void {
+    this.fullCache.clear();
+  }
+
+  /** The related uuids are asked again (imported ids, or pairs a failed write lost). */
+  clearRelated(): void {
+    this.projUuids = [];
+    this.userUuids = [];
+    this.accountUuid = undefined;
+  }
+
+  /** The legacy record of a row. */
+  view(row: number): Rec {
+    return this.views[row] as Rec;
+  }
+
+  /** Every render record (read, not copied). */
+  all(): readonly Rec[] {
+    if (this.rows.removed === 0) return this.views;
+    this.liveViews ??= this.rows.liveRows().map((i) => this.views[i] as Rec);
+    return this.liveViews;
+  }
+
+  /** @internal */ fullRecord(row: number): Rec {
+    const hit = this.fullCache.get(row);
+    if (hit) {
+      this.fullCache.delete(row);
+      this.fullCache.set(row, hit);
+      return hit;
+    }
+    const id = this.c.ids[row] as string;
+    const r = this.rows.v1(row);
+    const rec = this.builder.render(r, this.inputs.data.get(id) ?? {}, this.inputs.projects.get(r.project.id)?.project);
+    if (this.fullCache.size >= FULL_RECORDS_KEPT) this.fullCache.delete(this.fullCache.keys().next().value as number);
+    this.fullCache.set(row, rec);
+    return rec;
+  }
+
+  /**
+   * @internal The scan fields of a view, read from the columns (what the translator would answer); id, title and status
+   * are read by their getters straight from the columns (viewClass).
+   */
+  readonly fast: Readonly<Record<string, (row: number) => unknown>> = {
+    date_created: (row) => {
+      const v = this.views[row] as unknown as RenderView;
+      if (v.dc === undefined) v.dc = this.builder.iso(this.c.created[row] as number);
+      return v.dc;
+    },
+    date_updated: (row) => {
+      const v = this.views[row] as unknown as RenderView;
+      if (v.du === undefined) {
+        const u = this.c.updated[row] as number;
+        v.du = this.builder.iso(Number.isNaN(u) ? null : u);
+      }
+      return v.du;
+    },
+    project: (row) => {
+      const p = this.c.project[row] as number;
+      let u = this.projUuids[p];
+      if (u === undefined) this.projUuids[p] = u = this.builder.legacyId('project', this.rows.codes.projIds[p] as string);
+      return u;
+    },
+    account: () => {
+      this.accountUuid ??= this.builder.legacyId('account', this.teamId);
+      return this.accountUuid;
+    },
+    user_created: (row) => {
+      const k = this.c.user[row] as number;
+      let u = this.userUuids[k];
+      if (u === undefined) {
+        const id = this.rows.codes.userIds[k] ?? null;
+        this.userUuids[k] = u = id === null ? null : this.builder.legacyId('user', id);
+      }
+      return u;
+    },
+    download_ready: (row) => ((this.c.flags[row] as number) & DOWNLOAD_READY) !== 0,
+    playback_id: () => null,
+  };
+}
+
+/** The record class of the renders (one per builder: every team's views share one shape and one set of getters). */
+const viewClasses = new WeakMap<RecordBuilder, new (t: RenderRecords, row: number) => Rec>();
+const FAST_FIELDS = ['id', 'title', 'status', 'date_created', 'date_updated', 'project', 'account', 'user_created', 'download_ready', 'playback_id'];
+
+/**
+ * One getter per legacy field: a fast field reads its column (a render with an overlay reads the translator's record,
+ * its id excepted); any other field reads the translator's record.
+ */
+function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) => Rec {
+  const known = viewClasses.get(builder);
+  if (known) return known;
+  class View implements RenderView {
+    dc: string | null | undefined = undefined;
+    du: string | null | undefined = undefined;
+    constructor(readonly t: RenderRecords, readonly row: number) {}
+  }
+  for (const name of new Set([...builder.renderFields, ...FAST_FIELDS])) {
+    let get: (this: View) => unknown;
+    // the hottest fields read their column straight away
+    if (name === 'id') get = function (this: View) { return this.t.c.uuids[this.row]; }; // (a uuid is never overlaid)
+    else if (name === 'status') {
+      get = function (this: View) {
+        const t = this.t;
+        const c = t.c;
+        return ((c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row).status : t.statusNames[c.status[this.row] as number];
+      };
+    } else if (name === 'title') {
+      get = function (this: View) {
+        const t = this.t;
+        const c = t.c;
+        return ((c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row).title : c.names[this.row];
+      };
+    } else if (FAST_FIELDS.includes(name)) {
+      get = function (this: View) {
+        const t = this.t;
+        return ((t.c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row)[name] : t.fast[name]!(this.row);
+      };
+    } else get = function (this: View) { return this.t.fullRecord(this.row)[name]; };
+    Object.defineProperty(View.prototype, name, { enumerable: true, get });
+  }
+  viewClasses.set(builder, View as unknown as new (t: RenderRecords, row: number) => Rec);
+  return View as unknown as new (t: RenderRecords, row: number) => Rec;
+}

@@ -1,0 +1,71 @@
+import type { Rec } from '../query/compile.js';
+import { ordered } from './columns.js';
+import type { RenderRows } from './render-rows.js';
+
+/**
+ * The orders a team's renders are kept in: newest first (created_at descending, then uuid ascending: the default legacy
+ * order), kept as renders arrive; and by primary key (legacy uuid), per project, as Directus lists related items.
+ */
+export class RenderOrders {
+  /** Rows newest first: built once, kept as renders arrive. */
+  private newest: number[] | null = null;
+  private readonly byKey = new Map<string, { version: number; rows: number[] }>();
+
+  constructor(private readonly rows: RenderRows) {}
+
+  /** The newest-first order is built again on next use. */
+  reset(): void {
+    this.newest = null;
+  }
+
+  /** Every order is built again on next use (uuids changed). */
+  resetAll(): void {
+    this.byKey.clear();
+    this.newest = null;
+  }
+
+  /** Rows newest first, ties by uuid (the resource's default order): built once, kept as renders arrive. */
+  newestFirst(): readonly number[] {
+    if (!this.newest) {
+      this.newest = this.rows.liveRows().sort((a, b) => this.newestOrder(a, b));
+    }
+    return this.newest;
+  }
+
+  private newestOrder(a: number, b: number): number {
+    const c = this.rows.c;
+    return (c.created[b] as number) - (c.created[a] as number) || ordered(c.uuids[a] as string, c.uuids[b] as string);
+  }
+
+  /** A new render takes its place in the kept order (most arrive at the head: a binary search, one splice). */
+  place(i: number): void {
+    const list = this.newest;
+    if (!list) return;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.newestOrder(list[mid] as number, i) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    list.splice(lo, 0, i);
+  }
+
+  /**
+   * The first `n` renders of a project (or of the whole team when `projectId` is null) in primary-key (legacy
+   * uuid) order, as Directus lists related items; the order is kept until a render is added.
+   */
+  rendersByKey(projectId: string | null, n: number, view: (row: number) => Rec): Rec[] {
+    const k = projectId ?? '*';
+    let cached = this.byKey.get(k);
+    const rows = projectId === null ? null : this.rows.codes.rowsOf(projectId);
+    if (!cached || cached.version !== this.rows.membership) {
+      const list = rows ? [...rows] : this.rows.liveRows();
+      const uuids = this.rows.c.uuids;
+      list.sort((a, b) => ordered(uuids[a] as string, uuids[b] as string));
+      cached = { version: this.rows.membership, rows: list };
+      this.byKey.set(k, cached);
+    }
+    return cached.rows.slice(0, n).map(view);
+  }
+}

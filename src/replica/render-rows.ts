@@ -1,0 +1,247 @@
+import { stateOf, supersedes as supersedesState } from './recency.js';
+import type { RecordBuilder } from './records.js';
+import { FINAL_STATUSES, RENDER_STATUSES, type RenderStatus, type V1Render } from '../v1/schemas.js';
+import { CLOUD, Codes, Columns, DOWNLOAD_READY, ordered, OVERLAY, PAIRED, REMOVED, rowBytes, STATUS_CODE } from './columns.js';
+import { OutputCodec, type PackedOutput } from './output-codec.js';
+
+/** A render as the replica holds it, rebuilt as v1 showed it. */
+export interface RenderEntry {
+  readonly render: V1Render;
+  readonly seenAt: number;
+}
+
+/** What writing a render into its row did. */
+export interface RowWrite {
+  readonly row: number;
+  /** The render is new to the team (a row was added). */
+  readonly added: boolean;
+  /** Its created_at changed (the newest-first order is built again). */
+  readonly createdChanged: boolean;
+}
+
+/** The recency rule (src/replica/recency.ts) on v1 renders. */
+function supersedes(prev: Pick<V1Render, 'updated_at' | 'created_at' | 'status'> | undefined, next: V1Render): boolean {
+  return supersedesState(prev ? stateOf(prev) : undefined, stateOf(next));
+}
+
+/**
+ * One team's renders as rows of the columns: which row holds which render (by v1 id and by legacy uuid), a render
+ * written into its row under the recency rule, and read back as v1 showed it. Rows are never renumbered: a dropped
+ * project's rows are marked removed.
+ */
+export class RenderRows {
+  readonly c = new Columns();
+  readonly codes = new Codes();
+  private readonly codec = new OutputCodec();
+  private readonly rowOf = new Map<string, number>();
+  private rowOfUuid = new Map<string, number>();
+  private readonly moving = new Set<number>();
+  /** Rows marked removed. */
+  removed = 0;
+  /** Bumped whenever a render joins, moves between projects or leaves (the primary-key orders are built again). */
+  membership = 0;
+  /** A rough figure of the memory the rows hold. */
+  bytes = 0;
+
+  constructor(private readonly teamId: string, private readonly builder: RecordBuilder) {}
+
+  /** Writes a render into its row unless the row holds a newer state of it; undefined when not written. */
+  write(r: V1Render, seenAt: number): RowWrite | undefined {
+    const known = this.rowOf.get(r.id);
+    if (known !== undefined && !supersedes(this.stateOf(known), r)) return undefined;
+    const c = this.c;
+    let i = known;
+    if (i === undefined) {
+      c.grow();
+      i = c.size++;
+      c.ids.push(r.id);
+      const uuid = this.builder.uuid('render', r.id);
+      c.uuids.push(uuid);
+      c.names.push(r.name);
+      c.rest.push(null);
+      this.rowOf.set(r.id, i);
+      this.rowOfUuid.set(uuid, i);
+    } else {
+      this.bytes -= rowBytes(c.names[i] as string, c.rest[i] ?? null);
+    }
+    const project = this.codes.project(r.project.id);
+    if (known !== undefined && c.project[i] !== project) {
+      const rows = this.codes.projRows[c.project[i] as number] as number[];
+      rows.splice(rows.indexOf(i), 1);
+      (this.codes.projRows[project] as number[]).push(i);
+      this.membership++;
+    } else if (known === undefined) {
+      (this.codes.projRows[project] as number[]).push(i);
+      this.membership++;
+    }
+    const createdChanged = known !== undefined && c.created[i] !== r.created_at;
+    c.names[i] = r.name;
+    c.status[i] = STATUS_CODE.get(r.status) as number;
+    c.project[i] = project;
+    c.user[i] = this.codes.user(r.created_by);
+    c.created[i] = r.created_at;
+    c.updated[i] = r.updated_at ?? Number.NaN;
+    c.seen[i] = seenAt;
+    c.expires[i] = Number.NaN;
+    const out = this.codec.encode(r.id, r.output);
+    c.shape[i] = out.shape;
+    c.exp[i] = out.exp;
+    c.rest[i] = out.rest;
+    let flags = (c.flags[i] as number) & PAIRED;
+    if (this.builder.hasOverlay('render', r.id)) flags |= OVERLAY;
+    if (r.type === 'cloud') flags |= CLOUD;
+    if (this.builder.downloadReady(r)) flags |= DOWNLOAD_READY;
+    c.flags[i] = flags;
+    this.bytes += rowBytes(r.name, out.rest);
+    if (FINAL_STATUSES.has(r.status)) this.moving.delete(i);
+    else this.moving.add(i);
+    return { row: i, added: known === undefined, createdChanged };
+  }
+
+  /** Marks a project's rows removed (gone from every map and count); the rows it marked. */
+  drop(projectId: string): readonly number[] {
+    const p = this.codes.projectCode(projectId);
+    const rows = p === undefined ? [] : (this.codes.projRows[p] as number[]);
+    if (rows.length === 0) return rows;
+    const c = this.c;
+    for (const i of rows) {
+      c.flags[i] = (c.flags[i] as number) | REMOVED;
+      this.rowOf.delete(c.ids[i] as string);
+      this.rowOfUuid.delete(c.uuids[i] as string);
+      this.moving.delete(i);
+      this.bytes -= rowBytes(c.names[i] as string, c.rest[i] ?? null);
+    }
+    this.removed += rows.length;
+    this.codes.projRows[p as number] = [];
+    this.membership++;
+    return rows;
+  }
+
+  /** Every live row's uuid and overlay flag read again (overlays or imported ids changed); no pair counts as handed. */
+  reidentify(): void {
+    const c = this.c;
+    this.rowOfUuid = new Map();
+    for (let i = 0; i < c.size; i++) {
+      if (((c.flags[i] as number) & REMOVED) !== 0) continue;
+      const id = c.ids[i] as string;
+      const uuid = this.builder.uuid('render', id);
+      c.uuids[i] = uuid;
+      this.rowOfUuid.set(uuid, i);
+      const f = (c.flags[i] as number) & ~(OVERLAY | PAIRED);
+      c.flags[i] = this.builder.hasOverlay('render', id) ? f | OVERLAY : f;
+    }
+  }
+
+  row(v1Id: string): number | undefined {
+    return this.rowOf.get(v1Id);
+  }
+
+  rowOfRecord(uuid: string): number | undefined {
+    return this.rowOfUuid.get(uuid);
+  }
+
+  liveRows(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.c.size; i++) if (((this.c.flags[i] as number) & REMOVED) === 0) out.push(i);
+    return out;
+  }
+
+  /** Renders not yet final (their status may still change). */
+  movingIds(): string[] {
+    return [...this.moving].map((i) => this.c.ids[i] as string);
+  }
+
+  /** The newest created_at known in a project (null when none is known). */
+  head(projectId: string): number | null {
+    let max: number | null = null;
+    for (const i of this.codes.rowsOf(projectId)) {
+      const c = this.c.created[i] as number;
+      if (max === null || c > max) max = c;
+    }
+    return max;
+  }
+
+  /** A project's known render ids, newest first (v1's list order; the sync's page arithmetic). */
+  projectRenderIds(projectId: string): string[] {
+    const rows = [...this.codes.rowsOf(projectId)];
+    const c = this.c;
+    rows.sort((a, b) => (c.created[b] as number) - (c.created[a] as number) || ordered(c.ids[a] as string, c.ids[b] as string));
+    return rows.map((i) => c.ids[i] as string);
+  }
+
+  /** The v1 id of an answered render whose pair was not handed to the id store yet (marked as handed now). */
+  unpaired(uuid: string): string | undefined {
+    const i = this.rowOfUuid.get(uuid);
+    if (i === undefined || ((this.c.flags[i] as number) & PAIRED) !== 0) return undefined;
+    this.c.flags[i] = (this.c.flags[i] as number) | PAIRED;
+    return this.c.ids[i];
+  }
+
+  /** A render's pair is to be handed again when next answered. */
+  unpair(v1Id: string): boolean {
+    const i = this.rowOf.get(v1Id);
+    if (i === undefined) return false;
+    this.c.flags[i] = (this.c.flags[i] as number) & ~PAIRED;
+    return true;
+  }
+
+  // ------------------------------------------------------------------ v1 state (for the sync)
+
+  private stateOf(i: number): Pick<V1Render, 'updated_at' | 'created_at' | 'status'> {
+    const u = this.c.updated[i] as number;
+    const status = RENDER_STATUSES[this.c.status[i] as number] as RenderStatus;
+    return { status, created_at: this.c.created[i] as number, updated_at: Number.isNaN(u) ? null : u };
+  }
+
+  private packed(i: number): PackedOutput {
+    return { shape: this.c.shape[i] as number, exp: this.c.exp[i] as number, rest: this.c.rest[i] ?? null };
+  }
+
+  /** The render of a row as v1 showed it. */
+  v1(i: number): V1Render {
+    const c = this.c;
+    const id = c.ids[i] as string;
+    const r: V1Render = {
+      id,
+      name: c.names[i] as string,
+      status: RENDER_STATUSES[c.status[i] as number] as RenderStatus,
+      type: ((c.flags[i] as number) & CLOUD) !== 0 ? 'cloud' : 'local',
+      project: { id: this.codes.projIds[c.project[i] as number] as string, team: this.teamId },
+      created_by: this.codes.userIds[c.user[i] as number] ?? null,
+      created_at: c.created[i] as number,
+      updated_at: Number.isNaN(c.updated[i] as number) ? null : (c.updated[i] as number),
+    };
+    const output = this.codec.decode(id, this.packed(i));
+    if (output) r.output = output;
+    return r;
+  }
+
+  /** A render as v1 last showed it, and when. */
+  render(v1Id: string): RenderEntry | undefined {
+    const i = this.rowOf.get(v1Id);
+    return i === undefined ? undefined : { render: this.v1(i), seenAt: this.c.seen[i] as number };
+  }
+
+  /** Status, times and output variants of a render (what the sync compares), without rebuilding its URLs. */
+  renderState(v1Id: string): { status: RenderStatus; updated: number; variants: string; seenAt: number } | undefined {
+    const i = this.rowOf.get(v1Id);
+    if (i === undefined) return undefined;
+    const s = this.stateOf(i);
+    const variants = this.codec.variantsKey(this.packed(i));
+    return { status: s.status, updated: s.updated_at ?? s.created_at, variants, seenAt: this.c.seen[i] as number };
+  }
+
+  /** When a render's output URLs expire: read once per state held (`compute` reads them from the URLs). */
+  expiryOf(v1Id: string, compute: (r: V1Render, seenAt: number) => number): number | undefined {
+    const i = this.rowOf.get(v1Id);
+    if (i === undefined) return undefined;
+    if (Number.isNaN(this.c.expires[i] as number)) this.c.expires[i] = compute(this.v1(i), this.c.seen[i] as number);
+    return this.c.expires[i] as number;
+  }
+
+  /** Whether a render answers an output (complete, with output URLs): what a refresh looks at, without building it. */
+  hasOutput(v1Id: string): boolean {
+    const i = this.rowOf.get(v1Id);
+    return i !== undefined && RENDER_STATUSES[this.c.status[i] as number] === 'complete' && this.c.shape[i] !== -1;
+  }
+}

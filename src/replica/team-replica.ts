@@ -1,0 +1,234 @@
+import type { Rec } from '../query/compile.js';
+import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../store/render-index.js';
+import type { RenderStatus, V1Render, V1Team, V1TeamMember } from '../v1/schemas.js';
+import { RenderRecords } from './record-view.js';
+import type { RecordBuilder } from './records.js';
+import { RenderOrders } from './render-orders.js';
+import { RenderRows, type RenderEntry } from './render-rows.js';
+import { TeamRecords, type ProjectEntry } from './team-records.js';
+
+/** The process-wide sequence of replica versions (see `TeamReplica.version`). */
+let changeSeq = 0;
+const nextChange = () => ++changeSeq;
+
+/**
+ * One team of the replica in memory: the team, members, projects and templates as v1 objects; its renders as rows of
+ * typed columns (`RenderRows`, a few hundred bytes a render), read as legacy records through views of them
+ * (`RenderRecords`), in kept orders (`RenderOrders`); the records of its projects, templates and account
+ * (`TeamRecords`). Pure data: the sync and the readers do the I/O.
+ */
+export class TeamReplica {
+  team: V1Team;
+  members: readonly V1TeamMember[];
+  state: BackfillState;
+  backfilledAt: number | null;
+  syncedAt: number | null;
+  webhookAt: number | null;
+  /** When a legacy request last read the team (background syncs run for teams being read). */
+  readAt = 0;
+  readonly projects = new Map<string, ProjectEntry>();
+  readonly data = new Map<string, unknown>();
+  /** The head marks the store holds (read with the projects, or written by this instance's syncs). */
+  readonly storedMarks = new Map<string, number>();
+  private readonly marks = new Map<string, number | null>();
+  private readonly rows: RenderRows;
+  private readonly records: RenderRecords;
+  private readonly orders: RenderOrders;
+  private readonly teamRecords: TeamRecords;
+  private changes = nextChange();
+
+  constructor(row: TeamRow, builder: RecordBuilder) {
+    this.team = row.team;
+    this.members = row.members;
+    this.state = row.state;
+    this.backfilledAt = row.backfilledAt;
+    this.syncedAt = row.syncedAt;
+    this.webhookAt = row.webhookAt;
+    this.rows = new RenderRows(row.team.id, builder);
+    this.records = new RenderRecords(this.rows, row.team.id, builder, this);
+    this.orders = new RenderOrders(this.rows);
+    this.teamRecords = new TeamRecords(builder, this);
+  }
+
+  get id(): string {
+    return this.team.id;
+  }
+
+  /**
+   * Moves on every change an answer can show (a render, a project or template, the team and its members, data,
+   * overlays or imported ids): an answer computed at one version is the answer at that version (the answer cache).
+   * Versions come from one process-wide sequence: a team read back from the store (a new TeamReplica) never repeats a
+   * version an earlier copy of it had.
+   */
+  get version(): number {
+    return this.changes;
+  }
+
+  get size(): number {
+    return this.rows.c.size - this.rows.removed;
+  }
+
+  /** A rough figure of the memory the team's replica holds (for INDEX_MEMORY_MB). */
+  get approxBytes(): number {
+    return this.rows.bytes;
+  }
+
+  setRow(row: TeamRow): void {
+    if (JSON.stringify(row.team) !== JSON.stringify(this.team) || JSON.stringify(row.members) !== JSON.stringify(this.members)) {
+      this.team = row.team;
+      this.members = row.members;
+      this.teamRecords.accountChanged();
+      this.changes = nextChange();
+    }
+    this.state = row.state;
+    this.backfilledAt = row.backfilledAt;
+    this.syncedAt = Math.max(this.syncedAt ?? 0, row.syncedAt ?? 0) || null;
+    this.webhookAt = Math.max(this.webhookAt ?? 0, row.webhookAt ?? 0) || null;
+  }
+
+  /** A project as v1 showed it at `seenAt` (its signed thumbnail is dated from then). */
+  setProject(row: ProjectRow, seenAt: number): void {
+    const prev = this.projects.get(row.project.id);
+    const templates = row.templates ?? prev?.templates ?? null;
+    const sameThumb = prev && prev.project.thumbnail_url === row.project.thumbnail_url;
+    this.projects.set(row.project.id, {
+      project: row.project, templates, backfilled: row.backfilled || !!prev?.backfilled, seenAt: sameThumb ? prev.seenAt : seenAt,
+    });
+    this.projectsChanged();
+    if (row.headMark !== undefined && row.headMark !== null) {
+      this.setHeadMark(row.project.id, row.headMark);
+      this.storedMarks.set(row.project.id, row.headMark);
+    }
+    // a render's output falls back to its project's thumbnail
+    if (!prev || prev.project.thumbnail_url !== row.project.thumbnail_url) this.records.clearFull();
+  }
+
+  /**
+   * Forgets a project and its renders. Their rows stay in the columns, marked removed (row numbers never change, so a
+   * record a reader holds keeps reading its own render); they are gone from every map, order and count, and the
+   * columns are compacted when the team is next read back from the store.
+   */
+  dropProject(projectId: string): void {
+    this.projects.delete(projectId);
+    this.projectsChanged();
+    const rows = this.rows.drop(projectId);
+    if (rows.length === 0) return;
+    this.records.removed(rows);
+    this.orders.reset();
+  }
+
+  private projectsChanged(): void {
+    this.changes = nextChange();
+    this.teamRecords.projectsChanged();
+  }
+
+  /** Applies a render unless the replica holds a newer state of it; true when applied. */
+  apply(r: V1Render, seenAt: number): boolean {
+    const w = this.rows.write(r, seenAt);
+    if (!w) return false;
+    if (w.added) {
+      this.records.add();
+      this.orders.place(w.row);
+    } else if (w.createdChanged) this.orders.reset();
+    this.records.changed(w.row);
+    this.changes = nextChange();
+    return true;
+  }
+
+  load(rows: readonly RenderRow[]): void {
+    for (const row of rows) this.apply(row.render, row.seenAt);
+  }
+
+  /** Frees the columns' spare capacity (after a load or a backfill). */
+  compact(): void {
+    this.rows.c.trim();
+  }
+
+  setData(v1Id: string, data: unknown): void {
+    this.data.set(v1Id, data);
+    this.changes = nextChange();
+    const i = this.rows.row(v1Id);
+    if (i !== undefined) this.records.forget(i);
+  }
+
+  /** Every legacy record is built again on next use (overlays or imported ids changed). */
+  invalidateRecords(): void {
+    this.rows.reidentify();
+    this.records.clearRelated();
+    this.orders.resetAll();
+    this.teamRecords.accountChanged();
+    this.records.clearFull();
+    this.projectsChanged();
+  }
+
+  /** Pairs a failed write lost: renders' are given again when next answered, and the cached related uuids are asked again. */
+  forgetPaired(type: string, v1Id: string): void {
+    if (type !== 'render') this.records.clearRelated();
+    else if (!this.rows.unpair(v1Id)) return;
+    // a kept answer is not read again, so it would not give the pair again: the next read is computed
+    this.changes = nextChange();
+  }
+
+  // ------------------------------------------------------------------ v1 state (for the sync)
+
+  /** A render as v1 last showed it, and when. */
+  render(v1Id: string): RenderEntry | undefined { return this.rows.render(v1Id); }
+  renderState(v1Id: string): { status: RenderStatus; updated: number; variants: string; seenAt: number } | undefined {
+    return this.rows.renderState(v1Id);
+  }
+  expiryOf(v1Id: string, compute: (r: V1Render, seenAt: number) => number): number | undefined { return this.rows.expiryOf(v1Id, compute); }
+  hasOutput(v1Id: string): boolean { return this.rows.hasOutput(v1Id); }
+  has(v1Id: string): boolean { return this.rows.row(v1Id) !== undefined; }
+  movingIds(): string[] { return this.rows.movingIds(); }
+  head(projectId: string): number | null { return this.rows.head(projectId); }
+  projectRenderIds(projectId: string): string[] { return this.rows.projectRenderIds(projectId); }
+
+  /** The v1 project id of a render. */
+  projectOf(v1Id: string): string | undefined {
+    const i = this.rows.row(v1Id);
+    return i === undefined ? undefined : this.projectOfRow(i);
+  }
+
+  /** The newest created_at of a project as of the last walk of its list that completed (the newest known before any). */
+  headMark(projectId: string): number | null {
+    return this.marks.has(projectId) ? (this.marks.get(projectId) as number | null) : this.head(projectId);
+  }
+
+  setHeadMark(projectId: string, at: number | null): void {
+    const prev = this.marks.get(projectId);
+    this.marks.set(projectId, prev === undefined || prev === null || (at !== null && at > prev) ? at : prev);
+  }
+
+  // ------------------------------------------------------------------ legacy records (for readers)
+
+  newestFirst(): readonly number[] { return this.orders.newestFirst(); }
+  /** The v1 project id of a row (the newest-first walk's project scope). */
+  projectOfRow(row: number): string { return this.rows.codes.projIds[this.rows.c.project[row] as number] as string; }
+  idOfRow(row: number): string { return this.rows.c.ids[row] as string; }
+  view(row: number): Rec { return this.records.view(row); }
+  renderRecords(): readonly Rec[] { return this.records.all(); }
+  rendersOfProject(projectId: string): Rec[] { return this.rows.codes.rowsOf(projectId).map((i) => this.records.view(i)); }
+  rendersByKey(projectId: string | null, n: number): Rec[] { return this.orders.rendersByKey(projectId, n, (i) => this.records.view(i)); }
+
+  renderRecord(v1Id: string): Rec | undefined {
+    const i = this.rows.row(v1Id);
+    return i === undefined ? undefined : this.records.view(i);
+  }
+
+  /** The v1 id of an answered render whose uuid ↔ v1 pair was not handed to the id store yet (marked as handed now). */
+  unpaired(uuid: string): string | undefined { return this.rows.unpaired(uuid); }
+
+  /** The v1 id of a render uuid of this team. */
+  renderV1(uuid: string): string | undefined {
+    const i = this.rows.rowOfRecord(uuid);
+    return i === undefined ? undefined : this.rows.c.ids[i];
+  }
+
+  projectRecords(): Rec[] { return this.teamRecords.projectRecords(); }
+  projectV1(uuid: string): string | undefined { return this.teamRecords.projectV1(uuid); }
+  projectRecord(v1Id: string): Rec | undefined { return this.teamRecords.projectRecord(v1Id); }
+  templateRecords(): Rec[] { return this.teamRecords.templateRecords(); }
+  template(uuid: string): { rec: Rec; projectId: string } | undefined { return this.teamRecords.template(uuid); }
+  accountRecord(): Rec { return this.teamRecords.accountRecord(); }
+  projectsByKey(n: number): Rec[] { return this.teamRecords.projectsByKey(n); }
+}
