@@ -3,10 +3,10 @@
  * engine the legacy service was built on: same data (read from the gateway), same legacy query. Installs Directus
  * once into a cache folder (~3 min), runs PostgreSQL as the `postgres` user (it refuses root) in a folder of its own.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BENCH_HOME as HOME, startPostgres } from './support.js';
 
 export interface Directus {
   readonly base: string;
@@ -14,18 +14,7 @@ export interface Directus {
   stop(): Promise<void>;
 }
 
-const HOME = process.env.BENCH_DIRECTUS_DIR ?? join(tmpdir(), 'gateway-bench-directus');
-const PG_PORT = Number(process.env.BENCH_PG_PORT ?? 55533);
 const DX_PORT = Number(process.env.BENCH_DX_PORT ?? 8156);
-
-function pgBin(): string {
-  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort() : [];
-  const v = versions.at(-1);
-  if (!v) throw new Error('PostgreSQL server binaries not found (apt-get install postgresql)');
-  return `/usr/lib/postgresql/${v}/bin`;
-}
-
-const asPostgres = (cmd: string) => execFileSync('su', ['postgres', '-c', cmd], { stdio: 'pipe' }).toString();
 
 async function waitFor(url: string, ms: number): Promise<void> {
   const until = Date.now() + ms;
@@ -38,19 +27,8 @@ async function waitFor(url: string, ms: number): Promise<void> {
 
 /** Installs (once), starts PostgreSQL and Directus, and logs in as the admin. */
 export async function startDirectus(log: (s: string) => void): Promise<Directus> {
-  mkdirSync(HOME, { recursive: true });
-  chmodSync(HOME, 0o777);
-  const bin = pgBin();
-  const pgData = join(HOME, 'pg');
-  if (!existsSync(join(pgData, 'PG_VERSION'))) {
-    mkdirSync(pgData, { recursive: true });
-    execFileSync('chown', ['postgres:postgres', pgData]);
-    asPostgres(`${bin}/initdb -D ${pgData} -A trust -U postgres`);
-  }
-  if (spawnSync('su', ['postgres', '-c', `${bin}/pg_isready -h 127.0.0.1 -p ${PG_PORT}`]).status !== 0) {
-    asPostgres(`${bin}/pg_ctl -D ${pgData} -o '-p ${PG_PORT} -k ${pgData} -c fsync=off' -l ${pgData}/log.txt -w start`);
-  }
-  asPostgres(`psql -h 127.0.0.1 -p ${PG_PORT} -U postgres -c 'drop database if exists bench_directus' -c 'create database bench_directus'`);
+  const pg = startPostgres();
+  pg.psql('drop database if exists bench_directus', 'create database bench_directus');
   const app = join(HOME, 'app');
   mkdirSync(app, { recursive: true });
   if (!existsSync(join(app, 'node_modules', 'directus'))) {
@@ -60,7 +38,7 @@ export async function startDirectus(log: (s: string) => void): Promise<Directus>
   }
   const env = {
     ...process.env, HOST: '127.0.0.1', PORT: String(DX_PORT), PUBLIC_URL: `http://127.0.0.1:${DX_PORT}`, DB_CLIENT: 'pg', DB_HOST: '127.0.0.1',
-    DB_PORT: String(PG_PORT), DB_DATABASE: 'bench_directus', DB_USER: 'postgres', DB_PASSWORD: '', KEY: '0b7e2f0c-1111-4a8a-9c6f-aaaaaaaaaaaa',
+    DB_PORT: String(pg.port), DB_DATABASE: 'bench_directus', DB_USER: 'postgres', DB_PASSWORD: '', KEY: '0b7e2f0c-1111-4a8a-9c6f-aaaaaaaaaaaa',
     SECRET: 'bench-directus-secret-0123456789abcdef', ADMIN_EMAIL: 'admin@example.com', ADMIN_PASSWORD: 'bench-admin-pass', TELEMETRY: 'false',
     CACHE_ENABLED: 'false', RATE_LIMITER_ENABLED: 'false', LOG_LEVEL: 'warn', MAX_PAYLOAD_SIZE: '50mb', NODE_ENV: 'production',
   };
@@ -75,7 +53,7 @@ export async function startDirectus(log: (s: string) => void): Promise<Directus>
     token: login.data.access_token,
     async stop() {
       try { process.kill(-(proc.pid as number), 'SIGTERM'); } catch { /* gone */ }
-      spawnSync('su', ['postgres', '-c', `${bin}/pg_ctl -D ${pgData} -m fast stop`]);
+      pg.stop();
     },
   };
 }

@@ -12,81 +12,15 @@
  * BENCH_GATEWAY_ONLY=1 runs part 1's queries against the gateway alone (no Directus: a quick loop while tuning);
  * GW_FLAGS="…" passes node flags to the gateway processes; BENCH_ONLY=<name prefix> runs one of part 1's queries.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import autocannon from 'autocannon';
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { loadLegacyData, startDirectus } from './directus.js';
-import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
+import {
+  backfilled, get, heapUsed, indexState, load, log, procKb, resetPeakRss, resetSimStats, simStats, startGateway, startSim, stop, walkPages,
+  type Gateway,
+} from './support.js';
 
-const log = (s: string) => process.stderr.write(`${s}\n`);
 const out: string[] = [];
-const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); }); });
-const OPERATOR = 'bench-operator-token-0123456789';
-
-interface Sim { proc: ChildProcess; url: string; people: { email: string | null; api_key: string; teams: { id: string }[] }[] }
-async function startSim(scale: string): Promise<Sim> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, ['dist/src/sim/cli.js', '--port', String(port), '--scale', scale, '--clock', 'manual', '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => proc.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('v1 simulator on')) resolve(); }));
-  const url = `http://127.0.0.1:${port}`;
-  return { proc, url, people: (await (await fetch(`${url}/_sim/keys`)).json()) as Sim['people'] };
-}
-const simStats = async (sim: Sim) => ((await (await fetch(`${sim.url}/_sim/stats`)).json()) as { total: number; requests: Record<string, number> });
-
-interface Gateway { proc: ChildProcess; base: string; token: string; dir: string }
-let lastEnv: Record<string, string | undefined> = {};
-async function startGateway(sim: Sim, key: string, extra: Record<string, string> = {}, reuse?: string): Promise<Gateway> {
-  const dir = reuse ?? mkdtempSync(join(tmpdir(), 'bench-index-'));
-  const env = lastEnv = {
-    ...process.env, NODE_ENV: 'production', V1_BASE_URL: sim.url, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '33'.repeat(32),
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret', LOGIN_STALL_MS: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: OPERATOR,
-    UPSTREAM_CALL_BUDGET: '100000', ...extra,
-  };
-  const added = reuse ? { status: 0, stderr: '', stdout: '' } : spawnSync(process.execPath, ['dist/src/cli/main.js', 'users', 'add', '--email', 'bench@example.com', '--key-stdin', '--password', 'bench-password'],
-    { env, encoding: 'utf8', input: `${key}\n` });
-  if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${added.stdout}`);
-  const port = await freePort();
-  // GW_FLAGS="…" passes node flags to the gateway (e.g. --cpu-prof)
-  const flags = (process.env.GW_FLAGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...PRODUCTION_NODE_FLAGS, ...flags, 'dist/src/main.js'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); i++) {
-    if (i > 400) throw new Error('the gateway did not start');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const login = (await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) })).json()) as { data: { access_token: string } };
-  return { proc, base, token: login.data.access_token, dir };
-}
-const stop = async (p: ChildProcess) => { const exited = new Promise((r) => p.once('exit', r)); p.kill('SIGTERM'); await exited; };
-const get = (g: { base: string; token: string }, url: string) => fetch(g.base + url, { headers: { authorization: `Bearer ${g.token}` } });
-const indexState = async (g: Gateway) =>
-  ((await (await fetch(`${g.base}/_gateway/index`, { headers: { authorization: `Bearer ${OPERATOR}` } })).json()) as { data: { team: string; state: string; renders: number; sync_calls_last_minute: number }[] }).data;
-
-/** Reads once (the backfill starts) and waits until every team of the key is backfilled. */
-async function backfilled(g: Gateway, teams: number): Promise<number> {
-  const t = performance.now();
-  await (await get(g, '/renders?limit=1')).text();
-  for (;;) {
-    const s = await indexState(g);
-    if (s.length >= teams && s.every((x) => x.state === 'ready')) return performance.now() - t;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const procKb = (pid: number, field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
-const heapUsed = async (g: Gateway) => {
-  const text = await (await fetch(`${g.base}/metrics`, { headers: { authorization: `Bearer ${OPERATOR}` } })).text();
-  return Number(/^nodejs_heap_size_used_bytes (\d+(\.\d+)?)/m.exec(text)?.[1] ?? NaN);
-};
-
-async function load(url: string, token: string, seconds: number): Promise<{ rps: number; p50: number; errors: number }> {
-  const r = await autocannon({ url, connections: 16, duration: seconds, headers: { authorization: `Bearer ${token}` } });
-  return { rps: r.requests.average, p50: r.latency.p50, errors: r.errors + r.non2xx };
-}
 
 // ------------------------------------------------------------------------------------------------ part 1
 if (process.env.BENCH_SKIP_DIRECTUS !== '1') {
@@ -143,18 +77,7 @@ if (process.env.BENCH_PART2 !== '0') {
   const org = sim.people.find((p) => p.email === 'org-admin@sim.example') ?? sim.people[0]!;
   // the minimum calls a full read of v1 takes (teams list, then every project page and render page of every team)
   let minimum = 1;
-  const walk = async (path: string) => {
-    let n = 0;
-    const items: { id: string }[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = (await (await fetch(`${sim.url}${path}&limit=60${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${org.api_key}` } })).json()) as { data: { id: string }[]; next_cursor: string | null };
-      n++;
-      items.push(...page.data);
-      cursor = page.next_cursor;
-    } while (cursor);
-    return { n, items };
-  };
+  const walk = (path: string) => walkPages(sim, org.api_key, path);
   let projects = 0;
   for (const t of org.teams) {
     const p = await walk(`/v1/projects?team_id=${t.id}`);
@@ -162,7 +85,7 @@ if (process.env.BENCH_PART2 !== '0') {
     projects += p.items.length;
     for (const proj of p.items) minimum += (await walk(`/v1/renders?project_id=${proj.id}`)).n + 1; // + its templates
   }
-  await fetch(`${sim.url}/_sim/stats/reset`, { method: 'POST' });
+  await resetSimStats(sim);
   const gw = await startGateway(sim, org.api_key, { INDEX_MEMORY_MB: '2048' });
   const pid = gw.proc.pid as number;
   const heap0 = await heapUsed(gw);
@@ -189,8 +112,7 @@ if (process.env.BENCH_PART2 !== '0') {
   const heap1 = await heapUsed(gw);
   const rss1 = procKb(pid, 'VmRSS');
   // a streamed limit=-1 from the index
-  const hasClearRefs = existsSync('/proc/self/clear_refs');
-  if (hasClearRefs) writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  const hasClearRefs = resetPeakRss(pid);
   const t0 = performance.now();
   const streamed = await get(gw, '/renders?limit=-1');
   let bytes = 0;
@@ -214,14 +136,14 @@ if (process.env.BENCH_PART2 !== '0') {
     await new Promise((res) => setTimeout(res, 200));
   }
   const rssLoaded = procKb(againPid, 'VmRSS');
-  if (hasClearRefs) writeFileSync(`/proc/${againPid}/clear_refs`, '5');
+  if (hasClearRefs) resetPeakRss(againPid);
   const t1 = performance.now();
   let bytes2 = 0;
   for await (const chunk of (await get(again, '/renders?limit=-1')).body as unknown as AsyncIterable<Uint8Array>) bytes2 += chunk.length;
   const stream2Ms = performance.now() - t1;
   const peak2 = hasClearRefs ? procKb(againPid, 'VmHWM') : NaN;
   await stop(again.proc);
-  const measured = spawnSync(process.execPath, ['--expose-gc', 'dist/bench/index-memory.js'], { env: { ...lastEnv, INDEX_MEMORY_MB: '100000' }, encoding: 'utf8' });
+  const measured = spawnSync(process.execPath, ['--expose-gc', 'dist/bench/index-memory.js'], { env: { ...again.env, INDEX_MEMORY_MB: '100000' }, encoding: 'utf8' });
   if (measured.status !== 0) throw new Error(`index-memory: ${measured.stderr}`);
   const mem = JSON.parse(measured.stdout) as { teams: number; renders: number; bytes: number };
   rmSync(gw.dir, { recursive: true, force: true });

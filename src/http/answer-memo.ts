@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { answerCacheKey } from '../replica/answer-cache.js';
-import type { ReadSource, RenderIndex } from '../replica/service.js';
+import type { ReadSource, ReplicaService } from '../replica/service.js';
 import type { CallMeter } from '../plan/meter.js';
 import type { V1Session } from '../v1/client.js';
 import { exportFormat } from './export.js';
@@ -70,7 +70,7 @@ export class Memo {
   }
 
   /** Whether this request's answer may come from, or go to, the cache at all (not an export, not explained). */
-  private static offered(index: RenderIndex, request: FastifyRequest): boolean {
+  private static offered(index: ReplicaService, request: FastifyRequest): boolean {
     return index.answers.enabled && request.headers['x-gateway-explain'] !== '1' && !exportFormat(request.query);
   }
 
