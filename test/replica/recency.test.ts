@@ -62,3 +62,37 @@ for (const db of await databases()) {
     });
   });
 }
+
+describe('the recency rule in TypeScript, case by case', () => {
+  const at = (updatedAt: number, rank: number) => ({ updatedAt, rank });
+
+  it('takes updated_at when there is one, else created_at, and the status\'s lifecycle rank', () => {
+    expect(stateOf(render('rend_s1', 'processing', 5_000, 1_000))).toEqual({ updatedAt: 5_000, rank: 3 });
+    expect(stateOf(render('rend_s2', 'processing', 500, 1_000))).toEqual({ updatedAt: 500, rank: 3 }); // not the later of the two
+    expect(stateOf(render('rend_s3', 'queued', 0, 1_000))).toEqual({ updatedAt: 0, rank: 2 }); // 0 is a time, not "absent"
+    expect(stateOf(render('rend_s4', 'complete', null, 1_000))).toEqual({ updatedAt: 1_000, rank: 5 });
+    expect(stateOf(render('rend_s5', 'initializing', null, 7))).toEqual({ updatedAt: 7, rank: 0 });
+  });
+
+  it.each([
+    ['nothing held', undefined, at(1, 0), true],
+    ['the same state (fresher signed URLs)', at(10, 3), at(10, 3), true],
+    ['later, same status', at(10, 3), at(11, 3), true],
+    ['earlier, same status', at(10, 3), at(9, 3), false],
+    ['same time, later in the lifecycle', at(10, 3), at(10, 4), true],
+    ['same time, earlier in the lifecycle', at(10, 4), at(10, 3), false],
+    ['later in both', at(10, 1), at(20, 5), true],
+    ['later, but back in the lifecycle (a final status stays)', at(10, 5), at(20, 3), false],
+    ['earlier, though further in the lifecycle', at(10, 1), at(5, 5), false],
+    ['earlier in both', at(10, 3), at(9, 2), false],
+  ] as const)('%s → %s', (_what, held, next, expected) => {
+    expect(supersedes(held, next)).toBe(expected);
+  });
+
+  it('its SQL form names the held table and the incoming row, and takes table names only', () => {
+    expect(supersedesSql('index_renders')).toBe('index_renders.updated_at <= excluded.updated_at and index_renders.rank <= excluded.rank');
+    expect(supersedesSql('render_versions', 'incoming')).toBe('render_versions.updated_at <= incoming.updated_at and render_versions.rank <= incoming.rank');
+    for (const [held, next] of [['x; drop table users', 'excluded'], ['ok', 'excluded; drop table users'], ['', 'excluded'], ['ok', ''], ['Renders', 'excluded'], ['ok', 'x.y'], ['a b', 'excluded']] as const)
+      expect(() => supersedesSql(held, next), `${held} / ${next}`).toThrow(/table names only/);
+  });
+});
