@@ -29,7 +29,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { Metrics } from './ops/metrics.js';
 import { Lifecycle, V1Health } from './ops/v1-health.js';
 import { TeamReaders } from './plan/team-readers.js';
-import { RenderIndex } from './replica/service.js';
+import { ReplicaService } from './replica/service.js';
 import { WebhookLedger } from './store/webhook-events.js';
 import { fanOut } from './webhooks/fan-out.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
@@ -78,8 +78,8 @@ export interface Deps {
   readonly readers: TeamReaders;
   /** v1 render events, checked and applied (to the replica and the caches). */
   readonly webhooks: WebhookReceiver;
-  /** The render index (null when INDEX_ENABLED=false: every read is answered live). */
-  readonly index: RenderIndex | null;
+  /** The replica (null when INDEX_ENABLED=false: every read is answered live). */
+  readonly index: ReplicaService | null;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
   /** The cache partition of the user's key when the key is held in memory (undefined otherwise). */
@@ -166,7 +166,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const v1For = (userId: string, meter?: V1Meter, requestId?: string) => keys.v1For(userId, meter, requestId);
   const readers = new TeamReaders({ config, users, cache, v1For });
   const index = config.INDEX_ENABLED
-    ? new RenderIndex({ config, logger, clock, bus, db, ids, mappings, overlays, renderData, credits: config.renderCredits }, readers)
+    ? new ReplicaService({ config, logger, clock, bus, db, ids, mappings, overlays, renderData, credits: config.renderCredits }, readers)
     : null;
   const webhooks = new WebhookReceiver({ config, clock, logger, metrics, readers, ledger: new WebhookLedger(db.kysely, now), owners: index?.store });
   fanOut(webhooks, { index, cache, bus, logger });

@@ -5,7 +5,7 @@ import type { RecordBuilder } from './records.js';
 import type { RenderRows } from './render-rows.js';
 
 /** What a full record is built from besides the render's row: the data the gateway sent, the render's project. */
-export interface RecordInputs {
+export interface ViewInputs {
   readonly data: ReadonlyMap<string, unknown>;
   readonly projects: ReadonlyMap<string, { readonly project: V1Project }>;
 }
@@ -51,7 +51,7 @@ export class RenderRecords {
 
   constructor(
     private readonly rows: RenderRows, private readonly teamId: string, private readonly builder: RecordBuilder,
-    private readonly inputs: RecordInputs,
+    private readonly inputs: ViewInputs,
   ) {
     this.c = rows.c;
     this.View = viewClass(builder);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { RenderIndex } from '../replica/service.js';
+import type { ReplicaService } from '../replica/service.js';
 import type { V1Cache } from '../plan/cache.js';
 import type { ChangeBus } from '../store/changes.js';
 import type { WebhookReceiver } from './receiver.js';
@@ -10,7 +10,7 @@ import type { WebhookReceiver } from './receiver.js';
  * through the bus), and it replaces every cached copy of the render on this instance (every key's partition); the
  * other instances drop theirs (their next read fetches the fresh one).
  */
-export function fanOut(receiver: WebhookReceiver, o: { index: RenderIndex | null; cache: V1Cache; bus: ChangeBus; logger: Logger }): void {
+export function fanOut(receiver: WebhookReceiver, o: { index: ReplicaService | null; cache: V1Cache; bus: ChangeBus; logger: Logger }): void {
   const me = randomUUID();
   receiver.onRender((r) => o.index?.applyRender(r, { webhook: true }));
   receiver.onRender((r) => {

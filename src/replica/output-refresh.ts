@@ -1,0 +1,153 @@
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { IndexSnapshot } from '../index/read.js';
+import { mapLimit } from '../plan/limit.js';
+import type { Rec } from '../query/compile.js';
+import type { IndexStore } from '../store/render-index.js';
+import type { V1Session } from '../v1/client.js';
+import { V1NotFoundError } from '../v1/errors.js';
+import { V1_PAGE_MAX, type V1Render } from '../v1/schemas.js';
+import type { Peers } from './peers.js';
+import { outputExpiry, refreshAt, urlExpiry } from './signed-urls.js';
+import { SyncAborted, type TeamSync } from './sync.js';
+import type { TeamReplica } from './team-replica.js';
+
+export interface OutputRefreshDeps {
+  readonly config: Pick<Config, 'FANOUT_CONCURRENCY' | 'SIGNED_URL_TTL_MS'>;
+  readonly clock: Clock;
+  readonly store: IndexStore;
+  readonly sync: TeamSync;
+  readonly peers: Peers;
+}
+
+/**
+ * Signed URLs near the end of their life, refreshed before they are answered: render outputs (through their project's
+ * list pages or by id, whichever takes fewer calls) and project and template posters (the project's signed thumbnail),
+ * written back to the replica and announced to the other instances.
+ */
+export class OutputRefresh {
+  constructor(private readonly deps: OutputRefreshDeps) {}
+
+  /**
+   * What of the answered records must be refreshed at `now` (signed URLs near expiry: render outputs, project and
+   * template posters), and from when the first of them must be (`refreshAt`; ≤ now when some already must).
+   */
+  private examine(snapshot: IndexSnapshot, recs: readonly Rec[], resource: string, now: number) {
+    const ttl = this.deps.config.SIGNED_URL_TTL_MS;
+    const byProject = new Map<string, { t: TeamReplica; ids: Set<string> }>();
+    const thumbnails = new Map<string, TeamReplica>();
+    let first = Number.POSITIVE_INFINITY;
+    const due = (expiresAt: number, seenAt: number) => {
+      const at = refreshAt(expiresAt, seenAt);
+      first = Math.min(first, at);
+      return now >= at;
+    };
+    // a project's thumbnail: its expiry read from the URL, its lifetime counted from when the gateway got the project
+    const nearEnd = (t: TeamReplica, projectId: string) => {
+      const e = t.projects.get(projectId);
+      const url = e?.project.thumbnail_url;
+      if (!e || !url) return false;
+      e.expiresAt ??= urlExpiry(url, e.seenAt, ttl); // read from the URL once per copy held
+      return due(e.expiresAt, e.seenAt);
+    };
+    if (resource === 'template') {
+      // a template's poster is its project's signed thumbnail
+      for (const rec of recs) {
+        for (const t of snapshot.teams) {
+          const x = t.template(rec.id as string);
+          if (x && nearEnd(t, x.projectId)) thumbnails.set(x.projectId, t);
+        }
+      }
+    }
+    if (resource === 'project') {
+      // a project's poster is its signed thumbnail
+      for (const rec of recs) {
+        for (const t of snapshot.teams) {
+          const v1 = t.projectV1(rec.id as string);
+          if (v1 && nearEnd(t, v1)) thumbnails.set(v1, t);
+        }
+      }
+    }
+    for (const rec of resource === 'render' ? recs : []) {
+      const t = snapshot.teamOfRender(rec.id as string);
+      const v1 = t?.renderV1(rec.id as string);
+      const projectId = v1 ? t?.projectOf(v1) : undefined;
+      if (!t || !v1 || projectId === undefined || !t.hasOutput(v1)) continue;
+      // an output without a still shows its project's thumbnail (signed too)
+      if (nearEnd(t, projectId)) thumbnails.set(projectId, t);
+      // read from the URLs once per state held
+      const expiresAt = t.expiryOf(v1, (r, seenAt) => outputExpiry(r.output, seenAt, ttl)) as number;
+      if (!due(expiresAt, t.renderState(v1)?.seenAt ?? now)) continue;
+      const g = byProject.get(projectId) ?? { t, ids: new Set<string>() };
+      g.ids.add(v1);
+      byProject.set(projectId, g);
+    }
+    return { thumbnails, byProject, refreshAt: first };
+  }
+
+  /**
+   * Refreshes the answered renders whose output URLs near expiry, with the request's own key and meter: by id, or
+   * through their project's list pages when that takes fewer calls. Written back to the replica. Resolves with the
+   * moment the first signed URL of these records must be refreshed next (an answer kept longer is not given).
+   */
+  async refresh(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[], resource = 'render'): Promise<number> {
+    const { config, clock } = this.deps;
+    const { thumbnails, byProject, refreshAt: next } = this.examine(snapshot, recs, resource, clock.now());
+    if (thumbnails.size === 0 && byProject.size === 0) return next; // nothing due: the usual case, looked at once
+    await mapLimit([...thumbnails], config.FANOUT_CONCURRENCY, async ([projectId, t]) => {
+      try {
+        const p = await session.project(projectId);
+        await this.deps.store.putProjects(t.id, [p]);
+        t.setProject({ project: p, templates: null, backfilled: false }, clock.now()); // (templates and checkpoint are kept)
+      } catch (e) {
+        if (!(e instanceof V1NotFoundError)) throw e;
+      }
+    });
+    await mapLimit([...byProject], config.FANOUT_CONCURRENCY, async ([projectId, { t, ids }]) => {
+      const fresh = await this.read(session, t, projectId, ids);
+      try {
+        await this.deps.sync.put(t, fresh, { renders: [] });
+      } catch (e) {
+        if (e instanceof SyncAborted) return; // shutting down: the fresh copies are answered, not kept
+        throw e;
+      }
+      await this.deps.peers.publishRenders(t.id, fresh.map((r) => r.id));
+    });
+    return this.examine(snapshot, recs, resource, clock.now()).refreshAt;
+  }
+
+  /** The renders of one project read again: through its list pages when fewer calls, the rest by id. */
+  private async read(session: V1Session, t: TeamReplica, projectId: string, ids: ReadonlySet<string>): Promise<V1Render[]> {
+    const fresh: V1Render[] = [];
+    // by list pages (60 a call, newest first) when the deepest of them is reached in fewer calls than one per render;
+    // every render those pages show is kept fresh too (a streamed limit=-1 asks for the next ones a chunk later)
+    if (ids.size > 1) {
+      const position = new Map(t.projectRenderIds(projectId).map((id, i) => [id, i]));
+      const deepest = Math.max(...[...ids].map((id) => position.get(id) ?? 0));
+      const pages = Math.floor(deepest / V1_PAGE_MAX) + 1;
+      if (pages < ids.size) {
+        let cursor: string | undefined;
+        try {
+          for (let i = 0; i < pages; i++) {
+            const page = await session.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) });
+            fresh.push(...page.data);
+            if (!page.next_cursor) break;
+            cursor = page.next_cursor;
+          }
+        } catch (e) {
+          if (!(e instanceof V1NotFoundError)) throw e;
+        }
+      }
+    }
+    const read = new Set(fresh.map((r) => r.id));
+    const missing = [...ids].filter((id) => !read.has(id));
+    for (const id of missing) {
+      try {
+        fresh.push(await session.render(id));
+      } catch (e) {
+        if (!(e instanceof V1NotFoundError)) throw e;
+      }
+    }
+    return fresh;
+  }
+}

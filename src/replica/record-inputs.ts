@@ -1,0 +1,84 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Mappings } from '../config/mappings.js';
+import type { ChangeBus } from '../store/changes.js';
+import type { OverlayStore } from '../store/render-extras.js';
+import type { IdTranslator } from '../translate/ids.js';
+import { recordBuilder, type Overlays, type RecordBuilder } from './records.js';
+import type { TeamReplica } from './team-replica.js';
+
+export interface RecordInputsDeps {
+  readonly logger: Logger;
+  readonly bus: ChangeBus;
+  readonly ids: IdTranslator;
+  readonly mappings: Mappings;
+  readonly overlays: OverlayStore;
+  readonly timeUnit: Config['V1_TIMESTAMP_UNIT'];
+  readonly credits: Config['renderCredits'];
+  /** The teams in memory (their records are rebuilt when what they are built with changes). */
+  readonly teams: () => Iterable<TeamReplica>;
+}
+
+/**
+ * What every legacy record of the replica is built with besides v1's data: the overlays (read again whenever they
+ * change) and the imported id pairs (the translator's). Teams in memory rebuild their records when either changes;
+ * `version` tells a team being read from the store meanwhile to rebuild its own.
+ */
+export class RecordInputs {
+  readonly builder: RecordBuilder;
+  /** Resolves once the overlays being read are in use (a read waits for them). */
+  ready: Promise<void>;
+  /** False while overlays are being read again. */
+  settled = false;
+  private overlays: Overlays = {};
+  private seq = 0;
+  /** Bumped when new overlays are in use. */
+  private overlaysVersion = 0;
+  /** Bumped when imported id pairs are read again. */
+  private idsVersion = 0;
+
+  constructor(private readonly deps: RecordInputsDeps) {
+    this.builder = recordBuilder({ ids: deps.ids, mappings: deps.mappings, timeUnit: deps.timeUnit }, () => this.overlays, deps.credits);
+    this.ready = this.reload();
+  }
+
+  /** Follows the overlays' and ids' changes (heard on the bus, or from the translator). */
+  listen(): void {
+    this.deps.bus.on('overlays', () => { this.ready = this.reload(); });
+    // imported id pairs change uuids: the records are rebuilt whenever the translator has read them again (an import
+    // heard on the bus, or a resync: another process's import reaches SQLite instances only so); a team being loaded
+    // meanwhile rebuilds its own (version)
+    this.deps.ids.onReloaded(() => {
+      this.idsVersion++;
+      for (const t of this.deps.teams()) t.invalidateRecords();
+    });
+    // pairs a failed write lost are given again (the replica remembers which it gave)
+    this.deps.ids.onLost((pairs) => { for (const p of pairs) for (const t of this.deps.teams()) t.forgetPaired(p.type, p.v1Id); });
+  }
+
+  /** Moves whenever the records' inputs change. */
+  get version(): string {
+    return `${this.overlaysVersion}:${this.idsVersion}`;
+  }
+
+  /**
+   * Reads the overlays every record is built with; only the newest of overlapping reloads is applied, and a failed one
+   * keeps the last good set (logged; the next change reloads).
+   */
+  private async reload(): Promise<void> {
+    const seq = ++this.seq;
+    this.settled = false;
+    try {
+      const types = ['render', 'project', 'account'];
+      const loaded = await Promise.all(types.map(async (t) => [t, await this.deps.overlays.ofType(t)] as const));
+      if (seq !== this.seq) return;
+      this.overlays = Object.fromEntries(loaded);
+      this.overlaysVersion++;
+      for (const t of this.deps.teams()) t.invalidateRecords();
+    } catch (e) {
+      this.deps.logger.warn({ err: e }, 'render index: could not read the overlays (the last ones read stay in use)');
+    } finally {
+      if (seq === this.seq) this.settled = true;
+    }
+  }
+}

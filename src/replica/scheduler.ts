@@ -1,0 +1,217 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { TeamReaders } from '../plan/team-readers.js';
+import type { IndexStore } from '../store/render-index.js';
+import type { RenderDataStore } from '../store/render-extras.js';
+import type { V1Session } from '../v1/client.js';
+import { V1UnauthorizedError } from '../v1/errors.js';
+import type { V1Team } from '../v1/schemas.js';
+import type { SyncBudget } from './budget.js';
+import { boundOf } from './freshness.js';
+import type { Peers } from './peers.js';
+import type { TeamRegistry } from './registry.js';
+import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
+import type { TeamReplica } from './team-replica.js';
+
+/** How long a sync lease is held before another instance may take the team over. */
+const LEASE_MS = 60_000;
+
+export interface SyncSchedulerDeps {
+  readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly store: IndexStore;
+  readonly renderData: RenderDataStore;
+  readonly readers: TeamReaders;
+  readonly registry: TeamRegistry;
+  readonly peers: Peers;
+  readonly budget: SyncBudget;
+  readonly sync: TeamSync;
+  /** This instance, as its leases name it. */
+  readonly holder: string;
+  /** True once the replica is shut down. */
+  readonly closed: () => boolean;
+}
+
+/**
+ * When a team is walked: its backfill (started by its first read, resumed from the store's checkpoints), its syncs
+ * (coalesced; the periodic full reconcile), the background tick over the teams being read, each under the team's lease
+ * (one instance at a time) with a key that reaches it; and why the last one failed.
+ */
+export class SyncScheduler {
+  private readonly syncing = new Map<string, Promise<void>>();
+  private readonly backfilling = new Map<string, Promise<void>>();
+  private readonly fullAt = new Map<string, number>();
+  private readonly failures = new Map<string, { message: string; at: number }>();
+
+  constructor(private readonly deps: SyncSchedulerDeps) {}
+
+  /** Whether the team is being synced or backfilled here. */
+  busy(teamId: string): boolean {
+    return this.syncing.has(teamId) || this.backfilling.has(teamId);
+  }
+
+  /** Why the team's last sync failed (cleared by the next that succeeds). */
+  failure(teamId: string): { message: string; at: number } | undefined {
+    return this.failures.get(teamId);
+  }
+
+  /** Walks under way (close waits for them). */
+  pending(): Promise<void>[] {
+    return [...this.syncing.values(), ...this.backfilling.values()];
+  }
+
+  /** Starts (or joins) the team's backfill in the background; resumes from the store's checkpoints. */
+  startBackfill(team: V1Team): Promise<void> {
+    let p = this.backfilling.get(team.id);
+    if (p) return p;
+    const failed = this.failures.get(team.id);
+    if (failed && this.deps.clock.now() - failed.at < this.deps.config.INDEX_MAX_STALENESS_MS) return Promise.resolve();
+    p = this.backfill(team).finally(() => this.backfilling.delete(team.id));
+    this.backfilling.set(team.id, p);
+    return p;
+  }
+
+  private async backfill(team: V1Team): Promise<void> {
+    const { store, registry, holder, logger, clock } = this.deps;
+    try {
+      if (!(await store.lease(team.id, holder, LEASE_MS))) {
+        const row = await store.team(team.id);
+        if (row) return; // another instance is at it; this one follows its changes
+        await store.putTeam(team, []);
+        if (!(await store.lease(team.id, holder, LEASE_MS))) return;
+      }
+      const t = (await registry.load(team.id)) ?? registry.adopt(team);
+      logger.info({ team: team.id }, 'render index: backfill started');
+      const changes: SyncChanges = { renders: [], renew: this.renewer(team.id) };
+      const ok = await this.withReader(team.id, (s) => this.deps.sync.backfill(t, s, changes));
+      if (!ok) throw new Error('no bound key reaches the team');
+      // the data the gateway sent for the renders it created (before the team was in the replica)
+      for (const [id, data] of await store.renderData(team.id)) t.setData(id, data);
+      this.fullAt.set(team.id, t.backfilledAt ?? clock.now());
+      this.failures.delete(team.id);
+      t.compact();
+      registry.evict(team.id); // memory grew by a whole team
+      logger.info({ team: team.id, renders: t.size, projects: t.projects.size }, 'render index: backfill done');
+      await this.deps.peers.publishTeam(team.id);
+    } catch (e) {
+      this.fail(team.id, e);
+    } finally {
+      await store.release(team.id, holder).catch(() => undefined);
+    }
+  }
+
+  /**
+   * One incremental sync of a team (coalesced: concurrent callers share it), under the team's lease. `allowFull`: the
+   * background may make it the periodic full reconcile; a read never waits for one.
+   */
+  syncTeam(t: TeamReplica, allowFull = true): Promise<void> {
+    let p = this.syncing.get(t.id);
+    if (p) return p;
+    p = this.runSync(t, allowFull).finally(() => this.syncing.delete(t.id));
+    this.syncing.set(t.id, p);
+    return p;
+  }
+
+  private async runSync(t: TeamReplica, allowFull: boolean): Promise<void> {
+    const { store, holder, clock } = this.deps;
+    // a backfill of the team under way holds its lease: the sync waits for it rather than share the lease
+    const backfill = this.backfilling.get(t.id);
+    if (backfill) {
+      await backfill;
+      return;
+    }
+    if (!(await store.lease(t.id, holder, LEASE_MS))) {
+      await this.deps.registry.refreshRow(t); // another instance syncs it: take its sync time
+      return;
+    }
+    try {
+      const started = clock.now();
+      const full = allowFull && started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
+      const changes: SyncChanges = { renders: [], renew: this.renewer(t.id) };
+      const ok = await this.withReader(t.id, (s) => this.deps.sync.sync(t, s, full, changes));
+      if (!ok) throw new Error('no bound key reaches the team');
+      // renders new to the replica may be the gateway's own (made on an instance that did not hold the team)
+      const fresh = changes.renders.filter((id) => !t.data.has(id));
+      if (fresh.length > 0) for (const [id, data] of await this.deps.renderData.many(fresh)) t.setData(id, data);
+      if (full) this.fullAt.set(t.id, started);
+      this.failures.delete(t.id);
+      await this.deps.peers.publishRenders(t.id, changes.renders);
+      await this.deps.peers.publishTeam(t.id);
+    } catch (e) {
+      this.fail(t.id, e);
+      throw e;
+    } finally {
+      await store.release(t.id, holder).catch(() => undefined);
+    }
+  }
+
+  /** A renewal of the team's lease at most every third of its length, for a walk that may outlast it. */
+  private renewer(teamId: string): () => Promise<void> {
+    let last = this.deps.clock.now();
+    return async () => {
+      const now = this.deps.clock.now();
+      if (now - last < LEASE_MS / 3) return;
+      last = now;
+      if (!(await this.deps.store.lease(teamId, this.deps.holder, LEASE_MS))) throw new Error('another instance took over the sync of this team');
+    };
+  }
+
+  /** Runs `work` with a key that reaches the team, the next bound key when one is refused; false when none does. */
+  private async withReader(teamId: string, work: (s: V1Session) => Promise<void>): Promise<boolean> {
+    const { readers, budget } = this.deps;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      // the sync's calls carry a request id of their own (v1's logs tell them from legacy requests)
+      const r = await readers.sessionFor(teamId, budget.meterFor(teamId), `gateway-index-${teamId}`);
+      if (!r) return false;
+      try {
+        await work(r.session);
+        return true;
+      } catch (e) {
+        if (!(e instanceof TeamUnreachable || e instanceof V1UnauthorizedError)) throw e;
+        // a refused key (401) is skipped everywhere; a key that no longer reaches this team, for this team only
+        readers.refused(teamId, r.user, e instanceof V1UnauthorizedError);
+      }
+    }
+    return false;
+  }
+
+  private fail(teamId: string, e: unknown): void {
+    if (this.deps.closed()) return;
+    const message = e instanceof Error ? e.message : String(e);
+    this.failures.set(teamId, { message, at: this.deps.clock.now() });
+    this.deps.logger.warn({ team: teamId, err: message }, 'render index: sync failed (reads of the team stay on its last state)');
+  }
+
+  /** The background sync: every team read within INDEX_ACTIVE_MS whose sync is due and within its budget. */
+  async tick(): Promise<void> {
+    if (this.deps.closed()) return;
+    const { clock, config } = this.deps;
+    const now = clock.now();
+    const due: Promise<void>[] = [];
+    for (const t of this.deps.registry.values()) {
+      if (t.state !== 'ready' || now - t.readAt > config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
+      // half the bound: a reader finds the team fresh instead of syncing it itself
+      if (now - (t.syncedAt ?? 0) < boundOf(config, t, clock.now()) / 2 || !this.deps.budget.fits(t)) continue;
+      due.push(this.syncTeam(t, true).catch(() => undefined));
+    }
+    await Promise.all(due);
+  }
+
+  /** Syncs (or backfills) the given teams (by id) now, waiting for the end (the CLI's `index sync`). */
+  async syncNow(teamIds: readonly string[]): Promise<void> {
+    for (const id of teamIds) {
+      // the backfill's first step reads the team itself; this stands in until then
+      const team: V1Team = (await this.deps.store.team(id))?.team ?? { id, name: id, account_id: 'acc_unknown', role: null, created_at: 0 };
+      const t = await this.deps.registry.load(team.id);
+      if (!t || t.state !== 'ready') {
+        await this.startBackfill(team);
+        const failed = this.failures.get(team.id);
+        if (failed) throw new Error(`${team.id}: ${failed.message}`);
+        continue;
+      }
+      await this.syncTeam(t);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import type { TeamRow } from '../store/render-index.js';
+import type { TeamReplica } from './team-replica.js';
+
+/** One team as the operator route shows it. */
+export interface TeamStatus {
+  readonly team: string;
+  readonly name: string;
+  readonly state: 'backfilling' | 'ready';
+  readonly renders: number;
+  readonly projects: number;
+  readonly in_memory: boolean;
+  readonly backfilled_at: string | null;
+  readonly last_sync: string | null;
+  readonly age_ms: number | null;
+  readonly last_webhook: string | null;
+  readonly sync_calls_last_minute: number;
+  readonly bound_ms: number;
+  readonly syncing: boolean;
+  readonly last_error: string | null;
+}
+
+/** What the status of a team is read from besides its row in the store and its copy in memory. */
+export interface StatusFacts {
+  readonly now: number;
+  readonly callsLastMinute: (teamId: string) => number;
+  /** The team's staleness bound (INDEX_MAX_STALENESS_MS for a team not in memory). */
+  readonly boundOf: (t: TeamReplica | undefined) => number;
+  readonly busy: (teamId: string) => boolean;
+  readonly lastError: (teamId: string) => string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A team as operators see it (`/_gateway/index`, `legacy-gateway index status`): the store's row, memory's copy. */
+export function teamStatus(row: TeamRow & { readonly renders: number }, t: TeamReplica | undefined, f: StatusFacts): TeamStatus {
+  const synced = Math.max(row.syncedAt ?? 0, t?.syncedAt ?? 0) || null;
+  return {
+    team: row.team.id,
+    name: row.team.name,
+    state: t?.state ?? row.state,
+    renders: t?.size ?? row.renders,
+    projects: t?.projects.size ?? 0,
+    in_memory: !!t,
+    backfilled_at: iso(row.backfilledAt),
+    last_sync: iso(synced),
+    age_ms: synced === null ? null : f.now - synced,
+    last_webhook: iso(Math.max(row.webhookAt ?? 0, t?.webhookAt ?? 0) || null),
+    sync_calls_last_minute: f.callsLastMinute(row.team.id),
+    bound_ms: f.boundOf(t),
+    syncing: f.busy(row.team.id),
+    last_error: f.lastError(row.team.id),
+  };
+}
+
+/** Ages of the backfilled teams in memory (for /metrics: max and a histogram, never a label per team). */
+export function ages(teams: Iterable<TeamReplica>, now: number): number[] {
+  return [...teams].filter((t) => t.state === 'ready').map((t) => now - (t.syncedAt ?? 0));
+}
+
+/** Renders held in memory, every team counted. */
+export function rendersIn(teams: Iterable<TeamReplica>): number {
+  let n = 0;
+  for (const t of teams) n += t.size;
+  return n;
+}
