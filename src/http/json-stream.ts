@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { RawJson } from '../plan/execute.js';
+import { RawJson } from '../exec/raw-json.js';
 
 /**
  * `{"meta":…,"data":[…]}` written item by item. The first item is awaited before the status is sent, so most

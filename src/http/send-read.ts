@@ -29,12 +29,12 @@ export async function sendList(
   if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
   const explained = wantsExplain(deps, ctx.request);
   if (items) {
-    const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.how) : undefined;
+    const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.from, read.how) : undefined;
     return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(items, ctx.log, result.meta, atEnd)));
   }
   const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
-  if (explained) return { ...body, explain: explainList(read.plan, ctx.meter, source, read.how) };
+  if (explained) return { ...body, explain: explainList(read.plan, ctx.meter, source, read.from, read.how) };
   return memo.keep(reply, body, source, read.refreshAt);
 }
 

@@ -134,7 +134,7 @@ export class Catalog {
   }
 
   /** A lazy stream of one project's renders in v1 order (for early termination), pages fetched under the gate. */
-  stream<T extends { readonly created_at: number } = V1Render>(
+  stream<T = V1Render>(
     projectId: string,
     q: ListQuery,
     firstPageLimit = V1_PAGE_MAX,
@@ -170,7 +170,7 @@ export class Gate {
 }
 
 /** Pages through one v1 list on demand, keeping one page fetched ahead. */
-export class RenderStream<T extends { readonly created_at: number } = V1Render> {
+export class RenderStream<T = V1Render> {
   private buffer: T[] = [];
   private cursor: string | undefined;
   private done = false;

@@ -1,5 +1,6 @@
+import type { Execution } from '../exec/execute.js';
+import type { SourceDescription } from '../exec/source.js';
 import type { ReadSource } from '../replica/service.js';
-import type { IndexStrategy } from '../index/read.js';
 import type { CallMeter } from './meter.js';
 import type { Plan } from './plan.js';
 
@@ -10,29 +11,21 @@ export function describeSource(source: ReadSource): Record<string, unknown> {
     : { source: 'live', reason: source.reason };
 }
 
-/** The explain block of a live read: the plan (its residual filter named, not dumped) and the v1 calls, pages and records. */
-export function explainLive(plan: Plan, meter: CallMeter): Record<string, unknown> {
-  return { plan: { ...plan, residual: plan.residual ? 'in memory' : null }, ...meter.summary() };
-}
-
 /**
- * The explain block of a list: the live plan as planned, or — answered from the replica — what was really done there
- * (the scope narrowed in memory, every record of it evaluated; no pushdown, no v1 pages: the planner's reasons about v1
- * requests are left out).
+ * The explain block of a list: the compiled plan as it was run — the plan itself (its residual filter named, not
+ * dumped), the record source it ran on with that source's age and the v1 calls it makes, and how the executor answered
+ * (strategy, records tested and matched) — then the v1 calls, pages and records really spent.
  */
-export function explainList(plan: Plan, meter: CallMeter, source: ReadSource, how?: IndexStrategy): Record<string, unknown> {
-  if (source.kind === 'live') {
-    const live = explainLive(plan, meter);
-    return { ...live, plan: { ...(live.plan as object), source: 'live' }, ...describeSource(source) };
-  }
-  const scope = plan.ids ? 'records by id' : plan.scope.projects ? "the projects' records" : 'every record in reach';
-  const reasons = [...plan.reasons.filter((r) => !/v1|GET|pushdown|status=/.test(r)), 'answered from the render index: filter, sort and aggregation in memory'];
+export function explainList(plan: Plan, meter: CallMeter, source: ReadSource, from: SourceDescription, how?: Execution): Record<string, unknown> {
   return {
     plan: {
-      resource: plan.resource, source: 'index', strategy: `index: ${how?.strategy ?? 'scan'} of ${scope}`, scope: plan.scope,
-      residual: plan.residual ? 'in memory' : null, stopAfter: plan.stopAfter, pages: null,
-      relations: { read: plan.relations, resolved: 'from the index, synchronously (no v1 call)' },
-      tested: how?.tested ?? null, matched: how?.matched ?? null, reasons,
+      ...plan,
+      residual: plan.residual ? 'in memory' : null,
+      source: from.kind,
+      source_age_ms: from.ageMs,
+      v1_calls_planned: from.calls,
+      relations_resolved: from.kind === 'replica' ? 'from the replica, synchronously (no v1 call)' : 'fetched from v1 as evaluation needs them',
+      execution: how ?? null,
     },
     ...meter.summary(),
     ...describeSource(source),

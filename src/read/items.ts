@@ -1,9 +1,12 @@
 import type { Deps } from '../deps.js';
 import { ALL_OVERLAYS, readEnv, type ReadEnvDeps } from '../http/context.js';
 import type { RequestContext } from '../http/request-context.js';
-import { readFromIndex, type IndexStrategy } from '../index/read.js';
 import type { ReadSource } from '../replica/service.js';
-import { executeList, executeOne } from '../plan/execute.js';
+import { execute, type Execution } from '../exec/execute.js';
+import { executeOne } from '../exec/live.js';
+import { LiveSource } from '../exec/live-source.js';
+import { ReplicaSource } from '../exec/replica-source.js';
+import type { RecordSource, SourceDescription } from '../exec/source.js';
 import type { ExecEnv } from '../plan/index.js';
 import { planQuery, type Plan } from '../plan/plan.js';
 import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
@@ -22,7 +25,9 @@ export interface ListRead {
   readonly plan: Plan;
   readonly result: QueryResult;
   readonly source: ReadSource;
-  readonly how?: IndexStrategy;
+  /** The record source the plan ran on, as explain shows it (the v1 calls it makes, its age). */
+  readonly from: SourceDescription;
+  readonly how?: Execution;
   /** When the answer's first signed URL must be refreshed (a kept answer is not given past it). */
   readonly refreshAt: number;
   /** The answer expands relations: it must be built whole before a byte is sent (MAX_RELATED_ITEMS refuses cleanly). */
@@ -102,23 +107,26 @@ export class ItemReads {
 
   private async answer(
     q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource,
-  ): Promise<{ result: QueryResult; source: ReadSource; how?: IndexStrategy; refreshAt: number }> {
+  ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
     const index = this.deps.index;
     const source: ReadSource = known ?? (index ? await index.source(session, now) : { kind: 'live', reason: 'INDEX_ENABLED=false' });
     let refreshAt = Number.POSITIVE_INFINITY;
-    if (source.kind === 'live' || !index) return { result: (await executeList(this.resource, q, plan, env)).result, source, refreshAt };
-    const snap = source.snapshot;
-    let how: IndexStrategy | undefined;
-    const ids = this.deps.ids;
-    const result = await readFromIndex(this.resource, q, plan, snap, {
-      schemas: this.deps.mappings.schemas,
-      budget: env.budget,
-      // an answer kept for later is not given past the moment its first signed URL must be refreshed
-      beforeAnswer: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind)); },
-      answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) ids.queue('render', v1, u); },
-      flush: () => ids.flush(),
-      report: (h) => { how = h; },
-    });
-    return { result, source, refreshAt, ...(how ? { how } : {}) };
+    let records: RecordSource;
+    if (source.kind === 'live' || !index) {
+      records = new LiveSource(env);
+    } else {
+      const snap = source.snapshot;
+      const ids = this.deps.ids;
+      records = new ReplicaSource(snap, {
+        // an answer kept for later is not given past the moment its first signed URL must be refreshed
+        refresh: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind)); },
+        answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) ids.queue('render', v1, u); },
+        flush: () => ids.flush(),
+        now,
+      });
+    }
+    let how: Execution | undefined;
+    const result = await execute(this.resource, q, plan, records, { schemas: this.deps.mappings.schemas, budget: env.budget, report: (h) => { how = h; } });
+    return { result, source, from: records.describe(plan), refreshAt, ...(how ? { how } : {}) };
   }
 }

@@ -5,7 +5,7 @@ import { errors } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
 import { parseLegacyQuery, requestEnv, type QueryDeps, type ReadEnvDeps } from '../http/context.js';
 import { isUuid } from '../lib/uuid.js';
-import { executeList, executeOne } from '../plan/execute.js';
+import { executeList, executeOne } from '../exec/live.js';
 import { RecordIndex } from '../plan/index.js';
 import { planQuery } from '../plan/plan.js';
 import { compileProjection } from '../query/project.js';

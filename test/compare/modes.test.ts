@@ -34,7 +34,8 @@ beforeAll(async () => {
   await ref.addUser(0, 'ann@example.com');
   const refToken = await ref.login('ann@example.com');
   legacy = await startLegacyBackend(ref, refToken, () => gw, tokens);
-  gw = await startGateway({ ROUTE_MODES: JSON.stringify({ '/renders': 'shadow', '/projects': 'compare' }), LEGACY_BASE_URL: legacy.url });
+  // one simulated v1 behind both sides: identical data (two simulators started seconds apart date their newest renders apart)
+  gw = await startGateway({ ROUTE_MODES: JSON.stringify({ '/renders': 'shadow', '/projects': 'compare' }), LEGACY_BASE_URL: legacy.url }, {}, { sim: ref.s });
   await gw.addUser(0, 'ann@example.com');
   // a static token both systems accept (imported from the legacy system)
   staticToken = (await gw.deps.users.createStaticToken((await gw.deps.users.byEmail('ann@example.com'))!.id, 'shared with legacy')).token;

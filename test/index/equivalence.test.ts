@@ -122,7 +122,8 @@ describe('index and live paths under random changes in v1', () => {
         expect(c.body, url).toEqual(b.body);
       }
     }), { numRuns: 12 });
-  });
+    // twelve rounds of changes, syncs and paired reads on two paths: a budget for a loaded two-core machine, not a speed check
+  }, 90_000);
 
   it('an older event after a newer one changes nothing, and a duplicate is applied once', async () => {
     const render = [...sim.sim.world.renders.values()].find((r) => r.teamId === teamA && r.status === 'complete')!;

@@ -60,19 +60,19 @@ describe('render index', () => {
     // explain tells where the answer came from, and what was done there
     const explained = await gw.get('/renders?limit=2&filter[status][_eq]=complete', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': 'operator-token-0123456789' });
     expect(explained.body.explain).toMatchObject({
-      source: 'index', plan: { source: 'index', strategy: 'index: newest-first walk of every record in reach', pages: null, matched: 2 }, v1_calls: 0,
+      source: 'index', plan: { source: 'replica', strategy: 'merge', execution: { strategy: 'newest-first walk', matched: 2 }, v1_calls_planned: [{ call: 'GET /v1/renders/{id}' }] }, v1_calls: 0,
     });
     // the walk stopped once two matches were found: it tested fewer records than the team holds
-    expect(explained.body.explain.plan.tested).toBeGreaterThanOrEqual(2);
-    expect(explained.body.explain.plan.tested).toBeLessThan(sim.sim.world.renders.size);
+    expect(explained.body.explain.plan.execution.tested).toBeGreaterThanOrEqual(2);
+    expect(explained.body.explain.plan.execution.tested).toBeLessThan(sim.sim.world.renders.size);
     expect(explained.body.explain.index_age_ms).toBeGreaterThanOrEqual(0);
     const counted = await gw.get('/renders?aggregate[count]=*&groupBy=status&filter[project][account][name][_nnull]=true', token,
       { 'x-gateway-explain': '1', 'x-gateway-operator-token': 'operator-token-0123456789' });
     expect(counted.body.explain.plan).toMatchObject({
-      strategy: 'index: aggregate over the scope of every record in reach',
-      relations: { read: ['project', 'project.account'], resolved: 'from the index, synchronously (no v1 call)' },
+      strategy: 'scan', execution: { strategy: 'aggregate over the scope' },
+      relations: ['project', 'project.account'], relations_resolved: 'from the replica, synchronously (no v1 call)',
     });
-    expect(counted.body.explain.plan.tested).toBe(counted.body.explain.plan.matched);
+    expect(counted.body.explain.plan.execution.tested).toBe(counted.body.explain.plan.execution.matched);
     // the answered renders' uuid ↔ v1 pairs reach the id store (any instance resolves them), each written once
     const page = await gw.get('/renders?sort=title&limit=3&offset=40&fields=id', token);
     expect(source(page)).toBe('index');

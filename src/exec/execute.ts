@@ -1,0 +1,294 @@
+import type { QueryNode } from '../query/ast.js';
+import { aggregateRows } from '../query/aggregate.js';
+import type { ExpansionBudget } from '../query/budget.js';
+import { compileFilter, compileSearch, compileSort, type Rec } from '../query/compile.js';
+import { fieldsToSelect } from '../query/fields-used.js';
+import { compileProjection } from '../query/project.js';
+import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
+import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
+import { mergeByKey } from '../plan/merge.js';
+import type { Plan } from '../plan/plan.js';
+import { Best } from './best.js';
+import { RawJson } from './raw-json.js';
+import type { RecordSource } from './source.js';
+
+/** How an answer was computed (explain shows it beside the plan). */
+export interface Execution {
+  readonly strategy: 'newest-first walk' | 'oldest-first walk' | 'aggregate over the scope' | 'top-k over the scope' | 'sort of the scope';
+  /** Records tested against the filter (a streamed answer counts those tested before its first item). */
+  readonly tested: number;
+  readonly matched: number;
+}
+
+export interface ExecContext {
+  readonly schemas: SchemaRegistry;
+  /** Related items this request's answer may still expand (MAX_RELATED_ITEMS). */
+  readonly budget: ExpansionBudget;
+  /** Told how the answer was computed. */
+  readonly report?: (how: Execution) => void;
+}
+
+/** Records projected, and answered items written, this many at a time; the event loop gets a turn between chunks. */
+export const CHUNK = 500;
+/** Past this many items an answer is written as a stream, a chunk at a time. */
+const STREAM_AFTER = 2000;
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+/** A record reduced to some of its fields. */
+function pick(rec: Rec, keys: readonly string[]): Rec {
+  const o: Record<string, unknown> = {};
+  for (const k of keys) o[k] = rec[k];
+  return o;
+}
+
+/**
+ * Runs a compiled plan against a record source — the replica or live v1 — the same way for both: the plan's strategy
+ * (`direct`: by id; `merge`: the scope's date-ordered runs merged, stopping once offset + limit are settled; `scan`:
+ * every record of the scope, filtered as it arrives, keeping only what the answer can still contain), then
+ * aggregation or the page, made ready by the source (data, fresh signed URLs, id pairs) and projected.
+ */
+export function execute(resource: string, q: QueryNode, plan: Plan, source: RecordSource, ctx: ExecContext): Promise<QueryResult> {
+  const job = new Job(resource, q, plan, source, ctx);
+  if (resource === 'render' && plan.statuses && plan.statuses.length === 0) return job.scan(async () => 0);
+  if (plan.strategy === 'direct') {
+    return job.scan(async (take) => {
+      const recs = await source.byIds(resource, plan);
+      await take(recs);
+      return recs.length;
+    });
+  }
+  if (plan.strategy === 'merge' && resource === 'render') return job.walk();
+  return job.scan((take) => source.scan(resource, plan, job.withData, take));
+}
+
+type Feed = (take: (batch: readonly Rec[]) => Promise<void>) => Promise<number>;
+
+/** One execution: the query compiled once against its source. */
+class Job {
+  private readonly schema: ResourceSchema;
+  private readonly keep: (r: Rec) => boolean;
+  private readonly cmp: (a: Rec, b: Rec) => number;
+  private readonly project: (r: Rec) => unknown;
+  private readonly relationalSort: boolean;
+  private readonly whole: boolean;
+  readonly withData: boolean;
+  private tested = 0;
+  private matched = 0;
+
+  constructor(
+    private readonly resource: string,
+    private readonly q: QueryNode,
+    private readonly plan: Plan,
+    private readonly source: RecordSource,
+    private readonly ctx: ExecContext,
+  ) {
+    const { schemas } = ctx;
+    this.schema = schemas[resource] as ResourceSchema;
+    const filter = compileFilter(q.filter, this.schema, schemas, source);
+    const search = compileSearch(q.search, this.schema);
+    this.keep = (r) => filter(r) && search(r);
+    const order = effectiveSort(q, this.schema);
+    this.cmp = compileSort(order, this.schema, schemas, source);
+    this.relationalSort = order.some((s) => s.field.path.length > 1 || s.field.fn === 'count');
+    this.project = compileProjection(q.fields, this.schema, schemas, source, ctx.budget, { deep: q.deep, alias: q.alias, nestedLimit: source.nestedLimit });
+    this.whole = q.aggregate.length > 0 || q.groupBy.length > 0;
+    this.withData = fieldsToSelect(q, this.schema).has('data');
+  }
+
+  private async total(scanned: number): Promise<number> {
+    return this.q.meta.includes('total_count') ? this.source.total(this.resource, this.plan, scanned) : scanned;
+  }
+
+  /** Projects records chunk by chunk (each settled on its own), the event loop given a turn between chunks. */
+  private async shape(recs: readonly Rec[]): Promise<unknown[]> {
+    if (recs.length <= CHUNK) return this.source.settle(() => recs.map(this.project));
+    const out: unknown[] = [];
+    for (let i = 0; i < recs.length; i += CHUNK) {
+      const chunk = recs.slice(i, i + CHUNK);
+      for (const x of await this.source.settle(() => chunk.map(this.project))) out.push(x);
+      await turn();
+    }
+    return out;
+  }
+
+  /** Records about to be answered: made ready by the source, their id pairs recorded and written, then projected. */
+  private async answer(recs: readonly Rec[], refs: readonly string[]): Promise<unknown[]> {
+    const ready = await this.source.prepare(recs, refs, this.resource);
+    this.source.remember(this.resource, refs);
+    await this.source.flush();
+    return this.shape(ready);
+  }
+
+  private refs(recs: readonly Rec[]): string[] {
+    return recs.map((r) => this.source.ref(r));
+  }
+
+  private report(strategy: Execution['strategy']): void {
+    this.ctx.report?.({ strategy, tested: this.tested, matched: this.matched });
+  }
+
+  /** A scan (or the records by id): aggregated, or the best offset + limit kept as the batches arrive. */
+  async scan(feed: Feed): Promise<QueryResult> {
+    return this.whole ? this.aggregate(feed) : this.list(feed);
+  }
+
+  private async aggregate(feed: Feed): Promise<QueryResult> {
+    const { q, source } = this;
+    // held records (the replica) are kept as they are; fetched ones are reduced to the fields the selection reads
+    const slim = Number.isFinite(source.compactAfter) ? [...fieldsToSelect(q, this.schema)] : null;
+    // render uuids reach the answer only when grouped by, or aggregated over, the id
+    const answersIds = q.groupBy.some((g) => g.path[0] === 'id') || q.aggregate.some((a) => a.field === 'id');
+    const matched: Rec[] = [];
+    const scanned = await feed(async (batch) => {
+      this.tested += batch.length;
+      const kept = await source.settle(() => batch.filter(this.keep));
+      if (answersIds) source.remember(this.resource, this.refs(kept));
+      for (const r of kept) matched.push(slim ? pick(r, slim) : r);
+    });
+    await source.flush();
+    this.matched = matched.length;
+    const meta = buildMeta(q, await this.total(scanned), matched.length);
+    this.report('aggregate over the scope');
+    const rows = await source.settle(() =>
+      aggregateRows(matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, this.schema, this.ctx.schemas, source, { numericStrings: true }),
+    );
+    return meta ? { meta, data: rows } : { data: rows };
+  }
+
+  private async list(feed: Feed): Promise<QueryResult> {
+    const { q, source } = this;
+    const everything = q.limit === -1;
+    const wanted = everything ? Number.POSITIVE_INFINITY : q.offset + q.limit;
+    // many wanted items from a source whose records are not held: candidates wait as sort keys and JSON bytes
+    const compact = wanted > source.compactAfter;
+    // with limit=-1 from the first item, every match is answered: its pair is recorded as it is read
+    const recordNow = everything && q.offset === 0;
+    const keys = [...fieldsToSelect(q, this.schema)];
+    type Candidate = { rec: Rec; ref: string; json?: RawJson };
+    const best = new Best<Candidate>(wanted, (a, b) => this.cmp(a.rec, b.rec));
+    // a sort through a relation reads related records: fetched (live) before the candidates are compared
+    const touch = this.relationalSort ? (cs: readonly Candidate[]) => source.settle(() => { for (const c of cs) this.cmp(c.rec, c.rec); }) : undefined;
+    const scanned = await feed(async (batch) => {
+      this.tested += batch.length;
+      const bound = best.bound;
+      let n = 0;
+      const kept = await source.settle(() => {
+        n = 0;
+        const out: Rec[] = [];
+        for (const r of batch) {
+          if (!this.keep(r)) continue;
+          n++;
+          if (bound === undefined || this.cmp(r, bound.rec) < 0) out.push(r);
+        }
+        return out;
+      });
+      this.matched += n;
+      if (compact) {
+        const refs = this.refs(kept);
+        const ready = await source.prepare(kept, refs, this.resource);
+        if (recordNow) source.remember(this.resource, refs);
+        const shaped = await this.shape(ready);
+        kept.forEach((r, i) => best.add({ rec: pick(r, keys), ref: recordNow ? '' : (refs[i] as string), json: RawJson.of(shaped[i]) }));
+        if (recordNow) await source.flush();
+      } else {
+        for (const r of kept) best.add({ rec: r, ref: '' });
+      }
+      await best.pruneIfFull(touch);
+    });
+    await best.prune(touch);
+    const chosen = best.items.slice(q.offset, everything ? undefined : q.offset + q.limit);
+    best.clear();
+    const meta = buildMeta(q, await this.total(scanned), this.matched);
+    this.report(best.pruned ? 'top-k over the scope' : 'sort of the scope');
+    if (compact) return this.streamJson(chosen, recordNow, meta);
+    const recs = chosen.map((c) => c.rec);
+    if (recs.length <= STREAM_AFTER) {
+      const data = await this.answer(recs, this.refs(recs));
+      return meta ? { meta, data } : { data };
+    }
+    const stream = (async function* (job: Job) {
+      for (let i = 0; i < recs.length; i += CHUNK) {
+        const chunk = recs.slice(i, i + CHUNK);
+        yield* await job.answer(chunk, job.refs(chunk));
+        await turn();
+      }
+    })(this);
+    return meta ? { meta, data: [], stream } : { data: [], stream };
+  }
+
+  /** Candidates kept as JSON, written as they are (each let go once written; names recorded before they are written). */
+  private streamJson(chosen: { ref: string; json?: RawJson }[], recorded: boolean, meta: Record<string, number> | undefined): QueryResult {
+    const { source, resource } = this;
+    const stream = (async function* () {
+      for (let i = 0; i < chosen.length; i++) {
+        if (!recorded && i % CHUNK === 0) {
+          source.remember(resource, chosen.slice(i, i + CHUNK).map((c) => c.ref));
+          await source.flush();
+        }
+        yield chosen[i]!.json as RawJson;
+        chosen[i] = undefined as never;
+      }
+    })();
+    return meta ? { meta, data: [], stream } : { data: [], stream };
+  }
+
+  /**
+   * The scope's runs, each already in date order, merged: items are settled a whole timestamp at a time (ties ordered
+   * by the query's own order), filtered a batch at a time as runs are read, and reading stops once offset + limit are
+   * settled. With `limit=-1` the answer streams and each batch waits as JSON bytes, not objects.
+   */
+  async walk(): Promise<QueryResult> {
+    const { q, plan, source } = this;
+    const desc = (plan.pushdown.order ?? 'desc') === 'desc';
+    const all = q.limit === -1;
+    type Entry = { at: number; rec: Rec; ref: string; json?: RawJson };
+    const runs = await source.walk<Entry>(plan, all || this.withData, async (batch) => {
+      this.tested += batch.length;
+      const kept = await source.settle(() => batch.filter((w) => this.keep(w.rec)));
+      if (!all) return kept;
+      const ready = await source.prepare(kept.map((k) => k.rec), kept.map((k) => k.ref), 'render');
+      const shaped = await this.shape(ready);
+      // only what ordering needs stays on the heap; the answer itself waits as bytes
+      return kept.map((k, i) => ({ at: k.at, rec: pick(k.rec, ['id', 'date_created']), ref: k.ref, json: RawJson.of(shaped[i]) }));
+    });
+    const strategy = desc ? 'newest-first walk' : 'oldest-first walk';
+    const job = this;
+    const limit = all ? Number.MAX_SAFE_INTEGER : q.limit;
+    const merged = (async function* () {
+      let skipped = 0;
+      let emitted = 0;
+      let batch: Entry[] = [];
+      const write = async function* () {
+        const out = batch;
+        batch = [];
+        emitted += out.length;
+        const refs = out.map((e) => e.ref);
+        if (!all) return yield* await job.answer(out.map((e) => e.rec), refs);
+        source.remember('render', refs);
+        await source.flush();
+        for (const e of out) yield e.json as RawJson;
+      };
+      for await (const group of mergeByKey(runs, (e) => e.at, desc)) {
+        if (group.length > 1) group.sort((a, b) => job.cmp(a.rec, b.rec));
+        for (const e of group) {
+          if (emitted + batch.length >= limit) break;
+          job.matched++;
+          if (skipped < q.offset) skipped++;
+          else batch.push(e);
+        }
+        if (batch.length >= CHUNK) yield* write();
+        if (emitted + batch.length >= limit) break;
+      }
+      if (!all) job.report(strategy);
+      if (batch.length > 0) yield* write();
+    })();
+    if (all) {
+      this.report(strategy);
+      return { data: [], stream: merged };
+    }
+    const data: unknown[] = [];
+    for await (const x of merged) data.push(x);
+    return { data };
+  }
+}

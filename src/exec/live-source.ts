@@ -1,0 +1,218 @@
+import type { Rec } from '../query/compile.js';
+import { RecordIndex, type ExecEnv } from '../plan/index.js';
+import type { MergeSource } from '../plan/merge.js';
+import type { Plan } from '../plan/plan.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team } from '../v1/schemas.js';
+import type { PlannedCall, RecordSource, SourceDescription, Walked } from './source.js';
+
+/**
+ * Live v1 as a record source: it fetches what the plan asks for — renders or projects by id, a team's projects, a
+ * project's render pages (a status pushed down, pages sized by the plan) — and builds legacy records from them.
+ * Relations are looked up through a RecordIndex, which fetches what an evaluation missed (`settle`).
+ */
+export class LiveSource implements RecordSource {
+  readonly kind = 'live';
+  readonly compactAfter = 2000;
+  readonly nestedLimit: number;
+  private readonly index: RecordIndex;
+  /** The v1 id each render record was built from. */
+  private readonly v1Ids = new WeakMap<Rec, string>();
+  /** Render records built without their stored `data` (read for those answered). */
+  private readonly lacking = new WeakSet<Rec>();
+
+  constructor(private readonly env: ExecEnv) {
+    this.index = new RecordIndex(env);
+    this.nestedLimit = env.nestedLimit;
+  }
+
+  one(resource: string, id: string): Rec | undefined {
+    return this.index.one(resource, id);
+  }
+
+  many(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
+    return this.index.many(resource, parent, field, parentResource);
+  }
+
+  manyAll(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
+    return this.index.manyAll(resource, parent, field, parentResource);
+  }
+
+  settle<T>(evaluate: () => T): Promise<T> {
+    return this.index.settle(evaluate);
+  }
+
+  ref(rec: Rec): string {
+    return this.v1Ids.get(rec) ?? (rec.id as string);
+  }
+
+  /** Render records of v1 renders, each named by its v1 id (not kept by the index, pairs not queued). */
+  private async built(list: readonly V1Render[], withData: boolean): Promise<Rec[]> {
+    const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
+    return list.map((r) => {
+      const rec = this.index.renderRecord(r, data.get(r.id) ?? {}, false);
+      this.v1Ids.set(rec, r.id);
+      if (!withData) this.lacking.add(rec);
+      return rec;
+    });
+  }
+
+  /** Reachable teams, narrowed to the plan's account uuids. */
+  private async teams(plan: Plan, reachable?: readonly V1Team[]): Promise<V1Team[]> {
+    const { catalog, ids } = this.env;
+    const teams = [...(reachable ?? (await catalog.teams()))];
+    if (!plan.scope.accounts) return teams;
+    const wanted = new Set((await Promise.all(plan.scope.accounts.map((u) => ids.toV1('account', u)))).filter(Boolean));
+    return teams.filter((t) => wanted.has(t.id));
+  }
+
+  /** Projects in scope (by plan.scope.projects, else every project of the teams in scope). */
+  private async projects(plan: Plan): Promise<V1Project[]> {
+    const { catalog, ids } = this.env;
+    const teams = plan.scope.projects && !plan.scope.accounts ? null : await this.teams(plan);
+    const teamIds = teams ? new Set(teams.map((t) => t.id)) : null;
+    let projects: V1Project[];
+    if (plan.scope.projects) {
+      // GET /v1/projects/:id is reach-checked by v1 itself (404)
+      const v1 = (await Promise.all(plan.scope.projects.map((u) => ids.toV1('project', u)))).filter((x): x is string => !!x);
+      projects = (await catalog.map(v1, (id) => catalog.project(id))).filter((p): p is V1Project => !!p && (!teamIds || teamIds.has(p.team.id)));
+    } else {
+      projects = (await catalog.map(teams ?? (await catalog.teams()), (t) => catalog.projectsOfTeam(t.id))).flat();
+    }
+    for (const p of projects) this.index.project(p);
+    return projects;
+  }
+
+  async byIds(resource: string, plan: Plan): Promise<Rec[]> {
+    const { catalog, ids } = this.env;
+    if (resource === 'render') {
+      // v1 answers 404 for what the key cannot reach: no team list is needed unless accounts narrow it
+      const teamIds = plan.scope.accounts ? new Set((await this.teams(plan)).map((t) => t.id)) : null;
+      const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('render', u)))).filter((x): x is string => !!x);
+      const renders = (await catalog.map(v1, (id) => catalog.render(id))).filter((r): r is V1Render => !!r && (!teamIds || teamIds.has(r.project.team)));
+      const recs = await this.index.renders(renders);
+      recs.forEach((r, i) => this.v1Ids.set(r, (renders[i] as V1Render).id));
+      return recs;
+    }
+    const teamIds = new Set((await this.teams(plan)).map((t) => t.id));
+    const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('project', u)))).filter((x): x is string => !!x);
+    const projects = (await catalog.map(v1, (id) => catalog.project(id))).filter((p): p is V1Project => !!p && teamIds.has(p.team.id));
+    return projects.map((p) => this.index.project(p));
+  }
+
+  async walk<T extends { readonly at: number }>(plan: Plan, withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
+    const projects = await this.projects(plan);
+    const order = plan.pushdown.order ?? 'desc';
+    // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
+    const all = plan.stopAfter === null;
+    const first = plan.pages?.first ?? V1_PAGE_MAX;
+    const status = plan.pushdown.status;
+    return projects.map((p) =>
+      this.env.catalog.stream<T>(p.id, { order, ...(status ? { status } : {}) }, first, all, async (items) => {
+        const recs = await this.built(items, withData);
+        return convert(recs.map((rec, i) => ({ rec, at: (items[i] as V1Render).created_at, ref: (items[i] as V1Render).id })));
+      }),
+    );
+  }
+
+  async scan(resource: string, plan: Plan, withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
+    const { catalog, ids } = this.env;
+    if (resource === 'render') {
+      const projects = await this.projects(plan);
+      const status = plan.pushdown.status ?? undefined;
+      let scanned = 0;
+      await catalog.map(projects, async (p) => {
+        for await (const page of catalog.renderPages(p.id, status)) {
+          scanned += page.length;
+          await take(await this.built(page, withData));
+          await ids.flush();
+        }
+      });
+      return scanned;
+    }
+    let recs: Rec[];
+    if (resource === 'project') {
+      recs = (await catalog.map(await this.teams(plan), (t) => catalog.projectsOfTeam(t.id))).flat().map((p) => this.index.project(p));
+    } else if (resource === 'account') {
+      recs = await this.index.accounts(await this.teams(plan));
+    } else if (resource === 'template') {
+      const projects = await this.projects({ ...plan, scope: { ...plan.scope, projects: null } });
+      recs = (await catalog.map(projects, async (p) => (await catalog.templatesOf(p.id)).map((t) => this.index.template(t, p)))).flat();
+    } else {
+      throw new TypeError(`no records for ${resource}`);
+    }
+    await take(recs);
+    return recs.length;
+  }
+
+  /** total_count: what the scan read when nothing narrowed it; otherwise every item in reach, counted. */
+  async total(resource: string, plan: Plan, scanned: number): Promise<number> {
+    const { catalog } = this.env;
+    const narrowed = plan.ids !== null || plan.scope.accounts !== null || plan.scope.projects !== null;
+    if (resource === 'account') return (await catalog.teams()).length;
+    if (resource === 'project') {
+      return narrowed ? (await catalog.map(await catalog.teams(), (t) => catalog.projectsOfTeam(t.id))).flat().length : scanned;
+    }
+    if (resource === 'template') {
+      if (!narrowed) return scanned;
+      const projects = (await catalog.map(await catalog.teams(), (t) => catalog.projectsOfTeam(t.id))).flat();
+      return (await catalog.map(projects, (p) => catalog.templatesOf(p.id))).reduce((n, l) => n + l.length, 0);
+    }
+    if (!narrowed && plan.pushdown.status === null && !(plan.statuses && plan.statuses.length === 0)) return scanned;
+    const everyProject = (await catalog.map(await catalog.teams(), (t) => catalog.projectsOfTeam(t.id))).flat();
+    let n = 0;
+    await catalog.map(everyProject, async (p) => {
+      for await (const page of catalog.renderPages(p.id)) n += page.length;
+    });
+    return n;
+  }
+
+  async prepare(recs: readonly Rec[], refs: readonly string[], resource: string): Promise<Rec[]> {
+    if (resource !== 'render' || !recs.some((r) => this.lacking.has(r))) return [...recs];
+    return this.index.withData(recs, refs);
+  }
+
+  remember(resource: string, refs: readonly string[]): void {
+    if (resource !== 'render') return;
+    for (const v1 of refs) if (v1) this.env.ids.toLegacy('render', v1);
+  }
+
+  flush(): Promise<void> {
+    return this.env.ids.flush();
+  }
+
+  describe(plan: Plan): SourceDescription {
+    return { kind: 'live', ageMs: 0, calls: liveCalls(plan) };
+  }
+}
+
+/** The v1 calls a plan makes live, in the order it makes them. */
+export function liveCalls(plan: Plan): PlannedCall[] {
+  const calls: PlannedCall[] = [];
+  const teams = { call: 'GET /v1/teams', times: 1 };
+  if (plan.strategy === 'direct') {
+    if (plan.scope.accounts) calls.push(teams);
+    calls.push({ call: `GET /v1/${plan.resource === 'render' ? 'renders' : 'projects'}/{id}`, times: plan.ids?.length ?? 0 });
+    return calls;
+  }
+  if (plan.resource === 'account') return [teams, { call: 'GET /v1/teams/{team}/members', times: 'each team in scope' }];
+  if (plan.resource === 'render' && plan.scope.projects && !plan.scope.accounts) {
+    calls.push({ call: 'GET /v1/projects/{id}', times: plan.scope.projects.length });
+  } else {
+    calls.push(teams, { call: 'GET /v1/teams/{team}/projects', times: 'each team in scope' });
+  }
+  if (plan.resource === 'template') calls.push({ call: 'GET /v1/projects/{project}/templates', times: 'each project in scope' });
+  if (plan.resource !== 'render') return calls;
+  const query = [plan.pushdown.order ? `order=${plan.pushdown.order}` : null, plan.pushdown.status ? `status=${plan.pushdown.status}` : null]
+    .filter(Boolean).join('&');
+  const list = `GET /v1/projects/{project}/renders${query ? `?${query}` : ''}`;
+  if (plan.strategy === 'merge') {
+    calls.push({
+      call: list, times: 'each project in scope, page after page while needed',
+      note: `first page limit=${plan.pages?.first ?? V1_PAGE_MAX}, then ${plan.pages?.next ?? V1_PAGE_MAX}; ` +
+        (plan.stopAfter === null ? 'every page, read ahead' : `stops once ${plan.stopAfter} are settled`),
+    });
+  } else {
+    calls.push({ call: list, times: 'every page of each project in scope', note: `limit=${plan.pages?.next ?? V1_PAGE_MAX}` });
+  }
+  return calls;
+}

@@ -1,0 +1,158 @@
+import type { Rec } from '../query/compile.js';
+import type { IndexSnapshot } from '../index/read.js';
+import type { MergeSource } from '../plan/merge.js';
+import type { Plan } from '../plan/plan.js';
+import { CHUNK } from './execute.js';
+import type { RecordSource, SourceDescription, Walked } from './source.js';
+
+/** What the replica source is given by the read that uses it (signed URLs, id pairs, the clock). */
+export interface ReplicaHooks {
+  /** Called with the records about to be answered: signed URLs near expiry are refreshed. */
+  readonly refresh: (recs: readonly Rec[], resource: string) => Promise<void>;
+  /** Records the answered renders' uuid ↔ v1 pairs (so any instance resolves them). */
+  readonly answered: (renderUuids: readonly string[]) => void;
+  /** Writes the recorded pairs. */
+  readonly flush: () => Promise<void>;
+  readonly now: number;
+}
+
+/** Rows a walk turns into records at a time: the first batch sized by the answer, each next one twice the last, up to the most. */
+const WALK_BATCH_LEAST = 8;
+const WALK_BATCH_MOST = 512;
+
+/** One team's rows in a kept order, read a batch at a time as the merge pulls them. */
+class RowRun<T> implements MergeSource<T> {
+  private buffer: T[] = [];
+  private at = 0;
+  private i = 0;
+
+  constructor(
+    private readonly rows: readonly number[], private readonly next: (rows: readonly number[]) => Promise<T[]>, private size: number,
+  ) {}
+
+  head(): T | undefined {
+    return this.buffer[this.at];
+  }
+
+  async peek(): Promise<T | undefined> {
+    while (this.at >= this.buffer.length && this.i < this.rows.length) {
+      const slice = this.rows.slice(this.i, this.i + this.size);
+      this.i += slice.length;
+      this.size = Math.min(WALK_BATCH_MOST, this.size * 2);
+      this.buffer = await this.next(slice);
+      this.at = 0;
+    }
+    return this.head();
+  }
+
+  shift(): T | undefined {
+    return this.buffer[this.at++];
+  }
+}
+
+/**
+ * The replica as a record source: the teams a request may read, held in memory. Relations are answered synchronously
+ * (nothing outside these teams can be reached, so a miss is an answer); no v1 call is made except to refresh signed
+ * URLs of answered records.
+ */
+export class ReplicaSource implements RecordSource {
+  readonly kind = 'replica';
+  readonly compactAfter = Number.POSITIVE_INFINITY;
+  readonly nestedLimit: number;
+
+  constructor(readonly snapshot: IndexSnapshot, private readonly hooks: ReplicaHooks) {
+    this.nestedLimit = snapshot.nestedLimit;
+  }
+
+  one(resource: string, id: string): Rec | undefined {
+    return this.snapshot.one(resource, id);
+  }
+
+  many(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
+    return this.snapshot.many(resource, parent, field, parentResource);
+  }
+
+  manyAll(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
+    return this.snapshot.manyAll(resource, parent, field, parentResource);
+  }
+
+  async settle<T>(evaluate: () => T): Promise<T> {
+    return evaluate();
+  }
+
+  ref(rec: Rec): string {
+    return rec.id as string;
+  }
+
+  async byIds(resource: string, plan: Plan): Promise<Rec[]> {
+    if (resource === 'render') return this.snapshot.scope('render', plan);
+    const out: Rec[] = [];
+    const teams = this.snapshot.inScope(plan);
+    for (const id of new Set((plan.ids ?? []).map((u) => u.toLowerCase()))) {
+      for (const t of teams) {
+        const v1 = resource === 'project' ? t.projectV1(id) : undefined;
+        const rec = v1 ? t.projectRecord(v1) : undefined;
+        if (rec) out.push(rec);
+      }
+    }
+    return out;
+  }
+
+  async walk<T extends { readonly at: number }>(plan: Plan, _withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
+    const projects = plan.scope.projects ? this.snapshot.projectIds(plan.scope.projects) : null;
+    const asc = plan.pushdown.order === 'asc';
+    const long = plan.stopAfter === null || plan.stopAfter > CHUNK;
+    const first = Math.min(WALK_BATCH_MOST, Math.max(WALK_BATCH_LEAST, plan.stopAfter ?? WALK_BATCH_MOST));
+    return this.snapshot.inScope(plan).map((t) => {
+      // a walk that may write before it ends (limit=-1, or more than a chunk) outlives this turn of the event loop, and
+      // renders may arrive meanwhile: it walks a copy of the kept order; a page's walk ends within the turn, on the order itself
+      const kept = t.newestFirst();
+      const rows = asc ? [...kept].reverse() : long ? kept.slice() : kept;
+      return new RowRun<T>(rows, (slice) => {
+        const batch: Walked[] = [];
+        for (const row of slice) {
+          if (projects && !projects.has(t.projectOfRow(row))) continue;
+          const rec = t.view(row);
+          batch.push({ rec, at: Date.parse(rec.date_created as string), ref: rec.id as string });
+        }
+        return convert(batch);
+      }, first);
+    });
+  }
+
+  async scan(resource: string, plan: Plan, _withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
+    let n = 0;
+    for (const run of this.snapshot.runs(resource, plan)) {
+      n += run.length;
+      await take(run);
+    }
+    return n;
+  }
+
+  async total(resource: string): Promise<number> {
+    return this.snapshot.count(resource);
+  }
+
+  async prepare(recs: readonly Rec[], _refs: readonly string[], resource: string): Promise<Rec[]> {
+    if (resource !== 'render' && resource !== 'project' && resource !== 'template') return [...recs];
+    await this.hooks.refresh(recs, resource);
+    // refreshed URLs replaced some records: answer the current ones
+    return recs.map((r) => this.snapshot.one(resource, r.id as string) ?? r);
+  }
+
+  remember(resource: string, refs: readonly string[]): void {
+    if (resource === 'render' && refs.length > 0) this.hooks.answered(refs);
+  }
+
+  flush(): Promise<void> {
+    return this.hooks.flush();
+  }
+
+  describe(): SourceDescription {
+    return {
+      kind: 'replica',
+      ageMs: this.snapshot.ageMs(this.hooks.now),
+      calls: [{ call: 'GET /v1/renders/{id}', times: 'each answered render whose signed URLs are due', note: 'nothing else: the replica holds the scope' }],
+    };
+  }
+}

@@ -1,0 +1,61 @@
+import type { Lookup, Rec } from '../query/compile.js';
+import type { MergeSource } from '../plan/merge.js';
+import type { Plan } from '../plan/plan.js';
+
+/** A record in date order, as a walk gives it: `at` orders it (date created, in the source's own unit), `ref` names it to its source. */
+export interface Walked {
+  readonly rec: Rec;
+  readonly at: number;
+  readonly ref: string;
+}
+
+/** One v1 call the plan will make on a source (explain shows the list). */
+export interface PlannedCall {
+  readonly call: string;
+  /** How many times: a number, or what it is repeated for ("each project in scope"). */
+  readonly times: number | string;
+  readonly note?: string;
+}
+
+/** Where records come from, as explain shows it. */
+export interface SourceDescription {
+  readonly kind: 'replica' | 'live';
+  /** Milliseconds since the oldest team read was last synced (the replica), or 0 (live). */
+  readonly ageMs: number;
+  readonly calls: readonly PlannedCall[];
+}
+
+/**
+ * Where the executor's records come from: the replica (records held in memory, relations answered synchronously) or
+ * live v1 (records fetched as the plan asks: a project's pages, renders by id, a team's projects). The executor does
+ * everything else once — filter, merge, top-k, paging, aggregation, projection and streaming — over either.
+ * A source is also the Lookup relations are resolved through; `settle` evaluates until nothing more can be fetched.
+ */
+export interface RecordSource extends Lookup {
+  readonly kind: 'replica' | 'live';
+  /** Items per one-to-many field (Directus's nested default limit). */
+  readonly nestedLimit: number;
+  /** Past this many wanted items, a scan keeps its candidates as sort keys and JSON bytes (Infinity: records are held anyway). */
+  readonly compactAfter: number;
+  /** Runs `evaluate` until the relations it reads are all at hand (the replica: once). */
+  settle<T>(evaluate: () => T): Promise<T>;
+  /** The plan's records by id (strategy `direct`). */
+  byIds(resource: string, plan: Plan): Promise<Rec[]>;
+  /**
+   * The render scope as ordered runs (one per project or team), each in date-created order (`plan.pushdown.order`),
+   * `convert` applied a batch at a time as the run is read; runs are read only as far as the merge pulls them.
+   */
+  walk<T extends { readonly at: number }>(plan: Plan, withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]>;
+  /** Every record of the scope, a batch at a time (batches may overlap in time); returns how many were read. */
+  scan(resource: string, plan: Plan, withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number>;
+  /** total_count: every record of the resource in reach (`scanned`: what the scan read, when that is the answer). */
+  total(resource: string, plan: Plan, scanned: number): Promise<number>;
+  /** The name of a record to its source (kept by candidates that no longer hold the record). */
+  ref(rec: Rec): string;
+  /** The records about to be answered, made ready: data read, signed URLs refreshed (the current records returned). */
+  prepare(recs: readonly Rec[], refs: readonly string[], resource: string): Promise<Rec[]>;
+  /** Answered renders: their uuid ↔ v1 pairs are recorded (so any instance resolves them); `flush` writes them. */
+  remember(resource: string, refs: readonly string[]): void;
+  flush(): Promise<void>;
+  describe(plan: Plan): SourceDescription;
+}
