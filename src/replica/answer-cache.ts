@@ -20,7 +20,7 @@ interface Entry {
 }
 
 /**
- * Answers of index reads, serialised, kept while nothing they were read from has changed: the render index moves a
+ * Answers of replica reads, serialised, kept while nothing they were read from has changed: the replica moves a
  * version per team on every change an answer can show, so an entry is exact, not merely recent — a write, a webhook or
  * a sync is seen by the next read. Keys carry the v1 key's partition and the user (the cache is partitioned per key);
  * sizes are bounded in bytes. Answers whose content depends on the clock ($NOW) or on the caller beyond key and user
@@ -30,7 +30,7 @@ export class AnswerCache {
   private readonly lru: LRUCache<string, Entry> | null;
   /** Reads answered with a kept answer. */
   hits = 0;
-  /** Reads computed from the index that the cache could have answered (counted by the caller that computes them). */
+  /** Reads computed from the replica that the cache could have answered (counted by the caller that computes them). */
   misses = 0;
 
   constructor(maxBytes: number, private readonly maxEntryBytes = Math.max(1, Math.floor(maxBytes / 16))) {

@@ -3,8 +3,9 @@ import { ordered } from './columns.js';
 import type { RenderRows } from './render-rows.js';
 
 /**
- * The orders a team's renders are kept in: newest first (created_at descending, then uuid ascending: the default legacy
- * order), kept as renders arrive; and by primary key (legacy uuid), per project, as Directus lists related items.
+ * The orders of a team's renders: newest first (created_at descending, then uuid ascending: the default legacy order),
+ * kept as renders arrive; by primary key (legacy uuid), per project, as Directus lists related items; and a project's
+ * renders in v1's list order, with its newest created_at (what the sync's page arithmetic and head checks read).
  */
 export class RenderOrders {
   /** Rows newest first: built once, kept as renders arrive. */
@@ -49,6 +50,24 @@ export class RenderOrders {
       else hi = mid;
     }
     list.splice(lo, 0, i);
+  }
+
+  /** The newest created_at known in a project (null when none is known). */
+  head(projectId: string): number | null {
+    let max: number | null = null;
+    for (const i of this.rows.codes.rowsOf(projectId)) {
+      const c = this.rows.c.created[i] as number;
+      if (max === null || c > max) max = c;
+    }
+    return max;
+  }
+
+  /** A project's known render ids, newest first (v1's list order; the sync's page arithmetic). */
+  projectRenderIds(projectId: string): string[] {
+    const rows = [...this.rows.codes.rowsOf(projectId)];
+    const c = this.rows.c;
+    rows.sort((a, b) => (c.created[b] as number) - (c.created[a] as number) || ordered(c.ids[a] as string, c.ids[b] as string));
+    return rows.map((i) => c.ids[i] as string);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { stateOf, supersedes as supersedesState } from './recency.js';
 import type { RecordBuilder } from './records.js';
 import { FINAL_STATUSES, RENDER_STATUSES, type RenderStatus, type V1Render } from '../v1/schemas.js';
-import { CLOUD, Codes, Columns, DOWNLOAD_READY, ordered, OVERLAY, PAIRED, REMOVED, rowBytes, STATUS_CODE } from './columns.js';
+import { CLOUD, Codes, Columns, DOWNLOAD_READY, OVERLAY, PAIRED, REMOVED, rowBytes, STATUS_CODE } from './columns.js';
 import { OutputCodec, type PackedOutput } from './output-codec.js';
 
 /** A render as the replica holds it, rebuilt as v1 showed it. */
@@ -9,6 +9,9 @@ export interface RenderEntry {
   readonly render: V1Render;
   readonly seenAt: number;
 }
+
+/** Status, times and output variants of a render (what the sync compares), and when v1 showed it. */
+export interface RenderState { status: RenderStatus; updated: number; variants: string; seenAt: number }
 
 /** What writing a render into its row did. */
 export interface RowWrite {
@@ -151,24 +154,6 @@ export class RenderRows {
     return [...this.moving].map((i) => this.c.ids[i] as string);
   }
 
-  /** The newest created_at known in a project (null when none is known). */
-  head(projectId: string): number | null {
-    let max: number | null = null;
-    for (const i of this.codes.rowsOf(projectId)) {
-      const c = this.c.created[i] as number;
-      if (max === null || c > max) max = c;
-    }
-    return max;
-  }
-
-  /** A project's known render ids, newest first (v1's list order; the sync's page arithmetic). */
-  projectRenderIds(projectId: string): string[] {
-    const rows = [...this.codes.rowsOf(projectId)];
-    const c = this.c;
-    rows.sort((a, b) => (c.created[b] as number) - (c.created[a] as number) || ordered(c.ids[a] as string, c.ids[b] as string));
-    return rows.map((i) => c.ids[i] as string);
-  }
-
   /** The v1 id of an answered render whose pair was not handed to the id store yet (marked as handed now). */
   unpaired(uuid: string): string | undefined {
     const i = this.rowOfUuid.get(uuid);
@@ -223,7 +208,7 @@ export class RenderRows {
   }
 
   /** Status, times and output variants of a render (what the sync compares), without rebuilding its URLs. */
-  renderState(v1Id: string): { status: RenderStatus; updated: number; variants: string; seenAt: number } | undefined {
+  renderState(v1Id: string): RenderState | undefined {
     const i = this.rowOf.get(v1Id);
     if (i === undefined) return undefined;
     const s = this.stateOf(i);

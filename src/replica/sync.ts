@@ -4,7 +4,8 @@ import { mapLimit } from '../plan/limit.js';
 import type { IndexStore } from '../store/render-index.js';
 import type { V1Session } from '../v1/client.js';
 import { V1NotFoundError } from '../v1/errors.js';
-import { V1_PAGE_MAX, type RenderStatus, type V1Project, type V1Render } from '../v1/schemas.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
+import { repollMoving } from './repoll.js';
 import { nearExpiry, outputExpiry, urlExpiry } from './signed-urls.js';
 import type { TeamReplica } from './team-replica.js';
 
@@ -35,14 +36,14 @@ export class TeamUnreachable extends Error {}
 const HEAD_PAGE = 20;
 
 /**
- * Walks v1 for one team's index: the backfill (every project's renders once, checkpointed per project) and the
+ * Walks v1 for one team of the replica: the backfill (every project's renders once, checkpointed per project) and the
  * incremental sync (the project list, the head of each project's list, a re-poll of renders not yet final). Every
- * change is written to the store first, then to the team's index in memory, under the same newest-state rule.
+ * change is written to the store first, then to the team's replica in memory, under the same newest-state rule.
  */
 export class TeamSync {
   constructor(private readonly o: SyncOptions) {}
 
-  /** Walks what the index does not hold yet; resumes at the first project without its checkpoint. */
+  /** Walks what the replica does not hold yet; resumes at the first project without its checkpoint. */
   async backfill(t: TeamReplica, s: V1Session, changes: SyncChanges): Promise<void> {
     const started = this.o.clock.now();
     await this.refreshTeam(t, s);
@@ -81,7 +82,11 @@ export class TeamSync {
       if (full) await this.templates(t, s, p);
       for (const id of await this.head(t, s, p.id, changes)) headSeen.add(id);
     });
-    await this.repollMoving(t, s, headSeen, changes);
+    await repollMoving(t, s, headSeen, {
+      fanOut: (items, fn) => this.fanOut(items, fn),
+      put: (renders) => this.put(t, renders, changes),
+      putChanged: (renders) => this.put(t, this.changed(t, renders), changes),
+    });
     await this.o.store.markSynced(t.id, started);
     t.syncedAt = Math.max(t.syncedAt ?? 0, started);
   }
@@ -179,7 +184,7 @@ export class TeamSync {
         const page = await s.rendersPage(projectId, { limit: cursor ? V1_PAGE_MAX : HEAD_PAGE, ...(cursor ? { cursor } : {}) });
         // known before this page was applied: a render this walk adds is no proof that older ones are known
         const reachedKnown = mark !== null && page.data.some((r) => r.created_at < mark && t.has(r.id));
-        await this.put(t, page.data.filter((r) => differs(t, r, this.o.clock.now(), this.o.signedUrlTtlMs)), changes);
+        await this.put(t, this.changed(t, page.data), changes);
         for (const r of page.data) {
           seen.push(r.id);
           if (newest === null || r.created_at > newest) newest = r.created_at;
@@ -192,49 +197,6 @@ export class TeamSync {
     }
     await this.mark(t, projectId, newest ?? mark);
     return seen;
-  }
-
-  /**
-   * Renders not yet final, read again: by id, or — when fewer calls — through their projects' lists filtered by status
-   * (a render missing from its status's list has moved on and is read by id).
-   */
-  private async repollMoving(t: TeamReplica, s: V1Session, skip: ReadonlySet<string>, changes: SyncChanges): Promise<void> {
-    const ids = t.movingIds().filter((id) => !skip.has(id));
-    if (ids.length === 0) return;
-    const pairs = new Map<string, { projectId: string; status: RenderStatus; ids: Set<string> }>();
-    for (const id of ids) {
-      const r = t.renderState(id);
-      const projectId = t.projectOf(id);
-      if (!r || projectId === undefined) continue;
-      const k = `${projectId} ${r.status}`;
-      const pair = pairs.get(k) ?? { projectId, status: r.status, ids: new Set<string>() };
-      pair.ids.add(id);
-      pairs.set(k, pair);
-    }
-    let byId = ids;
-    if (pairs.size < ids.length) {
-      const found = new Set<string>();
-      await this.fanOut([...pairs.values()], async (pair) => {
-        try {
-          const list = (cursor: string | undefined) =>
-            s.rendersPage(pair.projectId, { limit: V1_PAGE_MAX, status: pair.status, ...(cursor ? { cursor } : {}) });
-          for await (const page of s.pages(list)) {
-            for (const r of page) if (pair.ids.has(r.id)) found.add(r.id);
-            await this.put(t, page.filter((r) => differs(t, r, this.o.clock.now(), this.o.signedUrlTtlMs)), changes);
-          }
-        } catch (e) {
-          if (!(e instanceof V1NotFoundError)) throw e;
-        }
-      });
-      byId = ids.filter((id) => !found.has(id));
-    }
-    await this.fanOut(byId, async (id) => {
-      try {
-        await this.put(t, [await s.render(id)], changes);
-      } catch (e) {
-        if (!(e instanceof V1NotFoundError)) throw e;
-      }
-    });
   }
 
   /**
@@ -254,6 +216,11 @@ export class TeamSync {
     });
   }
 
+  /** The renders v1 shows differently from the replica. */
+  private changed(t: TeamReplica, renders: readonly V1Render[]): V1Render[] {
+    return renders.filter((r) => differs(t, r, this.o.clock.now(), this.o.signedUrlTtlMs));
+  }
+
   /** Store first, then memory (same newest-state rule in both). */
   async put(t: TeamReplica, renders: readonly V1Render[], changes: SyncChanges): Promise<void> {
     if (this.o.aborted?.()) throw new SyncAborted('the gateway is shutting down');
@@ -266,8 +233,8 @@ export class TeamSync {
 }
 
 /**
- * A render v1 shows differently from the index: unknown, in another state, with other output variants, or with
- * output URLs the index would no longer hand out (v1 signs them afresh on every read: a new signature alone is no change).
+ * A render v1 shows differently from the replica: unknown, in another state, with other output variants, or with
+ * output URLs the replica would no longer hand out (v1 signs them afresh on every read: a new signature alone is no change).
  */
 function differs(t: TeamReplica, r: V1Render, now: number, ttlMs: number): boolean {
   const known = t.renderState(r.id);

@@ -1,10 +1,11 @@
 import type { Rec } from '../query/compile.js';
 import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../store/render-index.js';
-import type { RenderStatus, V1Render, V1Team, V1TeamMember } from '../v1/schemas.js';
+import type { V1Render, V1Team, V1TeamMember } from '../v1/schemas.js';
+import { HeadMarks } from './head-marks.js';
 import { RenderRecords } from './record-view.js';
 import type { RecordBuilder } from './records.js';
 import { RenderOrders } from './render-orders.js';
-import { RenderRows, type RenderEntry } from './render-rows.js';
+import { RenderRows, type RenderEntry, type RenderState } from './render-rows.js';
 import { TeamRecords, type ProjectEntry } from './team-records.js';
 
 /** The process-wide sequence of replica versions (see `TeamReplica.version`). */
@@ -28,9 +29,7 @@ export class TeamReplica {
   readAt = 0;
   readonly projects = new Map<string, ProjectEntry>();
   readonly data = new Map<string, unknown>();
-  /** The head marks the store holds (read with the projects, or written by this instance's syncs). */
-  readonly storedMarks = new Map<string, number>();
-  private readonly marks = new Map<string, number | null>();
+  private readonly marks = new HeadMarks();
   private readonly rows: RenderRows;
   private readonly records: RenderRecords;
   private readonly orders: RenderOrders;
@@ -173,31 +172,22 @@ export class TeamReplica {
 
   /** A render as v1 last showed it, and when. */
   render(v1Id: string): RenderEntry | undefined { return this.rows.render(v1Id); }
-  renderState(v1Id: string): { status: RenderStatus; updated: number; variants: string; seenAt: number } | undefined {
-    return this.rows.renderState(v1Id);
-  }
+  renderState(v1Id: string): RenderState | undefined { return this.rows.renderState(v1Id); }
   expiryOf(v1Id: string, compute: (r: V1Render, seenAt: number) => number): number | undefined { return this.rows.expiryOf(v1Id, compute); }
   hasOutput(v1Id: string): boolean { return this.rows.hasOutput(v1Id); }
   has(v1Id: string): boolean { return this.rows.row(v1Id) !== undefined; }
   movingIds(): string[] { return this.rows.movingIds(); }
-  head(projectId: string): number | null { return this.rows.head(projectId); }
-  projectRenderIds(projectId: string): string[] { return this.rows.projectRenderIds(projectId); }
+  head(projectId: string): number | null { return this.orders.head(projectId); }
+  projectRenderIds(projectId: string): string[] { return this.orders.projectRenderIds(projectId); }
 
   /** The v1 project id of a render. */
-  projectOf(v1Id: string): string | undefined {
-    const i = this.rows.row(v1Id);
-    return i === undefined ? undefined : this.projectOfRow(i);
-  }
+  projectOf(v1Id: string): string | undefined { const i = this.rows.row(v1Id); return i === undefined ? undefined : this.projectOfRow(i); }
 
   /** The newest created_at of a project as of the last walk of its list that completed (the newest known before any). */
-  headMark(projectId: string): number | null {
-    return this.marks.has(projectId) ? (this.marks.get(projectId) as number | null) : this.head(projectId);
-  }
-
-  setHeadMark(projectId: string, at: number | null): void {
-    const prev = this.marks.get(projectId);
-    this.marks.set(projectId, prev === undefined || prev === null || (at !== null && at > prev) ? at : prev);
-  }
+  headMark(projectId: string): number | null { return this.marks.get(projectId, () => this.head(projectId)); }
+  setHeadMark(projectId: string, at: number | null): void { this.marks.set(projectId, at); }
+  /** The head marks the store holds (read with the projects, or written by this instance's syncs). */
+  get storedMarks(): Map<string, number> { return this.marks.stored; }
 
   // ------------------------------------------------------------------ legacy records (for readers)
 
@@ -210,19 +200,12 @@ export class TeamReplica {
   rendersOfProject(projectId: string): Rec[] { return this.rows.codes.rowsOf(projectId).map((i) => this.records.view(i)); }
   rendersByKey(projectId: string | null, n: number): Rec[] { return this.orders.rendersByKey(projectId, n, (i) => this.records.view(i)); }
 
-  renderRecord(v1Id: string): Rec | undefined {
-    const i = this.rows.row(v1Id);
-    return i === undefined ? undefined : this.records.view(i);
-  }
-
+  renderRecord(v1Id: string): Rec | undefined { const i = this.rows.row(v1Id); return i === undefined ? undefined : this.records.view(i); }
   /** The v1 id of an answered render whose uuid ↔ v1 pair was not handed to the id store yet (marked as handed now). */
   unpaired(uuid: string): string | undefined { return this.rows.unpaired(uuid); }
 
   /** The v1 id of a render uuid of this team. */
-  renderV1(uuid: string): string | undefined {
-    const i = this.rows.rowOfRecord(uuid);
-    return i === undefined ? undefined : this.rows.c.ids[i];
-  }
+  renderV1(uuid: string): string | undefined { const i = this.rows.rowOfRecord(uuid); return i === undefined ? undefined : this.rows.c.ids[i]; }
 
   projectRecords(): Rec[] { return this.teamRecords.projectRecords(); }
   projectV1(uuid: string): string | undefined { return this.teamRecords.projectV1(uuid); }

@@ -3,7 +3,7 @@ import type { V1Session } from '../v1/client.js';
 import { V1NotFoundError } from '../v1/errors.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
 
-/** One difference between the index and live v1. */
+/** One difference between the replica and live v1. */
 export interface Drift {
   readonly team: string;
   readonly kind: 'missing render' | 'extra render' | 'render differs' | 'missing project' | 'extra project' | 'templates differ' | 'not backfilled';
@@ -14,8 +14,8 @@ export interface Drift {
 }
 
 /**
- * Compares a team's index in the store with live v1 (every project, its templates, every render: one full walk) and
- * lists the differences. A render that moved on in v1 since the index last saw it counts as drift: run it right after
+ * Compares a team's replica in the store with live v1 (every project, its templates, every render: one full walk) and
+ * lists the differences. A render that moved on in v1 since the replica last saw it counts as drift: run it right after
  * a sync, or accept that the moving ones may differ by one step.
  */
 export async function verifyTeam(store: IndexStore, s: V1Session, teamId: string): Promise<Drift[]> {
