@@ -46,7 +46,8 @@ export const asAnswer = (ge: GatewayError): Answer => ({ status: ge.status, body
  * The Idempotency-Key protocol of POST /renders, per principal (one user's key never answers another's request):
  * the first answer is kept for the window and replayed; a different body under the same key is a 400; concurrent
  * duplicates wait for the first; a claim whose holder crashed (lease ran out) or whose outcome was unknown is taken over,
- * and the creation looks for the earlier attempt's render first. Nothing was created → the claim is released.
+ * and the creation looks for the earlier attempt's render first. Nothing was created → the claim is released; so is a
+ * claim whose request was refused before v1 was asked (a corrected retry may use the key).
  */
 export class IdempotentCreation {
   private readonly inflight = new Map<string, { hash: string; promise: Promise<Answer> }>();
@@ -96,16 +97,23 @@ export class IdempotentCreation {
       await this.o.sleep(100);
     }
     let created = false;
+    let attempted = false;
     const a = await create({
       ...(earlier ? { earlier } : {}),
-      onAttempt: (x) => this.store.attempt(principalId, key, x),
+      onAttempt: (x) => {
+        attempted = true;
+        return this.store.attempt(principalId, key, x);
+      },
       onCreated: async (id) => {
         await this.store.created(principalId, key, id);
         created = true;
       },
     });
     const outcome = (a.body as { errors?: { extensions?: { outcome?: string } }[] }).errors?.[0]?.extensions?.outcome;
-    if (a.status < 500) await this.store.finish(principalId, key, 'done', a.status, a.body);
+    // a request refused before v1 was asked (validation, permissions) is not kept: the corrected retry under the same key
+    // is a new request (as Stripe does: only an answer of an endpoint that started executing is saved)
+    if (a.status < 500 && a.status >= 400 && !attempted && !created && !earlier) await this.store.release(principalId, key);
+    else if (a.status < 500) await this.store.finish(principalId, key, 'done', a.status, a.body);
     // a failure after v1 made the render (storing its data, building the answer) is not "nothing created": a retry
     // adopts the recorded render instead of making a second one
     else if (outcome === 'unknown' || created) await this.store.finish(principalId, key, 'unknown', a.status, a.body);

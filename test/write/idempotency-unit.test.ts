@@ -134,15 +134,35 @@ describe('IdempotentCreation.run', () => {
     expect(seen[0]!.earlier?.renderV1Id).toBe('rend_1');
   });
 
-  it('a 4xx answer is kept (done); a 503 "outcome unknown" is kept as unknown; any other 5xx releases the claim', async () => {
+  it('a 4xx answer after v1 was asked is kept (done); one refused before v1 was asked releases the key for a corrected retry', async () => {
+    const refused: Answer = { status: 400, body: { errors: [{ message: 'bad', extensions: { code: 'INVALID_PAYLOAD' } }] } };
+    const asked = setup();
+    const answer = await asked.idem.run('u', 'k', {}, async (attempt) => {
+      await attempt.onAttempt({ startedAt: 1, projectV1: 'proj_1', name: 'n' });
+      return refused;
+    });
+    expect(answer).toBe(refused);
+    expect(asked.store.calls.at(-1)).toEqual(['finish', 'u', 'k', 'done', 400, refused.body]);
+    const early = setup();
+    expect(await early.idem.run('u', 'k', {}, async () => refused)).toBe(refused);
+    expect(early.store.names()).toEqual(['claim', 'release']);
+    // a retry that takes over an earlier attempt keeps its answer even when refused before asking v1 again
+    const earlier: EarlierAttempt = { startedAt: 1, projectV1: 'proj_1', name: 'n', renderV1Id: null };
+    const takeover = setup([{ kind: 'claimed', earlier }]);
+    await takeover.idem.run('u', 'k', {}, async () => refused);
+    expect(takeover.store.calls.at(-1)).toEqual(['finish', 'u', 'k', 'done', 400, refused.body]);
+  });
+
+  it('a 2xx or 4xx answer is kept (done); a 503 "outcome unknown" is kept as unknown; any other 5xx releases the claim', async () => {
     const bad: Answer = { status: 499, body: { errors: [] } };
+    const fine: Answer = { status: 200, body: { data: {} } };
     const unknown = asAnswer(errors.outcomeUnknown('?', { outcome: 'unknown' }));
     const notCreated = asAnswer(errors.outcomeUnknown('no', { outcome: 'not_created' }));
     const plain500: Answer = { status: 500, body: {} };
     const unknownAt500: Answer = { status: 500, body: { errors: [{ extensions: { outcome: 'unknown' } }] } };
     const noExtensions: Answer = { status: 502, body: { errors: [{ message: 'bare' }] } };
     for (const [answer, last] of [
-      [bad, ['finish', 'u', 'k', 'done', 499, bad.body]],
+      [fine, ['finish', 'u', 'k', 'done', 200, fine.body]],
       [unknown, ['finish', 'u', 'k', 'unknown', 503, unknown.body]],
       [unknownAt500, ['finish', 'u', 'k', 'unknown', 500, unknownAt500.body]],
       [notCreated, ['release', 'u', 'k']],
@@ -150,10 +170,16 @@ describe('IdempotentCreation.run', () => {
       [noExtensions, ['release', 'u', 'k']],
     ] as const) {
       const { store, idem } = setup();
-      expect(await idem.run('u', 'k', {}, async () => answer)).toBe(answer);
+      expect(await idem.run('u', 'k', {}, async (attempt) => {
+        await attempt.onAttempt({ startedAt: 1, projectV1: 'proj_1', name: 'n' });
+        return answer;
+      })).toBe(answer);
       expect(store.calls.at(-1)).toEqual(last);
-      expect(store.calls).toHaveLength(2);
+      expect(store.calls).toHaveLength(3);
     }
+    const kept = setup();
+    await kept.idem.run('u', 'k', {}, async (attempt) => { await attempt.onAttempt({ startedAt: 1, projectV1: 'p', name: 'n' }); return bad; });
+    expect(kept.store.calls.at(-1)).toEqual(['finish', 'u', 'k', 'done', 499, bad.body]);
   });
 
   it('replays a finished answer with its status and body, marked as replayed, without creating', async () => {

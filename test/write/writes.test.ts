@@ -115,6 +115,13 @@ describe('POST /renders', () => {
     const different = await post(body({ title: 'other' }), { 'idempotency-key': key });
     expect(different.statusCode).toBe(400);
     expect(different.json().errors[0].message).toMatch(/different request body/);
+    // a request refused before v1 was asked does not use its key up: the corrected retry under the same key creates
+    const retryKey = `k-retry-${Date.now()}`;
+    const refused = await post(body({ title: 'idem retried' }, { project: 'not-a-uuid' }), { 'idempotency-key': retryKey });
+    expect(refused.statusCode).toBe(400);
+    const corrected = await post(body({ title: 'idem retried' }), { 'idempotency-key': retryKey });
+    expect(corrected.statusCode).toBe(200);
+    expect(rendersNamed('idem retried')).toHaveLength(1);
   });
 
   it('finds the render when v1 carried out the POST but the answer was lost: exactly one exists', async () => {
