@@ -1,5 +1,5 @@
 import type { Rec } from '../query/compile.js';
-import type { IndexSnapshot } from '../index/read.js';
+import type { ReplicaSnapshot } from '../replica/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { CHUNK } from './execute.js';
@@ -60,7 +60,7 @@ export class ReplicaSource implements RecordSource {
   readonly compactAfter = Number.POSITIVE_INFINITY;
   readonly nestedLimit: number;
 
-  constructor(readonly snapshot: IndexSnapshot, private readonly hooks: ReplicaHooks) {
+  constructor(readonly snapshot: ReplicaSnapshot, private readonly hooks: ReplicaHooks) {
     this.nestedLimit = snapshot.nestedLimit;
   }
 

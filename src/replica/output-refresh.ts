@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
-import type { IndexSnapshot } from '../index/read.js';
+import type { ReplicaSnapshot } from './snapshot.js';
 import { mapLimit } from '../plan/limit.js';
 import type { Rec } from '../query/compile.js';
 import type { IndexStore } from '../store/render-index.js';
@@ -32,7 +32,7 @@ export class OutputRefresh {
    * What of the answered records must be refreshed at `now` (signed URLs near expiry: render outputs, project and
    * template posters), and from when the first of them must be (`refreshAt`; ≤ now when some already must).
    */
-  private examine(snapshot: IndexSnapshot, recs: readonly Rec[], resource: string, now: number) {
+  private examine(snapshot: ReplicaSnapshot, recs: readonly Rec[], resource: string, now: number) {
     const ttl = this.deps.config.SIGNED_URL_TTL_MS;
     const byProject = new Map<string, { t: TeamReplica; ids: Set<string> }>();
     const thumbnails = new Map<string, TeamReplica>();
@@ -90,7 +90,7 @@ export class OutputRefresh {
    * through their project's list pages when that takes fewer calls. Written back to the replica. Resolves with the
    * moment the first signed URL of these records must be refreshed next (an answer kept longer is not given).
    */
-  async refresh(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[], resource = 'render'): Promise<number> {
+  async refresh(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource = 'render'): Promise<number> {
     const { config, clock } = this.deps;
     const { thumbnails, byProject, refreshAt: next } = this.examine(snapshot, recs, resource, clock.now());
     if (thumbnails.size === 0 && byProject.size === 0) return next; // nothing due: the usual case, looked at once

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
-import { IndexSnapshot } from '../index/read.js';
+import { ReplicaSnapshot } from './snapshot.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Team } from '../v1/schemas.js';
 import type { SyncBudget } from './budget.js';
@@ -14,7 +14,7 @@ import type { TeamReplica } from './team-replica.js';
 /** Where a read is answered from, and why. */
 export type ReadSource =
   | {
-    readonly kind: 'index'; readonly snapshot: IndexSnapshot; readonly ageMs: number; readonly synced: readonly string[];
+    readonly kind: 'index'; readonly snapshot: ReplicaSnapshot; readonly ageMs: number; readonly synced: readonly string[];
     /** What the snapshot's answers are computed from (its teams' versions, `epochOf`): the answer cache's validity. */
     readonly epoch: string;
   }
@@ -85,7 +85,7 @@ export class ReadSources {
     if (failing.length > 0) {
       return { kind: 'live', reason: `the index of ${failing.map((t) => t.id).join(', ')} could not be synced: ${scheduler.failure(failing[0]!.id)?.message}` };
     }
-    const snapshot = new IndexSnapshot(ready, config.QUERY_LIMIT_DEFAULT);
+    const snapshot = new ReplicaSnapshot(ready, config.QUERY_LIMIT_DEFAULT);
     return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready) };
   }
 
@@ -96,7 +96,7 @@ export class ReadSources {
   private sourceHeld(session: V1Session, now: number): ReadSource | undefined {
     const ready = this.heldTeams(session.partition, now);
     if (!ready) return undefined;
-    const snapshot = new IndexSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
+    const snapshot = new ReplicaSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
     return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready) };
   }
 

@@ -10,7 +10,7 @@ import type { Database } from '../store/schema.js';
 import type { IdTranslator } from '../translate/ids.js';
 import type { TeamReaders } from '../plan/team-readers.js';
 import type { Rec } from '../query/compile.js';
-import type { IndexSnapshot } from '../index/read.js';
+import type { ReplicaSnapshot } from './snapshot.js';
 import { IndexStore } from '../store/render-index.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
@@ -163,7 +163,7 @@ export class ReplicaService {
    * to the replica (`OutputRefresh`). Resolves with the moment the first signed URL of these records must be refreshed
    * next (an answer kept longer is not given).
    */
-  refreshOutputs(session: V1Session, snapshot: IndexSnapshot, recs: readonly Rec[], resource = 'render'): Promise<number> {
+  refreshOutputs(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource = 'render'): Promise<number> {
     return this.outputs.refresh(session, snapshot, recs, resource);
   }
 

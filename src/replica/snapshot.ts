@@ -1,13 +1,13 @@
 import type { Lookup, Rec } from '../query/compile.js';
 import type { Plan } from '../plan/plan.js';
-import type { TeamReplica as TeamIndex } from '../replica/team-replica.js';
+import type { TeamReplica } from './team-replica.js';
 
 /**
- * The teams a request may read, as the index holds them: the records of each resource and a synchronous Lookup for
+ * The teams a request may read, as the replica holds them: the records of each resource and a synchronous Lookup for
  * relations (nothing outside these teams can be reached, so a miss is an answer, not a fetch).
  */
-export class IndexSnapshot implements Lookup {
-  constructor(readonly teams: readonly TeamIndex[], readonly nestedLimit: number) {}
+export class ReplicaSnapshot implements Lookup {
+  constructor(readonly teams: readonly TeamReplica[], readonly nestedLimit: number) {}
 
   /** Every record of a resource the request may read (total_count counts these). */
   count(resource: string): number {
@@ -16,7 +16,7 @@ export class IndexSnapshot implements Lookup {
     return n;
   }
 
-  private of(t: TeamIndex, resource: string): readonly Rec[] {
+  private of(t: TeamReplica, resource: string): readonly Rec[] {
     switch (resource) {
       case 'render': return t.renderRecords();
       case 'project': return t.projectRecords();
@@ -61,7 +61,7 @@ export class IndexSnapshot implements Lookup {
   }
 
   /** The teams the plan's account scope leaves. */
-  inScope(plan: Plan): readonly TeamIndex[] {
+  inScope(plan: Plan): readonly TeamReplica[] {
     if (!plan.scope.accounts) return this.teams;
     const accounts = new Set(plan.scope.accounts.map((u) => u.toLowerCase()));
     return this.teams.filter((t) => accounts.has(t.accountRecord().id as string));
@@ -103,7 +103,7 @@ export class IndexSnapshot implements Lookup {
     return undefined;
   }
 
-  teamOfRender(uuid: string): TeamIndex | undefined {
+  teamOfRender(uuid: string): TeamReplica | undefined {
     return this.teams.find((t) => t.renderV1(uuid) !== undefined);
   }
 
