@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { And, Compare, FieldRef, Or, Relation, type FilterNode, type Scalar } from '../../src/query/ast.js';
 import { compileFilter, type Lookup, type Rec } from '../../src/query/compile.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
+import { parseQuery } from '../../src/query/parse-query.js';
+import { parseQueryString } from '../../src/query/querystring.js';
+import { runQuery } from '../../src/query/run.js';
+import { ctx, lookup, projects, renders, schemas as legacy } from './fixtures.js';
 import { item, items, num, people, person, shop, shopLookup, tag, tags } from './shop-fixtures.js';
 
 /**
@@ -55,6 +59,7 @@ describe('a filter on a many-to-one field (filter[owner][name][_op])', () => {
     ['_nends_with', 'n', [2]],
     ['_iends_with', 'OB', [2]],
     ['_niends_with', 'OB', [1, 5]],
+    // ranges on text: the parser refuses them on string fields (Directus); the compiler still answers as SQL would
     ['_gt', 'Ann', [2]],
     ['_gt', 'A', [1, 2, 5]],
     ['_gte', 'Ann', [1, 2, 5]],
@@ -191,5 +196,66 @@ describe('_some / _none over a one-to-many field (filter[tags][_some][label][_op
     expect(matching(Relation.create(['item', 'tags'], 'none', cmp('label', '_in', ['hot'])), tags, tag)).toEqual([4]);
     expect(matching(Relation.create(['item', 'owner', 'items'], 'some', cmp('n', '_gt', 5)), tags, tag)).toEqual([3]);
     expect(matching(Relation.create(['item', 'owner', 'items'], 'none', cmp('n', '_gt', 5)), tags, tag)).toEqual([1, 2, 4]);
+  });
+});
+
+describe('the same through the query string, on the legacy resources (filter[project][title][_op])', () => {
+  // renders 1, 3, 5, 7 belong to project Alpha, 2, 4, 6 to beta; render 3 has no title (test/query/fixtures.ts)
+  const run = (qs: string, resource: 'render' | 'project' = 'render') => {
+    const q = parseQuery({ limit: '-1', sort: 'id', ...parseQueryString(qs) }, legacy[resource]!, ctx());
+    const records = resource === 'render' ? renders : projects;
+    return runQuery(records, q, legacy, lookup, { numericStrings: true }).data.map((x: any) =>
+      (resource === 'render' ? Number(String(x.id).slice(-2)) : x.title));
+  };
+  const alpha = [1, 3, 5, 7];
+  const beta = [2, 4, 6];
+
+  it.each([
+    ['filter[project][title][_eq]=Alpha', alpha],
+    ['filter[project][title][_eq]=alpha', []],
+    ['filter[project][title][_neq]=Alpha', beta],
+    ['filter[project][title][_in]=beta,Gamma', beta],
+    ['filter[project][title][_nin]=Alpha', beta],
+    ['filter[project][title][_null]=true', []],
+    ['filter[project][title][_nnull]=true', [...alpha, ...beta].sort((a, b) => a - b)],
+    ['filter[project][title][_contains]=lph', alpha],
+    ['filter[project][title][_ncontains]=lph', beta],
+    ['filter[project][title][_icontains]=BET', beta],
+    ['filter[project][title][_starts_with]=A', alpha],
+    ['filter[project][title][_nstarts_with]=A', beta],
+    ['filter[project][title][_ends_with]=ta', beta],
+    ['filter[project][date_created][_gt]=2026-01-15T00:00:00Z', beta],
+    ['filter[project][date_created][_gt]=2026-02-01T00:00:00Z', []],
+    ['filter[project][date_created][_gte]=2026-02-01T00:00:00Z', beta],
+    ['filter[project][date_created][_lt]=2026-02-01T00:00:00Z', alpha],
+    ['filter[project][date_created][_lte]=2026-02-01T00:00:00Z', [...alpha, ...beta].sort((a, b) => a - b)],
+    ['filter[project][date_created][_between]=2026-01-01T00:00:00Z,2026-01-31T00:00:00Z', alpha],
+    ['filter[project][month(date_created)][_eq]=1', alpha],
+    ['filter[project][account][name][_eq]=Acme', [...alpha, ...beta].sort((a, b) => a - b)],
+    ['filter[project][title][_eq]=Alpha&filter[status][_eq]=complete', [1, 5, 7]],
+  ] as const)('%s → %j', (qs, expected) => {
+    expect(run(qs)).toEqual(expected);
+  });
+
+  it('refuses a range operator on a related text field, as on the record\'s own', () => {
+    expect(() => run('filter[project][title][_gt]=Alpha')).toThrow(/"string" field type does not contain the "_gt" filter operator/);
+    expect(() => run('filter[title][_gt]=Alpha')).toThrow(/"string" field type does not contain the "_gt" filter operator/);
+  });
+
+  it.each([
+    ['filter[renders][_some][status][_eq]=complete', ['Alpha']],
+    ['filter[renders][_none][status][_eq]=complete', ['beta']],
+    ['filter[renders][_some][status][_in]=failed,encoding', ['beta']],
+    ['filter[renders][_none][status][_nin]=complete,draft', ['Alpha']], // each of Alpha's renders is complete or draft
+    ['filter[renders][_some][title][_null]=true', ['Alpha']],
+    ['filter[renders][_none][title][_null]=true', ['beta']],
+    ['filter[renders][_some][title][_contains]=ello', ['Alpha', 'beta']],
+    ['filter[renders][_some][title][_starts_with]=hello', ['beta']],
+    ['filter[renders][_some][title][_empty]=true', ['Alpha', 'beta']], // render 3 (null) and render 4 ('')
+    ['filter[renders][_some][date_created][_gte]=2026-06-15T11:00:00Z', ['Alpha', 'beta']],
+    ['filter[renders][_some][date_created][_lt]=2026-03-01T00:00:00Z', ['Alpha']],
+    ['filter[renders][_none][download_ready][_eq]=true', ['beta']],
+  ] as const)('projects: %s → %j', (qs, expected) => {
+    expect(run(qs, 'project')).toEqual(expected);
   });
 });
