@@ -1,6 +1,7 @@
 import type { Rec } from '../query/compile.js';
 import { RENDER_STATUSES, type V1Project } from '../v1/schemas.js';
 import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
+import type { RenderColumns } from './column-filter.js';
 import type { RecordBuilder } from './records.js';
 import type { RenderRows } from './render-rows.js';
 
@@ -31,7 +32,7 @@ const FULL_RECORDS_KEPT = 256;
  * are read from the columns (as the translator would answer them); any other field, and every field of a render with
  * an overlay, from the translator's record, built on demand (the last few kept).
  */
-export class RenderRecords {
+export class RenderRecords implements RenderColumns {
   /** @internal */ readonly c: Columns;
   /** The legacy status of each v1 status code. */
   /** @internal */ readonly statusNames: readonly unknown[];
@@ -107,6 +108,39 @@ export class RenderRecords {
     return this.liveViews;
   }
 
+  /** The legacy status a record without an overlay shows for a status code of the columns. */
+  status(code: number): unknown {
+    return this.statusNames[code];
+  }
+
+  /** The project uuid a record without an overlay shows for a project code of the columns. */
+  project(p: number): string {
+    let u = this.projUuids[p];
+    if (u === undefined) this.projUuids[p] = u = this.builder.legacyId('project', this.rows.codes.projIds[p] as string);
+    return u;
+  }
+
+  /** The creator uuid (or null) a record without an overlay shows for a creator code of the columns. */
+  user(k: number): string | null {
+    let u = this.userUuids[k];
+    if (u === undefined) {
+      const id = this.rows.codes.userIds[k] ?? null;
+      this.userUuids[k] = u = id === null ? null : this.builder.legacyId('user', id);
+    }
+    return u;
+  }
+
+  /** The account uuid every render of the team shows. */
+  account(): string {
+    this.accountUuid ??= this.builder.legacyId('account', this.teamId);
+    return this.accountUuid;
+  }
+
+  /** A v1 time as records answer it. */
+  iso(t: number | null): string | null {
+    return this.builder.iso(t);
+  }
+
   /** @internal */ fullRecord(row: number): Rec {
     const hit = this.fullCache.get(row);
     if (hit) {
@@ -140,25 +174,9 @@ export class RenderRecords {
       }
       return v.du;
     },
-    project: (row) => {
-      const p = this.c.project[row] as number;
-      let u = this.projUuids[p];
-      if (u === undefined) this.projUuids[p] = u = this.builder.legacyId('project', this.rows.codes.projIds[p] as string);
-      return u;
-    },
-    account: () => {
-      this.accountUuid ??= this.builder.legacyId('account', this.teamId);
-      return this.accountUuid;
-    },
-    user_created: (row) => {
-      const k = this.c.user[row] as number;
-      let u = this.userUuids[k];
-      if (u === undefined) {
-        const id = this.rows.codes.userIds[k] ?? null;
-        this.userUuids[k] = u = id === null ? null : this.builder.legacyId('user', id);
-      }
-      return u;
-    },
+    project: (row) => this.project(this.c.project[row] as number),
+    account: () => this.account(),
+    user_created: (row) => this.user(this.c.user[row] as number),
     download_ready: (row) => ((this.c.flags[row] as number) & DOWNLOAD_READY) !== 0,
     playback_id: () => null,
   };

@@ -1,6 +1,7 @@
 import type { Rec } from '../query/compile.js';
 import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../store/render-index.js';
 import type { V1Render, V1Team, V1TeamMember } from '../v1/schemas.js';
+import type { RenderColumns } from './column-filter.js';
 import { HeadMarks } from './head-marks.js';
 import { RenderRecords } from './record-view.js';
 import type { RecordBuilder } from './records.js';
@@ -192,6 +193,10 @@ export class TeamReplica {
   // ------------------------------------------------------------------ legacy records (for readers)
 
   newestFirst(): readonly number[] { return this.orders.newestFirst(); }
+  /** The render columns, as questions answered without records read them. */
+  renderColumns(): RenderColumns { return this.records; }
+  /** A project's rows (read, not copied; empty when none). */
+  projectRows(projectId: string): readonly number[] { return this.rows.codes.rowsOf(projectId); }
   /** The v1 project id of a row (the newest-first walk's project scope). */
   projectOfRow(row: number): string { return this.rows.codes.projIds[this.rows.c.project[row] as number] as string; }
   idOfRow(row: number): string { return this.rows.c.ids[row] as string; }

@@ -1,0 +1,151 @@
+import type { CompareNode, FilterNode } from '../query/ast.js';
+import type { Predicate, Rec } from '../query/compile.js';
+import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
+
+/** One team's render columns as a column filter reads them: codes, and what a record without an overlay shows for each. */
+export interface RenderColumns {
+  readonly c: Columns;
+  status(code: number): unknown;
+  project(code: number): unknown;
+  user(code: number): unknown;
+  account(): unknown;
+  /** A v1 time as records answer it. */
+  iso(t: number | null): string | null;
+  /** The record of a row (what a row with an overlay is tested on). */
+  view(row: number): Rec;
+}
+
+/** A test of one row of the columns. */
+export type RowTest = (row: number) => boolean;
+
+/** A field whose value, on a row without an overlay, is a function of a small code read from a column. */
+export interface CodedField {
+  code(row: number): number;
+  value(code: number): unknown;
+}
+
+/** The render fields held as codes (status, project, account, creator, download_ready); undefined for any other. */
+export function codedField(cols: RenderColumns, name: string): CodedField | undefined {
+  const c = cols.c;
+  switch (name) {
+    case 'status': return { code: (row) => c.status[row] as number, value: (k) => cols.status(k) };
+    case 'project': return { code: (row) => c.project[row] as number, value: (k) => cols.project(k) };
+    case 'user_created': return { code: (row) => c.user[row] as number, value: (k) => cols.user(k) };
+    case 'account': return { code: () => 0, value: () => cols.account() };
+    case 'download_ready': return { code: (row) => ((c.flags[row] as number) & DOWNLOAD_READY) !== 0 ? 1 : 0, value: (k) => k === 1 };
+    default: return undefined;
+  }
+}
+
+/** Operators on a date whose answer turns once as the time grows (the ISO strings compare as the times do). */
+const MONOTONE = new Set(['_gt', '_gte', '_lt', '_lte']);
+/** Operators on a date whose answer rests only on whether it is null. */
+const NULLNESS = new Set(['_null', '_nnull', '_empty', '_nempty']);
+/** Times below this are seconds under the 'auto' unit, above it milliseconds: a column on both sides is not ordered. */
+const AUTO_UNIT_TURN = 1e11;
+
+/**
+ * A comparison of a date column: the leaf is evaluated on ISO strings only at the column's ends and while halving the
+ * interval between them to the one instant where its answer turns; each row then compares its number to that instant.
+ */
+function dateTest(which: 'created' | 'updated', name: string, node: CompareNode, cols: RenderColumns, leaf: Predicate): RowTest | undefined {
+  const c = cols.c;
+  const at = (x: number) => leaf({ [name]: cols.iso(Number.isNaN(x) ? null : x) });
+  const ifNull = leaf({ [name]: null });
+  if (NULLNESS.has(node.op)) {
+    const ifSome = leaf({ [name]: '2000-01-01T00:00:00.000Z' });
+    return (row) => (Number.isNaN(c[which][row] as number) ? ifNull : ifSome);
+  }
+  if (!MONOTONE.has(node.op) || typeof node.value !== 'string') return undefined;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  const col = c[which];
+  for (let i = 0; i < c.size; i++) {
+    const x = col[i] as number;
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  if (min > max) return (row) => at(c[which][row] as number);
+  const plain = (x: number) => /^\d{4}-/.test(cols.iso(x) ?? '');
+  if (min < 0 || (min < AUTO_UNIT_TURN && max >= AUTO_UNIT_TURN) || !plain(min) || !plain(max)) return undefined;
+  const low = at(min);
+  const high = at(max);
+  // the answer is `low` up to `lo` and `high` from `hi` on (lo and hi adjacent numbers once halving stops)
+  let lo = min;
+  let hi = max;
+  if (low !== high) {
+    for (;;) {
+      const mid = lo + (hi - lo) / 2;
+      if (mid <= lo || mid >= hi) break;
+      if (at(mid) === low) lo = mid;
+      else hi = mid;
+    }
+  } else lo = max;
+  return (row) => {
+    const x = c[which][row] as number;
+    if (Number.isNaN(x)) return ifNull;
+    if (x < min || x > max) return at(x); // a row written after this test was made
+    return x <= lo ? low : high;
+  };
+}
+
+/** A comparison of one column field (undefined: not a column comparison). */
+function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate): RowTest | undefined {
+  if (node.field.path.length !== 1 || node.field.fn) return undefined;
+  const name = node.field.path[0] as string;
+  const p = leaf(node);
+  if (name === 'date_created') return dateTest('created', name, node, cols, p);
+  if (name === 'date_updated') return dateTest('updated', name, node, cols, p);
+  const f = codedField(cols, name);
+  if (!f) return undefined;
+  // the leaf's answer for each code, found on first need (codes are few; one may appear after this test was made)
+  const answers: (boolean | undefined)[] = [];
+  return (row) => {
+    const k = f.code(row);
+    let a = answers[k];
+    if (a === undefined) answers[k] = a = p({ [name]: f.value(k) });
+    return a;
+  };
+}
+
+function compileNode(node: FilterNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate): RowTest | undefined {
+  switch (node.kind) {
+    case 'True': return () => true;
+    case 'Compare': return compareTest(node, cols, leaf);
+    case 'And':
+    case 'Or': {
+      const tests: RowTest[] = [];
+      for (const child of node.children) {
+        const t = compileNode(child, cols, leaf);
+        if (!t) return undefined;
+        tests.push(t);
+      }
+      if (node.kind === 'And') {
+        return (row) => {
+          for (const t of tests) if (!t(row)) return false;
+          return true;
+        };
+      }
+      return (row) => {
+        for (const t of tests) if (t(row)) return true;
+        return false;
+      };
+    }
+    default: return undefined; // a relation's items are records
+  }
+}
+
+/**
+ * A render filter compiled to a test of rows of one team's columns, or undefined when some part of it is not a column
+ * comparison (the caller then tests records). `leaf` compiles a comparison as records are filtered, so a code's answer
+ * is the record path's own; `whole` is the record filter, which a row with an overlay (whose fields may differ from its
+ * columns) is tested on.
+ */
+export function compileColumnFilter(
+  filter: FilterNode | null, cols: RenderColumns, leaf: (n: CompareNode) => Predicate, whole: Predicate,
+): RowTest | undefined {
+  const test = filter ? compileNode(filter, cols, leaf) : () => true;
+  if (!test) return undefined;
+  const flags = cols.c;
+  return (row) => (((flags.flags[row] as number) & OVERLAY) !== 0 ? whole(cols.view(row)) : test(row));
+}

@@ -1,0 +1,48 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { FilterNode } from '../../src/query/ast.js';
+import { compileFilter } from '../../src/query/compile.js';
+import { parseQuery } from '../../src/query/parse-query.js';
+import type { ResourceSchema } from '../../src/query/schema.js';
+import { compileColumnFilter } from '../../src/replica/column-filter.js';
+import { ctx, schemas } from '../query/fixtures.js';
+import { filterArb, PROJECTS, renderArb, world } from './column-world.js';
+
+const render = schemas.render as ResourceSchema;
+const parse = (filter: unknown): FilterNode | null => parseQuery({ filter: JSON.stringify(filter) }, render, ctx()).filter;
+
+describe('render filters compiled to tests of column rows', () => {
+  it('answers every live row as the record filter answers its record (overlaid rows read from their record)', () => {
+    fc.assert(fc.property(
+      fc.array(renderArb, { maxLength: 60 }), fc.option(fc.nat(PROJECTS.length - 1), { nil: undefined }), fc.array(filterArb, { minLength: 1, maxLength: 5 }),
+      (renders, dropped, filters) => {
+        const { snapshot, source } = world(renders, dropped);
+        for (const f of filters) {
+          const node = parse(f);
+          const whole = compileFilter(node, render, schemas, source);
+          for (const t of snapshot.teams) {
+            const test = compileColumnFilter(node, t.renderColumns(), (n) => compileFilter(n, render, schemas, source), whole);
+            expect(test, JSON.stringify(f)).toBeDefined();
+            for (const v1 of PROJECTS.map((p) => `${t.id}_${p}`)) {
+              for (const row of t.projectRows(v1)) expect(test!(row), JSON.stringify(f)).toBe(whole(t.view(row)));
+            }
+          }
+        }
+      },
+    ), { numRuns: 150 });
+  });
+
+  it('says "not a column filter" for search-like operators, relations, functions and fields the columns do not hold', () => {
+    const { snapshot, source } = world([], undefined);
+    const t = snapshot.teams[0]!;
+    for (const f of [
+      { title: { _eq: 'x' } }, { id: { _eq: 'x' } }, { project: { title: { _eq: 'x' } } }, { 'year(date_created)': { _eq: 2023 } },
+      { date_created: { _eq: '2023-11-14T22:13:20.000Z' } }, { date_created: { _contains: '2023' } }, { _and: [{ status: { _eq: 'ready' } }, { data: { _null: true } }] },
+      { _or: [{ status: { _eq: 'ready' } }, { renders: { _some: { status: { _eq: 'ready' } } } }] },
+    ]) {
+      let node: FilterNode | null;
+      try { node = parse(f); } catch { continue; } // (a filter the schema refuses is not a question)
+      expect(compileColumnFilter(node, t.renderColumns(), (n) => compileFilter(n, render, schemas, source), () => true), JSON.stringify(f)).toBeUndefined();
+    }
+  });
+});
