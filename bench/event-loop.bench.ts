@@ -8,7 +8,6 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -17,8 +16,8 @@ import { addUser } from '../src/admin/operations.js';
 import { loadConfig } from '../src/config/schema.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/log/logger.js';
+import { freePort } from './support.js';
 
-const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); }); });
 const simPort = await freePort();
 const simUrl = `http://127.0.0.1:${simPort}`;
 const scale = process.env.BENCH_SCALE ?? 'bench';

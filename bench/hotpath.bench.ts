@@ -7,15 +7,14 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
+import { freePort } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); }); });
 const children: ChildProcess[] = [];
 /** Each server's output goes to a file of its own (a pipe nobody reads would stall its logging). */
 const startNode = (args: string[], env: NodeJS.ProcessEnv = process.env, log = 'ignore' as 'ignore' | number) => {

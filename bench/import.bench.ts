@@ -4,14 +4,13 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './support.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const PLAIN = Number(process.env.BENCH_PLAIN ?? 200);
 const HASH = '$argon2id$v=19$m=65536,t=3,p=4$5z0bVsux3V8XB8HIBPEfcw$GQPnIqy4lZ5mfUDMzpmEEOsK9jNODchul9aLQbK4Fe8';
-const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); }); });
 const port = await freePort();
 const sim = spawn(process.execPath, ['dist/src/sim/cli.js', '--port', String(port), '--scale', 'tiny', '--clock', 'manual'], { stdio: ['ignore', 'pipe', 'inherit'] });
 await new Promise<void>((resolve) => sim.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('v1 simulator on')) resolve(); }));

@@ -16,7 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { loadLegacyData, startDirectus } from './directus.js';
 import {
-  backfilled, get, heapUsed, indexState, load, log, procKb, resetPeakRss, resetSimStats, simStats, startGateway, startSim, stop, walkPages,
+  backfilled, drain, get, heapUsed, indexState, load, log, procKb, resetPeakRss, resetSimStats, simStats, startGateway, startSim, stop, walkPages,
   type Gateway,
 } from './support.js';
 
@@ -114,9 +114,7 @@ if (process.env.BENCH_PART2 !== '0') {
   // a streamed limit=-1 from the index
   const hasClearRefs = resetPeakRss(pid);
   const t0 = performance.now();
-  const streamed = await get(gw, '/renders?limit=-1');
-  let bytes = 0;
-  for await (const chunk of streamed.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+  const { bytes } = await drain(gw, '/renders?limit=-1');
   const streamMs = performance.now() - t0;
   const peak = hasClearRefs ? procKb(pid, 'VmHWM') : NaN;
   // the background sync while the teams are read continuously, without webhooks (30 s)
@@ -138,8 +136,7 @@ if (process.env.BENCH_PART2 !== '0') {
   const rssLoaded = procKb(againPid, 'VmRSS');
   if (hasClearRefs) resetPeakRss(againPid);
   const t1 = performance.now();
-  let bytes2 = 0;
-  for await (const chunk of (await get(again, '/renders?limit=-1')).body as unknown as AsyncIterable<Uint8Array>) bytes2 += chunk.length;
+  const { bytes: bytes2 } = await drain(again, '/renders?limit=-1');
   const stream2Ms = performance.now() - t1;
   const peak2 = hasClearRefs ? procKb(againPid, 'VmHWM') : NaN;
   await stop(again.proc);

@@ -94,6 +94,13 @@ export const stop = async (p: ChildProcess) => {
 };
 export const get = (g: { base: string; token: string }, url: string, signal?: AbortSignal) =>
   fetch(g.base + url, { headers: { authorization: `Bearer ${g.token}` }, ...(signal ? { signal } : {}) });
+/** Reads an answer (a streamed `limit=-1`) to its last byte: bytes, status. */
+export async function drain(g: { base: string; token: string }, path: string, signal?: AbortSignal): Promise<{ bytes: number; status: number }> {
+  const r = await get(g, path, signal);
+  let bytes = 0;
+  for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+  return { bytes, status: r.status };
+}
 export const indexState = async (g: Gateway) =>
   ((await (await fetch(`${g.base}/_gateway/index`, { headers: { authorization: `Bearer ${OPERATOR}` } })).json()) as
     { data: { team: string; state: string; renders: number; sync_calls_last_minute: number }[] }).data;

@@ -9,12 +9,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
+import { freePort } from './support.js';
 
-const freePort = () => new Promise<number>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); }); });
 const simPort = await freePort();
 const simUrl = `http://127.0.0.1:${simPort}`;
 const sim = spawn(process.execPath, ['dist/src/sim/cli.js', '--port', String(simPort), '--scale', 'bench', '--clock', 'manual', '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
