@@ -1,5 +1,5 @@
 import type { QueryNode } from '../query/ast.js';
-import { aggregateRows } from '../query/aggregate.js';
+import { aggregateRows, countRow, orderGroups } from '../query/aggregate.js';
 import type { ExpansionBudget } from '../query/budget.js';
 import { compileFilter, compileSearch, compileSort, type Rec } from '../query/compile.js';
 import { fieldsToSelect } from '../query/fields-used.js';
@@ -10,11 +10,14 @@ import { mergeByKey } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { Best } from './best.js';
 import { RawJson } from './raw-json.js';
-import type { RecordSource } from './source.js';
+import type { ColumnScan, RecordSource } from './source.js';
 
 /** How an answer was computed (explain shows it beside the plan). */
 export interface Execution {
-  readonly strategy: 'newest-first walk' | 'oldest-first walk' | 'aggregate over the scope' | 'top-k over the scope' | 'sort of the scope';
+  readonly strategy:
+    | 'newest-first walk' | 'oldest-first walk' | 'aggregate over the scope' | 'top-k over the scope' | 'sort of the scope'
+    // the filter answered on the source's columns: counted without records, or only the records passing it built
+    | 'count on the columns' | 'aggregate over the column matches' | 'top-k over the column matches' | 'sort of the column matches';
   /** Records tested against the filter (a streamed answer counts those tested before its first item). */
   readonly tested: number;
   readonly matched: number;
@@ -59,7 +62,7 @@ export function execute(resource: string, q: QueryNode, plan: Plan, source: Reco
     });
   }
   if (plan.strategy === 'merge' && resource === 'render') return job.walk();
-  return job.scan((take) => source.scan(resource, plan, job.withData, take));
+  return job.scan((take) => source.scan(resource, plan, job.withData, take), true);
 }
 
 type Feed = (take: (batch: readonly Rec[]) => Promise<void>) => Promise<number>;
@@ -67,10 +70,11 @@ type Feed = (take: (batch: readonly Rec[]) => Promise<void>) => Promise<number>;
 /** One execution: the query compiled once against its source. */
 class Job {
   private readonly schema: ResourceSchema;
-  private readonly keep: (r: Rec) => boolean;
-  private readonly cmp: (a: Rec, b: Rec) => number;
-  private readonly project: (r: Rec) => unknown;
-  private readonly relationalSort: boolean;
+  private keep: (r: Rec) => boolean;
+  /** The filter is answered on the source's columns: the feed gives only the records passing it. */
+  private onColumns = false;
+  private compiledSort?: (a: Rec, b: Rec) => number;
+  private compiledProjection?: (r: Rec) => unknown;
   private readonly whole: boolean;
   readonly withData: boolean;
   private tested = 0;
@@ -88,12 +92,29 @@ class Job {
     const filter = compileFilter(q.filter, this.schema, schemas, source);
     const search = compileSearch(q.search, this.schema);
     this.keep = (r) => filter(r) && search(r);
-    const order = effectiveSort(q, this.schema);
-    this.cmp = compileSort(order, this.schema, schemas, source);
-    this.relationalSort = order.some((s) => s.field.path.length > 1 || s.field.fn === 'count');
-    this.project = compileProjection(q.fields, this.schema, schemas, source, ctx.budget, { deep: q.deep, alias: q.alias, nestedLimit: source.nestedLimit });
     this.whole = q.aggregate.length > 0 || q.groupBy.length > 0;
     this.withData = fieldsToSelect(q, this.schema).has('data');
+  }
+
+  /**
+   * The query's order, compiled when a list needs it (an aggregate's `sort` names its groups and aggregates, which
+   * aggregateRows orders: it is no record order).
+   */
+  private get cmp(): (a: Rec, b: Rec) => number {
+    this.compiledSort ??= compileSort(effectiveSort(this.q, this.schema), this.schema, this.ctx.schemas, this.source);
+    return this.compiledSort;
+  }
+
+  private get relationalSort(): boolean {
+    return effectiveSort(this.q, this.schema).some((s) => s.field.path.length > 1 || s.field.fn === 'count');
+  }
+
+  private get project(): (r: Rec) => unknown {
+    const { q, ctx, source } = this;
+    this.compiledProjection ??= compileProjection(q.fields, this.schema, ctx.schemas, source, ctx.budget, {
+      deep: q.deep, alias: q.alias, nestedLimit: source.nestedLimit,
+    });
+    return this.compiledProjection;
   }
 
   private async total(scanned: number): Promise<number> {
@@ -128,9 +149,44 @@ class Job {
     this.ctx.report?.({ strategy, tested: this.tested, matched: this.matched });
   }
 
-  /** A scan (or the records by id): aggregated, or the best offset + limit kept as the batches arrive. */
-  async scan(feed: Feed): Promise<QueryResult> {
+  /**
+   * A scan (or the records by id): aggregated, or the best offset + limit kept as the batches arrive. A whole-scope scan
+   * on a source keeping columns tests the filter there: counts are taken without records, else only matches are fed.
+   */
+  async scan(feed: Feed, wholeScope = false): Promise<QueryResult> {
+    const { q, source, ctx } = this;
+    const cols = wholeScope && !q.search
+      ? source.columns?.(this.resource, this.plan, q.filter, (node) => compileFilter(node, this.schema, ctx.schemas, source))
+      : undefined;
+    if (cols) {
+      const counted = this.whole ? await this.countOnColumns(cols) : undefined;
+      if (counted) return counted;
+      this.onColumns = true;
+      this.keep = () => true;
+      feed = (take) => cols.matches(take);
+    }
     return this.whole ? this.aggregate(feed) : this.list(feed);
+  }
+
+  /** `count` aggregates, grouped by at most one column field, counted on the columns (undefined: not such a question). */
+  private async countOnColumns(cols: ColumnScan): Promise<QueryResult | undefined> {
+    const { q } = this;
+    if (q.groupBy.length > 1 || q.aggregate.some((a) => a.fn !== 'count')) return undefined;
+    const g = q.groupBy[0];
+    if (g && (g.fn || g.path.length !== 1)) return undefined;
+    const key = g ? (g.path[0] as string) : null;
+    const tally = cols.tally(key, q.aggregate.map((a) => (a.field === '*' ? 'id' : a.field)));
+    if (!tally) return undefined;
+    const options = { numericStrings: true };
+    const rows = tally.groups.map((t) => countRow(key === null ? [] : [{ key, value: t.key }], q.aggregate, t.n, t.nonNull, options));
+    // with no group key there is one row, also when nothing matched
+    if (key === null && rows.length === 0) rows.push(countRow([], q.aggregate, 0, q.aggregate.map(() => 0), options));
+    this.tested = tally.tested;
+    this.matched = tally.groups.reduce((n, t) => n + t.n, 0);
+    const meta = buildMeta(q, await this.total(tally.tested), this.matched);
+    this.report('count on the columns');
+    const data = orderGroups(rows, key === null ? [] : [key], q.sort, q.limit, q.offset, options);
+    return meta ? { meta, data } : { data };
   }
 
   private async aggregate(feed: Feed): Promise<QueryResult> {
@@ -147,9 +203,10 @@ class Job {
       for (const r of kept) matched.push(slim ? pick(r, slim) : r);
     });
     await source.flush();
+    if (this.onColumns) this.tested = scanned;
     this.matched = matched.length;
     const meta = buildMeta(q, await this.total(scanned), matched.length);
-    this.report('aggregate over the scope');
+    this.report(this.onColumns ? 'aggregate over the column matches' : 'aggregate over the scope');
     const rows = await source.settle(() =>
       aggregateRows(matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, this.schema, this.ctx.schemas, source, { numericStrings: true }),
     );
@@ -200,7 +257,9 @@ class Job {
     const chosen = best.items.slice(q.offset, everything ? undefined : q.offset + q.limit);
     best.clear();
     const meta = buildMeta(q, await this.total(scanned), this.matched);
-    this.report(best.pruned ? 'top-k over the scope' : 'sort of the scope');
+    if (this.onColumns) this.tested = scanned;
+    if (this.onColumns) this.report(best.pruned ? 'top-k over the column matches' : 'sort of the column matches');
+    else this.report(best.pruned ? 'top-k over the scope' : 'sort of the scope');
     if (compact) return this.streamJson(chosen, recordNow, meta);
     const recs = chosen.map((c) => c.rec);
     if (recs.length <= STREAM_AFTER) {

@@ -188,6 +188,10 @@ describe('the executor over a record source', () => {
     const result = await execute('render', q, plan, source, { schemas, budget: unlimited() });
     expect(result.data).toEqual(STATUSES.slice().sort().map((s) => ({ status: s, count: '8' })));
     expect(source.remembered).toEqual([]); // no render uuid is answered
+    // an aggregate's sort names its aggregates, not a record field: it orders the groups
+    const byCount = parseQuery({ aggregate: JSON.stringify({ count: '*' }), groupBy: 'project', sort: '-count' }, schemas.render as ResourceSchema, ctx());
+    const counted = await execute('render', byCount, planQuery(byCount, 'render', { statusToV1: mappings.status.toV1, schemas }), source, { schemas, budget: unlimited() });
+    expect((counted.data as { count: string }[]).map((r) => Number(r.count))).toEqual([14, 13, 13]);
     const none = parseQuery({ filter: JSON.stringify({ status: { _eq: 'no-such-status' } }), meta: 'total_count' }, schemas.render as ResourceSchema, ctx());
     const nothing = await execute('render', none, planQuery(none, 'render', { statusToV1: mappings.status.toV1, schemas }), new ArraySource(recs, 6, Infinity, 0), { schemas, budget: unlimited() });
     expect(nothing).toEqual({ meta: { total_count: 40 }, data: [] });
