@@ -1,9 +1,12 @@
-import type { Rec } from '../query/compile.js';
+import type { CompareNode, FilterNode } from '../query/ast.js';
+import type { Predicate, Rec } from '../query/compile.js';
+import { compileColumnFilter } from '../replica/column-filter.js';
+import { RenderColumnScan, type TeamColumns } from '../replica/column-scan.js';
 import type { ReplicaSnapshot } from '../replica/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { CHUNK } from './execute.js';
-import type { RecordSource, SourceDescription, Walked } from './source.js';
+import type { ColumnScan, RecordSource, SourceDescription, Walked } from './source.js';
 
 /** What the replica source is given by the read that uses it (signed URLs, id pairs, the clock). */
 export interface ReplicaHooks {
@@ -127,6 +130,22 @@ export class ReplicaSource implements RecordSource {
       await take(run);
     }
     return n;
+  }
+
+  /** A render filter answered on the columns of the teams in scope (undefined: some part of it is not a column). */
+  columns(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate): ColumnScan | undefined {
+    if (resource !== 'render' || plan.ids) return undefined;
+    const whole = filter ? compile(filter) : () => true;
+    const leaf = (node: CompareNode) => compile(node);
+    const projects = plan.scope.projects ? [...new Set(plan.scope.projects.map((u) => u.toLowerCase()))] : null;
+    const teams: TeamColumns[] = [];
+    for (const t of this.snapshot.inScope(plan)) {
+      const test = compileColumnFilter(filter, t.renderColumns(), leaf, whole);
+      if (!test) return undefined;
+      const rows = projects ? projects.flatMap((u) => { const v1 = t.projectV1(u); return v1 ? [t.projectRows(v1)] : []; }) : null;
+      teams.push({ cols: t.renderColumns(), test, rows });
+    }
+    return new RenderColumnScan(teams);
   }
 
   async total(resource: string): Promise<number> {

@@ -1,4 +1,5 @@
-import type { Lookup, Rec } from '../query/compile.js';
+import type { FilterNode } from '../query/ast.js';
+import type { Lookup, Predicate, Rec } from '../query/compile.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 
@@ -23,6 +24,29 @@ export interface SourceDescription {
   /** Milliseconds since the oldest team read was last synced (the replica), or 0 (live). */
   readonly ageMs: number;
   readonly calls: readonly PlannedCall[];
+}
+
+/** One group of a tally: its key (the field's value as records answer it), its records, and per counted field its non-null values. */
+export interface Tallied {
+  readonly key: unknown;
+  readonly n: number;
+  readonly nonNull: readonly number[];
+}
+
+/**
+ * A filter answered on a source's columns (the replica's typed arrays): which records of the scope pass it, counted or
+ * grouped without building a record; only the records that pass are built.
+ */
+export interface ColumnScan {
+  /** How many records of the scope pass the filter (the scope's size is how many were tested). */
+  count(): { tested: number; matched: number };
+  /**
+   * The records passing the filter grouped by one field's value (null: one group), each group with how many records have
+   * each of `fields` non-null (`id` included); undefined when a field is not held in a column.
+   */
+  tally(groupBy: string | null, fields: readonly string[]): { tested: number; groups: Tallied[] } | undefined;
+  /** The records passing the filter, a batch at a time (only these are built); returns how many rows were tested. */
+  matches(take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number>;
 }
 
 /**
@@ -58,4 +82,9 @@ export interface RecordSource extends Lookup {
   remember(resource: string, refs: readonly string[]): void;
   flush(): Promise<void>;
   describe(plan: Plan): SourceDescription;
+  /**
+   * Optional: the plan's filter answered on columns (`compile` compiles a filter, or one comparison of it, as records are
+   * filtered); undefined when the source keeps no columns for the resource or some part of the filter is not a column.
+   */
+  columns?(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate): ColumnScan | undefined;
 }

@@ -109,20 +109,51 @@ export function aggregateRows(
           out = values.length ? values.reduce((m, v) => ((v as never) > (m as never) ? v : m)) : null;
           break;
       }
-      // several fields of one function make one object per function; a field after `count=*` replaces its
-      // plain count, as Directus unflattens `count` then `count->id` ({"count":{"id":"800"}} for `*,id`)
-      const current = row[a.fn];
-      const bucket = current && typeof current === 'object' ? (current as Record<string, unknown>) : {};
-      bucket[a.field] = out;
-      row[a.fn] = bucket;
+      put(row, a, out);
     }
     rows.push(row);
   }
+  return orderGroups(rows, keyGetters.map((k) => k.key), sort, limit, offset, options);
+}
+
+/** Puts an aggregate's value of a field in its group's row. */
+function put(row: Record<string, unknown>, a: AggregateNode, out: unknown): void {
+  // several fields of one function make one object per function; a field after `count=*` replaces its
+  // plain count, as Directus unflattens `count` then `count->id` ({"count":{"id":"800"}} for `*,id`)
+  const current = row[a.fn];
+  const bucket = current && typeof current === 'object' ? (current as Record<string, unknown>) : {};
+  bucket[a.field] = out;
+  row[a.fn] = bucket;
+}
+
+/**
+ * The row of a group counted elsewhere (the replica's columns): its group keys, then each `count` aggregate — of
+ * records (`*`), or of a field's non-null values (`nonNull`, in the order of `aggregates`) — as aggregateRows shapes it.
+ */
+export function countRow(
+  keys: readonly { key: string; value: unknown }[], aggregates: readonly AggregateNode[], n: number, nonNull: readonly number[], options: AggregateOptions,
+): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const k of keys) row[k.key] = k.value;
+  aggregates.forEach((a, i) => {
+    if (a.field === '*') row.count = num(n, options.numericStrings);
+    else put(row, a, num(nonNull[i] as number, options.numericStrings));
+  });
+  return row;
+}
+
+/**
+ * Groups' rows in Directus's order: the request's sort, else the first groupBy field, then every group key; limit and
+ * offset applied to groups (an answer without group keys is one row, which limit does not remove).
+ */
+export function orderGroups(
+  rows: Record<string, unknown>[], keys: readonly string[], sort: readonly SortNode[], limit: number, offset: number, options: AggregateOptions,
+): Record<string, unknown>[] {
   // the request's sort, else the first groupBy field (Directus); then every group key, so ties between
   // groups come out the same whatever order the records were read in
   const order: { path: string[]; desc: boolean }[] = [
     ...sort.map((s) => ({ path: s.field.fn ? [FieldRef.key(s.field)] : [...s.field.path], desc: s.direction === 'desc' })),
-    ...keyGetters.map((k) => ({ path: [k.key], desc: false })),
+    ...keys.map((k) => ({ path: [k], desc: false })),
   ];
   if (order.length > 0) {
     const at = (row: Record<string, unknown>, path: string[]) => {
@@ -147,6 +178,6 @@ export function aggregateRows(
       return 0;
     });
   }
-  if (keyGetters.length === 0) return rows; // one row; limit does not remove it
+  if (keys.length === 0) return rows; // one row; limit does not remove it
   return limit === -1 ? rows.slice(offset) : rows.slice(offset, offset + limit);
 }
