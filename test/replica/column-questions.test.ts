@@ -21,7 +21,7 @@ const questionArb = fc.record({
   kind: fc.constantFrom('count', 'list'),
   groupBy: fc.option(fc.constantFrom('status', 'project', 'account', 'user_created', 'download_ready'), { nil: undefined }),
   counted: fc.subarray(['*', 'status', 'user_created', 'id']),
-  groupSort: fc.option(fc.constantFrom('-', ''), { nil: undefined }),
+  groupSort: fc.option(fc.constantFrom('-', '', '-count'), { nil: undefined }),
   sort: fc.constantFrom('-date_created', 'title', 'status', 'date_updated', '-user_created'),
   limit: fc.constantFrom(0, 1, 3, 20, -1),
   offset: fc.constantFrom(0, 1, 5),
@@ -36,7 +36,8 @@ function raw(q: Question): Record<string, unknown> {
   if (q.kind === 'count') {
     out.aggregate = { count: q.counted.length > 0 ? q.counted.join(',') : '*' };
     if (q.groupBy) out.groupBy = [q.groupBy];
-    if (q.groupSort !== undefined && q.groupBy) out.sort = `${q.groupSort}${q.groupBy}`;
+    if (q.groupSort === '-count') out.sort = '-count';
+    else if (q.groupSort !== undefined && q.groupBy) out.sort = `${q.groupSort}${q.groupBy}`;
   } else {
     out.sort = q.sort;
     out.fields = 'id,title,status,project,user_created,date_created';
