@@ -114,7 +114,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const now = () => clock.now();
   const bus = await openChangeBus(db, config.DATABASE_URL);
   const users = new UserStore(db.kysely, box, now, bus);
-  const sessions = new SessionStore(db.kysely, config.REFRESH_TOKEN_TTL, now);
+  const sessions = new SessionStore(db.kysely, config.REFRESH_TOKEN_TTL, now, config.SESSION_REFRESH_GRACE_PERIOD);
   const idMap = new IdMapStore(db.kysely, now, bus);
   const ids = new IdTranslator(idMap);
   await ids.load();

@@ -30,8 +30,9 @@ export function authenticateHeld(token: string, jwt: JwtService, users: UserStor
 export async function authenticate(token: string, jwt: JwtService, users: UserStore, sessions: Pick<SessionStore, 'live'>): Promise<Principal> {
   if (jwt.claimsOurIssuer(token)) {
     const claims = await jwt.verify(token);
-    // a session-mode token (its session in a claim) ends with its session: logout, rotation, reuse revocation
-    if (claims.session !== undefined && !(await sessions.live(claims.session))) throw errors.invalidCredentials();
+    // a session-mode token (its session in a claim) ends with its session: logout, rotation (after its grace period, as
+    // Directus 10.10 keeps a refreshed session's old token for SESSION_REFRESH_GRACE_PERIOD), reuse revocation
+    if (claims.session !== undefined && !(await sessions.live(claims.session, { grace: true }))) throw errors.invalidCredentials();
     const user = await users.byId(claims.id);
     if (!user || user.status !== 'active') throw errors.invalidCredentials();
     return { user, via: 'jwt' };

@@ -107,7 +107,9 @@ export class AuthService {
       throw e;
     }
     if (!token) throw errors.invalidPayload('"refresh_token" is required in either the JSON payload or Cookie');
-    const result = await this.deps.sessions.rotate(token);
+    // session mode (Directus 10.10): a token refreshed within SESSION_REFRESH_GRACE_PERIOD may be refreshed again (a
+    // browser's concurrent refreshes); json and cookie modes: a rotated token is dead at once
+    const result = await this.deps.sessions.rotate(token, { grace: mode === 'session' });
     if (!result.ok) {
       if (result.reason === 'reused') log.warn({ reason: 'refresh_token_reuse' }, 'a rotated refresh token was presented again; its session is revoked');
       await this.stall(started);

@@ -81,6 +81,7 @@ export const ConfigSchema = z.object({
   // session mode (Directus 10.10): the access token in an httpOnly cookie
   SESSION_COOKIE_NAME: z.string().min(1).default('directus_session_token'),
   SESSION_COOKIE_TTL: duration.default(86_400_000),
+  SESSION_REFRESH_GRACE_PERIOD: duration.default(10_000),
   SESSION_COOKIE_SECURE: bool.default(false),
   SESSION_COOKIE_SAME_SITE: z.enum(['strict', 'lax', 'none']).default('lax'),
   SESSION_COOKIE_DOMAIN: z.string().min(1).optional(),

@@ -275,6 +275,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('compare_samples').addColumn('client', 'varchar(160)').execute();
     },
   },
+  '0013_refresh_rotated_at': {
+    async up(db: Kysely<any>) {
+      // when a refresh token was rotated: session mode keeps it good for SESSION_REFRESH_GRACE_PERIOD after (Directus 10.10)
+      await db.schema.alterTable('refresh_tokens').addColumn('rotated_at', 'bigint').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

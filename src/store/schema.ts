@@ -35,6 +35,8 @@ export interface RefreshTokensTable {
   status: string;
   expires_at: number;
   created_at: number;
+  /** When it was rotated (migration 0013; null while active, and for tokens rotated before it). */
+  rotated_at: number | null;
 }
 export interface IdMapTable {
   type: string;

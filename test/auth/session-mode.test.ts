@@ -81,7 +81,7 @@ describe('session mode over HTTP', () => {
     expect((await gw.app.inject({ method: 'GET', url: '/renders?limit=1', headers: { cookie: cookie.replace('session_token', 'other') } })).statusCode).toBe(403);
   });
 
-  it('refresh with mode session rotates the session and sets a new cookie; the old cookie cannot refresh again', async () => {
+  it('refresh with mode session rotates the session and sets a new cookie; the old cookie is good for the grace period only', async () => {
     const first = cookieOf(await login())!;
     const cookie = `directus_session_token=${tokenOf(first)}`;
     clock.advance(1000);
@@ -92,9 +92,21 @@ describe('session mode over HTTP', () => {
     expect(tokenOf(next)).not.toBe(tokenOf(first));
     const claims = (c: string) => JSON.parse(Buffer.from(tokenOf(c).split('.')[1]!, 'base64url').toString());
     expect(claims(next).session).not.toBe(claims(first).session);
+    // SESSION_REFRESH_GRACE_PERIOD (10 s, as Directus 10.10): a read in flight and a second refresh with the old cookie
+    // still work — a browser tab's concurrent refreshes do not end the session
+    expect((await gw.app.inject({ method: 'GET', url: '/users/me?fields=email', headers: { cookie } })).statusCode).toBe(200);
+    const concurrent = await gw.app.inject({ method: 'POST', url: '/auth/refresh', headers: { cookie }, payload: { mode: 'session' } });
+    expect(concurrent.statusCode).toBe(200);
+    const sibling = `directus_session_token=${tokenOf(cookieOf(concurrent)!)}`;
+    expect((await gw.app.inject({ method: 'GET', url: '/users/me?fields=email', headers: { cookie: `directus_session_token=${tokenOf(next)}` } })).statusCode)
+      .toBe(200);
+    clock.advance(10_000);
+    expect((await gw.app.inject({ method: 'GET', url: '/users/me?fields=email', headers: { cookie } })).statusCode).toBe(401);
     const again = await gw.app.inject({ method: 'POST', url: '/auth/refresh', headers: { cookie }, payload: { mode: 'session' } });
     expect(again.statusCode).toBe(401);
     expect(code(again)).toBe('INVALID_CREDENTIALS');
+    // past the grace period that was reuse: the session is ended, its newer cookies too
+    expect((await gw.app.inject({ method: 'GET', url: '/users/me?fields=email', headers: { cookie: sibling } })).statusCode).toBe(401);
     // without the cookie: the refresh token is missing
     const none = await gw.app.inject({ method: 'POST', url: '/auth/refresh', payload: { mode: 'session' } });
     expect(none.statusCode).toBe(400);

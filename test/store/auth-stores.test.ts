@@ -128,6 +128,56 @@ describe('SessionStore', () => {
     expect((await tokenRow(b.refreshToken))!.status).toBe('active');
   });
 
+  it('session mode: a rotated token stays good for the grace period — live, and refreshed again into another current token', async () => {
+    const GRACE = 10_000;
+    const s = new SessionStore(db.kysely, TTL, clock, GRACE);
+    const a = await s.create(userId);
+    const a2 = (await s.rotate(a.refreshToken, { grace: true })) as { ok: true; refreshToken: string; sessionId: string };
+    expect(a2).toMatchObject({ ok: true, sessionId: a.sessionId });
+    expect(await tokenRow(a.refreshToken)).toMatchObject({ status: 'rotated', rotated_at: now });
+    now += GRACE - 1;
+    expect(await s.live(a.refreshToken, { grace: true })).toBe(true);
+    expect(await s.live(a.refreshToken)).toBe(false); // json and cookie modes: dead at once
+    const again = (await s.rotate(a.refreshToken, { grace: true })) as { ok: true; refreshToken: string; sessionId: string };
+    expect(again).toMatchObject({ ok: true, sessionId: a.sessionId });
+    expect(again.refreshToken).not.toBe(a2.refreshToken);
+    expect((await tokenRow(a2.refreshToken))!.status).toBe('active'); // the first refresh's token is still good
+    expect((await sessionRow(a.sessionId)).revoked_at).toBeNull();
+    now += 1;
+    expect(await s.live(a.refreshToken, { grace: true })).toBe(false);
+    // past the grace period it is reuse, as in any mode
+    expect(await s.rotate(a.refreshToken, { grace: true })).toEqual({ ok: false, reason: 'reused' });
+    expect(await sessionRow(a.sessionId)).toMatchObject({ revoked_at: now, revoke_reason: 'refresh_token_reuse' });
+    // without the grace option a second refresh is reuse at once
+    const b = await s.create(userId);
+    expect((await s.rotate(b.refreshToken)).ok).toBe(true);
+    expect(await s.rotate(b.refreshToken)).toEqual({ ok: false, reason: 'reused' });
+  });
+
+  it('session mode: two refreshes of one token at once both succeed, in one session (SQLite and PostgreSQL)', async () => {
+    for (const { name, url: u } of await databases()) {
+      const d = await openDb(u);
+      try {
+        await migrate(d.kysely);
+        const user = (await new UserStore(d.kysely, box, clock).create({ email: `race-${name}@x.io`, passwordHash: null, role: 'r', v1Key: 'k', v1UserId: `v1_r_${name}` })).id;
+        const s = new SessionStore(d.kysely, TTL, clock, 10_000);
+        const a = await s.create(user);
+        const both = await Promise.all([s.rotate(a.refreshToken, { grace: true }), s.rotate(a.refreshToken, { grace: true })]);
+        expect(both.map((r) => r.ok), name).toEqual([true, true]);
+        expect(both.map((r) => (r as { sessionId: string }).sessionId), name).toEqual([a.sessionId, a.sessionId]);
+        const session = await d.kysely.selectFrom('sessions').select('revoked_at').where('id', '=', a.sessionId).executeTakeFirstOrThrow();
+        expect(session.revoked_at, name).toBeNull();
+        // without the grace option the loser of the race is reuse, and the session ends
+        const b = await s.create(user);
+        const race = await Promise.all([s.rotate(b.refreshToken), s.rotate(b.refreshToken)]);
+        expect(race.filter((r) => r.ok), name).toHaveLength(1);
+        expect(race.find((r) => !r.ok), name).toEqual({ ok: false, reason: 'reused' });
+      } finally {
+        await d.close();
+      }
+    }
+  });
+
   it('rotating one token leaves the other sessions\' tokens active', async () => {
     const s = sessions();
     const a = await s.create(userId);
