@@ -14,6 +14,7 @@ import { selectsRelations } from '../query/project.js';
 import type { QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
 import type { V1Session } from '../v1/client.js';
+import { RefreshWalk } from '../replica/output-refresh.js';
 import { isHeavy, releasing, type HeavyReadGate } from './heavy.js';
 
 /** What the item reads use (given by the route file, from the composition root's set). */
@@ -117,9 +118,11 @@ export class ItemReads {
     } else {
       const snap = source.snapshot;
       const ids = this.deps.ids;
+      // one walk of each project's pages for the whole read: an export's chunks go on from where the last one stopped
+      const walk = new RefreshWalk();
       records = new ReplicaSource(snap, {
         // an answer kept for later is not given past the moment its first signed URL must be refreshed
-        refresh: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind)); },
+        refresh: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind, walk)); },
         answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) ids.queue('render', v1, u); },
         flush: () => ids.flush(),
         now,

@@ -12,6 +12,25 @@ import { outputExpiry, refreshAt, urlExpiry } from './signed-urls.js';
 import { SyncAborted, type TeamSync } from './sync.js';
 import type { TeamReplica } from './team-replica.js';
 
+/**
+ * One read's walk of its projects' render pages, kept across the chunks of a streamed answer: each chunk's refresh goes
+ * on from where the last one stopped (the project's cursor) instead of from the head again, so a whole export reads each
+ * project's pages once.
+ */
+export class RefreshWalk {
+  private readonly projects = new Map<string, { cursor: string | undefined; covered: number; done: boolean }>();
+
+  /** Where the walk of a project stands: renders read so far (newest first), the cursor of the next page. */
+  of(projectId: string): { cursor: string | undefined; covered: number; done: boolean } {
+    let st = this.projects.get(projectId);
+    if (!st) {
+      st = { cursor: undefined, covered: 0, done: false };
+      this.projects.set(projectId, st);
+    }
+    return st;
+  }
+}
+
 export interface OutputRefreshDeps {
   readonly config: Pick<Config, 'FANOUT_CONCURRENCY' | 'SIGNED_URL_TTL_MS'>;
   readonly clock: Clock;
@@ -90,7 +109,7 @@ export class OutputRefresh {
    * through their project's list pages when that takes fewer calls. Written back to the replica. Resolves with the
    * moment the first signed URL of these records must be refreshed next (an answer kept longer is not given).
    */
-  async refresh(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource = 'render'): Promise<number> {
+  async refresh(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource = 'render', walk = new RefreshWalk()): Promise<number> {
     const { config, clock } = this.deps;
     const { thumbnails, byProject, refreshAt: next } = this.examine(snapshot, recs, resource, clock.now());
     if (thumbnails.size === 0 && byProject.size === 0) return next; // nothing due: the usual case, looked at once
@@ -104,7 +123,7 @@ export class OutputRefresh {
       }
     });
     await mapLimit([...byProject], config.FANOUT_CONCURRENCY, async ([projectId, { t, ids }]) => {
-      const fresh = await this.read(session, t, projectId, ids);
+      const fresh = await this.read(session, t, projectId, ids, walk);
       try {
         await this.deps.sync.put(t, fresh, { renders: [] });
       } catch (e) {
@@ -116,26 +135,37 @@ export class OutputRefresh {
     return this.examine(snapshot, recs, resource, clock.now()).refreshAt;
   }
 
-  /** The renders of one project read again: through its list pages when fewer calls, the rest by id. */
-  private async read(session: V1Session, t: TeamReplica, projectId: string, ids: ReadonlySet<string>): Promise<V1Render[]> {
+  /**
+   * The renders of one project read again: through its list pages when fewer calls — going on from where this read's
+   * walk of the project stopped — the rest by id.
+   */
+  private async read(session: V1Session, t: TeamReplica, projectId: string, ids: ReadonlySet<string>, walk: RefreshWalk): Promise<V1Render[]> {
     const fresh: V1Render[] = [];
+    const st = walk.of(projectId);
     // by list pages (60 a call, newest first) when the deepest of them is reached in fewer calls than one per render;
-    // every render those pages show is kept fresh too (a streamed limit=-1 asks for the next ones a chunk later)
-    if (ids.size > 1) {
+    // every render those pages show is kept fresh too (a streamed limit=-1's next chunk finds them fresh, and its
+    // deeper renders are read on from the walk's cursor)
+    if (!st.done && (ids.size > 1 || st.covered > 0)) {
       const position = new Map(t.projectRenderIds(projectId).map((id, i) => [id, i]));
-      const deepest = Math.max(...[...ids].map((id) => position.get(id) ?? 0));
-      const pages = Math.floor(deepest / V1_PAGE_MAX) + 1;
-      if (pages < ids.size) {
-        let cursor: string | undefined;
+      // the renders the walk has not passed yet (v1's pages are often short: they are looked for, not counted)
+      const ahead = new Set([...ids].filter((id) => (position.get(id) ?? 0) >= st.covered));
+      const deepest = Math.max(-1, ...[...ahead].map((id) => position.get(id) ?? 0));
+      const estimate = deepest < 0 ? 0 : Math.floor((deepest - st.covered) / V1_PAGE_MAX) + 1;
+      if (estimate > 0 && estimate < ahead.size + (st.covered > 0 ? 1 : 0)) {
         try {
-          for (let i = 0; i < pages; i++) {
-            const page = await session.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) });
+          // never more calls than one per render
+          const most = ahead.size;
+          for (let i = 0; i < most && ahead.size > 0 && !st.done; i++) {
+            const page = await session.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(st.cursor ? { cursor: st.cursor } : {}) });
             fresh.push(...page.data);
-            if (!page.next_cursor) break;
-            cursor = page.next_cursor;
+            for (const r of page.data) ahead.delete(r.id);
+            st.covered += page.data.length;
+            st.cursor = page.next_cursor ?? undefined;
+            if (!st.cursor) st.done = true;
           }
         } catch (e) {
           if (!(e instanceof V1NotFoundError)) throw e;
+          st.done = true;
         }
       }
     }

@@ -17,7 +17,7 @@ import type { V1Render, V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './answer-cache.js';
 import { SyncBudget } from './budget.js';
 import { boundOf } from './freshness.js';
-import { OutputRefresh } from './output-refresh.js';
+import { OutputRefresh, type RefreshWalk } from './output-refresh.js';
 import { Peers } from './peers.js';
 import { ReadSources, type ReadSource } from './read-source.js';
 import { RecordInputs } from './record-inputs.js';
@@ -163,8 +163,9 @@ export class ReplicaService {
    * to the replica (`OutputRefresh`). Resolves with the moment the first signed URL of these records must be refreshed
    * next (an answer kept longer is not given).
    */
-  refreshOutputs(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource = 'render'): Promise<number> {
-    return this.outputs.refresh(session, snapshot, recs, resource);
+  /** `walk`: one read's walk of its projects' pages, kept across its chunks (a new one per read). */
+  refreshOutputs(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource = 'render', walk?: RefreshWalk): Promise<number> {
+    return this.outputs.refresh(session, snapshot, recs, resource, walk);
   }
 
   // ------------------------------------------------------------------ changes

@@ -178,6 +178,51 @@ describe('signed outputs', () => {
   });
 });
 
+describe('an export whose every signed URL is due', () => {
+  it('reads each project\'s render pages once, going on across its chunks from where the last one stopped — never per render', async () => {
+    const sim = await startSim({ urlTtlS: 600 });
+    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+    const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === sim.keys[0]!.teams[0]!.id)!;
+    for (let i = 0; i < 700; i++) {
+      sim.sim.world.createRender(person, { project_id: project.id, name: `export ${i}` });
+      sim.sim.clock.advance(1_000);
+    }
+    sim.sim.clock.advance(3_600_000); // every one of them complete, with outputs
+    sim.sim.world.tick();
+    const { gw, token } = await gateway(sim, { INDEX_MAX_STALENESS_MS: '36000000', INDEX_RECONCILE_MS: '36000000', KEY_RECHECK_MS: '36000000' });
+    try {
+      await gw.get('/renders?limit=1', token); // the key's reach is known
+      const expiresOf = (url: string) => Number(new URL(url).searchParams.get('expires')) * 1000;
+      sim.sim.clock.advance(540_000); // every URL in the last fifth of its life
+      const renders = [...sim.sim.world.renders.values()].filter((r) => r.projectId === project.id).length;
+      const listBefore = calls(sim, 'GET /v1/renders');
+      const byIdBefore = calls(sim, 'GET /v1/renders/:id');
+      const all = await gw.get(`/renders?filter[project][_eq]=${derivedUuid('project', project.id)}&limit=-1&fields=id,output`, token);
+      expect(all.status).toBe(200);
+      expect(all.body.data).toHaveLength(renders);
+      const withOutputs = all.body.data.filter((r: { output: unknown }) => r.output);
+      expect(withOutputs.length).toBeGreaterThan(600);
+      for (const r of withOutputs) expect(expiresOf(r.output.master)).toBeGreaterThan(sim.sim.world.clock.now() + 500_000);
+      // one walk of the project's pages (60 renders a page): the answer's chunks (512 renders, then the rest) do not each
+      // start again from the head, and no render is read by id
+      // one walk of the project, as v1 pages it (its pages are sometimes short)
+      let walk = 0;
+      for (let cursor: string | undefined, more = true; more; walk++) {
+        const page = sim.sim.world.listRenders(person, project.id, { limit: 60, ...(cursor ? { cursor } : {}) });
+        cursor = page.next_cursor ?? undefined;
+        more = cursor !== undefined;
+      }
+      const pages = calls(sim, 'GET /v1/renders') - listBefore;
+      expect(pages).toBeGreaterThanOrEqual(Math.ceil(renders / 60));
+      expect(pages).toBeLessThanOrEqual(walk + 1);
+      expect(calls(sim, 'GET /v1/renders/:id') - byIdBefore).toBe(0);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+});
+
 describe('reach and isolation', () => {
   let sim: RunningSim;
   beforeAll(async () => { sim = await startSim(); });
