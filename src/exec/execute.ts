@@ -17,7 +17,9 @@ export interface Execution {
   readonly strategy:
     | 'newest-first walk' | 'oldest-first walk' | 'aggregate over the scope' | 'top-k over the scope' | 'sort of the scope'
     // the filter answered on the source's columns: counted without records, or only the records passing it built
-    | 'count on the columns' | 'aggregate over the column matches' | 'top-k over the column matches' | 'sort of the column matches';
+    | 'count on the columns' | 'aggregate over the column matches' | 'top-k over the column matches' | 'sort of the column matches'
+    // a page read from an order the source keeps sorted, rows tested on its columns until the page is full
+    | 'page of a kept order';
   /** Records tested against the filter (a streamed answer counts those tested before its first item). */
   readonly tested: number;
   readonly matched: number;
@@ -159,13 +161,29 @@ class Job {
       ? source.columns?.(this.resource, this.plan, q.filter, (node) => compileFilter(node, this.schema, ctx.schemas, source))
       : undefined;
     if (cols) {
-      const counted = this.whole ? await this.countOnColumns(cols) : undefined;
+      const counted = this.whole ? await this.countOnColumns(cols) : await this.pageInOrder(cols);
       if (counted) return counted;
       this.onColumns = true;
       this.keep = () => true;
       feed = (take) => cols.matches(take);
     }
     return this.whole ? this.aggregate(feed) : this.list(feed);
+  }
+
+  /** A page (not `limit=-1`) read from an order the source keeps sorted; filter_count counted on the columns. */
+  private async pageInOrder(cols: ColumnScan): Promise<QueryResult | undefined> {
+    const { q } = this;
+    if (q.limit === -1 || !cols.inOrder) return undefined;
+    const walked = cols.inOrder(effectiveSort(q, this.schema), this.cmp, q.offset + q.limit);
+    if (!walked) return undefined;
+    const counted = q.meta.includes('filter_count') ? cols.count() : undefined;
+    this.tested = counted ? counted.tested : walked.tested;
+    this.matched = counted ? counted.matched : walked.recs.length;
+    const meta = buildMeta(q, await this.total(this.tested), this.matched);
+    this.report('page of a kept order');
+    const recs = walked.recs.slice(q.offset);
+    const data = await this.answer(recs, this.refs(recs));
+    return meta ? { meta, data } : { data };
   }
 
   /** `count` aggregates, grouped by at most one column field, counted on the columns (undefined: not such a question). */

@@ -23,6 +23,9 @@ export interface ReplicaHooks {
 const WALK_BATCH_LEAST = 8;
 const WALK_BATCH_MOST = 512;
 
+/** Records a scan tests between two turns of the event loop. */
+const SCAN_SLICE = 16_384;
+
 /** One team's rows in a kept order, read a batch at a time as the merge pulls them. */
 class RowRun<T> implements MergeSource<T> {
   private buffer: T[] = [];
@@ -123,11 +126,23 @@ export class ReplicaSource implements RecordSource {
     });
   }
 
+  /**
+   * Each team's records of the scope; a large team's a slice at a time, the event loop given a turn between slices (a
+   * question over 100 000 renders does not hold it), over a copy of the team's list (renders may arrive meanwhile).
+   */
   async scan(resource: string, plan: Plan, _withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
     let n = 0;
     for (const run of this.snapshot.runs(resource, plan)) {
       n += run.length;
-      await take(run);
+      if (run.length <= SCAN_SLICE) {
+        await take(run);
+        continue;
+      }
+      const held = run.slice();
+      for (let i = 0; i < held.length; i += SCAN_SLICE) {
+        await take(held.slice(i, i + SCAN_SLICE));
+        await new Promise<void>((r) => setImmediate(r));
+      }
     }
     return n;
   }
@@ -143,7 +158,9 @@ export class ReplicaSource implements RecordSource {
       const test = compileColumnFilter(filter, t.renderColumns(), leaf, whole);
       if (!test) return undefined;
       const rows = projects ? projects.flatMap((u) => { const v1 = t.projectV1(u); return v1 ? [t.projectRows(v1)] : []; }) : null;
-      teams.push({ cols: t.renderColumns(), test, rows });
+      const cols = t.renderColumns();
+      const codes = rows ? new Set(rows.filter((r) => r.length > 0).map((r) => cols.c.project[r[0] as number] as number)) : null;
+      teams.push({ cols, test, rows, projects: codes, sorted: (name, cmp) => t.sortedRows(name, cmp) });
     }
     return new RenderColumnScan(teams);
   }

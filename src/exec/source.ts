@@ -1,4 +1,4 @@
-import type { FilterNode } from '../query/ast.js';
+import type { FilterNode, SortNode } from '../query/ast.js';
 import type { Lookup, Predicate, Rec } from '../query/compile.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
@@ -45,6 +45,11 @@ export interface ColumnScan {
    * each of `fields` non-null (`id` included); undefined when a field is not held in a column.
    */
   tally(groupBy: string | null, fields: readonly string[]): { tested: number; groups: Tallied[] } | undefined;
+  /**
+   * Optional: the first `n` records passing the filter in the query's order (`sort`, `cmp` comparing records by it), read
+   * from orders the source keeps sorted; undefined when it keeps none for this sort.
+   */
+  inOrder?(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): { tested: number; recs: Rec[] } | undefined;
   /** The records passing the filter, a batch at a time (only these are built); returns how many rows were tested. */
   matches(take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number>;
 }

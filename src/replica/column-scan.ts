@@ -1,4 +1,5 @@
 import type { ColumnScan, Tallied } from '../exec/source.js';
+import type { SortNode } from '../query/ast.js';
 import type { Rec } from '../query/compile.js';
 import { codedField, type CodedField, type RenderColumns, type RowTest } from './column-filter.js';
 import { OVERLAY, REMOVED } from './columns.js';
@@ -8,7 +9,14 @@ export interface TeamColumns {
   readonly cols: RenderColumns;
   readonly test: RowTest;
   readonly rows: readonly (readonly number[])[] | null;
+  /** The project codes of the scope (null: every project). */
+  readonly projects: ReadonlySet<number> | null;
+  /** Live rows in a query's order, kept by the team (`name` naming the order, `cmp` comparing rows by it). */
+  readonly sorted: (name: string, cmp: (a: number, b: number) => number) => readonly number[];
 }
+
+/** The orders kept sorted: a query sorted by these root fields (its tie-break by id included). */
+const KEPT_ORDERS = new Set(['date_created', 'date_updated', 'title', 'status', 'id']);
 
 /** Rows a batch of matching records holds. */
 const BATCH = 4096;
@@ -110,6 +118,41 @@ export class RenderColumnScan implements ColumnScan {
       });
     }
     return { tested, groups: [...groups].map(([key, g]) => ({ key, n: g.n, nonNull: g.nonNull })) };
+  }
+
+  /**
+   * The first `n` records passing the filter in the query's order (`sort`, compared by `cmp`), read from each team's
+   * kept order of that sort and merged (undefined when the sort is not one kept): rows are tested until `n` pass.
+   */
+  inOrder(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): { tested: number; recs: Rec[] } | undefined {
+    if (sort.some((s) => s.field.fn || s.field.path.length !== 1 || !KEPT_ORDERS.has(s.field.path[0] as string))) return undefined;
+    const name = sort.map((s) => `${s.field.path[0]}:${s.direction}`).join(',');
+    let tested = 0;
+    // per team: its kept order, where it stands in it, and the next record passing the filter there
+    const runs = this.teams.map((t) => {
+      const c = t.cols.c;
+      const rows = t.sorted(name, (a, b) => cmp(t.cols.view(a), t.cols.view(b)));
+      let at = 0;
+      const next = (): Rec | undefined => {
+        while (at < rows.length) {
+          const row = rows[at++] as number;
+          if (((c.flags[row] as number) & REMOVED) !== 0 || (t.projects && !t.projects.has(c.project[row] as number))) continue;
+          tested++;
+          if (t.test(row)) return t.cols.view(row);
+        }
+        return undefined;
+      };
+      return { next, head: next() };
+    });
+    const recs: Rec[] = [];
+    while (recs.length < n) {
+      let best: (typeof runs)[number] | undefined;
+      for (const r of runs) if (r.head && (!best || cmp(r.head, best.head as Rec) < 0)) best = r;
+      if (!best) break;
+      recs.push(best.head as Rec);
+      best.head = best.next();
+    }
+    return { tested, recs };
   }
 
   async matches(take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {

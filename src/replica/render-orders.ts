@@ -2,6 +2,9 @@ import type { Rec } from '../query/compile.js';
 import { ordered } from './columns.js';
 import type { RenderRows } from './render-rows.js';
 
+/** Sorted orders a team keeps at most (distinct sorts of questions). */
+const SORTED_KEPT = 8;
+
 /**
  * The orders of a team's renders: newest first (created_at descending, then uuid ascending: the default legacy order),
  * kept as renders arrive; by primary key (legacy uuid), per project, as Directus lists related items; and a project's
@@ -11,18 +14,59 @@ export class RenderOrders {
   /** Rows newest first: built once, kept as renders arrive. */
   private newest: number[] | null = null;
   private readonly byKey = new Map<string, { version: number; rows: number[] }>();
+  /** Live rows in the orders questions asked for (by the order's name), with the comparison each was sorted by. */
+  private readonly sorted = new Map<string, { cmp: (a: number, b: number) => number; rows: number[] }>();
 
   constructor(private readonly rows: RenderRows) {}
 
-  /** The newest-first order is built again on next use. */
+  /** The newest-first order and the kept sorted orders are built again on next use (rows were removed). */
   reset(): void {
     this.newest = null;
+    this.sorted.clear();
   }
 
-  /** Every order is built again on next use (uuids changed). */
+  /** Every order is built again on next use (uuids or overlays changed). */
   resetAll(): void {
     this.byKey.clear();
     this.newest = null;
+    this.sorted.clear();
+  }
+
+  /**
+   * Live rows in a query's order, `name` naming it (`title:asc,id:asc`) and `cmp` comparing two rows by it: sorted
+   * once, then kept as renders arrive and change (`moved`).
+   */
+  sortedBy(name: string, cmp: (a: number, b: number) => number): readonly number[] {
+    let kept = this.sorted.get(name);
+    if (kept) {
+      this.sorted.delete(name);
+      this.sorted.set(name, kept);
+    } else {
+      // a few orders are kept (each a number a live row): the one asked least recently goes first
+      if (this.sorted.size >= SORTED_KEPT) this.sorted.delete(this.sorted.keys().next().value as string);
+      kept = { cmp, rows: this.rows.liveRows().sort(cmp) };
+      this.sorted.set(name, kept);
+    }
+    return kept.rows;
+  }
+
+  /** A row was added or changed: it takes its place again in every kept sorted order (a binary search, one splice). */
+  moved(i: number, added: boolean): void {
+    for (const kept of this.sorted.values()) {
+      const list = kept.rows;
+      if (!added) {
+        const at = list.indexOf(i);
+        if (at >= 0) list.splice(at, 1);
+      }
+      let lo = 0;
+      let hi = list.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (kept.cmp(list[mid] as number, i) <= 0) lo = mid + 1;
+        else hi = mid;
+      }
+      list.splice(lo, 0, i);
+    }
   }
 
   /** Rows newest first, ties by uuid (the resource's default order): built once, kept as renders arrive. */

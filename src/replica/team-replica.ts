@@ -131,6 +131,7 @@ export class TeamReplica {
       this.orders.place(w.row);
     } else if (w.createdChanged) this.orders.reset();
     this.records.changed(w.row);
+    this.orders.moved(w.row, w.added);
     this.changes = nextChange();
     return true;
   }
@@ -195,6 +196,8 @@ export class TeamReplica {
   newestFirst(): readonly number[] { return this.orders.newestFirst(); }
   /** The render columns, as questions answered without records read them. */
   renderColumns(): RenderColumns { return this.records; }
+  /** Live rows in a query's order (`name` naming it, `cmp` comparing rows by it), kept as renders change. */
+  sortedRows(name: string, cmp: (a: number, b: number) => number): readonly number[] { return this.orders.sortedBy(name, cmp); }
   /** A project's rows (read, not copied; empty when none). */
   projectRows(projectId: string): readonly number[] { return this.rows.codes.rowsOf(projectId); }
   /** The v1 project id of a row (the newest-first walk's project scope). */

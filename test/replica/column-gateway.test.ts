@@ -40,9 +40,13 @@ describe('questions on the columns through the gateway', () => {
       ['aggregate[count]=*&groupBy[]=project&sort=-count&limit=2', /count on the columns/],
       ['aggregate[count]=*,user_created&groupBy[]=user_created&meta=filter_count,total_count', /count on the columns/],
       ['aggregate[count]=*&filter[status][_in]=complete,failed&meta=filter_count', /count on the columns/],
-      [`filter[status][_eq]=complete&meta=filter_count&fields=id,title,status`, /column matches/],
-      [`filter[project][_eq]=${some[0]!.project}&filter[date_created][_lte]=${at}&meta=filter_count&sort=title&limit=5&fields=id,title`, /column matches/],
-      [`filter[_or][0][download_ready][_eq]=true&filter[_or][1][date_updated][_null]=true&meta=filter_count&limit=3&offset=2&fields=id`, /column matches/],
+      [`filter[status][_eq]=complete&meta=filter_count&fields=id,title,status`, /page of a kept order/],
+      [`filter[project][_eq]=${some[0]!.project}&filter[date_created][_lte]=${at}&meta=filter_count&sort=title&limit=5&fields=id,title`, /page of a kept order/],
+      [`filter[_or][0][download_ready][_eq]=true&filter[_or][1][date_updated][_null]=true&meta=filter_count&limit=3&offset=2&fields=id`, /page of a kept order/],
+      ['sort=title&page=3&limit=20&fields=id,title', /page of a kept order/],
+      ['filter[status][_neq]=failed&sort=-date_updated&limit=7&meta=total_count&fields=id,date_updated', /page of a kept order/],
+      ['filter[status][_eq]=complete&sort=status,-title&limit=4&meta=filter_count&fields=id,title', /page of a kept order/],
+      ['filter[status][_eq]=complete&sort=-user_created&limit=4&meta=filter_count&fields=id', /over the column matches|of the column matches/],
     ];
     for (const [query, strategy] of cases) {
       const cols = await gw.get(`/renders?${query}`, token, EXPLAIN);
