@@ -158,7 +158,9 @@ export class ReplicaSource implements RecordSource {
       const test = compileColumnFilter(filter, t.renderColumns(), leaf, whole);
       if (!test) return undefined;
       const rows = projects ? projects.flatMap((u) => { const v1 = t.projectV1(u); return v1 ? [t.projectRows(v1)] : []; }) : null;
-      teams.push({ cols: t.renderColumns(), test, rows });
+      const cols = t.renderColumns();
+      const codes = rows ? new Set(rows.filter((r) => r.length > 0).map((r) => cols.c.project[r[0] as number] as number)) : null;
+      teams.push({ cols, test, rows, projects: codes, sorted: (name, cmp) => t.sortedRows(name, cmp) });
     }
     return new RenderColumnScan(teams);
   }
