@@ -49,7 +49,9 @@ async function main(): Promise<void> {
         `Demo user: ${config.DEMO_EMAIL} / ${config.DEMO_PASSWORD}\n` +
         `Log in:  curl -s -X POST ${base}/auth/login -H 'content-type: application/json' ` +
         `-d '{"email":"${config.DEMO_EMAIL}","password":"${config.DEMO_PASSWORD}"}'\n` +
-        `Operator token (for /_gateway/*): see ${join(demo.demoDir(config), 'demo-secrets.json')}\n\n`,
+        (process.env.GATEWAY_ADMIN_TOKEN
+          ? 'Operator token (for /_gateway/*): the GATEWAY_ADMIN_TOKEN of your environment\n\n'
+          : `Operator token (for /_gateway/*): GATEWAY_ADMIN_TOKEN in ${join(demo.demoDir(config), 'demo-secrets.json')}\n\n`),
     );
   }
   const metricsServer = config.METRICS_PORT ? await startMetricsServer(deps.metrics, config.METRICS_PORT, config.METRICS_HOST) : undefined;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ async function startDemo(dir: string, port: number): Promise<Demo> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env, V1_BASE_URL: '', PORT: String(port), HOST: '127.0.0.1', SIM_PORT: '0', SIM_SCALE: 'tiny', DATABASE_URL: join(dir, 'demo.db'),
-      LOG_LEVEL: 'info', LOGIN_STALL_MS: '0', CACHE_TTL_RENDER_ACTIVE_MS: '0',
+      LOG_LEVEL: 'info', LOGIN_STALL_MS: '0', CACHE_TTL_RENDER_ACTIVE_MS: '0', GATEWAY_ADMIN_TOKEN: undefined,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -64,6 +64,11 @@ describe('demo mode end to end', () => {
   it('prints the demo user and a curl line, then serves a logged-in demo user: reads, a render created and completed', async () => {
     expect(out).toContain('Demo user: demo@example.com / demo-password');
     expect(out).toMatch(/curl -s -X POST http:\/\/localhost:\d+\/auth\/login/);
+    // the operator token the banner points at is the one the demo runs with
+    const secretsFile = join(dir, 'demo-secrets.json');
+    expect(out).toContain(`Operator token (for /_gateway/*): GATEWAY_ADMIN_TOKEN in ${secretsFile}`);
+    const operator = JSON.parse(readFileSync(secretsFile, 'utf8')).GATEWAY_ADMIN_TOKEN as string;
+    expect((await fetch(`${base}/_gateway/index`, { headers: { authorization: `Bearer ${operator}` } })).status).toBe(200);
     const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password: 'demo-password' }) });
     expect(login.status).toBe(200);
     const token = ((await login.json()) as any).data.access_token as string;
