@@ -105,6 +105,13 @@ export const ConfigSchema = z.object({
   INDEX_RECONCILE_MS: duration.default(60_000),
   /** v1 calls per team per minute the background sync may make; past it the staleness bound loosens. */
   INDEX_SYNC_CALLS_PER_MIN: int(1).default(600),
+  /**
+   * v1 calls per minute the sync may make with one bound key, whatever teams it reaches (counted in the store, like the
+   * per-team budget): a key reaching 10 teams does not carry 10 teams' budgets.
+   */
+  INDEX_SYNC_CALLS_PER_KEY_PER_MIN: int(1).default(1_200),
+  /** How often an instance renews a team's sync lease while it syncs; the lease lasts twice this (a dead holder's team is taken over then). */
+  INDEX_LEASE_HEARTBEAT_MS: duration.default(10_000),
   /** Page fetches the sync makes at once (request-path and write calls are never queued behind it). */
   INDEX_SYNC_CONCURRENCY: int(1, 32).default(2),
   /** Teams beyond this estimate of memory are evicted from memory (read back from the store when read). */

@@ -131,7 +131,7 @@ export class Metrics {
   }
 
   /** The render index: teams' ages (max and a histogram over all teams, no label per team) and what memory holds. */
-  index(read: { ages(): number[]; rendersInMemory: number; answers: { hits: number; misses: number; size: number } }): void {
+  index(read: { ages(): number[]; bounds(): number[]; rendersInMemory: number; answers: { hits: number; misses: number; size: number } }): void {
     if (this.registry.getSingleMetric('gateway_index_teams')) return;
     const answers = read.answers;
     this.gauge('gateway_answer_cache_entries', 'Answers of index reads kept (serialised) for identical reads', () => answers.size);
@@ -151,6 +151,18 @@ export class Metrics {
       collect: sync,
     });
     this.gauge('gateway_index_age_max_seconds', 'Age of the least recently synced team in the render index', () => Math.max(0, ...read.ages()) / 1000);
+    this.gauge('gateway_index_bound_max_seconds', 'Largest staleness bound of a team in the render index (computed from its projects and budget)',
+      () => Math.max(0, ...read.bounds()) / 1000);
+    new Histogram({
+      name: 'gateway_index_bound_seconds',
+      help: 'Staleness bounds of the teams in the render index at scrape time',
+      buckets: [1, 2, 5, 10, 30, 60, 120, 300, 900],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const b of read.bounds()) this.observe(b / 1000);
+      },
+    });
     this.gauge('gateway_index_teams', 'Teams whose render index is in memory and backfilled', () => read.ages().length);
     this.gauge('gateway_index_renders', 'Renders held in the render index in memory', () => read.rendersInMemory);
     new Histogram({

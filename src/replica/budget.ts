@@ -1,32 +1,126 @@
 import type { Clock } from '../lib/clock.js';
+import { minuteOf, type SyncCallStore } from '../store/sync-calls.js';
 import type { V1Meter } from '../v1/client.js';
+import { syncCallsOf } from './freshness.js';
 import type { TeamReplica } from './team-replica.js';
 
+/** The calls of one walk of a team: reserved in the store before, counted as they are made, settled after. */
+export class Spend {
+  /** Calls made so far. */
+  calls = 0;
+  /** Calls the store holds for this walk (reserved, then what was added since). */
+  counted = 0;
+  /** The bound key's partition the walk runs with (its per-key budget), once known. */
+  key: string | null = null;
+  /** Whether the calls of a sync were reserved (a backfill reserves none). */
+  reserved = false;
+
+  constructor(readonly teamId: string, readonly minute: number) {}
+
+  readonly meter: V1Meter = { onCall: () => { this.calls++; } };
+
+  get scopes(): string[] {
+    return this.key === null ? [`team:${this.teamId}`] : [`team:${this.teamId}`, `key:${this.key}`];
+  }
+}
+
+export interface SyncBudgetLimits {
+  /** INDEX_SYNC_CALLS_PER_MIN */
+  readonly perTeam: number;
+  /** INDEX_SYNC_CALLS_PER_KEY_PER_MIN */
+  readonly perKey: number;
+}
+
 /**
- * The per-team budget of the sync's v1 calls (INDEX_SYNC_CALLS_PER_MIN): every call counted, by team, over the last
- * minute; a sync that would not fit waits (the team's staleness bound loosens rather than v1 be starved).
+ * The sync's v1 calls, per team (INDEX_SYNC_CALLS_PER_MIN) and per bound key (INDEX_SYNC_CALLS_PER_KEY_PER_MIN) a
+ * minute, counted in the store and shared by every instance (`SyncCallStore`): a sync reserves the calls it needs
+ * before it makes them and is not run when they do not fit (the team's bound loosens rather than v1 be starved);
+ * what it really made is settled after. A backfill is counted, never refused. What this instance learnt (a team's
+ * budget spent until the minute's end, the teams a key syncs) saves the store a question.
  */
 export class SyncBudget {
-  private readonly calls = new Map<string, number[]>();
+  private readonly spentUntil = new Map<string, number>();
+  /** Teams synced lately with each key (a key's budget is shared by them): key → team → last use. */
+  private readonly keyTeams = new Map<string, Map<string, number>>();
+  private readonly keyOf = new Map<string, string>();
 
-  constructor(private readonly clock: Clock, private readonly perMinute: number) {}
+  constructor(private readonly clock: Clock, readonly limits: SyncBudgetLimits, private readonly store: SyncCallStore) {}
 
-  /** A meter that counts the sync's calls against the team's budget. */
-  meterFor(teamId: string): V1Meter {
-    return { onCall: () => { const l = this.calls.get(teamId) ?? []; l.push(this.clock.now()); this.calls.set(teamId, l); } };
+  /** A walk's spend (its calls counted from now on, nothing reserved yet). */
+  open(teamId: string): Spend {
+    return new Spend(teamId, minuteOf(this.clock.now()));
   }
 
-  /** v1 calls the team's syncs made in the last minute. */
-  callsLastMinute(teamId: string): number {
-    const since = this.clock.now() - 60_000;
-    const list = (this.calls.get(teamId) ?? []).filter((x) => x > since);
-    this.calls.set(teamId, list);
-    return list.length;
+  /**
+   * Reserves the calls one sync of the team needs (`full`: the periodic full one; capped at a minute's budget: a team
+   * larger than that is synced at most once a minute) for the team and the key; false when they do not fit this minute,
+   * in the store's count.
+   */
+  async reserve(t: TeamReplica, spend: Spend, full = false): Promise<boolean> {
+    if (spend.key !== null) this.noteKey(t.id, spend.key);
+    // a full sync also reads the team, its members and every project's templates
+    const want = syncCallsOf(t) + (full ? t.projects.size + 2 : 0);
+    const need = Math.min(want, this.limits.perTeam, this.limits.perKey);
+    const scopes = [{ scope: `team:${t.id}`, limit: this.limits.perTeam }];
+    if (spend.key !== null) scopes.push({ scope: `key:${spend.key}`, limit: this.limits.perKey });
+    const ok = await this.store.reserve(scopes, need, spend.minute);
+    if (!ok) {
+      this.spentUntil.set(t.id, (spend.minute + 1) * 60_000);
+      return false;
+    }
+    spend.counted = need;
+    spend.reserved = true;
+    return true;
   }
 
-  /** Whether a sync of the team (about one call per project, plus the re-poll) still fits its budget this minute. */
+  /** Calls made beyond what the store holds go to it now (a heartbeat of a long walk, and its end). */
+  async flush(spend: Spend): Promise<void> {
+    const extra = spend.calls - spend.counted;
+    if (extra <= 0) return;
+    spend.counted = spend.calls;
+    await this.store.add(spend.scopes, extra, minuteOf(this.clock.now()));
+  }
+
+  /** The walk is over: calls beyond its reservation are counted, reserved calls it did not make given back. */
+  async settle(spend: Spend): Promise<void> {
+    if (spend.calls >= spend.counted) return this.flush(spend);
+    const back = spend.counted - spend.calls;
+    spend.counted = spend.calls;
+    await this.store.add(spend.scopes, -back, spend.minute);
+  }
+
+  /** Whether a sync of the team may be tried now (false: its budget was found spent for this minute). */
   fits(t: TeamReplica): boolean {
-    const estimate = t.projects.size + Math.min(t.movingIds().length, 2 * t.projects.size) + 1;
-    return this.callsLastMinute(t.id) + estimate <= this.perMinute;
+    return this.clock.now() >= (this.spentUntil.get(t.id) ?? 0);
+  }
+
+  /**
+   * The calls a minute the team's syncs may spend: its own budget, or its key's share (the key's budget over the teams
+   * it syncs), whichever is smaller.
+   */
+  callsPerMin(teamId: string): number {
+    const key = this.keyOf.get(teamId);
+    const sharing = key === undefined ? 1 : Math.max(1, this.keyTeams.get(key)?.size ?? 1);
+    return Math.min(this.limits.perTeam, this.limits.perKey / sharing);
+  }
+
+  /** v1 calls of every team's syncs this minute, every instance's (by team id). */
+  async callsThisMinute(): Promise<Map<string, number>> {
+    const used = await this.store.used(minuteOf(this.clock.now()));
+    const out = new Map<string, number>();
+    for (const [scope, n] of used) if (scope.startsWith('team:')) out.set(scope.slice(5), n);
+    return out;
+  }
+
+  private noteKey(teamId: string, key: string): void {
+    const now = this.clock.now();
+    const before = this.keyOf.get(teamId);
+    if (before !== undefined && before !== key) this.keyTeams.get(before)?.delete(teamId);
+    this.keyOf.set(teamId, key);
+    let teams = this.keyTeams.get(key);
+    if (!teams) this.keyTeams.set(key, (teams = new Map()));
+    teams.set(teamId, now);
+    // a team not synced with the key for 10 minutes no longer shares it
+    for (const [id, at] of teams) if (now - at > 600_000) teams.delete(id);
   }
 }

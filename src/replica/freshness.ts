@@ -3,15 +3,36 @@ import type { TeamReplica } from './team-replica.js';
 
 export type FreshnessConfig = Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>;
 
-/** The staleness bound of a team: INDEX_RECONCILE_MS while its webhooks arrive, else INDEX_MAX_STALENESS_MS. */
-export function boundOf(c: FreshnessConfig, t: TeamReplica, now: number): number {
+/** The calls one sync of the team needs, by version (a team's projects and moving renders change with its version). */
+const needs = new WeakMap<TeamReplica, { version: number; calls: number }>();
+
+/**
+ * The v1 calls one sync of the team needs: its project list, a head check per project and the renders not yet final
+ * (by id, or a status-filtered page per project when that is fewer).
+ */
+export function syncCallsOf(t: TeamReplica): number {
+  const hit = needs.get(t);
+  if (hit && hit.version === t.version) return hit.calls;
+  const calls = t.projects.size + Math.min(t.movingIds().length, 2 * t.projects.size) + 1;
+  needs.set(t, { version: t.version, calls });
+  return calls;
+}
+
+/**
+ * The staleness bound of a team, computed: how often its budget lets it be synced (the calls one sync needs over the
+ * calls a minute it may spend, `callsPerMin`: its own budget or its key's share, whichever is smaller), never below
+ * INDEX_MAX_STALENESS_MS; while its webhooks arrive, never below INDEX_RECONCILE_MS either (the sync is then a
+ * reconciliation: webhooks carry the news).
+ */
+export function boundOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): number {
   const hooks = t.webhookAt !== null && now - t.webhookAt < c.INDEX_RECONCILE_MS;
-  return hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
+  const floor = hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
+  return Math.max(floor, Math.ceil((syncCallsOf(t) * 60_000) / callsPerMin));
 }
 
 /** Whether a read at `now` may be answered from the team as it is: its last sync started within its bound. */
-export function isFresh(c: FreshnessConfig, t: TeamReplica, now: number): boolean {
-  return now - (t.syncedAt ?? 0) <= boundOf(c, t, now);
+export function isFresh(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): boolean {
+  return now - (t.syncedAt ?? 0) <= boundOf(c, t, now, callsPerMin);
 }
 
 /**

@@ -5,7 +5,7 @@ import { ReplicaSnapshot } from './snapshot.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Team } from '../v1/schemas.js';
 import type { SyncBudget } from './budget.js';
-import { epochOf, isFresh } from './freshness.js';
+import { boundOf, epochOf, isFresh } from './freshness.js';
 import type { RecordInputs } from './record-inputs.js';
 import type { TeamRegistry } from './registry.js';
 import type { SyncScheduler } from './scheduler.js';
@@ -17,6 +17,8 @@ export type ReadSource =
     readonly kind: 'index'; readonly snapshot: ReplicaSnapshot; readonly ageMs: number; readonly synced: readonly string[];
     /** What the snapshot's answers are computed from (its teams' versions, `epochOf`): the answer cache's validity. */
     readonly epoch: string;
+    /** The staleness bound the answer keeps: the largest of its teams' computed bounds (`freshness.ts`). */
+    readonly boundMs: number;
   }
   | { readonly kind: 'live'; readonly reason: string };
 
@@ -78,15 +80,15 @@ export class ReadSources {
     }
     if (pending.length > 0) return { kind: 'live', reason: `the index of ${pending.join(', ')} is not backfilled yet` };
     // a stale team is synced first (its head only: the full reconcile is the background's), within its budget
-    const stale = ready.filter((t) => !isFresh(config, t, now) && budget.fits(t));
+    const stale = ready.filter((t) => !this.fresh(t, now) && budget.fits(t));
     await Promise.all(stale.map((t) => scheduler.syncTeam(t, false).catch(() => undefined)));
     // a team whose sync fails (no bound key reaches it any more, v1 refusing) is not answered from an old copy
-    const failing = ready.filter((t) => !isFresh(config, t, now) && scheduler.failure(t.id) !== undefined);
+    const failing = ready.filter((t) => !this.fresh(t, now) && scheduler.failure(t.id) !== undefined);
     if (failing.length > 0) {
       return { kind: 'live', reason: `the index of ${failing.map((t) => t.id).join(', ')} could not be synced: ${scheduler.failure(failing[0]!.id)?.message}` };
     }
     const snapshot = new ReplicaSnapshot(ready, config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready) };
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready), boundMs: this.boundOf(ready, now) };
   }
 
   /**
@@ -97,7 +99,19 @@ export class ReadSources {
     const ready = this.heldTeams(session.partition, now);
     if (!ready) return undefined;
     const snapshot = new ReplicaSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready) };
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready), boundMs: this.boundOf(ready, now) };
+  }
+
+  /** Whether the team may answer as it is: its last sync within its computed bound. */
+  private fresh(t: TeamReplica, now: number): boolean {
+    return isFresh(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
+  }
+
+  /** The largest computed bound of the teams a read covers. */
+  private boundOf(teams: readonly TeamReplica[], now: number): number {
+    let b = this.deps.config.INDEX_MAX_STALENESS_MS;
+    for (const t of teams) b = Math.max(b, boundOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id)));
+    return b;
   }
 
   /** The epoch `source` would give a key's read now (its teams marked read), without building a snapshot. */
@@ -115,7 +129,7 @@ export class ReadSources {
     const ready: TeamReplica[] = [];
     for (const team of hit.teams) {
       const t = this.deps.registry.get(team.id);
-      if (!t || t.state !== 'ready' || !isFresh(c, t, now)) return undefined;
+      if (!t || t.state !== 'ready' || !this.fresh(t, now)) return undefined;
       ready.push(t);
     }
     for (const t of ready) t.readAt = now;

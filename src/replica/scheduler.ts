@@ -7,15 +7,13 @@ import type { RenderDataStore } from '../store/render-extras.js';
 import type { V1Session } from '../v1/client.js';
 import { V1UnauthorizedError } from '../v1/errors.js';
 import type { V1Team } from '../v1/schemas.js';
-import type { SyncBudget } from './budget.js';
+import type { Spend, SyncBudget } from './budget.js';
 import { boundOf } from './freshness.js';
+import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from './peers.js';
 import type { TeamRegistry } from './registry.js';
 import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
 import type { TeamReplica } from './team-replica.js';
-
-/** How long a sync lease is held before another instance may take the team over. */
-const LEASE_MS = 60_000;
 
 export interface SyncSchedulerDeps {
   readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>;
@@ -27,6 +25,8 @@ export interface SyncSchedulerDeps {
   readonly registry: TeamRegistry;
   readonly peers: Peers;
   readonly budget: SyncBudget;
+  /** The team's sync lease, renewed by a heartbeat (INDEX_LEASE_HEARTBEAT_MS). */
+  readonly leases: SyncLeases;
   readonly sync: TeamSync;
   /** This instance, as its leases name it. */
   readonly holder: string;
@@ -74,18 +74,24 @@ export class SyncScheduler {
   }
 
   private async backfill(team: V1Team): Promise<void> {
-    const { store, registry, holder, logger, clock } = this.deps;
+    const { store, registry, logger, clock, budget } = this.deps;
+    // a backfill's calls are counted against the team's budget, never refused by it (the team has no copy to answer from)
+    const spend = budget.open(team.id);
+    let lease: HeldLease | undefined;
     try {
-      if (!(await store.lease(team.id, holder, LEASE_MS))) {
+      lease = await this.take(team.id, spend, false);
+      if (!lease) {
         const row = await store.team(team.id);
         if (row) return; // another instance is at it; this one follows its changes
         await store.putTeam(team, []);
-        if (!(await store.lease(team.id, holder, LEASE_MS))) return;
+        lease = await this.take(team.id, spend, false);
+        if (!lease) return;
       }
       const t = (await registry.load(team.id)) ?? registry.adopt(team);
       logger.info({ team: team.id }, 'render index: backfill started');
-      const changes: SyncChanges = { renders: [], renew: this.renewer(team.id) };
-      const ok = await this.withReader(team.id, (s) => this.deps.sync.backfill(t, s, changes));
+      const held = lease;
+      const changes: SyncChanges = { renders: [], renew: async () => held.check() };
+      const ok = await this.withReader(team.id, spend, (s) => this.deps.sync.backfill(t, s, changes));
       if (!ok) throw new Error('no bound key reaches the team');
       // the data the gateway sent for the renders it created (before the team was in the replica)
       for (const [id, data] of await store.renderData(team.id)) t.setData(id, data);
@@ -98,8 +104,19 @@ export class SyncScheduler {
     } catch (e) {
       this.fail(team.id, e);
     } finally {
-      await store.release(team.id, holder).catch(() => undefined);
+      await this.end(spend, lease);
     }
+  }
+
+  /** The team's lease, its heartbeat counting the walk's calls so far in the store; `sync`: a sync starts (recorded). */
+  private take(teamId: string, spend: Spend, sync: boolean): Promise<HeldLease | undefined> {
+    return this.deps.leases.take(teamId, { sync, beat: () => this.deps.budget.flush(spend) });
+  }
+
+  /** A walk is over: its calls settled in the store, its lease given back. */
+  private async end(spend: Spend, lease: HeldLease | undefined): Promise<void> {
+    await this.deps.budget.settle(spend).catch(() => undefined);
+    await lease?.release().catch(() => undefined);
   }
 
   /**
@@ -115,22 +132,34 @@ export class SyncScheduler {
   }
 
   private async runSync(t: TeamReplica, allowFull: boolean): Promise<void> {
-    const { store, holder, clock } = this.deps;
+    const { clock, budget } = this.deps;
     // a backfill of the team under way holds its lease: the sync waits for it rather than share the lease
     const backfill = this.backfilling.get(t.id);
     if (backfill) {
       await backfill;
       return;
     }
-    if (!(await store.lease(t.id, holder, LEASE_MS))) {
+    const spend = budget.open(t.id);
+    // one instance syncs a team at a time: a read elsewhere takes the holder's work (its changes come on the bus)
+    const lease = await this.take(t.id, spend, true);
+    if (!lease) {
       await this.deps.registry.refreshRow(t); // another instance syncs it: take its sync time
       return;
     }
     try {
       const started = clock.now();
       const full = allowFull && started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
-      const changes: SyncChanges = { renders: [], renew: this.renewer(t.id) };
-      const ok = await this.withReader(t.id, (s) => this.deps.sync.sync(t, s, full, changes));
+      const changes: SyncChanges = { renders: [], renew: async () => lease.check() };
+      let spent = false;
+      const ok = await this.withReader(t.id, spend, async (s) => {
+        // the calls it needs reserved in the store first, for the team and the key, shared by every instance
+        if (!spend.reserved && !(await budget.reserve(t, spend, full))) {
+          spent = true;
+          return;
+        }
+        await this.deps.sync.sync(t, s, full, changes);
+      });
+      if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
       // renders new to the replica may be the gateway's own (made on an instance that did not hold the team)
       const fresh = changes.renders.filter((id) => !t.data.has(id));
@@ -143,28 +172,18 @@ export class SyncScheduler {
       this.fail(t.id, e);
       throw e;
     } finally {
-      await store.release(t.id, holder).catch(() => undefined);
+      await this.end(spend, lease);
     }
   }
 
-  /** A renewal of the team's lease at most every third of its length, for a walk that may outlast it. */
-  private renewer(teamId: string): () => Promise<void> {
-    let last = this.deps.clock.now();
-    return async () => {
-      const now = this.deps.clock.now();
-      if (now - last < LEASE_MS / 3) return;
-      last = now;
-      if (!(await this.deps.store.lease(teamId, this.deps.holder, LEASE_MS))) throw new Error('another instance took over the sync of this team');
-    };
-  }
-
   /** Runs `work` with a key that reaches the team, the next bound key when one is refused; false when none does. */
-  private async withReader(teamId: string, work: (s: V1Session) => Promise<void>): Promise<boolean> {
-    const { readers, budget } = this.deps;
+  private async withReader(teamId: string, spend: Spend, work: (s: V1Session) => Promise<void>): Promise<boolean> {
+    const { readers } = this.deps;
     for (let attempt = 0; attempt < 5; attempt++) {
       // the sync's calls carry a request id of their own (v1's logs tell them from legacy requests)
-      const r = await readers.sessionFor(teamId, budget.meterFor(teamId), `gateway-index-${teamId}`);
+      const r = await readers.sessionFor(teamId, spend.meter, `gateway-index-${teamId}`);
       if (!r) return false;
+      spend.key = r.session.partition;
       try {
         await work(r.session);
         return true;
@@ -193,7 +212,8 @@ export class SyncScheduler {
     for (const t of this.deps.registry.values()) {
       if (t.state !== 'ready' || now - t.readAt > config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
       // half the bound: a reader finds the team fresh instead of syncing it itself
-      if (now - (t.syncedAt ?? 0) < boundOf(config, t, clock.now()) / 2 || !this.deps.budget.fits(t)) continue;
+      const bound = boundOf(config, t, now, this.deps.budget.callsPerMin(t.id));
+      if (now - (t.syncedAt ?? 0) < bound / 2 || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
     await Promise.all(due);

@@ -12,11 +12,13 @@ import type { TeamReaders } from '../plan/team-readers.js';
 import type { Rec } from '../query/compile.js';
 import type { ReplicaSnapshot } from './snapshot.js';
 import { IndexStore } from '../store/render-index.js';
+import { SyncCallStore } from '../store/sync-calls.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './answer-cache.js';
 import { SyncBudget } from './budget.js';
 import { boundOf } from './freshness.js';
+import { SyncLeases } from './lease.js';
 import { OutputRefresh, type RefreshWalk } from './output-refresh.js';
 import { Peers } from './peers.js';
 import { ReadSources, type ReadSource } from './read-source.js';
@@ -33,8 +35,8 @@ export type { TeamStatus } from './status.js';
 /** What the replica uses, given by the composition root (src/deps.ts). */
 export interface ReplicaServiceDeps {
   readonly config: Pick<Config, 'ANSWER_CACHE_MB' | 'FANOUT_CONCURRENCY' | 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_MEMORY_MB'
-    | 'INDEX_RECONCILE_MS' | 'INDEX_SYNC_CALLS_PER_MIN' | 'INDEX_SYNC_CONCURRENCY' | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT' | 'SIGNED_URL_TTL_MS'
-    | 'V1_TIMESTAMP_UNIT'>;
+    | 'INDEX_RECONCILE_MS' | 'INDEX_SYNC_CALLS_PER_MIN' | 'INDEX_SYNC_CALLS_PER_KEY_PER_MIN' | 'INDEX_LEASE_HEARTBEAT_MS' | 'INDEX_SYNC_CONCURRENCY'
+    | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT' | 'SIGNED_URL_TTL_MS' | 'V1_TIMESTAMP_UNIT'>;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly bus: ChangeBus;
@@ -68,6 +70,7 @@ export class ReplicaService {
   private readonly inputs: RecordInputs;
   private readonly peers: Peers;
   private readonly budget: SyncBudget;
+  private readonly leases: SyncLeases;
   private readonly scheduler: SyncScheduler;
   private readonly sources: ReadSources;
   private readonly outputs: OutputRefresh;
@@ -91,10 +94,12 @@ export class ReplicaService {
       store: this.store, clock, inputs: this.inputs, eviction: { maxBytes: config.INDEX_MEMORY_MB * 1024 * 1024, busy, logger },
     });
     this.peers = new Peers({ holder: this.holder, bus, logger, store: this.store, renderData: deps.renderData, registry: this.registry, busy });
-    this.budget = new SyncBudget(clock, config.INDEX_SYNC_CALLS_PER_MIN);
+    const limits = { perTeam: config.INDEX_SYNC_CALLS_PER_MIN, perKey: config.INDEX_SYNC_CALLS_PER_KEY_PER_MIN };
+    this.budget = new SyncBudget(clock, limits, new SyncCallStore(deps.db.kysely));
+    this.leases = new SyncLeases(this.store, this.holder, config.INDEX_LEASE_HEARTBEAT_MS);
     this.scheduler = new SyncScheduler({
       config, logger, clock, store: this.store, renderData: deps.renderData, readers, registry: this.registry, peers: this.peers,
-      budget: this.budget, sync, holder: this.holder, closed,
+      budget: this.budget, leases: this.leases, sync, holder: this.holder, closed,
     });
     this.sources = new ReadSources({
       config, clock, registry: this.registry, scheduler: this.scheduler, budget: this.budget, inputs: this.inputs, closed,
@@ -148,14 +153,14 @@ export class ReplicaService {
     return this.sources.epochHeld(partition, now);
   }
 
-  /** The staleness bound of a team: INDEX_RECONCILE_MS while its webhooks arrive, else INDEX_MAX_STALENESS_MS. */
+  /** The staleness bound of a team, computed from its projects, its budget and whether its webhooks arrive (`freshness.ts`). */
   boundOf(t: TeamReplica, now = this.deps.clock.now()): number {
-    return boundOf(this.deps.config, t, now);
+    return boundOf(this.deps.config, t, now, this.budget.callsPerMin(t.id));
   }
 
-  /** v1 calls the team's syncs made in the last minute. */
-  callsLastMinute(teamId: string): number {
-    return this.budget.callsLastMinute(teamId);
+  /** How long a sync lease lasts past its holder's last heartbeat (2 × INDEX_LEASE_HEARTBEAT_MS). */
+  get leaseMs(): number {
+    return this.leases.leaseMs;
   }
 
   /**
@@ -219,10 +224,11 @@ export class ReplicaService {
 
   async status(): Promise<TeamStatus[]> {
     const { clock, config } = this.deps;
+    const calls = await this.budget.callsThisMinute();
     const facts = {
       now: clock.now(),
-      callsLastMinute: (id: string) => this.budget.callsLastMinute(id),
-      boundOf: (t: TeamReplica | undefined) => (t ? boundOf(config, t, clock.now()) : config.INDEX_MAX_STALENESS_MS),
+      callsLastMinute: (id: string) => calls.get(id) ?? 0,
+      boundOf: (t: TeamReplica | undefined) => (t ? this.boundOf(t) : config.INDEX_MAX_STALENESS_MS),
       busy: (id: string) => this.scheduler.busy(id),
       lastError: (id: string) => this.scheduler.failure(id)?.message ?? null,
     };
@@ -232,6 +238,12 @@ export class ReplicaService {
   /** Ages of the teams in memory (for /metrics: max and a histogram, never a label per team). */
   ages(): number[] {
     return ages(this.registry.values(), this.deps.clock.now());
+  }
+
+  /** Staleness bounds of the backfilled teams in memory (for /metrics: max and a histogram, never a label per team). */
+  bounds(): number[] {
+    const now = this.deps.clock.now();
+    return [...this.registry.values()].filter((t) => t.state === 'ready').map((t) => this.boundOf(t, now));
   }
 
   get rendersInMemory(): number {

@@ -281,6 +281,19 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('refresh_tokens').addColumn('rotated_at', 'bigint').execute();
     },
   },
+  '0014_index_sync_budget': {
+    async up(db: Kysely<any>) {
+      // the sync's v1 calls counted in the store, shared by every instance: one row per scope (a team, a key) and minute
+      await db.schema.createTable('index_sync_calls')
+        .addColumn('scope', 'varchar(200)', (c) => c.notNull())
+        .addColumn('minute', 'bigint', (c) => c.notNull())
+        .addColumn('used', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('index_sync_calls_pk', ['scope', 'minute'])
+        .execute();
+      // when the last sync of a team started (on whichever instance)
+      await db.schema.alterTable('index_teams').addColumn('sync_started_at', 'bigint').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -13,6 +13,8 @@ export interface TeamRow {
   readonly backfilledAt: number | null;
   readonly syncedAt: number | null;
   readonly webhookAt: number | null;
+  /** When the last sync of the team started, on whichever instance (null: none since migration 0014). */
+  readonly syncStartedAt?: number | null;
 }
 
 export interface ProjectRow {
@@ -76,10 +78,14 @@ export class IndexStore {
     await this.db.updateTable('index_teams').set({ webhook_at: at }).where('team_id', '=', teamId).execute();
   }
 
-  /** Takes (or renews) the team's sync lease for `holder`; false while another live holder has it. */
-  async lease(teamId: string, holder: string, ms: number): Promise<boolean> {
+  /**
+   * Takes (or renews) the team's sync lease for `holder`; false while another live holder has it. `syncStart`: a sync
+   * starts now (recorded with the lease, for every instance to see).
+   */
+  async lease(teamId: string, holder: string, ms: number, syncStart = false): Promise<boolean> {
     const now = this.now();
-    const r = await this.db.updateTable('index_teams').set({ lease_holder: holder, lease_until: now + ms }).where('team_id', '=', teamId)
+    const r = await this.db.updateTable('index_teams')
+      .set({ lease_holder: holder, lease_until: now + ms, ...(syncStart ? { sync_started_at: now } : {}) }).where('team_id', '=', teamId)
       .where((eb) => eb.or([eb('lease_holder', 'is', null), eb('lease_holder', '=', holder), eb('lease_until', '<', now)]))
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
@@ -239,6 +245,7 @@ function toTeamRow(r: Database['index_teams']): TeamRow {
     backfilledAt: n(r.backfilled_at),
     syncedAt: n(r.synced_at),
     webhookAt: n(r.webhook_at),
+    ...(r.sync_started_at === null || r.sync_started_at === undefined ? {} : { syncStartedAt: Number(r.sync_started_at) }),
   };
 }
 

@@ -103,6 +103,13 @@ export interface IndexTeamsTable {
   webhook_at: number | null;
   lease_holder: string | null;
   lease_until: number | null;
+  sync_started_at?: number | null;
+}
+/** The sync's v1 calls per scope (`team:<id>`, `key:<partition>`) and minute (ms since the epoch / 60 000), every instance's. */
+export interface IndexSyncCallsTable {
+  scope: string;
+  minute: number;
+  used: number;
 }
 export interface IndexProjectsTable {
   project_id: string;
@@ -191,5 +198,6 @@ export interface Database {
   index_teams: IndexTeamsTable;
   index_projects: IndexProjectsTable;
   index_renders: IndexRendersTable;
+  index_sync_calls: IndexSyncCallsTable;
   client_shapes: ClientShapesTable;
 }

@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syncCallsOf } from '../../src/replica/freshness.js';
+import { databases } from '../helpers/databases.js';
+import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
+import { startSim, type RunningSim } from '../helpers/sim.js';
+
+/**
+ * One sync budget however many instances share the store: two and three gateways on one PostgreSQL and one simulator
+ * (its manual clock) syncing the same team spend INDEX_SYNC_CALLS_PER_MIN between them; a key reaching several teams
+ * spends INDEX_SYNC_CALLS_PER_KEY_PER_MIN; a dead lease holder's team is taken over once its lease ran out; and each
+ * team's staleness bound, computed from its projects and budget, on /_gateway/index, in explain and in /metrics.
+ */
+const op = { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` };
+/** The v1 calls the syncs made: every v1 route but the reach checks (GET /v1/teams, /v1/me), which reads make too. */
+const syncCalls = (sim: RunningSim) => [...sim.sim.stats].filter(([k]) => k !== 'GET /v1/teams' && k !== 'GET /v1/me').reduce((n, [, v]) => n + v, 0);
+/** The simulator's clock moved to the start of the next minute (the budget's window). */
+const nextMinute = (sim: RunningSim) => sim.sim.clock.advance(60_000 - (sim.sim.world.clock.now() % 60_000) + 1);
+
+describe('instances on one PostgreSQL spend one budget', () => {
+  let sim: RunningSim;
+  let url: string;
+  const gws: TestGateway[] = [];
+  const limit = 20;
+  beforeAll(async () => {
+    url = (await databases()).find((d) => d.name === 'postgres')!.url;
+    sim = await startSim();
+    const env = { DATABASE_URL: url, INDEX_SYNC_CALLS_PER_MIN: String(limit), INDEX_RECONCILE_MS: '600000', INDEX_MAX_STALENESS_MS: '1000' };
+    for (let i = 0; i < 3; i++) gws.push(await startGateway(env, {}, { sim, simClock: true }));
+    await gws[0]!.addUser(0, 'ann@example.com');
+    for (const g of gws.slice(1)) await g.deps.ids.load();
+    await gws[0]!.deps.index!.syncNow([sim.keys[0]!.teams[0]!.id]);
+  });
+  afterAll(async () => {
+    for (const g of gws) await g.close();
+    await sim?.sim.close();
+  });
+
+  it.each([2, 3])('%i instances syncing one team as often as they can spend INDEX_SYNC_CALLS_PER_MIN between them', async (n) => {
+    const team = sim.keys[0]!.teams[0]!.id;
+    nextMinute(sim);
+    const before = syncCalls(sim);
+    let one = 0;
+    for (let round = 0; round < 10; round++) {
+      for (const g of gws.slice(0, n)) {
+        const t = (await g.deps.index!.load(team))!;
+        const was = syncCalls(sim);
+        await g.deps.index!.syncTeam(t, false).catch(() => undefined);
+        one = Math.max(one, syncCalls(sim) - was);
+      }
+      sim.sim.clock.advance(1_000);
+    }
+    const spent = syncCalls(sim) - before;
+    expect(one).toBeGreaterThan(0);
+    expect(10 * n * one).toBeGreaterThan(2 * limit); // what the attempts would have cost with a budget per instance
+    expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThanOrEqual(limit);
+    // every instance sees the one count (the store's)
+    for (const g of gws.slice(0, n)) {
+      const row = (await g.deps.index!.status()).find((x) => x.team === team)!;
+      expect(row.sync_calls_last_minute).toBeLessThanOrEqual(limit);
+      expect(row.sync_calls_last_minute).toBeGreaterThanOrEqual(spent);
+    }
+  });
+
+  it('a dead lease holder\'s team is taken over by another instance after its lease ran out (2 × heartbeat), not before', async () => {
+    const team = sim.keys[0]!.teams[0]!.id;
+    const dead = await startGateway({ DATABASE_URL: url, INDEX_LEASE_HEARTBEAT_MS: '3000' }, {}, { sim, simClock: true });
+    const b = gws[1]!.deps.index!;
+    nextMinute(sim); // a fresh budget
+    const ix = dead.deps.index!;
+    expect(ix.leaseMs).toBe(6_000);
+    // the holder takes the team's lease as its sync does (once the others' background syncs let go of it), then dies
+    // without giving it back
+    while (!(await ix.store.lease(team, ix.holder, ix.leaseMs, true))) await new Promise((r) => setTimeout(r, 20));
+    const deadStart = sim.sim.world.clock.now();
+    await dead.close();
+    const t = (await b.load(team))!;
+    const tries = async () => {
+      const was = syncCalls(sim);
+      await b.syncTeam(t, false);
+      return syncCalls(sim) - was;
+    };
+    const lastStart = async () => (await b.store.team(team))!.syncStartedAt;
+    expect(await tries()).toBe(0);
+    sim.sim.clock.advance(ix.leaseMs - 1);
+    expect(await tries()).toBe(0); // not before the lease ran out
+    expect(await lastStart()).toBe(deadStart); // nor did any other instance's background sync
+    sim.sim.clock.advance(2);
+    const expired = sim.sim.world.clock.now();
+    await tries(); // taken over: by this read's sync, or by an instance's background sync first
+    while ((await lastStart()) !== expired) await new Promise((r) => setTimeout(r, 20));
+    expect(syncCalls(sim)).toBeGreaterThan(0);
+  });
+});
+
+describe('the per-key budget', () => {
+  it('one key reaching several teams spends INDEX_SYNC_CALLS_PER_KEY_PER_MIN, not a budget per team; the bound shows its share', async () => {
+    const sim = await startSim();
+    const perKey = 12;
+    const gw = await startGateway({ INDEX_SYNC_CALLS_PER_MIN: '1000', INDEX_SYNC_CALLS_PER_KEY_PER_MIN: String(perKey), INDEX_RECONCILE_MS: '600000' }, {},
+      { sim, simClock: true });
+    try {
+      await gw.addUser(0, 'ann@example.com');
+      const teams = sim.keys[0]!.teams.map((t) => t.id);
+      expect(teams.length).toBeGreaterThan(1);
+      await gw.deps.index!.syncNow(teams);
+      nextMinute(sim);
+      const before = syncCalls(sim);
+      let attempts = 0;
+      for (let round = 0; round < 5; round++) {
+        for (const id of teams) {
+          await gw.deps.index!.syncTeam((await gw.deps.index!.load(id))!, false);
+          attempts++;
+        }
+        sim.sim.clock.advance(1_000);
+      }
+      const spent = syncCalls(sim) - before;
+      expect(attempts * 3).toBeGreaterThan(2 * perKey);
+      expect(spent).toBeGreaterThan(0);
+      expect(spent).toBeLessThanOrEqual(perKey);
+      // each team's bound: the calls one sync of it needs over its share of the key's budget
+      const rows = await gw.deps.index!.status();
+      for (const id of teams) {
+        const t = gw.deps.index!.team(id)!;
+        const share = perKey / teams.length;
+        expect(rows.find((r) => r.team === id)!.bound_ms).toBe(Math.max(5_000, Math.ceil((syncCallsOf(t) * 60_000) / share)));
+      }
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+});
+
+describe('the computed staleness bound', () => {
+  it('is each team\'s on /_gateway/index, the read\'s in explain, and the teams\' largest in /metrics (no team label)', async () => {
+    const sim = await startSim();
+    const perMin = 12;
+    const gw = await startGateway({ INDEX_SYNC_CALLS_PER_MIN: String(perMin) }, {}, { sim, simClock: true });
+    try {
+      await gw.addUser(0, 'ann@example.com');
+      const teams = sim.keys[0]!.teams.map((t) => t.id);
+      await gw.deps.index!.syncNow(teams);
+      const token = await gw.login('ann@example.com');
+      const read = await gw.get('/renders?limit=1', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+      expect(read.headers['x-gateway-source']).toBe('index');
+      const expected = new Map(teams.map((id) => {
+        const t = gw.deps.index!.team(id)!;
+        return [id, Math.max(5_000, Math.ceil((syncCallsOf(t) * 60_000) / perMin))];
+      }));
+      const largest = Math.max(...expected.values());
+      expect(largest).toBeGreaterThan(5_000); // the budget, not INDEX_MAX_STALENESS_MS, sets it here
+      expect(read.body.explain.bound_ms).toBe(largest);
+      const status = await gw.app.inject({ method: 'GET', url: '/_gateway/index', headers: op });
+      for (const row of status.json().data as { team: string; bound_ms: number }[]) {
+        if (expected.has(row.team)) expect(row.bound_ms).toBe(expected.get(row.team));
+      }
+      const m = (await gw.app.inject({ method: 'GET', url: '/metrics', headers: op })).body;
+      expect(m).toContain(`gateway_index_bound_max_seconds ${largest / 1000}`);
+      expect(m).toContain(`gateway_index_bound_seconds_count ${teams.length}`);
+      for (const id of teams) expect(m).not.toContain(id);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+});
