@@ -30,11 +30,14 @@ export function legacyStandin(p: StandinParts): Standin {
   const toRef = new Map<string, string>();
   const sent: Standin['sent'] = [];
   const app = Fastify();
+  // Directus 10.10 answers SEARCH on its collection routes (a query in the body): a read, as GET is
+  app.addHttpMethod('SEARCH', { hasBody: true });
+  const reads = new Set(['GET', 'HEAD', 'SEARCH']);
   const rewrite = (body: unknown, map: Map<string, string>): unknown =>
     JSON.parse(JSON.stringify(body), (_k, v) => (typeof v === 'string' && map.has(v.toLowerCase()) ? map.get(v.toLowerCase()) : v));
   app.all('/*', async (req, reply) => {
     const headers = typeof req.headers.authorization === 'string' ? { authorization: req.headers.authorization } : {};
-    if (req.method !== 'GET' && !req.url.startsWith('/auth/')) {
+    if (!reads.has(req.method) && !req.url.startsWith('/auth/')) {
       const raw = JSON.stringify({ data: { id: '9b2f8c0e-5d2a-4c3b-8f1e-2a6b7c8d9e0f', ...(req.body as object), status: 'draft' } });
       sent.push({ method: req.method, url: req.url, raw });
       return reply.status(200).type('application/json; charset=utf-8').header('x-legacy', 'yes').send(raw);
@@ -42,6 +45,12 @@ export function legacyStandin(p: StandinParts): Standin {
     let url = req.url;
     for (const [legacy, refId] of toRef) url = url.split(legacy).join(refId);
     const res = await p.reference.inject({ method: req.method as 'GET', url, headers, ...(req.body ? { payload: req.body as object } : {}) });
+    const type = String(res.headers['content-type'] ?? '');
+    if (!type.includes('json')) {
+      // not JSON (`/server/ping` answers `pong` as text): passed on as the reference answered it
+      sent.push({ method: req.method, url: req.url, raw: res.body });
+      return reply.status(res.statusCode).type(type || 'text/plain; charset=utf-8').header('x-legacy', 'yes').send(res.body);
+    }
     const body: unknown = res.body ? JSON.parse(res.body) : null;
     const pairs: { type: string; uuid: string; v1Id: string }[] = [];
     for (const u of uuidsIn(body)) {

@@ -44,4 +44,19 @@ describe('legacy-gateway legacy-standin', () => {
       expect(r.differing, name).toBe(0);
     }
   });
+
+  it('answers what a Directus client also asks: /server/ping as text, SEARCH as a read (not a recorded write)', async () => {
+    const ping = await fetch(`${standin.url}/server/ping`);
+    expect(ping.status).toBe(200);
+    expect(await ping.text()).toBe('pong');
+    const login = await fetch(`${standin.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ann@example.com', password: 'correct horse battery' }) });
+    const token = ((await login.json()) as any).data.access_token as string;
+    const searched = await fetch(`${standin.url}/templates`, {
+      method: 'SEARCH', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query: { limit: 2, fields: ['id', 'title'] } }),
+    });
+    expect(searched.status).toBe(200);
+    const body = (await searched.json()) as any;
+    expect(body.data).toHaveLength(2);
+    expect(Object.keys(body.data[0]).sort()).toEqual(['id', 'title']);
+  });
 });
