@@ -16,8 +16,8 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { loadLegacyData, startDirectus } from './directus.js';
 import {
-  backfilled, drain, get, heapUsed, indexState, load, log, procKb, resetPeakRss, resetSimStats, simStats, startGateway, startSim, stop, walkPages,
-  type Gateway,
+  backfilled, drain, get, heapUsed, indexState, load, log, procKb, resetPeakRss, resetSimStats, simStats, startGateway, startSim, stop, untilFromReplica,
+  walkPages, type Gateway,
 } from './support.js';
 
 const out: string[] = [];
@@ -127,12 +127,7 @@ if (process.env.BENCH_PART2 !== '0') {
   // no backfill's garbage in its heap: the way bench:upstream measures every query
   const again = await startGateway(sim, org.api_key, { INDEX_MEMORY_MB: '2048' }, gw.dir);
   const againPid = again.proc.pid as number;
-  for (;;) {
-    const r = await get(again, '/renders?limit=1');
-    await r.text();
-    if (r.headers.get('x-gateway-source') === 'index') break;
-    await new Promise((res) => setTimeout(res, 200));
-  }
+  await untilFromReplica(again, '/renders?limit=1');
   const rssLoaded = procKb(againPid, 'VmRSS');
   if (hasClearRefs) resetPeakRss(againPid);
   const t1 = performance.now();

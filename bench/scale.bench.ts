@@ -27,7 +27,7 @@ import pg from 'pg';
 import { loadLegacyData, startDirectus } from './directus.js';
 import {
   backfilled, drain, get, login, load, log, metric, procKb, resetPeakRss, simStats, sleep, startGateway, startPostgres, startSim, stop,
-  walkPages, type Gateway, type Sim,
+  untilFromReplica, walkPages, type Gateway, type Sim,
 } from './support.js';
 
 const SCALE = process.env.BENCH_SCALE ?? 'million';
@@ -191,14 +191,7 @@ async function mainPass(store: string, databaseUrl: string | undefined): Promise
     const gc = await startGateway(sim, org.api_key, extra, gw.dir);
     gateways.push(gc);
     const L2 = { base: gc.base, token: await login(gc.base, 'light@example.com') };
-    const l0 = performance.now();
-    for (;;) { // every team loaded back from the store (the administrator's read reaches them all)
-      const r = await get(gc, `/renders/${someId}`);
-      await r.arrayBuffer();
-      if (r.headers.get('x-gateway-source') === 'index') break;
-      await sleep(200);
-    }
-    const loadMs = performance.now() - l0;
+    const loadMs = await untilFromReplica(gc, `/renders/${someId}`); // the administrator's read: every team loaded back
     const watch2 = new StallWatch(gc);
     await watch2.start();
     const hitEnd = Date.now() + SYNC_S * 1000;

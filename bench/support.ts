@@ -116,6 +116,17 @@ export async function backfilled(g: Gateway, teams: number): Promise<number> {
   }
 }
 
+/** Reads `path` until the replica answers it (after a start, once its teams are loaded back from the store); the time it took. */
+export async function untilFromReplica(g: { base: string; token: string }, path: string): Promise<number> {
+  const t = performance.now();
+  for (;;) {
+    const r = await get(g, path);
+    await r.arrayBuffer();
+    if (r.headers.get('x-gateway-source') === 'index') return performance.now() - t;
+    await sleep(200);
+  }
+}
+
 /** A field of /proc/<pid>/status in kB (VmHWM: the peak, reset by writing 5 to /proc/<pid>/clear_refs). */
 export const procKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
   Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
