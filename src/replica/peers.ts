@@ -23,6 +23,8 @@ export interface PeersDeps {
  */
 export class Peers {
   private readonly following = new Set<Promise<void>>();
+  /** Reads waiting for another instance's sync of a team to end (by team). */
+  private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(private readonly deps: PeersDeps) {}
 
@@ -37,8 +39,9 @@ export class Peers {
     bus.on('index_team', (key) => {
       const [from, team] = key.split(' ');
       const t = team ? registry.get(team) : undefined;
-      if (from === this.deps.holder || !t) return;
-      this.follow(registry.refreshRow(t));
+      if (from === this.deps.holder || !team) return;
+      for (const wake of [...(this.waiting.get(team) ?? [])]) wake();
+      if (t) this.follow(registry.refreshRow(t));
     });
     // a repair (`index verify --repair`) rewrote the team's rows: its copy is read again on its next read
     bus.on('index_drop', (team) => {
@@ -62,6 +65,26 @@ export class Peers {
   private follow(p: Promise<void>): void {
     const q = p.catch((e: unknown) => this.deps.logger.warn({ err: e }, 'render index: could not follow a change')).finally(() => this.following.delete(q));
     this.following.add(q);
+  }
+
+  /**
+   * Resolves when another instance announces the team (its sync or backfill done), or after `ms` (a real timer: the
+   * holder may fail and announce nothing).
+   */
+  announced(teamId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const set = this.waiting.get(teamId) ?? new Set<() => void>();
+      this.waiting.set(teamId, set);
+      const wake = () => {
+        clearTimeout(timer);
+        set.delete(wake);
+        if (set.size === 0 && this.waiting.get(teamId) === set) this.waiting.delete(teamId);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      timer.unref();
+      set.add(wake);
+    });
   }
 
   /** Changes being followed (close waits for them). */

@@ -121,7 +121,8 @@ export class SyncScheduler {
 
   /**
    * One incremental sync of a team (coalesced: concurrent callers share it), under the team's lease. `allowFull`: the
-   * background may make it the periodic full reconcile; a read never waits for one.
+   * background may make it the periodic full reconcile; a read (false) never waits for one, and waits for another
+   * instance's sync of the team instead of running one beside it.
    */
   syncTeam(t: TeamReplica, allowFull = true): Promise<void> {
     let p = this.syncing.get(t.id);
@@ -143,7 +144,10 @@ export class SyncScheduler {
     // one instance syncs a team at a time: a read elsewhere takes the holder's work (its changes come on the bus)
     const lease = await this.take(t.id, spend, true);
     if (!lease) {
-      await this.deps.registry.refreshRow(t); // another instance syncs it: take its sync time
+      // another instance syncs it: a read goes through that sync (its end, announced on the bus, waited for at most a
+      // heartbeat or INDEX_MAX_STALENESS_MS, whichever is shorter), then takes its sync time
+      if (!allowFull) await this.deps.peers.announced(t.id, Math.min(this.deps.leases.heartbeatMs, this.deps.config.INDEX_MAX_STALENESS_MS));
+      await this.deps.registry.refreshRow(t);
       return;
     }
     try {

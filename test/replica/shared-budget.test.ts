@@ -62,6 +62,30 @@ describe('instances on one PostgreSQL spend one budget', () => {
     }
   });
 
+  it('a read-time sync of a team another instance is syncing goes through that sync: no second sync, its sync time taken', async () => {
+    const team = sim.keys[0]!.teams[0]!.id;
+    const a = gws[0]!.deps.index!;
+    const b = gws[1]!.deps.index!;
+    const other = 'another-instance'; // an instance syncing the team (its lease, its announcement), as a store row shows it
+    nextMinute(sim); // the team is stale everywhere, and the minute's budget fresh
+    while (!(await a.store.lease(team, other, a.leaseMs, true))) await new Promise((r) => setTimeout(r, 20));
+    try {
+      const t = (await b.load(team))!;
+      const before = syncCalls(sim);
+      const read = b.syncTeam(t, false); // as a read of the stale team does
+      await new Promise((r) => setTimeout(r, 200));
+      // the other instance's sync ends: the team marked synced as of its start, announced
+      const at = sim.sim.world.clock.now();
+      await a.store.markSynced(team, at);
+      await gws[0]!.deps.bus.publish('index_team', `${other} ${team}`);
+      await read;
+      expect(t.syncedAt).toBe(at);
+      expect(syncCalls(sim)).toBe(before); // no instance synced it beside the holder
+    } finally {
+      await a.store.release(team, other);
+    }
+  });
+
   it('a dead lease holder\'s team is taken over by another instance after its lease ran out (2 × heartbeat), not before', async () => {
     const team = sim.keys[0]!.teams[0]!.id;
     const dead = await startGateway({ DATABASE_URL: url, INDEX_LEASE_HEARTBEAT_MS: '3000' }, {}, { sim, simClock: true });
