@@ -45,8 +45,8 @@ const NULLNESS = new Set(['_null', '_nnull', '_empty', '_nempty']);
 const AUTO_UNIT_TURN = 1e11;
 
 /**
- * A comparison of a date column: the leaf is evaluated on ISO strings only at the column's ends and while halving the
- * interval between them to the one instant where its answer turns; each row then compares its number to that instant.
+ * A comparison of a date column: the leaf is evaluated on ISO strings only at the ends of the column's span and while
+ * halving the interval between them to the one instant where its answer turns; each row then compares its number to it.
  */
 function dateTest(which: 'created' | 'updated', name: string, node: CompareNode, cols: RenderColumns, leaf: Predicate): RowTest | undefined {
   const c = cols.c;
@@ -57,14 +57,8 @@ function dateTest(which: 'created' | 'updated', name: string, node: CompareNode,
     return (row) => (Number.isNaN(c[which][row] as number) ? ifNull : ifSome);
   }
   if (!MONOTONE.has(node.op) || typeof node.value !== 'string') return undefined;
-  let min = Number.POSITIVE_INFINITY;
-  let max = Number.NEGATIVE_INFINITY;
-  const col = c[which];
-  for (let i = 0; i < c.size; i++) {
-    const x = col[i] as number;
-    if (x < min) min = x;
-    if (x > max) max = x;
-  }
+  // every time the column ever held is within its span: the answer turns at most once between its ends
+  const [min, max] = c.span[which] as [number, number];
   if (min > max) return (row) => at(c[which][row] as number);
   const plain = (x: number) => /^\d{4}-/.test(cols.iso(x) ?? '');
   if (min < 0 || (min < AUTO_UNIT_TURN && max >= AUTO_UNIT_TURN) || !plain(min) || !plain(max)) return undefined;

@@ -74,9 +74,10 @@ export class RenderColumnScan implements ColumnScan {
     let tested = 0;
     for (const t of this.teams) {
       const group: CodedField = groupBy === null ? { code: () => 0, value: () => null } : (codedField(t.cols, groupBy) as CodedField);
-      const counted = fields.map((f) => (f === 'id' ? { code: () => 0, value: () => 'id' } : codedField(t.cols, f)));
-      if ((groupBy !== null && !codedField(t.cols, groupBy)) || counted.some((f) => !f)) return undefined;
-      const coded = counted as CodedField[];
+      // (a record's id is never null: its count is the group's)
+      const counted = fields.map((f) => (f === 'id' ? null : codedField(t.cols, f)));
+      if ((groupBy !== null && !codedField(t.cols, groupBy)) || counted.some((f) => f === undefined)) return undefined;
+      const coded = counted as (CodedField | null)[];
       // per group code: its records, and per counted field its non-null values (a field's nullness is read once per code)
       const n: number[] = [];
       const nonNull = fields.map((): number[] => []);
@@ -96,7 +97,8 @@ export class RenderColumnScan implements ColumnScan {
         const k = group.code(row);
         n[k] = (n[k] ?? 0) + 1;
         for (let i = 0; i < coded.length; i++) {
-          const f = coded[i] as CodedField;
+          const f = coded[i];
+          if (!f) continue;
           const fk = f.code(row);
           const known = isSet[i] as (number | undefined)[];
           let set = known[fk];
@@ -113,7 +115,7 @@ export class RenderColumnScan implements ColumnScan {
         const g = counter(group.value(k) ?? null);
         g.n += count;
         fields.forEach((_, i) => {
-          g.nonNull[i]! += (nonNull[i] as number[])[k] ?? 0;
+          g.nonNull[i]! += coded[i] ? ((nonNull[i] as number[])[k] ?? 0) : count;
         });
       });
     }

@@ -36,6 +36,15 @@ export class Columns {
   readonly uuids: string[] = [];
   readonly names: string[] = [];
   readonly rest: (string | null)[] = [];
+  /** The least and greatest time each date column ever held (a question on dates halves between them). */
+  readonly span = { created: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY], updated: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] };
+
+  /** A date column holds a time (its span widens to it; NaN, no time, is not one). */
+  widen(which: 'created' | 'updated', t: number): void {
+    const s = this.span[which];
+    if (t < (s[0] as number)) s[0] = t;
+    if (t > (s[1] as number)) s[1] = t;
+  }
 
   grow(): void {
     if (this.size < this.status.length) return;

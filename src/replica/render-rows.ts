@@ -84,6 +84,8 @@ export class RenderRows {
     c.user[i] = this.codes.user(r.created_by);
     c.created[i] = r.created_at;
     c.updated[i] = r.updated_at ?? Number.NaN;
+    c.widen('created', r.created_at);
+    if (r.updated_at !== null && r.updated_at !== undefined) c.widen('updated', r.updated_at);
     c.seen[i] = seenAt;
     c.expires[i] = Number.NaN;
     const out = this.codec.encode(r.id, r.output);
