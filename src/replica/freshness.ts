@@ -7,13 +7,16 @@ export type FreshnessConfig = Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_REC
 const needs = new WeakMap<TeamReplica, { version: number; calls: number }>();
 
 /**
- * The v1 calls one sync of the team needs: its project list, a head check per project and the renders not yet final
+ * The v1 calls one sync of a team needs: its project list, a head check per project and the renders not yet final
  * (by id, or a status-filtered page per project when that is fewer).
  */
+export const syncCallsFor = (projects: number, moving: number): number => projects + Math.min(moving, 2 * projects) + 1;
+
+/** The v1 calls one sync of the team needs (`syncCallsFor` its projects and renders not yet final). */
 export function syncCallsOf(t: TeamReplica): number {
   const hit = needs.get(t);
   if (hit && hit.version === t.version) return hit.calls;
-  const calls = t.projects.size + Math.min(t.movingIds().length, 2 * t.projects.size) + 1;
+  const calls = syncCallsFor(t.projects.size, t.movingIds().length);
   needs.set(t, { version: t.version, calls });
   return calls;
 }
@@ -25,9 +28,14 @@ export function syncCallsOf(t: TeamReplica): number {
  * reconciliation: webhooks carry the news).
  */
 export function boundOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): number {
-  const hooks = t.webhookAt !== null && now - t.webhookAt < c.INDEX_RECONCILE_MS;
+  return boundFrom(c, syncCallsOf(t), t.webhookAt, now, callsPerMin);
+}
+
+/** The same bound from the calls one sync needs and the team's last webhook (a team not in memory: its store rows). */
+export function boundFrom(c: FreshnessConfig, calls: number, webhookAt: number | null, now: number, callsPerMin: number): number {
+  const hooks = webhookAt !== null && now - webhookAt < c.INDEX_RECONCILE_MS;
   const floor = hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
-  return Math.max(floor, Math.ceil((syncCallsOf(t) * 60_000) / callsPerMin));
+  return Math.max(floor, Math.ceil((calls * 60_000) / callsPerMin));
 }
 
 /** Whether a read at `now` may be answered from the team as it is: its last sync started within its bound. */

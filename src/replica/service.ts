@@ -17,7 +17,7 @@ import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './answer-cache.js';
 import { SyncBudget } from './budget.js';
-import { boundOf } from './freshness.js';
+import { boundFrom, boundOf, syncCallsFor } from './freshness.js';
 import { SyncLeases } from './lease.js';
 import { OutputRefresh, type RefreshWalk } from './output-refresh.js';
 import { Peers } from './peers.js';
@@ -25,7 +25,7 @@ import { ReadSources, type ReadSource } from './read-source.js';
 import { RecordInputs } from './record-inputs.js';
 import { TeamRegistry } from './registry.js';
 import { SyncScheduler } from './scheduler.js';
-import { ages, rendersIn, teamStatus, type TeamStatus } from './status.js';
+import { ages, rendersIn, teamStatus, type StatusRow, type TeamStatus } from './status.js';
 import { TeamSync } from './sync.js';
 import type { TeamReplica } from './team-replica.js';
 
@@ -228,7 +228,8 @@ export class ReplicaService {
     const facts = {
       now: clock.now(),
       callsLastMinute: (id: string) => calls.get(id) ?? 0,
-      boundOf: (t: TeamReplica | undefined) => (t ? this.boundOf(t) : config.INDEX_MAX_STALENESS_MS),
+      boundOf: (row: StatusRow, t: TeamReplica | undefined) => (t ? this.boundOf(t)
+        : boundFrom(config, syncCallsFor(row.projects, row.moving), row.webhookAt, clock.now(), this.budget.callsPerMin(row.team.id))),
       busy: (id: string) => this.scheduler.busy(id),
       lastError: (id: string) => this.scheduler.failure(id)?.message ?? null,
     };

@@ -19,12 +19,15 @@ export interface TeamStatus {
   readonly last_error: string | null;
 }
 
+/** A team's row in the store with its counts. */
+export type StatusRow = TeamRow & { readonly renders: number; readonly projects: number; readonly moving: number };
+
 /** What the status of a team is read from besides its row in the store and its copy in memory. */
 export interface StatusFacts {
   readonly now: number;
   readonly callsLastMinute: (teamId: string) => number;
-  /** The team's staleness bound (INDEX_MAX_STALENESS_MS for a team not in memory). */
-  readonly boundOf: (t: TeamReplica | undefined) => number;
+  /** The team's computed staleness bound (from its store rows for a team not in memory). */
+  readonly boundOf: (row: StatusRow, t: TeamReplica | undefined) => number;
   readonly busy: (teamId: string) => boolean;
   readonly lastError: (teamId: string) => string | null;
 }
@@ -32,7 +35,7 @@ export interface StatusFacts {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A team as operators see it (`/_gateway/index`, `legacy-gateway index status`): the store's row, memory's copy. */
-export function teamStatus(row: TeamRow & { readonly renders: number }, t: TeamReplica | undefined, f: StatusFacts): TeamStatus {
+export function teamStatus(row: StatusRow, t: TeamReplica | undefined, f: StatusFacts): TeamStatus {
   const synced = Math.max(row.syncedAt ?? 0, t?.syncedAt ?? 0) || null;
   return {
     team: row.team.id,
@@ -46,7 +49,7 @@ export function teamStatus(row: TeamRow & { readonly renders: number }, t: TeamR
     age_ms: synced === null ? null : f.now - synced,
     last_webhook: iso(Math.max(row.webhookAt ?? 0, t?.webhookAt ?? 0) || null),
     sync_calls_last_minute: f.callsLastMinute(row.team.id),
-    bound_ms: f.boundOf(t),
+    bound_ms: f.boundOf(row, t),
     syncing: f.busy(row.team.id),
     last_error: f.lastError(row.team.id),
   };

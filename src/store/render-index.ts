@@ -32,6 +32,8 @@ export interface RenderRow {
 }
 
 const updatedOf = (r: V1Render) => r.updated_at ?? r.created_at;
+/** The lifecycle rank of a final render (complete, failed). */
+const FINAL_RANK = LIFECYCLE_RANK.complete;
 
 /**
  * The render index in the store (SQLite or PostgreSQL): teams with their backfill state and sync times, projects
@@ -48,11 +50,19 @@ export class IndexStore {
     return r ? toTeamRow(r) : undefined;
   }
 
-  async teams(): Promise<(TeamRow & { readonly renders: number })[]> {
+  /** Every team's row with its renders, its projects and its renders not yet final (what one sync of it re-polls). */
+  async teams(): Promise<(TeamRow & { readonly renders: number; readonly projects: number; readonly moving: number })[]> {
     const rows = await this.db.selectFrom('index_teams').selectAll().orderBy('team_id').execute();
-    const counts = await this.db.selectFrom('index_renders').select(['team_id', (e) => e.fn.countAll<number>().as('n')]).groupBy('team_id').execute();
-    const n = new Map(counts.map((c) => [c.team_id, Number(c.n)]));
-    return rows.map((r) => ({ ...toTeamRow(r), renders: n.get(r.team_id) ?? 0 }));
+    const counts = await this.db.selectFrom('index_renders')
+      .select(['team_id', (e) => e.fn.countAll<number>().as('n'), sql<number>`sum(case when rank < ${FINAL_RANK} then 1 else 0 end)`.as('moving')])
+      .groupBy('team_id').execute();
+    const n = new Map(counts.map((c) => [c.team_id, { renders: Number(c.n), moving: Number(c.moving) }]));
+    const p = await this.db.selectFrom('index_projects').select(['team_id', (e) => e.fn.countAll<number>().as('n')]).groupBy('team_id').execute();
+    const projects = new Map(p.map((c) => [c.team_id, Number(c.n)]));
+    return rows.map((r) => {
+      const c = n.get(r.team_id);
+      return { ...toTeamRow(r), renders: c?.renders ?? 0, moving: c?.moving ?? 0, projects: projects.get(r.team_id) ?? 0 };
+    });
   }
 
   /** Creates the team's row (backfilling) or refreshes its v1 object and members. */

@@ -179,6 +179,15 @@ describe('the computed staleness bound', () => {
       for (const row of status.json().data as { team: string; bound_ms: number }[]) {
         if (expected.has(row.team)) expect(row.bound_ms).toBe(expected.get(row.team));
       }
+      // an instance that does not hold the teams in memory computes the same bounds from the store's rows
+      const other = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, INDEX_SYNC_CALLS_PER_MIN: String(perMin) }, {}, { sim, simClock: true });
+      try {
+        for (const row of await other.deps.index!.status()) {
+          if (!expected.has(row.team)) continue;
+          expect(row.in_memory).toBe(false);
+          expect(row.bound_ms).toBe(expected.get(row.team));
+        }
+      } finally { await other.close(); }
       const m = (await gw.app.inject({ method: 'GET', url: '/metrics', headers: op })).body;
       expect(m).toContain(`gateway_index_bound_max_seconds ${largest / 1000}`);
       expect(m).toContain(`gateway_index_bound_seconds_count ${teams.length}`);
