@@ -12,6 +12,8 @@ export interface TeamStatus {
   readonly backfilled_at: string | null;
   readonly last_sync: string | null;
   readonly age_ms: number | null;
+  /** When the team's last sync started, on whichever instance (the lease records it). */
+  readonly last_sync_started: string | null;
   readonly last_webhook: string | null;
   readonly sync_calls_last_minute: number;
   readonly bound_ms: number;
@@ -47,6 +49,7 @@ export function teamStatus(row: StatusRow, t: TeamReplica | undefined, f: Status
     backfilled_at: iso(row.backfilledAt),
     last_sync: iso(synced),
     age_ms: synced === null ? null : f.now - synced,
+    last_sync_started: iso(row.syncStartedAt ?? null),
     last_webhook: iso(Math.max(row.webhookAt ?? 0, t?.webhookAt ?? 0) || null),
     sync_calls_last_minute: f.callsLastMinute(row.team.id),
     bound_ms: f.boundOf(row, t),
