@@ -1,7 +1,7 @@
 import type { QueryNode } from '../query/ast.js';
 import { aggregateRows, countRow, orderGroups } from '../query/aggregate.js';
 import type { ExpansionBudget } from '../query/budget.js';
-import { compileFilter, compileSearch, compileSort, type Rec } from '../query/compile.js';
+import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from '../query/compile.js';
 import { fieldsToSelect } from '../query/fields-used.js';
 import { compileProjection } from '../query/project.js';
 import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
@@ -39,6 +39,9 @@ export const CHUNK = 500;
 const STREAM_AFTER = 2000;
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
+
+/** Relations answered by nothing (a comparison of root fields reads none). */
+const NO_LOOKUP: Lookup = { one: () => undefined, many: () => [] };
 
 /** A record reduced to some of its fields. */
 function pick(rec: Rec, keys: readonly string[]): Rec {
@@ -174,7 +177,9 @@ class Job {
   private async pageInOrder(cols: ColumnScan): Promise<QueryResult | undefined> {
     const { q } = this;
     if (q.limit === -1 || !cols.inOrder) return undefined;
-    const walked = cols.inOrder(effectiveSort(q, this.schema), this.cmp, q.offset + q.limit);
+    // the source may keep the order's comparison past this request: it is compiled without the request's lookup
+    const order = effectiveSort(q, this.schema);
+    const walked = cols.inOrder(order, compileSort(order, this.schema, this.ctx.schemas, NO_LOOKUP), q.offset + q.limit);
     if (!walked) return undefined;
     const counted = q.meta.includes('filter_count') ? cols.count() : undefined;
     this.tested = counted ? counted.tested : walked.tested;

@@ -42,6 +42,11 @@ function forRows(t: TeamColumns, each: (row: number) => void): number {
   return n;
 }
 
+/** Rows compared as their records are (a closure holding the team's columns and the comparison only: teams keep it). */
+function rowOrder(cols: RenderColumns, cmp: (a: Rec, b: Rec) => number): (a: number, b: number) => number {
+  return (a, b) => cmp(cols.view(a), cols.view(b));
+}
+
 /** A group being counted: its records and, per counted field, its non-null values. */
 interface Counter { n: number; nonNull: number[] }
 
@@ -133,7 +138,7 @@ export class RenderColumnScan implements ColumnScan {
     // per team: its kept order, where it stands in it, and the next record passing the filter there
     const runs = this.teams.map((t) => {
       const c = t.cols.c;
-      const rows = t.sorted(name, (a, b) => cmp(t.cols.view(a), t.cols.view(b)));
+      const rows = t.sorted(name, rowOrder(t.cols, cmp));
       let at = 0;
       const next = (): Rec | undefined => {
         while (at < rows.length) {
