@@ -8,7 +8,7 @@ import type { V1Session } from '../v1/client.js';
 import { V1UnauthorizedError } from '../v1/errors.js';
 import type { V1Team } from '../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
-import { boundOf } from './freshness.js';
+import { dueAfter } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from './peers.js';
 import type { TeamRegistry } from './registry.js';
@@ -215,9 +215,8 @@ export class SyncScheduler {
     const due: Promise<void>[] = [];
     for (const t of this.deps.registry.values()) {
       if (t.state !== 'ready' || now - t.readAt > config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
-      // half the bound: a reader finds the team fresh instead of syncing it itself
-      const bound = boundOf(config, t, now, this.deps.budget.callsPerMin(t.id));
-      if (now - (t.syncedAt ?? 0) < bound / 2 || !this.deps.budget.fits(t)) continue;
+      // half its configured bound (a reader finds the team fresh instead of syncing it), no more often than its budget allows
+      if (now - (t.syncedAt ?? 0) < dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id)) || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
     await Promise.all(due);

@@ -13,6 +13,14 @@ import { startSim, type RunningSim } from '../helpers/sim.js';
 const op = { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` };
 /** The v1 calls the syncs made: every v1 route but the reach checks (GET /v1/teams, /v1/me), which reads make too. */
 const syncCalls = (sim: RunningSim) => [...sim.sim.stats].filter(([k]) => k !== 'GET /v1/teams' && k !== 'GET /v1/me').reduce((n, [, v]) => n + v, 0);
+/**
+ * The bound a team of `calls` a sync should show with `perMin` calls a minute: a minute over the whole syncs a minute's
+ * budget holds (or so many minutes for a sync larger than that), never below INDEX_MAX_STALENESS_MS (5 s).
+ */
+const expectedBound = (calls: number, perMin: number) => {
+  const syncs = Math.floor(perMin / calls);
+  return Math.max(5_000, syncs >= 1 ? Math.ceil(60_000 / syncs) : Math.ceil(calls / perMin) * 60_000);
+};
 /** The simulator's clock moved to the start of the next minute (the budget's window). */
 const nextMinute = (sim: RunningSim) => sim.sim.clock.advance(60_000 - (sim.sim.world.clock.now() % 60_000) + 1);
 
@@ -147,8 +155,7 @@ describe('the per-key budget', () => {
       const rows = await gw.deps.index!.status();
       for (const id of teams) {
         const t = gw.deps.index!.team(id)!;
-        const share = perKey / teams.length;
-        expect(rows.find((r) => r.team === id)!.bound_ms).toBe(Math.max(5_000, Math.ceil((syncCallsOf(t) * 60_000) / share)));
+        expect(rows.find((r) => r.team === id)!.bound_ms).toBe(expectedBound(syncCallsOf(t), perKey / teams.length));
       }
     } finally {
       await gw.close();
@@ -158,6 +165,38 @@ describe('the per-key budget', () => {
 });
 
 describe('the computed staleness bound', () => {
+  it('is kept by the background sync: a sync each time the bound comes round, never more often than the budget allows', async () => {
+    const sim = await startSim();
+    const perMin = 12;
+    const gw = await startGateway({ INDEX_SYNC_CALLS_PER_MIN: String(perMin), INDEX_RECONCILE_MS: '600000' }, {}, { sim, simClock: true });
+    try {
+      await gw.addUser(0, 'ann@example.com');
+      const id = sim.keys[0]!.teams[0]!.id;
+      await gw.deps.index!.syncNow([id]);
+      nextMinute(sim);
+      const t = (await gw.deps.index!.load(id))!;
+      const starts: number[] = [];
+      const bounds: number[] = [];
+      for (let s = 0; s < 180; s++) {
+        await gw.deps.index!.tick();
+        if (starts.at(-1) !== t.syncedAt) starts.push(t.syncedAt!);
+        bounds.push(gw.deps.index!.boundOf(t));
+        sim.sim.clock.advance(1_000);
+      }
+      const bound = Math.max(...bounds);
+      expect(bound).toBeGreaterThan(5_000);
+      const gaps = starts.slice(2).map((x, i) => x - starts[i + 1]!);
+      expect(gaps.length).toBeGreaterThan(1);
+      for (const g of gaps) {
+        expect(g).toBeGreaterThanOrEqual(Math.min(...bounds)); // never more often than the budget allows
+        expect(g).toBeLessThanOrEqual(bound + 1_000); // a sync each time the bound comes round (the tick is a second here)
+      }
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+
   it('is each team\'s on /_gateway/index, the read\'s in explain, and the teams\' largest in /metrics (no team label)', async () => {
     const sim = await startSim();
     const perMin = 12;
@@ -171,7 +210,7 @@ describe('the computed staleness bound', () => {
       expect(read.headers['x-gateway-source']).toBe('index');
       const expected = new Map(teams.map((id) => {
         const t = gw.deps.index!.team(id)!;
-        return [id, Math.max(5_000, Math.ceil((syncCallsOf(t) * 60_000) / perMin))];
+        return [id, expectedBound(syncCallsOf(t), perMin)];
       }));
       const largest = Math.max(...expected.values());
       expect(largest).toBeGreaterThan(5_000); // the budget, not INDEX_MAX_STALENESS_MS, sets it here
