@@ -79,12 +79,12 @@ export class SyncScheduler {
     const spend = budget.open(team.id);
     let lease: HeldLease | undefined;
     try {
-      lease = await this.take(team.id, spend, false);
+      lease = await this.take(team.id, spend);
       if (!lease) {
         const row = await store.team(team.id);
         if (row) return; // another instance is at it; this one follows its changes
         await store.putTeam(team, []);
-        lease = await this.take(team.id, spend, false);
+        lease = await this.take(team.id, spend);
         if (!lease) return;
       }
       const t = (await registry.load(team.id)) ?? registry.adopt(team);
@@ -108,9 +108,9 @@ export class SyncScheduler {
     }
   }
 
-  /** The team's lease, its heartbeat counting the walk's calls so far in the store; `sync`: a sync starts (recorded). */
-  private take(teamId: string, spend: Spend, sync: boolean): Promise<HeldLease | undefined> {
-    return this.deps.leases.take(teamId, { sync, beat: () => this.deps.budget.flush(spend) });
+  /** The team's lease, its heartbeat counting the walk's calls so far in the store. */
+  private take(teamId: string, spend: Spend): Promise<HeldLease | undefined> {
+    return this.deps.leases.take(teamId, { beat: () => this.deps.budget.flush(spend) });
   }
 
   /** A walk is over: its calls settled in the store, its lease given back. */
@@ -142,7 +142,7 @@ export class SyncScheduler {
     }
     const spend = budget.open(t.id);
     // one instance syncs a team at a time: a read elsewhere takes the holder's work (its changes come on the bus)
-    const lease = await this.take(t.id, spend, true);
+    const lease = await this.take(t.id, spend);
     if (!lease) {
       // another instance syncs it: a read goes through that sync (its end, announced on the bus, waited for at most a
       // heartbeat or INDEX_MAX_STALENESS_MS, whichever is shorter), then takes its sync time
@@ -157,9 +157,13 @@ export class SyncScheduler {
       let spent = false;
       const ok = await this.withReader(t.id, spend, async (s) => {
         // the calls it needs reserved in the store first, for the team and the key, shared by every instance
-        if (!spend.reserved && !(await budget.reserve(t, spend, full))) {
-          spent = true;
-          return;
+        if (!spend.reserved) {
+          if (!(await budget.reserve(t, spend, full))) {
+            spent = true;
+            return;
+          }
+          // the sync starts: recorded with the lease, for every instance to see
+          await this.deps.store.lease(t.id, this.deps.holder, this.deps.leases.leaseMs, true);
         }
         await this.deps.sync.sync(t, s, full, changes);
       });
