@@ -179,7 +179,10 @@ class Job {
     if (q.limit === -1 || !cols.inOrder) return undefined;
     // the source may keep the order's comparison past this request: it is compiled without the request's lookup
     const order = effectiveSort(q, this.schema);
-    const walked = cols.inOrder(order, compileSort(order, this.schema, this.ctx.schemas, NO_LOOKUP), q.offset + q.limit);
+    // limit=0 (a count alone): no order is read, nor built
+    const walked = q.limit === 0
+      ? { tested: 0, recs: [] }
+      : cols.inOrder(order, compileSort(order, this.schema, this.ctx.schemas, NO_LOOKUP), q.offset + q.limit);
     if (!walked) return undefined;
     const counted = q.meta.includes('filter_count') ? cols.count() : undefined;
     this.tested = counted ? counted.tested : walked.tested;
