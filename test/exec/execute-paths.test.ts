@@ -88,6 +88,54 @@ describe('long answers', () => {
   });
 });
 
+describe('what the executor asks of its source, in order', () => {
+  it('a streamed scan makes each chunk of at most 500 ready, records it and writes the pairs, before the next', async () => {
+    const source = new ArraySource(many(2300), 1000, Number.POSITIVE_INFINITY, 0);
+    await ask(source, { sort: 'title', limit: '-1', fields: 'id' });
+    expect(source.events).toEqual(['scan data=false', ...[500, 500, 500, 500, 300].flatMap((n) => [`prepare ${n}`, `remember ${n}`, 'flush'])]);
+  });
+
+  it('a page answered whole: one prepare, its ids recorded and written once', async () => {
+    const source = new ArraySource(many(40), 7, Number.POSITIVE_INFINITY, 0);
+    const { how } = await ask(source, { sort: 'title', limit: '10', fields: 'id' });
+    expect(source.events).toEqual(['scan data=false', 'prepare 10', 'remember 10', 'flush']);
+    expect(how).toEqual({ strategy: 'sort of the scope', tested: 40, matched: 40 });
+  });
+
+  it('a walk: its data is read for limit=-1 (answers kept as bytes), each batch made ready as it is read, the pairs written per chunk', async () => {
+    const all = new ArraySource(many(1200), 400, Number.POSITIVE_INFINITY, 0);
+    await ask(all, { limit: '-1', fields: 'id' });
+    expect(all.events[0]).toBe('walk data=true');
+    expect(all.events.filter((e) => e.startsWith('prepare')).reduce((n, e) => n + Number(e.split(' ')[1]), 0)).toBe(1200);
+    const writes = all.events.filter((e) => e.startsWith('remember'));
+    // a chunk is written once it holds 500 (after the whole timestamp that filled it: ties stay together)
+    const sizes = writes.map((e) => Number(e.split(' ')[1]));
+    expect(sizes).toHaveLength(3);
+    for (const n of sizes.slice(0, 2)) expect(n).toBeGreaterThanOrEqual(500);
+    for (const n of sizes.slice(0, 2)) expect(n).toBeLessThan(520);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(1200);
+    expect(all.events.at(-1)).toBe('flush');
+    const page = new ArraySource(many(1200), 400, Number.POSITIVE_INFINITY, 0);
+    const { how } = await ask(page, { limit: '3', fields: 'id' });
+    expect(page.events).toEqual(['walk data=false', 'prepare 3', 'remember 3', 'flush']);
+    expect(how).toEqual({ strategy: 'newest-first walk', tested: 1200, matched: 3 });
+  });
+
+  it('a compact deep page records its ids a chunk at a time as it writes them', async () => {
+    const source = new ArraySource(many(1500), 300, 100, 0);
+    await ask(source, { sort: 'title', limit: '600', offset: '100', fields: 'id' });
+    expect(source.events.filter((e) => e.startsWith('remember') || e === 'flush').slice(-4)).toEqual(['remember 500', 'flush', 'remember 100', 'flush']);
+  });
+
+  it('a top-k keeps the best wherever they arrive: the last batch holds them', async () => {
+    // titles fall as ids rise: the best for sort=title arrive last, after the buffer was cut back
+    const recs = Array.from({ length: 4000 }, (_, i) => ({ ...render({ project: i % 3, status: i % 5, title: 0, at: i % 50 }, i), title: `t${String(9999 - i).padStart(4, '0')}` }));
+    const { items, how } = await ask(new ArraySource(recs, 500, Number.POSITIVE_INFINITY, 0), { sort: 'title', limit: '15', offset: '5', fields: 'id' });
+    expect(how?.strategy).toBe('top-k over the scope');
+    expect(ids(items)).toEqual(recs.slice().reverse().slice(5, 20).map((r) => r.id));
+  });
+});
+
 describe('ids answered by aggregates, by id, and nothing to read', () => {
   it('an aggregate grouped by id records the matched renders\' ids; one over another field records none', async () => {
     const recs = many(60);

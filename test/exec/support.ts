@@ -32,6 +32,8 @@ export class ArraySource implements RecordSource {
   readonly nestedLimit = 25;
   readonly remembered: string[] = [];
   readonly prepared: string[] = [];
+  /** What the executor asked, in order: prepare (its size), remember (its size), flush, and the withData of walks and scans. */
+  readonly events: string[] = [];
   scans = 0;
   constructor(protected readonly recs: Rec[], private readonly batch: number, readonly compactAfter: number, private readonly shuffle: number) {}
   one(resource: string, id: string): Rec | undefined { return resource === 'render' ? this.recs.find((r) => r.id === id) : undefined; }
@@ -43,7 +45,8 @@ export class ArraySource implements RecordSource {
     return this.recs.filter((r) => (!plan.scope.projects || plan.scope.projects.includes(r.project as string)) && (!plan.ids || plan.ids.includes(r.id as string)));
   }
   async byIds(_resource: string, plan: Plan): Promise<Rec[]> { return this.scope(plan); }
-  async walk<T extends { readonly at: number }>(plan: Plan, _withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
+  async walk<T extends { readonly at: number }>(plan: Plan, withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
+    this.events.push(`walk data=${withData}`);
     const asc = plan.pushdown.order === 'asc';
     return P.map((p) => {
       const at = (r: Rec) => Date.parse(r.date_created as string);
@@ -69,16 +72,24 @@ export class ArraySource implements RecordSource {
       };
     });
   }
-  async scan(_resource: string, plan: Plan, _withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
+  async scan(_resource: string, plan: Plan, withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
     this.scans++;
+    this.events.push(`scan data=${withData}`);
     const all = this.scope(plan);
     for (let i = 0; i < all.length; i += this.batch) await take(all.slice(i, i + this.batch));
     return all.length;
   }
   async total(): Promise<number> { return this.recs.length; }
-  async prepare(recs: readonly Rec[]): Promise<Rec[]> { this.prepared.push(...recs.map((r) => r.id as string)); return [...recs]; }
-  remember(_resource: string, refs: readonly string[]): void { this.remembered.push(...refs); }
-  async flush(): Promise<void> {}
+  async prepare(recs: readonly Rec[]): Promise<Rec[]> {
+    this.events.push(`prepare ${recs.length}`);
+    this.prepared.push(...recs.map((r) => r.id as string));
+    return [...recs];
+  }
+  remember(_resource: string, refs: readonly string[]): void {
+    this.events.push(`remember ${refs.length}`);
+    this.remembered.push(...refs);
+  }
+  async flush(): Promise<void> { this.events.push('flush'); }
   describe() { return { kind: 'live' as const, ageMs: 0, calls: [] }; }
 }
 
