@@ -121,10 +121,16 @@ describe('what the executor asks of its source, in order', () => {
     expect(how).toEqual({ strategy: 'newest-first walk', tested: 1200, matched: 3 });
   });
 
-  it('a compact deep page records its ids a chunk at a time as it writes them', async () => {
+  it('a compact deep page records its ids a chunk at a time as it writes them (nothing before), its meta beside the stream', async () => {
     const source = new ArraySource(many(1500), 300, 100, 0);
-    await ask(source, { sort: 'title', limit: '600', offset: '100', fields: 'id' });
-    expect(source.events.filter((e) => e.startsWith('remember') || e === 'flush').slice(-4)).toEqual(['remember 500', 'flush', 'remember 100', 'flush']);
+    const { result } = await ask(source, { sort: 'title', limit: '600', offset: '100', fields: 'id', meta: 'filter_count' });
+    expect(source.events.filter((e) => e.startsWith('remember') || e === 'flush')).toEqual(['remember 500', 'flush', 'remember 100', 'flush']);
+    expect(result.meta).toEqual({ filter_count: 1500 });
+    expect(result.data).toEqual([]);
+    // limit=-1 from the first item: each batch's ids recorded and written as it is read, before the next batch
+    const all = new ArraySource(many(700), 300, 100, 0);
+    await ask(all, { sort: 'title', limit: '-1', fields: 'id' });
+    expect(all.events).toEqual(['scan data=false', ...[300, 300, 100].flatMap((n) => [`prepare ${n}`, `remember ${n}`, 'flush'])]);
   });
 
   it('a top-k keeps the best wherever they arrive: the last batch holds them', async () => {
@@ -148,8 +154,21 @@ describe('ids answered by aggregates, by id, and nothing to read', () => {
     await ask(counted, { aggregate: JSON.stringify({ countDistinct: 'id' }), limit: '-1' });
     expect(counted.remembered).toHaveLength(60); // aggregated over the id: answered too
     const other = new ArraySource(recs, 7, 10, 0);
-    await ask(other, { aggregate: JSON.stringify({ count: '*' }), groupBy: 'status' });
+    const { how } = await ask(other, { aggregate: JSON.stringify({ count: '*' }), groupBy: 'status' });
     expect(other.remembered).toEqual([]);
+    expect(how).toEqual({ strategy: 'aggregate over the scope', tested: 60, matched: 60 });
+    const plain = new ArraySource(recs, 7, 10, 0);
+    await ask(plain, { aggregate: JSON.stringify({ count: '*' }) });
+    expect(plain.remembered).toEqual([]);
+    // one of two aggregates over the id is enough
+    const both = new ArraySource(recs, 7, 10, 0);
+    await ask(both, { aggregate: JSON.stringify({ count: '*', countDistinct: 'id' }), groupBy: 'status' });
+    expect(both.remembered).toHaveLength(60);
+  });
+
+  it('a groupBy alone answers the groups (Directus: distinct values), not records', async () => {
+    const { items } = await ask(new ArraySource(many(25), 4, Number.POSITIVE_INFINITY, 0), { groupBy: 'status', sort: 'status' });
+    expect(items).toEqual(['complete', 'draft', 'failed', 'processing', 'ready'].map((status) => ({ status })));
   });
 
   it('by id: only the ids asked, filtered, ordered and counted; total_count from the source', async () => {

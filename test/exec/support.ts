@@ -80,12 +80,15 @@ export class ArraySource implements RecordSource {
     return all.length;
   }
   async total(): Promise<number> { return this.recs.length; }
-  async prepare(recs: readonly Rec[]): Promise<Rec[]> {
+  async prepare(recs: readonly Rec[], refs: readonly string[], resource: string): Promise<Rec[]> {
+    if (resource !== 'render') throw new Error(`prepare asked for ${resource}`);
+    recs.forEach((r, i) => { if (refs[i] !== this.ref(r)) throw new Error(`prepare: ${String(refs[i])} does not name ${r.id as string}`); });
     this.events.push(`prepare ${recs.length}`);
     this.prepared.push(...recs.map((r) => r.id as string));
     return [...recs];
   }
-  remember(_resource: string, refs: readonly string[]): void {
+  remember(resource: string, refs: readonly string[]): void {
+    if (resource !== 'render') throw new Error(`remember asked for ${resource}`);
     this.events.push(`remember ${refs.length}`);
     this.remembered.push(...refs);
   }
