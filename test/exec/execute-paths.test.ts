@@ -135,7 +135,7 @@ describe('what the executor asks of its source, in order', () => {
 
   it('a top-k keeps the best wherever they arrive: the last batch holds them', async () => {
     // titles fall as ids rise: the best for sort=title arrive last, after the buffer was cut back
-    const recs = Array.from({ length: 4000 }, (_, i) => ({ ...render({ project: i % 3, status: i % 5, title: 0, at: i % 50 }, i), title: `t${String(9999 - i).padStart(4, '0')}` }));
+    const recs: Rec[] = Array.from({ length: 4000 }, (_, i) => ({ ...render({ project: i % 3, status: i % 5, title: 0, at: i % 50 }, i), title: `t${String(9999 - i).padStart(4, '0')}` }));
     const { items, how } = await ask(new ArraySource(recs, 500, Number.POSITIVE_INFINITY, 0), { sort: 'title', limit: '15', offset: '5', fields: 'id' });
     expect(how?.strategy).toBe('top-k over the scope');
     expect(ids(items)).toEqual(recs.slice().reverse().slice(5, 20).map((r) => r.id));
