@@ -113,13 +113,16 @@ export class ReplicaSource implements RecordSource {
       // a walk that may write before it ends (limit=-1, or more than a chunk) outlives this turn of the event loop, and
       // renders may arrive meanwhile: it walks a copy of the kept order; a page's walk ends within the turn, on the order itself
       const kept = t.newestFirst();
+      const cols = t.renderColumns().c;
       const rows = asc ? [...kept].reverse() : long ? kept.slice() : kept;
       return new RowRun<T>(rows, (slice) => {
         const batch: Walked[] = [];
         for (const row of slice) {
           if (projects && !projects.has(t.projectOfRow(row))) continue;
           const rec = t.view(row);
-          batch.push({ rec, at: Date.parse(rec.date_created as string), ref: rec.id as string });
+          // the created column orders the walk: v1's time as a number, seconds or milliseconds (as the records read it)
+          const raw = cols.created[row] as number;
+          batch.push({ rec, at: raw < 1e11 ? raw * 1000 : raw, ref: rec.id as string });
         }
         return convert(batch);
       }, first);
