@@ -32,12 +32,54 @@ export class Columns {
   seen = new Float64Array(64);
   exp = new Float64Array(64);
   expires = new Float64Array(64);
-  readonly ids: string[] = [];
-  readonly uuids: string[] = [];
-  readonly names: string[] = [];
-  readonly rest: (string | null)[] = [];
+  private readonly ids: string[] = [];
+  private readonly uuids: string[] = [];
+  private readonly names: string[] = [];
+  private readonly rests: (string | null)[] = [];
   /** The least and greatest time each date column ever held (a question on dates halves between them). */
   readonly span = { created: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY], updated: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] };
+
+  /** A new row for a render (its title and output set by the caller): its number. */
+  add(v1Id: string, uuid: string): number {
+    this.grow();
+    this.ids.push(v1Id);
+    this.uuids.push(uuid);
+    this.names.push('');
+    this.rests.push(null);
+    return this.size++;
+  }
+
+  /** The v1 id of a row. */
+  v1Id(row: number): string {
+    return this.ids[row] as string;
+  }
+
+  /** The legacy uuid of a row. */
+  uuid(row: number): string {
+    return this.uuids[row] as string;
+  }
+
+  setUuid(row: number, uuid: string): void {
+    this.uuids[row] = uuid;
+  }
+
+  /** The title (v1 name) of a row. */
+  title(row: number): string {
+    return this.names[row] as string;
+  }
+
+  setTitle(row: number, name: string): void {
+    this.names[row] = name;
+  }
+
+  /** The varying part of a row's output as the output codec packed it (null: none). */
+  outRest(row: number): string | null {
+    return this.rests[row] ?? null;
+  }
+
+  setOutRest(row: number, rest: string | null): void {
+    this.rests[row] = rest;
+  }
 
   /** A date column holds a time (its span widens to it; NaN, no time, is not one). */
   widen(which: 'created' | 'updated', t: number): void {

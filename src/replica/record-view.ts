@@ -148,7 +148,7 @@ export class RenderRecords implements RenderColumns {
       this.fullCache.set(row, hit);
       return hit;
     }
-    const id = this.c.ids[row] as string;
+    const id = this.c.v1Id(row);
     const r = this.rows.v1(row);
     const rec = this.builder.render(r, this.inputs.data.get(id) ?? {}, this.inputs.projects.get(r.project.id)?.project);
     if (this.fullCache.size >= FULL_RECORDS_KEPT) this.fullCache.delete(this.fullCache.keys().next().value as number);
@@ -201,7 +201,7 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
   for (const name of new Set([...builder.renderFields, ...FAST_FIELDS])) {
     let get: (this: View) => unknown;
     // the hottest fields read their column straight away
-    if (name === 'id') get = function (this: View) { return this.t.c.uuids[this.row]; }; // (a uuid is never overlaid)
+    if (name === 'id') get = function (this: View) { return this.t.c.uuid(this.row); }; // (a uuid is never overlaid)
     else if (name === 'status') {
       get = function (this: View) {
         const t = this.t;
@@ -212,7 +212,7 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
       get = function (this: View) {
         const t = this.t;
         const c = t.c;
-        return ((c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row).title : c.names[this.row];
+        return ((c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row).title : c.title(this.row);
       };
     } else if (FAST_FIELDS.includes(name)) {
       get = function (this: View) {

@@ -79,7 +79,7 @@ export class RenderOrders {
 
   private newestOrder(a: number, b: number): number {
     const c = this.rows.c;
-    return (c.created[b] as number) - (c.created[a] as number) || ordered(c.uuids[a] as string, c.uuids[b] as string);
+    return (c.created[b] as number) - (c.created[a] as number) || ordered(c.uuid(a), c.uuid(b));
   }
 
   /** A new render takes its place in the kept order (most arrive at the head: a binary search, one splice). */
@@ -110,8 +110,8 @@ export class RenderOrders {
   projectRenderIds(projectId: string): string[] {
     const rows = [...this.rows.codes.rowsOf(projectId)];
     const c = this.rows.c;
-    rows.sort((a, b) => (c.created[b] as number) - (c.created[a] as number) || ordered(c.ids[a] as string, c.ids[b] as string));
-    return rows.map((i) => c.ids[i] as string);
+    rows.sort((a, b) => (c.created[b] as number) - (c.created[a] as number) || ordered(c.v1Id(a), c.v1Id(b)));
+    return rows.map((i) => c.v1Id(i));
   }
 
   /**
@@ -124,8 +124,8 @@ export class RenderOrders {
     const rows = projectId === null ? null : this.rows.codes.rowsOf(projectId);
     if (!cached || cached.version !== this.rows.membership) {
       const list = rows ? [...rows] : this.rows.liveRows();
-      const uuids = this.rows.c.uuids;
-      list.sort((a, b) => ordered(uuids[a] as string, uuids[b] as string));
+      const c = this.rows.c;
+      list.sort((a, b) => ordered(c.uuid(a), c.uuid(b)));
       cached = { version: this.rows.membership, rows: list };
       this.byKey.set(k, cached);
     }

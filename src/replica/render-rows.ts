@@ -55,17 +55,12 @@ export class RenderRows {
     const c = this.c;
     let i = known;
     if (i === undefined) {
-      c.grow();
-      i = c.size++;
-      c.ids.push(r.id);
       const uuid = this.builder.uuid('render', r.id);
-      c.uuids.push(uuid);
-      c.names.push(r.name);
-      c.rest.push(null);
+      i = c.add(r.id, uuid);
       this.rowOf.set(r.id, i);
       this.rowOfUuid.set(uuid, i);
     } else {
-      this.bytes -= rowBytes(c.names[i] as string, c.rest[i] ?? null);
+      this.bytes -= rowBytes(c.title(i), c.outRest(i));
     }
     const project = this.codes.project(r.project.id);
     if (known !== undefined && c.project[i] !== project) {
@@ -78,7 +73,7 @@ export class RenderRows {
       this.membership++;
     }
     const createdChanged = known !== undefined && c.created[i] !== r.created_at;
-    c.names[i] = r.name;
+    c.setTitle(i, r.name);
     c.status[i] = STATUS_CODE.get(r.status) as number;
     c.project[i] = project;
     c.user[i] = this.codes.user(r.created_by);
@@ -91,7 +86,7 @@ export class RenderRows {
     const out = this.codec.encode(r.id, r.output);
     c.shape[i] = out.shape;
     c.exp[i] = out.exp;
-    c.rest[i] = out.rest;
+    c.setOutRest(i, out.rest);
     let flags = (c.flags[i] as number) & PAIRED;
     if (this.builder.hasOverlay('render', r.id)) flags |= OVERLAY;
     if (r.type === 'cloud') flags |= CLOUD;
@@ -111,10 +106,10 @@ export class RenderRows {
     const c = this.c;
     for (const i of rows) {
       c.flags[i] = (c.flags[i] as number) | REMOVED;
-      this.rowOf.delete(c.ids[i] as string);
-      this.rowOfUuid.delete(c.uuids[i] as string);
+      this.rowOf.delete(c.v1Id(i));
+      this.rowOfUuid.delete(c.uuid(i));
       this.moving.delete(i);
-      this.bytes -= rowBytes(c.names[i] as string, c.rest[i] ?? null);
+      this.bytes -= rowBytes(c.title(i), c.outRest(i));
     }
     this.removed += rows.length;
     this.codes.projRows[p as number] = [];
@@ -128,9 +123,9 @@ export class RenderRows {
     this.rowOfUuid = new Map();
     for (let i = 0; i < c.size; i++) {
       if (((c.flags[i] as number) & REMOVED) !== 0) continue;
-      const id = c.ids[i] as string;
+      const id = c.v1Id(i);
       const uuid = this.builder.uuid('render', id);
-      c.uuids[i] = uuid;
+      c.setUuid(i, uuid);
       this.rowOfUuid.set(uuid, i);
       const f = (c.flags[i] as number) & ~(OVERLAY | PAIRED);
       c.flags[i] = this.builder.hasOverlay('render', id) ? f | OVERLAY : f;
@@ -153,7 +148,7 @@ export class RenderRows {
 
   /** Renders not yet final (their status may still change). */
   movingIds(): string[] {
-    return [...this.moving].map((i) => this.c.ids[i] as string);
+    return [...this.moving].map((i) => this.c.v1Id(i));
   }
 
   /** The v1 id of an answered render whose pair was not handed to the id store yet (marked as handed now). */
@@ -161,7 +156,7 @@ export class RenderRows {
     const i = this.rowOfUuid.get(uuid);
     if (i === undefined || ((this.c.flags[i] as number) & PAIRED) !== 0) return undefined;
     this.c.flags[i] = (this.c.flags[i] as number) | PAIRED;
-    return this.c.ids[i];
+    return this.c.v1Id(i);
   }
 
   /** A render's pair is to be handed again when next answered. */
@@ -181,16 +176,16 @@ export class RenderRows {
   }
 
   private packed(i: number): PackedOutput {
-    return { shape: this.c.shape[i] as number, exp: this.c.exp[i] as number, rest: this.c.rest[i] ?? null };
+    return { shape: this.c.shape[i] as number, exp: this.c.exp[i] as number, rest: this.c.outRest(i) };
   }
 
   /** The render of a row as v1 showed it. */
   v1(i: number): V1Render {
     const c = this.c;
-    const id = c.ids[i] as string;
+    const id = c.v1Id(i);
     const r: V1Render = {
       id,
-      name: c.names[i] as string,
+      name: c.title(i),
       status: RENDER_STATUSES[c.status[i] as number] as RenderStatus,
       type: ((c.flags[i] as number) & CLOUD) !== 0 ? 'cloud' : 'local',
       project: { id: this.codes.projIds[c.project[i] as number] as string, team: this.teamId },

@@ -202,7 +202,7 @@ export class TeamReplica {
   projectRows(projectId: string): readonly number[] { return this.rows.codes.rowsOf(projectId); }
   /** The v1 project id of a row (the newest-first walk's project scope). */
   projectOfRow(row: number): string { return this.rows.codes.projIds[this.rows.c.project[row] as number] as string; }
-  idOfRow(row: number): string { return this.rows.c.ids[row] as string; }
+  idOfRow(row: number): string { return this.rows.c.v1Id(row); }
   view(row: number): Rec { return this.records.view(row); }
   renderRecords(): readonly Rec[] { return this.records.all(); }
   rendersOfProject(projectId: string): Rec[] { return this.rows.codes.rowsOf(projectId).map((i) => this.records.view(i)); }
@@ -213,7 +213,7 @@ export class TeamReplica {
   unpaired(uuid: string): string | undefined { return this.rows.unpaired(uuid); }
 
   /** The v1 id of a render uuid of this team. */
-  renderV1(uuid: string): string | undefined { const i = this.rows.rowOfRecord(uuid); return i === undefined ? undefined : this.rows.c.ids[i]; }
+  renderV1(uuid: string): string | undefined { const i = this.rows.rowOfRecord(uuid); return i === undefined ? undefined : this.rows.c.v1Id(i); }
 
   projectRecords(): Rec[] { return this.teamRecords.projectRecords(); }
   projectV1(uuid: string): string | undefined { return this.teamRecords.projectV1(uuid); }
