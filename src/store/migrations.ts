@@ -294,6 +294,33 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('index_teams').addColumn('sync_started_at', 'bigint').execute();
     },
   },
+  '0015_index_change_marks': {
+    async up(db: Kysely<any>) {
+      // a change number per render row, so an instance that lost the change bus reads only what changed since its
+      // mark (src/store/render-index.ts): PostgreSQL the writing transaction's id, SQLite a counter that never goes back
+      await db.schema.alterTable('index_renders').addColumn('change_seq', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+      // the change number of the last rewrite of the team's rows that cannot be followed row by row (a repair, a dropped project)
+      await db.schema.alterTable('index_teams').addColumn('reset_seq', 'bigint').execute();
+      // a team's rows by change number; it also serves every look-up by team the single-column index did
+      await db.schema.createIndex('index_renders_changes').on('index_renders').columns(['team_id', 'change_seq']).execute();
+      await db.schema.dropIndex('index_renders_team').execute();
+      if (db.getExecutor().adapter instanceof SqliteAdapter) {
+        // SQLite: the newest change number handed out, moved in the writing statement itself (a trigger), never back
+        // when rows are deleted (the newest row's number would)
+        await db.schema.createTable('index_changes').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('seq', 'bigint', (c) => c.notNull()).execute();
+        await sql`insert into index_changes (id, seq) values (1, 0)`.execute(db);
+        const moves = [
+          ['index_renders_added', 'insert on index_renders', 'change_seq'],
+          ['index_renders_changed', 'update of change_seq on index_renders', 'change_seq'],
+          ['index_teams_reset', 'update of reset_seq on index_teams', 'reset_seq'],
+        ] as const;
+        for (const [name, event, column] of moves) {
+          await sql.raw(`create trigger ${name} after ${event} when new.${column} > 0 begin
+            update index_changes set seq = new.${column} where id = 1 and seq < new.${column}; end`).execute(db);
+        }
+      }
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

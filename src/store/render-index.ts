@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, SqliteAdapter, type Kysely, type RawBuilder } from 'kysely';
 import { LIFECYCLE_RANK, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
 import type { Database } from './schema.js';
 import { supersedesSql } from '../replica/recency.js';
@@ -31,6 +31,14 @@ export interface RenderRow {
   readonly seenAt: number;
 }
 
+/** What changed in a team's renders since a change mark (`IndexStore.changesSince`). */
+export interface ChangesSince {
+  /** Rows read. */
+  readonly rows: number;
+  /** The mark to read from next time (every change not read here is at or after it). */
+  readonly mark: number;
+}
+
 const updatedOf = (r: V1Render) => r.updated_at ?? r.created_at;
 /** The lifecycle rank of a final render (complete, failed). */
 const FINAL_RANK = LIFECYCLE_RANK.complete;
@@ -41,9 +49,81 @@ const FINAL_RANK = LIFECYCLE_RANK.complete;
  * only ever replaced by a state that is not older (updated_at, then the lifecycle rank) — in one statement, so two
  * instances (or a webhook and a sync) writing one render at once agree. One instance syncs a team at a time: the
  * lease columns of its row.
+ *
+ * Change marks: every write of a render row records a change number (`change_seq`), so an instance that lost the
+ * change bus reads only the rows changed since its mark (`changeMark`, `changesSince`). On PostgreSQL the number is the
+ * writing transaction's id and a mark is the oldest transaction still running when it is taken (the snapshot's xmin):
+ * ids are handed out before commit, so a transaction committing late holds an id below marks taken meanwhile — but it
+ * was running when they were taken, so it is at or after each of them and read next time (rows committed before a mark
+ * may be read twice; applying a render twice is harmless). On SQLite (one writer at a time) it is the newest number
+ * handed out + 1 (`index_changes`, moved by a trigger in the writing statement itself, never back), and a mark is the
+ * newest number read + 1. What cannot be followed row by row — a repair's rewrite, a dropped project (rare: it left v1)
+ * — records its number in the team's row (`reset_seq`): a copy older than it is read whole again.
  */
 export class IndexStore {
-  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now) {}
+  private readonly sqlite: boolean;
+
+  constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now) {
+    this.sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  }
+
+  /** The change number a write records (see the class comment). */
+  private changeSeq(): RawBuilder<number> {
+    return this.sqlite ? sql<number>`(select seq + 1 from index_changes where id = 1)` : sql<number>`pg_current_xact_id()::text::bigint`;
+  }
+
+  /**
+   * A mark to take before reading the team (its rows, or its changes since an older mark): every change committed
+   * after it is read by `changesSince(teamId, mark)`.
+   */
+  async changeMark(): Promise<number> {
+    const q = this.sqlite
+      ? sql<{ m: number }>`select seq + 1 as m from index_changes where id = 1`
+      : sql<{ m: number }>`select pg_snapshot_xmin(pg_current_snapshot())::text::bigint as m`;
+    return Number((await q.execute(this.db)).rows[0]!.m);
+  }
+
+  /**
+   * The team's render rows written at or after `mark`, a page at a time (by change number, then id), and the mark to
+   * read from next time.
+   */
+  async changesSince(teamId: string, mark: number, each: (rows: readonly RenderRow[]) => void, pageSize = 2000): Promise<ChangesSince> {
+    const next = this.sqlite ? undefined : await this.changeMark(); // taken before reading: nothing after it is missed
+    let newest = mark - 1;
+    let after: { seq: number; id: string } | undefined;
+    let n = 0;
+    for (;;) {
+      const from = after;
+      const rows = await this.db.selectFrom('index_renders').select(['render_id', 'render', 'seen_at', 'change_seq']).where('team_id', '=', teamId)
+        .where((eb) => (from
+          ? eb.or([eb('change_seq', '>', from.seq), eb.and([eb('change_seq', '=', from.seq), eb('render_id', '>', from.id)])])
+          : eb('change_seq', '>=', mark)))
+        .orderBy('change_seq').orderBy('render_id').limit(pageSize).execute();
+      if (rows.length > 0) {
+        each(rows.map((r) => ({ render: JSON.parse(r.render) as V1Render, seenAt: Number(r.seen_at) })));
+        n += rows.length;
+        const last = rows[rows.length - 1]!;
+        after = { seq: Number(last.change_seq), id: last.render_id };
+        newest = Math.max(newest, after.seq);
+      }
+      if (rows.length < pageSize) return { rows: n, mark: next ?? newest + 1 };
+    }
+  }
+
+  /**
+   * Whether the team's rows changed since `mark` in a way `changesSince` cannot follow (a repair, a dropped project).
+   * Undefined: the team is no longer in the store.
+   */
+  async rewrittenSince(teamId: string, mark: number): Promise<boolean | undefined> {
+    const row = await this.db.selectFrom('index_teams').select('reset_seq').where('team_id', '=', teamId).executeTakeFirst();
+    if (!row) return undefined;
+    return row.reset_seq !== null && row.reset_seq !== undefined && Number(row.reset_seq) >= mark;
+  }
+
+  /** Records that the team's rows were rewritten so that they cannot be followed row by row (see the class comment). */
+  private async markReset(db: Kysely<Database>, teamIds: Iterable<string>): Promise<void> {
+    for (const teamId of new Set(teamIds)) await db.updateTable('index_teams').set({ reset_seq: this.changeSeq() }).where('team_id', '=', teamId).execute();
+  }
 
   async team(teamId: string): Promise<TeamRow | undefined> {
     const r = await this.db.selectFrom('index_teams').selectAll().where('team_id', '=', teamId).executeTakeFirst();
@@ -121,10 +201,13 @@ export class IndexStore {
     }
   }
 
+  /** Drops projects and their renders (the team's copies elsewhere drop them when told; a lost bus reads the team whole). */
   async dropProjects(projectIds: readonly string[]): Promise<void> {
     if (projectIds.length === 0) return;
+    const teams = await this.db.selectFrom('index_projects').select('team_id').distinct().where('project_id', 'in', [...projectIds]).execute();
     await this.db.deleteFrom('index_renders').where('project_id', 'in', [...projectIds]).execute();
     await this.db.deleteFrom('index_projects').where('project_id', 'in', [...projectIds]).execute();
+    await this.markReset(this.db, teams.map((t) => t.team_id)); // after: a copy read whole before it is read again
   }
 
   async putTemplates(projectId: string, templates: readonly V1TemplateSummary[]): Promise<void> {
@@ -152,12 +235,12 @@ export class IndexStore {
       await this.db.insertInto('index_renders')
         .values(chunk.map((r) => ({
           render_id: r.id, team_id: teamId, project_id: r.project.id, updated_at: updatedOf(r), rank: LIFECYCLE_RANK[r.status], seen_at: seenAt,
-          render: JSON.stringify(r),
+          render: JSON.stringify(r), change_seq: this.changeSeq(),
         })))
         .onConflict((oc) => oc.column('render_id')
           .doUpdateSet({
             updated_at: sql<number>`excluded.updated_at`, rank: sql<number>`excluded.rank`, seen_at: sql<number>`excluded.seen_at`,
-            render: sql<string>`excluded.render`,
+            render: sql<string>`excluded.render`, change_seq: sql<number>`excluded.change_seq`,
           })
           // a render belongs to one team and project for life: a state naming another owner never replaces it
           .where(sql<boolean>`${sql.raw(supersedesSql('index_renders'))}
@@ -169,8 +252,10 @@ export class IndexStore {
   /** Repair only: removes renders the store should never have held (v1 shows them to no team). */
   async dropRenders(renderIds: readonly string[]): Promise<void> {
     if (renderIds.length === 0) return;
+    const teams = await this.db.selectFrom('index_renders').select('team_id').distinct().where('render_id', 'in', [...renderIds]).execute();
     await this.db.deleteFrom('index_renders').where('render_id', 'in', [...renderIds]).execute();
     await this.db.deleteFrom('render_versions').where('v1_id', 'in', [...renderIds]).execute();
+    await this.markReset(this.db, teams.map((t) => t.team_id));
   }
 
   /** The team and project a render was first seen in (undefined: the store has never held it). */
@@ -195,8 +280,9 @@ export class IndexStore {
         await tx.deleteFrom('render_versions').where('v1_id', '=', r.id).execute();
         await tx.insertInto('index_renders').values({
           render_id: r.id, team_id: r.project.team, project_id: r.project.id, updated_at: updatedOf(r), rank: LIFECYCLE_RANK[r.status], seen_at: seenAt,
-          render: JSON.stringify(r),
+          render: JSON.stringify(r), change_seq: this.changeSeq(),
         }).execute();
+        await this.markReset(tx, [before?.team_id ?? r.project.team, r.project.team]);
       });
     }
     return teams;

@@ -104,6 +104,13 @@ export interface IndexTeamsTable {
   lease_holder: string | null;
   lease_until: number | null;
   sync_started_at?: number | null;
+  /** The change number of the last rewrite of the team's rows not followed row by row: a repair, a dropped project (migration 0015). */
+  reset_seq?: number | null;
+}
+/** SQLite only (migration 0015): the newest change number a render row was written with (one row, id 1). */
+export interface IndexChangesTable {
+  id: number;
+  seq: number;
 }
 /** The sync's v1 calls per scope (`team:<id>`, `key:<partition>`) and minute (ms since the epoch / 60 000), every instance's. */
 export interface IndexSyncCallsTable {
@@ -127,6 +134,8 @@ export interface IndexRendersTable {
   rank: number;
   seen_at: number;
   render: string;
+  /** The change number of the row's last write (migration 0015; 0 for rows older than it). */
+  change_seq?: number;
 }
 export interface UsageTable {
   route: string;
@@ -199,5 +208,6 @@ export interface Database {
   index_projects: IndexProjectsTable;
   index_renders: IndexRendersTable;
   index_sync_calls: IndexSyncCallsTable;
+  index_changes: IndexChangesTable;
   client_shapes: ClientShapesTable;
 }
