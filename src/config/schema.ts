@@ -114,6 +114,11 @@ export const ConfigSchema = z.object({
   INDEX_LEASE_HEARTBEAT_MS: duration.default(10_000),
   /** Page fetches the sync makes at once (request-path and write calls are never queued behind it). */
   INDEX_SYNC_CONCURRENCY: int(1, 32).default(2),
+  /**
+   * The longest a read waits for the teams of its key's reach to be read from the store (they are read at once); past
+   * it the read is answered from the teams held (partial) or live, and the reads go on in the background.
+   */
+  INDEX_LOAD_WAIT_MS: duration.default(250),
   /** Teams beyond this estimate of memory are evicted from memory (read back from the store when read). */
   INDEX_MEMORY_MB: z.coerce.number().positive().default(512),
   /** A team is synced in the background while it was read within this window. */

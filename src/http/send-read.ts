@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
 import { explainList, explainOne } from '../plan/explain.js';
 import type { ListRead, OneRead } from '../read/items.js';
+import type { ReadSource } from '../replica/service.js';
 import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
 import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, jsonExport, jsonExportOne, type ExportFormat } from './export.js';
@@ -24,7 +25,7 @@ export async function sendList(
   deps: Deps, ctx: RequestContext, reply: FastifyReply, memo: Memo, read: ListRead, format: ExportFormat | undefined, collection: string,
 ): Promise<FastifyReply | Record<string, unknown>> {
   const { result, source } = read;
-  void reply.header('x-gateway-source', source.kind);
+  sourceHeaders(reply, source);
   const items = result.stream && read.expands ? await drain(result.stream) : result.stream;
   if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
   const explained = wantsExplain(deps, ctx.request);
@@ -35,7 +36,7 @@ export async function sendList(
   const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   if (explained) return { ...body, explain: explainList(read.plan, ctx.meter, source, read.from, read.how) };
-  return memo.keep(reply, body, source, read.refreshAt);
+  return keep(memo, reply, body, source, read.refreshAt);
 }
 
 /** Sends a read by id: a file, the item with explain, or the item (kept when it came from the replica). */
@@ -43,10 +44,25 @@ export async function sendOne(
   deps: Deps, ctx: RequestContext, reply: FastifyReply, memo: Memo, read: OneRead, format: ExportFormat | undefined, collection: string,
 ): Promise<FastifyReply | Record<string, unknown>> {
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
-  void reply.header('x-gateway-source', read.source.kind);
+  sourceHeaders(reply, read.source);
   if (format) return sendExport(deps, ctx, reply, format, collection, read.data as object);
   if (wantsExplain(deps, ctx.request)) return { data: read.data, explain: explainOne(ctx.meter, read.source) };
-  return memo.keep(reply, { data: read.data }, read.source, read.refreshAt);
+  return keep(memo, reply, { data: read.data }, read.source, read.refreshAt);
+}
+
+/**
+ * `X-Gateway-Source: index|live`, and `X-Gateway-Partial: 1` when the replica answered from part of the key's reach (the
+ * rest being read from the store or backfilled: the read's whole scope is copied, the reach is not).
+ */
+function sourceHeaders(reply: FastifyReply, source: ReadSource): void {
+  void reply.header('x-gateway-source', source.kind);
+  if (source.kind === 'index' && source.partial) void reply.header('x-gateway-partial', '1');
+}
+
+/** A partial answer is never kept: the answer cache's epoch covers the teams it read, not the part of the reach it did not. */
+function keep(memo: Memo, reply: FastifyReply, body: Record<string, unknown>, source: ReadSource, refreshAt: number): FastifyReply | Record<string, unknown> {
+  if (source.kind === 'index' && source.partial) return body;
+  return memo.keep(reply, body, source, refreshAt);
 }
 
 /** Sends `?export=` data as Directus does: an attachment named after the collection and the time. */

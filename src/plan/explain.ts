@@ -6,9 +6,27 @@ import type { Plan } from './plan.js';
 
 /** What explain and the response headers say about where an answer came from. */
 export function describeSource(source: ReadSource): Record<string, unknown> {
-  return source.kind === 'index'
+  const described = source.kind === 'index'
     ? { source: 'index', index_age_ms: source.ageMs, bound_ms: source.boundMs, teams: source.snapshot.teams.length, synced_first: source.synced }
     : { source: 'live', reason: source.reason };
+  return source.partial ? { ...described, partial: describePartial(source) } : described;
+}
+
+/**
+ * Part of the key's reach is not held whole: on the replica, the answer's scope is (`answered: 'partial'`); live, it is
+ * not. Either way, which teams are still read from the store or backfilled, and how many projects are not copied yet.
+ */
+function describePartial(source: ReadSource): Record<string, unknown> {
+  const p = source.partial!;
+  return {
+    answered: source.kind === 'index' ? 'partial' : 'live',
+    reason: source.kind === 'index'
+      ? `${p.reason}; every project the question can touch is copied`
+      : `${p.reason}; the question can touch what is not copied yet`,
+    teams_loading: p.loading,
+    teams_backfilling: p.backfilling,
+    projects_pending: p.projectsPending.length,
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js';
 import { ALL_OVERLAYS, readEnv, type ReadEnvDeps } from '../http/context.js';
 import type { RequestContext } from '../http/request-context.js';
-import type { ReadSource } from '../replica/service.js';
+import type { ReadScope, ReadSource } from '../replica/service.js';
 import { execute, type Execution } from '../exec/execute.js';
 import { executeOne } from '../exec/live.js';
 import { LiveSource } from '../exec/live-source.js';
@@ -12,7 +12,7 @@ import { planQuery, type Plan } from '../plan/plan.js';
 import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
 import { selectsRelations } from '../query/project.js';
 import type { QueryResult } from '../query/run.js';
-import type { ResourceSchema } from '../query/schema.js';
+import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { V1Session } from '../v1/client.js';
 import { RefreshWalk } from '../replica/output-refresh.js';
 import { isHeavy, releasing, type HeavyReadGate } from './heavy.js';
@@ -110,7 +110,10 @@ export class ItemReads {
     q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource,
   ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
     const index = this.deps.index;
-    const source: ReadSource = known ?? (index ? await index.source(session, now) : { kind: 'live', reason: 'INDEX_ENABLED=false' });
+    // a source decided before the plan (the answer cache's look-up) without a scope is asked again when it is live:
+    // with the read's scope, a part of the reach still loading or backfilling may answer it
+    const source: ReadSource = known && (known.kind === 'index' || !index) ? known
+      : index ? await index.source(session, now, readScope(q, plan, this.deps.mappings.schemas)) : { kind: 'live', reason: 'INDEX_ENABLED=false' };
     let refreshAt = Number.POSITIVE_INFINITY;
     let records: RecordSource;
     if (source.kind === 'live' || !index) {
@@ -132,4 +135,26 @@ export class ItemReads {
     const result = await execute(this.resource, q, plan, records, { schemas: this.deps.mappings.schemas, budget: env.budget, report: (h) => { how = h; } });
     return { result, source, from: records.describe(plan), refreshAt, ...(how ? { how } : {}) };
   }
+}
+
+/**
+ * What a read can touch, from its plan (`ReadScope`): the ids and the project and account scope its filter narrows to,
+ * whether it counts the whole reach, and whether it reads a one-to-many relation (an aliased field counts as one).
+ */
+export function readScope(q: QueryNode, plan: Plan, schemas: SchemaRegistry): ReadScope {
+  const manyRelations = Object.keys(q.alias ?? {}).length > 0 || plan.relations.some((path) => crossesMany(plan.resource, path, schemas));
+  return {
+    resource: plan.resource, ids: plan.ids, projects: plan.scope.projects, accounts: plan.scope.accounts, total: q.meta.includes('total_count'), manyRelations,
+  };
+}
+
+/** Whether a relation path (`project.renders`) takes a one-to-many step; an unknown step counts as one. */
+function crossesMany(resource: string, path: string, schemas: SchemaRegistry): boolean {
+  let cur = schemas[resource];
+  for (const step of path.split('.')) {
+    const rel = cur && Object.hasOwn(cur.fields, step) ? cur.fields[step]?.relation : undefined;
+    if (!rel || rel.kind === 'o2m') return true;
+    cur = schemas[rel.resource];
+  }
+  return false;
 }

@@ -9,6 +9,7 @@ import { boundOf, epochOf, isFresh } from './freshness.js';
 import type { RecordInputs } from './record-inputs.js';
 import type { TeamRegistry } from './registry.js';
 import type { SyncScheduler } from './scheduler.js';
+import { pendingProjects, scopeHeld, type PartialState, type ReadScope } from './read-scope.js';
 import type { TeamReplica } from './team-replica.js';
 
 /** Where a read is answered from, and why. */
@@ -19,11 +20,14 @@ export type ReadSource =
     readonly epoch: string;
     /** The staleness bound the answer keeps: the largest of its teams' computed bounds (`freshness.ts`). */
     readonly boundMs: number;
+    /** Answered from part of the reach (the rest being read from the store or backfilled): never kept by the answer cache. */
+    readonly partial?: PartialState;
   }
-  | { readonly kind: 'live'; readonly reason: string };
+  | { readonly kind: 'live'; readonly reason: string; readonly partial?: PartialState };
 
 export interface ReadSourcesDeps {
-  readonly config: Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT'>;
+  readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT'
+    | 'INDEX_LOAD_WAIT_MS' | 'INDEX_ACTIVE_MS'>;
   readonly clock: Clock;
   readonly registry: TeamRegistry;
   readonly scheduler: SyncScheduler;
@@ -35,8 +39,9 @@ export interface ReadSourcesDeps {
 
 /**
  * Which source answers a read: the replica when every team the key reaches is backfilled and fresh (a stale one is
- * synced first, within its budget), else live v1 (a backfill under way, a sync failing). The key's reach is trusted
- * for KEY_RECHECK_MS; a read that needs nothing waited for is decided synchronously.
+ * synced first, within its budget); while part of the reach is still being read from the store or backfilled, the held
+ * teams when they copy the read's whole scope (partial); else live v1 (a backfill under way, a sync failing). The key's
+ * reach is trusted for KEY_RECHECK_MS; a read that needs nothing waited for is decided synchronously.
  */
 export class ReadSources {
   private readonly reach = new LRUCache<string, { teams: V1Team[]; at: number }>({ max: 10_000 });
@@ -58,27 +63,36 @@ export class ReadSources {
     this.reach.clear();
   }
 
-  /** Where this read is answered from (see `ReplicaService.source`). */
-  async source(session: V1Session, now: number): Promise<ReadSource> {
-    const { config, registry, scheduler, budget } = this.deps;
-    const held = this.sourceHeld(session, now);
-    if (held) return held;
+  /**
+   * Where this read is answered from (see `ReplicaService.source`). `scope`: what the read can touch (its plan's); with
+   * it, a read of a reach part of which is still being read from the store or backfilled is answered from the teams
+   * held when they copy its whole scope (marked partial), else live. No read waits for a team's load longer than
+   * INDEX_LOAD_WAIT_MS: the loads of a reach run at once, and go on in the background past that.
+   */
+  async source(session: V1Session, now: number, scope?: ReadScope): Promise<ReadSource> {
+    const { config, scheduler, budget } = this.deps;
+    const quick = this.sourceHeld(session, now);
+    if (quick) return quick;
     if (this.deps.closed()) return { kind: 'live', reason: 'the index is shut down' };
     const reach = await this.reachOf(session);
     await this.deps.inputs.ready;
     // every reachable team, not only those the filter names: total_count counts everything the key reaches
+    const { held, loading, uncopied } = await this.loadReach(reach, now);
     const ready: TeamReplica[] = [];
-    const pending: string[] = [];
+    const backfilling: TeamReplica[] = [];
     for (const team of reach) {
-      const t = await registry.load(team.id);
-      if (t) t.readAt = now;
-      if (t?.state === 'ready') ready.push(t);
+      const t = held.get(team.id);
+      if (t === undefined) continue;
+      t.readAt = now;
+      if (t.state === 'ready') ready.push(t);
       else {
-        pending.push(team.id);
-        scheduler.startBackfill(team);
+        backfilling.push(t);
+        void scheduler.startBackfill(team);
       }
     }
-    if (pending.length > 0) return { kind: 'live', reason: `the index of ${pending.join(', ')} is not backfilled yet` };
+    if (loading.length > 0 || backfilling.length > 0 || uncopied.length > 0) {
+      return this.partialOrLive(scope, ready, backfilling, [...backfilling.map((t) => t.id), ...uncopied], loading, now);
+    }
     // a stale team is synced first (its head only: the full reconcile is the background's), within its budget
     const stale = ready.filter((t) => !this.fresh(t, now) && budget.fits(t));
     await Promise.all(stale.map((t) => scheduler.syncTeam(t, false).catch(() => undefined)));
@@ -89,6 +103,68 @@ export class ReadSources {
     }
     const snapshot = new ReplicaSnapshot(ready, config.QUERY_LIMIT_DEFAULT);
     return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready), boundMs: this.boundOf(ready, now) };
+  }
+
+  /**
+   * The reach's teams: those in memory, and the others read from the store all at once, waited for at most
+   * INDEX_LOAD_WAIT_MS (a team read is held by this read even if memory's bound sends it out again at once). A team the
+   * store never held starts its backfill (`uncopied`). `loading`: the teams still being read, in the background.
+   */
+  private async loadReach(reach: readonly V1Team[], now: number): Promise<{ held: Map<string, TeamReplica>; loading: string[]; uncopied: string[] }> {
+    const { registry, scheduler } = this.deps;
+    const held = new Map<string, TeamReplica>();
+    const uncopied: string[] = [];
+    const pending = new Map<string, Promise<void>>();
+    const failed: unknown[] = [];
+    for (const team of reach) {
+      const t = registry.get(team.id);
+      if (t) {
+        held.set(team.id, t);
+        continue;
+      }
+      const p = registry.load(team.id).then((loaded) => {
+        pending.delete(team.id);
+        if (loaded) {
+          loaded.readAt = Math.max(loaded.readAt, now);
+          held.set(team.id, loaded);
+        } else {
+          uncopied.push(team.id);
+          void scheduler.startBackfill(team);
+        }
+      }, (e: unknown) => {
+        pending.delete(team.id);
+        failed.push(e);
+      });
+      pending.set(team.id, p);
+    }
+    if (pending.size > 0) await within(Promise.all(pending.values()), this.deps.config.INDEX_LOAD_WAIT_MS);
+    // a store failure within the wait fails the read as before; one after it is the next read's to meet
+    if (failed.length > 0) throw failed[0];
+    return { held, loading: [...pending.keys()], uncopied: [...uncopied] };
+  }
+
+  /**
+   * Part of the reach is not held whole (being read from the store, or backfilled): the held teams answer when they
+   * copy the read's whole scope (`scopeHeld`), the answer marked partial and never kept; otherwise live.
+   */
+  private partialOrLive(
+    scope: ReadScope | undefined, ready: TeamReplica[], backfilling: TeamReplica[], unbackfilled: string[], loading: string[], now: number,
+  ): ReadSource {
+    const held = [...ready, ...backfilling];
+    const partial: PartialState = {
+      reason: loading.length > 0 ? 'teams of the reach are being read from the store' : 'teams of the reach are being backfilled',
+      loading, backfilling: unbackfilled, projectsPending: pendingProjects(backfilling),
+    };
+    // a stale team of the scope is not synced here: a partial answer is only offered while nothing needs waiting for
+    if (scope && scopeHeld(scope, held) && ready.every((t) => this.fresh(t, now))) {
+      const snapshot = new ReplicaSnapshot(held, this.deps.config.QUERY_LIMIT_DEFAULT);
+      return {
+        kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(held), boundMs: this.boundOf(ready, now), partial,
+      };
+    }
+    const why = [loading.length > 0 ? `${loading.join(', ')} being read from the store` : '', unbackfilled.length > 0
+      ? `${unbackfilled.join(', ')} not backfilled yet` : ''].filter((x) => x !== '').join('; ');
+    return { kind: 'live', reason: `the index of ${why}`, partial };
   }
 
   /**
@@ -134,5 +210,16 @@ export class ReadSources {
     }
     for (const t of ready) t.readAt = now;
     return ready;
+  }
+}
+
+/** Resolves when `p` settles or after `ms`, whichever is first (`p` goes on). */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); });
+  try {
+    await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

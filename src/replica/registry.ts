@@ -107,7 +107,10 @@ export class TeamRegistry {
     for (const p of projects) {
       const prev = t.projects.get(p.project.id);
       const same = prev && JSON.stringify(prev.project) === JSON.stringify(p.project) && JSON.stringify(prev.templates) === JSON.stringify(p.templates);
-      if (!same) t.setProject(p, clock.now());
+      // a checkpoint written by another instance's walk is not this copy's: its renders were not read here (partial
+      // answers trust a checkpointed project whole)
+      const row = t.state === 'ready' ? p : { ...p, backfilled: prev?.backfilled ?? false };
+      if (!same) t.setProject(row, clock.now());
       else if (p.headMark !== undefined && p.headMark !== null) { // another instance's walk
         t.setHeadMark(p.project.id, p.headMark);
         t.storedMarks.set(p.project.id, p.headMark);

@@ -22,6 +22,7 @@ import { SyncLeases } from './lease.js';
 import { OutputRefresh, type RefreshWalk } from './output-refresh.js';
 import { Peers } from './peers.js';
 import { ReadSources, type ReadSource } from './read-source.js';
+import type { ReadScope } from './read-scope.js';
 import { RecordInputs } from './record-inputs.js';
 import { TeamRegistry } from './registry.js';
 import { SyncScheduler } from './scheduler.js';
@@ -30,13 +31,14 @@ import { TeamSync } from './sync.js';
 import type { TeamReplica } from './team-replica.js';
 
 export type { ReadSource } from './read-source.js';
+export type { PartialState, ReadScope } from './read-scope.js';
 export type { TeamStatus } from './status.js';
 
 /** What the replica uses, given by the composition root (src/deps.ts). */
 export interface ReplicaServiceDeps {
   readonly config: Pick<Config, 'ANSWER_CACHE_MB' | 'FANOUT_CONCURRENCY' | 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_MEMORY_MB'
     | 'INDEX_RECONCILE_MS' | 'INDEX_SYNC_CALLS_PER_MIN' | 'INDEX_SYNC_CALLS_PER_KEY_PER_MIN' | 'INDEX_LEASE_HEARTBEAT_MS' | 'INDEX_SYNC_CONCURRENCY'
-    | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT' | 'SIGNED_URL_TTL_MS' | 'V1_TIMESTAMP_UNIT'>;
+    | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT' | 'SIGNED_URL_TTL_MS' | 'V1_TIMESTAMP_UNIT' | 'INDEX_LOAD_WAIT_MS'>;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly bus: ChangeBus;
@@ -141,11 +143,12 @@ export class ReplicaService {
 
   /**
    * Where this read is answered from: the replica when every team in scope is backfilled (a stale one is synced first,
-   * within its budget; N readers of one stale team wait for one sync), else live, while the backfill runs. `now` is the
-   * request's moment (its context's): freshness is judged at the same time as the rest of the request.
+   * within its budget; N readers of one stale team wait for one sync); while part of the reach is read from the store or
+   * backfilled, the teams held when they copy the whole `scope` (partial), else live. `now` is the request's moment (its
+   * context's): freshness is judged at the same time as the rest of the request.
    */
-  source(session: V1Session, now = this.deps.clock.now()): Promise<ReadSource> {
-    return this.sources.source(session, now);
+  source(session: V1Session, now = this.deps.clock.now(), scope?: ReadScope): Promise<ReadSource> {
+    return this.sources.source(session, now, scope);
   }
 
   /** The epoch `source` would give a key's read now (its teams marked read), without building a snapshot. */

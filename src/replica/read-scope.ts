@@ -1,0 +1,78 @@
+import type { TeamReplica } from './team-replica.js';
+
+/**
+ * What a read can touch, in legacy uuids, as its plan narrows it: the records it names (`ids`), the projects
+ * (`projects`) or accounts (`accounts`) its filter names; none of them: every team of the key's reach.
+ */
+export interface ReadScope {
+  readonly resource: string;
+  readonly ids: readonly string[] | null;
+  readonly projects: readonly string[] | null;
+  readonly accounts: readonly string[] | null;
+  /** The answer counts the whole reach (`meta=total_count`): never answered from part of it. */
+  readonly total: boolean;
+  /** The answer reads a one-to-many relation (a project's or an account's renders, an account's projects). */
+  readonly manyRelations: boolean;
+}
+
+/** Why a read is answered from part of the reach, and what is still missing. */
+export interface PartialState {
+  readonly reason: string;
+  /** Teams of the reach not held whole: being read from the store, or being backfilled (ids). */
+  readonly loading: readonly string[];
+  readonly backfilling: readonly string[];
+  /** Projects of the backfilling teams held in memory but not checkpointed yet (v1 ids). */
+  readonly projectsPending: readonly string[];
+}
+
+/** Whether a project of a team held in memory is copied whole: the team backfilled, or the project checkpointed. */
+export function projectHeld(t: TeamReplica, projectId: string): boolean {
+  return t.state === 'ready' || t.projects.get(projectId)?.backfilled === true;
+}
+
+/**
+ * Whether every record the scope can touch is held whole by the given teams (those in memory: backfilled, or being
+ * backfilled with some projects checkpointed): each named render found in a copied project, else each named project
+ * copied, else each named account's team backfilled. A scope naming nothing (the whole reach) is never held by part of
+ * it; nor is a count of the reach or a one-to-many relation (it may reach a project not copied yet). Only renders.
+ */
+export function scopeHeld(scope: ReadScope, teams: readonly TeamReplica[]): boolean {
+  if (scope.resource !== 'render' || scope.total || scope.manyRelations) return false;
+  if (scope.ids) return scope.ids.length > 0 && scope.ids.every((u) => renderHeld(teams, u.toLowerCase()));
+  if (scope.projects) return scope.projects.length > 0 && scope.projects.every((u) => projectUuidHeld(teams, u.toLowerCase()));
+  if (scope.accounts) return scope.accounts.length > 0 && scope.accounts.every((u) => accountHeld(teams, u.toLowerCase()));
+  return false;
+}
+
+function renderHeld(teams: readonly TeamReplica[], uuid: string): boolean {
+  for (const t of teams) {
+    const v1 = t.renderV1(uuid);
+    if (v1 === undefined) continue;
+    const project = t.projectOf(v1);
+    return project !== undefined && projectHeld(t, project);
+  }
+  return false;
+}
+
+function projectUuidHeld(teams: readonly TeamReplica[], uuid: string): boolean {
+  for (const t of teams) {
+    const v1 = t.projectV1(uuid);
+    if (v1 !== undefined) return projectHeld(t, v1);
+  }
+  return false;
+}
+
+function accountHeld(teams: readonly TeamReplica[], uuid: string): boolean {
+  const t = teams.find((x) => x.accountRecord().id === uuid);
+  return t !== undefined && t.state === 'ready';
+}
+
+/** The projects of backfilling teams not checkpointed yet (what explain lists as still being copied). */
+export function pendingProjects(teams: readonly TeamReplica[]): string[] {
+  const out: string[] = [];
+  for (const t of teams) {
+    if (t.state === 'ready') continue;
+    for (const [id, p] of t.projects) if (!p.backfilled) out.push(id);
+  }
+  return out;
+}
