@@ -34,6 +34,8 @@ export const ConfigSchema = z.object({
   V1_TIMEOUT_MS: int(1).default(10_000),
   V1_RETRIES: int(0, 10).default(3),
   V1_RETRY_BASE_MS: int(1).default(200),
+  /** Spare GET attempts one legacy request may spend past V1_RETRIES on any call, shared by its calls (0: none). */
+  V1_RETRY_BUDGET_PER_READ: int(0, 1000).default(20),
   /** Unit of v1 timestamps: auto-detect per value, or force seconds / milliseconds. */
   V1_TIMESTAMP_UNIT: z.enum(['auto', 's', 'ms']).default('auto'),
   DATABASE_URL: z.string().min(1).default('./data/gateway.db'),

@@ -1,9 +1,9 @@
-import type { QueryNode } from '../query/ast.js';
+import type { FilterNode, QueryNode } from '../query/ast.js';
 import { aggregateRows, countRow, orderGroups } from '../query/aggregate.js';
 import type { ExpansionBudget } from '../query/budget.js';
 import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from '../query/compile.js';
 import { fieldsToSelect } from '../query/fields-used.js';
-import { compileProjection } from '../query/project.js';
+import { compileProjection, type Projector } from '../query/project.js';
 import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import { mergeByKey } from '../plan/merge.js';
@@ -79,7 +79,8 @@ class Job {
   /** The filter is answered on the source's columns: the feed gives only the records passing it. */
   private onColumns = false;
   private compiledSort?: (a: Rec, b: Rec) => number;
-  private compiledProjection?: (r: Rec) => unknown;
+  private compiledProjection?: Projector;
+  private compiledShape?: (r: Rec) => unknown;
   private readonly whole: boolean;
   readonly withData: boolean;
   private tested = 0;
@@ -114,7 +115,7 @@ class Job {
     return effectiveSort(this.q, this.schema).some((s) => s.field.path.length > 1 || s.field.fn === 'count');
   }
 
-  private get project(): (r: Rec) => unknown {
+  private get project(): Projector {
     const { q, ctx, source } = this;
     this.compiledProjection ??= compileProjection(q.fields, this.schema, ctx.schemas, source, ctx.budget, {
       deep: q.deep, alias: q.alias, nestedLimit: source.nestedLimit,
@@ -126,13 +127,28 @@ class Job {
     return this.q.meta.includes('total_count') ? this.source.total(this.resource, this.plan, scanned) : scanned;
   }
 
+  /**
+   * A record as answered: projected, or — when the selection reads the record alone and the source keeps answered
+   * records — the source's kept item (projected once, with its JSON text, until the record changes).
+   */
+  private get shapeOne(): (r: Rec) => unknown {
+    if (!this.compiledShape) {
+      const project = this.project;
+      const { key } = project;
+      const source = this.source;
+      this.compiledShape = key !== undefined && source.shaped ? (r) => source.shaped!(r, key, project) : project;
+    }
+    return this.compiledShape;
+  }
+
   /** Projects records chunk by chunk (each settled on its own), the event loop given a turn between chunks. */
   private async shape(recs: readonly Rec[]): Promise<unknown[]> {
-    if (recs.length <= CHUNK) return this.source.settle(() => recs.map(this.project));
+    const shapeOne = this.shapeOne;
+    if (recs.length <= CHUNK) return this.source.settle(() => recs.map((r) => shapeOne(r)));
     const out: unknown[] = [];
     for (let i = 0; i < recs.length; i += CHUNK) {
       const chunk = recs.slice(i, i + CHUNK);
-      for (const x of await this.source.settle(() => chunk.map(this.project))) out.push(x);
+      for (const x of await this.source.settle(() => chunk.map((r) => shapeOne(r)))) out.push(x);
       await turn();
     }
     return out;
@@ -328,15 +344,17 @@ class Job {
     const desc = (plan.pushdown.order ?? 'desc') === 'desc';
     const all = q.limit === -1;
     type Entry = { at: number; rec: Rec; ref: string; json?: RawJson };
-    const runs = await source.walk<Entry>(plan, all || this.withData, async (batch) => {
-      this.tested += batch.length;
+    // the source may test the filter on its rows before building records (a search is tested on the records only)
+    const rows = q.search ? undefined : { filter: q.filter, compile: (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source) };
+    const runs = await source.walk<Entry>(plan, all || this.withData, async (batch, tested) => {
+      this.tested += tested ?? batch.length;
       const kept = await source.settle(() => batch.filter((w) => this.keep(w.rec)));
       if (!all) return kept;
       const ready = await source.prepare(kept.map((k) => k.rec), kept.map((k) => k.ref), 'render');
       const shaped = await this.shape(ready);
       // only what ordering needs stays on the heap; the answer itself waits as bytes
       return kept.map((k, i) => ({ at: k.at, rec: pick(k.rec, ['id', 'date_created']), ref: k.ref, json: RawJson.of(shaped[i]) }));
-    });
+    }, rows);
     const strategy = desc ? 'newest-first walk' : 'oldest-first walk';
     const job = this;
     const limit = all ? Number.MAX_SAFE_INTEGER : q.limit;

@@ -1,3 +1,5 @@
+import { itemJson } from './item-json.js';
+
 /**
  * An item already serialised, as UTF-8 bytes: entries waiting in merge and scan buffers are kept so, off the V8 heap,
  * and streamed answers write them as they are.
@@ -5,6 +7,6 @@
 export class RawJson {
   constructor(readonly json: Uint8Array) {}
   static of(value: unknown): RawJson {
-    return new RawJson(Buffer.from(JSON.stringify(value)));
+    return new RawJson(Buffer.from(itemJson(value) as string));
   }
 }

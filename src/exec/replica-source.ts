@@ -2,11 +2,12 @@ import type { CompareNode, FilterNode } from '../query/ast.js';
 import type { Predicate, Rec } from '../query/compile.js';
 import { compileColumnFilter } from '../replica/column-filter.js';
 import { RenderColumnScan, type TeamColumns } from '../replica/column-scan.js';
+import { RenderRecords, type RenderView } from '../replica/record-view.js';
 import type { ReplicaSnapshot } from '../replica/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { CHUNK } from './execute.js';
-import type { ColumnScan, RecordSource, SourceDescription, Walked } from './source.js';
+import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
 
 /** What the replica source is given by the read that uses it (signed URLs, id pairs, the clock). */
 export interface ReplicaHooks {
@@ -25,6 +26,14 @@ const WALK_BATCH_MOST = 512;
 
 /** Records a scan tests between two turns of the event loop. */
 const SCAN_SLICE = 16_384;
+
+/** A row walked: its record's id (the name the executor records it by) is read only if it is answered. */
+class WalkedRow implements Walked {
+  constructor(readonly rec: Rec, readonly at: number) {}
+  get ref(): string {
+    return this.rec.id as string;
+  }
+}
 
 /** One team's rows in a kept order, read a batch at a time as the merge pulls them. */
 class RowRun<T> implements MergeSource<T> {
@@ -82,6 +91,12 @@ export class ReplicaSource implements RecordSource {
     return this.snapshot.manyAll(resource, parent, field, parentResource);
   }
 
+  shaped(rec: Rec, key: string, project: (r: Rec) => unknown): unknown {
+    // a render's view is kept by its team's records, by row; any other record is projected
+    const view = rec as Partial<RenderView>;
+    return view.t instanceof RenderRecords && typeof view.row === 'number' ? view.t.shaped(view.row, key, () => project(rec)) : project(rec);
+  }
+
   async settle<T>(evaluate: () => T): Promise<T> {
     return evaluate();
   }
@@ -104,27 +119,36 @@ export class ReplicaSource implements RecordSource {
     return out;
   }
 
-  async walk<T extends { readonly at: number }>(plan: Plan, _withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
+  async walk<T extends { readonly at: number }>(
+    plan: Plan, _withData: boolean, convert: (batch: Walked[], tested?: number) => Promise<T[]>, filter?: RowFilter,
+  ): Promise<MergeSource<T>[]> {
     const projects = plan.scope.projects ? this.snapshot.projectIds(plan.scope.projects) : null;
     const asc = plan.pushdown.order === 'asc';
     const long = plan.stopAfter === null || plan.stopAfter > CHUNK;
     const first = Math.min(WALK_BATCH_MOST, Math.max(WALK_BATCH_LEAST, plan.stopAfter ?? WALK_BATCH_MOST));
+    const whole = filter?.filter ? filter.compile(filter.filter) : undefined;
     return this.snapshot.inScope(plan).map((t) => {
       // a walk that may write before it ends (limit=-1, or more than a chunk) outlives this turn of the event loop, and
       // renders may arrive meanwhile: it walks a copy of the kept order; a page's walk ends within the turn, on the order itself
       const kept = t.newestFirst();
-      const cols = t.renderColumns().c;
+      const records = t.renderColumns();
+      const cols = records.c;
+      // the filter tested on the columns first (a row with an overlay on its record): only the rows passing it become records
+      const test = filter?.filter && whole ? compileColumnFilter(filter.filter, records, (node) => filter.compile(node), whole) : undefined;
       const rows = asc ? [...kept].reverse() : long ? kept.slice() : kept;
       return new RowRun<T>(rows, (slice) => {
         const batch: Walked[] = [];
+        let tested = 0;
         for (const row of slice) {
           if (projects && !projects.has(t.projectOfRow(row))) continue;
+          tested++;
+          if (test && !test(row)) continue;
           const rec = t.view(row);
           // the created column orders the walk: v1's time as a number, seconds or milliseconds (as the records read it)
           const raw = cols.created[row] as number;
-          batch.push({ rec, at: raw < 1e11 ? raw * 1000 : raw, ref: rec.id as string });
+          batch.push(new WalkedRow(rec, raw < 1e11 ? raw * 1000 : raw));
         }
-        return convert(batch);
+        return test ? convert(batch, tested) : convert(batch);
       }, first);
     });
   }
@@ -175,8 +199,9 @@ export class ReplicaSource implements RecordSource {
   async prepare(recs: readonly Rec[], _refs: readonly string[], resource: string): Promise<Rec[]> {
     if (resource !== 'render' && resource !== 'project' && resource !== 'template') return [...recs];
     await this.hooks.refresh(recs, resource);
-    // refreshed URLs replaced some records: answer the current ones
-    return recs.map((r) => this.snapshot.one(resource, r.id as string) ?? r);
+    // refreshed URLs replaced some records: answer the current ones (a render's view reads its row, which a refresh
+    // rewrites in place: it is its own current record)
+    return recs.map((r) => ((r as Partial<RenderView>).t instanceof RenderRecords ? r : this.snapshot.one(resource, r.id as string) ?? r));
   }
 
   remember(resource: string, refs: readonly string[]): void {

@@ -10,6 +10,17 @@ export interface Walked {
   readonly ref: string;
 }
 
+/**
+ * The query's filter, offered to a walk that can test its rows before it builds records (the replica's columns): only
+ * the rows passing it are handed on, with `tested` saying how many rows were read for the batch. A source that cannot
+ * (some part of the filter is not a column) hands on every record, as without it.
+ */
+export interface RowFilter {
+  readonly filter: FilterNode | null;
+  /** Compiles a filter, or one comparison of it, as records are filtered. */
+  readonly compile: (node: FilterNode) => Predicate;
+}
+
 /** One v1 call the plan will make on a source (explain shows the list). */
 export interface PlannedCall {
   readonly call: string;
@@ -74,7 +85,9 @@ export interface RecordSource extends Lookup {
    * The render scope as ordered runs (one per project or team), each in date-created order (`plan.pushdown.order`),
    * `convert` applied a batch at a time as the run is read; runs are read only as far as the merge pulls them.
    */
-  walk<T extends { readonly at: number }>(plan: Plan, withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]>;
+  walk<T extends { readonly at: number }>(
+    plan: Plan, withData: boolean, convert: (batch: Walked[], tested?: number) => Promise<T[]>, rows?: RowFilter,
+  ): Promise<MergeSource<T>[]>;
   /** Every record of the scope, a batch at a time (batches may overlap in time); returns how many were read. */
   scan(resource: string, plan: Plan, withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number>;
   /** total_count: every record of the resource in reach (`scanned`: what the scan read, when that is the answer). */
@@ -87,6 +100,11 @@ export interface RecordSource extends Lookup {
   remember(resource: string, refs: readonly string[]): void;
   flush(): Promise<void>;
   describe(plan: Plan): SourceDescription;
+  /**
+   * Optional: a record as answered by a selection that reads the record alone (`key` naming the selection, `project`
+   * projecting it), which the source may keep, frozen and with its JSON text, until the record changes.
+   */
+  shaped?(rec: Rec, key: string, project: (r: Rec) => unknown): unknown;
   /**
    * Optional: the plan's filter answered on columns (`compile` compiles a filter, or one comparison of it, as records are
    * filtered); undefined when the source keeps no columns for the resource or some part of the filter is not a column.

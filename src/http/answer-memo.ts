@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
+import { bodyJson } from '../exec/item-json.js';
 import { answerCacheKey } from '../replica/answer-cache.js';
 import type { ReadSource, ReplicaService } from '../replica/service.js';
 import type { CallMeter } from '../plan/meter.js';
@@ -76,7 +77,8 @@ export class Memo {
 
   /** Sends `body`, kept under this request's key when it was read from the index at `source`. */
   keep(reply: FastifyReply, body: unknown, source: ReadSource, refreshAt: number): FastifyReply {
-    const text = JSON.stringify(body);
+    // items the replica keeps serialised are written from their kept text (the same bytes JSON.stringify writes)
+    const text = bodyJson(body);
     const answers = this.deps.index?.answers;
     if (answers && this.key !== null && source.kind === 'index') {
       void reply.header(MEMO_HEADER, 'miss');

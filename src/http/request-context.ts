@@ -4,11 +4,12 @@ import { requirePrincipal } from '../auth/guards.js';
 import type { Clock } from '../lib/clock.js';
 import { CallMeter } from '../plan/meter.js';
 import type { V1Meter, V1Session } from '../v1/client.js';
+import { SpareRetries } from '../v1/spare-retries.js';
 
 /** What a request context is built from (the composition root's services). */
 export interface RequestContextDeps {
   readonly clock: Clock;
-  readonly config: { readonly UPSTREAM_CALL_BUDGET: number };
+  readonly config: { readonly UPSTREAM_CALL_BUDGET: number; readonly V1_RETRY_BUDGET_PER_READ: number };
   readonly metrics: { budgetRefused(): void };
   v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
   partitionHeld(userId: string): string | undefined;
@@ -37,7 +38,9 @@ export class RequestContext {
   get partitionHeld(): string | undefined { return this.deps.partitionHeld(this.principal.user.id); }
   /** The v1 calls this request makes, against UPSTREAM_CALL_BUDGET. */
   get meter(): CallMeter {
-    return (this.callMeter ??= new CallMeter(this.deps.config.UPSTREAM_CALL_BUDGET, () => this.deps.metrics.budgetRefused()));
+    return (this.callMeter ??= new CallMeter(
+      this.deps.config.UPSTREAM_CALL_BUDGET, () => this.deps.metrics.budgetRefused(), new SpareRetries(this.deps.config.V1_RETRY_BUDGET_PER_READ),
+    ));
   }
   /** The v1 API as the caller's bound key sees it (calls counted by `meter`). */
   session(): Promise<V1Session> {

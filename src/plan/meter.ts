@@ -1,5 +1,6 @@
 import { errors } from '../errors/catalog.js';
 import type { V1CallInfo, V1Meter } from '../v1/client.js';
+import type { SpareRetries } from '../v1/spare-retries.js';
 
 /** Counts one legacy request's v1 work (explain output) and enforces its call budget. */
 export class CallMeter implements V1Meter {
@@ -12,12 +13,19 @@ export class CallMeter implements V1Meter {
   constructor(
     private readonly budget: number,
     private readonly onRefused?: () => void,
+    /** The request's spare GET attempts past V1_RETRIES (none: a call's own retries only). */
+    private readonly spares?: SpareRetries,
   ) {}
 
   onCall(info: V1CallInfo): void {
     this.calls++;
+    this.spares?.seen(info);
     const ep = `${info.method} ${info.path.split('?')[0]?.replace(/\/(rend|proj|team|tpl|user)_[^/]+/, '/:id')}`;
     this.byEndpoint.set(ep, (this.byEndpoint.get(ep) ?? 0) + 1);
+  }
+
+  spareRetry(): boolean {
+    return this.spares?.take() ?? false;
   }
 
   onCoalesced(): void {
@@ -44,6 +52,7 @@ export class CallMeter implements V1Meter {
       coalesced: this.coalesced,
       cache_hits: this.cacheHits,
       by_endpoint: Object.fromEntries(this.byEndpoint),
+      ...(this.spares?.used ? { spare_retries: this.spares.used } : {}),
     };
   }
 }

@@ -41,7 +41,11 @@ function addStars(node: SelTree, resource: ResourceSchema, schemas: SchemaRegist
   }
 }
 
-export type Projector = (r: Rec) => Record<string, unknown>;
+/**
+ * A compiled selection. `key` is set when the projection reads the record alone (no relation expanded or listed, no
+ * function, no count): two records answering the same fields project alike, so a projected record may be kept.
+ */
+export type Projector = ((r: Rec) => Record<string, unknown>) & { readonly key?: string };
 
 const fieldDef = (resource: ResourceSchema, name: string) => (Object.hasOwn(resource.fields, name) ? resource.fields[name] : undefined);
 
@@ -54,7 +58,23 @@ export function compileProjection(
   related: RelatedOptions = {},
 ): Projector {
   const top = withAliases(resource, related.alias);
-  return projectorFor(buildTree(fields, top, schemas), top, schemas, lookup, budget, related.deep, related.nestedLimit ?? 100);
+  const t = buildTree(fields, top, schemas);
+  const project = projectorFor(t, top, schemas, lookup, budget, related.deep, related.nestedLimit ?? 100);
+  const key = recordOnlyKey(t, top);
+  return key === undefined ? project : Object.assign(project, { key });
+}
+
+/** The name of a selection that reads the record alone (its fields, each with the field it answers), else undefined. */
+function recordOnlyKey(t: SelTree, resource: ResourceSchema): string | undefined {
+  if (t.children.size > 0 || t.fns.length > 0 || t.counts.length > 0) return undefined;
+  const names = t.star ? [...Object.keys(resource.fields), ...t.order.filter((n) => !Object.hasOwn(resource.fields, n))] : t.order;
+  const parts: string[] = [];
+  for (const name of names) {
+    const f = fieldDef(resource, name);
+    if (f?.relation?.kind === 'o2m') return undefined;
+    parts.push(f ? `${name}=${f.aliasOf ?? name}` : `${name}!`);
+  }
+  return `${resource.name}:${parts.join(',')}`;
 }
 
 /** How related items are chosen: `deep` options per relation, and the default limit of one-to-many lists. */

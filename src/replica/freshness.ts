@@ -1,18 +1,61 @@
 import type { Config } from '../config/schema.js';
+import { cycles, dueMax, phaseHash, phasesIn } from './rotation.js';
 import type { TeamReplica } from './team-replica.js';
 
-export type FreshnessConfig = Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>;
+/** INDEX_ACTIVE_MS is also the window of a project's activity: a render created in it within that long. */
+export type FreshnessConfig = Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'INDEX_ACTIVE_MS'>;
 
-/** The calls one sync of the team needs, by version (a team's projects and moving renders change with its version). */
+/** What the cadence of a team's syncs is computed from: its projects, how many are active, its renders not yet final. */
+export interface SyncShape {
+  readonly projects: number;
+  readonly active: number;
+  readonly moving: number;
+}
+
+/**
+ * How a team is synced and what that promises. Either every project's head is checked at every sync (`cycleMs` 0), or
+ * the active projects' heads at every sync and the quiet ones in rotation, each at least once within `cycleMs`
+ * (`rotation.ts`): the syncs then run more often than syncs of every project could within the budget.
+ */
+export interface Cadence {
+  /** Time between the team's syncs: when the background sync is due. */
+  readonly intervalMs: number;
+  /** Every quiet project's head is checked at least once within this (0: every project's at every sync). */
+  readonly cycleMs: number;
+  /** The staleness bound of the active projects and of the renders not yet final (read again at every sync). */
+  readonly activeBoundMs: number;
+  /** The staleness bound of any render of the team, a quiet project's included: the team's stated bound. */
+  readonly boundMs: number;
+}
+
+/** A team's activity by version and window, until its first active project turns quiet (activity moves with time too). */
+const activities = new WeakMap<TeamReplica, Activity & { version: number; window: number; until: number; projectIds: readonly string[] }>();
+
+/** A team's activity: its shape, its active projects, its projects' phase hashes (`rotation.ts`). */
+export interface Activity {
+  /** Equal while the rest is (a team's cadence is kept by it). */
+  readonly key: number;
+  readonly shape: SyncShape;
+  readonly active: ReadonlySet<string>;
+  readonly hashes: readonly number[];
+}
+
+/** A team's cadence, for the activity, budget, configured bound and configuration it was computed from. */
+const cadences = new WeakMap<TeamReplica, { activity: number; callsPerMin: number; floor: number; config: FreshnessConfig; cadence: Cadence }>();
+
+/** The calls one sync of a team checking every project needs, by version (a team's projects and moving renders change with it). */
 const needs = new WeakMap<TeamReplica, { version: number; calls: number }>();
 
 /**
- * The v1 calls one sync of a team needs: its project list, a head check per project and the renders not yet final
- * (by id, or a status-filtered page per project when that is fewer).
+ * The v1 calls one sync of a team needs when it checks every project: its project list, a head check per project and
+ * the renders not yet final (by id, or a status-filtered page per project when that is fewer).
  */
 export const syncCallsFor = (projects: number, moving: number): number => projects + Math.min(moving, 2 * projects) + 1;
 
-/** The v1 calls one sync of the team needs (`syncCallsFor` its projects and renders not yet final). */
+/** The v1 calls of one sync checking `heads` projects' heads in a team of `projects`: the project list, the heads, the re-poll. */
+export const syncCallsWith = (heads: number, projects: number, moving: number): number => 1 + heads + Math.min(moving, 2 * projects);
+
+/** The v1 calls one sync of the team needs when it checks every project (`syncCallsFor` its projects and renders not yet final). */
 export function syncCallsOf(t: TeamReplica): number {
   const hit = needs.get(t);
   if (hit && hit.version === t.version) return hit.calls;
@@ -20,6 +63,31 @@ export function syncCallsOf(t: TeamReplica): number {
   needs.set(t, { version: t.version, calls });
   return calls;
 }
+
+/** The team's active projects at `now` (a render created in them within `windowMs`) and its shape. */
+export function activityOf(t: TeamReplica, now: number, windowMs: number): Activity {
+  const hit = activities.get(t);
+  if (hit && hit.version === t.version && hit.window === windowMs && now < hit.until) return hit;
+  const a = t.activeProjects(now, windowMs);
+  const shape = { projects: t.projects.size, active: a.ids.size, moving: t.movingIds().length };
+  // the same activity as before (most changes are renders that change none of it): the same object, its cadence kept
+  if (hit && hit.window === windowMs && sameShape(hit.shape, shape) && sameSet(hit.active, a.ids) && sameProjects(hit.projectIds, t)) {
+    const kept = { ...hit, version: t.version, until: a.until };
+    activities.set(t, kept);
+    return kept;
+  }
+  const projectIds = [...t.projects.keys()];
+  const entry = {
+    key: ++activitySeq, version: t.version, window: windowMs, until: a.until, active: a.ids, shape, projectIds, hashes: projectIds.map(phaseHash),
+  };
+  activities.set(t, entry);
+  return entry;
+}
+
+let activitySeq = 0;
+const sameShape = (a: SyncShape, b: SyncShape) => a.projects === b.projects && a.active === b.active && a.moving === b.moving;
+const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+const sameProjects = (ids: readonly string[], t: TeamReplica) => ids.length === t.projects.size && ids.every((id) => t.projects.has(id));
 
 /**
  * How often a team's budget lets it be synced: a minute over the whole syncs a minute's budget holds (`callsPerMin`:
@@ -33,37 +101,129 @@ export function budgetIntervalMs(calls: number, callsPerMin: number): number {
 }
 
 /**
- * The staleness bound of a team, computed: how often its budget lets it be synced (`budgetIntervalMs`: the calls one
- * sync needs against the calls a minute it may spend), never below INDEX_MAX_STALENESS_MS; while its webhooks arrive,
- * never below INDEX_RECONCILE_MS either (the sync is then a reconciliation: webhooks carry the news).
+ * The cadence of a team's syncs, computed from its shape, its budget and its webhooks.
+ *
+ * Checking every project at every sync (`whole`), the syncs run at half the configured bound (INDEX_MAX_STALENESS_MS,
+ * or INDEX_RECONCILE_MS while webhooks arrive: a reader finds the team fresh) but never more often than the budget lets
+ * whole syncs run; the bound is the larger of that interval and the configured one.
+ *
+ * With active projects, when whole syncs cannot run at the configured cadence, the syncs check the active projects'
+ * heads and re-poll the renders not yet final at every sync, and the quiet projects in rotation (`rotation.ts`), each
+ * due once a cycle. A minute's calls are its syncs' fixed part plus the due checks its syncs take — at most the most
+ * due times a window of a minute and one interval holds (`dueMax`: a minute's first sync takes the checks due since
+ * the sync before it). The cycle is the one giving the smallest team bound (cycle + interval) among those whose
+ * interval stays within the configured bound — or, when none does, twice the shortest interval the budget allows —
+ * chosen with the fixed part estimated from the active projects alone (one moving render each), so that it moves only
+ * when they change; the interval then follows from the real fixed part. A render of a quiet project created just after
+ * its check is found by the first sync past its next due time: within cycle + interval, the team's stated bound; an
+ * active project's, by the next sync. The rotation is used only when it makes the active projects' bound shorter.
  */
-export function boundOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): number {
-  return boundFrom(c, syncCallsOf(t), t.webhookAt, now, callsPerMin);
+export function cadenceFrom(
+  c: FreshnessConfig, shape: SyncShape, hashes: readonly number[], webhookAt: number | null, now: number, callsPerMin: number,
+): Cadence {
+  const floor = floorOf(c, webhookAt, now);
+  const wholeInterval = Math.max(floor / 2, budgetIntervalMs(syncCallsFor(shape.projects, shape.moving), callsPerMin));
+  const wholeBound = Math.max(floor, wholeInterval);
+  const whole: Cadence = { intervalMs: wholeInterval, cycleMs: 0, activeBoundMs: wholeBound, boundMs: wholeBound };
+  if (shape.active < 1 || shape.active >= shape.projects || !Number.isFinite(callsPerMin)) return whole;
+  const budget = Math.floor(callsPerMin);
+  // the quickest the fixed part alone allows, for the cycle's choice
+  const estimated = syncCallsWith(shape.active, shape.projects, shape.active);
+  const quickest = intervalFitting(floor / 2, estimated, budget, () => 0);
+  if (quickest === null) return whole;
+  const within = Math.max(floor, 2 * quickest);
+  let cycleMs = 0;
+  let best = Infinity;
+  const phases = new Map<number, number[]>();
+  const dueIn = (cycle: number) => {
+    let ph = phases.get(cycle);
+    if (!ph) phases.set(cycle, (ph = phasesIn(hashes, cycle)));
+    const sorted = ph;
+    return (w: number) => dueMax(sorted, cycle, w);
+  };
+  for (const cycle of cycles()) {
+    const i = intervalFitting(floor / 2, estimated, budget, dueIn(cycle));
+    if (i !== null && i <= within && cycle + i < best) {
+      best = cycle + i;
+      cycleMs = cycle;
+    }
+    if (cycle > best) break;
+  }
+  if (cycleMs === 0) return whole;
+  const fixed = syncCallsWith(shape.active, shape.projects, shape.moving);
+  const intervalMs = intervalFitting(floor / 2, fixed, budget, dueIn(cycleMs));
+  // a rotation only where it makes the active projects' bound shorter
+  if (intervalMs === null || Math.max(floor, intervalMs) >= wholeBound) return whole;
+  return { intervalMs, cycleMs, activeBoundMs: Math.max(floor, intervalMs), boundMs: Math.max(floor, cycleMs + intervalMs) };
 }
 
-/** The same bound from the calls one sync needs and the team's last webhook (a team not in memory: its store rows). */
+/**
+ * The shortest interval, at least `least`, at which syncs of `fixed` calls plus the due checks of a minute and one
+ * interval (`due(window)`) fit a minute's budget (syncs starting at least an interval apart: at most ⌈60 s ÷ interval⌉
+ * a calendar minute); null when not even one sync a minute does.
+ */
+function intervalFitting(least: number, fixed: number, budget: number, due: (windowMs: number) => number): number | null {
+  for (let n = Math.min(600, Math.max(1, Math.floor(60_000 / least))); n >= 1; n--) {
+    const interval = Math.max(least, Math.ceil(60_000 / n));
+    if (Math.ceil(60_000 / interval) * fixed + due(60_000 + interval) <= budget) return interval;
+  }
+  return null;
+}
+
+/** The cadence of a team in memory at `now` (`cadenceFrom` its shape, its budget, its webhooks), kept while they hold. */
+export function cadenceOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): Cadence {
+  const a = activityOf(t, now, c.INDEX_ACTIVE_MS);
+  const floor = floorOf(c, t.webhookAt, now);
+  const hit = cadences.get(t);
+  if (hit && hit.activity === a.key && hit.callsPerMin === callsPerMin && hit.floor === floor && hit.config === c) return hit.cadence;
+  const cadence = cadenceFrom(c, a.shape, a.hashes, t.webhookAt, now, callsPerMin);
+  cadences.set(t, { activity: a.key, callsPerMin, floor, config: c, cadence });
+  return cadence;
+}
+
+/**
+ * The staleness bound of a team, computed (`cadenceFrom`): a true upper bound for any render of the team, never below
+ * INDEX_MAX_STALENESS_MS (INDEX_RECONCILE_MS while its webhooks arrive: the sync is then a reconciliation).
+ */
+export function boundOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): number {
+  return cadenceOf(c, t, now, callsPerMin).boundMs;
+}
+
+/** The bound of a team's active projects and of its renders not yet final (its `boundOf` when it has no rotation). */
+export function activeBoundOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): number {
+  return cadenceOf(c, t, now, callsPerMin).activeBoundMs;
+}
+
+/**
+ * The bound of a team not in memory, from its store rows: the calls one sync of every project needs and its last
+ * webhook (its activity is not known from the rows: counted as none, every project checked at every sync).
+ */
 export function boundFrom(c: FreshnessConfig, calls: number, webhookAt: number | null, now: number, callsPerMin: number): number {
   return Math.max(floorOf(c, webhookAt, now), budgetIntervalMs(calls, callsPerMin));
 }
 
 /** The configured part of the bound: INDEX_MAX_STALENESS_MS, or INDEX_RECONCILE_MS while the team's webhooks arrive. */
-function floorOf(c: FreshnessConfig, webhookAt: number | null, now: number): number {
+function floorOf(c: Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>, webhookAt: number | null, now: number): number {
   const hooks = webhookAt !== null && now - webhookAt < c.INDEX_RECONCILE_MS;
   return hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
 }
 
 /**
- * When the background sync of a team is due (its age since its last sync started): at half its configured bound, so a
- * reader finds it fresh — but never more often than its budget lets it be synced (more often, the minute's budget is
- * spent early and the rest of the minute goes without a sync).
+ * When the background sync of a team is due (its age since its last sync started): its cadence's interval — half its
+ * configured bound, so a reader finds it fresh, but never more often than its budget lets it be synced (more often,
+ * the minute's budget is spent early and the rest of the minute goes without a sync).
  */
 export function dueAfter(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin: number): number {
-  return Math.max(floorOf(c, t.webhookAt, now) / 2, budgetIntervalMs(syncCallsOf(t), callsPerMin));
+  return cadenceOf(c, t, now, callsPerMin).intervalMs;
 }
 
-/** Whether a read at `now` may be answered from the team as it is: its last sync started within its bound. */
+/**
+ * Whether a read at `now` may be answered from the team as it is: its last sync started within the bound of its active
+ * projects (its whole bound without a rotation). A stale team's sync before the read checks every quiet project due
+ * since its last sync (all of them past a cycle), so the read's answer holds the team's stated bound.
+ */
 export function isFresh(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): boolean {
-  return now - (t.syncedAt ?? 0) <= boundOf(c, t, now, callsPerMin);
+  return now - (t.syncedAt ?? 0) <= activeBoundOf(c, t, now, callsPerMin);
 }
 
 /**

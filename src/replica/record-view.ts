@@ -4,6 +4,7 @@ import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
 import type { RenderColumns } from './column-filter.js';
 import type { RecordBuilder } from './records.js';
 import type { RenderRows } from './render-rows.js';
+import { ShapedRecords } from './shaped-records.js';
 
 /** What a full record is built from besides the render's row: the data the gateway sent, the render's project. */
 export interface ViewInputs {
@@ -49,6 +50,8 @@ export class RenderRecords implements RenderColumns {
    * another, and a hot list answers the same renders again); a row leaves it whenever it changes.
    */
   private readonly fullCache = new Map<number, Rec>();
+  /** Records as answered (projected, with their JSON text), by row; a row leaves whenever its full record does. */
+  private readonly shapedCache = new ShapedRecords();
 
   constructor(
     private readonly rows: RenderRows, private readonly teamId: string, private readonly builder: RecordBuilder,
@@ -68,6 +71,7 @@ export class RenderRecords implements RenderColumns {
   /** A row changed: its full record and kept dates are read again. */
   changed(row: number): void {
     this.fullCache.delete(row);
+    this.shapedCache.forget(row);
     const view = this.views[row] as unknown as RenderView;
     view.dc = undefined;
     view.du = undefined;
@@ -76,17 +80,22 @@ export class RenderRecords implements RenderColumns {
   /** A row's full record is built again on next use (its data changed, or it was removed). */
   forget(row: number): void {
     this.fullCache.delete(row);
+    this.shapedCache.forget(row);
   }
 
   /** Rows were removed. */
   removed(rows: readonly number[]): void {
-    for (const i of rows) this.fullCache.delete(i);
+    for (const i of rows) {
+      this.fullCache.delete(i);
+      this.shapedCache.forget(i);
+    }
     this.liveViews = null;
   }
 
   /** Every full record is built again (a thumbnail its outputs fall back to changed). */
   clearFull(): void {
     this.fullCache.clear();
+    this.shapedCache.clear();
   }
 
   /** The related uuids are asked again (imported ids, or pairs a failed write lost). */
@@ -94,6 +103,7 @@ export class RenderRecords implements RenderColumns {
     this.projUuids = [];
     this.userUuids = [];
     this.accountUuid = undefined;
+    this.shapedCache.clear();
   }
 
   /** The legacy record of a row. */
@@ -139,6 +149,14 @@ export class RenderRecords implements RenderColumns {
   /** A v1 time as records answer it. */
   iso(t: number | null): string | null {
     return this.builder.iso(t);
+  }
+
+  /**
+   * A row's record as answered by a selection that reads the record alone (`key` naming it; `make` projects it): kept,
+   * frozen and with its JSON text, until the row changes.
+   */
+  shaped(row: number, key: string, make: () => unknown): unknown {
+    return this.shapedCache.get(row, key, make);
   }
 
   /** @internal */ fullRecord(row: number): Rec {

@@ -8,10 +8,11 @@ import type { V1Session } from '../v1/client.js';
 import { V1UnauthorizedError } from '../v1/errors.js';
 import type { V1Team } from '../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
-import { dueAfter } from './freshness.js';
+import { activityOf, cadenceOf, dueAfter, syncCallsWith } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from './peers.js';
 import type { TeamRegistry } from './registry.js';
+import { headsDue } from './rotation.js';
 import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
 import type { TeamReplica } from './team-replica.js';
 
@@ -155,17 +156,19 @@ export class SyncScheduler {
       const full = allowFull && started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
       const changes: SyncChanges = { renders: [], renew: async () => lease.check() };
       let spent = false;
+      let plan: { heads: string[]; calls: number } | undefined;
       const ok = await this.withReader(t.id, spend, async (s) => {
         // the calls it needs reserved in the store first, for the team and the key, shared by every instance
         if (!spend.reserved) {
-          if (!(await budget.reserve(t, spend, full))) {
+          plan = this.plan(t, started);
+          if (!(await budget.reserve(t, spend, full, plan.calls))) {
             spent = true;
             return;
           }
           // the sync starts: recorded with the lease, for every instance to see
           await this.deps.store.lease(t.id, this.deps.holder, this.deps.leases.leaseMs, true);
         }
-        await this.deps.sync.sync(t, s, full, changes);
+        await this.deps.sync.sync(t, s, full, changes, plan?.heads);
       });
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
@@ -182,6 +185,18 @@ export class SyncScheduler {
     } finally {
       await this.end(spend, lease);
     }
+  }
+
+  /**
+   * The heads one sync of the team checks (its active projects' first, then the quiet ones due in its rotation since
+   * its last sync, on any instance) and the calls that takes.
+   */
+  private plan(t: TeamReplica, now: number): { heads: string[]; calls: number } {
+    const { config, budget } = this.deps;
+    const { cycleMs } = cadenceOf(config, t, now, budget.callsPerMin(t.id));
+    const { active, shape } = activityOf(t, now, config.INDEX_ACTIVE_MS);
+    const heads = headsDue(t.projects.keys(), active, cycleMs, t.syncedAt, now);
+    return { heads, calls: syncCallsWith(heads.length, shape.projects, shape.moving) };
   }
 
   /** Runs `work` with a key that reaches the team, the next bound key when one is refused; false when none does. */

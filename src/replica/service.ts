@@ -17,7 +17,7 @@ import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './answer-cache.js';
 import { SyncBudget } from './budget.js';
-import { boundFrom, boundOf, syncCallsFor } from './freshness.js';
+import { activeBoundOf, activityOf, boundFrom, boundOf, syncCallsFor } from './freshness.js';
 import { SyncLeases } from './lease.js';
 import { OutputRefresh, type RefreshWalk } from './output-refresh.js';
 import { Peers } from './peers.js';
@@ -161,6 +161,12 @@ export class ReplicaService {
     return boundOf(this.deps.config, t, now, this.budget.callsPerMin(t.id));
   }
 
+  /** The bound of a team's active projects (checked at every sync) and how many they are (`freshness.ts`). */
+  activity(t: TeamReplica, now = this.deps.clock.now()): { readonly boundMs: number; readonly projects: number } {
+    const { config } = this.deps;
+    return { boundMs: activeBoundOf(config, t, now, this.budget.callsPerMin(t.id)), projects: activityOf(t, now, config.INDEX_ACTIVE_MS).shape.active };
+  }
+
   /** How long a sync lease lasts past its holder's last heartbeat (2 × INDEX_LEASE_HEARTBEAT_MS). */
   get leaseMs(): number {
     return this.leases.leaseMs;
@@ -233,6 +239,7 @@ export class ReplicaService {
       callsLastMinute: (id: string) => calls.get(id) ?? 0,
       boundOf: (row: StatusRow, t: TeamReplica | undefined) => (t ? this.boundOf(t)
         : boundFrom(config, syncCallsFor(row.projects, row.moving), row.webhookAt, clock.now(), this.budget.callsPerMin(row.team.id))),
+      activity: (_row: StatusRow, t: TeamReplica | undefined, bound: number) => (t ? this.activity(t) : { boundMs: bound, projects: 0 }),
       busy: (id: string) => this.scheduler.busy(id),
       lastError: (id: string) => this.scheduler.failure(id)?.message ?? null,
     };

@@ -16,7 +16,12 @@ export interface TeamStatus {
   readonly last_sync_started: string | null;
   readonly last_webhook: string | null;
   readonly sync_calls_last_minute: number;
+  /** The team's computed staleness bound: a true upper bound for any of its renders (its quiet projects' rotation included). */
   readonly bound_ms: number;
+  /** The bound of its active projects and of its renders not yet final (checked at every sync); `bound_ms` without a rotation. */
+  readonly active_bound_ms: number;
+  /** Projects with a render created within INDEX_ACTIVE_MS (0 for a team not in memory: not known from its rows). */
+  readonly active_projects: number;
   readonly syncing: boolean;
   readonly last_error: string | null;
 }
@@ -30,6 +35,8 @@ export interface StatusFacts {
   readonly callsLastMinute: (teamId: string) => number;
   /** The team's computed staleness bound (from its store rows for a team not in memory). */
   readonly boundOf: (row: StatusRow, t: TeamReplica | undefined) => number;
+  /** The bound of the team's active projects and how many they are (a team not in memory: its bound, none). */
+  readonly activity: (row: StatusRow, t: TeamReplica | undefined, bound: number) => { readonly boundMs: number; readonly projects: number };
   readonly busy: (teamId: string) => boolean;
   readonly lastError: (teamId: string) => string | null;
 }
@@ -39,6 +46,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /** A team as operators see it (`/_gateway/index`, `legacy-gateway index status`): the store's row, memory's copy. */
 export function teamStatus(row: StatusRow, t: TeamReplica | undefined, f: StatusFacts): TeamStatus {
   const synced = Math.max(row.syncedAt ?? 0, t?.syncedAt ?? 0) || null;
+  const bound = f.boundOf(row, t);
+  const active = f.activity(row, t, bound);
   return {
     team: row.team.id,
     name: row.team.name,
@@ -52,7 +61,9 @@ export function teamStatus(row: StatusRow, t: TeamReplica | undefined, f: Status
     last_sync_started: iso(row.syncStartedAt ?? null),
     last_webhook: iso(Math.max(row.webhookAt ?? 0, t?.webhookAt ?? 0) || null),
     sync_calls_last_minute: f.callsLastMinute(row.team.id),
-    bound_ms: f.boundOf(row, t),
+    bound_ms: bound,
+    active_bound_ms: active.boundMs,
+    active_projects: active.projects,
     syncing: f.busy(row.team.id),
     last_error: f.lastError(row.team.id),
   };

@@ -63,16 +63,18 @@ export class TeamSync {
   }
 
   /**
-   * One incremental sync: new projects (walked whole), the head of every known project's list down to a known render
+   * One incremental sync: new projects (walked whole), the heads of the projects in `heads` (in its order: the active
+   * projects first, then the quiet ones due in the rotation; every known project's when absent) down to a known render
    * older than the newest one known, and the renders not yet final; `full` also refreshes the team, its members and
    * every project's templates (there are no events for them). Marks the team synced as of the sync's start.
    */
-  async sync(t: TeamReplica, s: V1Session, full: boolean, changes: SyncChanges): Promise<void> {
+  async sync(t: TeamReplica, s: V1Session, full: boolean, changes: SyncChanges, heads?: readonly string[]): Promise<void> {
     const started = this.o.clock.now();
     if (full) await this.refreshTeam(t, s);
     const projects = await this.refreshProjects(t, s, full);
+    const checked = heads === undefined ? null : new Set(heads);
     const headSeen = new Set<string>();
-    await this.fanOut(projects, async (p) => {
+    await this.fanOut(inHeadOrder(projects, heads), async (p) => {
       const entry = t.projects.get(p.id);
       if (!entry?.backfilled) {
         await this.templates(t, s, p);
@@ -80,6 +82,7 @@ export class TeamSync {
         return;
       }
       if (full) await this.templates(t, s, p);
+      if (checked !== null && !checked.has(p.id)) return;
       for (const id of await this.head(t, s, p.id, changes)) headSeen.add(id);
     });
     await repollMoving(t, s, headSeen, {
@@ -255,4 +258,12 @@ function projectChanged(prev: V1Project | undefined, next: V1Project, now: numbe
   if (strip(prev) !== strip(next)) return true;
   if (!prev.thumbnail_url) return false;
   return urlExpiry(prev.thumbnail_url, now, ttlMs) - now < Math.max(5_000, ttlMs / 5);
+}
+
+/** The projects in the order a sync takes them: those in `heads` first, in its order, then the others. */
+function inHeadOrder(projects: readonly V1Project[], heads: readonly string[] | undefined): V1Project[] {
+  if (heads === undefined) return [...projects];
+  const rank = new Map(heads.map((id, i) => [id, i]));
+  const first = projects.filter((p) => rank.has(p.id)).sort((a, b) => (rank.get(a.id) as number) - (rank.get(b.id) as number));
+  return [...first, ...projects.filter((p) => !rank.has(p.id))];
 }

@@ -110,6 +110,7 @@ export class TeamReplica {
    */
   dropProject(projectId: string): void {
     this.projects.delete(projectId);
+    this.marks.drop(projectId);
     this.projectsChanged();
     const rows = this.rows.drop(projectId);
     if (rows.length === 0) return;
@@ -129,6 +130,7 @@ export class TeamReplica {
     if (w.added) {
       this.records.add();
       this.orders.place(w.row);
+      this.marks.created(r.project.id, r.created_at);
     } else if (w.createdChanged) this.orders.reset();
     this.records.changed(w.row);
     this.orders.moved(w.row, w.added);
@@ -188,6 +190,10 @@ export class TeamReplica {
   /** The newest created_at of a project as of the last walk of its list that completed (the newest known before any). */
   headMark(projectId: string): number | null { return this.marks.get(projectId, () => this.head(projectId)); }
   setHeadMark(projectId: string, at: number | null): void { this.marks.set(projectId, at); }
+  /** The team's projects active at `now` (a render created in them within `windowMs`), and when the first turns quiet. */
+  activeProjects(now: number, windowMs: number): { readonly ids: Set<string>; readonly until: number } {
+    return this.marks.active(this.projects.keys(), now, windowMs);
+  }
   /** The head marks the store holds (read with the projects, or written by this instance's syncs). */
   get storedMarks(): Map<string, number> { return this.marks.stored; }
 

@@ -56,6 +56,11 @@ export interface V1CallInfo {
 export interface V1Meter {
   onCall(info: V1CallInfo): void;
   onCoalesced?(path: string): void;
+  /**
+   * A GET has used its own retries and failed again (5xx, network, 429): true grants one more attempt from the
+   * request's spare retries (`spare-retries.ts`). At most V1_RETRIES of them per call.
+   */
+  spareRetry?(): boolean;
 }
 
 export interface ListQuery {
@@ -120,7 +125,7 @@ export class V1Client {
       ctx.meter?.onCoalesced?.(path);
       return existing as Promise<z.infer<S>>;
     }
-    const p = this.withRetries((attempt) => this.send('GET', path, cred.apiKey, undefined, ctx, attempt), 'GET').then((body) =>
+    const p = this.withRetries((attempt) => this.send('GET', path, cred.apiKey, undefined, ctx, attempt), 'GET', ctx).then((body) =>
       validate(schema, body, 'GET', path),
     );
     this.inflight.set(k, p);
@@ -137,14 +142,21 @@ export class V1Client {
     return validate(schema, res, 'POST', path);
   }
 
-  private async withRetries(fn: (attempt: number) => Promise<unknown>, method: string): Promise<unknown> {
+  /**
+   * GETs are tried again after a 5xx, a network failure or a 429: V1_RETRIES times with exponential backoff and jitter,
+   * then up to as many more from the request's spare retries (`V1Meter.spareRetry`), each waiting as long as the last
+   * of its own retries did.
+   */
+  private async withRetries(fn: (attempt: number) => Promise<unknown>, method: string, ctx: CallContext = {}): Promise<unknown> {
+    const { retries } = this.options;
     for (let attempt = 0; ; attempt++) {
       try {
         return await fn(attempt);
       } catch (e) {
         const retryable = e instanceof V1ServerError || e instanceof V1NetworkError || e instanceof V1RateLimitedError;
-        if (!retryable || attempt >= this.options.retries || method !== 'GET') throw e;
-        let wait = this.options.retryBaseMs * 2 ** attempt;
+        if (!retryable || method !== 'GET') throw e;
+        if (attempt >= retries && (attempt >= 2 * retries || !ctx.meter?.spareRetry?.())) throw e;
+        let wait = this.options.retryBaseMs * 2 ** Math.min(attempt, Math.max(0, retries - 1));
         wait = wait / 2 + this.random() * (wait / 2); // jitter
         if (e instanceof V1RateLimitedError && e.retryAfterMs !== undefined) {
           if (e.retryAfterMs > (this.options.maxRetryAfterMs ?? 30_000)) throw e;
