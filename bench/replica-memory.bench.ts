@@ -145,6 +145,8 @@ function measure(): void {
     loaded: { heap_per_render: per(m0.heapUsed, m1.heapUsed), rss_per_render: per(m0.rss, m1.rss) },
     read: { heap_per_render: per(m0.heapUsed, m2.heapUsed), rss_per_render: per(m0.rss, m2.rss) },
     estimate_per_render: Math.round(estimate / n),
+    array_buffers_per_render: per(m0.arrayBuffers, m1.arrayBuffers),
+    heap_total_per_render: per(m0.heapTotal, m1.heapTotal),
     rss_mb: { before: Math.round(m0.rss / 1048576), loaded: Math.round(m1.rss / 1048576), read: Math.round(m2.rss / 1048576) },
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -50,16 +50,17 @@ const AUTO_UNIT_TURN = 1e11;
  */
 function dateTest(which: 'created' | 'updated', name: string, node: CompareNode, cols: RenderColumns, leaf: Predicate): RowTest | undefined {
   const c = cols.c;
+  const time = which === 'created' ? (row: number) => c.created[row] as number : (row: number) => c.updated.get(row);
   const at = (x: number) => leaf({ [name]: cols.iso(Number.isNaN(x) ? null : x) });
   const ifNull = leaf({ [name]: null });
   if (NULLNESS.has(node.op)) {
     const ifSome = leaf({ [name]: '2000-01-01T00:00:00.000Z' });
-    return (row) => (Number.isNaN(c[which][row] as number) ? ifNull : ifSome);
+    return (row) => (Number.isNaN(time(row)) ? ifNull : ifSome);
   }
   if (!MONOTONE.has(node.op) || typeof node.value !== 'string') return undefined;
   // every time the column ever held is within its span: the answer turns at most once between its ends
   const [min, max] = c.span[which] as [number, number];
-  if (min > max) return (row) => at(c[which][row] as number);
+  if (min > max) return (row) => at(time(row));
   const plain = (x: number) => /^\d{4}-/.test(cols.iso(x) ?? '');
   if (min < 0 || (min < AUTO_UNIT_TURN && max >= AUTO_UNIT_TURN) || !plain(min) || !plain(max)) return undefined;
   const low = at(min);
@@ -76,7 +77,7 @@ function dateTest(which: 'created' | 'updated', name: string, node: CompareNode,
     }
   } else lo = max;
   return (row) => {
-    const x = c[which][row] as number;
+    const x = time(row);
     if (Number.isNaN(x)) return ifNull;
     if (x < min || x > max) return at(x); // a row written after this test was made
     return x <= lo ? low : high;

@@ -1,3 +1,6 @@
+import { hashString, TextColumn } from '../lib/text-column.js';
+import { TimeColumn } from '../lib/time-column.js';
+import { derivedUuid } from '../translate/ids.js';
 import { RENDER_STATUSES } from '../v1/schemas.js';
 
 /** The code of each v1 render status in the status column. */
@@ -19,66 +22,164 @@ export function rowBytes(name: string, rest: string | null): number {
   return 400 + name.length + (rest?.length ?? 0);
 }
 
-/** Growable typed columns (capacity doubles; trimmed once a load is done). */
+/**
+ * The first eight hex digits of a uuid as a number (-1 when they are not lowercase hex): two uuids whose keys differ
+ * compare as their keys do, and the key is the uuid's hash in the look-up by uuid.
+ */
+export function uuidKey(s: string): number {
+  let k = 0;
+  for (let i = 0; i < 8; i++) {
+    const ch = s.charCodeAt(i);
+    const d = ch >= 48 && ch <= 57 ? ch - 48 : ch >= 97 && ch <= 102 ? ch - 87 : -1;
+    if (d < 0) return -1;
+    k = k * 16 + d;
+  }
+  return k;
+}
+
+/** The hash of a uuid in the look-up by uuid (its key; a uuid without one, its string's hash). */
+export function uuidHash(s: string): number {
+  const k = uuidKey(s);
+  return k >= 0 ? k : hashString(s);
+}
+
+/**
+ * Growable typed columns, a row a render (capacity doubles; trimmed once a load is done). Strings are not held as JS
+ * strings: v1 ids, titles and the packed outputs are bytes in arenas (`TextColumn`); a uuid is not held at all but
+ * derived from the v1 id (UUID v5) when read, except an imported one (a small map); its first eight hex digits are
+ * kept (`ukey`) to order and find uuids without deriving them. Times other than `created` are 4-byte offsets while they
+ * fit (`TimeColumn`).
+ */
 export class Columns {
   size = 0;
   status = new Uint8Array(64);
   flags = new Uint8Array(64);
   project = new Int32Array(64);
   user = new Int32Array(64);
-  shape = new Int32Array(64);
+  shape = new Int16Array(64);
   created = new Float64Array(64);
-  updated = new Float64Array(64);
-  seen = new Float64Array(64);
-  exp = new Float64Array(64);
-  expires = new Float64Array(64);
-  private readonly ids: string[] = [];
-  private readonly uuids: string[] = [];
-  private readonly names: string[] = [];
-  private readonly rests: (string | null)[] = [];
+  /** The first eight hex digits of each row's uuid (see `uuidKey`; rows in `unkeyed` have none). */
+  ukey = new Uint32Array(64);
+  readonly updated = new TimeColumn(64);
+  readonly seen = new TimeColumn(64);
+  readonly exp = new TimeColumn(64);
+  readonly expires = new TimeColumn(64);
+  private readonly ids = new TextColumn();
+  private readonly names = new TextColumn();
+  private readonly rests = new TextColumn();
+  /** Rows whose uuid is imported (not the one derived from their v1 id). */
+  private readonly imported = new Map<number, string>();
+  /** Rows whose uuid has no key (an imported uuid not in lowercase hex). */
+  private readonly unkeyed = new Set<number>();
+  /** Uuids derived while a sort runs (each row's SHA-1 once a sort), else null. */
+  private memo: (string | undefined)[] | null = null;
   /** The least and greatest time each date column ever held (a question on dates halves between them). */
   readonly span = { created: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY], updated: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] };
 
   /** A new row for a render (its title and output set by the caller): its number. */
-  add(v1Id: string, uuid: string): number {
+  add(v1Id: string, uuid: string, imported: boolean): number {
     this.grow();
-    this.ids.push(v1Id);
-    this.uuids.push(uuid);
-    this.names.push('');
-    this.rests.push(null);
-    return this.size++;
+    const row = this.size++;
+    this.ids.set(row, v1Id);
+    this.setUuid(row, uuid, imported);
+    return row;
   }
 
   /** The v1 id of a row. */
   v1Id(row: number): string {
-    return this.ids[row] as string;
+    return this.ids.get(row) as string;
   }
 
-  /** The legacy uuid of a row. */
+  /** Whether a row's v1 id is `id` (compared in place). */
+  v1IdIs(row: number, id: string): boolean {
+    return this.ids.equals(row, id);
+  }
+
+  /** `hashString` of a row's v1 id. */
+  v1IdHash(row: number): number {
+    return this.ids.hash(row);
+  }
+
+  /** The legacy uuid of a row: its imported uuid, else derived from its v1 id. */
   uuid(row: number): string {
-    return this.uuids[row] as string;
+    if (this.imported.size > 0) {
+      const u = this.imported.get(row);
+      if (u !== undefined) return u;
+    }
+    const m = this.memo;
+    if (m === null) return derivedUuid('render', this.v1Id(row));
+    let u = m[row];
+    if (u === undefined) m[row] = u = derivedUuid('render', this.v1Id(row));
+    return u;
   }
 
-  setUuid(row: number, uuid: string): void {
-    this.uuids[row] = uuid;
+  /** Whether a row's uuid is `uuid` (its key compared first: most rows are told apart without deriving theirs). */
+  uuidIs(row: number, uuid: string): boolean {
+    const k = uuidKey(uuid);
+    if (k >= 0 && (this.unkeyed.size === 0 || !this.unkeyed.has(row)) && this.ukey[row] !== k) return false;
+    return this.uuid(row) === uuid;
+  }
+
+  /** `uuidHash` of a row's uuid. */
+  uuidHash(row: number): number {
+    return this.unkeyed.size > 0 && this.unkeyed.has(row) ? hashString(this.uuid(row)) : (this.ukey[row] as number);
+  }
+
+  /** Two rows' uuids compared as strings (by their keys when they differ). */
+  compareUuids(a: number, b: number): number {
+    if (this.unkeyed.size === 0 || (!this.unkeyed.has(a) && !this.unkeyed.has(b))) {
+      const ka = this.ukey[a] as number;
+      const kb = this.ukey[b] as number;
+      if (ka !== kb) return ka < kb ? -1 : 1;
+    }
+    return ordered(this.uuid(a), this.uuid(b));
+  }
+
+  /** Runs `f` with each row's uuid derived at most once (a sort compares uuids many times). */
+  uuidsKept<T>(f: () => T): T {
+    if (this.memo !== null) return f();
+    this.memo = [];
+    try {
+      return f();
+    } finally {
+      this.memo = null;
+    }
+  }
+
+  setUuid(row: number, uuid: string, imported: boolean): void {
+    if (imported) this.imported.set(row, uuid);
+    else this.imported.delete(row);
+    const k = uuidKey(uuid);
+    if (k < 0) this.unkeyed.add(row);
+    else {
+      this.unkeyed.delete(row);
+      this.ukey[row] = k;
+    }
   }
 
   /** The title (v1 name) of a row. */
   title(row: number): string {
-    return this.names[row] as string;
+    return this.names.get(row) as string;
   }
 
   setTitle(row: number, name: string): void {
-    this.names[row] = name;
+    this.names.set(row, name);
   }
 
   /** The varying part of a row's output as the output codec packed it (null: none). */
   outRest(row: number): string | null {
-    return this.rests[row] ?? null;
+    return this.rests.get(row);
   }
 
   setOutRest(row: number, rest: string | null): void {
-    this.rests[row] = rest;
+    this.rests.set(row, rest);
+  }
+
+  /** Bytes the columns hold (typed arrays and arenas; the imported uuids roughly). */
+  get bytes(): number {
+    const cap = this.status.length;
+    const fixed = cap * (1 + 1 + 4 + 4 + 2 + 8 + 4 + this.updated.width + this.seen.width + this.exp.width + this.expires.width);
+    return fixed + this.ids.bytes + this.names.bytes + this.rests.bytes + (this.imported.size + this.unkeyed.size) * 120;
   }
 
   /** A date column holds a time (its span widens to it; NaN, no time, is not one). */
@@ -95,10 +196,13 @@ export class Columns {
 
   trim(): void {
     if (this.status.length > this.size * 1.125 + 64) this.resize(Math.ceil(this.size * 1.125) + 64);
+    this.ids.trim();
+    this.names.trim();
+    this.rests.trim();
   }
 
   private resize(n: number): void {
-    const re = <T extends Uint8Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+    const re = <T extends Uint8Array | Int16Array | Int32Array | Uint32Array | Float64Array>(a: T, make: (n: number) => T): T => {
       const b = make(n);
       b.set(a.subarray(0, Math.min(this.size, n)));
       return b;
@@ -107,12 +211,10 @@ export class Columns {
     this.flags = re(this.flags, (k) => new Uint8Array(k));
     this.project = re(this.project, (k) => new Int32Array(k));
     this.user = re(this.user, (k) => new Int32Array(k));
-    this.shape = re(this.shape, (k) => new Int32Array(k));
+    this.shape = re(this.shape, (k) => new Int16Array(k));
     this.created = re(this.created, (k) => new Float64Array(k));
-    this.updated = re(this.updated, (k) => new Float64Array(k));
-    this.seen = re(this.seen, (k) => new Float64Array(k));
-    this.exp = re(this.exp, (k) => new Float64Array(k));
-    this.expires = re(this.expires, (k) => new Float64Array(k));
+    this.ukey = re(this.ukey, (k) => new Uint32Array(k));
+    for (const t of [this.updated, this.seen, this.exp, this.expires]) t.resize(n, this.size);
   }
 }
 

@@ -187,7 +187,7 @@ export class RenderRecords implements RenderColumns {
     date_updated: (row) => {
       const v = this.views[row] as unknown as RenderView;
       if (v.du === undefined) {
-        const u = this.c.updated[row] as number;
+        const u = this.c.updated.get(row);
         v.du = this.builder.iso(Number.isNaN(u) ? null : u);
       }
       return v.du;

@@ -10,6 +10,8 @@ import type { RenderStatus, V1Project, V1Render, V1Team, V1TeamMember, V1Templat
 export interface RecordBuilder {
   /** The legacy uuid of a v1 id (without recording the pair: answered records are recorded by the reader). */
   uuid(type: 'render' | 'project' | 'account' | 'template', v1Id: string): string;
+  /** The imported legacy uuid of a v1 id (undefined when its uuid is the one derived from it). */
+  importedUuid(type: IdType, v1Id: string): string | undefined;
   /** The legacy uuid a record shows for a v1 id (as the translators answer it). */
   legacyId(type: IdType, v1Id: string): string;
   status(s: RenderStatus): unknown;
@@ -37,6 +39,7 @@ export function recordBuilder(ctx: TranslateContext, overlays: () => Overlays, c
   const render = ctx.mappings.schemas.render;
   return {
     uuid: (type, v1Id) => ctx.ids.derive(type, v1Id),
+    importedUuid: (type, v1Id) => ctx.ids.imported(type, v1Id),
     legacyId: (type, v1Id) => ctx.ids.toLegacy(type, v1Id),
     status: (s) => ctx.mappings.status.toLegacy[s],
     iso: (t) => toIso(t, ctx.timeUnit),

@@ -44,7 +44,9 @@ export class RenderOrders {
     } else {
       // a few orders are kept (each a number a live row): the one asked least recently goes first
       if (this.sorted.size >= SORTED_KEPT) this.sorted.delete(this.sorted.keys().next().value as string);
-      kept = { cmp, rows: this.rows.liveRows().sort(cmp) };
+      const live = this.rows.liveRows();
+      // a sort by uuid (or tied titles then uuids) derives each row's uuid once, not once a comparison
+      kept = { cmp, rows: this.rows.c.uuidsKept(() => live.sort(cmp)) };
       this.sorted.set(name, kept);
     }
     return kept.rows;
@@ -52,6 +54,10 @@ export class RenderOrders {
 
   /** A row was added or changed: it takes its place again in every kept sorted order (a binary search, one splice). */
   moved(i: number, added: boolean): void {
+    if (this.sorted.size > 0) this.rows.c.uuidsKept(() => this.reposition(i, added));
+  }
+
+  private reposition(i: number, added: boolean): void {
     for (const kept of this.sorted.values()) {
       const list = kept.rows;
       if (!added) {
@@ -79,7 +85,7 @@ export class RenderOrders {
 
   private newestOrder(a: number, b: number): number {
     const c = this.rows.c;
-    return (c.created[b] as number) - (c.created[a] as number) || ordered(c.uuid(a), c.uuid(b));
+    return (c.created[b] as number) - (c.created[a] as number) || c.compareUuids(a, b);
   }
 
   /** A new render takes its place in the kept order (most arrive at the head: a binary search, one splice). */
@@ -125,7 +131,7 @@ export class RenderOrders {
     if (!cached || cached.version !== this.rows.membership) {
       const list = rows ? [...rows] : this.rows.liveRows();
       const c = this.rows.c;
-      list.sort((a, b) => ordered(c.uuid(a), c.uuid(b)));
+      c.uuidsKept(() => list.sort((a, b) => c.compareUuids(a, b)));
       cached = { version: this.rows.membership, rows: list };
       this.byKey.set(k, cached);
     }

@@ -1,8 +1,10 @@
 import { stateOf, supersedes as supersedesState } from './recency.js';
 import type { RecordBuilder } from './records.js';
 import { FINAL_STATUSES, RENDER_STATUSES, type RenderStatus, type V1Render } from '../v1/schemas.js';
-import { CLOUD, Codes, Columns, DOWNLOAD_READY, OVERLAY, PAIRED, REMOVED, rowBytes, STATUS_CODE } from './columns.js';
+import { CLOUD, Codes, Columns, DOWNLOAD_READY, OVERLAY, PAIRED, REMOVED, rowBytes, STATUS_CODE, uuidHash } from './columns.js';
 import { OutputCodec, type PackedOutput } from './output-codec.js';
+import { RowTable } from '../lib/row-table.js';
+import { hashString } from '../lib/text-column.js';
 
 /** A render as the replica holds it, rebuilt as v1 showed it. */
 export interface RenderEntry {
@@ -36,8 +38,9 @@ export class RenderRows {
   readonly c = new Columns();
   readonly codes = new Codes();
   private readonly codec = new OutputCodec();
-  private readonly rowOf = new Map<string, number>();
-  private rowOfUuid = new Map<string, number>();
+  /** v1 id → row, and legacy uuid → row (of live rows): hash tables over the columns' own ids and uuid keys. */
+  private readonly rowOf = new RowTable<string>((row) => this.c.v1IdHash(row), (row, id) => this.c.v1IdIs(row, id));
+  private readonly rowOfUuid = new RowTable<string>((row) => this.c.uuidHash(row), (row, uuid) => this.c.uuidIs(row, uuid));
   private readonly moving = new Set<number>();
   /** Rows marked removed. */
   removed = 0;
@@ -50,15 +53,17 @@ export class RenderRows {
 
   /** Writes a render into its row unless the row holds a newer state of it; undefined when not written. */
   write(r: V1Render, seenAt: number): RowWrite | undefined {
-    const known = this.rowOf.get(r.id);
+    const idHash = hashString(r.id);
+    const found = this.rowOf.find(idHash, r.id);
+    const known = found < 0 ? undefined : found;
     if (known !== undefined && !supersedes(this.stateOf(known), r)) return undefined;
     const c = this.c;
     let i = known;
     if (i === undefined) {
-      const uuid = this.builder.uuid('render', r.id);
-      i = c.add(r.id, uuid);
-      this.rowOf.set(r.id, i);
-      this.rowOfUuid.set(uuid, i);
+      const imported = this.builder.importedUuid('render', r.id);
+      i = c.add(r.id, imported ?? this.builder.uuid('render', r.id), imported !== undefined);
+      this.rowOf.add(idHash, i);
+      this.rowOfUuid.add(c.uuidHash(i), i);
     } else {
       this.bytes -= rowBytes(c.title(i), c.outRest(i));
     }
@@ -78,14 +83,14 @@ export class RenderRows {
     c.project[i] = project;
     c.user[i] = this.codes.user(r.created_by);
     c.created[i] = r.created_at;
-    c.updated[i] = r.updated_at ?? Number.NaN;
+    c.updated.set(i, r.updated_at ?? Number.NaN);
     c.widen('created', r.created_at);
     if (r.updated_at !== null && r.updated_at !== undefined) c.widen('updated', r.updated_at);
-    c.seen[i] = seenAt;
-    c.expires[i] = Number.NaN;
+    c.seen.set(i, seenAt);
+    c.expires.set(i, Number.NaN);
     const out = this.codec.encode(r.id, r.output);
     c.shape[i] = out.shape;
-    c.exp[i] = out.exp;
+    c.exp.set(i, out.exp);
     c.setOutRest(i, out.rest);
     let flags = (c.flags[i] as number) & PAIRED;
     if (this.builder.hasOverlay('render', r.id)) flags |= OVERLAY;
@@ -106,8 +111,8 @@ export class RenderRows {
     const c = this.c;
     for (const i of rows) {
       c.flags[i] = (c.flags[i] as number) | REMOVED;
-      this.rowOf.delete(c.v1Id(i));
-      this.rowOfUuid.delete(c.uuid(i));
+      this.rowOf.remove(c.v1IdHash(i), i);
+      this.rowOfUuid.remove(c.uuidHash(i), i);
       this.moving.delete(i);
       this.bytes -= rowBytes(c.title(i), c.outRest(i));
     }
@@ -120,24 +125,26 @@ export class RenderRows {
   /** Every live row's uuid and overlay flag read again (overlays or imported ids changed); no pair counts as handed. */
   reidentify(): void {
     const c = this.c;
-    this.rowOfUuid = new Map();
+    this.rowOfUuid.clear();
     for (let i = 0; i < c.size; i++) {
       if (((c.flags[i] as number) & REMOVED) !== 0) continue;
       const id = c.v1Id(i);
-      const uuid = this.builder.uuid('render', id);
-      c.setUuid(i, uuid);
-      this.rowOfUuid.set(uuid, i);
+      const imported = this.builder.importedUuid('render', id);
+      c.setUuid(i, imported ?? this.builder.uuid('render', id), imported !== undefined);
+      this.rowOfUuid.add(c.uuidHash(i), i);
       const f = (c.flags[i] as number) & ~(OVERLAY | PAIRED);
       c.flags[i] = this.builder.hasOverlay('render', id) ? f | OVERLAY : f;
     }
   }
 
   row(v1Id: string): number | undefined {
-    return this.rowOf.get(v1Id);
+    const i = this.rowOf.find(hashString(v1Id), v1Id);
+    return i < 0 ? undefined : i;
   }
 
   rowOfRecord(uuid: string): number | undefined {
-    return this.rowOfUuid.get(uuid);
+    const i = this.rowOfUuid.find(uuidHash(uuid), uuid);
+    return i < 0 ? undefined : i;
   }
 
   liveRows(): number[] {
@@ -153,7 +160,7 @@ export class RenderRows {
 
   /** The v1 id of an answered render whose pair was not handed to the id store yet (marked as handed now). */
   unpaired(uuid: string): string | undefined {
-    const i = this.rowOfUuid.get(uuid);
+    const i = this.rowOfRecord(uuid);
     if (i === undefined || ((this.c.flags[i] as number) & PAIRED) !== 0) return undefined;
     this.c.flags[i] = (this.c.flags[i] as number) | PAIRED;
     return this.c.v1Id(i);
@@ -161,7 +168,7 @@ export class RenderRows {
 
   /** A render's pair is to be handed again when next answered. */
   unpair(v1Id: string): boolean {
-    const i = this.rowOf.get(v1Id);
+    const i = this.row(v1Id);
     if (i === undefined) return false;
     this.c.flags[i] = (this.c.flags[i] as number) & ~PAIRED;
     return true;
@@ -170,13 +177,18 @@ export class RenderRows {
   // ------------------------------------------------------------------ v1 state (for the sync)
 
   private stateOf(i: number): Pick<V1Render, 'updated_at' | 'created_at' | 'status'> {
-    const u = this.c.updated[i] as number;
+    const u = this.c.updated.get(i);
     const status = RENDER_STATUSES[this.c.status[i] as number] as RenderStatus;
     return { status, created_at: this.c.created[i] as number, updated_at: Number.isNaN(u) ? null : u };
   }
 
   private packed(i: number): PackedOutput {
-    return { shape: this.c.shape[i] as number, exp: this.c.exp[i] as number, rest: this.c.outRest(i) };
+    return { shape: this.c.shape[i] as number, exp: this.c.exp.get(i), rest: this.c.outRest(i) };
+  }
+
+  private updatedAt(i: number): number | null {
+    const u = this.c.updated.get(i);
+    return Number.isNaN(u) ? null : u;
   }
 
   /** The render of a row as v1 showed it. */
@@ -191,7 +203,7 @@ export class RenderRows {
       project: { id: this.codes.projIds[c.project[i] as number] as string, team: this.teamId },
       created_by: this.codes.userIds[c.user[i] as number] ?? null,
       created_at: c.created[i] as number,
-      updated_at: Number.isNaN(c.updated[i] as number) ? null : (c.updated[i] as number),
+      updated_at: this.updatedAt(i),
     };
     const output = this.codec.decode(id, this.packed(i));
     if (output) r.output = output;
@@ -200,30 +212,31 @@ export class RenderRows {
 
   /** A render as v1 last showed it, and when. */
   render(v1Id: string): RenderEntry | undefined {
-    const i = this.rowOf.get(v1Id);
-    return i === undefined ? undefined : { render: this.v1(i), seenAt: this.c.seen[i] as number };
+    const i = this.row(v1Id);
+    return i === undefined ? undefined : { render: this.v1(i), seenAt: this.c.seen.get(i) };
   }
 
   /** Status, times and output variants of a render (what the sync compares), without rebuilding its URLs. */
   renderState(v1Id: string): RenderState | undefined {
-    const i = this.rowOf.get(v1Id);
+    const i = this.row(v1Id);
     if (i === undefined) return undefined;
     const s = this.stateOf(i);
     const variants = this.codec.variantsKey(this.packed(i));
-    return { status: s.status, updated: s.updated_at ?? s.created_at, variants, seenAt: this.c.seen[i] as number };
+    return { status: s.status, updated: s.updated_at ?? s.created_at, variants, seenAt: this.c.seen.get(i) };
   }
 
   /** When a render's output URLs expire: read once per state held (`compute` reads them from the URLs). */
   expiryOf(v1Id: string, compute: (r: V1Render, seenAt: number) => number): number | undefined {
-    const i = this.rowOf.get(v1Id);
+    const i = this.row(v1Id);
     if (i === undefined) return undefined;
-    if (Number.isNaN(this.c.expires[i] as number)) this.c.expires[i] = compute(this.v1(i), this.c.seen[i] as number);
-    return this.c.expires[i] as number;
+    let t = this.c.expires.get(i);
+    if (Number.isNaN(t)) this.c.expires.set(i, (t = compute(this.v1(i), this.c.seen.get(i))));
+    return t;
   }
 
   /** Whether a render answers an output (complete, with output URLs): what a refresh looks at, without building it. */
   hasOutput(v1Id: string): boolean {
-    const i = this.rowOf.get(v1Id);
+    const i = this.row(v1Id);
     return i !== undefined && RENDER_STATUSES[this.c.status[i] as number] === 'complete' && this.c.shape[i] !== -1;
   }
 }

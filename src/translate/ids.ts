@@ -56,6 +56,11 @@ export class IdTranslator {
     return this.importedByV1.get(k) ?? this.known.get(k) ?? derivedUuid(type, v1Id);
   }
 
+  /** The imported legacy uuid of a v1 id, if one was imported (it wins over the derived one). */
+  imported(type: IdType, v1Id: string): string | undefined {
+    return this.importedByV1.get(`${type}:${v1Id}`);
+  }
+
   toLegacy(type: IdType, v1Id: string): string;
   toLegacy(type: IdType, v1Id: string | null): string | null;
   toLegacy(type: IdType, v1Id: string | null): string | null {

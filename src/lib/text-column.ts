@@ -1,0 +1,131 @@
+/**
+ * A column of strings (or nulls), one a row, held as bytes in one growable arena instead of a JS string each: a string
+ * whose every character is below 256 is kept one byte a character (Latin-1), any other as UTF-16 (exact for every JS
+ * string, lone surrogates included). Each row holds where
+ * its bytes start and a length word (bytes × 2, + 1 for Latin-1; -1 for null). A row set again writes its new bytes at
+ * the end; what it held before is counted as garbage and the arena is rewritten when garbage passes half of it.
+ */
+const NULL = -1;
+
+/** Whether every character of `s` is below 256 (it is kept one byte a character). */
+function oneByte(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 255) return false;
+  return true;
+}
+
+/** FNV-1a (32 bits) over character codes: a string's hash, equal to `TextColumn.hash` of a row holding it. */
+export function hashString(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+export class TextColumn {
+  private arena = Buffer.allocUnsafeSlow(256);
+  private used = 0;
+  private garbage = 0;
+  private start = new Int32Array(64);
+  private len = new Int32Array(64).fill(NULL);
+  /** Rows below this have been set at least once (the rest read as null). */
+  private rows = 0;
+
+  /** Bytes the column holds (its arena and its two words a row). */
+  get bytes(): number {
+    return this.arena.length + this.start.byteLength + this.len.byteLength;
+  }
+
+  /** Room for `n` rows (rows beyond `n` are dropped). */
+  resize(n: number): void {
+    const s = new Int32Array(n);
+    const l = new Int32Array(n).fill(NULL);
+    const keep = Math.min(n, this.rows);
+    s.set(this.start.subarray(0, keep));
+    l.set(this.len.subarray(0, keep));
+    this.start = s;
+    this.len = l;
+    this.rows = keep;
+  }
+
+  /** Frees the arena's spare room (after a load). */
+  trim(): void {
+    if (this.start.length > this.rows * 1.125 + 64) this.resize(Math.ceil(this.rows * 1.125) + 64);
+    if (this.garbage > 0) this.rewrite(0);
+    else if (this.arena.length > this.used * 1.125 + 256) this.realloc(Math.ceil(this.used * 1.125) + 256);
+  }
+
+  get(row: number): string | null {
+    const l = this.len[row] as number;
+    if (l === NULL || row >= this.rows) return null;
+    const s = this.start[row] as number;
+    return this.arena.toString((l & 1) === 1 ? 'latin1' : 'utf16le', s, s + (l >> 1));
+  }
+
+  set(row: number, value: string | null): void {
+    if (row >= this.start.length) this.resize(Math.max(row + 1, this.start.length * 2));
+    const prev = row < this.rows ? (this.len[row] as number) : NULL;
+    if (prev !== NULL) this.garbage += prev >> 1;
+    if (row >= this.rows) this.rows = row + 1;
+    if (value === null) {
+      this.len[row] = NULL;
+      return;
+    }
+    const latin1 = oneByte(value);
+    const n = latin1 ? value.length : value.length * 2;
+    if (this.garbage > 4096 && this.garbage * 2 > this.used) this.rewrite(n);
+    if (this.used + n > this.arena.length) this.realloc(Math.max(this.arena.length * 2, this.used + n + 256));
+    if (n > 0) this.arena.write(value, this.used, n, latin1 ? 'latin1' : 'utf16le');
+    this.start[row] = this.used;
+    this.len[row] = n * 2 + (latin1 ? 1 : 0);
+    this.used += n;
+  }
+
+  /** Whether a row holds exactly `s` (Latin-1 rows compared byte by byte, without making a string). */
+  equals(row: number, s: string): boolean {
+    const l = row < this.rows ? (this.len[row] as number) : NULL;
+    if (l === NULL) return false;
+    if ((l & 1) === 0) return this.get(row) === s;
+    const n = l >> 1;
+    if (n !== s.length) return false;
+    const a = this.arena;
+    const at = this.start[row] as number;
+    for (let i = 0; i < n; i++) if (a[at + i] !== s.charCodeAt(i)) return false;
+    return true;
+  }
+
+  /** `hashString` of what a row holds (0 for null). */
+  hash(row: number): number {
+    const l = row < this.rows ? (this.len[row] as number) : NULL;
+    if (l === NULL) return 0;
+    if ((l & 1) === 0) return hashString(this.get(row) as string);
+    const a = this.arena;
+    const at = this.start[row] as number;
+    let h = 0x811c9dc5;
+    for (let i = at, end = at + (l >> 1); i < end; i++) h = Math.imul(h ^ (a[i] as number), 0x01000193);
+    return h >>> 0;
+  }
+
+  private realloc(n: number): void {
+    const a = Buffer.allocUnsafeSlow(n);
+    this.arena.copy(a, 0, 0, this.used);
+    this.arena = a;
+  }
+
+  /** The live rows' bytes copied into a new arena (with room for `more`): the garbage is gone. */
+  private rewrite(more: number): void {
+    const live = this.used - this.garbage;
+    const a = Buffer.allocUnsafeSlow(Math.ceil((live + more) * 1.125) + 256);
+    let at = 0;
+    for (let row = 0; row < this.rows; row++) {
+      const l = this.len[row] as number;
+      if (l === NULL) continue;
+      const s = this.start[row] as number;
+      const n = l >> 1;
+      this.arena.copy(a, at, s, s + n);
+      this.start[row] = at;
+      at += n;
+    }
+    this.arena = a;
+    this.used = at;
+    this.garbage = 0;
+  }
+}
