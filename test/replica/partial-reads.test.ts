@@ -1,15 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { IndexStore } from '../../src/store/render-index.js';
 import { derivedUuid } from '../../src/translate/ids.js';
+import { databases } from '../helpers/databases.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /**
  * Reads while part of a key's reach is not held whole: after a restart, the teams being read from the store (each load
- * held by hand); during a backfill, a team whose projects are checkpointed one by one (one project's walk held by hand).
+ * held by hand; SQLite and PostgreSQL); during a backfill, a team whose projects are checkpointed one by one (one project's walk held by hand).
  * The read's scope decides: copied whole → the replica answers, marked partial, equal to a live gateway's answer;
  * otherwise live. No partial answer is kept by the answer cache.
  */
@@ -55,9 +53,8 @@ async function backfilled(gw: TestGateway, token: string): Promise<void> {
   }, { timeout: 20_000, interval: 10 });
 }
 
-describe('after a restart, reads do not wait for the teams being read from the store', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-partial-'));
-  const env = { DATABASE_URL: join(dir, 'gateway.db'), INDEX_LOAD_WAIT_MS: '20' };
+describe.each(await databases())('after a restart on $name, reads do not wait for the teams being read from the store', ({ url: database }) => {
+  const env = { DATABASE_URL: database, INDEX_LOAD_WAIT_MS: '20' };
   let gw: TestGateway;
   let token: string;
   const gates = new Map<string, ReturnType<typeof gate>>();
@@ -89,7 +86,6 @@ describe('after a restart, reads do not wait for the teams being read from the s
   afterAll(async () => {
     for (const g of gates.values()) g.open();
     await gw.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('a read by id while every load is held is answered live; the loads of the reach run at once', async () => {
