@@ -1,0 +1,457 @@
+/**
+ * The scale model of docs/scale.md, pure and deterministic (seeded): a population of teams, the replica's background
+ * sync simulated tick by tick as src/replica/scheduler.ts runs it (due at half the bound, never more often than the
+ * budget allows, calls reserved per team and per key per calendar minute, the periodic full reconcile, a team counted
+ * as webhook-fed only while a delivery arrived within INDEX_RECONCILE_MS), then memory, instances, the store and the
+ * backfill derived from measured per-unit costs. bench/scale-model.ts runs it and prints the tables.
+ */
+import { Rng } from '../src/sim/rng.js';
+
+/**
+ * The calls one sync of a team reserves (src/replica/freshness.ts `syncCallsFor`, as of this model): its project list, a
+ * head check per project, its renders not yet final (at most two a project). Copied, not imported: the model keeps the
+ * rule it was run with while the sync changes.
+ */
+export const syncCallsFor = (projects: number, moving: number): number => projects + Math.min(moving, 2 * projects) + 1;
+
+/** How often a team's budget lets it be synced (src/replica/freshness.ts `budgetIntervalMs`, copied likewise). */
+export function budgetIntervalMs(calls: number, callsPerMin: number): number {
+  if (!Number.isFinite(callsPerMin)) return 0;
+  const perMinute = Math.floor(callsPerMin / calls);
+  return perMinute >= 1 ? Math.ceil(60_000 / perMinute) : Math.ceil(calls / callsPerMin) * 60_000;
+}
+
+/** A measured (or assumed) unit cost, with where it comes from. */
+export interface Cost {
+  readonly value: number;
+  readonly unit: string;
+  readonly source: string;
+}
+
+export const COST_NAMES = [
+  'replicaBytesPerRender', 'rssBytesPerRender', 'idleRssMb', 'answerCacheMb', 'instanceMemoryMb', 'memoryHeadroom',
+  'storeBytesPerRenderRow', 'storeBytesPerIdPair', 'storeBytesPerRenderVersion', 'storeBytesPerWebhookDelivery', 'storeBytesPerProjectRow',
+  'storeWritesPerSecLimit', 'rendersPerBackfillPage', 'backfillUsPerRender', 'reloadUsPerRender', 'v1LatencyMs',
+  'v1RateLimitPerKeyPerMin', 'cpuUsPerSyncCall', 'cpuUsPerWebhook', 'cpuUsPerStoreWrite', 'eventLoopBusyLimit',
+  'renderDurationS', 'statusChangesPerRender', 'webhookDeliveriesPerRender', 'webhookRetentionH',
+] as const;
+export type CostName = (typeof COST_NAMES)[number];
+export type Costs = Readonly<Record<CostName, Cost>>;
+
+/** The gateway's settings the sync follows (src/config/schema.ts defaults). */
+export interface Settings {
+  readonly stalenessMs: number; // INDEX_MAX_STALENESS_MS
+  readonly reconcileMs: number; // INDEX_RECONCILE_MS
+  readonly perTeamPerMin: number; // INDEX_SYNC_CALLS_PER_MIN
+  readonly perKeyPerMin: number; // INDEX_SYNC_CALLS_PER_KEY_PER_MIN
+  readonly concurrency: number; // INDEX_SYNC_CONCURRENCY
+  readonly tickMs: number; // the replica's background tick
+  readonly headPage: number; // the first page of a head check (src/replica/sync.ts)
+  readonly pageMax: number; // v1's largest page
+  /** Quiet projects are head-checked once every this many syncs (1: every sync, as the code does today). */
+  readonly quietEvery: number;
+  /** A project with a render created within this window counts as active (checked every sync). */
+  readonly activeWindowS: number;
+  /**
+   * How long after its last delivery a team with webhooks counts as webhook-fed (the code: INDEX_RECONCILE_MS);
+   * Infinity: a team with webhooks registered always does (not in the code: a lever the model weighs).
+   */
+  readonly hookTrustMs: number;
+}
+
+export const DEFAULT_SETTINGS: Settings = {
+  stalenessMs: 5_000, reconcileMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
+  headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000,
+};
+
+export interface PopulationSpec {
+  readonly seed: number;
+  readonly teams: number;
+  readonly totalRenders: number;
+  /** σ of the lognormal of renders per team (its median follows from the total). */
+  readonly rendersSigma: number;
+  readonly rendersPerProjectMedian: number;
+  readonly rendersPerProjectSigma: number;
+  readonly maxProjectsPerTeam: number;
+  /** Teams of one account: 1 + a Pareto draw of this shape, at most accountSizeMax. */
+  readonly accountShape: number;
+  readonly accountSizeMax: number;
+  /** Share of accounts whose teams are all synced with their administrator's one key (the others: a key a team). */
+  readonly adminKeyShare: number;
+  /** Share of teams with webhooks registered in the v1 dashboard. */
+  readonly webhookShare: number;
+  /** A team's chance of being among those read is ∝ renders^readSkew. */
+  readonly readSkew: number;
+}
+
+export interface Team {
+  readonly id: number;
+  readonly renders: number;
+  /** Each project's share of the team's renders and of its new ones (Zipf), largest first. */
+  readonly projectShares: readonly number[];
+  readonly key: number;
+  readonly webhooks: boolean;
+  /** Draw for the read set (Efraimidis–Spirakis key: the largest `readShare × teams` are read). */
+  readonly readDraw: number;
+}
+
+export interface Population {
+  readonly teams: readonly Team[];
+  readonly keys: number;
+}
+
+/** Renders created a second over the whole population, and the share of teams read within INDEX_ACTIVE_MS. */
+export interface Load {
+  readonly name: string;
+  readonly createdPerSec: number;
+  readonly readShare: number;
+}
+
+/** The largest of many numbers (0 for none), without spreading them as arguments. */
+export function maxOf(xs: Iterable<number>): number {
+  let m = 0;
+  for (const x of xs) if (x > m) m = x;
+  return m;
+}
+
+function normal(rng: Rng): number {
+  const u = Math.max(rng.next(), 1e-12);
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next());
+}
+
+export function zipfShares(n: number): number[] {
+  let h = 0;
+  for (let i = 1; i <= n; i++) h += 1 / i;
+  return Array.from({ length: n }, (_, i) => 1 / (i + 1) / h);
+}
+
+/** A seeded population: renders per team lognormal scaled to the total, projects from renders per project, keys, webhooks. */
+export function makePopulation(spec: PopulationSpec): Population {
+  const rng = new Rng(spec.seed);
+  const raw = Array.from({ length: spec.teams }, () => Math.exp(spec.rendersSigma * normal(rng)));
+  const sum = raw.reduce((a, b) => a + b, 0);
+  const renders = raw.map((x) => Math.max(1, Math.round((x / sum) * spec.totalRenders)));
+  const hooked = new Set(shuffle(rng, spec.teams).slice(0, Math.round(spec.webhookShare * spec.teams)));
+  const teams: Team[] = [];
+  let key = 0;
+  let left = 0;
+  let sharedKey = false;
+  for (let i = 0; i < spec.teams; i++) {
+    if (left === 0) {
+      left = Math.min(spec.accountSizeMax, 1 + Math.floor(Math.pow(Math.max(rng.next(), 1e-9), -1 / spec.accountShape) - 1));
+      sharedKey = rng.chance(spec.adminKeyShare);
+      key++;
+    } else if (!sharedKey) key++;
+    left--;
+    const r = renders[i]!;
+    const perProject = spec.rendersPerProjectMedian * Math.exp(spec.rendersPerProjectSigma * normal(rng));
+    const projects = Math.min(spec.maxProjectsPerTeam, Math.max(1, Math.ceil(r / perProject)));
+    const weight = Math.pow(r, spec.readSkew);
+    teams.push({ id: i, renders: r, projectShares: zipfShares(projects), key, webhooks: hooked.has(i), readDraw: Math.pow(rng.next(), 1 / weight) });
+  }
+  return { teams, keys: key };
+}
+
+function shuffle(rng: Rng, n: number): number[] {
+  const a = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+/** The teams read within INDEX_ACTIVE_MS under a load (the largest read draws). */
+export function readTeams(p: Population, readShare: number): Team[] {
+  const n = Math.round(readShare * p.teams.length);
+  return [...p.teams].sort((a, b) => b.readDraw - a.readDraw || a.id - b.id).slice(0, n);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The background sync, simulated
+
+/** What the simulated minutes of sync cost, per minute. */
+export interface SyncResult {
+  readonly callsPerMin: number;
+  /** Calls of teams webhook-fed at the time of the sync (reconciliations). */
+  readonly hookedCallsPerMin: number;
+  /** Calls of teams polled (no webhooks, or webhooks registered but none within INDEX_RECONCILE_MS). */
+  readonly polledCallsPerMin: number;
+  /** Of the polled calls, those of teams with webhooks registered that were quiet. */
+  readonly quietHookCallsPerMin: number;
+  readonly syncsPerMin: number;
+  readonly refusalsPerMin: number;
+  readonly maxKeyCallsPerMin: number;
+  readonly maxTeamCallsPerMin: number;
+  /** Store statements a second the syncs write (leases, budget rows, sync marks, render rows, head marks, projects). */
+  readonly syncWritesPerSec: number;
+  /** Of them, render rows written (new renders and states the sync found). */
+  readonly renderRowWritesPerSec: number;
+  /** A read team's age when its next sync ended (what a reader may see), ms: median and p99 over the read teams. */
+  readonly ageP50Ms: number;
+  readonly ageP99Ms: number;
+  readonly teamsOver60s: number;
+  /** Per team: its calls a minute (for per-instance sums). */
+  readonly teamCallsPerMin: ReadonlyMap<number, number>;
+}
+
+interface TeamState {
+  readonly t: Team;
+  readonly projects: number;
+  readonly rate: number; // renders a second
+  readonly moving: number;
+  readonly eventRate: number; // deliveries a second
+  readonly activeHeads: number; // head checks a sync (today: every project)
+  readonly repoll: number; // moving renders not in a head page, read again a sync
+  syncedAt: number;
+  busyUntil: number;
+  fullAt: number;
+  spentUntil: number;
+  webhookAt: number;
+  nextEvent: number;
+  calls: number;
+  maxAge: number;
+}
+
+/**
+ * Simulates `minutes` of the background sync of the read teams (after one minute of warm-up), a tick every
+ * `s.tickMs`, as the scheduler does: a team is due at max(floor / 2, budget interval), floor being
+ * INDEX_MAX_STALENESS_MS or, while a delivery arrived within INDEX_RECONCILE_MS (`hookTrustMs`), INDEX_RECONCILE_MS; each sync reserves
+ * `syncCallsFor` (+ projects + 2 when full) per team and per key in the calendar minute, and is refused when they do not
+ * fit; its real calls are the project list, one head page per project (more when more renders arrived than the page
+ * shows), the moving renders not seen in a head page, and on a full sync the templates, team and members.
+ */
+export function simulateSync(p: Population, read: readonly Team[], load: Load, costs: Costs, s: Settings, minutes = 4): SyncResult {
+  const rng = new Rng(7);
+  const total = p.teams.reduce((a, t) => a + t.renders, 0);
+  const D = costs.renderDurationS.value;
+  const perKeyTeams = new Map<number, number>();
+  for (const t of read) perKeyTeams.set(t.key, (perKeyTeams.get(t.key) ?? 0) + 1);
+  const states: TeamState[] = read.map((t) => {
+    const rate = (load.createdPerSec * t.renders) / total;
+    const moving = rate * D;
+    let activeHeads = 0;
+    let repoll = 0;
+    for (const w of t.projectShares) {
+      const active = 1 - Math.exp(-rate * w * s.activeWindowS);
+      activeHeads += active + (1 - active) / s.quietEvery;
+      const m = moving * w;
+      if (m > s.headPage) repoll += Math.min(m - s.headPage, costs.statusChangesPerRender.value);
+    }
+    const eventRate = t.webhooks ? rate * costs.webhookDeliveriesPerRender.value : 0;
+    const phase = Math.floor(rng.next() * s.stalenessMs);
+    return {
+      t, projects: t.projectShares.length, rate, moving, eventRate, activeHeads, repoll, syncedAt: -phase, busyUntil: 0, fullAt: -phase,
+      spentUntil: 0, webhookAt: -Infinity, nextEvent: eventRate > 0 ? expDraw(rng, eventRate) : Infinity, calls: 0, maxAge: 0,
+    };
+  });
+  const teamUsed = new Map<string, number>();
+  const keyUsed = new Map<string, number>();
+  const warm = 60_000;
+  const end = warm + minutes * 60_000;
+  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0, writes = 0, rows = 0;
+  const keyCalls = new Map<number, number>();
+  for (let now = 0; now < end; now += s.tickMs) {
+    const counting = now >= warm;
+    const minute = Math.floor(now / 60_000);
+    for (const st of states) {
+      while (st.nextEvent <= now) {
+        st.webhookAt = st.nextEvent;
+        st.nextEvent += expDraw(rng, st.eventRate);
+      }
+      if (now < st.busyUntil || now < st.spentUntil) continue;
+      const isHooked = st.t.webhooks && (s.hookTrustMs === Infinity || now - st.webhookAt < s.hookTrustMs);
+      const floor = isHooked ? Math.max(s.reconcileMs, s.stalenessMs) : s.stalenessMs;
+      const reserveCalls = syncCallsFor(st.projects, Math.round(st.moving));
+      const cpm = Math.min(s.perTeamPerMin, s.perKeyPerMin / Math.max(1, perKeyTeams.get(st.t.key) ?? 1));
+      if (now - st.syncedAt < Math.max(floor / 2, budgetIntervalMs(reserveCalls, cpm))) continue;
+      const full = now - st.fullAt >= s.reconcileMs;
+      const need = Math.min(reserveCalls + (full ? st.projects + 2 : 0), s.perTeamPerMin, s.perKeyPerMin);
+      const tk = `${st.t.id}:${minute}`;
+      const kk = `${st.t.key}:${minute}`;
+      if ((teamUsed.get(tk) ?? 0) + need > s.perTeamPerMin || (keyUsed.get(kk) ?? 0) + need > s.perKeyPerMin) {
+        st.spentUntil = (minute + 1) * 60_000;
+        if (counting) refusals++;
+        continue;
+      }
+      const gapS = (now - st.syncedAt) / 1000;
+      const calls = syncCost(st, gapS, full, s);
+      teamUsed.set(tk, (teamUsed.get(tk) ?? 0) + calls);
+      keyUsed.set(kk, (keyUsed.get(kk) ?? 0) + calls);
+      const duration = Math.ceil(calls / s.concurrency) * costs.v1LatencyMs.value;
+      // what a reader may see: the age of the last completed sync's start when this one ends
+      const age = now + duration - st.syncedAt;
+      if (counting) {
+        st.maxAge = Math.max(st.maxAge, age);
+        st.calls += calls;
+        syncs++;
+        if (isHooked) hooked += calls;
+        else {
+          polled += calls;
+          if (st.t.webhooks) quietHook += calls;
+        }
+        keyCalls.set(st.t.key, (keyCalls.get(st.t.key) ?? 0) + calls);
+        const found = isHooked ? 0 : renderRowsFound(st, gapS, D, costs);
+        rows += found;
+        writes += syncWrites(st, gapS, full, found, need !== calls);
+      }
+      st.syncedAt = now;
+      st.busyUntil = now + duration;
+      if (full) st.fullAt = now;
+    }
+  }
+  const ages = states.map((st) => st.maxAge).sort((a, b) => a - b);
+  const q = (f: number) => (ages.length === 0 ? 0 : ages[Math.min(ages.length - 1, Math.floor(f * ages.length))]!);
+  const teamCallsPerMin = new Map(states.map((st) => [st.t.id, st.calls / minutes]));
+  return {
+    callsPerMin: (hooked + polled) / minutes, hookedCallsPerMin: hooked / minutes, polledCallsPerMin: polled / minutes,
+    quietHookCallsPerMin: quietHook / minutes, syncsPerMin: syncs / minutes, refusalsPerMin: refusals / minutes,
+    maxKeyCallsPerMin: maxOf(keyCalls.values()) / minutes, maxTeamCallsPerMin: maxOf(teamCallsPerMin.values()),
+    syncWritesPerSec: writes / (minutes * 60), renderRowWritesPerSec: rows / (minutes * 60), ageP50Ms: q(0.5), ageP99Ms: q(0.99),
+    teamsOver60s: ages.filter((a) => a > 60_000).length, teamCallsPerMin,
+  };
+}
+
+function expDraw(rng: Rng, rate: number): number {
+  return (-Math.log(Math.max(rng.next(), 1e-12)) / rate) * 1000;
+}
+
+/** The real calls of one sync: project list pages, head pages, re-polls, and on a full sync templates, team, members. */
+export function syncCost(st: Pick<TeamState, 'projects' | 'rate' | 'activeHeads' | 'repoll'> & { t: Pick<Team, 'projectShares'> },
+  gapS: number, full: boolean, s: Settings): number {
+  let extra = 0;
+  for (const w of st.t.projectShares) {
+    const arrived = st.rate * w * gapS;
+    if (arrived <= s.headPage - 1) break; // shares are largest first
+    extra += Math.ceil((arrived - (s.headPage - 1)) / s.pageMax);
+  }
+  const heads = Math.round(st.activeHeads) + extra;
+  return Math.ceil(st.projects / s.pageMax) + heads + Math.round(st.repoll) + (full ? st.projects + 2 : 0);
+}
+
+/** Render rows a polled team's sync writes: renders created since, and each moving render's states it catches. */
+function renderRowsFound(st: TeamState, gapS: number, D: number, costs: Costs): number {
+  const caught = Math.min(costs.statusChangesPerRender.value, 1 + D / Math.max(gapS, 1e-9));
+  return st.rate * gapS * caught;
+}
+
+/**
+ * Store statements one sync writes: its lease (take, the start recorded, release), the budget rows of the team and
+ * the key (reserve, and settle when the real calls differ), the sync mark; a statement per project with a render
+ * written and per head mark moved; a full sync rewrites the team row and every project row (refreshProjects `every`).
+ */
+function syncWrites(st: TeamState, gapS: number, full: boolean, rows: number, settles: boolean): number {
+  let n = 3 + 2 + (settles ? 2 : 0) + 1;
+  for (const w of st.t.projectShares) {
+    const p = 1 - Math.exp(-st.rate * w * gapS);
+    if (p < 1e-6) break;
+    n += p; // its head mark moves
+    if (rows > 0) n += 1 - Math.exp(-rows * w);
+  }
+  if (full) n += 1 + st.projects;
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Memory and instances
+
+/** RSS a team costs in memory, MB. */
+export const teamMb = (t: Team, costs: Costs): number => (t.renders * costs.rssBytesPerRender.value) / 2 ** 20;
+
+/** What one instance may give its teams, MB: its memory less headroom, the idle process and the answer cache. */
+export const instanceCapacityMb = (c: Costs): number =>
+  c.instanceMemoryMb.value * (1 - c.memoryHeadroom.value) - c.idleRssMb.value - c.answerCacheMb.value;
+
+export interface Placement {
+  readonly instances: number;
+  /** Team id → instance. */
+  readonly of: ReadonlyMap<number, number>;
+  readonly loadMb: readonly number[];
+  /** Teams larger than one instance can hold (placed alone, over capacity). */
+  readonly oversized: number;
+}
+
+/**
+ * First-fit decreasing, the fewest instances if teams were placed on purpose: by memory, and when `busy` is given (a
+ * team's share of a core its syncs take) by the event loop too (`busyCap` an instance), teams sorted by the larger share.
+ */
+export function packTeams(teams: readonly Team[], costs: Costs, busy?: ReadonlyMap<number, number>, busyCap = Infinity): Placement {
+  const cap = instanceCapacityMb(costs);
+  const loadMb: number[] = [];
+  const loadBusy: number[] = [];
+  const of = new Map<number, number>();
+  let oversized = 0;
+  const size = (t: Team) => Math.max(teamMb(t, costs) / cap, (busy?.get(t.id) ?? 0) / busyCap);
+  for (const t of [...teams].sort((a, b) => size(b) - size(a) || a.id - b.id)) {
+    const mb = teamMb(t, costs);
+    const b = busy?.get(t.id) ?? 0;
+    if (mb > cap) oversized++;
+    let i = loadMb.findIndex((l, j) => l + mb <= cap && loadBusy[j]! + b <= busyCap);
+    if (i < 0) {
+      i = loadMb.push(0) - 1;
+      loadBusy.push(0);
+    }
+    loadMb[i]! += mb;
+    loadBusy[i]! += b;
+    of.set(t.id, i);
+  }
+  return { instances: loadMb.length, of, loadMb, oversized };
+}
+
+/**
+ * As leases fall today: a team goes to whichever instance takes its lease first (uniformly, seeded). The fewest
+ * instances for which no instance's teams pass its capacity, from `from` up (at most `limit`).
+ */
+export function leasePlacement(teams: readonly Team[], costs: Costs, from: number, seed = 11, limit = 4096): Placement {
+  const cap = instanceCapacityMb(costs);
+  let last: Placement | undefined;
+  for (let n = Math.max(1, from); n <= limit; n = Math.max(n + 1, Math.ceil(n * 1.02))) {
+    const rng = new Rng(seed);
+    const loadMb = new Array<number>(n).fill(0);
+    const of = new Map<number, number>();
+    for (const t of teams) {
+      const i = Math.floor(rng.next() * n);
+      loadMb[i]! += teamMb(t, costs);
+      of.set(t.id, i);
+    }
+    const oversized = teams.filter((t) => teamMb(t, costs) > cap).length;
+    last = { instances: n, of, loadMb, oversized };
+    if (maxOf(loadMb) <= cap || oversized > 0) return last;
+  }
+  return last!;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Backfill, store
+
+/** v1 calls of a team's backfill: its render pages per project, a template call per project, project pages, team, members. */
+export function backfillCalls(t: Team, costs: Costs, s: Settings): number {
+  let pages = 0;
+  for (const w of t.projectShares) pages += Math.max(1, Math.ceil((t.renders * w) / costs.rendersPerBackfillPage.value));
+  return pages + t.projectShares.length + Math.ceil(t.projectShares.length / s.pageMax) + 2;
+}
+
+/** Bytes in the store: a render row each, an id pair per render answered, render versions of webhook-fed renders, a day of deliveries. */
+export function storeBytes(p: Population, load: Load, costs: Costs): { renders: number; total: number; parts: Record<string, number> } {
+  const renders = p.teams.reduce((a, t) => a + t.renders, 0);
+  const projects = p.teams.reduce((a, t) => a + t.projectShares.length, 0);
+  const hookedRenders = p.teams.filter((t) => t.webhooks).reduce((a, t) => a + t.renders, 0);
+  const share = hookedRenders / renders;
+  const deliveries = load.createdPerSec * share * costs.webhookDeliveriesPerRender.value * costs.webhookRetentionH.value * 3600;
+  const parts = {
+    renderRows: renders * costs.storeBytesPerRenderRow.value,
+    idPairs: renders * costs.storeBytesPerIdPair.value,
+    renderVersions: hookedRenders * costs.storeBytesPerRenderVersion.value,
+    webhookLedger: deliveries * costs.storeBytesPerWebhookDelivery.value,
+    projects: projects * costs.storeBytesPerProjectRow.value,
+  };
+  return { renders, total: Object.values(parts).reduce((a, b) => a + b, 0), parts };
+}
+
+/** Store statements a second the webhook receiver writes: per delivery its ledger row, render version, render row, team mark. */
+export function webhookWritesPerSec(p: Population, load: Load, costs: Costs): { deliveriesPerSec: number; writesPerSec: number } {
+  const total = p.teams.reduce((a, t) => a + t.renders, 0);
+  const hooked = p.teams.filter((t) => t.webhooks).reduce((a, t) => a + t.renders, 0);
+  const deliveriesPerSec = (load.createdPerSec * hooked * costs.webhookDeliveriesPerRender.value) / total;
+  return { deliveriesPerSec, writesPerSec: deliveriesPerSec * 4 };
+}
