@@ -57,11 +57,21 @@ export interface Settings {
    * Infinity: a team with webhooks registered always does (not in the code: a lever the model weighs).
    */
   readonly hookTrustMs: number;
+  /**
+   * Store statements every sync writes whatever it finds (the code: 7 — the lease taken, the team's and the key's budget
+   * rows reserved, the start recorded, the sync mark, the team announced, the lease given back), and the settle's (2:
+   * the team's and the key's rows, when the real calls differ from the reservation).
+   */
+  readonly bookkeeping: number;
+  readonly settleStatements: number;
+  /** Whether a full sync rewrites every project row (the code: refreshProjects with `every`), or only those that changed. */
+  readonly fullRewritesProjects: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
   stalenessMs: 5_000, reconcileMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
   headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000,
+  bookkeeping: 7, settleStatements: 2, fullRewritesProjects: true,
 };
 
 export interface PopulationSpec {
@@ -187,6 +197,10 @@ export interface SyncResult {
   readonly syncWritesPerSec: number;
   /** Of them, render rows written (new renders and states the sync found). */
   readonly renderRowWritesPerSec: number;
+  /** Of them, the statements every sync writes whatever it finds (lease, budget, marks, announcement). */
+  readonly bookkeepingWritesPerSec: number;
+  /** Of them, project rows a full sync rewrites. */
+  readonly projectWritesPerSec: number;
   /** A read team's age when its next sync ended (what a reader may see), ms: median and p99 over the read teams. */
   readonly ageP50Ms: number;
   readonly ageP99Ms: number;
@@ -249,7 +263,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
   const keyUsed = new Map<string, number>();
   const warm = 60_000;
   const end = warm + minutes * 60_000;
-  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0, writes = 0, rows = 0;
+  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0, writes = 0, rows = 0, bookkeeping = 0, projectWrites = 0;
   const keyCalls = new Map<number, number>();
   for (let now = 0; now < end; now += s.tickMs) {
     const counting = now >= warm;
@@ -293,7 +307,9 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
         keyCalls.set(st.t.key, (keyCalls.get(st.t.key) ?? 0) + calls);
         const found = isHooked ? 0 : renderRowsFound(st, gapS, D, costs);
         rows += found;
-        writes += syncWrites(st, gapS, full, found, need !== calls);
+        writes += syncWrites(st, gapS, full, found, need !== calls, s);
+        bookkeeping += s.bookkeeping + (need !== calls ? s.settleStatements : 0);
+        if (full && s.fullRewritesProjects) projectWrites += st.projects;
       }
       st.syncedAt = now;
       st.busyUntil = now + duration;
@@ -307,7 +323,8 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
     callsPerMin: (hooked + polled) / minutes, hookedCallsPerMin: hooked / minutes, polledCallsPerMin: polled / minutes,
     quietHookCallsPerMin: quietHook / minutes, syncsPerMin: syncs / minutes, refusalsPerMin: refusals / minutes,
     maxKeyCallsPerMin: maxOf(keyCalls.values()) / minutes, maxTeamCallsPerMin: maxOf(teamCallsPerMin.values()),
-    syncWritesPerSec: writes / (minutes * 60), renderRowWritesPerSec: rows / (minutes * 60), ageP50Ms: q(0.5), ageP99Ms: q(0.99),
+    syncWritesPerSec: writes / (minutes * 60), renderRowWritesPerSec: rows / (minutes * 60),
+    bookkeepingWritesPerSec: bookkeeping / (minutes * 60), projectWritesPerSec: projectWrites / (minutes * 60), ageP50Ms: q(0.5), ageP99Ms: q(0.99),
     teamsOver60s: ages.filter((a) => a > 60_000).length, teamCallsPerMin,
   };
 }
@@ -337,18 +354,19 @@ function renderRowsFound(st: TeamState, gapS: number, D: number, costs: Costs): 
 
 /**
  * Store statements one sync writes: its lease (take, the start recorded, release), the budget rows of the team and
- * the key (reserve, and settle when the real calls differ), the sync mark; a statement per project with a render
+ * the key (reserve, and settle when the real calls differ), the sync mark, the team announced to the other instances
+ * (a NOTIFY on PostgreSQL; those holding the team read its row again, not counted); a statement per project with a render
  * written and per head mark moved; a full sync rewrites the team row and every project row (refreshProjects `every`).
  */
-function syncWrites(st: TeamState, gapS: number, full: boolean, rows: number, settles: boolean): number {
-  let n = 3 + 2 + (settles ? 2 : 0) + 1;
+function syncWrites(st: TeamState, gapS: number, full: boolean, rows: number, settles: boolean, s: Settings): number {
+  let n = s.bookkeeping + (settles ? s.settleStatements : 0);
   for (const w of st.t.projectShares) {
     const p = 1 - Math.exp(-st.rate * w * gapS);
     if (p < 1e-6) break;
     n += p; // its head mark moves
     if (rows > 0) n += 1 - Math.exp(-rows * w);
   }
-  if (full) n += 1 + st.projects;
+  if (full) n += 1 + (s.fullRewritesProjects ? st.projects : 0);
   return n;
 }
 

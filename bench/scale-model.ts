@@ -174,10 +174,12 @@ const sizeRows = Object.entries(base.store.parts).map(([k, v]) => [k, gb(v)]);
 say(table(['part', 'GB'], [...sizeRows, ['total', gb(base.store.total)]]));
 say();
 const writeRow = (name: string, e: ReturnType<typeof evaluate>) => [
-  name, fmt(e.hooks.deliveriesPerSec, 1), fmt(e.hooks.writesPerSec), fmt(e.sync.syncWritesPerSec), fmt(e.sync.renderRowWritesPerSec, 1),
+  name, fmt(e.hooks.deliveriesPerSec, 1), fmt(e.hooks.writesPerSec), fmt(e.sync.syncWritesPerSec), fmt(e.sync.bookkeepingWritesPerSec),
+  fmt(e.sync.projectWritesPerSec), fmt(e.sync.renderRowWritesPerSec, 1),
   fmt(e.writesPerSec), fmt(costs.storeWritesPerSecLimit.value), pct(e.limits.storeWrites),
 ];
-say(table(['load', 'webhook deliveries/s', 'their statements/s', 'sync statements/s', 'of which render rows/s', 'total statements/s', 'limit', 'used'],
+say(table(['load', 'webhook deliveries/s', 'their statements/s', 'sync statements/s', 'of which every sync\'s bookkeeping',
+  'of which project rows of full syncs', 'of which render rows', 'total statements/s', 'limit', 'used'],
   [writeRow(rest.name, base), writeRow(peak.name, atPeak)]));
 say();
 say('## Memory and instances');
@@ -215,12 +217,18 @@ const bf = p.teams.map((t) => backfillCalls(t, costs, s));
 const bfTotal = bf.reduce((a, b) => a + b, 0);
 const largestCalls = backfillCalls(base.largest, costs, s);
 const perInstRenders = maxOf(base.packed.loadMb) / (costs.rssBytesPerRender.value / 2 ** 20);
+const keyCalls = new Map<number, number>();
+p.teams.forEach((t, i) => keyCalls.set(t.key, (keyCalls.get(t.key) ?? 0) + bf[i]!));
+const widestKeyCalls = maxOf(keyCalls.values());
+const slowestKeyMin = widestKeyCalls / costs.v1RateLimitPerKeyPerMin.value;
 say(table(['measure', 'value', 'how'], [
   ['backfill calls, whole population', fmt(bfTotal), 'Σ teams: render pages per project (≥ 1) + a template call per project + project pages + team + members'],
   ['backfill of an instance (its teams, CPU-bound)', `${fmt((perInstRenders * costs.backfillUsPerRender.value) / 1e6 / 60, 1)} min`,
     `${fmt(perInstRenders)} renders × ${costs.backfillUsPerRender.value} µs`],
   ['backfill of the largest team (v1-bound)', `${fmt((largestCalls / s.concurrency) * costs.v1LatencyMs.value / 60_000, 1)} min`,
     `${fmt(largestCalls)} calls ÷ ${s.concurrency} at once × ${costs.v1LatencyMs.value} ms`],
+  ['backfill of the whole population, v1-bound (keys in parallel, the slowest key)', `${fmt(slowestKeyMin, 0)} min`,
+    `the widest key's teams' ${fmt(widestKeyCalls)} calls ÷ v1's assumed ${fmt(costs.v1RateLimitPerKeyPerMin.value)} a minute`],
   ['a key backfilling its teams at once, calls/min', fmt(base.keyBackfillDemand),
     `${base.maxKeyTeams} teams × ${s.concurrency} at once × 60 000 ÷ ${costs.v1LatencyMs.value} ms; v1's limit assumed ${fmt(costs.v1RateLimitPerKeyPerMin.value)}`],
   ['restart: an instance reads its teams back from the store', `${fmt((perInstRenders * costs.reloadUsPerRender.value) / 1e6, 0)} s`,
@@ -273,7 +281,11 @@ const levers: [string, PopulationSpec, Settings][] = [
   ['webhooks on 90 % of teams', { ...spec, webhookShare: 0.9 }, s],
   ['a team with webhooks always webhook-fed (not in the code)', spec, { ...s, hookTrustMs: Infinity }],
   ['the same, webhooks on 90 %', { ...spec, webhookShare: 0.9 }, { ...s, hookTrustMs: Infinity }],
+  ['a sync\'s bookkeeping in 2 statements (not in the code)', spec, { ...s, bookkeeping: 2, settleStatements: 0 }],
   ['30 s, every 10th, 90 %, always webhook-fed', { ...spec, webhookShare: 0.9 }, { ...s, stalenessMs: 30_000, quietEvery: 10, hookTrustMs: Infinity }],
+  ['a full sync writes only the projects that changed (not in the code)', spec, { ...s, fullRewritesProjects: false }],
+  ['all of the above', { ...spec, webhookShare: 0.9 },
+    { ...s, stalenessMs: 30_000, quietEvery: 10, hookTrustMs: Infinity, bookkeeping: 2, settleStatements: 0, fullRewritesProjects: false }],
 ];
 say(table(['lever', 'v1 calls/min', 'webhook-fed', 'polled', 'store statements/s', 'busiest key /min', 'age p50 / p99', 'instances'],
   levers.map(([name, sp, set]) => {

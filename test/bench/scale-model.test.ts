@@ -35,6 +35,10 @@ describe('scale model: the sync', () => {
     expect(r.hookedCallsPerMin).toBe(0);
     expect(r.syncsPerMin).toBe(2 * 24);
     expect(r.refusalsPerMin).toBe(0);
+    // every sync's 7 statements (the real calls equal the reservation: no settle), the team and project rows of a full one
+    expect(r.bookkeepingWritesPerSec).toBeCloseTo((48 * 7) / 60, 9);
+    expect(r.projectWritesPerSec).toBeCloseTo((10 + 20) / 60, 9);
+    expect(r.syncWritesPerSec).toBeCloseTo((48 * 7 + (1 + 10) + (1 + 20)) / 60, 9);
   });
 
   it('a team whose syncs do not fit its budget every half bound is synced as often as whole syncs fit a minute', () => {
