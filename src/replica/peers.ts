@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ChangeBus } from '../store/changes.js';
 import type { IndexStore } from '../store/render-index.js';
 import type { RenderDataStore } from '../store/render-extras.js';
+import { CatchUp, type CatchUpCounts } from './catch-up.js';
 import type { TeamRegistry } from './registry.js';
 
 export interface PeersDeps {
@@ -18,15 +19,24 @@ export interface PeersDeps {
 
 /**
  * The other instances sharing the store: this one announces the renders and teams it wrote (on the change bus), and
- * follows theirs — renders read back by id, a team's row and projects read again, a team dropped after a repair or a
- * resync (read whole on its next read), the data of a render the gateway created.
+ * follows theirs — renders read back by id, a team's row and projects read again, a team dropped after a repair (read
+ * whole on its next read), the data of a render the gateway created; after a resync (announcements may have been
+ * missed) every held team reads what changed in the store since its change mark (`CatchUp`).
  */
 export class Peers {
   private readonly following = new Set<Promise<void>>();
   /** Reads waiting for another instance's sync of a team to end (by team). */
   private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly catchUp: CatchUp;
 
-  constructor(private readonly deps: PeersDeps) {}
+  constructor(private readonly deps: PeersDeps) {
+    this.catchUp = new CatchUp(deps);
+  }
+
+  /** What the catch-ups after resyncs did so far. */
+  get caughtUp(): Readonly<CatchUpCounts> {
+    return this.catchUp.counts;
+  }
 
   listen(): void {
     const { bus, store, registry, busy } = this.deps;
@@ -47,10 +57,8 @@ export class Peers {
     bus.on('index_drop', (team) => {
       if (!busy(team)) registry.forget(team);
     });
-    // what another process wrote is read again (teams being synced here are kept: they are this instance's writes)
-    bus.onResync(() => {
-      for (const id of registry.ids()) if (!busy(id)) registry.forget(id);
-    });
+    // announcements may have been missed: each held team reads what changed since its mark
+    bus.onResync(() => this.follow(this.catchUp.request()));
   }
 
   /** Follows the data the gateway sent for the renders it created (written by any instance). */

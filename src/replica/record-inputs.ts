@@ -45,6 +45,8 @@ export class RecordInputs {
   /** Follows the overlays' and ids' changes (heard on the bus, or from the translator). */
   listen(): void {
     this.deps.bus.on('overlays', () => { this.ready = this.reload(); });
+    // a lost change bus may have missed another instance's overlays (the overlay store dropped its copy)
+    this.deps.bus.onResync(() => { this.ready = this.reload(); });
     // imported id pairs change uuids: the records are rebuilt whenever the translator has read them again (an import
     // heard on the bus, or a resync: another process's import reaches SQLite instances only so); a team being loaded
     // meanwhile rebuilds its own (version)
@@ -72,6 +74,8 @@ export class RecordInputs {
       const types = ['render', 'project', 'account'];
       const loaded = await Promise.all(types.map(async (t) => [t, await this.deps.overlays.ofType(t)] as const));
       if (seq !== this.seq) return;
+      // the same overlays read again (a resync): the records built with them stand
+      if (this.overlaysVersion > 0 && sameOverlays(this.overlays, loaded)) return;
       this.overlays = Object.fromEntries(loaded);
       this.overlaysVersion++;
       for (const t of this.deps.teams()) t.invalidateRecords();
@@ -81,4 +85,14 @@ export class RecordInputs {
       if (seq === this.seq) this.settled = true;
     }
   }
+}
+
+type OverlayEntries = Iterable<readonly [string, ReadonlyMap<string, Record<string, unknown>>]>;
+
+/** Overlays as one string, whatever order the store gave their rows in. */
+const overlaysKey = (entries: OverlayEntries) => JSON.stringify([...entries].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, m]) =>
+  [t, [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, o]) => [id, Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))])]));
+
+function sameOverlays(held: Overlays, loaded: OverlayEntries): boolean {
+  return overlaysKey(Object.entries(held)) === overlaysKey(loaded);
 }

@@ -64,10 +64,12 @@ export class TeamRegistry {
 
   private async read(teamId: string): Promise<TeamReplica | undefined> {
     const { store, clock, inputs } = this.deps;
+    const mark = await store.changeMark(); // before reading: a change made meanwhile is caught up from it
     const row = await store.team(teamId);
     if (!row) return undefined;
     const version = inputs.version;
     const fresh = new TeamReplica(row, inputs.builder);
+    fresh.changeMark = mark;
     fresh.readAt = clock.now(); // loaded to be read: not the first to leave memory
     for (const pr of await store.projects(teamId)) fresh.setProject(pr, clock.now());
     await store.eachRenders(teamId, (rows) => fresh.load(rows));

@@ -28,6 +28,11 @@ export class TeamReplica {
   webhookAt: number | null;
   /** When a legacy request last read the team (background syncs run for teams being read). */
   readAt = 0;
+  /**
+   * The store's change mark this copy holds every render change before (`IndexStore.changeMark`): a lost change bus is
+   * caught up from it (`catch-up.ts`). Null: unknown (a team adopted empty), read whole again instead.
+   */
+  changeMark: number | null = null;
   readonly projects = new Map<string, ProjectEntry>();
   readonly data = new Map<string, unknown>();
   private readonly marks = new HeadMarks();
