@@ -11,7 +11,14 @@ export interface CatchUpDeps {
   readonly registry: TeamRegistry;
   /** A team being synced or backfilled here: its row and projects are this instance's own writes (not read again). */
   readonly busy: (teamId: string) => boolean;
+  /** Where a retry's catch-up is handed (Peers follows it: idle() and close() wait for it). */
+  readonly follow?: (p: Promise<void>) => void;
+  /** The first retry after a failed catch-up (doubled each time; 0: no retry). Default 1 s. */
+  readonly retryMs?: number;
 }
+
+/** Retries of a failed catch-up before the teams it could not read are read whole instead. */
+const RETRIES = 6;
 
 /** What the catch-ups did so far (the operators' log, tests). */
 export interface CatchUpCounts {
@@ -19,8 +26,10 @@ export interface CatchUpCounts {
   runs: number;
   /** Teams caught up in place. */
   teams: number;
-  /** Teams read whole again instead (no mark, a repair or a dropped project, a failed read, gone from the store). */
+  /** Teams read whole again instead (no mark, a repair or a dropped project, gone from the store, reads failing). */
   reloaded: number;
+  /** Teams whose catch-up failed (kept as they were, their marks unmoved, tried again). */
+  failed: number;
   /** Render rows read since the teams' marks. */
   rows: number;
 }
@@ -30,13 +39,19 @@ export interface CatchUpCounts {
  * only what changed in the store since its change mark: the render rows written since (applied under the newest-state
  * rule, with the data the gateway sent for them), then its row and projects (a project gone is dropped). A team the
  * store cannot tell the changes of is forgotten and read whole on its next read: one with no mark (adopted empty), one a
- * repair rewrote (`index verify --repair`) or that lost a project since its mark (rare: a project gone from v1), one whose
- * read failed, and one gone from the store. Signals arriving during a catch-up make one more after it.
+ * repair rewrote (`index verify --repair`) or that lost a project since its mark (rare: a project gone from v1), and one
+ * gone from the store. A team whose catch-up fails (the store unreachable: PostgreSQL restarting drops the LISTEN
+ * connection) keeps its copy and mark and is tried again — at the next signal (listening again), or after 1 s, doubled
+ * each time; after 6 failed retries in a row it is read whole on its next read. Signals arriving during a catch-up make
+ * one more after it.
  */
 export class CatchUp {
-  readonly counts: CatchUpCounts = { runs: 0, teams: 0, reloaded: 0, rows: 0 };
+  readonly counts: CatchUpCounts = { runs: 0, teams: 0, reloaded: 0, rows: 0, failed: 0 };
   private current: Promise<void> | undefined;
   private next: Promise<void> | undefined;
+  /** Failed catch-ups in a row, and the retry waiting. */
+  private failures = 0;
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: CatchUpDeps) {}
 
@@ -59,19 +74,48 @@ export class CatchUp {
     await Promise.allSettled(registry.pending());
     const before = { ...this.counts };
     this.counts.runs++;
-    await Promise.all([...registry.values()].map((t) => this.team(t)));
-    logger.info({ teams: this.counts.teams - before.teams, reloaded: this.counts.reloaded - before.reloaded, rows: this.counts.rows - before.rows },
-      'render index: caught up with the store after a resync');
+    const teams = [...registry.values()];
+    const ok = await Promise.all(teams.map((t) => this.team(t)));
+    const failed = teams.filter((_, i) => !ok[i]);
+    logger.info({ teams: this.counts.teams - before.teams, reloaded: this.counts.reloaded - before.reloaded, rows: this.counts.rows - before.rows,
+      failed: failed.length }, 'render index: caught up with the store after a resync');
+    if (failed.length === 0) this.failures = 0;
+    else this.retryLater(failed);
   }
 
-  /** One team: its changes since its mark, or forgotten. */
-  private async team(t: TeamReplica): Promise<void> {
+  /** Another catch-up later; past RETRIES in a row, the teams still failing are read whole on their next read. */
+  private retryLater(failed: readonly TeamReplica[]): void {
+    const ms = this.deps.retryMs ?? 1000;
+    if (++this.failures > RETRIES || ms <= 0) {
+      this.failures = 0;
+      for (const t of failed) this.forget(t);
+      return;
+    }
+    if (this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      const p = this.request();
+      if (this.deps.follow) this.deps.follow(p);
+      else p.catch(() => undefined);
+    }, ms * 2 ** (this.failures - 1));
+    this.retry.unref();
+  }
+
+  /** The team leaves memory (read whole on its next read), unless it is being synced here or already replaced. */
+  private forget(t: TeamReplica): void {
+    const { registry, busy } = this.deps;
+    if (busy(t.id) || registry.get(t.id) !== t) return; // a team being synced here keeps its copy (its mark unmoved)
+    registry.forget(t.id);
+    this.counts.reloaded++;
+  }
+
+  /** One team: its changes since its mark, or forgotten; false when the store could not be read (the copy kept). */
+  private async team(t: TeamReplica): Promise<boolean> {
     const { store, registry, busy, logger } = this.deps;
     const mark = t.changeMark;
     const forget = () => {
-      if (busy(t.id) || registry.get(t.id) !== t) return; // a team being synced here keeps its copy (its mark unmoved)
-      registry.forget(t.id);
-      this.counts.reloaded++;
+      this.forget(t);
+      return true;
     };
     if (mark === null) return forget();
     try {
@@ -90,9 +134,11 @@ export class CatchUp {
       if (!busy(t.id)) await registry.refreshRow(t);
       t.changeMark = read.mark;
       this.counts.teams++;
+      return true;
     } catch (e) {
-      logger.warn({ err: e, team: t.id }, 'render index: could not catch a team up with the store (it is read whole on its next read)');
-      forget();
+      logger.warn({ err: e, team: t.id }, 'render index: could not catch a team up with the store (kept as it was, tried again)');
+      this.counts.failed++;
+      return false;
     }
   }
 

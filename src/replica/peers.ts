@@ -30,7 +30,7 @@ export class Peers {
   private readonly catchUp: CatchUp;
 
   constructor(private readonly deps: PeersDeps) {
-    this.catchUp = new CatchUp(deps);
+    this.catchUp = new CatchUp({ ...deps, follow: (p) => this.follow(p) });
   }
 
   /** What the catch-ups after resyncs did so far. */

@@ -150,6 +150,30 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
     }
   });
 
+  it('a catch-up the store fails keeps the copy as it was, and the next one catches it up', async () => {
+    const some = t.render(t.projectRenderIds([...t.projects.keys()][0]!)[0]!)!.render;
+    const moved: V1Render = { ...some, name: 'moved while the store was away', updated_at: (some.updated_at ?? some.created_at) + 120_000 };
+    await a.deps.index!.store.putRenders(team, [moved], sim.sim.world.clock.now());
+    const store = b.deps.index!.store;
+    const original = store.changesSince.bind(store);
+    let away = true;
+    const refused = vi.spyOn(store, 'changesSince')
+      .mockImplementation((id, ...rest) => (away && id === team ? Promise.reject(new Error('the store is away')) : original(id, ...rest)));
+    try {
+      await lose();
+      expect(refused.mock.calls.some((c) => c[0] === team)).toBe(true);
+      expect(b.deps.index!.team(team)).toBe(t); // kept, not dropped
+      expect(t.render(some.id)!.render.name).toBe(some.name);
+      away = false;
+      if (name === 'sqlite') await a.deps.index!.store.putProjects(team, [t.projects.values().next().value!.project]); // a commit the poll sees
+      await lose();
+      expect(b.deps.index!.team(team)).toBe(t);
+      expect(t.render(some.id)!.render.name).toBe('moved while the store was away');
+    } finally {
+      refused.mockRestore();
+    }
+  });
+
   it('a repair on A makes B read the team whole on its next read', async () => {
     const some = t.render(t.projectRenderIds([...t.projects.keys()][0]!)[0]!)!.render;
     await a.deps.index!.store.overwriteRenders([{ ...some, name: 'repaired' }]);
