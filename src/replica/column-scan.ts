@@ -11,8 +11,11 @@ export interface TeamColumns {
   readonly rows: readonly (readonly number[])[] | null;
   /** The project codes of the scope (null: every project). */
   readonly projects: ReadonlySet<number> | null;
-  /** Live rows in a query's order, kept by the team (`name` naming the order, `cmp` comparing rows by it). */
-  readonly sorted: (name: string, cmp: (a: number, b: number) => number) => readonly number[];
+  /**
+   * Live rows in a query's order, kept by the team (`name` naming the order, `cmp` comparing rows by it); undefined
+   * while a large team's order is being sorted (the question is answered otherwise meanwhile).
+   */
+  readonly sorted: (name: string, cmp: (a: number, b: number) => number) => readonly number[] | undefined;
 }
 
 /** The orders kept sorted: a query sorted by these root fields (its tie-break by id included). */
@@ -135,10 +138,13 @@ export class RenderColumnScan implements ColumnScan {
     if (sort.some((s) => s.field.fn || s.field.path.length !== 1 || !KEPT_ORDERS.has(s.field.path[0] as string))) return undefined;
     const name = sort.map((s) => `${s.field.path[0]}:${s.direction}`).join(',');
     let tested = 0;
+    // every team's kept order (one still being sorted: the question is answered otherwise)
+    const orders = this.teams.map((t) => t.sorted(name, rowOrder(t.cols, cmp)));
+    if (orders.some((o) => o === undefined)) return undefined;
     // per team: its kept order, where it stands in it, and the next record passing the filter there
-    const runs = this.teams.map((t) => {
+    const runs = this.teams.map((t, k) => {
       const c = t.cols.c;
-      const rows = t.sorted(name, rowOrder(t.cols, cmp));
+      const rows = orders[k] as readonly number[];
       let at = 0;
       const next = (): Rec | undefined => {
         while (at < rows.length) {
@@ -170,10 +176,12 @@ export class RenderColumnScan implements ColumnScan {
       tested += forRows(t, (row) => {
         if (t.test(row)) rows.push(row);
       });
-      // rows are chosen first, then turned into records and handed on a batch at a time
+      // rows are chosen first, then turned into records and handed on a batch at a time, the event loop given a turn
+      // between batches (a question over 100 000 matches does not hold it)
       for (let i = 0; i < rows.length; i += BATCH) {
         batch = rows.slice(i, i + BATCH).map((row) => t.cols.view(row));
         await take(batch);
+        if (i + BATCH < rows.length) await new Promise<void>((r) => setImmediate(r));
       }
     }
     return tested;

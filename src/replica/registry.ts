@@ -5,6 +5,11 @@ import { evict, type EvictionOptions } from './eviction.js';
 import type { RecordInputs } from './record-inputs.js';
 import { TeamReplica } from './team-replica.js';
 
+/** Renders read from the store applied between two turns of the event loop. */
+const LOAD_SLICE = 500;
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
 export interface TeamRegistryDeps {
   readonly store: IndexStore;
   readonly clock: Clock;
@@ -72,7 +77,13 @@ export class TeamRegistry {
     fresh.changeMark = mark;
     fresh.readAt = clock.now(); // loaded to be read: not the first to leave memory
     for (const pr of await store.projects(teamId)) fresh.setProject(pr, clock.now());
-    await store.eachRenders(teamId, (rows) => fresh.load(rows));
+    // applied a slice at a time, the event loop given a turn between slices (a large team does not hold it)
+    await store.eachRenders(teamId, async (rows) => {
+      for (let i = 0; i < rows.length; i += LOAD_SLICE) {
+        fresh.load(rows.length <= LOAD_SLICE ? rows : rows.slice(i, i + LOAD_SLICE));
+        await turn();
+      }
+    });
     fresh.compact();
     for (const [id, data] of await store.renderData(teamId)) fresh.setData(id, data);
     // new overlays or imported ids arrived while it was read

@@ -1,9 +1,17 @@
 import type { Rec } from '../query/compile.js';
+import { sortYielding } from '../plan/sort-yielding.js';
 import { ordered } from './columns.js';
 import type { RenderRows } from './render-rows.js';
 
 /** Sorted orders a team keeps at most (distinct sorts of questions). */
 const SORTED_KEPT = 8;
+/** Past this many live rows a new sorted order is sorted off the question, a slice at a time (sort-yielding). */
+const SORT_AT_ONCE = 8_192;
+/** Rows a sort of a new order sorts or merges between two turns of the event loop. */
+const SORT_SLICE = 2_048;
+
+/** A sorted order being built: the rows that moved meanwhile take their place once it is sorted. */
+interface Building { readonly cmp: (a: number, b: number) => number; readonly moved: Set<number>; readonly added: Set<number> }
 
 /**
  * The orders of a team's renders: newest first (created_at descending, then uuid ascending: the default legacy order),
@@ -16,6 +24,8 @@ export class RenderOrders {
   private readonly byKey = new Map<string, { version: number; rows: number[] }>();
   /** Live rows in the orders questions asked for (by the order's name), with the comparison each was sorted by. */
   private readonly sorted = new Map<string, { cmp: (a: number, b: number) => number; rows: number[] }>();
+  /** Sorted orders being built off the questions that asked for them (a large team's), by name. */
+  private readonly building = new Map<string, Building>();
 
   constructor(private readonly rows: RenderRows) {}
 
@@ -23,6 +33,7 @@ export class RenderOrders {
   reset(): void {
     this.newest = null;
     this.sorted.clear();
+    this.building.clear();
   }
 
   /** Every order is built again on next use (uuids or overlays changed). */
@@ -30,30 +41,77 @@ export class RenderOrders {
     this.byKey.clear();
     this.newest = null;
     this.sorted.clear();
+    this.building.clear();
   }
 
   /**
    * Live rows in a query's order, `name` naming it (`title:asc,id:asc`) and `cmp` comparing two rows by it: sorted
-   * once, then kept as renders arrive and change (`moved`).
+   * once, then kept as renders arrive and change (`moved`). A large team's new order is sorted off the question, a
+   * slice at a time (`around` wrapping each slice's work): undefined until it is ready, and the question is answered
+   * otherwise meanwhile.
    */
-  sortedBy(name: string, cmp: (a: number, b: number) => number): readonly number[] {
+  sortedBy(
+    name: string, cmp: (a: number, b: number) => number, around: <R>(f: () => R) => R = (f) => this.rows.c.uuidsKept(f),
+  ): readonly number[] | undefined {
     let kept = this.sorted.get(name);
     if (kept) {
       this.sorted.delete(name);
       this.sorted.set(name, kept);
-    } else {
-      // a few orders are kept (each a number a live row): the one asked least recently goes first
-      if (this.sorted.size >= SORTED_KEPT) this.sorted.delete(this.sorted.keys().next().value as string);
-      const live = this.rows.liveRows();
-      // a sort by uuid (or tied titles then uuids) derives each row's uuid once, not once a comparison
-      kept = { cmp, rows: this.rows.c.uuidsKept(() => live.sort(cmp)) };
-      this.sorted.set(name, kept);
+      return kept.rows;
     }
+    if (this.building.has(name)) return undefined;
+    const live = this.rows.liveRows();
+    // a large team's order is sorted a slice at a time, off the question (undefined meanwhile: answered otherwise)
+    if (live.length > SORT_AT_ONCE) {
+      void this.build(name, cmp, live, around);
+      return undefined;
+    }
+    // a sort by uuid (or tied titles then uuids) derives each row's uuid once, not once a comparison
+    kept = { cmp, rows: this.rows.c.uuidsKept(() => live.sort(cmp)) };
+    this.keep(name, kept);
     return kept.rows;
+  }
+
+  /** Keeps a sorted order (a few are kept, each a number a live row: the one asked least recently goes first). */
+  private keep(name: string, kept: { cmp: (a: number, b: number) => number; rows: number[] }): void {
+    if (this.sorted.size >= SORTED_KEPT) this.sorted.delete(this.sorted.keys().next().value as string);
+    this.sorted.set(name, kept);
+  }
+
+  /**
+   * Sorts a new order a slice at a time; the rows that moved or arrived meanwhile then take their place. A row that
+   * changed while it was being sorted may have put others out of place: the order is sorted again without the rows
+   * that changed (an almost sorted list sorts fast), a slice at a time, at once on the third pass. Rows removed (or
+   * every order reset) meanwhile: the build is dropped, and the next question asks again.
+   */
+  private async build(name: string, cmp: (a: number, b: number) => number, live: number[], around: <R>(f: () => R) => R): Promise<void> {
+    let b: Building = { cmp, moved: new Set(), added: new Set() };
+    this.building.set(name, b);
+    let rows = await sortYielding(live, cmp, SORT_SLICE, around);
+    for (let pass = 1; this.building.get(name) === b; pass++) {
+      const changed = [...b.moved].filter((i) => !b.added.has(i));
+      if (changed.length === 0) {
+        this.building.delete(name);
+        around(() => { for (const i of b.moved) insertSorted(rows, i, cmp); });
+        this.keep(name, { cmp, rows });
+        return;
+      }
+      // the rows that moved wait outside the order (as if they arrived now) while the rest is sorted again
+      const out = new Set(changed);
+      rows = rows.filter((i) => !out.has(i));
+      b = { cmp, moved: new Set(b.moved), added: new Set(b.moved) };
+      this.building.set(name, b);
+      const again = rows;
+      rows = pass < 3 ? await sortYielding(again, cmp, SORT_SLICE, around) : around(() => again.sort(cmp));
+    }
   }
 
   /** A row was added or changed: it takes its place again in every kept sorted order (a binary search, one splice). */
   moved(i: number, added: boolean): void {
+    for (const b of this.building.values()) {
+      b.moved.add(i);
+      if (added) b.added.add(i);
+    }
     if (this.sorted.size > 0) this.rows.c.uuidsKept(() => this.reposition(i, added));
   }
 
@@ -64,14 +122,7 @@ export class RenderOrders {
         const at = list.indexOf(i);
         if (at >= 0) list.splice(at, 1);
       }
-      let lo = 0;
-      let hi = list.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (kept.cmp(list[mid] as number, i) <= 0) lo = mid + 1;
-        else hi = mid;
-      }
-      list.splice(lo, 0, i);
+      insertSorted(list, i, kept.cmp);
     }
   }
 
@@ -137,4 +188,16 @@ export class RenderOrders {
     }
     return cached.rows.slice(0, n).map(view);
   }
+}
+
+/** A row takes its place in a sorted list (a binary search, one splice; after its equals). */
+function insertSorted(list: number[], i: number, cmp: (a: number, b: number) => number): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cmp(list[mid] as number, i) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, i);
 }

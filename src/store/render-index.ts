@@ -293,15 +293,18 @@ export class IndexStore {
     return rows.map((r) => ({ render: JSON.parse(r.render) as V1Render, seenAt: Number(r.seen_at) }));
   }
 
-  /** The team's renders a page at a time (by render id), so a large team is never parsed whole at once. */
-  async eachRenders(teamId: string, each: (rows: readonly RenderRow[]) => void, pageSize = 2000): Promise<number> {
+  /**
+   * The team's renders a page at a time (by render id), so a large team is never parsed whole at once; `each` may return
+   * a promise: the next page is read once it settles.
+   */
+  async eachRenders(teamId: string, each: (rows: readonly RenderRow[]) => unknown, pageSize = 2000): Promise<number> {
     let after = '';
     let n = 0;
     for (;;) {
       const rows = await this.db.selectFrom('index_renders').select(['render_id', 'render', 'seen_at']).where('team_id', '=', teamId)
         .where('render_id', '>', after).orderBy('render_id').limit(pageSize).execute();
       if (rows.length === 0) return n;
-      each(rows.map((r) => ({ render: JSON.parse(r.render) as V1Render, seenAt: Number(r.seen_at) })));
+      await each(rows.map((r) => ({ render: JSON.parse(r.render) as V1Render, seenAt: Number(r.seen_at) })));
       n += rows.length;
       after = rows[rows.length - 1]!.render_id;
       if (rows.length < pageSize) return n;

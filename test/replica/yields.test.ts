@@ -1,0 +1,129 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileSort } from '../../src/query/compile.js';
+import type { RecordInputs } from '../../src/replica/record-inputs.js';
+import { recordBuilder } from '../../src/replica/records.js';
+import { TeamRegistry } from '../../src/replica/registry.js';
+import { TeamReplica } from '../../src/replica/team-replica.js';
+import { openDb, type Db } from '../../src/store/db.js';
+import type { IdMapStore } from '../../src/store/idmap.js';
+import { migrate } from '../../src/store/migrations.js';
+import { IndexStore } from '../../src/store/render-index.js';
+import { IdTranslator } from '../../src/translate/ids.js';
+import { RENDER_STATUSES, type V1Render, type V1Team } from '../../src/v1/schemas.js';
+import { FieldRef, Sort } from '../../src/query/ast.js';
+import { schemas, mappings } from '../query/fixtures.js';
+import type { ResourceSchema } from '../../src/query/schema.js';
+
+/**
+ * Heavy work on a large team gives the event loop turns: a team read whole from the store is applied a slice at a time,
+ * and a new sorted order of a large team is sorted off the question, a slice at a time. Turns are counted (a chain of
+ * setImmediate callbacks running beside the work), never timed.
+ */
+const T0 = 1_700_000_000;
+const team: V1Team = { id: 'team_big', name: 'big', account_id: 'acct_big', role: 'admin', created_at: T0 };
+const WORDS = ['alpha', 'Beta', 'gamma', 'Épsilon', 'zeta 🎬'];
+const render = (i: number, name = `${WORDS[i % 5]} ${(i * 7919) % 1000}`): V1Render => ({
+  id: `rend_${String(i).padStart(6, '0')}`, name, status: RENDER_STATUSES[i % RENDER_STATUSES.length]!, type: 'cloud',
+  project: { id: `proj_${i % 10}`, team: team.id }, created_by: null, created_at: T0 + i, updated_at: null,
+});
+const ids = new IdTranslator({ imported: async () => [] } as unknown as IdMapStore);
+const builder = recordBuilder({ ids, mappings, timeUnit: 'auto' }, () => ({}), {});
+
+/** Runs `work`, counting the turns of the event loop taken meanwhile. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+  let turns = 0;
+  let on = true;
+  const spin = () => {
+    if (!on) return;
+    turns++;
+    setImmediate(spin);
+  };
+  setImmediate(spin);
+  const value = await work();
+  on = false;
+  return { value, turns };
+}
+
+describe('a team read whole from the store', () => {
+  let db: Db;
+  let store: IndexStore;
+  const N = 50_000;
+  beforeAll(async () => {
+    db = await openDb(join(mkdtempSync(join(tmpdir(), 'gw-yields-')), 'store.db'));
+    await migrate(db.kysely);
+    store = new IndexStore(db.kysely, () => 1);
+    await store.putTeam(team, []);
+    await store.putProjects(team.id, Array.from({ length: 10 }, (_, p) => ({
+      id: `proj_${p}`, name: `p${p}`, team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null,
+    })));
+    const all = Array.from({ length: N }, (_, i) => render(i));
+    for (let i = 0; i < N; i += 5000) await store.putRenders(team.id, all.slice(i, i + 5000), 1);
+    await store.markBackfilled(team.id, 1);
+  }, 120_000);
+  afterAll(async () => db?.close());
+
+  it('is applied a slice at a time, the event loop given turns between slices', async () => {
+    const inputs = { builder, version: '0' } as unknown as RecordInputs;
+    const registry = new TeamRegistry({
+      store, clock: { now: () => 1 } as never, inputs, eviction: { maxBytes: 1e12, busy: () => false, logger: pino({ level: 'silent' }) },
+    });
+    const { value: t, turns } = await turnsDuring(() => registry.load(team.id));
+    expect(t?.size).toBe(N);
+    // 500 renders a slice: at least one turn a slice
+    expect(turns).toBeGreaterThanOrEqual(N / 500);
+  }, 120_000);
+});
+
+describe('a new sorted order of a large team', () => {
+  const sortOf = (field: string) => [Sort.create(FieldRef.create([field]), 'asc'), Sort.create(FieldRef.create(['id']), 'asc')];
+  const cmpOf = (t: TeamReplica, field: string) => {
+    const cmp = compileSort(sortOf(field), schemas.render as ResourceSchema, schemas, { one: () => undefined, many: () => [] });
+    return (a: number, b: number) => cmp(t.view(a), t.view(b));
+  };
+
+  it('is sorted off the question, a slice at a time, and holds the renders that arrived or changed meanwhile', async () => {
+    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    for (let p = 0; p < 10; p++) {
+      t.setProject({
+        project: { id: `proj_${p}`, name: `p${p}`, team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
+        templates: [], backfilled: true,
+      }, 1);
+    }
+    const N = 20_000;
+    for (let i = 0; i < N; i++) t.apply(render(i), 1);
+    const cmp = cmpOf(t, 'title');
+    // the first question finds no order: it is answered otherwise, and the order is being sorted
+    expect(t.sortedRows('title:asc,id:asc', cmp)).toBeUndefined();
+    // renders arrive and change while it is sorted
+    t.apply(render(N, 'aaa first of all'), 2);
+    t.apply({ ...render(7), name: 'zzz last of all', updated_at: T0 + 100_000 }, 2);
+    t.apply(render(N + 1, 'Beta 500'), 2);
+    const { value: rows, turns } = await turnsDuring(async () => {
+      let kept: readonly number[] | undefined;
+      for (let i = 0; i < 1000 && !(kept = t.sortedRows('title:asc,id:asc', cmp)); i++) await new Promise((r) => setImmediate(r));
+      return kept;
+    });
+    expect(rows).toBeDefined();
+    // 2 048 rows a slice: the sort of 20 000 rows took several turns
+    expect(turns).toBeGreaterThanOrEqual(5);
+    const expected = Array.from({ length: N + 2 }, (_, i) => i).sort(cmp);
+    expect([...rows!]).toEqual(expected);
+    expect(t.view(rows![0]!).title).toBe('aaa first of all');
+    expect(t.view(rows![rows!.length - 1]!).title).toBe('zzz last of all');
+  });
+
+  it('is sorted at once for a small team', () => {
+    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    t.setProject({
+      project: { id: 'proj_0', name: 'p0', team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
+      templates: [], backfilled: true,
+    }, 1);
+    for (let i = 0; i < 100; i++) t.apply({ ...render(i), project: { id: 'proj_0', team: team.id } }, 1);
+    const cmp = cmpOf(t, 'title');
+    expect(t.sortedRows('title:asc,id:asc', cmp)).toEqual(Array.from({ length: 100 }, (_, i) => i).sort(cmp));
+  });
+});
