@@ -111,7 +111,7 @@ export function budgetIntervalMs(calls: number, callsPerMin: number): number {
  * heads and re-poll the renders not yet final at every sync, and the quiet projects in rotation (`rotation.ts`), each
  * due once a cycle. A minute's calls are its syncs' fixed part plus the due checks its syncs take — at most the most
  * due times a window of a minute and one interval holds (`dueMax`: a minute's first sync takes the checks due since
- * the sync before it). The cycle is the one giving the smallest team bound (cycle + interval) among those whose
+ * the sync before it), and the calls of the periodic full syncs a minute may hold. The cycle is the one giving the smallest team bound (cycle + interval) among those whose
  * interval stays within the configured bound — or, when none does, twice the shortest interval the budget allows —
  * chosen with the fixed part estimated from the active projects alone (one moving render each), so that it moves only
  * when they change; the interval then follows from the real fixed part. A render of a quiet project created just after
@@ -126,7 +126,8 @@ export function cadenceFrom(
   const wholeBound = Math.max(floor, wholeInterval);
   const whole: Cadence = { intervalMs: wholeInterval, cycleMs: 0, activeBoundMs: wholeBound, boundMs: wholeBound };
   if (shape.active < 1 || shape.active >= shape.projects || !Number.isFinite(callsPerMin)) return whole;
-  const budget = Math.floor(callsPerMin);
+  // the periodic full sync (every INDEX_RECONCILE_MS) also reads the team, its members and every project's templates
+  const budget = Math.floor(callsPerMin) - Math.ceil(60_000 / c.INDEX_RECONCILE_MS) * (shape.projects + 2);
   // the quickest the fixed part alone allows, for the cycle's choice
   const estimated = syncCallsWith(shape.active, shape.projects, shape.active);
   const quickest = intervalFitting(floor / 2, estimated, budget, () => 0);
