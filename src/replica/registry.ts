@@ -3,12 +3,16 @@ import type { IndexStore } from '../store/render-index.js';
 import type { V1Team } from '../v1/schemas.js';
 import { evict, type EvictionOptions } from './eviction.js';
 import type { RecordInputs } from './record-inputs.js';
+import { LoadQueue } from './load-queue.js';
 import { TeamReplica } from './team-replica.js';
 
 /** Renders read from the store applied between two turns of the event loop. */
 const LOAD_SLICE = 500;
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
+
+/** Teams read from the store at once; the others wait in order (see `LoadQueue`). */
+const LOADS_AT_ONCE = 2;
 
 export interface TeamRegistryDeps {
   readonly store: IndexStore;
@@ -25,6 +29,8 @@ export interface TeamRegistryDeps {
 export class TeamRegistry {
   private readonly teams = new Map<string, TeamReplica>();
   private readonly loading = new Map<string, Promise<TeamReplica | undefined>>();
+  /** Teams read from the store two at a time (`load-queue.ts`): a read of ten teams' reach does not hold the loop ten times longer. */
+  private readonly queue = new LoadQueue(LOADS_AT_ONCE);
 
   constructor(private readonly deps: TeamRegistryDeps) {}
 
@@ -61,7 +67,7 @@ export class TeamRegistry {
     if (t) return t;
     let p = this.loading.get(teamId);
     if (!p) {
-      p = this.read(teamId).finally(() => this.loading.delete(teamId));
+      p = this.queue.run(() => this.read(teamId)).finally(() => this.loading.delete(teamId));
       this.loading.set(teamId, p);
     }
     return p;
