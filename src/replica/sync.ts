@@ -34,6 +34,8 @@ export class TeamUnreachable extends Error {}
 
 /** The first page of a head check asks for a few renders only: most syncs find nothing new. */
 const HEAD_PAGE = 20;
+/** Renders of a page applied to the team between two turns of the event loop. */
+const APPLY_SLICE = 32;
 
 /**
  * Walks v1 for one team of the replica: the backfill (every project's renders once, checkpointed per project) and the
@@ -231,7 +233,11 @@ export class TeamSync {
     if (renders.length === 0) return;
     const seenAt = this.o.clock.now();
     await this.o.store.putRenders(t.id, renders, seenAt);
-    for (const r of renders) if (t.apply(r, seenAt)) changes.renders.push(r.id);
+    // applied a few at a time, the event loop given a turn between (a render moves in each sorted order the team keeps)
+    for (let i = 0; i < renders.length; i += APPLY_SLICE) {
+      if (i > 0) await new Promise<void>((r) => setImmediate(r));
+      for (const r of renders.slice(i, i + APPLY_SLICE)) if (t.apply(r, seenAt)) changes.renders.push(r.id);
+    }
   }
 }
 

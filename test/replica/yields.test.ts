@@ -7,6 +7,7 @@ import { compileSort } from '../../src/query/compile.js';
 import type { RecordInputs } from '../../src/replica/record-inputs.js';
 import { recordBuilder } from '../../src/replica/records.js';
 import { TeamRegistry } from '../../src/replica/registry.js';
+import { TeamSync } from '../../src/replica/sync.js';
 import { TeamReplica } from '../../src/replica/team-replica.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
@@ -20,7 +21,7 @@ import type { ResourceSchema } from '../../src/query/schema.js';
 
 /**
  * Heavy work on a large team gives the event loop turns: a team read whole from the store is applied a slice at a time,
- * and a new sorted order of a large team is sorted off the question, a slice at a time. Turns are counted (a chain of
+ * so is a sync page, and a new sorted order of a large team is sorted off the question, a slice at a time. Turns are counted (a chain of
  * setImmediate callbacks running beside the work), never timed.
  */
 const T0 = 1_700_000_000;
@@ -75,6 +76,13 @@ describe('a team read whole from the store', () => {
     expect(t?.size).toBe(N);
     // 500 renders a slice: at least one turn a slice
     expect(turns).toBeGreaterThanOrEqual(N / 500);
+    // a sync page applied to it a few renders at a time (each moves in the sorted orders the team keeps)
+    const sync = new TeamSync({ store, clock: { now: () => 2 } as never, logger: pino({ level: 'silent' }), concurrency: 1, signedUrlTtlMs: 300_000 });
+    const page = Array.from({ length: 320 }, (_, i) => ({ ...render(i * 97), name: `renamed ${i}`, updated_at: T0 + 100_000 + i }));
+    const changes = { renders: [] as string[] };
+    const applied = await turnsDuring(() => sync.put(t!, page, changes));
+    expect(changes.renders).toHaveLength(320);
+    expect(applied.turns).toBeGreaterThanOrEqual(320 / 32 - 1);
   }, 120_000);
 });
 
@@ -89,7 +97,9 @@ describe('a new sorted order of a large team', () => {
     const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
     for (let p = 0; p < 10; p++) {
       t.setProject({
-        project: { id: `proj_${p}`, name: `p${p}`, team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
+        project: {
+          id: `proj_${p}`, name: `p${p}`, team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null,
+        },
         templates: [], backfilled: true,
       }, 1);
     }
