@@ -1,14 +1,17 @@
 /**
  * A look-up from keys to row numbers as one open-addressing hash table in an Int32Array (linear probing): no object a
- * key, 4 bytes a slot, at most 3/4 of the slots in use. The keys themselves are not kept: the caller holds them in its
+ * key, 4 bytes a slot, at most 3/4 of the slots in use (half after growing; 0.7 once trimmed). The keys themselves are not kept: the caller holds them in its
  * rows and gives the table a row's hash (`hashOf`, read again when the table grows) and an equality test of a row with
  * a key; a key's hash must equal `hashOf` of a row holding it.
  */
 const EMPTY = 0;
 const GONE = -1;
 
-/** Spreads a 32-bit hash over the slots (the low bits of FNV or of a uuid's first digits are not enough alone). */
-const mix = (h: number) => Math.imul(h ^ (h >>> 16), 0x45d9f3b) ^ (Math.imul(h, 0x2c1b3c6d) >>> 15);
+/** A hash's first slot: the hash mixed (the bits of FNV or of a uuid's first digits are not spread enough alone). */
+function slot(h: number, n: number): number {
+  const m = Math.imul(h ^ (h >>> 16), 0x45d9f3b);
+  return ((m ^ (m >>> 15)) >>> 0) % n;
+}
 
 export class RowTable<K> {
   /** row + 1 a slot in use; 0 empty; -1 a removed row's slot (probing goes on past it). */
@@ -33,8 +36,8 @@ export class RowTable<K> {
   /** The row holding `key` (whose hash is `hash`), or -1. */
   find(hash: number, key: K): number {
     const s = this.slots;
-    const mask = s.length - 1;
-    for (let i = mix(hash) & mask; ; i = (i + 1) & mask) {
+    const n = s.length;
+    for (let i = slot(hash, n); ; i = i + 1 === n ? 0 : i + 1) {
       const v = s[i] as number;
       if (v === EMPTY) return -1;
       if (v !== GONE && this.holds(v - 1, key)) return v - 1;
@@ -45,9 +48,9 @@ export class RowTable<K> {
   add(hash: number, row: number): void {
     if ((this.taken + 1) * 4 > this.slots.length * 3) this.rebuild(this.live + 1);
     const s = this.slots;
-    const mask = s.length - 1;
-    let i = mix(hash) & mask;
-    while ((s[i] as number) > 0) i = (i + 1) & mask;
+    const n = s.length;
+    let i = slot(hash, n);
+    while ((s[i] as number) > 0) i = i + 1 === n ? 0 : i + 1;
     if (s[i] === EMPTY) this.taken++;
     s[i] = row + 1;
     this.live++;
@@ -56,8 +59,8 @@ export class RowTable<K> {
   /** Removes a row (found under its hash); false when the table does not hold it. */
   remove(hash: number, row: number): boolean {
     const s = this.slots;
-    const mask = s.length - 1;
-    for (let i = mix(hash) & mask; ; i = (i + 1) & mask) {
+    const n = s.length;
+    for (let i = slot(hash, n); ; i = i + 1 === n ? 0 : i + 1) {
       const v = s[i] as number;
       if (v === EMPTY) return false;
       if (v === row + 1) {
@@ -68,23 +71,26 @@ export class RowTable<K> {
     }
   }
 
+  /** Frees spare slots (after a load): 0.7 of them in use. */
+  trim(): void {
+    if (this.slots.length > Math.ceil(this.live / 0.7) + 16) this.rebuild(this.live, 0.7);
+  }
+
   clear(): void {
     this.slots = new Int32Array(16);
     this.live = 0;
     this.taken = 0;
   }
 
-  /** Slots for `n` rows (a power of two, at most half full), the rows placed again by their hashes. */
-  private rebuild(n: number): void {
-    let cap = 16;
-    while (cap < n * 2) cap *= 2;
+  /** Slots for `n` rows (`load` of them in use), the rows placed again by their hashes. */
+  private rebuild(n: number, load = 0.5): void {
+    const cap = Math.max(16, Math.ceil(n / load));
     const old = this.slots;
     const s = new Int32Array(cap);
-    const mask = cap - 1;
     for (const v of old) {
       if (v <= 0) continue;
-      let i = mix(this.hashOf(v - 1)) & mask;
-      while (s[i] !== EMPTY) i = (i + 1) & mask;
+      let i = slot(this.hashOf(v - 1), cap);
+      while (s[i] !== EMPTY) i = i + 1 === cap ? 0 : i + 1;
       s[i] = v;
     }
     this.slots = s;

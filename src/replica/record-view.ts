@@ -20,7 +20,10 @@ export interface ViewInputs {
 export interface RenderView {
   readonly t: RenderRecords;
   readonly row: number;
-  /** date_created / date_updated as answered, kept once read (sorts compare them often); cleared when the row changes. */
+  /** The team's records' version the kept values below were read at (they are read again once it moves). */
+  at: number;
+  /** id, date_created, date_updated as answered, kept once read (sorts compare them often). */
+  u: string | undefined;
   dc: string | null | undefined;
   du: string | null | undefined;
 }
@@ -29,7 +32,9 @@ export interface RenderView {
 const FULL_RECORDS_KEPT = 256;
 
 /**
- * One team's legacy render records, one view per row of its columns. Ids, title, status and the other fast fields
+ * One team's legacy render records, a view of a row of its columns each. Views are made when asked for and not held
+ * (a view is a few words; holding one a row cost more than the row's columns): while a sort runs, a row's view is
+ * made once (`viewsKept`). Ids, title, status and the other fast fields
  * are read from the columns (as the translator would answer them); any other field, and every field of a render with
  * an overlay, from the translator's record, built on demand (the last few kept).
  */
@@ -37,9 +42,10 @@ export class RenderRecords implements RenderColumns {
   /** @internal */ readonly c: Columns;
   /** The legacy status of each v1 status code. */
   /** @internal */ readonly statusNames: readonly unknown[];
-  private readonly views: Rec[] = [];
-  /** The records of the live rows, when some rows are removed. */
-  private liveViews: Rec[] | null = null;
+  /** The views made while a sort runs (a row's view made once a sort), else null. */
+  private kept: Rec[] | null = null;
+  /** Moves whenever a row changes (what a view keeps is read again). */
+  version = 0;
   private readonly View: new (t: RenderRecords, row: number) => Rec;
   // the related uuids a view answers (project, creator, account), asked once
   private projUuids: (string | undefined)[] = [];
@@ -64,17 +70,14 @@ export class RenderRecords implements RenderColumns {
 
   /** A row was added. */
   add(): void {
-    this.views.push(new this.View(this, this.views.length));
-    this.liveViews = null;
+    this.version++;
   }
 
-  /** A row changed: its full record and kept dates are read again. */
+  /** A row changed: its full record and what its views keep are read again. */
   changed(row: number): void {
     this.fullCache.delete(row);
     this.shapedCache.forget(row);
-    const view = this.views[row] as unknown as RenderView;
-    view.dc = undefined;
-    view.du = undefined;
+    this.version++;
   }
 
   /** A row's full record is built again on next use (its data changed, or it was removed). */
@@ -89,7 +92,7 @@ export class RenderRecords implements RenderColumns {
       this.fullCache.delete(i);
       this.shapedCache.forget(i);
     }
-    this.liveViews = null;
+    this.version++;
   }
 
   /** Every full record is built again (a thumbnail its outputs fall back to changed). */
@@ -104,18 +107,36 @@ export class RenderRecords implements RenderColumns {
     this.userUuids = [];
     this.accountUuid = undefined;
     this.shapedCache.clear();
+    this.version++;
   }
 
   /** The legacy record of a row. */
   view(row: number): Rec {
-    return this.views[row] as Rec;
+    const kept = this.kept;
+    if (kept === null) return new this.View(this, row);
+    let v = kept[row];
+    if (v === undefined) kept[row] = v = new this.View(this, row);
+    return v;
   }
 
-  /** Every render record (read, not copied). */
+  /** Runs `f` with each row's view made at most once (a sort compares records many times, reading their fields). */
+  viewsKept<T>(f: () => T): T {
+    if (this.kept !== null) return f();
+    this.kept = [];
+    try {
+      return this.c.uuidsKept(f);
+    } finally {
+      this.kept = null;
+    }
+  }
+
+  /** Every live render record (made now: a new array). */
   all(): readonly Rec[] {
-    if (this.rows.removed === 0) return this.views;
-    this.liveViews ??= this.rows.liveRows().map((i) => this.views[i] as Rec);
-    return this.liveViews;
+    const c = this.c;
+    const out: Rec[] = [];
+    if (this.rows.removed === 0) for (let i = 0; i < c.size; i++) out.push(new this.View(this, i));
+    else for (const i of this.rows.liveRows()) out.push(new this.View(this, i));
+    return out;
   }
 
   /** The legacy status a record without an overlay shows for a status code of the columns. */
@@ -178,14 +199,14 @@ export class RenderRecords implements RenderColumns {
    * @internal The scan fields of a view, read from the columns (what the translator would answer); id, title and status
    * are read by their getters straight from the columns (viewClass).
    */
-  readonly fast: Readonly<Record<string, (row: number) => unknown>> = {
-    date_created: (row) => {
-      const v = this.views[row] as unknown as RenderView;
+  readonly fast: Readonly<Record<string, (row: number, v: RenderView) => unknown>> = {
+    date_created: (row, v) => {
+      if (v.at !== this.version) fresh(v);
       if (v.dc === undefined) v.dc = this.builder.iso(this.c.created[row] as number);
       return v.dc;
     },
-    date_updated: (row) => {
-      const v = this.views[row] as unknown as RenderView;
+    date_updated: (row, v) => {
+      if (v.at !== this.version) fresh(v);
       if (v.du === undefined) {
         const u = this.c.updated.get(row);
         v.du = this.builder.iso(Number.isNaN(u) ? null : u);
@@ -200,6 +221,14 @@ export class RenderRecords implements RenderColumns {
   };
 }
 
+/** A view's kept values forgotten (its team's records moved since they were read). */
+function fresh(v: RenderView): void {
+  v.at = v.t.version;
+  v.u = undefined;
+  v.dc = undefined;
+  v.du = undefined;
+}
+
 /** The record class of the renders (one per builder: every team's views share one shape and one set of getters). */
 const viewClasses = new WeakMap<RecordBuilder, new (t: RenderRecords, row: number) => Rec>();
 const FAST_FIELDS = ['id', 'title', 'status', 'date_created', 'date_updated', 'project', 'account', 'user_created', 'download_ready', 'playback_id'];
@@ -212,14 +241,25 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
   const known = viewClasses.get(builder);
   if (known) return known;
   class View implements RenderView {
+    at: number;
+    u: string | undefined = undefined;
     dc: string | null | undefined = undefined;
     du: string | null | undefined = undefined;
-    constructor(readonly t: RenderRecords, readonly row: number) {}
+    constructor(readonly t: RenderRecords, readonly row: number) {
+      this.at = t.version;
+    }
   }
   for (const name of new Set([...builder.renderFields, ...FAST_FIELDS])) {
     let get: (this: View) => unknown;
     // the hottest fields read their column straight away
-    if (name === 'id') get = function (this: View) { return this.t.c.uuid(this.row); }; // (a uuid is never overlaid)
+    if (name === 'id') {
+      // (a uuid is never overlaid; deriving it is a SHA-1: a view keeps it)
+      get = function (this: View) {
+        if (this.at !== this.t.version) fresh(this);
+        this.u ??= this.t.c.uuid(this.row);
+        return this.u;
+      };
+    }
     else if (name === 'status') {
       get = function (this: View) {
         const t = this.t;
@@ -235,7 +275,7 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
     } else if (FAST_FIELDS.includes(name)) {
       get = function (this: View) {
         const t = this.t;
-        return ((t.c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row)[name] : t.fast[name]!(this.row);
+        return ((t.c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row)[name] : t.fast[name]!(this.row, this);
       };
     } else get = function (this: View) { return this.t.fullRecord(this.row)[name]; };
     Object.defineProperty(View.prototype, name, { enumerable: true, get });

@@ -65,7 +65,7 @@ export class RenderRows {
       this.rowOf.add(idHash, i);
       this.rowOfUuid.add(c.uuidHash(i), i);
     } else {
-      this.bytes -= rowBytes(c.title(i), c.outRest(i));
+      this.bytes -= rowBytes(c.v1Id(i), c.title(i), c.outRest(i));
     }
     const project = this.codes.project(r.project.id);
     if (known !== undefined && c.project[i] !== project) {
@@ -97,7 +97,7 @@ export class RenderRows {
     if (r.type === 'cloud') flags |= CLOUD;
     if (this.builder.downloadReady(r)) flags |= DOWNLOAD_READY;
     c.flags[i] = flags;
-    this.bytes += rowBytes(r.name, out.rest);
+    this.bytes += rowBytes(r.id, r.name, out.rest);
     if (FINAL_STATUSES.has(r.status)) this.moving.delete(i);
     else this.moving.add(i);
     return { row: i, added: known === undefined, createdChanged };
@@ -114,7 +114,7 @@ export class RenderRows {
       this.rowOf.remove(c.v1IdHash(i), i);
       this.rowOfUuid.remove(c.uuidHash(i), i);
       this.moving.delete(i);
-      this.bytes -= rowBytes(c.title(i), c.outRest(i));
+      this.bytes -= rowBytes(c.v1Id(i), c.title(i), c.outRest(i));
     }
     this.removed += rows.length;
     this.codes.projRows[p as number] = [];
@@ -135,6 +135,13 @@ export class RenderRows {
       const f = (c.flags[i] as number) & ~(OVERLAY | PAIRED);
       c.flags[i] = this.builder.hasOverlay('render', id) ? f | OVERLAY : f;
     }
+  }
+
+  /** Frees the columns' and look-ups' spare room (after a load or a backfill). */
+  trim(): void {
+    this.c.trim();
+    this.rowOf.trim();
+    this.rowOfUuid.trim();
   }
 
   row(v1Id: string): number | undefined {

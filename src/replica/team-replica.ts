@@ -149,7 +149,7 @@ export class TeamReplica {
 
   /** Frees the columns' spare capacity (after a load or a backfill). */
   compact(): void {
-    this.rows.c.trim();
+    this.rows.trim();
   }
 
   setData(v1Id: string, data: unknown): void {

@@ -52,12 +52,21 @@ describe('RowTable', () => {
     expect(h.t.size).toBe(0);
   });
 
-  it('asks the key test rarely: a look-up compares about one row', () => {
+  it('asks the key test rarely: a look-up compares a few rows, not a scan; trim keeps every row findable in fewer slots', () => {
     const h = table();
     for (let i = 0; i < 20_000; i++) h.put(`k${i}`);
-    const before = h.calls();
+    let before = h.calls();
     for (let i = 0; i < 20_000; i++) h.find(`k${i}`);
-    expect(h.calls() - before).toBeLessThan(20_000 * 2);
+    expect(h.calls() - before).toBeLessThan(20_000 * 3);
+    const bytes = h.t.bytes;
+    h.t.trim();
+    expect(h.t.bytes).toBeLessThanOrEqual(bytes);
+    expect(h.t.bytes).toBeLessThanOrEqual(Math.ceil(20_000 / 0.7) * 4 + 64);
+    before = h.calls();
+    for (let i = 0; i < 20_000; i++) expect(h.find(`k${i}`)).toBe(i);
+    expect(h.calls() - before).toBeLessThan(20_000 * 3);
+    h.put('after trim');
+    expect(h.find('after trim')).toBe(20_000);
   });
 
   it('answers as a Map over any adds and removes (removal and re-adding churn included)', () => {

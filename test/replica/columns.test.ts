@@ -74,4 +74,26 @@ describe('the replica columns', () => {
     expect(t.renderV1(derivedUuid('render', 'rend_x'))).toBeUndefined();
     expect(derived).toBeLessThan(60); // 52 found, about one each
   });
+
+  it('views are made when asked for, not held; a view held across changes reads its row as it is now', async () => {
+    const imported = [{ type: 'render', uuid: '11111111-2222-4333-8444-555555555555', v1Id: 'rend_1' }];
+    const ids = new IdTranslator({ imported: async () => imported } as unknown as IdMapStore);
+    const builder = recordBuilder({ ids, mappings, timeUnit: 'auto' }, () => ({}), {});
+    const team = { id: 'team_one', name: 'One', account_id: 'acct_one', role: 'admin' as const, created_at: 1_700_000_000 };
+    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    const r: V1Render = {
+      id: 'rend_1', name: 'first 🎬', status: 'processing', type: 'cloud', project: { id: 'proj_a', team: team.id },
+      created_by: null, created_at: 1_700_000_000, updated_at: 1_700_000_001,
+    };
+    t.apply(r, 1);
+    const held = t.renderRecord('rend_1')!;
+    expect([held.id, held.title, held.date_updated]).toEqual([derivedUuid('render', 'rend_1'), 'first 🎬', '2023-11-14T22:13:21.000Z']);
+    expect(t.renderRecord('rend_1')).not.toBe(held); // a new view each time: none is held a row
+    t.apply({ ...r, name: 'second', status: 'complete', updated_at: 1_700_000_009 }, 2);
+    expect([held.title, held.status, held.date_updated]).toEqual(['second', 'complete', '2023-11-14T22:13:29.000Z']);
+    await ids.load();
+    t.invalidateRecords();
+    expect(held.id).toBe(imported[0]!.uuid);
+    expect(t.renderRecords().map((x) => x.id)).toEqual([imported[0]!.uuid]);
+  });
 });
