@@ -2,14 +2,21 @@
  * The scale model against the code: a real gateway (SQLite, its clock the simulator's manual clock) over the simulator
  * over HTTP, its replica holding the teams one key reaches, ticked every 250 ms of simulated time for four minutes with
  * every team kept read and no renders created; the simulator counts the sync's v1 calls of the last three minutes. The
- * model simulates the same teams (their projects, one key, no webhooks) with the same settings. One process, seconds.
- * usage: tsc -p tsconfig.bench.json && node dist/bench/scale-model-check.js   (BENCH_CHECK_SCALE=demo|small|bench)
+ * model simulates the same teams (their projects, one key, no webhooks) with the same settings. BENCH_CHECK_RATE renders
+ * a second are created meanwhile (spread over the teams evenly, over each team's projects by the model's Zipf shares;
+ * they move for the simulator's 4 s). Also the rows the store changed (SQLite's total_changes) beside the model's
+ * statements. One process, seconds.
+ * usage: tsc -p tsconfig.bench.json && node dist/bench/scale-model-check.js   (BENCH_CHECK_SCALE=demo|small|bench, BENCH_CHECK_RATE=0)
  */
 import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import { Rng } from '../src/sim/rng.js';
+import { LIFECYCLE_MS } from '../src/sim/generator.js';
 import { startGateway } from '../test/helpers/gateway.js';
 import { DEFAULT_SETTINGS, simulateSync, zipfShares, type Costs, type Team } from './scale-model-core.js';
 
 const scale = process.env.BENCH_CHECK_SCALE ?? 'demo';
+const rate = Number(process.env.BENCH_CHECK_RATE ?? 0);
 const costs = (JSON.parse(readFileSync(new URL('../../bench/scale-costs.json', import.meta.url), 'utf8')) as { costs: Costs }).costs;
 const gw = await startGateway({ INDEX_ACTIVE_MS: '3600000', LOG_LEVEL: 'silent' }, { scale }, { simClock: true });
 const sim = gw.s.sim;
@@ -19,11 +26,31 @@ await gw.deps.index!.syncNow(teamIds);
 // renders still moving in the seeded world end; the first syncs see them final
 sim.clock.advance(60_000);
 const calls = () => [...sim.stats].filter(([k]) => k !== 'GET /v1/teams' && k !== 'GET /v1/me').reduce((n, [, v]) => n + v, 0);
+const changes = async () => Number((await sql<{ n: number }>`select total_changes() as n`.execute(gw.deps.db.kysely)).rows[0]!.n);
 const index = gw.deps.index!;
+const person = sim.world.people.get(gw.s.keys[0]!.user_id)!;
+const projectsOf = new Map<string, string[]>();
+for (const p of sim.world.projects.values()) if (teamIds.includes(p.teamId)) projectsOf.set(p.teamId, [...(projectsOf.get(p.teamId) ?? []), p.id]);
+// the seeded world leaves one team without credits: renders are created in the others
+const creating = teamIds.filter((id) => (sim.world.teams.get(id)?.credits ?? 0) > 0);
+const rng = new Rng(3);
 let before = 0;
+let changedBefore = 0;
+let owed = 0;
+let created = 0;
 for (let ms = 0; ms < 4 * 60_000; ms += DEFAULT_SETTINGS.tickMs) {
-  if (ms === 60_000) before = calls();
+  if (ms === 60_000) {
+    before = calls();
+    changedBefore = await changes();
+  }
   sim.clock.advance(DEFAULT_SETTINGS.tickMs);
+  for (owed += (rate * DEFAULT_SETTINGS.tickMs) / 1000; owed >= 1; owed--) {
+    const projects = projectsOf.get(creating[created % creating.length]!)!;
+    const shares = zipfShares(projects.length);
+    let u = rng.next();
+    const at = shares.findIndex((w) => (u -= w) < 0);
+    sim.world.createRender(person, { project_id: projects[at < 0 ? 0 : at]!, name: `check ${created++}` });
+  }
   for (const id of teamIds) {
     const t = await index.load(id);
     if (t) t.readAt = sim.world.clock.now();
@@ -31,14 +58,21 @@ for (let ms = 0; ms < 4 * 60_000; ms += DEFAULT_SETTINGS.tickMs) {
   await index.tick();
 }
 const real = (calls() - before) / 3;
+const rowsPerSec = ((await changes()) - changedBefore) / 180;
 const teams: Team[] = [];
 for (const [i, id] of teamIds.entries()) {
   const t = (await index.load(id))!;
-  teams.push({ id: i, renders: Math.max(1, t.size), projectShares: zipfShares(t.projects.size), key: 1, webhooks: false, readDraw: 1 });
+  // the model spreads new renders by the teams' renders: an even share for each team creating, none for the others
+  const renders = creating.includes(id) ? 1 : 0;
+  teams.push({ id: i, renders, projectShares: zipfShares(t.projects.size), key: 1, webhooks: false, readDraw: 1 });
 }
-const model = simulateSync({ teams, keys: 1 }, teams, { name: 'check', createdPerSec: 0, readShare: 1 }, costs, DEFAULT_SETTINGS);
+const moveS = Object.values(LIFECYCLE_MS).reduce((a, b) => a + b, 0) / 1000;
+const simCosts: Costs = { ...costs, renderDurationS: { ...costs.renderDurationS, value: moveS } };
+const model = simulateSync({ teams, keys: 1 }, teams, { name: 'check', createdPerSec: rate, readShare: 1 }, simCosts, DEFAULT_SETTINGS);
 process.stdout.write(`${JSON.stringify({
   scale, teams: teams.length, projects: teams.map((t) => t.projectShares.length), codeCallsPerMin: real, modelCallsPerMin: model.callsPerMin,
-  ratio: Number((real / model.callsPerMin).toFixed(3)), byEndpoint: Object.fromEntries(sim.stats),
+  ratio: Number((real / model.callsPerMin).toFixed(3)), createdPerSec: rate, codeRowsChangedPerSec: Number(rowsPerSec.toFixed(2)),
+  modelRowsPerSec: Number(model.syncRowsPerSec.toFixed(2)), modelStatementsPerSec: Number(model.syncWritesPerSec.toFixed(2)),
+  byEndpoint: Object.fromEntries(sim.stats),
 })}\n`);
 await gw.close();

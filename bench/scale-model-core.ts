@@ -195,6 +195,8 @@ export interface SyncResult {
   readonly maxTeamCallsPerMin: number;
   /** Store statements a second the syncs write (leases, budget rows, sync marks, render rows, head marks, projects). */
   readonly syncWritesPerSec: number;
+  /** The rows those statements write (a statement of several renders writes a row each; the announcement none). */
+  readonly syncRowsPerSec: number;
   /** Of them, render rows written (new renders and states the sync found). */
   readonly renderRowWritesPerSec: number;
   /** Of them, the statements every sync writes whatever it finds (lease, budget, marks, announcement). */
@@ -263,7 +265,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
   const keyUsed = new Map<string, number>();
   const warm = 60_000;
   const end = warm + minutes * 60_000;
-  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0, writes = 0, rows = 0, bookkeeping = 0, projectWrites = 0;
+  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0, writes = 0, rows = 0, bookkeeping = 0, projectWrites = 0, rowWrites = 0;
   const keyCalls = new Map<number, number>();
   for (let now = 0; now < end; now += s.tickMs) {
     const counting = now >= warm;
@@ -307,7 +309,9 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
         keyCalls.set(st.t.key, (keyCalls.get(st.t.key) ?? 0) + calls);
         const found = isHooked ? 0 : renderRowsFound(st, gapS, D, costs);
         rows += found;
-        writes += syncWrites(st, gapS, full, found, need !== calls, s);
+        const w = syncWrites(st, gapS, full, found, need !== calls, s);
+        writes += w.statements;
+        rowWrites += w.rows;
         bookkeeping += s.bookkeeping + (need !== calls ? s.settleStatements : 0);
         if (full && s.fullRewritesProjects) projectWrites += st.projects;
       }
@@ -323,7 +327,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
     callsPerMin: (hooked + polled) / minutes, hookedCallsPerMin: hooked / minutes, polledCallsPerMin: polled / minutes,
     quietHookCallsPerMin: quietHook / minutes, syncsPerMin: syncs / minutes, refusalsPerMin: refusals / minutes,
     maxKeyCallsPerMin: maxOf(keyCalls.values()) / minutes, maxTeamCallsPerMin: maxOf(teamCallsPerMin.values()),
-    syncWritesPerSec: writes / (minutes * 60), renderRowWritesPerSec: rows / (minutes * 60),
+    syncWritesPerSec: writes / (minutes * 60), syncRowsPerSec: rowWrites / (minutes * 60), renderRowWritesPerSec: rows / (minutes * 60),
     bookkeepingWritesPerSec: bookkeeping / (minutes * 60), projectWritesPerSec: projectWrites / (minutes * 60), ageP50Ms: q(0.5), ageP99Ms: q(0.99),
     teamsOver60s: ages.filter((a) => a > 60_000).length, teamCallsPerMin,
   };
@@ -353,21 +357,24 @@ function renderRowsFound(st: TeamState, gapS: number, D: number, costs: Costs): 
 }
 
 /**
- * Store statements one sync writes: its lease (take, the start recorded, release), the budget rows of the team and
- * the key (reserve, and settle when the real calls differ), the sync mark, the team announced to the other instances
- * (a NOTIFY on PostgreSQL; those holding the team read its row again, not counted); a statement per project with a render
- * written and per head mark moved; a full sync rewrites the team row and every project row (refreshProjects `every`).
+ * Store statements one sync writes, and the rows they write: its lease (take, the start recorded, release), the budget
+ * rows of the team and the key (reserve, and settle when the real calls differ), the sync mark, the team announced to
+ * the other instances (a NOTIFY on PostgreSQL, no row; those holding the team read its row again, not counted); a
+ * statement per project with renders written (a row a render) and per head mark moved; a full sync rewrites the team
+ * row and every project row (refreshProjects `every`).
  */
-function syncWrites(st: TeamState, gapS: number, full: boolean, rows: number, settles: boolean, s: Settings): number {
+function syncWrites(st: TeamState, gapS: number, full: boolean, rows: number, settles: boolean, s: Settings): { statements: number; rows: number } {
   let n = s.bookkeeping + (settles ? s.settleStatements : 0);
+  let r = n - 1 + rows;
   for (const w of st.t.projectShares) {
     const p = 1 - Math.exp(-st.rate * w * gapS);
     if (p < 1e-6) break;
     n += p; // its head mark moves
+    r += p;
     if (rows > 0) n += 1 - Math.exp(-rows * w);
   }
-  if (full) n += 1 + (s.fullRewritesProjects ? st.projects : 0);
-  return n;
+  const fullRows = full ? 1 + (s.fullRewritesProjects ? st.projects : 0) : 0;
+  return { statements: n + fullRows, rows: r + fullRows };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
