@@ -50,7 +50,10 @@ export class RecordInputs {
     // imported id pairs change uuids: the records are rebuilt whenever the translator has read them again (an import
     // heard on the bus, or a resync: another process's import reaches SQLite instances only so); a team being loaded
     // meanwhile rebuilds its own (version)
+    let pairs = this.deps.ids.importedVersion;
     this.deps.ids.onReloaded(() => {
+      if (this.deps.ids.importedVersion === pairs) return; // the same pairs read again (a resync): the records stand
+      pairs = this.deps.ids.importedVersion;
       this.idsVersion++;
       for (const t of this.deps.teams()) t.invalidateRecords();
     });

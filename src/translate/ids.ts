@@ -24,6 +24,8 @@ export class IdTranslator {
   private pending: IdPair[] = [];
   private readonly lostListeners: ((pairs: readonly IdPair[]) => void)[] = [];
   private readonly reloadListeners: (() => void)[] = [];
+  /** Moves whenever a load finds imported pairs other than those held (a listener may skip its work when it did not). */
+  importedVersion = 0;
 
   constructor(private readonly store: IdMapStore) {
     // imported pairs win: when any process imports some, every instance reads them again
@@ -38,6 +40,7 @@ export class IdTranslator {
       next.set(`${p.type}:${p.v1Id}`, p.uuid);
       this.resolved.set(`${p.type}:${p.uuid}`, p.v1Id);
     }
+    if (!samePairs(this.importedByV1, next)) this.importedVersion++;
     this.importedByV1 = next;
     for (const l of this.reloadListeners) l();
   }
@@ -121,4 +124,10 @@ export class IdTranslator {
       throw e;
     }
   }
+}
+
+function samePairs(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of b) if (a.get(k) !== v) return false;
+  return true;
 }

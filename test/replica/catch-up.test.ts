@@ -113,6 +113,17 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
     }
   });
 
+  it('a resync with nothing new rebuilds nothing: the team keeps its version (its records and kept answers stand)', async () => {
+    const version = t.version;
+    if (name === 'sqlite') await a.deps.index!.store.putProjects(team, [t.projects.values().next().value!.project]); // a commit the poll sees
+    await lose();
+    await b.deps.ids.load(); // the imported ids read again, as a resync does (the same pairs)
+    const read = await b.get(`/projects/${derivedUuid('project', [...t.projects.keys()][0]!)}?fields=id`, await b.login('ann@example.com'));
+    expect(read.status).toBe(200); // (a read waits for the overlays read again)
+    expect(b.deps.index!.team(team)).toBe(t);
+    expect(t.version).toBe(version);
+  });
+
   it('a write that commits after B caught up is read the next time B catches up', async () => {
     const now = sim.sim.world.clock.now();
     const some = t.render(t.projectRenderIds([...t.projects.keys()][0]!)[0]!)!.render;
