@@ -7,7 +7,7 @@ import { LoadQueue } from './load-queue.js';
 import { TeamReplica } from './team-replica.js';
 
 /** Renders read from the store applied between two turns of the event loop. */
-const LOAD_SLICE = 500;
+const LOAD_SLICE = 250;
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
