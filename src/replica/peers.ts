@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ChangeBus } from '../store/changes.js';
 import type { IndexStore } from '../store/render-index.js';
 import type { RenderDataStore } from '../store/render-extras.js';
-import { CatchUp, type CatchUpCounts } from './catch-up.js';
+import { CatchUp } from './catch-up.js';
 import type { TeamRegistry } from './registry.js';
 
 export interface PeersDeps {
@@ -31,11 +31,6 @@ export class Peers {
 
   constructor(private readonly deps: PeersDeps) {
     this.catchUp = new CatchUp({ ...deps, follow: (p) => this.follow(p) });
-  }
-
-  /** What the catch-ups after resyncs did so far. */
-  get caughtUp(): Readonly<CatchUpCounts> {
-    return this.catchUp.counts;
   }
 
   listen(): void {

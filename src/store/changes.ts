@@ -3,16 +3,19 @@ import type { Db } from './db.js';
 /**
  * Change notifications between gateway instances (and the operator CLI) sharing one store, so that what each
  * instance keeps in memory (users, static tokens, overlays, id pairs, index state) follows the store.
- * - PostgreSQL: LISTEN/NOTIFY on one channel; a dropped LISTEN connection reconnects and signals a resync.
+ * - PostgreSQL: LISTEN/NOTIFY on one channel; a dropped LISTEN connection reconnects and signals a resync (at the drop,
+ *   and once listening again).
  * - SQLite (one host): `PRAGMA data_version` changes whenever another connection (another process: the CLI)
  *   commits; polled every 250 ms, a change signals a resync.
+ * On a resync each holder of memory reads again what it keeps, or only what changed: the replica's teams catch up from
+ * their change marks (src/replica/catch-up.ts).
  * A publisher's own instance hears its change at once (before the write's answer is sent).
  */
 export interface ChangeBus {
   /** Tells every instance (this one synchronously) that `topic` changed; `key` narrows it (an id), `*` for all. */
   publish(topic: string, key?: string): Promise<void>;
   on(topic: string, fn: (key: string) => void): void;
-  /** Everything may have changed (a lost connection, another process's write): drop what is kept in memory. */
+  /** Anything may have changed (a lost connection, another process's write): what is kept in memory is read again. */
   onResync(fn: () => void): void;
   /** Looks for other processes' changes now (SQLite's poll, run at once; PostgreSQL hears them as they happen). */
   sync(): Promise<void>;
@@ -107,7 +110,7 @@ class PgBus extends BaseBus {
     const lost = () => {
       if (this.closed || this.listener !== c) return;
       this.listener = undefined;
-      this.resync(); // nothing kept may be trusted while nobody listens
+      this.resync(); // announcements may have been lost with the connection
       this.reconnect(0);
     };
     c.on('error', lost);
@@ -121,7 +124,7 @@ class PgBus extends BaseBus {
   private reconnect(attempt: number): void {
     const again = () => {
       if (this.closed) return;
-      // listening again: whatever changed while nobody listened is dropped once more
+      // listening again: whatever changed while nobody listened is read again
       this.start().then(
         () => this.resync(),
         () => this.reconnect(attempt + 1),
