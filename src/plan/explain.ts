@@ -7,7 +7,10 @@ import type { Plan } from './plan.js';
 /** What explain and the response headers say about where an answer came from. */
 export function describeSource(source: ReadSource): Record<string, unknown> {
   const described = source.kind === 'index'
-    ? { source: 'index', index_age_ms: source.ageMs, bound_ms: source.boundMs, teams: source.snapshot.teams.length, synced_first: source.synced }
+    ? {
+      source: 'index', index_age_ms: source.ageMs, bound_ms: source.boundMs, active_bound_ms: source.activeBoundMs,
+      teams: source.snapshot.teams.length, synced_first: source.synced,
+    }
     : { source: 'live', reason: source.reason };
   return source.partial ? { ...described, partial: describePartial(source) } : described;
 }

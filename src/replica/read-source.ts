@@ -5,7 +5,7 @@ import { ReplicaSnapshot } from './snapshot.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Team } from '../v1/schemas.js';
 import type { SyncBudget } from './budget.js';
-import { boundOf, epochOf, isFresh } from './freshness.js';
+import { cadenceOf, epochOf, isFresh } from './freshness.js';
 import type { RecordInputs } from './record-inputs.js';
 import type { TeamRegistry } from './registry.js';
 import type { SyncScheduler } from './scheduler.js';
@@ -20,6 +20,8 @@ export type ReadSource =
     readonly epoch: string;
     /** The staleness bound the answer keeps: the largest of its teams' computed bounds (`freshness.ts`). */
     readonly boundMs: number;
+    /** The bound of the active projects and renders not yet final of its teams (checked at every sync; `freshness.ts`). */
+    readonly activeBoundMs: number;
     /** Answered from part of the reach (the rest being read from the store or backfilled): never kept by the answer cache. */
     readonly partial?: PartialState;
   }
@@ -102,7 +104,7 @@ export class ReadSources {
       return { kind: 'live', reason: `the index of ${failing.map((t) => t.id).join(', ')} could not be synced: ${scheduler.failure(failing[0]!.id)?.message}` };
     }
     const snapshot = new ReplicaSnapshot(ready, config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready), boundMs: this.boundOf(ready, now) };
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready), ...this.bounds(ready, now) };
   }
 
   /**
@@ -159,7 +161,7 @@ export class ReadSources {
     if (scope && scopeHeld(scope, held) && ready.every((t) => this.fresh(t, now))) {
       const snapshot = new ReplicaSnapshot(held, this.deps.config.QUERY_LIMIT_DEFAULT);
       return {
-        kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(held), boundMs: this.boundOf(ready, now), partial,
+        kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(held), ...this.bounds(ready, now), partial,
       };
     }
     const why = [loading.length > 0 ? `${loading.join(', ')} being read from the store` : '', unbackfilled.length > 0
@@ -175,7 +177,7 @@ export class ReadSources {
     const ready = this.heldTeams(session.partition, now);
     if (!ready) return undefined;
     const snapshot = new ReplicaSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready), boundMs: this.boundOf(ready, now) };
+    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready), ...this.bounds(ready, now) };
   }
 
   /** Whether the team may answer as it is: its last sync within its computed bound. */
@@ -183,11 +185,16 @@ export class ReadSources {
     return isFresh(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
   }
 
-  /** The largest computed bound of the teams a read covers. */
-  private boundOf(teams: readonly TeamReplica[], now: number): number {
+  /** The largest computed bounds of the teams a read covers: the teams' and their active projects'. */
+  private bounds(teams: readonly TeamReplica[], now: number): { boundMs: number; activeBoundMs: number } {
     let b = this.deps.config.INDEX_MAX_STALENESS_MS;
-    for (const t of teams) b = Math.max(b, boundOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id)));
-    return b;
+    let a = b;
+    for (const t of teams) {
+      const c = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
+      b = Math.max(b, c.boundMs);
+      a = Math.max(a, c.activeBoundMs);
+    }
+    return { boundMs: b, activeBoundMs: a };
   }
 
   /** The epoch `source` would give a key's read now (its teams marked read), without building a snapshot. */

@@ -215,8 +215,19 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
 
   it('spends no calendar minute past the budget', () => {
     const perMinute = new Map<number, number>();
-    for (const c of calls.filter((x) => x.at > loopStart)) perMinute.set(Math.floor(c.at / 60_000), (perMinute.get(Math.floor(c.at / 60_000)) ?? 0) + 1);
+    for (const c of calls.filter((x) => x.at > loopStart && x.at <= syncs.at(-1)!.at)) perMinute.set(Math.floor(c.at / 60_000), (perMinute.get(Math.floor(c.at / 60_000)) ?? 0) + 1);
     expect(perMinute.size).toBeGreaterThan(2);
     for (const n of perMinute.values()) expect(n).toBeLessThanOrEqual(PER_MIN);
+  });
+
+  it('explains a read with both bounds: the largest of its teams\' and of their active projects\'', async () => {
+    // every team of the key held (a read covers them all); this team's bounds are the largest
+    await gw.deps.index!.syncNow(sim.keys[0]!.teams.map((x) => x.id));
+    const token = await gw.login('ann@example.com');
+    const read = await gw.get('/renders?limit=1', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+    expect(read.headers['x-gateway-source']).toBe('index');
+    expect(read.body.explain.bound_ms).toBe(gw.deps.index!.boundOf(t));
+    expect(read.body.explain.active_bound_ms).toBe(gw.deps.index!.activity(t).boundMs);
+    expect(read.body.explain.active_bound_ms).toBeLessThan(read.body.explain.bound_ms);
   });
 });
