@@ -1,3 +1,4 @@
+import { IdColumn } from '../lib/id-column.js';
 import { hashString, TextColumn } from '../lib/text-column.js';
 import { TimeColumn } from '../lib/time-column.js';
 import { derivedUuid } from '../translate/ids.js';
@@ -52,7 +53,7 @@ export function uuidHash(s: string): number {
 
 /**
  * Growable typed columns, a row a render (capacity doubles; trimmed once a load is done). Strings are not held as JS
- * strings: v1 ids, titles and the packed outputs are bytes in arenas (`TextColumn`); a uuid is not held at all but
+ * strings: v1 ids (`IdColumn`: hex digits packed), titles and the packed outputs (`TextColumn`) are bytes in arenas; a uuid is not held at all but
  * derived from the v1 id (UUID v5) when read, except an imported one (a small map); its first eight hex digits are
  * kept (`ukey`) to order and find uuids without deriving them. Times other than `created` are 4-byte offsets while they
  * fit (`TimeColumn`).
@@ -71,7 +72,7 @@ export class Columns {
   readonly seen = new TimeColumn(64);
   readonly exp = new TimeColumn(64);
   readonly expires = new TimeColumn(64);
-  private readonly ids = new TextColumn();
+  private readonly ids = new IdColumn();
   private readonly names = new TextColumn();
   private readonly rests = new TextColumn();
   /** Rows whose uuid is imported (not the one derived from their v1 id). */
@@ -87,7 +88,7 @@ export class Columns {
   add(v1Id: string, uuid: string, imported: boolean): number {
     this.grow();
     const row = this.size++;
-    this.ids.set(row, v1Id);
+    this.ids.push(v1Id);
     this.setUuid(row, uuid, imported);
     return row;
   }
@@ -99,12 +100,12 @@ export class Columns {
 
   /** Whether a row's v1 id is `id` (compared in place). */
   v1IdIs(row: number, id: string): boolean {
-    return this.ids.equals(row, id);
+    return this.ids.get(row) === id;
   }
 
   /** `hashString` of a row's v1 id. */
   v1IdHash(row: number): number {
-    return this.ids.hash(row);
+    return hashString(this.ids.get(row));
   }
 
   /** The legacy uuid of a row: its imported uuid, else derived from its v1 id. */
