@@ -62,9 +62,9 @@ const rowsPerSec = ((await changes()) - changedBefore) / 180;
 const teams: Team[] = [];
 for (const [i, id] of teamIds.entries()) {
   const t = (await index.load(id))!;
-  // the model spreads new renders by the teams' renders: an even share for each team creating, none for the others
-  const renders = creating.includes(id) ? 1 : 0;
-  teams.push({ id: i, renders, projectShares: zipfShares(t.projects.size), key: 1, webhooks: false, readDraw: 1 });
+  // new renders: an even share for each team creating, none for the others
+  const activity = creating.includes(id) ? 1 : 0;
+  teams.push({ id: i, renders: t.size, activity, projectShares: zipfShares(t.projects.size), key: 1, webhooks: false, readDraw: 1 });
 }
 const moveS = Object.values(LIFECYCLE_MS).reduce((a, b) => a + b, 0) / 1000;
 const simCosts: Costs = { ...costs, renderDurationS: { ...costs.renderDurationS, value: moveS } };

@@ -33,7 +33,7 @@ export const COST_NAMES = [
   'storeBytesPerRenderRow', 'storeBytesPerIdPair', 'storeBytesPerRenderVersion', 'storeBytesPerWebhookDelivery', 'storeBytesPerProjectRow',
   'storeWritesPerSecLimit', 'rendersPerBackfillPage', 'backfillUsPerRender', 'reloadUsPerRender', 'v1LatencyMs',
   'v1RateLimitPerKeyPerMin', 'cpuUsPerSyncCall', 'cpuUsPerWebhook', 'cpuUsPerStoreWrite', 'eventLoopBusyLimit',
-  'renderDurationS', 'statusChangesPerRender', 'webhookDeliveriesPerRender', 'webhookRetentionH',
+  'renderDurationS', 'statusChangesPerRender', 'webhookDeliveriesPerRender', 'webhookRetentionH', 'signedUrlLifetimeS', 'outputShare',
 ] as const;
 export type CostName = (typeof COST_NAMES)[number];
 export type Costs = Readonly<Record<CostName, Cost>>;
@@ -103,6 +103,8 @@ export interface Team {
   readonly webhooks: boolean;
   /** Draw for the read set (Efraimidis–Spirakis key: the largest `readShare × teams` are read). */
   readonly readDraw: number;
+  /** The team's weight in the renders created (its renders when absent). */
+  readonly activity?: number;
 }
 
 export interface Population {
@@ -203,6 +205,9 @@ export interface SyncResult {
   readonly bookkeepingWritesPerSec: number;
   /** Of them, project rows a full sync rewrites. */
   readonly projectWritesPerSec: number;
+  /** Render rows rewritten because a head page showed them with their signed URLs in the last fifth of their lifetime. */
+  readonly urlRefreshRowsPerSec: number;
+  readonly urlRefreshStatementsPerSec: number;
   /** A read team's age when its next sync ended (what a reader may see), ms: median and p99 over the read teams. */
   readonly ageP50Ms: number;
   readonly ageP99Ms: number;
@@ -219,6 +224,8 @@ interface TeamState {
   readonly eventRate: number; // deliveries a second
   readonly activeHeads: number; // head checks a sync (today: every project)
   readonly repoll: number; // moving renders not in a head page, read again a sync
+  /** Per checked project (largest first), the renders of its head page that carry signed output URLs. */
+  readonly headUrls: readonly number[];
   syncedAt: number;
   busyUntil: number;
   fullAt: number;
@@ -239,25 +246,27 @@ interface TeamState {
  */
 export function simulateSync(p: Population, read: readonly Team[], load: Load, costs: Costs, s: Settings, minutes = 4): SyncResult {
   const rng = new Rng(7);
-  const total = p.teams.reduce((a, t) => a + t.renders, 0);
+  const total = p.teams.reduce((a, t) => a + (t.activity ?? t.renders), 0);
   const D = costs.renderDurationS.value;
   const perKeyTeams = new Map<number, number>();
   for (const t of read) perKeyTeams.set(t.key, (perKeyTeams.get(t.key) ?? 0) + 1);
   const states: TeamState[] = read.map((t) => {
-    const rate = (load.createdPerSec * t.renders) / total;
+    const rate = (load.createdPerSec * (t.activity ?? t.renders)) / total;
     const moving = rate * D;
     let activeHeads = 0;
     let repoll = 0;
+    const headUrls: number[] = [];
     for (const w of t.projectShares) {
       const active = 1 - Math.exp(-rate * w * s.activeWindowS);
       activeHeads += active + (1 - active) / s.quietEvery;
+      headUrls.push(Math.min(s.headPage, t.renders * w) * costs.outputShare.value * (active + (1 - active) / s.quietEvery));
       const m = moving * w;
       if (m > s.headPage) repoll += Math.min(m - s.headPage, costs.statusChangesPerRender.value);
     }
     const eventRate = t.webhooks ? rate * costs.webhookDeliveriesPerRender.value : 0;
     const phase = Math.floor(rng.next() * s.stalenessMs);
     return {
-      t, projects: t.projectShares.length, rate, moving, eventRate, activeHeads, repoll, syncedAt: -phase, busyUntil: 0, fullAt: -phase,
+      t, projects: t.projectShares.length, rate, moving, eventRate, activeHeads, repoll, headUrls, syncedAt: -phase, busyUntil: 0, fullAt: -phase,
       spentUntil: 0, webhookAt: -Infinity, nextEvent: eventRate > 0 ? expDraw(rng, eventRate) : Infinity, calls: 0, maxAge: 0,
     };
   });
@@ -265,7 +274,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
   const keyUsed = new Map<string, number>();
   const warm = 60_000;
   const end = warm + minutes * 60_000;
-  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0, writes = 0, rows = 0, bookkeeping = 0, projectWrites = 0, rowWrites = 0;
+  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0, writes = 0, rows = 0, bookkeeping = 0, projectWrites = 0, rowWrites = 0, urlRows = 0, urlStatements = 0;
   const keyCalls = new Map<number, number>();
   for (let now = 0; now < end; now += s.tickMs) {
     const counting = now >= warm;
@@ -310,8 +319,11 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
         const found = isHooked ? 0 : renderRowsFound(st, gapS, D, costs);
         rows += found;
         const w = syncWrites(st, gapS, full, found, need !== calls, s);
-        writes += w.statements;
-        rowWrites += w.rows;
+        const u = urlRefreshes(st, gapS, costs);
+        writes += w.statements + u.statements;
+        rowWrites += w.rows + u.rows;
+        urlRows += u.rows;
+        urlStatements += u.statements;
         bookkeeping += s.bookkeeping + (need !== calls ? s.settleStatements : 0);
         if (full && s.fullRewritesProjects) projectWrites += st.projects;
       }
@@ -328,7 +340,8 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
     quietHookCallsPerMin: quietHook / minutes, syncsPerMin: syncs / minutes, refusalsPerMin: refusals / minutes,
     maxKeyCallsPerMin: maxOf(keyCalls.values()) / minutes, maxTeamCallsPerMin: maxOf(teamCallsPerMin.values()),
     syncWritesPerSec: writes / (minutes * 60), syncRowsPerSec: rowWrites / (minutes * 60), renderRowWritesPerSec: rows / (minutes * 60),
-    bookkeepingWritesPerSec: bookkeeping / (minutes * 60), projectWritesPerSec: projectWrites / (minutes * 60), ageP50Ms: q(0.5), ageP99Ms: q(0.99),
+    bookkeepingWritesPerSec: bookkeeping / (minutes * 60), projectWritesPerSec: projectWrites / (minutes * 60),
+    urlRefreshRowsPerSec: urlRows / (minutes * 60), urlRefreshStatementsPerSec: urlStatements / (minutes * 60), ageP50Ms: q(0.5), ageP99Ms: q(0.99),
     teamsOver60s: ages.filter((a) => a > 60_000).length, teamCallsPerMin,
   };
 }
@@ -354,6 +367,22 @@ export function syncCost(st: Pick<TeamState, 'projects' | 'rate' | 'activeHeads'
 function renderRowsFound(st: TeamState, gapS: number, D: number, costs: Costs): number {
   const caught = Math.min(costs.statusChangesPerRender.value, 1 + D / Math.max(gapS, 1e-9));
   return st.rate * gapS * caught;
+}
+
+/**
+ * The renders a head check rewrites for their signed URLs alone: a render in a head page whose held URLs are in the
+ * last fifth of their lifetime is written again with v1's fresh ones (src/replica/sync.ts `differs`), so each head
+ * render with outputs is rewritten every 0.8 × the URLs' lifetime while its project is checked; a statement a project.
+ */
+function urlRefreshes(st: TeamState, gapS: number, costs: Costs): { statements: number; rows: number } {
+  const f = Math.min(1, gapS / (0.8 * costs.signedUrlLifetimeS.value));
+  let rows = 0;
+  let statements = 0;
+  for (const n of st.headUrls) {
+    rows += n * f;
+    statements += 1 - Math.exp(-n * f);
+  }
+  return { statements, rows };
 }
 
 /**

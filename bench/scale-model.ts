@@ -175,11 +175,12 @@ say(table(['part', 'GB'], [...sizeRows, ['total', gb(base.store.total)]]));
 say();
 const writeRow = (name: string, e: ReturnType<typeof evaluate>) => [
   name, fmt(e.hooks.deliveriesPerSec, 1), fmt(e.hooks.writesPerSec), fmt(e.sync.syncWritesPerSec), fmt(e.sync.bookkeepingWritesPerSec),
-  fmt(e.sync.projectWritesPerSec), fmt(e.sync.renderRowWritesPerSec, 1),
-  fmt(e.writesPerSec), fmt(costs.storeWritesPerSecLimit.value), pct(e.limits.storeWrites),
+  fmt(e.sync.projectWritesPerSec), fmt(e.sync.urlRefreshStatementsPerSec), fmt(e.sync.renderRowWritesPerSec, 1),
+  fmt(e.writesPerSec), fmt(costs.storeWritesPerSecLimit.value), pct(e.limits.storeWrites), fmt(e.sync.syncRowsPerSec + e.hooks.writesPerSec),
 ];
 say(table(['load', 'webhook deliveries/s', 'their statements/s', 'sync statements/s', 'of which every sync\'s bookkeeping',
-  'of which project rows of full syncs', 'of which render rows', 'total statements/s', 'limit', 'used'],
+  'of which project rows of full syncs', 'of which head renders rewritten for their URLs', 'render rows found changed', 'total statements/s',
+  'limit', 'used', 'rows written/s'],
   [writeRow(rest.name, base), writeRow(peak.name, atPeak)]));
 say();
 say('## Memory and instances');
@@ -274,7 +275,8 @@ for (const [axis, grow] of [
 }
 say('## Levers (peak load)');
 say();
-const levers: [string, PopulationSpec, Settings][] = [
+const urls = (seconds: number): Costs => ({ ...costs, signedUrlLifetimeS: { ...costs.signedUrlLifetimeS, value: seconds } });
+const levers: [string, PopulationSpec, Settings, Costs?][] = [
   ['as configured', spec, s],
   ['INDEX_MAX_STALENESS_MS 30 s', spec, { ...s, stalenessMs: 30_000 }],
   ['quiet projects checked every 10th sync', spec, { ...s, quietEvery: 10 }],
@@ -284,12 +286,14 @@ const levers: [string, PopulationSpec, Settings][] = [
   ['a sync\'s bookkeeping in 2 statements (not in the code)', spec, { ...s, bookkeeping: 2, settleStatements: 0 }],
   ['30 s, every 10th, 90 %, always webhook-fed', { ...spec, webhookShare: 0.9 }, { ...s, stalenessMs: 30_000, quietEvery: 10, hookTrustMs: Infinity }],
   ['a full sync writes only the projects that changed (not in the code)', spec, { ...s, fullRewritesProjects: false }],
+  ['v1\'s signed URLs lasting an hour (v1 states no lifetime)', spec, s, urls(3_600)],
+  ['head renders\' URLs left to be refreshed on read (not in the code)', spec, s, urls(Infinity)],
   ['all of the above', { ...spec, webhookShare: 0.9 },
-    { ...s, stalenessMs: 30_000, quietEvery: 10, hookTrustMs: Infinity, bookkeeping: 2, settleStatements: 0, fullRewritesProjects: false }],
+    { ...s, stalenessMs: 30_000, quietEvery: 10, hookTrustMs: Infinity, bookkeeping: 2, settleStatements: 0, fullRewritesProjects: false }, urls(Infinity)],
 ];
 say(table(['lever', 'v1 calls/min', 'webhook-fed', 'polled', 'store statements/s', 'busiest key /min', 'age p50 / p99', 'instances'],
-  levers.map(([name, sp, set]) => {
-    const e = evaluate(sp, peak, costs, set);
+  levers.map(([name, sp, set, c]) => {
+    const e = evaluate(sp, peak, c ?? costs, set);
     return [name, fmt(e.sync.callsPerMin), fmt(e.sync.hookedCallsPerMin), fmt(e.sync.polledCallsPerMin), fmt(e.writesPerSec),
       fmt(e.sync.maxKeyCallsPerMin), `${fmt(e.sync.ageP50Ms / 1000, 1)} s / ${fmt(e.sync.ageP99Ms / 1000, 1)} s`, fmt(e.packed.instances)];
   })));

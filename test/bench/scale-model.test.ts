@@ -38,7 +38,15 @@ describe('scale model: the sync', () => {
     // every sync's 7 statements (the real calls equal the reservation: no settle), the team and project rows of a full one
     expect(r.bookkeepingWritesPerSec).toBeCloseTo((48 * 7) / 60, 9);
     expect(r.projectWritesPerSec).toBeCloseTo((10 + 20) / 60, 9);
-    expect(r.syncWritesPerSec).toBeCloseTo((48 * 7 + (1 + 10) + (1 + 20)) / 60, 9);
+    const lasting = simulateSync(pop, pop.teams, quiet, { ...costs, signedUrlLifetimeS: { ...costs.signedUrlLifetimeS, value: Infinity } }, s);
+    expect(lasting.syncWritesPerSec).toBeCloseTo((48 * 7 + (1 + 10) + (1 + 20)) / 60, 9);
+  });
+
+  it('head renders with signed URLs are rewritten every 0.8 × the URLs\' lifetime while their projects are checked', () => {
+    const pop = teams([10, 20]); // 1 000 renders a project's share and more: full head pages
+    const r = simulateSync(pop, pop.teams, quiet, costs, s);
+    const perSec = (30 * s.headPage * costs.outputShare.value) / (0.8 * costs.signedUrlLifetimeS.value);
+    expect(r.urlRefreshRowsPerSec).toBeCloseTo(perSec, 6);
   });
 
   it('a team whose syncs do not fit its budget every half bound is synced as often as whole syncs fit a minute', () => {
