@@ -123,17 +123,18 @@ export class SyncScheduler {
   /**
    * One incremental sync of a team (coalesced: concurrent callers share it), under the team's lease. `allowFull`: the
    * background may make it the periodic full reconcile; a read (false) never waits for one, and waits for another
-   * instance's sync of the team instead of running one beside it.
+   * instance's sync of the team instead of running one beside it. `every`: the head of every project is checked, the
+   * quiet ones' rotation aside (the command line's `index sync`).
    */
-  syncTeam(t: TeamReplica, allowFull = true): Promise<void> {
+  syncTeam(t: TeamReplica, allowFull = true, every = false): Promise<void> {
     let p = this.syncing.get(t.id);
     if (p) return p;
-    p = this.runSync(t, allowFull).finally(() => this.syncing.delete(t.id));
+    p = this.runSync(t, allowFull, every).finally(() => this.syncing.delete(t.id));
     this.syncing.set(t.id, p);
     return p;
   }
 
-  private async runSync(t: TeamReplica, allowFull: boolean): Promise<void> {
+  private async runSync(t: TeamReplica, allowFull: boolean, every: boolean): Promise<void> {
     const { clock, budget } = this.deps;
     // a backfill of the team under way holds its lease: the sync waits for it rather than share the lease
     const backfill = this.backfilling.get(t.id);
@@ -160,7 +161,7 @@ export class SyncScheduler {
       const ok = await this.withReader(t.id, spend, async (s) => {
         // the calls it needs reserved in the store first, for the team and the key, shared by every instance
         if (!spend.reserved) {
-          plan = this.plan(t, started);
+          plan = this.plan(t, started, every);
           if (!(await budget.reserve(t, spend, full, plan.calls))) {
             spent = true;
             return;
@@ -189,11 +190,11 @@ export class SyncScheduler {
 
   /**
    * The heads one sync of the team checks (its active projects' first, then the quiet ones due in its rotation since
-   * its last sync, on any instance) and the calls that takes.
+   * its last sync, on any instance; `every`: all of them) and the calls that takes.
    */
-  private plan(t: TeamReplica, now: number): { heads: string[]; calls: number } {
+  private plan(t: TeamReplica, now: number, every: boolean): { heads: string[]; calls: number } {
     const { config, budget } = this.deps;
-    const { cycleMs } = cadenceOf(config, t, now, budget.callsPerMin(t.id));
+    const cycleMs = every ? 0 : cadenceOf(config, t, now, budget.callsPerMin(t.id)).cycleMs;
     const { active, shape } = activityOf(t, now, config.INDEX_ACTIVE_MS);
     const heads = headsDue(t.projects.keys(), active, cycleMs, t.syncedAt, now);
     return { heads, calls: syncCallsWith(heads.length, shape.projects, shape.moving) };
@@ -253,7 +254,7 @@ export class SyncScheduler {
         if (failed) throw new Error(`${team.id}: ${failed.message}`);
         continue;
       }
-      await this.syncTeam(t);
+      await this.syncTeam(t, true, true);
     }
   }
 }

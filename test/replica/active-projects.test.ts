@@ -58,6 +58,7 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
   /** What the gateway stated before each step's tick: the team's bound and its active projects' bound. */
   const stated: { at: number; bound: number; activeBound: number; active: number }[] = [];
   let loopStart = 0;
+  let wholeHeads: string[] = [];
   let active: [string, string];
   let quietOne: string;
 
@@ -102,7 +103,9 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
 
     // the walk starts with a minute of its own (the budget is counted per calendar minute; the setup's syncs spent this one)
     sim.sim.world.advance(60_000 - (now() % 60_000));
-    await gw.deps.index!.syncNow([team]);
+    const before = calls.length;
+    await gw.deps.index!.syncNow([team]); // the command line's sync: every project, though two are active
+    wholeHeads = headsOf(calls.slice(before));
     loopStart = now();
     for (let step = 1; step <= 240; step++) {
       sim.sim.world.advance(TICK);
@@ -153,6 +156,11 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
     expect(Math.max(...status.map((s) => s.active_projects))).toBe(3);
     // a sync of every project (23 calls) fits five times a minute: whole syncs would hold every project to 12 s
     expect(Math.max(...stated.map((s) => s.activeBound))).toBeLessThan(12_000);
+  });
+
+  it('checks every project\'s head on `index sync` (syncNow), the active ones first', () => {
+    expect(new Set(wholeHeads)).toEqual(new Set(projects));
+    expect(new Set(wholeHeads.slice(0, 2))).toEqual(new Set(active));
   });
 
   it('syncs at the active projects\' cadence and checks their heads first, at every sync', () => {
