@@ -37,10 +37,10 @@ export interface CatchUpCounts {
 /**
  * After a resync signal (the change bus was lost: announcements may have been missed), every team held in memory reads
  * only what changed in the store since its change mark: the render rows written since (applied under the newest-state
- * rule, with the data the gateway sent for them), then its row and projects (a project gone is dropped). A team the
- * store cannot tell the changes of is forgotten and read whole on its next read: one with no mark (adopted empty), one a
- * repair rewrote (`index verify --repair`) or that lost a project since its mark (rare: a project gone from v1), and one
- * gone from the store. A team whose catch-up fails (the store unreachable: PostgreSQL restarting drops the LISTEN
+ * rule, with the data the gateway sent for them), the projects dropped since (dropped here too; one back in the store
+ * since is read whole again, its renders included), then its row and projects. A team the store cannot tell the changes
+ * of is forgotten and read whole on its next read: one with no mark (adopted empty), one a repair rewrote
+ * (`index verify --repair`), and one gone from the store. A team whose catch-up fails (the store unreachable: PostgreSQL restarting drops the LISTEN
  * connection) keeps its copy and mark and is tried again — at the next signal (listening again), or after 1 s, doubled
  * each time; after 6 failed retries in a row it is read whole on its next read. Signals arriving during a catch-up make
  * one more after it.
@@ -131,7 +131,13 @@ export class CatchUp {
       // read after the renders: a repair committed before any of them is seen here
       const rewritten = await store.rewrittenSince(t.id, mark);
       if (rewritten !== false) return forget();
-      if (!busy(t.id)) await registry.refreshRow(t);
+      // a team being synced here: its projects are this instance's own writes
+      if (!busy(t.id)) {
+        const dropped = (await store.droppedSince(t.id, mark)).filter((id) => t.projects.has(id));
+        for (const id of dropped) t.dropProject(id);
+        await registry.refreshRow(t);
+        for (const id of dropped) if (t.projects.has(id)) await this.project(t, id); // back since: read whole
+      }
       t.changeMark = read.mark;
       this.counts.teams++;
       return true;
@@ -140,6 +146,14 @@ export class CatchUp {
       this.counts.failed++;
       return false;
     }
+  }
+
+  /** A project dropped and back: its renders read whole (the rows held of it were dropped with it). */
+  private async project(t: TeamReplica, projectId: string): Promise<void> {
+    const rows = await this.deps.store.rendersOfProject(projectId);
+    this.counts.rows += rows.length;
+    for (const row of rows) t.apply(row.render, row.seenAt);
+    if (rows.length > 0) await this.data(t, rows.map((r) => r.render.id));
   }
 
   /** The data the gateway sent for these renders (written before their rows), where it is new to the team. */

@@ -321,6 +321,24 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0016_index_dropped_projects': {
+    async up(db: Kysely<any>) {
+      // the projects dropped from the render index (gone from v1), with the change number of the drop: an instance that
+      // lost the change bus drops them too, and reads one whole again if it came back meanwhile
+      await db.schema.createTable('index_dropped_projects')
+        .addColumn('project_id', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('team_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('change_seq', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('index_dropped_projects_changes').on('index_dropped_projects').columns(['team_id', 'change_seq']).execute();
+      if (db.getExecutor().adapter instanceof SqliteAdapter) {
+        for (const [name, event] of [['index_dropped_projects_added', 'insert'], ['index_dropped_projects_changed', 'update of change_seq']] as const) {
+          await sql.raw(`create trigger ${name} after ${event} on index_dropped_projects when new.change_seq > 0 begin
+            update index_changes set seq = new.change_seq where id = 1 and seq < new.change_seq; end`).execute(db);
+        }
+      }
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -57,8 +57,9 @@ const FINAL_RANK = LIFECYCLE_RANK.complete;
  * was running when they were taken, so it is at or after each of them and read next time (rows committed before a mark
  * may be read twice; applying a render twice is harmless). On SQLite (one writer at a time) it is the newest number
  * handed out + 1 (`index_changes`, moved by a trigger in the writing statement itself, never back), and a mark is the
- * newest number read + 1. What cannot be followed row by row — a repair's rewrite, a dropped project (rare: it left v1)
- * — records its number in the team's row (`reset_seq`): a copy older than it is read whole again.
+ * newest number read + 1. A dropped project records the number of its drop (`index_dropped_projects`); what cannot be
+ * followed row by row — a repair's rewrite — records its number in the team's row (`reset_seq`): a copy older than it is
+ * read whole again.
  */
 export class IndexStore {
   private readonly sqlite: boolean;
@@ -110,9 +111,22 @@ export class IndexStore {
     }
   }
 
+  /** The team's projects dropped at or after `mark` (some may be back since). */
+  async droppedSince(teamId: string, mark: number): Promise<string[]> {
+    const rows = await this.db.selectFrom('index_dropped_projects').select('project_id').where('team_id', '=', teamId).where('change_seq', '>=', mark)
+      .execute();
+    return rows.map((r) => r.project_id);
+  }
+
+  /** A project's renders (a project dropped and back, read whole). */
+  async rendersOfProject(projectId: string): Promise<RenderRow[]> {
+    const rows = await this.db.selectFrom('index_renders').select(['render', 'seen_at']).where('project_id', '=', projectId).execute();
+    return rows.map((r) => ({ render: JSON.parse(r.render) as V1Render, seenAt: Number(r.seen_at) }));
+  }
+
   /**
-   * Whether the team's rows changed since `mark` in a way `changesSince` cannot follow (a repair, a dropped project).
-   * Undefined: the team is no longer in the store.
+   * Whether the team's rows changed since `mark` in a way `changesSince` cannot follow (a repair). Undefined: the team is
+   * no longer in the store.
    */
   async rewrittenSince(teamId: string, mark: number): Promise<boolean | undefined> {
     const row = await this.db.selectFrom('index_teams').select('reset_seq').where('team_id', '=', teamId).executeTakeFirst();
@@ -201,13 +215,18 @@ export class IndexStore {
     }
   }
 
-  /** Drops projects and their renders (the team's copies elsewhere drop them when told; a lost bus reads the team whole). */
+  /** Drops projects and their renders, and records the drops (a copy that missed the announcement drops them too). */
   async dropProjects(projectIds: readonly string[]): Promise<void> {
     if (projectIds.length === 0) return;
-    const teams = await this.db.selectFrom('index_projects').select('team_id').distinct().where('project_id', 'in', [...projectIds]).execute();
+    const owned = await this.db.selectFrom('index_projects').select(['project_id', 'team_id']).where('project_id', 'in', [...projectIds]).execute();
     await this.db.deleteFrom('index_renders').where('project_id', 'in', [...projectIds]).execute();
     await this.db.deleteFrom('index_projects').where('project_id', 'in', [...projectIds]).execute();
-    await this.markReset(this.db, teams.map((t) => t.team_id)); // after: a copy read whole before it is read again
+    if (owned.length === 0) return;
+    // after the deletes: a copy that reads the drop reads the store without them
+    await this.db.insertInto('index_dropped_projects')
+      .values(owned.map((p) => ({ project_id: p.project_id, team_id: p.team_id, change_seq: this.changeSeq() })))
+      .onConflict((oc) => oc.column('project_id').doUpdateSet({ team_id: sql<string>`excluded.team_id`, change_seq: sql<number>`excluded.change_seq` }))
+      .execute();
   }
 
   async putTemplates(projectId: string, templates: readonly V1TemplateSummary[]): Promise<void> {

@@ -104,8 +104,14 @@ export interface IndexTeamsTable {
   lease_holder: string | null;
   lease_until: number | null;
   sync_started_at?: number | null;
-  /** The change number of the last rewrite of the team's rows not followed row by row: a repair, a dropped project (migration 0015). */
+  /** The change number of the last rewrite of the team's rows not followed row by row: a repair (migration 0015). */
   reset_seq?: number | null;
+}
+/** Projects dropped from the render index, with the change number of the drop (migration 0016). */
+export interface IndexDroppedProjectsTable {
+  project_id: string;
+  team_id: string;
+  change_seq: number;
 }
 /** SQLite only (migration 0015): the newest change number a render row was written with (one row, id 1). */
 export interface IndexChangesTable {
@@ -209,5 +215,6 @@ export interface Database {
   index_renders: IndexRendersTable;
   index_sync_calls: IndexSyncCallsTable;
   index_changes: IndexChangesTable;
+  index_dropped_projects: IndexDroppedProjectsTable;
   client_shapes: ClientShapesTable;
 }

@@ -12,9 +12,9 @@ import { startSim, type RunningSim } from '../helpers/sim.js';
 /**
  * A lost change bus is caught up change by change: two instances over one store (PostgreSQL: B's LISTEN backend
  * killed; SQLite: another connection's commits seen by B's poll). B holds a team; A writes renders, the data of one, a
- * project and an overlay without B hearing of it; after the resync B's team is the same object, current, and read from the store
- * only as far as it changed (no whole read). A write committing after B caught up once is read the next time. A repair
- * on A makes B read the team whole on its next read.
+ * project and an overlay without B hearing of it; after the resync B's team is the same object, current, and read from
+ * the store only as far as it changed (no whole read). A write committing after B caught up once is read the next time. Dropped
+ * projects are dropped (one back since read whole). A repair on A makes B read the team whole on its next read.
  */
 const dbs = await databases();
 
@@ -182,6 +182,36 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
       expect(t.render(some.id)!.render.name).toBe('moved while the store was away');
     } finally {
       refused.mockRestore();
+    }
+  });
+
+  it('a project dropped meanwhile is dropped on B; one dropped and back is read whole, its vanished renders gone', async () => {
+    const projects = [...t.projects.keys()];
+    expect(projects.length).toBeGreaterThanOrEqual(2);
+    const [gone, back] = projects.slice(-2) as [string, string];
+    const goneRenders = t.projectRenderIds(gone);
+    const backRenders = t.projectRenderIds(back).map((id) => t.render(id)!.render);
+    expect(backRenders.length).toBeGreaterThan(1);
+    const [vanished, ...kept] = backRenders;
+    const project = t.projects.get(back)!.project;
+    const store = a.deps.index!.store;
+    const w = watch();
+    try {
+      await store.dropProjects([gone, back]);
+      await store.putProjects(team, [project]);
+      await store.putRenders(team, kept, sim.sim.world.clock.now());
+      const size = t.size;
+      await lose();
+      expect(b.deps.index!.team(team)).toBe(t);
+      expect(t.projects.has(gone)).toBe(false);
+      expect(goneRenders.some((id) => t.has(id))).toBe(false);
+      expect(t.projects.has(back)).toBe(true);
+      expect(t.projectRenderIds(back).sort()).toEqual(kept.map((r) => r.id).sort());
+      expect(t.has(vanished!.id)).toBe(false);
+      expect(t.size).toBe(size - goneRenders.length - 1);
+      expect(w.whole()).toBe(0);
+    } finally {
+      w.done();
     }
   });
 

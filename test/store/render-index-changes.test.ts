@@ -8,8 +8,8 @@ import { databases } from '../helpers/databases.js';
 /**
  * Change marks of the render index, on SQLite and PostgreSQL: a team's render rows written since a mark are read, and
  * nothing else; a write that commits after a later mark was taken (PostgreSQL hands transaction ids out before commit)
- * is still read from that later mark; what cannot be followed change by change (a repair, a project created again, a
- * team gone) is told apart.
+ * is still read from that later mark; projects dropped since a mark are told; what cannot be followed change by change (a
+ * repair, a team gone) is told apart.
  */
 const dbs = await databases();
 const team = (id: string) => ({ id, name: id }) as unknown as V1Team;
@@ -95,24 +95,31 @@ describe.each(dbs)('change marks on $name', ({ name, url }) => {
     expect((await since('t1', second.mark)).ids).not.toContain('late');
   });
 
-  it('tells a repair, a dropped project and a team gone from changes it can follow row by row', async () => {
+  it('tells the projects dropped since a mark, whether or not they came back', async () => {
     const m = await ix.changeMark();
-    expect(await ix.rewrittenSince('t2', m)).toBe(false);
     await ix.putRenders('t2', [render('s2', 'q1', 'queued', 10, 't2')]);
     await ix.putProjects('t2', [project('q1'), project('q2')]); // q1 refreshed, q2 new: followed row by row
-    expect(await ix.rewrittenSince('t2', m)).toBe(false);
-    // q1 dropped (it may come back before the team is caught up: renders held of it could be gone)
-    await ix.dropProjects(['q1']);
-    expect(await ix.rewrittenSince('t2', m)).toBe(true);
-    expect(await ix.rewrittenSince('t1', m)).toBe(false); // another team's drop
+    expect(await ix.droppedSince('t2', m)).toEqual([]);
+    await ix.dropProjects(['q1', 'nowhere']);
+    expect(await ix.droppedSince('t2', m)).toEqual(['q1']);
+    expect(await ix.droppedSince('t1', m)).toEqual([]); // another team's
     const m2 = await ix.changeMark();
-    expect(await ix.rewrittenSince('t2', m2)).toBe(false);
-    // renders deleted (with q1) never take the change numbers back: a later write is read from a mark taken before
-    await ix.putRenders('t2', [render('s3', 'q2', 'queued', 10, 't2')]);
+    expect(await ix.droppedSince('t2', m2)).toEqual([]);
+    // back again, with a render; dropped projects never take the change numbers back
+    await ix.putProjects('t2', [project('q1')]);
+    await ix.putRenders('t2', [render('s3', 'q1', 'queued', 10, 't2')]);
     expect((await since('t2', m2)).ids).toEqual(['s3']);
-    // a repair rewrites rows: the team and the render's former owner are marked
+    expect((await ix.rendersOfProject('q1')).map((r) => r.render.id)).toEqual(['s3']);
+    await ix.dropProjects(['q1']);
+    expect(await ix.droppedSince('t2', m2)).toEqual(['q1']);
+    expect(await ix.rewrittenSince('t2', m)).toBe(false); // followed drop by drop: not a rewrite
+  });
+
+  it('tells a repair and a team gone from changes it can follow row by row', async () => {
     await ix.putRenders('t1', [render('moved', 'p1', 'queued', 10)]);
     const m1 = await ix.changeMark();
+    expect(await ix.rewrittenSince('t1', m1)).toBe(false);
+    // a repair rewrites rows: the team and the render's former owner are marked
     await ix.overwriteRenders([render('moved', 'q2', 'complete', 40, 't2')]);
     expect(await ix.rewrittenSince('t1', m1)).toBe(true);
     expect(await ix.rewrittenSince('t2', m1)).toBe(true);

@@ -217,8 +217,8 @@ describe('keys, uniqueness, defaults and cascades', () => {
   it('has the indexes the hot queries use, and id_map is one B-tree without rowid', async () => {
     await fresh();
     const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and name not like 'sqlite_autoindex%'`.execute(db.kysely)).rows.map((r) => r.name).sort();
-    expect(names).toEqual(['client_shapes_seen', 'compare_samples_field', 'index_projects_team', 'index_renders_changes', 'index_renders_project', 'refresh_tokens_session',
-      'webhook_events_received']);
+    expect(names).toEqual(['client_shapes_seen', 'compare_samples_field', 'index_dropped_projects_changes', 'index_projects_team', 'index_renders_changes',
+      'index_renders_project', 'refresh_tokens_session', 'webhook_events_received']);
     const cols = async (index: string) => (await sql<{ name: string }>`select name from pragma_index_info(${index})`.execute(db.kysely)).rows.map((r) => r.name);
     expect(await cols('compare_samples_field')).toEqual(['route', 'path', 'kind']);
     expect(await cols('client_shapes_seen')).toEqual(['last_seen']);
