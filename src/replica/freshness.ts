@@ -43,6 +43,12 @@ export interface Activity {
 /** A team's cadence, for the activity, budget, configured bound and configuration it was computed from. */
 const cadences = new WeakMap<TeamReplica, { activity: number; callsPerMin: number; floor: number; config: FreshnessConfig; cadence: Cadence }>();
 
+/** The phases of a team's projects in each cycle (sorted), by their hashes (`Activity.hashes`, kept while the projects are). */
+const phasesByCycle = new WeakMap<readonly number[], Map<number, number[]>>();
+
+/** The cycle chosen for a team's projects (by their hashes), by its active projects, budget and configured bound. */
+const cyclesChosen = new WeakMap<readonly number[], Map<string, number>>();
+
 /** The calls one sync of a team checking every project needs, by version (a team's projects and moving renders change with it). */
 const needs = new WeakMap<TeamReplica, { version: number; calls: number }>();
 
@@ -76,10 +82,11 @@ export function activityOf(t: TeamReplica, now: number, windowMs: number): Activ
     activities.set(t, kept);
     return kept;
   }
-  const projectIds = [...t.projects.keys()];
-  const entry = {
-    key: ++activitySeq, version: t.version, window: windowMs, until: a.until, active: a.ids, shape, projectIds, hashes: projectIds.map(phaseHash),
-  };
+  // the same projects: the same hashes (their phases and the cycle chosen with them are kept by it)
+  const same = hit !== undefined && sameProjects(hit.projectIds, t);
+  const projectIds = same ? hit.projectIds : [...t.projects.keys()];
+  const hashes = same ? hit.hashes : projectIds.map(phaseHash);
+  const entry = { key: ++activitySeq, version: t.version, window: windowMs, until: a.until, active: a.ids, shape, projectIds, hashes };
   activities.set(t, entry);
   return entry;
 }
@@ -111,12 +118,11 @@ export function budgetIntervalMs(calls: number, callsPerMin: number): number {
  * heads and re-poll the renders not yet final at every sync, and the quiet projects in rotation (`rotation.ts`), each
  * due once a cycle. A minute's calls are its syncs' fixed part plus the due checks its syncs take — at most the most
  * due times a window of a minute and one interval holds (`dueMax`: a minute's first sync takes the checks due since
- * the sync before it), and the calls of the periodic full syncs a minute may hold. The cycle is the one giving the smallest team bound (cycle + interval) among those whose
- * interval stays within the configured bound — or, when none does, twice the shortest interval the budget allows —
- * chosen with the fixed part estimated from the active projects alone (one moving render each), so that it moves only
- * when they change; the interval then follows from the real fixed part. A render of a quiet project created just after
- * its check is found by the first sync past its next due time: within cycle + interval, the team's stated bound; an
- * active project's, by the next sync. The rotation is used only when it makes the active projects' bound shorter.
+ * the sync before it), and the calls of the periodic full syncs a minute may hold. The cycle is `cycleFor`'s (kept
+ * while the projects, the active ones, the budget and the configured bound are); the interval then follows from the
+ * real fixed part. A render of a quiet project created just after its check is found by the first sync past its next
+ * due time: within cycle + interval, the team's stated bound; an active project's, by the next sync. The rotation is
+ * used only when it makes the active projects' bound shorter.
  */
 export function cadenceFrom(
   c: FreshnessConfig, shape: SyncShape, hashes: readonly number[], webhookAt: number | null, now: number, callsPerMin: number,
@@ -128,20 +134,40 @@ export function cadenceFrom(
   if (shape.active < 1 || shape.active >= shape.projects || !Number.isFinite(callsPerMin)) return whole;
   // the periodic full sync (every INDEX_RECONCILE_MS) also reads the team, its members and every project's templates
   const budget = Math.floor(callsPerMin) - Math.ceil(60_000 / c.INDEX_RECONCILE_MS) * (shape.projects + 2);
-  // the quickest the fixed part alone allows, for the cycle's choice
-  const estimated = syncCallsWith(shape.active, shape.projects, shape.active);
-  const quickest = intervalFitting(floor / 2, estimated, budget, () => 0);
-  if (quickest === null) return whole;
-  const within = Math.max(floor, 2 * quickest);
-  let cycleMs = 0;
-  let best = Infinity;
-  const phases = new Map<number, number[]>();
+  let phases = phasesByCycle.get(hashes);
+  if (!phases) phasesByCycle.set(hashes, (phases = new Map()));
+  const kept = phases;
   const dueIn = (cycle: number) => {
-    let ph = phases.get(cycle);
-    if (!ph) phases.set(cycle, (ph = phasesIn(hashes, cycle)));
+    let ph = kept.get(cycle);
+    if (!ph) kept.set(cycle, (ph = phasesIn(hashes, cycle)));
     const sorted = ph;
     return (w: number) => dueMax(sorted, cycle, w);
   };
+  const choice = `${shape.active} ${budget} ${floor}`;
+  let chosen = cyclesChosen.get(hashes);
+  if (!chosen) cyclesChosen.set(hashes, (chosen = new Map()));
+  let cycleMs = chosen.get(choice);
+  if (cycleMs === undefined) chosen.set(choice, (cycleMs = cycleFor(shape, floor, budget, dueIn)));
+  if (cycleMs === 0) return whole;
+  const fixed = syncCallsWith(shape.active, shape.projects, shape.moving);
+  const intervalMs = intervalFitting(floor / 2, fixed, budget, dueIn(cycleMs));
+  // a rotation only where it makes the active projects' bound shorter
+  if (intervalMs === null || Math.max(floor, intervalMs) >= wholeBound) return whole;
+  return { intervalMs, cycleMs, activeBoundMs: Math.max(floor, intervalMs), boundMs: Math.max(floor, cycleMs + intervalMs) };
+}
+
+/**
+ * The cycle of a rotation (0: none fits): the one giving the smallest team bound among those whose interval stays
+ * within the configured bound, or twice the quickest the fixed part allows — the fixed part estimated from the active
+ * projects alone (one moving render each), so that the choice moves only when they do.
+ */
+function cycleFor(shape: SyncShape, floor: number, budget: number, dueIn: (cycle: number) => (w: number) => number): number {
+  const estimated = syncCallsWith(shape.active, shape.projects, shape.active);
+  const quickest = intervalFitting(floor / 2, estimated, budget, () => 0);
+  if (quickest === null) return 0;
+  const within = Math.max(floor, 2 * quickest);
+  let cycleMs = 0;
+  let best = Infinity;
   for (const cycle of cycles()) {
     const i = intervalFitting(floor / 2, estimated, budget, dueIn(cycle));
     if (i !== null && i <= within && cycle + i < best) {
@@ -150,12 +176,7 @@ export function cadenceFrom(
     }
     if (cycle > best) break;
   }
-  if (cycleMs === 0) return whole;
-  const fixed = syncCallsWith(shape.active, shape.projects, shape.moving);
-  const intervalMs = intervalFitting(floor / 2, fixed, budget, dueIn(cycleMs));
-  // a rotation only where it makes the active projects' bound shorter
-  if (intervalMs === null || Math.max(floor, intervalMs) >= wholeBound) return whole;
-  return { intervalMs, cycleMs, activeBoundMs: Math.max(floor, intervalMs), boundMs: Math.max(floor, cycleMs + intervalMs) };
+  return cycleMs;
 }
 
 /**
