@@ -47,6 +47,10 @@ export interface ReadSourcesDeps {
  */
 export class ReadSources {
   private readonly reach = new LRUCache<string, { teams: V1Team[]; at: number }>({ max: 10_000 });
+  /** When a read first asked for a team being read from the store (until it is read): reads wait for it until then + INDEX_LOAD_WAIT_MS. */
+  private readonly asked = new Map<string, number>();
+  /** Reads that waited for teams being read from the store (tests, operators). */
+  loadWaits = 0;
 
   constructor(private readonly deps: ReadSourcesDeps) {}
 
@@ -108,9 +112,11 @@ export class ReadSources {
   }
 
   /**
-   * The reach's teams: those in memory, and the others read from the store all at once, waited for at most
-   * INDEX_LOAD_WAIT_MS (a team read is held by this read even if memory's bound sends it out again at once). A team the
-   * store never held starts its backfill (`uncopied`). `loading`: the teams still being read, in the background.
+   * The reach's teams: those in memory, and the others asked of the store (`TeamRegistry.load`: two read at a time, the
+   * rest queued), waited for until INDEX_LOAD_WAIT_MS after a read first asked for them — the reads of the first moments
+   * after a restart wait a little (small teams are then answered whole), those after it not at all while the loads go on.
+   * A team read is held by this read even if memory's bound sends it out again at once. A team the store never held
+   * starts its backfill (`uncopied`). `loading`: the teams still being read, in the background.
    */
   private async loadReach(reach: readonly V1Team[], now: number): Promise<{ held: Map<string, TeamReplica>; loading: string[]; uncopied: string[] }> {
     const { registry, scheduler } = this.deps;
@@ -126,6 +132,7 @@ export class ReadSources {
       }
       const p = registry.load(team.id).then((loaded) => {
         pending.delete(team.id);
+        this.asked.delete(team.id);
         if (loaded) {
           loaded.readAt = Math.max(loaded.readAt, now);
           held.set(team.id, loaded);
@@ -135,14 +142,32 @@ export class ReadSources {
         }
       }, (e: unknown) => {
         pending.delete(team.id);
+        this.asked.delete(team.id);
         failed.push(e);
       });
       pending.set(team.id, p);
     }
-    if (pending.size > 0) await within(Promise.all(pending.values()), this.deps.config.INDEX_LOAD_WAIT_MS);
+    if (pending.size > 0) {
+      const waitMs = this.loadWait(pending.keys(), now);
+      if (waitMs > 0) {
+        this.loadWaits++;
+        await within(Promise.all(pending.values()), waitMs);
+      }
+    }
     // a store failure within the wait fails the read as before; one after it is the next read's to meet
     if (failed.length > 0) throw failed[0];
     return { held, loading: [...pending.keys()], uncopied: [...uncopied] };
+  }
+
+  /** How long a read may still wait for these loads: until INDEX_LOAD_WAIT_MS after the first read that asked for them. */
+  private loadWait(teamIds: Iterable<string>, now: number): number {
+    let until = 0;
+    for (const id of teamIds) {
+      let asked = this.asked.get(id);
+      if (asked === undefined) this.asked.set(id, (asked = now));
+      until = Math.max(until, asked + this.deps.config.INDEX_LOAD_WAIT_MS);
+    }
+    return until - now;
   }
 
   /**

@@ -151,6 +151,11 @@ export class ReplicaService {
     return this.sources.source(session, now, scope);
   }
 
+  /** Reads that waited (at most INDEX_LOAD_WAIT_MS after the first to ask) for teams being read from the store. */
+  get loadWaits(): number {
+    return this.sources.loadWaits;
+  }
+
   /** The epoch `source` would give a key's read now (its teams marked read), without building a snapshot. */
   epochHeld(partition: string, now = this.deps.clock.now()): string | undefined {
     return this.sources.epochHeld(partition, now);
