@@ -238,4 +238,20 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
     expect(read.body.explain.active_bound_ms).toBe(gw.deps.index!.activity(t).boundMs);
     expect(read.body.explain.active_bound_ms).toBeLessThan(read.body.explain.bound_ms);
   });
+
+  it('counts a render the gateway learns of outside a sync (its own create, a webhook): its project is active at once', async () => {
+    const before = gw.deps.index!.activity(t).projects;
+    const project = projects.find((p) => !active.includes(p) && p !== quietOne && !activeAt(now() + 1).has(p))!;
+    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+    const r = sim.sim.world.createRender(person, { project_id: project, name: 'applied' });
+    await gw.deps.index!.applyRender(r);
+    expect((await statusRow()).active_projects).toBe(before + 1);
+    sim.sim.world.advance(30_000); // past any interval: the next background sync checks that project among the first
+    const from = calls.length;
+    t.readAt = now();
+    await gw.deps.index!.tick();
+    expect(t.syncedAt).toBe(now());
+    const first = headsOf(calls.slice(from)).filter((p) => projects.includes(p)).slice(0, gw.deps.index!.activity(t).projects);
+    expect(first).toContain(project);
+  });
 });
