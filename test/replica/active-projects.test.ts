@@ -251,7 +251,8 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
     t.readAt = now();
     await gw.deps.index!.tick();
     expect(t.syncedAt).toBe(now());
-    const first = headsOf(calls.slice(from)).filter((p) => projects.includes(p)).slice(0, gw.deps.index!.activity(t).projects);
+    const ours = headsOf(calls.slice(from)).filter((p) => projects.includes(p));
+    const first = ours.slice(0, gw.deps.index!.activity(t).projects);
     expect(first).toContain(project);
   });
 });
