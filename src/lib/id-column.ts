@@ -1,8 +1,11 @@
+import { ByteBlocks } from './byte-blocks.js';
+
 /**
  * A column of ids, one a row, appended in row order and never changed (a render's v1 id), held as bytes: an id that is
  * a prefix and an even number of lowercase hex digits (`rend_` + 20 digits) is kept as the prefix's number and the
  * digits packed two to a byte (11 bytes for a v1 render id, not a 25-character string); any other id as Latin-1 or
- * UTF-16. Where a row's bytes start is its one word (they end where the next row's start).
+ * UTF-16. Bytes in blocks never moved (`ByteBlocks`); where a row's bytes start is its one word (they end where the next
+ * row's start, or where its block's bytes end).
  */
 const RAW = 0;
 const WIDE = 255;
@@ -12,8 +15,7 @@ const HEX_ID = /^([\x00-\xff]*_)((?:[0-9a-f]{2})+)$/;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 
 export class IdColumn {
-  private arena = Buffer.allocUnsafeSlow(256);
-  private used = 0;
+  private readonly blocks = new ByteBlocks();
   private start = new Int32Array(64);
   private rows = 0;
   private readonly prefixes: string[] = [];
@@ -26,7 +28,7 @@ export class IdColumn {
 
   /** Bytes the column holds. */
   get bytes(): number {
-    return this.arena.length + this.start.byteLength;
+    return this.blocks.bytes + this.start.byteLength;
   }
 
   /** Appends the id of the next row; its row number. */
@@ -41,9 +43,9 @@ export class IdColumn {
     let wide = false;
     if (tag === undefined) for (let i = 0; i < id.length && !wide; i++) wide = id.charCodeAt(i) > 255;
     const n = 1 + (tag !== undefined ? (m![2] as string).length / 2 : wide ? id.length * 2 : id.length);
-    if (this.used + n > this.arena.length) this.realloc(Math.max(this.arena.length * 2, this.used + n + 256));
-    const a = this.arena;
-    let at = this.used;
+    const place = this.blocks.alloc(n);
+    const a = this.blocks.block(place);
+    let at = this.blocks.offset(place);
     if (tag !== undefined) {
       a[at++] = tag;
       at += a.write(m![2] as string, at, 'hex');
@@ -52,15 +54,17 @@ export class IdColumn {
       at += a.write(id, at, wide ? 'utf16le' : 'latin1');
     }
     if (this.rows >= this.start.length) this.resize(this.start.length * 2);
-    this.start[this.rows] = this.used;
-    this.used = at;
+    this.start[this.rows] = place;
     return this.rows++;
   }
 
   get(row: number): string {
-    const s = this.start[row] as number;
-    const e = row + 1 < this.rows ? (this.start[row + 1] as number) : this.used;
-    const a = this.arena;
+    const place = this.start[row] as number;
+    const next = row + 1 < this.rows ? (this.start[row + 1] as number) : -1;
+    const a = this.blocks.block(place);
+    const s = this.blocks.offset(place);
+    // the next row's bytes follow in the same block, or this row's end its block's
+    const e = next > place && this.blocks.block(next) === a ? this.blocks.offset(next) : this.blocks.end(place);
     const tag = a[s] as number;
     if (tag === RAW) return a.toString('latin1', s + 1, e);
     if (tag === WIDE) return a.toString('utf16le', s + 1, e);
@@ -81,7 +85,6 @@ export class IdColumn {
   /** Frees the spare room (after a load), but 3 %. */
   trim(): void {
     if (this.start.length > this.rows * 1.03 + 64) this.resize(Math.ceil(this.rows * 1.03) + 64);
-    if (this.arena.length > this.used * 1.03 + 256) this.realloc(Math.ceil(this.used * 1.03) + 256);
   }
 
   private resize(n: number): void {
@@ -90,9 +93,4 @@ export class IdColumn {
     this.start = s;
   }
 
-  private realloc(n: number): void {
-    const a = Buffer.allocUnsafeSlow(n);
-    this.arena.copy(a, 0, 0, this.used);
-    this.arena = a;
-  }
 }

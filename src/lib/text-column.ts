@@ -1,9 +1,11 @@
+import { ByteBlocks } from './byte-blocks.js';
+
 /**
- * A column of strings (or nulls), one a row, held as bytes in one growable arena instead of a JS string each: a string
+ * A column of strings (or nulls), one a row, held as bytes in blocks (`ByteBlocks`) instead of a JS string each: a string
  * whose every character is below 256 is kept one byte a character (Latin-1), any other as UTF-16 (exact for every JS
  * string, lone surrogates included). Each row holds where
  * its bytes start and a length word (bytes × 2, + 1 for Latin-1; -1 for null). A row set again writes its new bytes at
- * the end; what it held before is counted as garbage and the arena is rewritten when garbage passes half of it.
+ * the end; what it held before is counted as garbage and the blocks are written afresh when garbage passes half.
  */
 const NULL = -1;
 
@@ -21,7 +23,7 @@ export function hashString(s: string): number {
 }
 
 export class TextColumn {
-  private arena = Buffer.allocUnsafeSlow(256);
+  private blocks = new ByteBlocks();
   private used = 0;
   private garbage = 0;
   private start = new Int32Array(64);
@@ -29,9 +31,9 @@ export class TextColumn {
   /** Rows below this have been set at least once (the rest read as null). */
   private rows = 0;
 
-  /** Bytes the column holds (its arena and its two words a row). */
+  /** Bytes the column holds (its blocks and its two words a row). */
   get bytes(): number {
-    return this.arena.length + this.start.byteLength + this.len.byteLength;
+    return this.blocks.bytes + this.start.byteLength + this.len.byteLength;
   }
 
   /** Room for `n` rows (rows beyond `n` are dropped). */
@@ -49,15 +51,15 @@ export class TextColumn {
   /** Frees the spare room (after a load), but 3 %. */
   trim(): void {
     if (this.start.length > this.rows * 1.03 + 64) this.resize(Math.ceil(this.rows * 1.03) + 64);
-    if (this.garbage > 0) this.rewrite(0);
-    else if (this.arena.length > this.used * 1.03 + 256) this.realloc(Math.ceil(this.used * 1.03) + 256);
+    if (this.garbage * 4 > this.used) this.rewrite();
   }
 
   get(row: number): string | null {
     const l = this.len[row] as number;
     if (l === NULL || row >= this.rows) return null;
-    const s = this.start[row] as number;
-    return this.arena.toString((l & 1) === 1 ? 'latin1' : 'utf16le', s, s + (l >> 1));
+    const place = this.start[row] as number;
+    const s = this.blocks.offset(place);
+    return this.blocks.block(place).toString((l & 1) === 1 ? 'latin1' : 'utf16le', s, s + (l >> 1));
   }
 
   set(row: number, value: string | null): void {
@@ -71,10 +73,10 @@ export class TextColumn {
     }
     const latin1 = oneByte(value);
     const n = latin1 ? value.length : value.length * 2;
-    if (this.garbage > 4096 && this.garbage * 2 > this.used) this.rewrite(n);
-    if (this.used + n > this.arena.length) this.realloc(Math.max(this.arena.length * 2, this.used + n + 256));
-    if (n > 0) this.arena.write(value, this.used, n, latin1 ? 'latin1' : 'utf16le');
-    this.start[row] = this.used;
+    if (this.garbage > 4096 && this.garbage * 2 > this.used) this.rewrite();
+    const place = this.blocks.alloc(n);
+    if (n > 0) this.blocks.block(place).write(value, this.blocks.offset(place), n, latin1 ? 'latin1' : 'utf16le');
+    this.start[row] = place;
     this.len[row] = n * 2 + (latin1 ? 1 : 0);
     this.used += n;
   }
@@ -86,8 +88,9 @@ export class TextColumn {
     if ((l & 1) === 0) return this.get(row) === s;
     const n = l >> 1;
     if (n !== s.length) return false;
-    const a = this.arena;
-    const at = this.start[row] as number;
+    const place = this.start[row] as number;
+    const a = this.blocks.block(place);
+    const at = this.blocks.offset(place);
     for (let i = 0; i < n; i++) if (a[at + i] !== s.charCodeAt(i)) return false;
     return true;
   }
@@ -97,35 +100,32 @@ export class TextColumn {
     const l = row < this.rows ? (this.len[row] as number) : NULL;
     if (l === NULL) return 0;
     if ((l & 1) === 0) return hashString(this.get(row) as string);
-    const a = this.arena;
-    const at = this.start[row] as number;
+    const place = this.start[row] as number;
+    const a = this.blocks.block(place);
+    const at = this.blocks.offset(place);
     let h = 0x811c9dc5;
     for (let i = at, end = at + (l >> 1); i < end; i++) h = Math.imul(h ^ (a[i] as number), 0x01000193);
     return h >>> 0;
   }
 
-  private realloc(n: number): void {
-    const a = Buffer.allocUnsafeSlow(n);
-    this.arena.copy(a, 0, 0, this.used);
-    this.arena = a;
-  }
-
-  /** The live rows' bytes copied into a new arena (with room for `more`): the garbage is gone. */
-  private rewrite(more: number): void {
-    const live = this.used - this.garbage;
-    const a = Buffer.allocUnsafeSlow(Math.ceil((live + more) * 1.125) + 256);
-    let at = 0;
+  /** The live rows' bytes copied into new blocks: the garbage is gone. */
+  private rewrite(): void {
+    const from = this.blocks;
+    const to = new ByteBlocks();
+    let used = 0;
     for (let row = 0; row < this.rows; row++) {
       const l = this.len[row] as number;
       if (l === NULL) continue;
-      const s = this.start[row] as number;
+      const old = this.start[row] as number;
       const n = l >> 1;
-      this.arena.copy(a, at, s, s + n);
-      this.start[row] = at;
-      at += n;
+      const place = to.alloc(n);
+      const s = from.offset(old);
+      from.block(old).copy(to.block(place), to.offset(place), s, s + n);
+      this.start[row] = place;
+      used += n;
     }
-    this.arena = a;
-    this.used = at;
+    this.blocks = to;
+    this.used = used;
     this.garbage = 0;
   }
 }

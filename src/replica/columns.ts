@@ -19,12 +19,12 @@ export const REMOVED = 16;
 export const ordered = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * About what a row costs (bench:replica-memory measures it): its typed columns (~40 bytes), three arena entries
- * (8 bytes each, + its v1 id, title and packed output, a byte a character), the two look-ups (~12), its place in its
- * project's rows and in the kept orders (8 each), and malloc's own share.
+ * About what a row costs (bench:replica-memory measures it): its typed columns (~40 bytes), its v1 id (hex digits
+ * packed two to a byte) and its title and packed output in arenas (a byte a character, + 4-8 bytes each), the two
+ * look-ups (~12), its place in its project's rows and in the kept orders (8 each), and malloc's own share.
  */
 export function rowBytes(v1Id: string, name: string, rest: string | null): number {
-  return 112 + v1Id.length + name.length + (rest?.length ?? 0);
+  return 96 + (v1Id.length >> 1) + name.length + (rest?.length ?? 0);
 }
 
 /** Room a trimmed column keeps for renders that arrive after a load (3 %). */

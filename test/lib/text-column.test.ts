@@ -54,3 +54,14 @@ describe('TextColumn', () => {
     }));
   });
 });
+
+describe('ByteBlocks under a column', () => {
+  it('a column past one block, with entries larger than a block, reads every row back (no entry spans two blocks)', () => {
+    const c = new TextColumn();
+    const big = 'x'.repeat((1 << 20) + 5);
+    const rows = Array.from({ length: 60_000 }, (_, i) => (i % 20_000 === 7 ? big : `${LONG.slice(0, i % 250)}|${i}`));
+    rows.forEach((s, i) => c.set(i, s));
+    rows.forEach((s, i) => expect(c.get(i)).toBe(s));
+    expect(c.equals(7, big)).toBe(true);
+  });
+});

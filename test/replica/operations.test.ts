@@ -395,7 +395,7 @@ describe('what operators see, memory, overlays', () => {
 
   it('teams past INDEX_MEMORY_MB leave memory and are read back from the store', async () => {
     const big = await startSim({ scale: 'small' });
-    // about one team's worth (each of these teams holds ~120 renders, ~25 kB by the index's estimate)
+    // about one team's worth (each of these teams holds ~120 renders, ~22 kB by the index's estimate)
     const { gw, token } = await gateway(big, { INDEX_MEMORY_MB: '0.03' });
     try {
       const teams = big.keys[0]!.teams.map((t) => t.id);
