@@ -223,7 +223,10 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
 
   it('spends no calendar minute past the budget', () => {
     const perMinute = new Map<number, number>();
-    for (const c of calls.filter((x) => x.at > loopStart && x.at <= syncs.at(-1)!.at)) perMinute.set(Math.floor(c.at / 60_000), (perMinute.get(Math.floor(c.at / 60_000)) ?? 0) + 1);
+    for (const c of calls.filter((x) => x.at > loopStart && x.at <= syncs.at(-1)!.at)) {
+      const minute = Math.floor(c.at / 60_000);
+      perMinute.set(minute, (perMinute.get(minute) ?? 0) + 1);
+    }
     expect(perMinute.size).toBeGreaterThan(2);
     for (const n of perMinute.values()) expect(n).toBeLessThanOrEqual(PER_MIN);
   });
