@@ -112,7 +112,7 @@ export function budgetIntervalMs(calls: number, callsPerMin: number): number {
  *
  * Checking every project at every sync (`whole`), the syncs run at half the configured bound (INDEX_MAX_STALENESS_MS,
  * or INDEX_RECONCILE_MS while webhooks arrive: a reader finds the team fresh) but never more often than the budget lets
- * whole syncs run; the bound is the larger of that interval and the configured one.
+ * whole syncs run beside the periodic full sync's calls; the bound is the larger of that interval and the configured one.
  *
  * With active projects, when whole syncs cannot run at the configured cadence, the syncs check the active projects'
  * heads and re-poll the renders not yet final at every sync, and the quiet projects in rotation (`rotation.ts`), each
@@ -128,12 +128,12 @@ export function cadenceFrom(
   c: FreshnessConfig, shape: SyncShape, hashes: readonly number[], webhookAt: number | null, now: number, callsPerMin: number,
 ): Cadence {
   const floor = floorOf(c, webhookAt, now);
-  const wholeInterval = Math.max(floor / 2, budgetIntervalMs(syncCallsFor(shape.projects, shape.moving), callsPerMin));
-  const wholeBound = Math.max(floor, wholeInterval);
+  const everyOne = wholeIntervalOf(c, shape.projects, shape.moving, callsPerMin);
+  const wholeInterval = Math.max(floor / 2, everyOne);
+  const wholeBound = Math.max(floor, everyOne);
   const whole: Cadence = { intervalMs: wholeInterval, cycleMs: 0, activeBoundMs: wholeBound, boundMs: wholeBound };
   if (shape.active < 1 || shape.active >= shape.projects || !Number.isFinite(callsPerMin)) return whole;
-  // the periodic full sync (every INDEX_RECONCILE_MS) also reads the team, its members and every project's templates
-  const budget = Math.floor(callsPerMin) - Math.ceil(60_000 / c.INDEX_RECONCILE_MS) * (shape.projects + 2);
+  const budget = Math.floor(callsPerMin) - fullCallsPerMin(c, shape.projects);
   let phases = phasesByCycle.get(hashes);
   if (!phases) phasesByCycle.set(hashes, (phases = new Map()));
   const kept = phases;
@@ -217,11 +217,27 @@ export function activeBoundOf(c: FreshnessConfig, t: TeamReplica, now: number, c
 }
 
 /**
- * The bound of a team not in memory, from its store rows: the calls one sync of every project needs and its last
- * webhook (its activity is not known from the rows: counted as none, every project checked at every sync).
+ * The bound of a team not in memory, from its store rows: its projects, its renders not yet final and its last webhook
+ * (its activity is not known from the rows: counted as none, every project checked at every sync).
  */
-export function boundFrom(c: FreshnessConfig, calls: number, webhookAt: number | null, now: number, callsPerMin: number): number {
-  return Math.max(floorOf(c, webhookAt, now), budgetIntervalMs(calls, callsPerMin));
+export function boundFrom(c: FreshnessConfig, projects: number, moving: number, webhookAt: number | null, now: number, callsPerMin: number): number {
+  return Math.max(floorOf(c, webhookAt, now), wholeIntervalOf(c, projects, moving, callsPerMin));
+}
+
+/**
+ * The calls the periodic full syncs (every INDEX_RECONCILE_MS: the team, its members and every project's templates)
+ * may add to a calendar minute.
+ */
+export const fullCallsPerMin = (c: Pick<Config, 'INDEX_RECONCILE_MS'>, projects: number): number =>
+  Math.ceil(60_000 / c.INDEX_RECONCILE_MS) * (projects + 2);
+
+/**
+ * How often the budget lets whole syncs (every project at every sync) run: what a minute's budget holds once a full
+ * sync's calls are kept aside (`budgetIntervalMs`).
+ */
+function wholeIntervalOf(c: FreshnessConfig, projects: number, moving: number, callsPerMin: number): number {
+  const budget = Number.isFinite(callsPerMin) ? Math.max(1, callsPerMin - fullCallsPerMin(c, projects)) : callsPerMin;
+  return budgetIntervalMs(syncCallsFor(projects, moving), budget);
 }
 
 /** The configured part of the bound: INDEX_MAX_STALENESS_MS, or INDEX_RECONCILE_MS while the team's webhooks arrive. */

@@ -17,7 +17,7 @@ import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './answer-cache.js';
 import { SyncBudget } from './budget.js';
-import { activeBoundOf, activityOf, boundFrom, boundOf, syncCallsFor } from './freshness.js';
+import { activeBoundOf, activityOf, boundFrom, boundOf } from './freshness.js';
 import { SyncLeases } from './lease.js';
 import { OutputRefresh, type RefreshWalk } from './output-refresh.js';
 import { Peers } from './peers.js';
@@ -243,7 +243,7 @@ export class ReplicaService {
       now: clock.now(),
       callsLastMinute: (id: string) => calls.get(id) ?? 0,
       boundOf: (row: StatusRow, t: TeamReplica | undefined) => (t ? this.boundOf(t)
-        : boundFrom(config, syncCallsFor(row.projects, row.moving), row.webhookAt, clock.now(), this.budget.callsPerMin(row.team.id))),
+        : boundFrom(config, row.projects, row.moving, row.webhookAt, clock.now(), this.budget.callsPerMin(row.team.id))),
       activity: (_row: StatusRow, t: TeamReplica | undefined, bound: number) => (t ? this.activity(t) : { boundMs: bound, projects: 0 }),
       busy: (id: string) => this.scheduler.busy(id),
       lastError: (id: string) => this.scheduler.failure(id)?.message ?? null,
