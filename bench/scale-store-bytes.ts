@@ -2,8 +2,11 @@
  * Bytes a render costs in an SQLite store, measured with the store's own code: the simulator's `bench` world (100 000
  * renders, v1 objects as the simulator serves them, signed output URLs included) written through IndexStore, then the
  * rows the rest of the gateway keeps per render (an id pair, the webhook ledger's newest state, a delivery), each step's
- * growth of the file after a checkpoint. One process, a few seconds; an input of bench/scale-costs.json.
- * usage: tsc -p tsconfig.bench.json && node dist/bench/scale-store-bytes.js   (BENCH_STORE_SCALE=bench|demo|million)
+ * growth of the store after a checkpoint (SQLite: the file; PostgreSQL: pg_database_size), and how many statements a
+ * second the store commits: batched, one at a time, and from 8 connections at once. One process, a few minutes; inputs
+ * of bench/scale-costs.json.
+ * usage: tsc -p tsconfig.bench.json && node dist/bench/scale-store-bytes.js
+ *        (BENCH_STORE_SCALE=bench|demo|million; BENCH_STORE_URL=postgres://… a database to fill, else a temporary SQLite file)
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,9 +28,13 @@ const scale = SCALES[scaleName];
 if (!scale) throw new Error(`unknown scale ${scaleName}`);
 const dir = mkdtempSync(join(tmpdir(), 'scale-store-'));
 const file = join(dir, 'store.db');
-const db = await openDb(file);
+const db = await openDb(process.env.BENCH_STORE_URL ?? file);
 await migrate(db.kysely);
 const size = async (): Promise<number> => {
+  if (db.dialect === 'postgres') {
+    await sql`checkpoint`.execute(db.kysely);
+    return Number((await sql<{ n: string }>`select pg_database_size(current_database()) as n`.execute(db.kysely)).rows[0]!.n);
+  }
   await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db.kysely);
   return statSync(file).size;
 };
@@ -71,6 +78,17 @@ const one = all.slice(0, 20_000).map((r) => ({ ...r, updated_at: (r.updated_at ?
 t0 = performance.now();
 for (const r of one) await index.putRenders(r.project.team, [r]);
 const rewriteMs = performance.now() - t0;
+// the same from 8 connections at once (PostgreSQL's pool; SQLite's one connection takes them in turn)
+const again = all.slice(20_000, 40_000).map((r) => ({ ...r, updated_at: (r.updated_at ?? r.created_at) + 1 }));
+let next = 0;
+t0 = performance.now();
+await Promise.all(Array.from({ length: 8 }, async () => {
+  while (next < again.length) {
+    const r = again[next++]!;
+    await index.putRenders(r.project.team, [r]);
+  }
+}));
+const parallelMs = performance.now() - t0;
 
 const out = {
   scale: scaleName,
@@ -87,6 +105,8 @@ const out = {
   rendersPerSecBatched: Math.round(renders / (batchedMs / 1000)),
   singleUpsertsPerSec: Math.round(all.length / (singleMs / 1000)),
   renderRewritesPerSec: Math.round(one.length / (rewriteMs / 1000)),
+  renderRewritesPerSec8: Math.round(again.length / (parallelMs / 1000)),
+  store: db.dialect,
 };
 process.stdout.write(`${JSON.stringify(out)}\n`);
 await db.close();
