@@ -136,7 +136,9 @@ class Job {
       const project = this.project;
       const { key } = project;
       const source = this.source;
-      this.compiledShape = key !== undefined && source.shaped ? (r) => source.shaped!(r, key, project) : project;
+      // a streamed answer's items are written once: only a page's are kept
+      const page = this.q.limit !== -1 && this.q.offset + this.q.limit <= STREAM_AFTER;
+      this.compiledShape = page && key !== undefined && source.shaped ? (r) => source.shaped!(r, key, project) : project;
     }
     return this.compiledShape;
   }

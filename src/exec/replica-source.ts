@@ -127,10 +127,13 @@ export class ReplicaSource implements RecordSource {
     const long = plan.stopAfter === null || plan.stopAfter > CHUNK;
     const first = Math.min(WALK_BATCH_MOST, Math.max(WALK_BATCH_LEAST, plan.stopAfter ?? WALK_BATCH_MOST));
     const whole = filter?.filter ? filter.compile(filter.filter) : undefined;
-    return this.snapshot.inScope(plan).map((t) => {
+    const teams = this.snapshot.inScope(plan);
+    // (a large team's order is sorted a slice at a time the first time it is walked)
+    const orders = await Promise.all(teams.map((t) => t.newestFirstReady()));
+    return teams.map((t, k) => {
       // a walk that may write before it ends (limit=-1, or more than a chunk) outlives this turn of the event loop, and
       // renders may arrive meanwhile: it walks a copy of the kept order; a page's walk ends within the turn, on the order itself
-      const kept = t.newestFirst();
+      const kept = orders[k] as readonly number[];
       const records = t.renderColumns();
       const cols = records.c;
       // the filter tested on the columns first (a row with an overlay on its record): only the rows passing it become records

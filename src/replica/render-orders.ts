@@ -26,12 +26,18 @@ export class RenderOrders {
   private readonly sorted = new Map<string, { cmp: (a: number, b: number) => number; rows: number[] }>();
   /** Sorted orders being built off the questions that asked for them (a large team's), by name. */
   private readonly building = new Map<string, Building>();
+  /** The newest-first order of a large team being sorted, and the rows that arrived meanwhile. */
+  private newestBuild: Promise<readonly number[]> | null = null;
+  private arrived: number[] | null = null;
+  /** Moves whenever the newest-first order is dropped (a build under way is then not kept). */
+  private newestGen = 0;
 
   constructor(private readonly rows: RenderRows) {}
 
   /** The newest-first order and the kept sorted orders are built again on next use (rows were removed). */
   reset(): void {
     this.newest = null;
+    this.newestGen++;
     this.sorted.clear();
     this.building.clear();
   }
@@ -40,6 +46,7 @@ export class RenderOrders {
   resetAll(): void {
     this.byKey.clear();
     this.newest = null;
+    this.newestGen++;
     this.sorted.clear();
     this.building.clear();
   }
@@ -134,6 +141,31 @@ export class RenderOrders {
     return this.newest;
   }
 
+  /**
+   * Rows newest first, as `newestFirst`, but a large team's order is sorted a slice at a time the first time (the
+   * event loop given turns; renders arriving meanwhile take their place after). Concurrent readers share one sort.
+   */
+  newestFirstReady(): Promise<readonly number[]> {
+    if (this.newest) return Promise.resolve(this.newest);
+    this.newestBuild ??= this.buildNewest().finally(() => { this.newestBuild = null; });
+    return this.newestBuild;
+  }
+
+  private async buildNewest(): Promise<readonly number[]> {
+    const live = this.rows.liveRows();
+    if (live.length <= SORT_AT_ONCE) return this.newestFirst();
+    const gen = this.newestGen;
+    this.arrived = [];
+    const rows = await sortYielding(live, (a, b) => this.newestOrder(a, b), SORT_SLICE, (f) => this.rows.c.uuidsKept(f));
+    const arrived = this.arrived;
+    this.arrived = null;
+    // sorted at once meanwhile (newestFirst), or dropped meanwhile (rows removed: sorted at once now)
+    if (this.newest || gen !== this.newestGen || !arrived) return this.newestFirst();
+    this.newest = rows;
+    for (const i of arrived) this.place(i);
+    return rows;
+  }
+
   private newestOrder(a: number, b: number): number {
     const c = this.rows.c;
     return (c.created[b] as number) - (c.created[a] as number) || c.compareUuids(a, b);
@@ -142,7 +174,10 @@ export class RenderOrders {
   /** A new render takes its place in the kept order (most arrive at the head: a binary search, one splice). */
   place(i: number): void {
     const list = this.newest;
-    if (!list) return;
+    if (!list) {
+      this.arrived?.push(i);
+      return;
+    }
     let lo = 0;
     let hi = list.length;
     while (lo < hi) {

@@ -205,6 +205,8 @@ export class TeamReplica {
   // ------------------------------------------------------------------ legacy records (for readers)
 
   newestFirst(): readonly number[] { return this.orders.newestFirst(); }
+  /** The newest-first order; a large team's sorted a slice at a time the first time. */
+  newestFirstReady(): Promise<readonly number[]> { return this.orders.newestFirstReady(); }
   /** The render columns, as questions answered without records read them. */
   renderColumns(): RenderColumns { return this.records; }
   /** Live rows in a query's order (`name` naming it, `cmp` comparing rows by it), kept as renders change. */

@@ -126,6 +126,27 @@ describe('a new sorted order of a large team', () => {
     expect(t.view(rows![rows!.length - 1]!).title).toBe('zzz last of all');
   });
 
+  it('newest first is sorted a slice at a time the first time, the renders that arrived meanwhile in their place', async () => {
+    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    t.setProject({
+      project: { id: 'proj_0', name: 'p0', team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
+      templates: [], backfilled: true,
+    }, 1);
+    const N = 20_000;
+    // created_at in a scrambled order, with ties
+    for (let i = 0; i < N; i++) t.apply({ ...render(i), project: { id: 'proj_0', team: team.id }, created_at: T0 + ((i * 7919) % 5000) }, 1);
+    const ready = t.newestFirstReady();
+    t.apply({ ...render(N), project: { id: 'proj_0', team: team.id }, created_at: T0 + 2500 }, 2);
+    t.apply({ ...render(N + 1), project: { id: 'proj_0', team: team.id }, created_at: T0 + 9999 }, 2);
+    const { value: rows, turns } = await turnsDuring(() => ready);
+    expect(turns).toBeGreaterThanOrEqual(5);
+    expect(rows[0]).toBe(N + 1);
+    const got = [...rows];
+    // the same renders sorted at once
+    t.invalidateRecords();
+    expect(got).toEqual([...t.newestFirst()]);
+  });
+
   it('is sorted at once for a small team', () => {
     const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
     t.setProject({
