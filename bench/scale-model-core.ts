@@ -274,7 +274,8 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
   const keyUsed = new Map<string, number>();
   const warm = 60_000;
   const end = warm + minutes * 60_000;
-  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0, writes = 0, rows = 0, bookkeeping = 0, projectWrites = 0, rowWrites = 0, urlRows = 0, urlStatements = 0;
+  let hooked = 0, polled = 0, quietHook = 0, syncs = 0, refusals = 0;
+  let writes = 0, rows = 0, bookkeeping = 0, projectWrites = 0, rowWrites = 0, urlRows = 0, urlStatements = 0;
   const keyCalls = new Map<number, number>();
   for (let now = 0; now < end; now += s.tickMs) {
     const counting = now >= warm;

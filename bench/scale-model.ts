@@ -148,7 +148,8 @@ const callsRow = (name: string, e: ReturnType<typeof evaluate>, load: Load) => [
   fmt(e.sync.maxKeyCallsPerMin), `${fmt(e.sync.ageP50Ms / 1000, 1)} s / ${fmt(e.sync.ageP99Ms / 1000, 1)} s`, fmt(e.sync.teamsOver60s),
 ];
 const callsHead = ['load', 'teams read', 'renders created/s', 'calls/min', 'webhook-fed (reconciliation)', 'polled',
-  'of which webhook teams gone quiet', 'Σ projects ÷ bound (polled)', 'syncs/min', 'syncs refused/min', 'busiest key /min', 'worst age a reader sees p50 / p99',
+  'of which webhook teams gone quiet', 'Σ projects ÷ bound (polled)', 'syncs/min', 'syncs refused/min', 'busiest key /min',
+  'worst age a reader sees p50 / p99',
   'read teams older than 60 s'];
 say(table(callsHead, [callsRow(rest.name, base, rest), callsRow(peak.name, atPeak, peak)]));
 say();
@@ -190,9 +191,11 @@ const memRow = (name: string, teams: readonly Team[], c: Costs) => {
   const leased = leasePlacement(teams, c, packed.instances);
   const largest = teams.reduce((a, t) => (t.renders > a.renders ? t : a));
   return [name, fmt(teams.length), gb(teams.reduce((a, t) => a + t.renders, 0) * c.rssBytesPerRender.value), fmt(instanceCapacityMb(c)),
-    fmt(packed.instances), leased.oversized > 0 ? `— (${leased.oversized} too large)` : fmt(leased.instances), fmt(teamMb(largest, c)), fmt(packed.oversized)];
+    fmt(packed.instances), leased.oversized > 0 ? `— (${leased.oversized} too large)` : fmt(leased.instances), fmt(teamMb(largest, c)),
+    fmt(packed.oversized)];
 };
-const cut = { ...costs, rssBytesPerRender: { ...costs.rssBytesPerRender, value: Math.round((costs.rssBytesPerRender.value * 250) / costs.replicaBytesPerRender.value) } };
+const cutRss = Math.round((costs.rssBytesPerRender.value * 250) / costs.replicaBytesPerRender.value);
+const cut = { ...costs, rssBytesPerRender: { ...costs.rssBytesPerRender, value: cutRss } };
 say(table(['teams held', 'teams', 'RSS of the replica, GB', 'MB an instance gives teams', 'instances, teams packed', 'instances, as leases fall',
   'largest team, MB', 'teams larger than one instance'], [
   memRow(`all, ${costs.rssBytesPerRender.value} B a render`, p.teams, costs),
@@ -206,10 +209,12 @@ say(`Instance: ${fmt(costs.instanceMemoryMb.value)} MB, ${pct(costs.memoryHeadro
   `${costs.replicaBytesPerRender.value} (RSS taken to shrink in proportion to the replica's own estimate).`);
 say();
 const perInstance = (name: string, e: ReturnType<typeof evaluate>) => [
-  name, fmt(e.byMemory.instances), fmt(e.packed.instances), fmt(maxOf(e.packed.loadMb) + costs.idleRssMb.value + costs.answerCacheMb.value), fmt(maxOf(e.calls)),
+  name, fmt(e.byMemory.instances), fmt(e.packed.instances), fmt(maxOf(e.packed.loadMb) + costs.idleRssMb.value + costs.answerCacheMb.value),
+  fmt(maxOf(e.calls)),
   fmt(e.sync.callsPerMin / e.packed.instances), fmt(e.hooks.deliveriesPerSec / e.packed.instances, 2), pct(maxOf(e.busy)),
 ];
-say(table(['load (all teams held, packed)', 'instances for memory', 'instances for memory and event loop', 'largest RSS, MB', 'busiest instance sync calls/min', 'mean sync calls/min',
+say(table(['load (all teams held, packed)', 'instances for memory', 'instances for memory and event loop', 'largest RSS, MB',
+  'busiest instance sync calls/min', 'mean sync calls/min',
   'deliveries/s an instance', 'busiest event loop (background work)'], [perInstance(rest.name, base), perInstance(peak.name, atPeak)]));
 say();
 say('## Backfill and restart');
@@ -223,7 +228,8 @@ p.teams.forEach((t, i) => keyCalls.set(t.key, (keyCalls.get(t.key) ?? 0) + bf[i]
 const widestKeyCalls = maxOf(keyCalls.values());
 const slowestKeyMin = widestKeyCalls / costs.v1RateLimitPerKeyPerMin.value;
 say(table(['measure', 'value', 'how'], [
-  ['backfill calls, whole population', fmt(bfTotal), 'Σ teams: render pages per project (≥ 1) + a template call per project + project pages + team + members'],
+  ['backfill calls, whole population', fmt(bfTotal),
+    'Σ teams: render pages per project (≥ 1) + a template call per project + project pages + team + members'],
   ['backfill of an instance (its teams, CPU-bound)', `${fmt((perInstRenders * costs.backfillUsPerRender.value) / 1e6 / 60, 1)} min`,
     `${fmt(perInstRenders)} renders × ${costs.backfillUsPerRender.value} µs`],
   ['backfill of the largest team (v1-bound)', `${fmt((largestCalls / s.concurrency) * costs.v1LatencyMs.value / 60_000, 1)} min`,
@@ -231,7 +237,8 @@ say(table(['measure', 'value', 'how'], [
   ['backfill of the whole population, v1-bound (keys in parallel, the slowest key)', `${fmt(slowestKeyMin, 0)} min`,
     `the widest key's teams' ${fmt(widestKeyCalls)} calls ÷ v1's assumed ${fmt(costs.v1RateLimitPerKeyPerMin.value)} a minute`],
   ['a key backfilling its teams at once, calls/min', fmt(base.keyBackfillDemand),
-    `${base.maxKeyTeams} teams × ${s.concurrency} at once × 60 000 ÷ ${costs.v1LatencyMs.value} ms; v1's limit assumed ${fmt(costs.v1RateLimitPerKeyPerMin.value)}`],
+    `${base.maxKeyTeams} teams × ${s.concurrency} at once × 60 000 ÷ ${costs.v1LatencyMs.value} ms; ` +
+    `v1's limit assumed ${fmt(costs.v1RateLimitPerKeyPerMin.value)}`],
   ['restart: an instance reads its teams back from the store', `${fmt((perInstRenders * costs.reloadUsPerRender.value) / 1e6, 0)} s`,
     `${fmt(perInstRenders)} renders × ${costs.reloadUsPerRender.value} µs`],
   ['restart: the largest team read back (its first read waits)', `${fmt((base.largest.renders * costs.reloadUsPerRender.value) / 1e6, 0)} s`,
