@@ -4,7 +4,7 @@ import { ByteBlocks } from './byte-blocks.js';
  * A column of strings (or nulls), one a row, held as bytes in blocks (`ByteBlocks`) instead of a JS string each: a string
  * whose every character is below 256 is kept one byte a character (Latin-1), any other as UTF-16 (exact for every JS
  * string, lone surrogates included). Each row holds where
- * its bytes start and a length word (bytes × 2, + 1 for Latin-1; -1 for null). A row set again writes its new bytes at
+ * its bytes start and a length word (1 + bytes × 2, + 1 for Latin-1; 0 for null: a new array, never written, is nulls). A row set again writes its new bytes at
  * the end; what it held before is counted as garbage and the blocks are written afresh when garbage passes half.
  */
 const NULL = -1;
@@ -27,7 +27,7 @@ export class TextColumn {
   private used = 0;
   private garbage = 0;
   private start = new Int32Array(64);
-  private len = new Int32Array(64).fill(NULL);
+  private len = new Int32Array(64);
   /** Rows below this have been set at least once (the rest read as null). */
   private rows = 0;
 
@@ -39,7 +39,7 @@ export class TextColumn {
   /** Room for `n` rows (rows beyond `n` are dropped). */
   resize(n: number): void {
     const s = new Int32Array(n);
-    const l = new Int32Array(n).fill(NULL);
+    const l = new Int32Array(n);
     const keep = Math.min(n, this.rows);
     s.set(this.start.subarray(0, keep));
     l.set(this.len.subarray(0, keep));
@@ -55,7 +55,7 @@ export class TextColumn {
   }
 
   get(row: number): string | null {
-    const l = this.len[row] as number;
+    const l = (this.len[row] as number) - 1;
     if (l === NULL || row >= this.rows) return null;
     const place = this.start[row] as number;
     const s = this.blocks.offset(place);
@@ -64,11 +64,11 @@ export class TextColumn {
 
   set(row: number, value: string | null): void {
     if (row >= this.start.length) this.resize(Math.max(row + 1, this.start.length * 2));
-    const prev = row < this.rows ? (this.len[row] as number) : NULL;
+    const prev = row < this.rows ? (this.len[row] as number) - 1 : NULL;
     if (prev !== NULL) this.garbage += prev >> 1;
     if (row >= this.rows) this.rows = row + 1;
     if (value === null) {
-      this.len[row] = NULL;
+      this.len[row] = 0;
       return;
     }
     const latin1 = oneByte(value);
@@ -77,13 +77,13 @@ export class TextColumn {
     const place = this.blocks.alloc(n);
     if (n > 0) this.blocks.block(place).write(value, this.blocks.offset(place), n, latin1 ? 'latin1' : 'utf16le');
     this.start[row] = place;
-    this.len[row] = n * 2 + (latin1 ? 1 : 0);
+    this.len[row] = 1 + n * 2 + (latin1 ? 1 : 0);
     this.used += n;
   }
 
   /** Whether a row holds exactly `s` (Latin-1 rows compared byte by byte, without making a string). */
   equals(row: number, s: string): boolean {
-    const l = row < this.rows ? (this.len[row] as number) : NULL;
+    const l = row < this.rows ? (this.len[row] as number) - 1 : NULL;
     if (l === NULL) return false;
     if ((l & 1) === 0) return this.get(row) === s;
     const n = l >> 1;
@@ -97,7 +97,7 @@ export class TextColumn {
 
   /** `hashString` of what a row holds (0 for null). */
   hash(row: number): number {
-    const l = row < this.rows ? (this.len[row] as number) : NULL;
+    const l = row < this.rows ? (this.len[row] as number) - 1 : NULL;
     if (l === NULL) return 0;
     if ((l & 1) === 0) return hashString(this.get(row) as string);
     const place = this.start[row] as number;
@@ -114,7 +114,7 @@ export class TextColumn {
     const to = new ByteBlocks();
     let used = 0;
     for (let row = 0; row < this.rows; row++) {
-      const l = this.len[row] as number;
+      const l = (this.len[row] as number) - 1;
       if (l === NULL) continue;
       const old = this.start[row] as number;
       const n = l >> 1;

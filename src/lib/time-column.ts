@@ -4,6 +4,8 @@
  * the first time that is not turns the column into Float64 for good. Values read back exactly as written.
  */
 const NONE = -2147483648;
+/** An offset is held with its sign bit flipped, so a zero word (a new array, never written) reads as no time. */
+const FLIP = -2147483648;
 
 export class TimeColumn {
   private ints: Int32Array | null;
@@ -11,7 +13,7 @@ export class TimeColumn {
   private base = Number.NaN;
 
   constructor(n: number) {
-    this.ints = new Int32Array(n).fill(NONE);
+    this.ints = new Int32Array(n);
   }
 
   get length(): number {
@@ -27,7 +29,7 @@ export class TimeColumn {
     const a = this.ints;
     if (a !== null) {
       const v = a[row] as number;
-      return v === NONE ? Number.NaN : this.base + v;
+      return v === 0 ? Number.NaN : this.base + (v ^ FLIP);
     }
     return (this.floats as Float64Array)[row] as number;
   }
@@ -39,12 +41,12 @@ export class TimeColumn {
       return;
     }
     if (Number.isNaN(t)) {
-      a[row] = NONE;
+      a[row] = 0;
       return;
     }
     if (Number.isNaN(this.base) && Number.isInteger(t)) this.base = t;
     const d = t - this.base;
-    if (Number.isInteger(t) && d > NONE && d <= 2147483647 && !Object.is(t, -0)) a[row] = d;
+    if (Number.isInteger(t) && d > NONE && d <= 2147483647 && !Object.is(t, -0)) a[row] = d ^ FLIP;
     else {
       this.widen();
       (this.floats as Float64Array)[row] = t;
@@ -55,7 +57,7 @@ export class TimeColumn {
   resize(n: number, keep: number): void {
     const k = Math.min(n, keep);
     if (this.ints) {
-      const b = new Int32Array(n).fill(NONE);
+      const b = new Int32Array(n);
       b.set(this.ints.subarray(0, k));
       this.ints = b;
     } else {
@@ -68,7 +70,7 @@ export class TimeColumn {
   private widen(): void {
     const a = this.ints as Int32Array;
     const f = new Float64Array(a.length);
-    for (let i = 0; i < a.length; i++) f[i] = a[i] === NONE ? Number.NaN : this.base + (a[i] as number);
+    for (let i = 0; i < a.length; i++) f[i] = a[i] === 0 ? Number.NaN : this.base + ((a[i] as number) ^ FLIP);
     this.floats = f;
     this.ints = null;
   }
