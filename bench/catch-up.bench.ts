@@ -4,7 +4,7 @@
  * each team (a newer state each) without B hearing of it; B's poll sees the commits and catches up: the time until it is
  * done and the rows it read, beside what reading the 10 teams whole costs (a fresh replica loading them, as a resync did
  * before). Then the write cost of the change number: putRenders of every render into a store migrated without it
- * (0014) and with it (0015).
+ * (0014) and with it (0015), inserted, then written again in a newer state.
  * Run: npx tsx bench/catch-up.bench.ts [rendersPerTeam=5000] [changedPerTeam=50]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -54,12 +54,19 @@ async function putRendersBefore(db: Kysely<Database>, teamId: string, renders: r
   }
 }
 
-/** Fills a store as a backfill leaves it; the time putRenders took. */
-async function fill(path: string, target?: string): Promise<number> {
+/** CPU milliseconds of this process since `from` (SQLite runs in it: steadier than wall time on a busy machine). */
+const cpuSince = (from: NodeJS.CpuUsage) => { const c = process.cpuUsage(from); return (c.user + c.system) / 1000; };
+
+/**
+ * Fills a store as a backfill leaves it; the time putRenders took (inserts), then writing every render again in a newer
+ * state (updates): wall and CPU milliseconds.
+ */
+async function fill(path: string, target?: string): Promise<{ inserts: number; updates: number; insertsCpu: number; updatesCpu: number }> {
   const db = await openDb(path);
   await migrate(db.kysely, target);
   const store = new IndexStore(db.kysely, () => Date.now());
   let ms = 0;
+  let insertsCpu = 0;
   for (const team of teams) {
     await store.putTeam(team, []);
     const projects = [...world.projects.values()].filter((p) => p.teamId === team.id).map((p) => world.projectView(p));
@@ -68,16 +75,29 @@ async function fill(path: string, target?: string): Promise<number> {
       await store.putTemplates(p.id, []);
       const renders = [...world.renders.values()].filter((r) => r.projectId === p.id).map((r) => world.renderView(r));
       const t = performance.now();
+      const c = process.cpuUsage();
       if (target) await putRendersBefore(db.kysely, team.id, renders, Date.now());
       else await store.putRenders(team.id, renders, Date.now());
       ms += performance.now() - t;
+      insertsCpu += cpuSince(c);
       await store.markProjectBackfilled(p.id);
     }
     await store.markBackfilled(team.id, Date.now());
     await store.markSynced(team.id, Date.now());
   }
+  let updates = 0;
+  let updatesCpu = 0;
+  for (const team of teams) {
+    const renders = rendersOf(team.id).map((r) => ({ ...r, updated_at: (r.updated_at ?? r.created_at) + 1 }));
+    const t = performance.now();
+    const c = process.cpuUsage();
+    if (target) await putRendersBefore(db.kysely, team.id, renders, Date.now());
+    else await store.putRenders(team.id, renders, Date.now());
+    updates += performance.now() - t;
+    updatesCpu += cpuSince(c);
+  }
   await db.close();
-  return ms;
+  return { inserts: ms, updates, insertsCpu, updatesCpu };
 }
 
 async function replica() {
@@ -128,6 +148,9 @@ await c.close();
 for (let round = 0; round < 2; round++) {
   const before = await fill(join(dir, `w14-${round}.db`), '0014_index_sync_budget');
   const after = await fill(join(dir, `w15-${round}.db`));
-  log(`putRenders of ${world.renders.size} renders: ${before.toFixed(0)} ms without the change number (0014), ${after.toFixed(0)} ms with it (0015)`);
+  const f = (x: number, cpu: number) => `${x.toFixed(0)} ms (${cpu.toFixed(0)} ms CPU)`;
+  log(`putRenders of ${world.renders.size} renders, inserted: ${f(before.inserts, before.insertsCpu)} without the change number (0014), `
+    + `${f(after.inserts, after.insertsCpu)} with it`);
+  log(`  written again in a newer state (updates): ${f(before.updates, before.updatesCpu)} without, ${f(after.updates, after.updatesCpu)} with it`);
 }
 rmSync(dir, { recursive: true, force: true });
