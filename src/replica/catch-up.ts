@@ -26,7 +26,7 @@ export interface CatchUpCounts {
   runs: number;
   /** Teams caught up in place. */
   teams: number;
-  /** Teams read whole again instead (no mark, a repair or a dropped project, gone from the store, reads failing). */
+  /** Teams read whole again instead (no mark, a repair, gone from the store, reads failing again and again). */
   reloaded: number;
   /** Teams whose catch-up failed (kept as they were, their marks unmoved, tried again). */
   failed: number;
@@ -40,10 +40,10 @@ export interface CatchUpCounts {
  * rule, with the data the gateway sent for them), the projects dropped since (dropped here too; one back in the store
  * since is read whole again, its renders included), then its row and projects. A team the store cannot tell the changes
  * of is forgotten and read whole on its next read: one with no mark (adopted empty), one a repair rewrote
- * (`index verify --repair`), and one gone from the store. A team whose catch-up fails (the store unreachable: PostgreSQL restarting drops the LISTEN
- * connection) keeps its copy and mark and is tried again — at the next signal (listening again), or after 1 s, doubled
- * each time; after 6 failed retries in a row it is read whole on its next read. Signals arriving during a catch-up make
- * one more after it.
+ * (`index verify --repair`), and one gone from the store. A team whose catch-up fails (the store unreachable: PostgreSQL
+ * restarting drops the LISTEN connection too) keeps its copy and mark and is tried again — at the next signal (listening
+ * again), or after 1 s, doubled each time; when the 6th retry in a row fails too, it is read whole on its next read.
+ * Signals arriving during a catch-up make one more after it.
  */
 export class CatchUp {
   readonly counts: CatchUpCounts = { runs: 0, teams: 0, reloaded: 0, rows: 0, failed: 0 };
@@ -61,7 +61,7 @@ export class CatchUp {
       this.current = this.run().finally(() => { this.current = undefined; });
       return this.current;
     }
-    this.next ??= this.current.then(() => {
+    this.next ??= this.current.catch(() => undefined).then(() => {
       this.next = undefined;
       return this.request();
     });
