@@ -5,8 +5,11 @@
  * model simulates the same teams (their projects, one key, no webhooks) with the same settings. BENCH_CHECK_RATE renders
  * a second are created meanwhile (spread over the teams evenly, over each team's projects by the model's Zipf shares;
  * they move for the simulator's 4 s). Also the rows the store changed (SQLite's total_changes) beside the model's
- * statements. One process, seconds.
- * usage: tsc -p tsconfig.bench.json && node dist/bench/scale-model-check.js   (BENCH_CHECK_SCALE=demo|small|bench, BENCH_CHECK_RATE=0)
+ * statements. BENCH_CHECK_HOOKS teams (the first ones) get their renders' transitions as webhooks do (applied as the
+ * receiver applies a delivery: the render written, the team's webhook time), a delivery a transition; the model's teams
+ * alike. One process, seconds.
+ * usage: tsc -p tsconfig.bench.json && node dist/bench/scale-model-check.js
+ *        (BENCH_CHECK_SCALE=demo|small|bench, BENCH_CHECK_RATE=0, BENCH_CHECK_HOOKS=0)
  */
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
@@ -17,6 +20,7 @@ import { DEFAULT_SETTINGS, simulateSync, zipfShares, type Costs, type Team } fro
 
 const scale = process.env.BENCH_CHECK_SCALE ?? 'demo';
 const rate = Number(process.env.BENCH_CHECK_RATE ?? 0);
+const hooks = Number(process.env.BENCH_CHECK_HOOKS ?? 0);
 const costs = (JSON.parse(readFileSync(new URL('../../bench/scale-costs.json', import.meta.url), 'utf8')) as { costs: Costs }).costs;
 const gw = await startGateway({ INDEX_ACTIVE_MS: '3600000', LOG_LEVEL: 'silent' }, { scale }, { simClock: true });
 const sim = gw.s.sim;
@@ -34,6 +38,15 @@ for (const p of sim.world.projects.values()) if (teamIds.includes(p.teamId)) pro
 // the seeded world leaves one team without credits: renders are created in the others
 const creating = teamIds.filter((id) => (sim.world.teams.get(id)?.credits ?? 0) > 0);
 const rng = new Rng(3);
+// webhooks: each transition of a render of the first BENCH_CHECK_HOOKS teams, applied as the receiver applies a delivery
+const hooked = new Set(teamIds.slice(0, hooks));
+const deliveries: Promise<void>[] = [];
+let delivered = 0;
+let deliveredBefore = 0;
+sim.world.onTransition((tr) => {
+  if (hooked.has(tr.render.teamId)) delivered++;
+  if (hooked.has(tr.render.teamId)) deliveries.push(index.applyRender(sim.world.renderView(tr.render), { webhook: true }));
+});
 let before = 0;
 let changedBefore = 0;
 let owed = 0;
@@ -42,6 +55,7 @@ for (let ms = 0; ms < 4 * 60_000; ms += DEFAULT_SETTINGS.tickMs) {
   if (ms === 60_000) {
     before = calls();
     changedBefore = await changes();
+    deliveredBefore = delivered;
   }
   sim.clock.advance(DEFAULT_SETTINGS.tickMs);
   for (owed += (rate * DEFAULT_SETTINGS.tickMs) / 1000; owed >= 1; owed--) {
@@ -51,6 +65,8 @@ for (let ms = 0; ms < 4 * 60_000; ms += DEFAULT_SETTINGS.tickMs) {
     const at = shares.findIndex((w) => (u -= w) < 0);
     sim.world.createRender(person, { project_id: projects[at < 0 ? 0 : at]!, name: `check ${created++}` });
   }
+  sim.world.tick();
+  await Promise.all(deliveries.splice(0));
   for (const id of teamIds) {
     const t = await index.load(id);
     if (t) t.readAt = sim.world.clock.now();
@@ -64,14 +80,18 @@ for (const [i, id] of teamIds.entries()) {
   const t = (await index.load(id))!;
   // new renders: an even share for each team creating, none for the others
   const activity = creating.includes(id) ? 1 : 0;
-  teams.push({ id: i, renders: t.size, activity, projectShares: zipfShares(t.projects.size), key: 1, webhooks: false, readDraw: 1 });
+  teams.push({ id: i, renders: t.size, activity, projectShares: zipfShares(t.projects.size), key: 1, webhooks: hooked.has(id), readDraw: 1 });
 }
 const moveS = Object.values(LIFECYCLE_MS).reduce((a, b) => a + b, 0) / 1000;
-const simCosts: Costs = { ...costs, renderDurationS: { ...costs.renderDurationS, value: moveS } };
+const simCosts: Costs = {
+  ...costs, renderDurationS: { ...costs.renderDurationS, value: moveS },
+  webhookDeliveriesPerRender: { ...costs.webhookDeliveriesPerRender, value: Object.keys(LIFECYCLE_MS).length },
+};
 const model = simulateSync({ teams, keys: 1 }, teams, { name: 'check', createdPerSec: rate, readShare: 1 }, simCosts, DEFAULT_SETTINGS);
 process.stdout.write(`${JSON.stringify({
   scale, teams: teams.length, projects: teams.map((t) => t.projectShares.length), codeCallsPerMin: real, modelCallsPerMin: model.callsPerMin,
-  ratio: Number((real / model.callsPerMin).toFixed(3)), createdPerSec: rate, codeRowsChangedPerSec: Number(rowsPerSec.toFixed(2)),
+  ratio: Number((real / model.callsPerMin).toFixed(3)), createdPerSec: rate, hooks, modelHooked: model.hookedCallsPerMin,
+  deliveriesPerSec: Number(((delivered - deliveredBefore) / 180).toFixed(2)), codeRowsChangedPerSec: Number(rowsPerSec.toFixed(2)),
   modelRowsPerSec: Number(model.syncRowsPerSec.toFixed(2)), modelStatementsPerSec: Number(model.syncWritesPerSec.toFixed(2)),
   byEndpoint: Object.fromEntries(sim.stats),
 })}\n`);
