@@ -169,7 +169,7 @@ export class SyncScheduler {
           // the sync starts: recorded with the lease, for every instance to see
           await this.deps.store.lease(t.id, this.deps.holder, this.deps.leases.leaseMs, true);
         }
-        await this.deps.sync.sync(t, s, full, changes, plan?.heads);
+        await this.deps.sync.sync(t, s, full, changes, plan?.heads, started);
       });
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');

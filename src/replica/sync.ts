@@ -68,10 +68,12 @@ export class TeamSync {
    * One incremental sync: new projects (walked whole), the heads of the projects in `heads` (in its order: the active
    * projects first, then the quiet ones due in the rotation; every known project's when absent) down to a known render
    * older than the newest one known, and the renders not yet final; `full` also refreshes the team, its members and
-   * every project's templates (there are no events for them). Marks the team synced as of the sync's start.
+   * every project's templates (there are no events for them). Marks the team synced as of the sync's start: `startedAt`,
+   * the moment `heads` was planned at when given (the next sync's rotation takes the quiet projects due after it: a later
+   * moment would leave those due in between to the next cycle).
    */
-  async sync(t: TeamReplica, s: V1Session, full: boolean, changes: SyncChanges, heads?: readonly string[]): Promise<void> {
-    const started = this.o.clock.now();
+  async sync(t: TeamReplica, s: V1Session, full: boolean, changes: SyncChanges, heads?: readonly string[], startedAt?: number): Promise<void> {
+    const started = startedAt ?? this.o.clock.now();
     if (full) await this.refreshTeam(t, s);
     const projects = await this.refreshProjects(t, s, full);
     const checked = heads === undefined ? null : new Set(heads);
