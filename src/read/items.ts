@@ -142,10 +142,29 @@ export class ItemReads {
  * whether it counts the whole reach, and whether it reads a one-to-many relation (an aliased field counts as one).
  */
 export function readScope(q: QueryNode, plan: Plan, schemas: SchemaRegistry): ReadScope {
-  const manyRelations = Object.keys(q.alias ?? {}).length > 0 || plan.relations.some((path) => crossesMany(plan.resource, path, schemas));
+  const manyRelations = Object.keys(q.alias ?? {}).length > 0 || plan.relations.some((path) => crossesMany(plan.resource, path, schemas))
+    || q.fields.some((f) => selectsMany(schemas[plan.resource], f.path, 0, schemas));
   return {
     resource: plan.resource, ids: plan.ids, projects: plan.scope.projects, accounts: plan.scope.accounts, total: q.meta.includes('total_count'), manyRelations,
   };
+}
+
+/**
+ * Whether a selected path reaches a one-to-many field, wildcards included (`*.*.*` lists an account's projects and each
+ * project's renders; `project.*` a project's renders): the relations a plan lists do not expand wildcards.
+ */
+function selectsMany(cur: ResourceSchema | undefined, path: readonly string[], i: number, schemas: SchemaRegistry): boolean {
+  if (!cur) return true;
+  if (i >= path.length) return false;
+  const step = path[i] as string;
+  const names = step === '*' ? Object.keys(cur.fields) : [step];
+  for (const name of names) {
+    const rel = Object.hasOwn(cur.fields, name) ? cur.fields[name]?.relation : undefined;
+    if (!Object.hasOwn(cur.fields, name) && step !== '*') return true;
+    if (rel?.kind === 'o2m') return true;
+    if (rel && i + 1 < path.length && selectsMany(schemas[rel.resource], path, i + 1, schemas)) return true;
+  }
+  return false;
 }
 
 /** Whether a relation path (`project.renders`) takes a one-to-many step; an unknown step counts as one. */

@@ -261,6 +261,18 @@ describe('during a backfill, a read of checkpointed projects is answered from th
     }
   });
 
+  it('a selection whose wildcards reach a one-to-many relation is answered live; `fields=*` stays partial', async () => {
+    const p = derivedUuid('project', done.id);
+    // (user uuids are each gateway's own)
+    const users = (x: unknown): unknown => JSON.parse(JSON.stringify(x, (k, v: unknown) => (['user_created', 'owner'].includes(k) ? undefined : v)));
+    for (const [fields, from] of [['*', 'partial'], ['*.*.*', 'live'], ['id,project.*', 'live']]) {
+      const u = `/renders?fields=${fields}&filter[project][_eq]=${p}&sort=title&limit=3`;
+      const r = await gw.get(u, token);
+      expect([r.status, partial(r) === '1' ? 'partial' : source(r)], u).toEqual([200, from]);
+      expect(users(r.body.data), u).toEqual(users((await ref.get(u, refToken)).body.data));
+    }
+  });
+
   it('once the backfill ends, reads are whole and kept again', async () => {
     const url = `/renders?${FIELDS}&filter[project][_eq]=${derivedUuid('project', done.id)}&limit=4`;
     expect(partial(await gw.get(url, token))).toBe('1');
