@@ -503,10 +503,14 @@ export function storeBytes(p: Population, load: Load, costs: Costs): { renders: 
   return { renders, total: Object.values(parts).reduce((a, b) => a + b, 0), parts };
 }
 
-/** Store statements a second the webhook receiver writes: per delivery its ledger row, render version, render row, team mark. */
+/**
+ * Store writes a second of the webhook receiver: per delivery its ledger row and the render's version, then the replica's
+ * apply — the render row and the team's webhook time, and a third row bench/scale-model-check.ts measures and the code
+ * reading has not placed: 5 a delivery.
+ */
 export function webhookWritesPerSec(p: Population, load: Load, costs: Costs): { deliveriesPerSec: number; writesPerSec: number } {
   const total = p.teams.reduce((a, t) => a + t.renders, 0);
   const hooked = p.teams.filter((t) => t.webhooks).reduce((a, t) => a + t.renders, 0);
   const deliveriesPerSec = (load.createdPerSec * hooked * costs.webhookDeliveriesPerRender.value) / total;
-  return { deliveriesPerSec, writesPerSec: deliveriesPerSec * 4 };
+  return { deliveriesPerSec, writesPerSec: deliveriesPerSec * 5 };
 }
