@@ -77,7 +77,7 @@ export class Columns {
   /** Rows whose uuid has no key (an imported uuid not in lowercase hex). */
   private readonly unkeyed = new Set<number>();
   /** Uuids derived while a sort runs (each row's SHA-1 once a sort), else null. */
-  private memo: (string | undefined)[] | null = null;
+  private memo: Map<number, string> | null = null;
   /** The least and greatest time each date column ever held (a question on dates halves between them). */
   readonly span = { created: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY], updated: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] };
 
@@ -113,8 +113,8 @@ export class Columns {
     }
     const m = this.memo;
     if (m === null) return derivedUuid('render', this.v1Id(row));
-    let u = m[row];
-    if (u === undefined) m[row] = u = derivedUuid('render', this.v1Id(row));
+    let u = m.get(row);
+    if (u === undefined) m.set(row, (u = derivedUuid('render', this.v1Id(row))));
     return u;
   }
 
@@ -143,7 +143,7 @@ export class Columns {
   /** Runs `f` with each row's uuid derived at most once (a sort compares uuids many times). */
   uuidsKept<T>(f: () => T): T {
     if (this.memo !== null) return f();
-    this.memo = [];
+    this.memo = new Map();
     try {
       return f();
     } finally {

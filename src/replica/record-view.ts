@@ -22,8 +22,9 @@ export interface RenderView {
   readonly row: number;
   /** The team's records' version the kept values below were read at (they are read again once it moves). */
   at: number;
-  /** id, date_created, date_updated as answered, kept once read (sorts compare them often). */
+  /** id, title, date_created, date_updated as answered, kept once read (sorts compare them often). */
   u: string | undefined;
+  ti: string | undefined;
   dc: string | null | undefined;
   du: string | null | undefined;
 }
@@ -43,7 +44,7 @@ export class RenderRecords implements RenderColumns {
   /** The legacy status of each v1 status code. */
   /** @internal */ readonly statusNames: readonly unknown[];
   /** The views made while a sort runs (a row's view made once a sort), else null. */
-  private kept: Rec[] | null = null;
+  private kept: Map<number, Rec> | null = null;
   /** Moves whenever a row changes (what a view keeps is read again). */
   version = 0;
   private readonly View: new (t: RenderRecords, row: number) => Rec;
@@ -114,15 +115,15 @@ export class RenderRecords implements RenderColumns {
   view(row: number): Rec {
     const kept = this.kept;
     if (kept === null) return new this.View(this, row);
-    let v = kept[row];
-    if (v === undefined) kept[row] = v = new this.View(this, row);
+    let v = kept.get(row);
+    if (v === undefined) kept.set(row, (v = new this.View(this, row)));
     return v;
   }
 
   /** Runs `f` with each row's view made at most once (a sort compares records many times, reading their fields). */
   viewsKept<T>(f: () => T): T {
     if (this.kept !== null) return f();
-    this.kept = [];
+    this.kept = new Map();
     try {
       return this.c.uuidsKept(f);
     } finally {
@@ -225,6 +226,7 @@ export class RenderRecords implements RenderColumns {
 function fresh(v: RenderView): void {
   v.at = v.t.version;
   v.u = undefined;
+  v.ti = undefined;
   v.dc = undefined;
   v.du = undefined;
 }
@@ -243,6 +245,7 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
   class View implements RenderView {
     at: number;
     u: string | undefined = undefined;
+    ti: string | undefined = undefined;
     dc: string | null | undefined = undefined;
     du: string | null | undefined = undefined;
     constructor(readonly t: RenderRecords, readonly row: number) {
@@ -270,7 +273,10 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
       get = function (this: View) {
         const t = this.t;
         const c = t.c;
-        return ((c.flags[this.row] as number) & OVERLAY) !== 0 ? t.fullRecord(this.row).title : c.title(this.row);
+        if (((c.flags[this.row] as number) & OVERLAY) !== 0) return t.fullRecord(this.row).title;
+        if (this.at !== t.version) fresh(this);
+        this.ti ??= c.title(this.row);
+        return this.ti;
       };
     } else if (FAST_FIELDS.includes(name)) {
       get = function (this: View) {
