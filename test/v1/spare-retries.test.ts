@@ -68,6 +68,22 @@ describe('spare retries of a request', () => {
     expect(r.meter.summary()).toMatchObject({ spare_retries: 4 });
   });
 
+  it('a 429 past its own retries takes spares and still waits its Retry-After; one asking too long a wait takes none', async () => {
+    const r = request(10);
+    await r.v1.teams();
+    await fault([{ kind: 'rate_limit', count: 5, path: '/v1/me', retry_after_s: 2 }]);
+    r.calls.length = 0;
+    expect((await r.v1.me()).id).toBe(s.keys[0]!.user_id);
+    expect(r.calls.map((c) => c.status)).toEqual([429, 429, 429, 429, 429, 200]);
+    expect(sleeps).toEqual([2000, 2000, 2000, 2000, 2000]);
+    expect(r.spares.used).toBe(2);
+    sleeps.length = 0;
+    await fault([{ kind: 'rate_limit', path: '/v1/me', retry_after_s: 31 }]);
+    r.calls.length = 0;
+    await expect(r.v1.me()).rejects.toBeTruthy();
+    expect([r.calls.length, sleeps.length, r.spares.used]).toEqual([1, 0, 2]);
+  });
+
   it('a POST is never tried again, spares or not', async () => {
     const r = request(10);
     await r.v1.teams();
