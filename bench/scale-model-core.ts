@@ -29,7 +29,7 @@ export interface Cost {
 }
 
 export const COST_NAMES = [
-  'replicaBytesPerRender', 'rssBytesPerRender', 'idleRssMb', 'answerCacheMb', 'instanceMemoryMb', 'memoryHeadroom',
+  'replicaBytesPerRender', 'rssBytesPerRender', 'rssBytesPerRenderNow', 'idleRssMb', 'answerCacheMb', 'instanceMemoryMb', 'memoryHeadroom',
   'storeBytesPerRenderRow', 'storeBytesPerIdPair', 'storeBytesPerRenderVersion', 'storeBytesPerWebhookDelivery', 'storeBytesPerProjectRow',
   'storeWritesPerSecLimit', 'rendersPerBackfillPage', 'backfillUsPerRender', 'reloadUsPerRender', 'v1LatencyMs',
   'v1RateLimitPerKeyPerMin', 'cpuUsPerSyncCall', 'cpuUsPerWebhook', 'cpuUsPerStoreWrite', 'eventLoopBusyLimit',

@@ -194,19 +194,18 @@ const memRow = (name: string, teams: readonly Team[], c: Costs) => {
     fmt(packed.instances), leased.oversized > 0 ? `— (${leased.oversized} too large)` : fmt(leased.instances), fmt(teamMb(largest, c)),
     fmt(packed.oversized)];
 };
-const cutRss = Math.round((costs.rssBytesPerRender.value * 250) / costs.replicaBytesPerRender.value);
-const cut = { ...costs, rssBytesPerRender: { ...costs.rssBytesPerRender, value: cutRss } };
+const cut = { ...costs, rssBytesPerRender: costs.rssBytesPerRenderNow };
 say(table(['teams held', 'teams', 'RSS of the replica, GB', 'MB an instance gives teams', 'instances, teams packed', 'instances, as leases fall',
   'largest team, MB', 'teams larger than one instance'], [
   memRow(`all, ${costs.rssBytesPerRender.value} B a render`, p.teams, costs),
   memRow(`read at peak (${pct(peak.readShare)}), ${costs.rssBytesPerRender.value} B`, atPeak.read, costs),
-  memRow(`all, ${cut.rssBytesPerRender.value} B (250 B replica estimate)`, p.teams, cut),
+  memRow(`all, ${cut.rssBytesPerRender.value} B (after the memory work)`, p.teams, cut),
   memRow(`read at peak, ${cut.rssBytesPerRender.value} B`, atPeak.read, cut),
 ]));
 say();
 say(`Instance: ${fmt(costs.instanceMemoryMb.value)} MB, ${pct(costs.memoryHeadroom.value)} headroom, ${costs.idleRssMb.value} MB idle, ` +
-  `${costs.answerCacheMb.value} MB answer cache. RSS a render with the 250 B estimate: ${costs.rssBytesPerRender.value} × 250 / ` +
-  `${costs.replicaBytesPerRender.value} (RSS taken to shrink in proportion to the replica's own estimate).`);
+  `${costs.answerCacheMb.value} MB answer cache. ${costs.rssBytesPerRender.value} B a render: measured at 1M before the memory work; ` +
+  `${costs.rssBytesPerRenderNow.value} B: measured at 200 000 after it. The other tables use ${costs.rssBytesPerRender.value} B.`);
 say();
 const perInstance = (name: string, e: ReturnType<typeof evaluate>) => [
   name, fmt(e.byMemory.instances), fmt(e.packed.instances), fmt(maxOf(e.packed.loadMb) + costs.idleRssMb.value + costs.answerCacheMb.value),
@@ -215,7 +214,8 @@ const perInstance = (name: string, e: ReturnType<typeof evaluate>) => [
 ];
 say(table(['load (all teams held, packed)', 'instances for memory', 'instances for memory and event loop', 'largest RSS, MB',
   'busiest instance sync calls/min', 'mean sync calls/min',
-  'deliveries/s an instance', 'busiest event loop (background work)'], [perInstance(rest.name, base), perInstance(peak.name, atPeak)]));
+  'deliveries/s an instance', 'busiest event loop (background work)'], [perInstance(rest.name, base), perInstance(peak.name, atPeak),
+  perInstance(`${peak.name}, ${cut.rssBytesPerRender.value} B a render`, evaluate(spec, peak, cut))]));
 say();
 say('## Backfill and restart');
 say();
