@@ -261,6 +261,44 @@ describe('during a backfill, a read of checkpointed projects is answered from th
     }
   });
 
+  it('filters that name a copied project beside one not copied, or a project of a team the key does not reach, are answered live', async () => {
+    const done_ = derivedUuid('project', done.id);
+    const walk = derivedUuid('project', walking.id);
+    const renderOf = (projectId: string) => derivedUuid('render', rendersOf(projectId)[0]!.id);
+    for (const u of [
+      `/renders?filter[_or][0][project][_eq]=${done_}&filter[_or][1][project][_eq]=${walk}&limit=5`,
+      `/renders?filter[project][_neq]=${walk}&limit=5`,
+      `/renders?filter[project][_nin]=${walk}&limit=5`,
+      `/renders?filter[project][_null]=false&limit=5`,
+      `/renders?filter[id][_in]=${renderOf(done.id)},${renderOf(walking.id)}&limit=5`,
+    ]) {
+      const r = await gw.get(u, token);
+      expect([r.status, source(r), partial(r)], u).toEqual([200, 'live', undefined]);
+    }
+    // the copied project with filters that can only narrow it: partial, the same answers as live
+    for (const u of [
+      `/renders?fields=id,title&filter[project][_eq]=${done_}&filter[_or][0][project][_eq]=${walk}&filter[_or][1][status][_neq]=x&sort=title`,
+      `/renders?fields=id&filter[project][_eq]=${done_}&filter[_or][0][id][_eq]=${renderOf(walking.id)}&filter[_or][1][project][_eq]=${walk}`,
+    ]) {
+      const r = await gw.get(u, token);
+      expect([r.status, partial(r)], u).toEqual([200, '1']);
+      expect(r.body.data, u).toEqual((await ref.get(u, refToken)).body.data);
+    }
+    // a key reaching teamA alone (being backfilled): a project of another team held here by ann's reads is not its to read
+    const bobKey = sim.keys.findIndex((k) => k.teams.length === 1 && k.teams[0]!.id === teamA);
+    expect(bobKey).toBeGreaterThan(0);
+    await gw.addUser(bobKey, 'bob@example.com');
+    const bob = await gw.login('bob@example.com');
+    const other = projectsOf(teams()[1]!).find((p) => rendersOf(p.id).length > 0)!;
+    expect(gw.deps.index!.team(teams()[1]!)?.state).toBe('ready');
+    const theirs = derivedUuid('project', other.id);
+    for (const q of [`filter[project][_in]=${done_},${theirs}`, `filter[project][_eq]=${theirs}`, `filter[id][_eq]=${renderOf(other.id)}`]) {
+      const b = await gw.get(`/renders?fields=id,project&${q}&limit=-1`, bob);
+      expect([source(b), partial(b)], q).toEqual(['live', undefined]);
+      expect((b.body.data ?? []).filter((x: { project: string }) => x.project === theirs), q).toEqual([]);
+    }
+  });
+
   it('a selection whose wildcards reach a one-to-many relation is answered live; `fields=*` stays partial', async () => {
     const p = derivedUuid('project', done.id);
     // (user uuids are each gateway's own)
