@@ -65,6 +65,8 @@ export class TextColumn {
   set(row: number, value: string | null): void {
     if (row >= this.start.length) this.resize(Math.max(row + 1, this.start.length * 2));
     const prev = row < this.rows ? (this.len[row] as number) - 1 : NULL;
+    // a row written again with what it holds (a render's new state, its title unchanged) writes nothing
+    if (prev === NULL ? value === null && row < this.rows : value !== null && this.equals(row, value)) return;
     if (prev !== NULL) this.garbage += prev >> 1;
     if (row >= this.rows) this.rows = row + 1;
     if (value === null) {

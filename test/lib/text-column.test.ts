@@ -29,6 +29,17 @@ describe('TextColumn', () => {
     expect(c.equals(7, '\u00ff\u0101')).toBe(false); // same length, one character past Latin-1
   });
 
+  it('a row set again to what it holds writes nothing', () => {
+    const c = new TextColumn();
+    for (let i = 0; i < 3000; i++) c.set(i, ODD[i % ODD.length] as string);
+    const bytes = c.bytes;
+    for (let round = 0; round < 20; round++) for (let i = 0; i < 3000; i++) c.set(i, ODD[i % ODD.length] as string);
+    expect(c.bytes).toBe(bytes);
+    c.set(5, null);
+    c.set(5, null);
+    expect(c.get(5)).toBeNull();
+  });
+
   it('rows set again keep only their last value; the garbage is rewritten away and trim keeps every row', () => {
     const c = new TextColumn();
     for (let round = 0; round < 50; round++) for (let i = 0; i < 200; i++) c.set(i, `${ODD[(i + round) % ODD.length]}-${round}`);
