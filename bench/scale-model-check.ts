@@ -9,16 +9,18 @@
  * receiver applies a delivery: the render written, the team's webhook time), a delivery a transition; the model's teams
  * alike. One process, seconds.
  * usage: tsc -p tsconfig.bench.json && node dist/bench/scale-model-check.js
- *        (BENCH_CHECK_SCALE=demo|small|bench, BENCH_CHECK_RATE=0, BENCH_CHECK_HOOKS=0)
+ *        (BENCH_CHECK_SCALE=demo|small|bench|wide, BENCH_CHECK_RATE=0, BENCH_CHECK_HOOKS=0)
  */
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { Rng } from '../src/sim/rng.js';
-import { LIFECYCLE_MS } from '../src/sim/generator.js';
+import { LIFECYCLE_MS, SCALES, type Scale } from '../src/sim/generator.js';
 import { startGateway } from '../test/helpers/gateway.js';
 import { DEFAULT_SETTINGS, simulateSync, zipfShares, type Costs, type Team } from './scale-model-core.js';
 
-const scale = process.env.BENCH_CHECK_SCALE ?? 'demo';
+// `wide`: two teams of 400 projects of 25 renders (a scale of this check only), where one sync does not fit a minute's budget
+(SCALES as Record<string, Scale>).wide = { teams: 2, projectsPerTeam: 400, templatesPerProject: 1, rendersPerProject: 25, people: 4 };
+const scale = (process.env.BENCH_CHECK_SCALE ?? 'demo') as keyof typeof SCALES;
 const rate = Number(process.env.BENCH_CHECK_RATE ?? 0);
 const hooks = Number(process.env.BENCH_CHECK_HOOKS ?? 0);
 const costs = (JSON.parse(readFileSync(new URL('../../bench/scale-costs.json', import.meta.url), 'utf8')) as { costs: Costs }).costs;
@@ -51,7 +53,9 @@ let before = 0;
 let changedBefore = 0;
 let owed = 0;
 let created = 0;
-for (let ms = 0; ms < 4 * 60_000; ms += DEFAULT_SETTINGS.tickMs) {
+// minutes measured after the first (BENCH_CHECK_MINUTES, 3): a team synced less than once a minute needs more
+const minutes = Number(process.env.BENCH_CHECK_MINUTES ?? 3);
+for (let ms = 0; ms < (minutes + 1) * 60_000; ms += DEFAULT_SETTINGS.tickMs) {
   if (ms === 60_000) {
     before = calls();
     changedBefore = await changes();
@@ -73,8 +77,8 @@ for (let ms = 0; ms < 4 * 60_000; ms += DEFAULT_SETTINGS.tickMs) {
   }
   await index.tick();
 }
-const real = (calls() - before) / 3;
-const rowsPerSec = ((await changes()) - changedBefore) / 180;
+const real = (calls() - before) / minutes;
+const rowsPerSec = ((await changes()) - changedBefore) / (minutes * 60);
 const teams: Team[] = [];
 for (const [i, id] of teamIds.entries()) {
   const t = (await index.load(id))!;
@@ -87,12 +91,13 @@ const simCosts: Costs = {
   ...costs, renderDurationS: { ...costs.renderDurationS, value: moveS },
   webhookDeliveriesPerRender: { ...costs.webhookDeliveriesPerRender, value: Object.keys(LIFECYCLE_MS).length },
 };
-const model = simulateSync({ teams, keys: 1 }, teams, { name: 'check', createdPerSec: rate, readShare: 1 }, simCosts, DEFAULT_SETTINGS);
+const model = simulateSync({ teams, keys: 1 }, teams, { name: 'check', createdPerSec: rate, readShare: 1 }, simCosts, DEFAULT_SETTINGS, minutes);
 process.stdout.write(`${JSON.stringify({
-  scale, teams: teams.length, projects: teams.map((t) => t.projectShares.length), codeCallsPerMin: real, modelCallsPerMin: model.callsPerMin,
+  scale, minutes, teams: teams.length, projects: teams.map((t) => t.projectShares.length), codeCallsPerMin: real, modelCallsPerMin: model.callsPerMin,
   ratio: Number((real / model.callsPerMin).toFixed(3)), createdPerSec: rate, hooks, modelHooked: model.hookedCallsPerMin,
-  deliveriesPerSec: Number(((delivered - deliveredBefore) / 180).toFixed(2)), codeRowsChangedPerSec: Number(rowsPerSec.toFixed(2)),
+  deliveriesPerSec: Number(((delivered - deliveredBefore) / (minutes * 60)).toFixed(2)), codeRowsChangedPerSec: Number(rowsPerSec.toFixed(2)),
   modelRowsPerSec: Number(model.syncRowsPerSec.toFixed(2)), modelStatementsPerSec: Number(model.syncWritesPerSec.toFixed(2)),
   byEndpoint: Object.fromEntries(sim.stats),
 })}\n`);
+if (process.env.BENCH_CHECK_DEBUG) process.stderr.write(`${JSON.stringify(await index.status())}\n`);
 await gw.close();
