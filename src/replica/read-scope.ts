@@ -36,28 +36,31 @@ export function projectHeld(t: TeamReplica, projectId: string): boolean {
  * copied, else each named account's team backfilled. A scope naming nothing (the whole reach) is never held by part of
  * it; nor is a count of the reach or a one-to-many relation (it may reach a project not copied yet). Only renders.
  */
-export function scopeHeld(scope: ReadScope, teams: readonly TeamReplica[]): boolean {
+export function scopeHeld(scope: ReadScope, teams: readonly TeamReplica[], held: ProjectHeld = projectHeld): boolean {
   if (scope.resource !== 'render' || scope.total || scope.manyRelations) return false;
-  if (scope.ids) return scope.ids.length > 0 && scope.ids.every((u) => renderHeld(teams, u.toLowerCase()));
-  if (scope.projects) return scope.projects.length > 0 && scope.projects.every((u) => projectUuidHeld(teams, u.toLowerCase()));
+  if (scope.ids) return scope.ids.length > 0 && scope.ids.every((u) => renderHeld(teams, u.toLowerCase(), held));
+  if (scope.projects) return scope.projects.length > 0 && scope.projects.every((u) => projectUuidHeld(teams, u.toLowerCase(), held));
   if (scope.accounts) return scope.accounts.length > 0 && scope.accounts.every((u) => accountHeld(teams, u.toLowerCase()));
   return false;
 }
 
-function renderHeld(teams: readonly TeamReplica[], uuid: string): boolean {
+/** Whether a project of a team held in memory may answer for itself (`projectHeld`, or a narrower rule). */
+export type ProjectHeld = (t: TeamReplica, projectId: string) => boolean;
+
+function renderHeld(teams: readonly TeamReplica[], uuid: string, held: ProjectHeld): boolean {
   for (const t of teams) {
     const v1 = t.renderV1(uuid);
     if (v1 === undefined) continue;
     const project = t.projectOf(v1);
-    return project !== undefined && projectHeld(t, project);
+    return project !== undefined && held(t, project);
   }
   return false;
 }
 
-function projectUuidHeld(teams: readonly TeamReplica[], uuid: string): boolean {
+function projectUuidHeld(teams: readonly TeamReplica[], uuid: string, held: ProjectHeld): boolean {
   for (const t of teams) {
     const v1 = t.projectV1(uuid);
-    if (v1 !== undefined) return projectHeld(t, v1);
+    if (v1 !== undefined) return held(t, v1);
   }
   return false;
 }

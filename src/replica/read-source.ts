@@ -182,11 +182,16 @@ export class ReadSources {
       reason: loading.length > 0 ? 'teams of the reach are being read from the store' : 'teams of the reach are being backfilled',
       loading, backfilling: unbackfilled, projectsPending: pendingProjects(backfilling),
     };
-    // a stale team of the scope is not synced here: a partial answer is only offered while nothing needs waiting for
-    if (scope && scopeHeld(scope, held) && ready.every((t) => this.fresh(t, now))) {
+    // a stale team of the scope is not synced here: a partial answer is only offered while nothing needs waiting for.
+    // A project copied by a backfill under way is not synced before it ends: it answers while its walk started within
+    // the answer's bound (one copied by an earlier run, or by another instance, not at all)
+    const bounds = this.bounds(ready, now);
+    const copied = (t: TeamReplica, projectId: string) => t.state === 'ready' || (t.projects.get(projectId)?.backfilled === true
+      && now - (this.deps.scheduler.copiedAt(t.id, projectId) ?? Number.NEGATIVE_INFINITY) <= bounds.boundMs);
+    if (scope && scopeHeld(scope, held, copied) && ready.every((t) => this.fresh(t, now))) {
       const snapshot = new ReplicaSnapshot(held, this.deps.config.QUERY_LIMIT_DEFAULT);
       return {
-        kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(held), ...this.bounds(ready, now), partial,
+        kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(held), ...bounds, partial,
       };
     }
     const why = [loading.length > 0 ? `${loading.join(', ')} being read from the store` : '', unbackfilled.length > 0

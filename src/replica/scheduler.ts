@@ -53,6 +53,11 @@ export class SyncScheduler {
     return this.syncing.has(teamId) || this.backfilling.has(teamId);
   }
 
+  /** When this instance's backfill of the team under way started walking the project (`TeamSync.copiedAt`). */
+  copiedAt(teamId: string, projectId: string): number | undefined {
+    return this.deps.sync.copiedAt(teamId, projectId);
+  }
+
   /** Why the team's last sync failed (cleared by the next that succeeds). */
   failure(teamId: string): { message: string; at: number } | undefined {
     return this.failures.get(teamId);

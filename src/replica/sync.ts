@@ -43,7 +43,19 @@ const APPLY_SLICE = 32;
  * change is written to the store first, then to the team's replica in memory, under the same newest-state rule.
  */
 export class TeamSync {
+  /**
+   * The backfills under way here: when each project's walk started (its copy is as v1 showed it then, plus webhooks and
+   * the gateway's own writes: its head is not synced before the backfill ends). Partial reads trust a copy only while
+   * it is younger than their bound (`ReadSources`).
+   */
+  private readonly walked = new Map<string, Map<string, number>>();
+
   constructor(private readonly o: SyncOptions) {}
+
+  /** When the walk of a project of a team being backfilled here started (undefined: not walked by this backfill). */
+  copiedAt(teamId: string, projectId: string): number | undefined {
+    return this.walked.get(teamId)?.get(projectId);
+  }
 
   /** Walks what the replica does not hold yet; resumes at the first project without its checkpoint. */
   async backfill(t: TeamReplica, s: V1Session, changes: SyncChanges): Promise<void> {
@@ -59,6 +71,7 @@ export class TeamSync {
       this.o.logger.info({ team: t.id, projects: `${done}/${projects.length}`, renders: t.size }, 'index backfill: project done');
     });
     await this.o.store.markBackfilled(t.id, started);
+    this.walked.delete(t.id);
     t.state = 'ready';
     t.backfilledAt = started;
     t.syncedAt = Math.max(t.syncedAt ?? 0, started);
@@ -149,6 +162,7 @@ export class TeamSync {
 
   /** Every render of one project, page by page, then its checkpoint. */
   private async walkProject(t: TeamReplica, s: V1Session, projectId: string, changes: SyncChanges): Promise<void> {
+    const started = this.o.clock.now();
     try {
       for await (const page of s.pages((cursor) => s.rendersPage(projectId, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) {
         await this.put(t, page, changes);
@@ -160,6 +174,11 @@ export class TeamSync {
     await this.o.store.markProjectBackfilled(projectId);
     const entry = t.projects.get(projectId);
     if (entry) entry.backfilled = true;
+    if (t.state !== 'ready') {
+      let walked = this.walked.get(t.id);
+      if (!walked) this.walked.set(t.id, (walked = new Map()));
+      walked.set(projectId, started);
+    }
     await this.mark(t, projectId, t.head(projectId));
   }
 

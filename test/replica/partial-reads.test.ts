@@ -181,6 +181,50 @@ describe.each(await databases())('after a restart on $name, reads do not wait fo
   });
 });
 
+/**
+ * A gateway whose backfill of the key's first team (teamA) is under way: its projects walked one at a time, the first
+ * with renders walked whole (`done`), the next held at its first page until `held` opens (`walking`); the other teams done.
+ */
+interface BackfillHeld { gw: TestGateway; token: string; teamA: string; done: { id: string }; walking: { id: string } }
+async function backfillHeld(held: ReturnType<typeof gate>): Promise<BackfillHeld> {
+  const gw = await startGateway({ INDEX_SYNC_CONCURRENCY: '1' }, {}, { sim, simClock: true });
+  await gw.addUser(0, 'ann@example.com');
+  const token = await gw.login('ann@example.com');
+  const teamA = teams()[0]!;
+  expect(projectsOf(teamA).filter((p) => rendersOf(p.id).length > 0).length).toBeGreaterThanOrEqual(2);
+  // teamA's projects are walked one at a time: the first with renders is walked whole, the next stops at its first
+  // page until the test opens the gate
+  const store = gw.deps.index!.store as IndexStore;
+  const putRenders = store.putRenders.bind(store);
+  let first: string | undefined;
+  let blocked: string | undefined;
+  store.putRenders = async (teamId, renders, seenAt) => {
+    const p = renders[0]?.project.id;
+    if (teamId === teamA && p !== undefined) {
+      first ??= p;
+      if (p !== first) {
+        blocked ??= p;
+        await held.wait;
+      }
+    }
+    return putRenders(teamId, renders, seenAt);
+  };
+  await gw.get('/renders?limit=1', token); // starts the backfills
+  await vi.waitFor(async () => {
+    const t = gw.deps.index!.team(teamA);
+    expect(t?.state).toBe('backfilling');
+    expect(first !== undefined && t!.projects.get(first)?.backfilled).toBe(true);
+    expect(blocked).toBeDefined();
+    // the other teams are done
+    for (const id of teams().slice(1)) expect(gw.deps.index!.team(id)?.state).toBe('ready');
+  }, { timeout: 20_000, interval: 10 });
+  const walking = { id: blocked! };
+  // the renders of the project being walked are answered live once (their uuids resolved live after that)
+  const listed = await gw.get(`/renders?fields=id&limit=-1&filter[project][_eq]=${derivedUuid('project', walking.id)}`, token);
+  expect([source(listed), listed.body.data.length]).toEqual(['live', rendersOf(walking.id).length]);
+  return { gw, token, teamA, done: { id: first! }, walking };
+}
+
 describe('during a backfill, a read of checkpointed projects is answered from them', () => {
   let gw: TestGateway;
   let token: string;
@@ -190,42 +234,7 @@ describe('during a backfill, a read of checkpointed projects is answered from th
   let walking: { id: string }; // a project of teamA whose walk is held
 
   beforeAll(async () => {
-    gw = await startGateway({ INDEX_SYNC_CONCURRENCY: '1' }, {}, { sim, simClock: true });
-    await gw.addUser(0, 'ann@example.com');
-    token = await gw.login('ann@example.com');
-    teamA = teams()[0]!;
-    expect(projectsOf(teamA).filter((p) => rendersOf(p.id).length > 0).length).toBeGreaterThanOrEqual(2);
-    // teamA's projects are walked one at a time: the first with renders is walked whole, the next stops at its first
-    // page until the test opens the gate
-    const store = gw.deps.index!.store as IndexStore;
-    const putRenders = store.putRenders.bind(store);
-    let first: string | undefined;
-    let blocked: string | undefined;
-    store.putRenders = async (teamId, renders, seenAt) => {
-      const p = renders[0]?.project.id;
-      if (teamId === teamA && p !== undefined) {
-        first ??= p;
-        if (p !== first) {
-          blocked ??= p;
-          await held.wait;
-        }
-      }
-      return putRenders(teamId, renders, seenAt);
-    };
-    await gw.get('/renders?limit=1', token); // starts the backfills
-    await vi.waitFor(async () => {
-      const t = gw.deps.index!.team(teamA);
-      expect(t?.state).toBe('backfilling');
-      expect(first !== undefined && t!.projects.get(first)?.backfilled).toBe(true);
-      expect(blocked).toBeDefined();
-      // the other teams are done
-      for (const id of teams().slice(1)) expect(gw.deps.index!.team(id)?.state).toBe('ready');
-    }, { timeout: 20_000, interval: 10 });
-    done = { id: first! };
-    walking = { id: blocked! };
-    // the renders of the project being walked are answered live once (their uuids resolved live after that)
-    const listed = await gw.get(`/renders?fields=id&limit=-1&filter[project][_eq]=${derivedUuid('project', walking.id)}`, token);
-    expect([source(listed), listed.body.data.length]).toEqual(['live', rendersOf(walking.id).length]);
+    ({ gw, token, teamA, done, walking } = await backfillHeld(held));
   });
   afterAll(async () => {
     held.open();
@@ -321,5 +330,34 @@ describe('during a backfill, a read of checkpointed projects is answered from th
     expect([source(a), partial(a), memo(a)]).toEqual(['index', undefined, 'miss']);
     expect([source(b), partial(b), memo(b)]).toEqual(['index', undefined, 'hit']);
     expect(a.body.data).toEqual((await ref.get(url, refToken)).body.data);
+  });
+});
+
+describe('during a backfill, a checkpointed project older than the bound', () => {
+  let gw: TestGateway;
+  let token: string;
+  const held = gate();
+  let done: { id: string };
+
+  beforeAll(async () => {
+    ({ gw, token, done } = await backfillHeld(held));
+  });
+  afterAll(async () => {
+    held.open();
+    await gw.close();
+  });
+
+  it('is not answered from its copy (its head is not synced during the backfill): live, with the renders made since', async () => {
+    const url = `/renders?fields=id,title&filter[project][_eq]=${derivedUuid('project', done.id)}&sort=title&limit=-1`;
+    expect(partial(await gw.get(url, token))).toBe('1');
+    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+    const made = sim.sim.world.createRender(person, { project_id: done.id, name: 'made after the walk' });
+    sim.sim.world.advance(60_000);
+    await gw.deps.index!.syncNow(teams().slice(1)); // the teams held whole are fresh
+    const r = await gw.get(url, token, OPERATOR);
+    expect([r.status, source(r), partial(r)]).toEqual([200, 'live', undefined]);
+    expect(r.body.explain.partial).toMatchObject({ answered: 'live' });
+    expect(r.body.data.map((x: { title: string }) => x.title)).toContain(made.name);
+    expect(r.body.data).toEqual((await ref.get(url, refToken)).body.data);
   });
 });
