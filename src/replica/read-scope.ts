@@ -70,12 +70,12 @@ function accountHeld(teams: readonly TeamReplica[], uuid: string): boolean {
   return t !== undefined && t.state === 'ready';
 }
 
-/** The projects of backfilling teams not checkpointed yet (what explain lists as still being copied). */
-export function pendingProjects(teams: readonly TeamReplica[]): string[] {
+/** The projects of backfilling teams not copied (checkpointed yet, or by `held`'s rule): what explain lists as pending. */
+export function pendingProjects(teams: readonly TeamReplica[], held: ProjectHeld = projectHeld): string[] {
   const out: string[] = [];
   for (const t of teams) {
     if (t.state === 'ready') continue;
-    for (const [id, p] of t.projects) if (!p.backfilled) out.push(id);
+    for (const id of t.projects.keys()) if (!held(t, id)) out.push(id);
   }
   return out;
 }

@@ -178,21 +178,24 @@ export class ReadSources {
     scope: ReadScope | undefined, ready: TeamReplica[], backfilling: TeamReplica[], unbackfilled: string[], loading: string[], now: number,
   ): ReadSource {
     const held = [...ready, ...backfilling];
-    const partial: PartialState = {
-      reason: loading.length > 0 ? 'teams of the reach are being read from the store' : 'teams of the reach are being backfilled',
-      loading, backfilling: unbackfilled, projectsPending: pendingProjects(backfilling),
-    };
     // a stale team of the scope is not synced here: a partial answer is only offered while nothing needs waiting for.
     // A project copied by a backfill under way is not synced before it ends: it answers while its walk started within
     // the answer's bound (one copied by an earlier run, or by another instance, not at all)
     const bounds = this.bounds(ready, now);
+    const copiedAt = (t: TeamReplica, projectId: string) => this.deps.scheduler.copiedAt(t.id, projectId) ?? Number.NEGATIVE_INFINITY;
     const copied = (t: TeamReplica, projectId: string) => t.state === 'ready' || (t.projects.get(projectId)?.backfilled === true
-      && now - (this.deps.scheduler.copiedAt(t.id, projectId) ?? Number.NEGATIVE_INFINITY) <= bounds.boundMs);
+      && now - copiedAt(t, projectId) <= bounds.boundMs);
+    const partial: PartialState = {
+      reason: loading.length > 0 ? 'teams of the reach are being read from the store' : 'teams of the reach are being backfilled',
+      loading, backfilling: unbackfilled, projectsPending: pendingProjects(backfilling, copied),
+    };
     if (scope && scopeHeld(scope, held, copied) && ready.every((t) => this.fresh(t, now))) {
       const snapshot = new ReplicaSnapshot(held, this.deps.config.QUERY_LIMIT_DEFAULT);
-      return {
-        kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(held), ...bounds, partial,
-      };
+      // the age of what may answer: the teams held whole since their last sync, the copied projects since their walk
+      let oldest = now;
+      for (const t of ready) oldest = Math.min(oldest, t.syncedAt ?? 0);
+      for (const t of backfilling) for (const id of t.projects.keys()) if (copied(t, id)) oldest = Math.min(oldest, copiedAt(t, id));
+      return { kind: 'index', snapshot, ageMs: now - oldest, synced: [], epoch: epochOf(held), ...bounds, partial };
     }
     const why = [loading.length > 0 ? `${loading.join(', ')} being read from the store` : '', unbackfilled.length > 0
       ? `${unbackfilled.join(', ')} not backfilled yet` : ''].filter((x) => x !== '').join('; ');

@@ -349,14 +349,20 @@ describe('during a backfill, a checkpointed project older than the bound', () =>
 
   it('is not answered from its copy (its head is not synced during the backfill): live, with the renders made since', async () => {
     const url = `/renders?fields=id,title&filter[project][_eq]=${derivedUuid('project', done.id)}&sort=title&limit=-1`;
-    expect(partial(await gw.get(url, token))).toBe('1');
+    const before = await gw.get(url, token, OPERATOR);
+    expect(partial(before)).toBe('1');
+    // the answer's age: its copied project's since its walk started, its other teams' since their sync (within the bound)
+    expect(before.body.explain.index_age_ms).toBeGreaterThanOrEqual(0);
+    expect(before.body.explain.index_age_ms).toBeLessThanOrEqual(before.body.explain.bound_ms);
+    const pending = before.body.explain.partial.projects_pending;
     const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
     const made = sim.sim.world.createRender(person, { project_id: done.id, name: 'made after the walk' });
     sim.sim.world.advance(60_000);
     await gw.deps.index!.syncNow(teams().slice(1)); // the teams held whole are fresh
     const r = await gw.get(url, token, OPERATOR);
     expect([r.status, source(r), partial(r)]).toEqual([200, 'live', undefined]);
-    expect(r.body.explain.partial).toMatchObject({ answered: 'live' });
+    // the stale copy is pending again
+    expect(r.body.explain.partial).toMatchObject({ answered: 'live', projects_pending: pending + 1 });
     expect(r.body.data.map((x: { title: string }) => x.title)).toContain(made.name);
     expect(r.body.data).toEqual((await ref.get(url, refToken)).body.data);
   });
