@@ -13,6 +13,8 @@ export interface RenderColumns {
   iso(t: number | null): string | null;
   /** The record of a row (what a row with an overlay is tested on). */
   view(row: number): Rec;
+  /** The live row whose uuid is `uuid` (a look-up: a row's uuid is derived, a SHA-1, when read). */
+  rowOfUuid(uuid: string): number | undefined;
 }
 
 /** A test of one row of the columns. */
@@ -84,6 +86,35 @@ function dateTest(which: 'created' | 'updated', name: string, node: CompareNode,
   };
 }
 
+/** Operators on the id answered by equality alone. */
+const ID_OPS = new Set(['_eq', '_neq', '_in', '_nin']);
+
+/**
+ * An equality comparison of the id, answered by looking up the rows holding its values (a row's uuid is derived when
+ * read, a SHA-1: not read row by row): those rows are answered by the leaf on their uuid, every other row as any uuid
+ * equal to no value is. A row added after the test was made reads its uuid.
+ */
+function idTest(node: CompareNode, cols: RenderColumns, leaf: Predicate): RowTest | undefined {
+  if (!ID_OPS.has(node.op)) return undefined;
+  const values: unknown[] = Array.isArray(node.value) ? node.value : [node.value];
+  if (values.some((v) => v !== null && typeof v !== 'string')) return undefined;
+  const strings = values.filter((v): v is string => typeof v === 'string');
+  const c = cols.c;
+  const known = c.size;
+  const rows = new Map<number, boolean>();
+  for (const v of strings) {
+    for (const u of new Set([v, v.toLowerCase()])) {
+      const row = cols.rowOfUuid(u);
+      if (row !== undefined) rows.set(row, leaf({ id: c.uuid(row) }));
+    }
+  }
+  let other = 0;
+  const unheld = () => `${other.toString(16).padStart(8, '0')}-ffff-4fff-bfff-ffffffffffff`;
+  while (strings.some((v) => v.toLowerCase() === unheld())) other++;
+  const elsewhere = leaf({ id: unheld() });
+  return (row) => (row >= known ? leaf({ id: c.uuid(row) }) : (rows.get(row) ?? elsewhere));
+}
+
 /** A comparison of one column field (undefined: not a column comparison). */
 function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate): RowTest | undefined {
   if (node.field.path.length !== 1 || node.field.fn) return undefined;
@@ -91,6 +122,7 @@ function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNo
   const p = leaf(node);
   if (name === 'date_created') return dateTest('created', name, node, cols, p);
   if (name === 'date_updated') return dateTest('updated', name, node, cols, p);
+  if (name === 'id') return idTest(node, cols, p);
   const f = codedField(cols, name);
   if (!f) return undefined;
   // the leaf's answer for each code, found on first need (codes are few; one may appear after this test was made)

@@ -140,6 +140,11 @@ export class RenderRecords implements RenderColumns {
     return out;
   }
 
+  /** The live row whose uuid is `uuid`. */
+  rowOfUuid(uuid: string): number | undefined {
+    return this.rows.rowOfRecord(uuid);
+  }
+
   /** The legacy status a record without an overlay shows for a status code of the columns. */
   status(code: number): unknown {
     return this.statusNames[code];

@@ -36,13 +36,47 @@ describe('render filters compiled to tests of column rows', () => {
     const { snapshot, source } = world([], undefined);
     const t = snapshot.teams[0]!;
     for (const f of [
-      { title: { _eq: 'x' } }, { id: { _eq: 'x' } }, { project: { title: { _eq: 'x' } } }, { 'year(date_created)': { _eq: 2023 } },
+      { title: { _eq: 'x' } }, { id: { _contains: 'x' } }, { id: { _lt: 'x' } }, { project: { title: { _eq: 'x' } } }, { 'year(date_created)': { _eq: 2023 } },
       { date_created: { _eq: '2023-11-14T22:13:20.000Z' } }, { date_created: { _contains: '2023' } }, { _and: [{ status: { _eq: 'ready' } }, { data: { _null: true } }] },
       { _or: [{ status: { _eq: 'ready' } }, { renders: { _some: { status: { _eq: 'ready' } } } }] },
     ]) {
       let node: FilterNode | null;
       try { node = parse(f); } catch { continue; } // (a filter the schema refuses is not a question)
       expect(compileColumnFilter(node, t.renderColumns(), (n) => compileFilter(n, render, schemas, source), () => true), JSON.stringify(f)).toBeUndefined();
+    }
+  });
+
+  it('answers the id by equality through the uuid look-up: a scan of every row derives no uuid row by row', () => {
+    const { snapshot, source } = world(Array.from({ length: 60 }, (_, n) => ({
+      team: n % 2, project: n % PROJECTS.length, status: 'complete' as const, user: null, at: n % 40, updated: null, name: `r${n}`, overlay: null,
+    })) as never, undefined);
+    const t = snapshot.teams[0]!;
+    const cols = t.renderColumns();
+    const wanted = t.renderRecord('rend_4')!.id as string;
+    const derive = cols.c.uuid;
+    let derived = 0;
+    cols.c.uuid = function (row: number) {
+      derived++;
+      return derive.call(this, row);
+    };
+    try {
+      for (const f of [{ id: { _eq: wanted } }, { _or: [{ id: { _in: [wanted.toUpperCase(), wanted] } }, { status: { _eq: 'failed' } }] }, { id: { _neq: wanted } }]) {
+        const node = parse(f);
+        const whole = compileFilter(node, render, schemas, source);
+        const test = compileColumnFilter(node, cols, (n) => compileFilter(n, render, schemas, source), whole)!;
+        derived = 0;
+        const rows = PROJECTS.flatMap((p) => [...t.projectRows(`${t.id}_${p}`)]);
+        const answers = rows.map((row) => test(row));
+        expect(derived, JSON.stringify(f)).toBeLessThanOrEqual(2);
+        cols.c.uuid = derive;
+        expect(answers, JSON.stringify(f)).toEqual(rows.map((row) => whole(t.view(row))));
+        cols.c.uuid = function (row: number) {
+          derived++;
+          return derive.call(this, row);
+        };
+      }
+    } finally {
+      cols.c.uuid = derive;
     }
   });
 });

@@ -4,7 +4,7 @@ import { recordBuilder, type Overlays } from '../../src/replica/records.js';
 import { ReplicaSnapshot } from '../../src/replica/snapshot.js';
 import { TeamReplica } from '../../src/replica/team-replica.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
-import { IdTranslator } from '../../src/translate/ids.js';
+import { derivedUuid, IdTranslator } from '../../src/translate/ids.js';
 import { RENDER_STATUSES, type V1Project, type V1Render, type V1Team } from '../../src/v1/schemas.js';
 import { mappings } from '../query/fixtures.js';
 
@@ -58,6 +58,12 @@ export const leafArb: fc.Arbitrary<Leaf> = fc.oneof(
     .map(({ f, op, v }) => ({ [f]: { [op]: v } })),
   fc.record({ f: fc.constantFrom('date_created', 'date_updated'), op: fc.constantFrom('_null', '_nnull'), v: fc.boolean() }).map(({ f, op, v }) => ({ [f]: { [op]: v } })),
   fc.boolean().map((b) => ({ download_ready: { _eq: b } })),
+  // the id by equality: uuids of renders the worlds may hold (some in capitals), others, null
+  fc.record({
+    op: fc.constantFrom('_eq', '_neq', '_in', '_nin'),
+    v: fc.array(fc.oneof(fc.nat(60).map((n) => derivedUuid('render', `rend_${n}`)), fc.nat(60).map((n) => derivedUuid('render', `rend_${n}`).toUpperCase()),
+      fc.constant('ffffffff-ffff-4fff-bfff-ffffffffffff'), fc.constant(null)), { minLength: 1, maxLength: 3 }),
+  }).map(({ op, v }) => ({ id: { [op]: op === '_in' || op === '_nin' ? v : v[0] } })),
 );
 export const filterArb: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leafArb, fc.record({ _and: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) }),
