@@ -145,7 +145,7 @@ export class V1Client {
   /**
    * GETs are tried again after a 5xx, a network failure or a 429: V1_RETRIES times with exponential backoff and jitter,
    * then up to as many more from the request's spare retries (`V1Meter.spareRetry`), each waiting as long as the last
-   * of its own retries did.
+   * of its own retries did — not after a timeout (a call that timed out already held the request its own retries' time).
    */
   private async withRetries(fn: (attempt: number) => Promise<unknown>, method: string, ctx: CallContext = {}): Promise<unknown> {
     const { retries } = this.options;
@@ -155,7 +155,9 @@ export class V1Client {
       } catch (e) {
         const retryable = e instanceof V1ServerError || e instanceof V1NetworkError || e instanceof V1RateLimitedError;
         if (!retryable || method !== 'GET') throw e;
-        if (attempt >= retries && (attempt >= 2 * retries || !ctx.meter?.spareRetry?.())) throw e;
+        // no spare after a timed-out attempt: each one held the request V1_TIMEOUT_MS (v1 overloaded, or hanging)
+        const slow = e instanceof V1NetworkError && e.timedOut;
+        if (attempt >= retries && (attempt >= 2 * retries || slow || !ctx.meter?.spareRetry?.())) throw e;
         let wait = this.options.retryBaseMs * 2 ** Math.min(attempt, Math.max(0, retries - 1));
         wait = wait / 2 + this.random() * (wait / 2); // jitter
         if (e instanceof V1RateLimitedError && e.retryAfterMs !== undefined) {

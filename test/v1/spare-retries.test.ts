@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CallMeter } from '../../src/plan/meter.js';
 import { V1Client, type V1CallInfo } from '../../src/v1/client.js';
@@ -82,6 +84,38 @@ describe('spare retries of a request', () => {
     r.calls.length = 0;
     await expect(r.v1.me()).rejects.toBeTruthy();
     expect([r.calls.length, sleeps.length, r.spares.used]).toEqual([1, 0, 2]);
+  });
+
+  it('a call that times out takes no spare: a v1 that hangs holds a read no longer than before', async () => {
+    // a proxy to the simulator that never answers /v1/me
+    const target = new URL(s.url);
+    const hung: ServerResponse[] = [];
+    const proxy = createServer((req, res) => {
+      if (req.url?.startsWith('/v1/me')) { hung.push(res); return; }
+      const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(up);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const slow = new V1Client({
+      baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, timeoutMs: 100, retries: 3, retryBaseMs: 100,
+      sleep: async (ms) => { sleeps.push(ms); }, random: () => 0.5,
+    });
+    try {
+      const spares = new SpareRetries(10);
+      const meter = new CallMeter(1000, undefined, spares);
+      const v1 = slow.as(key, meter);
+      await v1.teams(); // v1 has answered this request
+      await expect(v1.me()).rejects.toMatchObject({ timedOut: true });
+      expect(hung).toHaveLength(4); // 1 + its 3 retries, no spare
+      expect(spares.used).toBe(0);
+    } finally {
+      for (const res of hung) res.destroy();
+      await slow.close();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('a POST is never tried again, spares or not', async () => {
