@@ -210,7 +210,11 @@ export class TeamReplica {
   /** The render columns, as questions answered without records read them. */
   renderColumns(): RenderColumns { return this.records; }
   /** Live rows in a query's order (`name` naming it, `cmp` comparing rows by it), kept as renders change. */
-  sortedRows(name: string, cmp: (a: number, b: number) => number): readonly number[] | undefined { return this.orders.sortedBy(name, cmp); }
+  sortedRows(name: string, cmp: (a: number, b: number) => number): readonly number[] | undefined {
+    // (a large team's new order is sorted a slice at a time, each slice with its views kept)
+    const kept = <R>(f: () => R): R => this.records.viewsKept(f);
+    return kept(() => this.orders.sortedBy(name, cmp, kept));
+  }
   /** A project's rows (read, not copied; empty when none). */
   projectRows(projectId: string): readonly number[] { return this.rows.codes.rowsOf(projectId); }
   /** The v1 project id of a row (the newest-first walk's project scope). */
