@@ -10,7 +10,7 @@ import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
+import { PRODUCTION_ENV, PRODUCTION_NODE_FLAGS } from './production-flags.js';
 import { freePort } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -41,7 +41,7 @@ const person = people.find((p) => p.teams.length > 0)!;
 // the gateway, configured as a deployment
 const gwPort = await freePort();
 const env = {
-  ...process.env, NODE_ENV: 'production', V1_BASE_URL: simUrl, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '44'.repeat(32),
+  ...process.env, ...PRODUCTION_ENV, NODE_ENV: 'production', V1_BASE_URL: simUrl, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '44'.repeat(32),
   JWT_SECRET: 'bench-secret-bench-secret-bench-secret', LOGIN_STALL_MS: '0', HOST: '127.0.0.1', PORT: String(gwPort),
 };
 const added = spawnSync(process.execPath, ['dist/src/cli/main.js', 'users', 'add', '--email', 'hot@example.com', '--password', 'bench-password', '--key', person.api_key], { env, encoding: 'utf8' });

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
+import { PRODUCTION_ENV, PRODUCTION_NODE_FLAGS } from './production-flags.js';
 
 export const log = (s: string) => process.stderr.write(`${s}\n`);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,7 +62,7 @@ export async function startGateway(sim: Sim, key: string, extra: Record<string, 
   others: readonly { email: string; key: string }[] = []): Promise<Gateway> {
   const dir = reuse ?? mkdtempSync(join(tmpdir(), 'bench-gateway-'));
   const env = {
-    ...process.env, NODE_ENV: 'production', V1_BASE_URL: sim.url, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '33'.repeat(32),
+    ...process.env, ...PRODUCTION_ENV, NODE_ENV: 'production', V1_BASE_URL: sim.url, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '33'.repeat(32),
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret', LOGIN_STALL_MS: '0', HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: OPERATOR,
     UPSTREAM_CALL_BUDGET: '100000', ...extra,
   };

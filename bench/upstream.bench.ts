@@ -11,7 +11,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PRODUCTION_NODE_FLAGS } from './production-flags.js';
+import { PRODUCTION_ENV, PRODUCTION_NODE_FLAGS } from './production-flags.js';
 import { freePort } from './support.js';
 
 const simPort = await freePort();
@@ -25,7 +25,7 @@ const org = people.find((p: any) => p.email === 'org-admin@sim.example');
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
 const env = {
-  ...process.env, NODE_ENV: 'production', V1_BASE_URL: simUrl, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '22'.repeat(32),
+  ...process.env, ...PRODUCTION_ENV, NODE_ENV: 'production', V1_BASE_URL: simUrl, DATABASE_URL: join(dir, 'gateway.db'), ENCRYPTION_KEY: '22'.repeat(32),
   JWT_SECRET: 'bench-secret-bench-secret-bench-secret', LOG_LEVEL: 'silent', UPSTREAM_CALL_BUDGET: '100000', LOGIN_STALL_MS: '0',
   CACHE_MAX_ENTRIES: '100000', HOST: '127.0.0.1',
   // the live path (what a read costs while a team's index is not backfilled, or with INDEX_ENABLED=false): bench:index measures the index
