@@ -98,9 +98,9 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
   });
 
-  it('its inputs are what the build compiles (tsconfig.build.json includes src/ only); the start command itself is unchanged', () => {
+  it('its inputs are what the build compiles (tsconfig.build.json includes src/ only); the start command is the image's (its malloc setting, its node flag)', () => {
     expect((JSON.parse(readFileSync('tsconfig.build.json', 'utf8')) as { include: string[] }).include).toEqual(['src']);
-    expect(pkg.scripts.start).toBe('node --max-semi-space-size=8 dist/src/main.js');
+    expect(pkg.scripts.start).toBe('MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=8 dist/src/main.js');
     expect(resolve(pkg.scripts.prestart!.split(' ').at(-1)!)).toBe(resolve('scripts/build-if-stale.mjs'));
   });
 });
