@@ -98,7 +98,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
   });
 
-  it('its inputs are what the build compiles (tsconfig.build.json includes src/ only); the start command is the image's (its malloc setting, its node flag)', () => {
+  it('its inputs are what the build compiles (tsconfig.build.json includes src/ only); the start command is the one the image runs (malloc setting, node flag)', () => {
     expect((JSON.parse(readFileSync('tsconfig.build.json', 'utf8')) as { include: string[] }).include).toEqual(['src']);
     expect(pkg.scripts.start).toBe('MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=8 dist/src/main.js');
     expect(resolve(pkg.scripts.prestart!.split(' ').at(-1)!)).toBe(resolve('scripts/build-if-stale.mjs'));
