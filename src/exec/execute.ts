@@ -200,7 +200,7 @@ class Job {
     // limit=0 (a count alone): no order is read, nor built
     const walked = q.limit === 0
       ? { tested: 0, recs: [] }
-      : cols.inOrder(order, compileSort(order, this.schema, this.ctx.schemas, NO_LOOKUP), q.offset + q.limit);
+      : await cols.inOrder(order, compileSort(order, this.schema, this.ctx.schemas, NO_LOOKUP), q.offset + q.limit);
     if (!walked) return undefined;
     const counted = q.meta.includes('filter_count') ? cols.count() : undefined;
     this.tested = counted ? counted.tested : walked.tested;

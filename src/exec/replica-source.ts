@@ -1,6 +1,6 @@
 import type { CompareNode, FilterNode } from '../query/ast.js';
 import type { Predicate, Rec } from '../query/compile.js';
-import { compileColumnFilter } from '../replica/column-filter.js';
+import { compileColumnFilter, statusForm } from '../replica/column-filter.js';
 import { RenderColumnScan, type TeamColumns } from '../replica/column-scan.js';
 import { RenderRecords, type RenderView } from '../replica/record-view.js';
 import type { ReplicaSnapshot } from '../replica/snapshot.js';
@@ -190,7 +190,8 @@ export class ReplicaSource implements RecordSource {
       const rows = projects ? projects.flatMap((u) => { const v1 = t.projectV1(u); return v1 ? [t.projectRows(v1)] : []; }) : null;
       const cols = t.renderColumns();
       const codes = rows ? new Set(rows.filter((r) => r.length > 0).map((r) => cols.c.project[r[0] as number] as number)) : null;
-      teams.push({ cols, test, rows, projects: codes, sorted: (name, cmp) => t.sortedRows(name, cmp) });
+      const form = rows ? undefined : statusForm(filter, cols, leaf);
+      teams.push({ cols, test, rows, projects: codes, sorted: (name, cmp) => t.sortedRowsReady(name, cmp), ...(form ? { form } : {}) });
     }
     return new RenderColumnScan(teams);
   }

@@ -60,7 +60,7 @@ export interface ColumnScan {
    * Optional: the first `n` records passing the filter in the query's order (`sort`, `cmp` comparing records by it), read
    * from orders the source keeps sorted; undefined when it keeps none for this sort.
    */
-  inOrder?(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): { tested: number; recs: Rec[] } | undefined;
+  inOrder?(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): Promise<{ tested: number; recs: Rec[] } | undefined>;
   /** The records passing the filter, a batch at a time (only these are built); returns how many rows were tested. */
   matches(take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number>;
 }

@@ -176,3 +176,80 @@ export function compileColumnFilter(
   const flags = cols.c;
   return (row) => (((flags.flags[row] as number) & OVERLAY) !== 0 ? whole(cols.view(row)) : test(row));
 }
+
+/**
+ * A filter that rests on the status code alone (or on nothing) on rows without an overlay: its answer per status code,
+ * valid while `holds()` (a date comparison is constant only over the span its test was made for). Counts kept per
+ * status code then answer it without testing a row.
+ */
+export interface StatusForm {
+  readonly byStatus: (code: number) => boolean;
+  readonly holds: () => boolean;
+}
+
+const ALWAYS = () => true;
+
+/** A date comparison whose answer is the same for every time the column holds (and for none): that answer. */
+function constantDate(which: 'created' | 'updated', name: string, node: CompareNode, cols: RenderColumns, leaf: Predicate): StatusForm | undefined {
+  const c = cols.c;
+  const ifNull = leaf({ [name]: null });
+  if (NULLNESS.has(node.op)) {
+    const ifSome = leaf({ [name]: '2000-01-01T00:00:00.000Z' });
+    return ifSome === ifNull ? { byStatus: () => ifNull, holds: ALWAYS } : undefined;
+  }
+  if (!MONOTONE.has(node.op) || typeof node.value !== 'string') return undefined;
+  const [min, max] = c.span[which] as [number, number];
+  if (min > max) return undefined;
+  const plain = (x: number) => /^\d{4}-/.test(cols.iso(x) ?? '');
+  if (min < 0 || (min < AUTO_UNIT_TURN && max >= AUTO_UNIT_TURN) || !plain(min) || !plain(max)) return undefined;
+  const at = (x: number) => leaf({ [name]: cols.iso(x) });
+  // monotone between the span's ends: equal answers at both ends are every row's answer (and no time's, for a column
+  // that may hold none: every render has a created_at, not always an updated_at)
+  const low = at(min);
+  if (at(max) !== low || (which === 'updated' && ifNull !== low)) return undefined;
+  const span = c.span[which] as [number, number];
+  return { byStatus: () => low, holds: () => span[0] === min && span[1] === max };
+}
+
+function formOf(node: FilterNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate): StatusForm | undefined {
+  switch (node.kind) {
+    case 'True': return { byStatus: () => true, holds: ALWAYS };
+    case 'Compare': {
+      if (node.field.path.length !== 1 || node.field.fn) return undefined;
+      const name = node.field.path[0] as string;
+      if (name === 'date_created') return constantDate('created', name, node, cols, leaf(node));
+      if (name === 'date_updated') return constantDate('updated', name, node, cols, leaf(node));
+      if (name !== 'status') return undefined;
+      const p = leaf(node);
+      const answers: (boolean | undefined)[] = [];
+      return {
+        byStatus: (k) => {
+          let a = answers[k];
+          if (a === undefined) answers[k] = a = p({ status: cols.status(k) });
+          return a;
+        },
+        holds: ALWAYS,
+      };
+    }
+    case 'And':
+    case 'Or': {
+      const forms: StatusForm[] = [];
+      for (const child of node.children) {
+        const f = formOf(child, cols, leaf);
+        if (!f) return undefined;
+        forms.push(f);
+      }
+      const and = node.kind === 'And';
+      return {
+        byStatus: (k) => (and ? forms.every((f) => f.byStatus(k)) : forms.some((f) => f.byStatus(k))),
+        holds: () => forms.every((f) => f.holds()),
+      };
+    }
+    default: return undefined;
+  }
+}
+
+/** The filter as a test of the status code alone, when it is one (undefined otherwise: rows are tested one by one). */
+export function statusForm(filter: FilterNode | null, cols: RenderColumns, leaf: (n: CompareNode) => Predicate): StatusForm | undefined {
+  return filter ? formOf(filter, cols, leaf) : { byStatus: () => true, holds: ALWAYS };
+}

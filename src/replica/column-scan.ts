@@ -1,8 +1,8 @@
 import type { ColumnScan, Tallied } from '../exec/source.js';
 import type { SortNode } from '../query/ast.js';
 import type { Rec } from '../query/compile.js';
-import { codedField, type CodedField, type RenderColumns, type RowTest } from './column-filter.js';
-import { OVERLAY, REMOVED } from './columns.js';
+import { codedField, type CodedField, type RenderColumns, type RowTest, type StatusForm } from './column-filter.js';
+import { OVERLAY, REMOVED, type Columns } from './columns.js';
 
 /** One team's part of a column scan: its columns, the filter compiled to them, and the rows in scope (null: every live row). */
 export interface TeamColumns {
@@ -15,7 +15,43 @@ export interface TeamColumns {
    * Live rows in a query's order, kept by the team (`name` naming the order, `cmp` comparing rows by it); undefined
    * while a large team's order is being sorted (the question is answered otherwise meanwhile).
    */
-  readonly sorted: (name: string, cmp: (a: number, b: number) => number) => readonly number[] | undefined;
+  readonly sorted: (name: string, cmp: (a: number, b: number) => number) => Promise<readonly number[] | undefined>;
+  /** The filter as a test of the status code alone, when it is one and the scope is the whole team (counts kept answer it). */
+  readonly form?: StatusForm;
+}
+
+/** A team's live rows counted per status code (rows without an overlay), and its live rows with an overlay. */
+interface StatusCounts { readonly live: number; readonly byStatus: readonly number[]; readonly overlaid: readonly number[] }
+
+/** Each team's status counts, valid while its columns' writes have not moved. */
+const kept = new WeakMap<Columns, { writes: number; counts: StatusCounts }>();
+
+/** The team's status counts: counted once (one pass over two byte columns) each time its rows changed. */
+function statusCounts(c: Columns): StatusCounts {
+  const hit = kept.get(c);
+  if (hit && hit.writes === c.writes) return hit.counts;
+  const byStatus: number[] = [];
+  const overlaid: number[] = [];
+  let live = 0;
+  const { status, flags, size } = c;
+  for (let row = 0; row < size; row++) {
+    const f = flags[row] as number;
+    if ((f & REMOVED) !== 0) continue;
+    live++;
+    if ((f & OVERLAY) !== 0) overlaid.push(row);
+    else {
+      const k = status[row] as number;
+      byStatus[k] = (byStatus[k] ?? 0) + 1;
+    }
+  }
+  const counts = { live, byStatus, overlaid };
+  kept.set(c, { writes: c.writes, counts });
+  return counts;
+}
+
+/** The team's counts when its filter rests on the status alone over the whole team (undefined: test row by row). */
+function countsFor(t: TeamColumns): StatusCounts | undefined {
+  return !t.rows && t.form?.holds() ? statusCounts(t.cols.c) : undefined;
 }
 
 /** The orders kept sorted: a query sorted by these root fields (its tie-break by id included). */
@@ -65,6 +101,13 @@ export class RenderColumnScan implements ColumnScan {
     let matched = 0;
     for (const t of this.teams) {
       const test = t.test;
+      const counts = countsFor(t);
+      if (counts) {
+        tested += counts.live;
+        counts.byStatus.forEach((n, k) => { if (n && t.form?.byStatus(k)) matched += n; });
+        for (const row of counts.overlaid) if (test(row)) matched++;
+        continue;
+      }
       tested += forRows(t, (row) => {
         if (test(row)) matched++;
       });
@@ -91,7 +134,7 @@ export class RenderColumnScan implements ColumnScan {
       const nonNull = fields.map((): number[] => []);
       const isSet = coded.map((): (number | undefined)[] => []);
       const c = t.cols.c;
-      tested += forRows(t, (row) => {
+      const visit = (row: number): void => {
         if (!t.test(row)) return;
         if (((c.flags[row] as number) & OVERLAY) !== 0) {
           const rec = t.cols.view(row);
@@ -117,7 +160,18 @@ export class RenderColumnScan implements ColumnScan {
           const nn = nonNull[i] as number[];
           nn[k] = (nn[k] ?? 0) + set;
         }
-      });
+      };
+      // a count of records grouped by status (or not grouped) of a filter on the status alone: the team's kept counts
+      const counts = (groupBy === null || groupBy === 'status') && coded.every((f) => f === null) ? countsFor(t) : undefined;
+      if (counts) {
+        tested += counts.live;
+        counts.byStatus.forEach((m, k) => {
+          if (!m || !t.form?.byStatus(k)) return;
+          const g = groupBy === null ? 0 : k;
+          n[g] = (n[g] ?? 0) + m;
+        });
+        for (const row of counts.overlaid) visit(row);
+      } else tested += forRows(t, visit);
       n.forEach((count, k) => {
         if (!count) return;
         const g = counter(group.value(k) ?? null);
@@ -134,12 +188,14 @@ export class RenderColumnScan implements ColumnScan {
    * The first `n` records passing the filter in the query's order (`sort`, compared by `cmp`), read from each team's
    * kept order of that sort and merged (undefined when the sort is not one kept): rows are tested until `n` pass.
    */
-  inOrder(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): { tested: number; recs: Rec[] } | undefined {
+  async inOrder(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): Promise<{ tested: number; recs: Rec[] } | undefined> {
     if (sort.some((s) => s.field.fn || s.field.path.length !== 1 || !KEPT_ORDERS.has(s.field.path[0] as string))) return undefined;
     const name = sort.map((s) => `${s.field.path[0]}:${s.direction}`).join(',');
     let tested = 0;
-    // every team's kept order (one still being sorted: the question is answered otherwise)
-    const orders = this.teams.map((t) => t.sorted(name, rowOrder(t.cols, cmp)));
+    // every team's kept order; one still being sorted is waited for (readers share the one sort, which gives the event
+    // loop its turns: far cheaper than each question testing and ordering the whole team meanwhile); one the team
+    // could not finish (rows removed meanwhile) leaves the question to be answered otherwise
+    const orders = await Promise.all(this.teams.map((t) => t.sorted(name, rowOrder(t.cols, cmp))));
     if (orders.some((o) => o === undefined)) return undefined;
     // per team: its kept order, where it stands in it, and the next record passing the filter there
     const runs = this.teams.map((t, k) => {

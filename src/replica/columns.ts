@@ -57,6 +57,8 @@ export function uuidHash(s: string): number {
  */
 export class Columns {
   size = 0;
+  /** Moves whenever a row's status, flags or liveness may have changed (what counts kept per status are valid for). */
+  writes = 0;
   status = new Uint8Array(64);
   flags = new Uint8Array(64);
   project = new Int32Array(64);

@@ -26,6 +26,8 @@ export class RenderOrders {
   private readonly sorted = new Map<string, { cmp: (a: number, b: number) => number; rows: number[] }>();
   /** Sorted orders being built off the questions that asked for them (a large team's), by name. */
   private readonly building = new Map<string, Building>();
+  /** What a build under way will give (the order, or undefined when it was dropped), by name: readers wait on it. */
+  private readonly builds = new Map<string, Promise<readonly number[] | undefined>>();
   /** The newest-first order of a large team being sorted, and the rows that arrived meanwhile. */
   private newestBuild: Promise<readonly number[]> | null = null;
   private arrived: number[] | null = null;
@@ -70,13 +72,27 @@ export class RenderOrders {
     const live = this.rows.liveRows();
     // a large team's order is sorted a slice at a time, off the question (undefined meanwhile: answered otherwise)
     if (live.length > SORT_AT_ONCE) {
-      void this.build(name, cmp, live, around);
+      const done: Promise<readonly number[] | undefined> = this.build(name, cmp, live, around)
+        .then(() => this.sorted.get(name)?.rows, () => undefined)
+        .finally(() => { if (this.builds.get(name) === done) this.builds.delete(name); });
+      this.builds.set(name, done);
       return undefined;
     }
     // a sort by uuid (or tied titles then uuids) derives each row's uuid once, not once a comparison
     kept = { cmp, rows: this.rows.c.uuidsKept(() => live.sort(cmp)) };
     this.keep(name, kept);
     return kept.rows;
+  }
+
+  /**
+   * The order as `sortedBy` gives it, a large team's new order waited for while it is sorted a slice at a time
+   * (undefined: its build was dropped, rows removed meanwhile — the question is answered otherwise).
+   */
+  sortedByReady(
+    name: string, cmp: (a: number, b: number) => number, around: <R>(f: () => R) => R = (f) => this.rows.c.uuidsKept(f),
+  ): Promise<readonly number[] | undefined> {
+    const now = this.sortedBy(name, cmp, around);
+    return now ? Promise.resolve(now) : (this.builds.get(name) ?? Promise.resolve(undefined));
   }
 
   /** Keeps a sorted order (a few are kept, each a number a live row: the one asked least recently goes first). */

@@ -97,6 +97,7 @@ export class RenderRows {
     if (r.type === 'cloud') flags |= CLOUD;
     if (this.builder.downloadReady(r)) flags |= DOWNLOAD_READY;
     c.flags[i] = flags;
+    c.writes++;
     this.bytes += rowBytes(r.id, r.name, out.rest);
     if (FINAL_STATUSES.has(r.status)) this.moving.delete(i);
     else this.moving.add(i);
@@ -117,6 +118,7 @@ export class RenderRows {
       this.bytes -= rowBytes(c.v1Id(i), c.title(i), c.outRest(i));
     }
     this.removed += rows.length;
+    c.writes++;
     this.codes.projRows[p as number] = [];
     this.membership++;
     return rows;
@@ -135,6 +137,7 @@ export class RenderRows {
       const f = (c.flags[i] as number) & ~(OVERLAY | PAIRED);
       c.flags[i] = this.builder.hasOverlay('render', id) ? f | OVERLAY : f;
     }
+    c.writes++;
   }
 
   /** Frees the columns' and look-ups' spare room (after a load or a backfill). */

@@ -215,6 +215,11 @@ export class TeamReplica {
     const kept = <R>(f: () => R): R => this.records.viewsKept(f);
     return kept(() => this.orders.sortedBy(name, cmp, kept));
   }
+  /** The same order, one being sorted waited for (undefined: its sort was dropped, rows removed meanwhile). */
+  sortedRowsReady(name: string, cmp: (a: number, b: number) => number): Promise<readonly number[] | undefined> {
+    const kept = <R>(f: () => R): R => this.records.viewsKept(f);
+    return kept(() => this.orders.sortedByReady(name, cmp, kept));
+  }
   /** A project's rows (read, not copied; empty when none). */
   projectRows(projectId: string): readonly number[] { return this.rows.codes.rowsOf(projectId); }
   /** The v1 project id of a row (the newest-first walk's project scope). */
