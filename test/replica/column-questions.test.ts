@@ -10,7 +10,7 @@ import type { ResourceSchema } from '../../src/query/schema.js';
 import type { ReplicaSnapshot } from '../../src/replica/snapshot.js';
 import { ctx, mappings, schemas } from '../query/fixtures.js';
 import { RENDER_STATUSES, type V1Render } from '../../src/v1/schemas.js';
-import { filterArb, PROJECTS, renderArb, T0, TEAMS, world } from './column-world.js';
+import { filterArb, PROJECTS, renderArb, T0, TEAMS, world, type GenRender } from './column-world.js';
 
 /**
  * Questions answered on the replica's columns (counts, groups, filter_count, pages of the matches) against the same
@@ -112,7 +112,7 @@ describe('questions answered on the columns', () => {
   });
 
   it('counts a filter on the status alone (and dates every row passes) from counts kept per status, exactly, as renders change and projects go', async () => {
-    const renders = Array.from({ length: 90 }, (_, n) => ({
+    const renders = Array.from({ length: 90 }, (_, n): GenRender => ({
       team: n % 2, project: n % 3, status: RENDER_STATUSES[n % RENDER_STATUSES.length]!, user: null, at: n % 40, updated: n % 4 === 0 ? null : 5,
       name: 'alpha', overlay: n % 17 === 0 ? { title: 'over', status: 'failed' } : undefined,
     }));
@@ -132,16 +132,16 @@ describe('questions answered on the columns', () => {
     };
     await same();
     // a status moves on, a render arrives (the counts are counted again), then a project goes (its rows removed)
-    change(snapshot, [{ n: 3, name: 'x', status: 'complete', fresh: false, team: 1 }, { n: 7, name: 'y', status: 'processing', fresh: true, team: 0 }], ++round);
+    change(snapshot, [{ n: 3, name: 'delta', status: 'complete', fresh: false, team: 1 }, { n: 7, name: 'Beta', status: 'processing', fresh: true, team: 0 }], ++round);
     await same();
     snapshot.teams[0]!.dropProject(`${TEAMS[0]}_${PROJECTS[1]}`);
     await same();
   });
 
   it('waits for a large team\'s kept order being sorted instead of answering each question over the whole team meanwhile', async () => {
-    const renders = Array.from({ length: 9_000 }, (_, n) => ({
+    const renders = Array.from({ length: 9_000 }, (_, n): GenRender => ({
       team: 0, project: n % 3, status: RENDER_STATUSES[n % RENDER_STATUSES.length]!, user: null, at: n % 40, updated: null,
-      name: ['alpha', 'Beta', 'beta', 'gamma'][n % 4]!, overlay: undefined,
+      name: (['alpha', 'Beta', 'beta', 'gamma'] as const)[n % 4]!, overlay: undefined,
     }));
     const { snapshot, source } = world(renders, undefined);
     const q: Question = { filter: { status: { _neq: 'draft' } }, meta: 'filter_count', kind: 'list', groupBy: undefined, counted: [], groupSort: undefined, sort: 'title', limit: 20, offset: 5, scope: undefined };
