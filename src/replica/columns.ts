@@ -18,6 +18,9 @@ export const REMOVED = 16;
 
 export const ordered = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** Derived uuids a team keeps at most between two clearings (`Columns.uuid`). */
+const RECENT_UUIDS = 1024;
+
 /**
  * About what a row costs (bench:replica-memory measures it): its typed columns (~40 bytes), its v1 id (hex digits
  * packed two to a byte) and its title and packed output in arenas (a byte a character, + 4-8 bytes each), the two
@@ -80,6 +83,12 @@ export class Columns {
   private readonly unkeyed = new Set<number>();
   /** Uuids derived while a sort runs (each row's SHA-1 once a sort), else null. */
   private memo: Map<number, string> | null = null;
+  /**
+   * The uuids derived most recently (a row's v1 id never changes, so neither does its derived uuid): a row answered is
+   * looked up by its uuid several times (its team, its state, its pair, its signed URLs), each a SHA-1 without this.
+   * At most RECENT_UUIDS a team, emptied when full.
+   */
+  private readonly recent = new Map<number, string>();
   /** The least and greatest time each date column ever held (a question on dates halves between them). */
   readonly span = { created: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY], updated: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] };
 
@@ -114,7 +123,14 @@ export class Columns {
       if (u !== undefined) return u;
     }
     const m = this.memo;
-    if (m === null) return derivedUuid('render', this.v1Id(row));
+    if (m === null) {
+      let r = this.recent.get(row);
+      if (r === undefined) {
+        if (this.recent.size >= RECENT_UUIDS) this.recent.clear();
+        this.recent.set(row, (r = derivedUuid('render', this.v1Id(row))));
+      }
+      return r;
+    }
     let u = m.get(row);
     if (u === undefined) m.set(row, (u = derivedUuid('render', this.v1Id(row))));
     return u;
