@@ -60,17 +60,20 @@ const KEPT_ORDERS = new Set(['date_created', 'date_updated', 'title', 'status', 
 /** Rows a batch of matching records holds. */
 const BATCH = 4096;
 
-/** Calls `each` with every row of a team's scope. */
+/** Calls `each` with every live row of a team's scope (a project's rows read before a wait may be removed since). */
 function forRows(t: TeamColumns, each: (row: number) => void): number {
+  const c = t.cols.c;
   if (t.rows) {
     let n = 0;
     for (const rows of t.rows) {
-      for (const row of rows) each(row);
-      n += rows.length;
+      for (const row of rows) {
+        if (((c.flags[row] as number) & REMOVED) !== 0) continue;
+        n++;
+        each(row);
+      }
     }
     return n;
   }
-  const c = t.cols.c;
   const size = c.size;
   let n = 0;
   for (let row = 0; row < size; row++) {

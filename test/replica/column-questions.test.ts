@@ -10,7 +10,7 @@ import type { ResourceSchema } from '../../src/query/schema.js';
 import type { ReplicaSnapshot } from '../../src/replica/snapshot.js';
 import { ctx, mappings, schemas } from '../query/fixtures.js';
 import { RENDER_STATUSES, type V1Render } from '../../src/v1/schemas.js';
-import { filterArb, PROJECTS, renderArb, T0, TEAMS, world, type GenRender } from './column-world.js';
+import { filterArb, PROJECTS, renderArb, T0, TEAMS, uuid, world, type GenRender } from './column-world.js';
 
 /**
  * Questions answered on the replica's columns (counts, groups, filter_count, pages of the matches) against the same
@@ -152,6 +152,26 @@ describe('questions answered on the columns', () => {
     const onRecords = await ask(noColumns(source), q, snapshot);
     expect(first.answer).toEqual(onRecords.answer);
     expect(second.answer).toEqual(onRecords.answer);
+  });
+
+  it('does not answer a project\'s renders removed while the question waited for the order being sorted', async () => {
+    const renders = Array.from({ length: 9_000 }, (_, n): GenRender => ({
+      team: 0, project: n % 3, status: RENDER_STATUSES[n % RENDER_STATUSES.length]!, user: null, at: n % 40, updated: null,
+      name: (['alpha', 'Beta', 'beta', 'gamma'] as const)[n % 4]!, overlay: undefined,
+    }));
+    const { snapshot, source } = world(renders, undefined);
+    const project = `${TEAMS[0]}_${PROJECTS[1]}`;
+    const q: Question = {
+      filter: { project: { _eq: uuid('project', project) } }, meta: 'filter_count', kind: 'list', groupBy: undefined, counted: [], groupSort: undefined,
+      sort: 'title', limit: 5, offset: 0, scope: undefined,
+    };
+    const asked = ask(source, q, snapshot);
+    // the project goes while its order is sorted (the sort is dropped: the question is answered on the matches)
+    await new Promise((r) => setImmediate(r));
+    snapshot.teams[0]!.dropProject(project);
+    const onColumns = await asked;
+    expect(onColumns.answer).toEqual((await ask(noColumns(source), q, snapshot)).answer);
+    expect(onColumns.answer.meta).toEqual({ filter_count: 0 });
   });
 
   it('says so in explain, and keeps the record path for what the columns do not hold (search, relations, other fields)', async () => {
