@@ -163,7 +163,7 @@ describe('questions answered on the columns', () => {
     const project = `${TEAMS[0]}_${PROJECTS[1]}`;
     const q: Question = {
       filter: { project: { _eq: uuid('project', project) } }, meta: 'filter_count', kind: 'list', groupBy: undefined, counted: [], groupSort: undefined,
-      sort: 'title', limit: 5, offset: 0, scope: undefined,
+      sort: 'title', limit: 3, offset: 0, scope: undefined,
     };
     const asked = ask(source, q, snapshot);
     // the project goes while its order is sorted (the sort is dropped: the question is answered on the matches)
