@@ -108,8 +108,20 @@ export class RenderOrders {
    * every order reset) meanwhile: the build is dropped, and the next question asks again.
    */
   private async build(name: string, cmp: (a: number, b: number) => number, live: number[], around: <R>(f: () => R) => R): Promise<void> {
-    let b: Building = { cmp, moved: new Set(), added: new Set() };
+    const b: Building = { cmp, moved: new Set(), added: new Set() };
     this.building.set(name, b);
+    try {
+      await this.sortBuild(name, b, live, around);
+    } catch (e) {
+      // a sort that failed is not left under way (the order would never be sorted again): the next question asks anew
+      if (this.building.get(name)?.cmp === cmp) this.building.delete(name);
+      throw e;
+    }
+  }
+
+  private async sortBuild(name: string, first: Building, live: number[], around: <R>(f: () => R) => R): Promise<void> {
+    let b = first;
+    const cmp = b.cmp;
     let rows = await sortYielding(live, cmp, SORT_SLICE, around);
     for (let pass = 1; this.building.get(name) === b; pass++) {
       const changed = [...b.moved].filter((i) => !b.added.has(i));

@@ -147,6 +147,21 @@ describe('a new sorted order of a large team', () => {
     expect(got).toEqual([...t.newestFirst()]);
   });
 
+  it('a sort that failed is not kept as under way: the order is sorted again when next asked', async () => {
+    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    t.setProject({
+      project: { id: 'proj_0', name: 'p0', team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
+      templates: [], backfilled: true,
+    }, 1);
+    for (let i = 0; i < 10_000; i++) t.apply({ ...render(i), project: { id: 'proj_0', team: team.id } }, 1);
+    const cmp = cmpOf(t, 'title');
+    const failing = (): number => { throw new Error('comparison failed'); };
+    // the question waiting for it is answered otherwise
+    expect(await t.sortedRowsReady('title:asc,id:asc', failing)).toBeUndefined();
+    const rows = await t.sortedRowsReady('title:asc,id:asc', cmp);
+    expect(rows && [...rows]).toEqual(Array.from({ length: 10_000 }, (_, i) => i).sort(cmp));
+  });
+
   it('is sorted at once for a small team', () => {
     const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
     t.setProject({
