@@ -178,21 +178,26 @@ class Job {
    */
   async scan(feed: Feed, wholeScope = false): Promise<QueryResult> {
     const { q, source, ctx } = this;
-    const cols = wholeScope && !q.search
+    const compile = () => (wholeScope && !q.search
       ? source.columns?.(this.resource, this.plan, q.filter, (node) => compileFilter(node, this.schema, ctx.schemas, source))
-      : undefined;
+      : undefined);
+    const cols = compile();
     if (cols) {
-      const counted = this.whole ? await this.countOnColumns(cols) : await this.pageInOrder(cols);
+      const waited = { yes: false };
+      const counted = this.whole ? await this.countOnColumns(cols) : await this.pageInOrder(cols, waited);
       if (counted) return counted;
+      // a page that waited for an order being sorted, the sort dropped (rows removed, uuids or overlays changed
+      // meanwhile): the filter and the scope are compiled again on the rows as they are now
+      const now = (waited.yes ? compile() : undefined) ?? cols;
       this.onColumns = true;
       this.keep = () => true;
-      feed = (take) => cols.matches(take);
+      feed = (take) => now.matches(take);
     }
     return this.whole ? this.aggregate(feed) : this.list(feed);
   }
 
   /** A page (not `limit=-1`) read from an order the source keeps sorted; filter_count counted on the columns. */
-  private async pageInOrder(cols: ColumnScan): Promise<QueryResult | undefined> {
+  private async pageInOrder(cols: ColumnScan, waited: { yes: boolean }): Promise<QueryResult | undefined> {
     const { q } = this;
     if (q.limit === -1 || !cols.inOrder) return undefined;
     // the source may keep the order's comparison past this request: it is compiled without the request's lookup
@@ -201,6 +206,7 @@ class Job {
     const walked = q.limit === 0
       ? { tested: 0, recs: [] }
       : await cols.inOrder(order, compileSort(order, this.schema, this.ctx.schemas, NO_LOOKUP), q.offset + q.limit);
+    waited.yes = true;
     if (!walked) return undefined;
     const counted = q.meta.includes('filter_count') ? cols.count() : undefined;
     this.tested = counted ? counted.tested : walked.tested;
