@@ -2,7 +2,7 @@
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AdminError, addUser, findUser, importIdMap, importTokens, importUsers, rebind } from '../admin/operations.js';
+import { AdminError, importIdMap } from '../admin/operations.js';
 import { loadConfig } from '../config/schema.js';
 import { loadMappings } from '../config/mappings.js';
 import { createDeps, type Deps } from '../deps.js';
@@ -23,6 +23,7 @@ import { reportHtml, reportMarkdown } from '../migrate/render.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
 import { indexCommand } from './index-command.js';
+import { secret, usersCommand } from './users-command.js';
 import { out } from './out.js';
 import { UsageError } from './usage-error.js';
 
@@ -119,25 +120,6 @@ async function withDeps<T>(v1: string | undefined, fn: (deps: Deps, target: V1Ta
   } finally {
     await deps.close();
   }
-}
-
-
-/** The first line of standard input (a secret piped in: `echo "$P" | legacy-gateway users add … --password-stdin`). */
-let stdinLine: Promise<string> | undefined;
-function readStdinLine(): Promise<string> {
-  stdinLine ??= (async () => {
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
-  })();
-  return stdinLine;
-}
-
-/** A secret from its flag, from standard input (`--NAME-stdin`), or from the environment; never required on the command line. */
-async function secret(flag: string | undefined, fromStdin: boolean | undefined, envName: string): Promise<string | undefined> {
-  if (flag !== undefined) return flag;
-  if (fromStdin) return readStdinLine();
-  return process.env[envName] || undefined;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -276,88 +258,8 @@ export async function run(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    if (group === 'users' || group === 'tokens') return usersCommand(deps, group, action, arg, values, password, key);
     switch (`${group} ${action}`) {
-      case 'users add': {
-        if (!values.email || !password || !key)
-          throw new UsageError('users add needs --email, a password and a key (flags, --*-stdin or LEGACY_GATEWAY_*)');
-        const u = await addUser(deps, {
-          email: values.email,
-          password,
-          key,
-          ...(values.first ? { firstName: values.first } : {}),
-          ...(values.last ? { lastName: values.last } : {}),
-          ...(values.role ? { role: values.role } : {}),
-          ...(values.id ? { id: values.id } : {}),
-        });
-        out(`added ${u.email} (${u.id}), bound to v1 user ${u.v1UserId}`);
-        return 0;
-      }
-      case 'users import': {
-        if (!arg) throw new UsageError('users import needs a file');
-        if (values['skip-existing'] && values.update) throw new UsageError('use one of --skip-existing and --update');
-        const started = Date.now();
-        let last = 0;
-        const progress = (done: number, total: number) => {
-          const now = Date.now();
-          if (now - last < 1000 && done < total) return;
-          last = now;
-          const rate = done / Math.max(0.001, (now - started) / 1000);
-          process.stderr.write(`users import: ${done}/${total} rows (${Math.round(rate)} rows/s)\n`);
-        };
-        const r = await importUsers(deps, readRecords(readFileSync(arg, 'utf8'), arg), {
-          existing: values['skip-existing'] ? 'skip' : values.update ? 'update' : 'report', check: values.check ?? false, onProgress: progress,
-        });
-        for (const p of r.problems) out(`  ! ${p}`);
-        out(r.checked
-          ? `checked: ${r.problems.length} problems; nothing was written`
-          : `imported ${r.imported}, updated ${r.updated}, skipped ${r.skipped} (${r.unbound} waiting for a key: users rebind EMAIL --key sk_…)`);
-        return r.problems.length ? 1 : 0;
-      }
-      case 'users list':
-        for (const u of await deps.users.list()) out(`${u.id}  ${u.email.padEnd(32)} ${u.status.padEnd(8)} v1 ${u.v1UserId || '-'}`);
-        return 0;
-      case 'users remove': {
-        const u = await findUser(deps, arg ?? '');
-        await deps.users.remove(u.id);
-        out(`removed ${u.email}`);
-        return 0;
-      }
-      case 'users rebind': {
-        if (!key) throw new UsageError('users rebind needs a key (--key, --key-stdin or LEGACY_GATEWAY_KEY)');
-        const u = await rebind(deps, arg ?? '', key);
-        out(`${u.email} is now bound to v1 user ${u.v1UserId}`);
-        return 0;
-      }
-      case 'users suspend':
-      case 'users activate': {
-        const u = await findUser(deps, arg ?? '');
-        await deps.users.setStatus(u.id, action === 'suspend' ? 'suspended' : 'active');
-        out(`${u.email} is now ${action === 'suspend' ? 'suspended' : 'active'}`);
-        return 0;
-      }
-      case 'tokens create': {
-        const u = await findUser(deps, arg ?? '');
-        const t = await deps.users.createStaticToken(u.id, values.name ?? 'static token');
-        out(`token id ${t.id} for ${u.email}; the token is shown once:\n${t.token}`);
-        return 0;
-      }
-      case 'tokens list': {
-        const u = arg ? await findUser(deps, arg) : undefined;
-        for (const t of await deps.users.listStaticTokens(u?.id))
-          out(`${t.id}  user ${t.user_id}  ${t.name}  ${t.revoked_at ? 'revoked' : 'active'}`);
-        return 0;
-      }
-      case 'tokens revoke':
-        if (!(await deps.users.revokeStaticToken(arg ?? ''))) throw new AdminError(`no active token ${arg}`);
-        out(`revoked ${arg}`);
-        return 0;
-      case 'tokens import': {
-        if (!arg) throw new UsageError('tokens import needs a file');
-        const r = await importTokens(deps, readRecords(readFileSync(arg, 'utf8'), arg));
-        for (const p of r.problems) out(`  ! ${p}`);
-        out(`imported ${r.imported} static tokens (${r.known} already known)`);
-        return r.problems.length ? 1 : 0;
-      }
       case 'ids import': {
         if (!arg) throw new UsageError('ids import needs a file');
         const r = await importIdMap(deps, readRecords(readFileSync(arg, 'utf8'), arg));
