@@ -1,4 +1,4 @@
-import { itemJson } from './item-json.js';
+import { itemBytes } from './item-json.js';
 
 /**
  * An item already serialised, as UTF-8 bytes: entries waiting in merge and scan buffers are kept so, off the V8 heap,
@@ -7,6 +7,6 @@ import { itemJson } from './item-json.js';
 export class RawJson {
   constructor(readonly json: Uint8Array) {}
   static of(value: unknown): RawJson {
-    return new RawJson(Buffer.from(itemJson(value) as string));
+    return new RawJson(itemBytes(value) ?? Buffer.from('null'));
   }
 }

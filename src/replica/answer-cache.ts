@@ -59,9 +59,9 @@ export class AnswerCache {
     return undefined;
   }
 
-  set(key: string, epoch: string, until: number, text: string): void {
+  set(key: string, epoch: string, until: number, json: string | Buffer): void {
     if (!this.lru) return;
-    const body = text.length > AS_BYTES_PAST ? Buffer.from(text) : text;
+    const body = typeof json === 'string' ? (json.length > AS_BYTES_PAST ? Buffer.from(json) : json) : json.length > AS_BYTES_PAST ? json : json.toString('utf8');
     if (sizeOf(body) <= this.maxEntryBytes) this.lru.set(key, { body, epoch, until });
   }
 
