@@ -6,6 +6,7 @@ import { RenderRecords, type RenderView } from '../replica/record-view.js';
 import type { ReplicaSnapshot } from '../replica/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
+import { pace } from '../lib/pace.js';
 import { CHUNK } from './execute.js';
 import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
 
@@ -22,7 +23,7 @@ export interface ReplicaHooks {
 
 /** Rows a walk turns into records at a time: the first batch sized by the answer, each next one twice the last, up to the most. */
 const WALK_BATCH_LEAST = 8;
-const WALK_BATCH_MOST = 512;
+const WALK_BATCH_MOST = 128;
 
 /** Records a scan tests between two turns of the event loop. */
 const SCAN_SLICE = 16_384;
@@ -51,6 +52,9 @@ class RowRun<T> implements MergeSource<T> {
 
   async peek(): Promise<T | undefined> {
     while (this.at >= this.buffer.length && this.i < this.rows.length) {
+      // a long walk shares the event loop a slice at a time
+      const turn = this.i > 0 ? pace() : undefined;
+      if (turn) await turn;
       const slice = this.rows.slice(this.i, this.i + this.size);
       this.i += slice.length;
       this.size = Math.min(WALK_BATCH_MOST, this.size * 2);
@@ -171,7 +175,7 @@ export class ReplicaSource implements RecordSource {
       const held = run.slice();
       for (let i = 0; i < held.length; i += SCAN_SLICE) {
         await take(held.slice(i, i + SCAN_SLICE));
-        await new Promise<void>((r) => setImmediate(r));
+        await (pace() ?? new Promise<void>((r) => setImmediate(r)));
       }
     }
     return n;

@@ -1,5 +1,6 @@
 import { errors } from '../errors/catalog.js';
 import { Spool } from '../store/spool.js';
+import { pace } from '../lib/pace.js';
 
 /**
  * Directus's `?export=`: the answer's data as a file download instead of the JSON envelope — what migration scripts use
@@ -42,6 +43,8 @@ export function jsonExportOne(item: unknown): string {
 export async function* jsonExport(items: AsyncIterable<unknown> | Iterable<unknown>): AsyncGenerator<string> {
   let first = true;
   for await (const item of items) {
+    const turn = pace();
+    if (turn) await turn;
     const body = JSON.stringify(item, null, '\t').replace(/\n/g, '\n\t');
     yield `${first ? '[\n\t' : ',\n\t'}${body}`;
     first = false;
@@ -98,6 +101,8 @@ export async function* csvExportStream(items: AsyncIterable<unknown>, o: CsvOpti
     const columns = new Map<string, true>();
     let count = 0;
     for await (const item of items) {
+      const turn = pace();
+      if (turn) await turn;
       const row = item !== null && typeof item === 'object' ? flatten(item as Record<string, unknown>) : {};
       for (const k of Object.keys(row)) columns.set(k, true);
       await spool.write(row);
@@ -107,6 +112,8 @@ export async function* csvExportStream(items: AsyncIterable<unknown>, o: CsvOpti
     const header = [...columns.keys()];
     yield header.map((k) => cell(k, o)).join(',');
     for await (const value of spool.read()) {
+      const turn = pace();
+      if (turn) await turn;
       const row = value as Record<string, unknown>;
       if (header.some((k) => row[k] !== null && row[k] !== undefined)) yield `\n${header.map((k) => cell(row[k], o)).join(',')}`;
     }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { RawJson } from '../exec/raw-json.js';
+import { pace } from '../lib/pace.js';
 
 /**
  * `{"meta":…,"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
@@ -17,6 +18,9 @@ export async function* jsonArrayEnvelope(
   const comma = Buffer.from(',');
   try {
     for await (const item of items) {
+      // a long answer shares the event loop with other requests a slice at a time
+      const turn = pace();
+      if (turn) await turn;
       if (!first) parts.push(comma);
       const b = (item instanceof RawJson ? item : RawJson.of(item)).json;
       parts.push(b);

@@ -61,7 +61,8 @@ export class AnswerCache {
 
   set(key: string, epoch: string, until: number, json: string | Buffer): void {
     if (!this.lru) return;
-    const body = typeof json === 'string' ? (json.length > AS_BYTES_PAST ? Buffer.from(json) : json) : json.length > AS_BYTES_PAST ? json : json.toString('utf8');
+    const long = json.length > AS_BYTES_PAST;
+    const body = typeof json === 'string' ? (long ? Buffer.from(json) : json) : long ? json : json.toString('utf8');
     if (sizeOf(body) <= this.maxEntryBytes) this.lru.set(key, { body, epoch, until });
   }
 
