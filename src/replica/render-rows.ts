@@ -39,7 +39,7 @@ export class RenderRows {
   readonly codes = new Codes();
   private readonly codec = new OutputCodec();
   /** v1 id → row, and legacy uuid → row (of live rows): hash tables over the columns' own ids and uuid keys. */
-  private readonly rowOf = new RowTable<string>((row) => this.c.v1IdHash(row), (row, id) => this.c.v1IdIs(row, id));
+  private readonly rowOf = new RowTable<string>((row) => this.c.v1IdHash(row), (row, id) => this.c.v1IdIs(row, id), true);
   private readonly rowOfUuid = new RowTable<string>((row) => this.c.uuidHash(row), (row, uuid) => this.c.uuidIs(row, uuid));
   private readonly moving = new Set<number>();
   /** Rows marked removed. */

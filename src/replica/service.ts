@@ -248,7 +248,8 @@ export class ReplicaService {
       busy: (id: string) => this.scheduler.busy(id),
       lastError: (id: string) => this.scheduler.failure(id)?.message ?? null,
     };
-    return (await this.store.teams()).map((row) => teamStatus(row, this.registry.get(row.team.id), facts));
+    // a team in memory is described from memory (its store rows are not counted)
+    return (await this.store.teams((id) => this.registry.get(id) !== undefined)).map((row) => teamStatus(row, this.registry.get(row.team.id), facts));
   }
 
   /** Ages of the teams in memory (for /metrics: max and a histogram, never a label per team). */

@@ -53,7 +53,7 @@ export function teamStatus(row: StatusRow, t: TeamReplica | undefined, f: Status
     name: row.team.name,
     state: t?.state ?? row.state,
     renders: t?.size ?? row.renders,
-    projects: t?.projects.size ?? 0,
+    projects: t?.projects.size ?? row.projects,
     in_memory: !!t,
     backfilled_at: iso(row.backfilledAt),
     last_sync: iso(synced),

@@ -40,6 +40,10 @@ export interface ChangesSince {
 }
 
 const updatedOf = (r: V1Render) => r.updated_at ?? r.created_at;
+/** Render rows read a page at a time (a SQLite page is read and parsed in one turn of the event loop: ~10 ms at 500). */
+const PAGE_ROWS = 500;
+/** Rows of ids and ranks counted a page at a time (SQLite). */
+const COUNT_PAGE_ROWS = 1000;
 /** The lifecycle rank of a final render (complete, failed). */
 const FINAL_RANK = LIFECYCLE_RANK.complete;
 
@@ -88,13 +92,15 @@ export class IndexStore {
    * The team's render rows written at or after `mark`, a page at a time (by change number, then id), and the mark to
    * read from next time.
    */
-  async changesSince(teamId: string, mark: number, each: (rows: readonly RenderRow[]) => void, pageSize = 2000): Promise<ChangesSince> {
+  async changesSince(teamId: string, mark: number, each: (rows: readonly RenderRow[]) => void, pageSize = PAGE_ROWS): Promise<ChangesSince> {
     const next = this.sqlite ? undefined : await this.changeMark(); // taken before reading: nothing after it is missed
     let newest = mark - 1;
     let after: { seq: number; id: string } | undefined;
     let n = 0;
     for (;;) {
       const from = after;
+      // (SQLite reads synchronously: a turn of the event loop between pages)
+      if (from) await new Promise<void>((r) => setImmediate(r));
       const rows = await this.db.selectFrom('index_renders').select(['render_id', 'render', 'seen_at', 'change_seq']).where('team_id', '=', teamId)
         .where((eb) => (from
           ? eb.or([eb('change_seq', '>', from.seq), eb.and([eb('change_seq', '=', from.seq), eb('render_id', '>', from.id)])])
@@ -144,22 +150,49 @@ export class IndexStore {
     return r ? toTeamRow(r) : undefined;
   }
 
-  /** Every team's row with its renders, its projects and its renders not yet final (what one sync of it re-polls). */
-  async teams(): Promise<(TeamRow & { readonly renders: number; readonly projects: number; readonly moving: number })[]> {
+  /**
+   * Every team's row with its renders, its projects and its renders not yet final (what one sync of it re-polls); a team
+   * `held` says is in memory is not counted (its counts are 0: memory's copy tells them). Counted a team at a time, and
+   * on SQLite (read synchronously) a project at a time with a turn of the event loop between: a 100 000-render team is
+   * never scanned in one turn.
+   */
+  async teams(held: (teamId: string) => boolean = () => false): Promise<(TeamRow & { readonly renders: number; readonly projects: number; readonly moving: number })[]> {
     const rows = await this.db.selectFrom('index_teams').selectAll().orderBy('team_id').execute();
-    const counts = await this.db.selectFrom('index_renders')
-      .select(['team_id', (e) => e.fn.countAll<number>().as('n'), sql<number>`sum(case when rank < ${FINAL_RANK} then 1 else 0 end)`.as('moving')])
-      .groupBy('team_id').execute();
-    const n = new Map(counts.map((c) => [c.team_id, { renders: Number(c.n), moving: Number(c.moving) }]));
-    const p = await this.db.selectFrom('index_projects').select(['team_id', (e) => e.fn.countAll<number>().as('n')]).groupBy('team_id').execute();
-    const projects = new Map(p.map((c) => [c.team_id, Number(c.n)]));
-    return rows.map((r) => {
-      const c = n.get(r.team_id);
-      return { ...toTeamRow(r), renders: c?.renders ?? 0, moving: c?.moving ?? 0, projects: projects.get(r.team_id) ?? 0 };
-    });
+    const out: (TeamRow & { renders: number; projects: number; moving: number })[] = [];
+    for (const r of rows) {
+      const row = toTeamRow(r);
+      out.push(held(row.team.id) ? { ...row, renders: 0, projects: 0, moving: 0 } : { ...row, ...(await this.counts(row.team.id)) });
+    }
+    return out;
   }
 
-  /** Creates the team's row (backfilling) or refreshes its v1 object and members. */
+  private async counts(teamId: string): Promise<{ renders: number; projects: number; moving: number }> {
+    const projects = Number((await this.db.selectFrom('index_projects').select((e) => e.fn.countAll<number>().as('n')).where('team_id', '=', teamId)
+      .executeTakeFirst())?.n ?? 0);
+    if (!this.sqlite) {
+      const c = await this.db.selectFrom('index_renders')
+        .select([(e) => e.fn.countAll<number>().as('n'), sql<number>`sum(case when rank < ${FINAL_RANK} then 1 else 0 end)`.as('moving')])
+        .where('team_id', '=', teamId).executeTakeFirst();
+      return { renders: Number(c?.n ?? 0), projects, moving: Number(c?.moving ?? 0) };
+    }
+    // SQLite: the team's rows read in the order of its change index, a page of small rows at a time, a turn between pages
+    let renders = 0;
+    let moving = 0;
+    let after: { seq: number; id: string } | undefined;
+    for (;;) {
+      const from = after;
+      if (from) await new Promise<void>((r) => setImmediate(r));
+      const rows = await this.db.selectFrom('index_renders').select(['render_id', 'change_seq', 'rank']).where('team_id', '=', teamId)
+        .where((eb) => (from ? eb.or([eb('change_seq', '>', from.seq), eb.and([eb('change_seq', '=', from.seq), eb('render_id', '>', from.id)])]) : eb.lit(true)))
+        .orderBy('change_seq').orderBy('render_id').limit(COUNT_PAGE_ROWS).execute();
+      renders += rows.length;
+      for (const r of rows) if (Number(r.rank) < FINAL_RANK) moving++;
+      if (rows.length < COUNT_PAGE_ROWS) return { renders, projects, moving };
+      const last = rows[rows.length - 1]!;
+      after = { seq: Number(last.change_seq), id: last.render_id };
+    }
+  }
+
   async putTeam(team: V1Team, members: readonly V1TeamMember[]): Promise<void> {
     await this.db.insertInto('index_teams')
       .values({ team_id: team.id, team: JSON.stringify(team), members: JSON.stringify(members), state: 'backfilling', backfilled_at: null, synced_at: null,
@@ -316,7 +349,7 @@ export class IndexStore {
    * The team's renders a page at a time (by render id), so a large team is never parsed whole at once; `each` may return
    * a promise: the next page is read once it settles.
    */
-  async eachRenders(teamId: string, each: (rows: readonly RenderRow[]) => unknown, pageSize = 2000): Promise<number> {
+  async eachRenders(teamId: string, each: (rows: readonly RenderRow[]) => unknown, pageSize = PAGE_ROWS): Promise<number> {
     let after = '';
     let n = 0;
     for (;;) {
@@ -341,8 +374,11 @@ export class IndexStore {
 
   /** The data the gateway sent for the team's renders it created (render_data), by v1 id. */
   async renderData(teamId: string): Promise<Map<string, unknown>> {
-    const rows = await this.db.selectFrom('render_data').innerJoin('index_renders', 'index_renders.render_id', 'render_data.v1_id')
-      .select(['render_data.v1_id', 'render_data.data']).where('index_renders.team_id', '=', teamId).execute();
+    // each data row looked up in the renders (few rows), not the team's renders walked for theirs (a join walks 100 000)
+    const rows = await this.db.selectFrom('render_data').select(['render_data.v1_id', 'render_data.data'])
+      .where((eb) => eb.exists(eb.selectFrom('index_renders').select(eb.lit(1).as('one'))
+        .whereRef('index_renders.render_id', '=', 'render_data.v1_id').where('index_renders.team_id', '=', teamId)))
+      .execute();
     return new Map(rows.map((r) => [r.v1_id, JSON.parse(r.data) as unknown]));
   }
 

@@ -69,10 +69,10 @@ describe('RowTable', () => {
     expect(h.find('after trim')).toBe(20_000);
   });
 
-  it('answers as a Map over any adds and removes (removal and re-adding churn included)', () => {
-    fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat(60)), { maxLength: 500 }), (ops) => {
+  it('answers as a Map over any adds and removes (removal and re-adding churn included), hashes kept or not', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat(60)), { maxLength: 500 }), fc.boolean(), (ops, keep) => {
       const keys: (string | null)[] = [];
-      const t = new RowTable<string>((row) => hashString(keys[row] as string) & 3, (row, k) => keys[row] === k);
+      const t = new RowTable<string>((row) => hashString(keys[row] as string) & 3, (row, k) => keys[row] === k, keep);
       const m = new Map<string, number>();
       for (const [add, n] of ops) {
         const k = `key${n}`;
@@ -89,6 +89,22 @@ describe('RowTable', () => {
       }
       expect(t.size).toBe(m.size);
       for (let n = 0; n <= 60; n++) expect(t.find(hashString(`key${n}`) & 3, `key${n}`)).toBe(m.get(`key${n}`) ?? -1);
+      t.trim();
+      for (let n = 0; n <= 60; n++) expect(t.find(hashString(`key${n}`) & 3, `key${n}`)).toBe(m.get(`key${n}`) ?? -1);
     }));
+  });
+
+  it('with kept hashes, grows and trims without asking a row its hash again (4 bytes a row more)', () => {
+    const keys: string[] = [];
+    let asked = 0;
+    const t = new RowTable<string>((row) => { asked++; return hashString(keys[row] as string); }, (row, k) => keys[row] === k, true);
+    for (let i = 0; i < 50_000; i++) {
+      keys.push(`rend_${i}`);
+      t.add(hashString(`rend_${i}`), i);
+    }
+    t.trim();
+    expect(asked).toBe(0);
+    for (let i = 0; i < 50_000; i += 7) expect(t.find(hashString(`rend_${i}`), `rend_${i}`)).toBe(i);
+    expect(t.bytes).toBeLessThanOrEqual(Math.ceil(50_000 / 0.7) * 4 + 64 + 50_000 * 4 + 64);
   });
 });

@@ -79,6 +79,12 @@ describe('teams', () => {
     expect(all.map((t) => t.team.id)).toEqual([...all.map((t) => t.team.id)].sort());
     expect(all.find((t) => t.team.id === 't4')).toMatchObject({ renders: 2, state: 'backfilling' });
     expect(all.find((t) => t.team.id === 't2')).toMatchObject({ renders: 0, syncedAt: 101 });
+    // a team held in memory is not counted; the others are, across pages (SQLite reads them a page at a time)
+    await ix.putRenders('t4', Array.from({ length: 5_500 }, (_, i) => render(`r4-${i}`, 'p4', i % 3 === 0 ? 'processing' : 'complete', 10 + i)));
+    await ix.putProjects('t4', [project('p4')]);
+    const counted = await ix.teams((id) => id === 't2');
+    expect(counted.find((t) => t.team.id === 't4')).toMatchObject({ renders: 5_502, projects: 1, moving: 1 + Math.ceil(5_500 / 3) });
+    expect(counted.find((t) => t.team.id === 't2')).toMatchObject({ renders: 0, projects: 0, moving: 0 });
   });
 });
 
@@ -167,8 +173,12 @@ describe('renders', () => {
     expect(await ix.eachRenders('tm', (rows) => exact.push(rows.length), 617)).toBe(1234);
     expect(exact).toEqual([617, 617]);
     const whole: number[] = [];
-    expect(await ix.eachRenders('tm', (rows) => whole.push(rows.length))).toBe(1234);
+    expect(await ix.eachRenders('tm', (rows) => whole.push(rows.length), 2000)).toBe(1234);
     expect(whole).toEqual([1234]);
+    // by default, pages of 500 rows (a page of SQLite is read and parsed in one turn of the event loop)
+    const byDefault: number[] = [];
+    expect(await ix.eachRenders('tm', (rows) => byDefault.push(rows.length))).toBe(1234);
+    expect(byDefault).toEqual([500, 500, 234]);
     expect(await ix.eachRenders('nobody', () => { throw new Error('no rows: not called'); })).toBe(0);
     expect(await ix.rendersById([])).toEqual([]);
   });
