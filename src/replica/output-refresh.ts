@@ -87,19 +87,26 @@ export class OutputRefresh {
         }
       }
     }
+    // (an output's expiry is read from its URLs once per state held)
+    const expiry = (r: V1Render, seenAt: number) => outputExpiry(r.output, seenAt, ttl);
     for (const rec of resource === 'render' ? recs : []) {
-      const t = snapshot.teamOfRender(rec.id as string);
-      const v1 = t?.renderV1(rec.id as string);
-      const projectId = v1 ? t?.projectOf(v1) : undefined;
-      if (!t || !v1 || projectId === undefined || !t.hasOutput(v1)) continue;
+      // the render's row found once, in the team holding it
+      let t: TeamReplica | undefined;
+      let out: ReturnType<TeamReplica['outputOf']>;
+      for (const team of snapshot.teams) {
+        out = team.outputOf(rec.id as string, expiry);
+        if (out !== undefined) {
+          t = team;
+          break;
+        }
+      }
+      if (!t || !out) continue;
       // an output without a still shows its project's thumbnail (signed too)
-      if (nearEnd(t, projectId)) thumbnails.set(projectId, t);
-      // read from the URLs once per state held
-      const expiresAt = t.expiryOf(v1, (r, seenAt) => outputExpiry(r.output, seenAt, ttl)) as number;
-      if (!due(expiresAt, t.renderState(v1)?.seenAt ?? now)) continue;
-      const g = byProject.get(projectId) ?? { t, ids: new Set<string>() };
-      g.ids.add(v1);
-      byProject.set(projectId, g);
+      if (nearEnd(t, out.projectId)) thumbnails.set(out.projectId, t);
+      if (!due(out.expiresAt, out.seenAt)) continue;
+      const g = byProject.get(out.projectId) ?? { t, ids: new Set<string>() };
+      g.ids.add(t.idOfRow(out.row));
+      byProject.set(out.projectId, g);
     }
     return { thumbnails, byProject, refreshAt: first };
   }

@@ -238,7 +238,11 @@ export class RenderRows {
   /** When a render's output URLs expire: read once per state held (`compute` reads them from the URLs). */
   expiryOf(v1Id: string, compute: (r: V1Render, seenAt: number) => number): number | undefined {
     const i = this.row(v1Id);
-    if (i === undefined) return undefined;
+    return i === undefined ? undefined : this.expiryAt(i, compute);
+  }
+
+  /** `expiryOf` by row. */
+  expiryAt(i: number, compute: (r: V1Render, seenAt: number) => number): number {
     let t = this.c.expires.get(i);
     if (Number.isNaN(t)) this.c.expires.set(i, (t = compute(this.v1(i), this.c.seen.get(i))));
     return t;
@@ -247,6 +251,11 @@ export class RenderRows {
   /** Whether a render answers an output (complete, with output URLs): what a refresh looks at, without building it. */
   hasOutput(v1Id: string): boolean {
     const i = this.row(v1Id);
-    return i !== undefined && RENDER_STATUSES[this.c.status[i] as number] === 'complete' && this.c.shape[i] !== -1;
+    return i !== undefined && this.hasOutputAt(i);
+  }
+
+  /** `hasOutput` by row. */
+  hasOutputAt(i: number): boolean {
+    return RENDER_STATUSES[this.c.status[i] as number] === 'complete' && this.c.shape[i] !== -1;
   }
 }

@@ -189,6 +189,18 @@ export class TeamReplica {
   head(projectId: string): number | null { return this.orders.head(projectId); }
   projectRenderIds(projectId: string): string[] { return this.orders.projectRenderIds(projectId); }
 
+  /**
+   * What a refresh of signed URLs looks at of an answered render, found by its legacy uuid (one look-up): its row, its
+   * project, when its output URLs expire and when v1 showed them. Undefined when the team does not hold the render;
+   * null when the render answers no output.
+   */
+  outputOf(uuid: string, compute: (r: V1Render, seenAt: number) => number): { row: number; projectId: string; expiresAt: number; seenAt: number } | null | undefined {
+    const i = this.rows.rowOfRecord(uuid);
+    if (i === undefined) return undefined;
+    if (!this.rows.hasOutputAt(i)) return null;
+    return { row: i, projectId: this.projectOfRow(i), expiresAt: this.rows.expiryAt(i, compute), seenAt: this.rows.c.seen.get(i) };
+  }
+
   /** The v1 project id of a render. */
   projectOf(v1Id: string): string | undefined { const i = this.rows.row(v1Id); return i === undefined ? undefined : this.projectOfRow(i); }
 

@@ -13,10 +13,13 @@ import { isUuid } from '../lib/uuid.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { ItemReads, type AnswerEnd } from '../read/items.js';
 
+/** The reason an answer's signal gives (one made once: an abort with none builds a DOMException, its stack, every answer). */
+const CLOSED = new DOMException('The answer has ended (sent, or the client has gone).', 'AbortError');
+
 /** The answer's end: its raw response closing (sent, or the client gone). */
 function answerEnd(reply: FastifyReply): AnswerEnd {
   const gone = new AbortController();
-  reply.raw.once('close', () => gone.abort());
+  reply.raw.once('close', () => gone.abort(CLOSED));
   return { gone: gone.signal, onEnd: (fn) => { if (gone.signal.aborted) fn(); else gone.signal.addEventListener('abort', fn, { once: true }); } };
 }
 
