@@ -218,24 +218,25 @@ class Job {
     return meta ? { meta, data } : { data };
   }
 
-  /** `count` aggregates, grouped by at most one column field, counted on the columns (undefined: not such a question). */
+  /** `count` aggregates, grouped by at most two column fields, counted on the columns (undefined: not such a question). */
   private async countOnColumns(cols: ColumnScan): Promise<QueryResult | undefined> {
     const { q } = this;
-    if (q.groupBy.length > 1 || q.aggregate.some((a) => a.fn !== 'count')) return undefined;
-    const g = q.groupBy[0];
-    if (g && (g.fn || g.path.length !== 1)) return undefined;
-    const key = g ? (g.path[0] as string) : null;
-    const tally = cols.tally(key, q.aggregate.map((a) => (a.field === '*' ? 'id' : a.field)));
+    if (q.groupBy.length > 2 || q.aggregate.some((a) => a.fn !== 'count')) return undefined;
+    if (q.groupBy.some((g) => g.fn || g.path.length !== 1)) return undefined;
+    const keys = q.groupBy.map((g) => g.path[0] as string);
+    // (the same field twice groups as once: one key in each row)
+    if (new Set(keys).size !== keys.length) return undefined;
+    const tally = cols.tally(keys, q.aggregate.map((a) => (a.field === '*' ? 'id' : a.field)));
     if (!tally) return undefined;
     const options = { numericStrings: true };
-    const rows = tally.groups.map((t) => countRow(key === null ? [] : [{ key, value: t.key }], q.aggregate, t.n, t.nonNull, options));
+    const rows = tally.groups.map((t) => countRow(keys.map((key, i) => ({ key, value: t.key[i] })), q.aggregate, t.n, t.nonNull, options));
     // with no group key there is one row, also when nothing matched
-    if (key === null && rows.length === 0) rows.push(countRow([], q.aggregate, 0, q.aggregate.map(() => 0), options));
+    if (keys.length === 0 && rows.length === 0) rows.push(countRow([], q.aggregate, 0, q.aggregate.map(() => 0), options));
     this.tested = tally.tested;
     this.matched = tally.groups.reduce((n, t) => n + t.n, 0);
     const meta = buildMeta(q, await this.total(tally.tested), this.matched);
     this.report('count on the columns');
-    const data = orderGroups(rows, key === null ? [] : [key], q.sort, q.limit, q.offset, options);
+    const data = orderGroups(rows, keys, q.sort, q.limit, q.offset, options);
     return meta ? { meta, data } : { data };
   }
 

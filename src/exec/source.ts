@@ -37,9 +37,9 @@ export interface SourceDescription {
   readonly calls: readonly PlannedCall[];
 }
 
-/** One group of a tally: its key (the field's value as records answer it), its records, and per counted field its non-null values. */
+/** One group of a tally: its key (the group fields' values as records answer them), its records, and per counted field its non-null values. */
 export interface Tallied {
-  readonly key: unknown;
+  readonly key: readonly unknown[];
   readonly n: number;
   readonly nonNull: readonly number[];
 }
@@ -52,10 +52,10 @@ export interface ColumnScan {
   /** How many records of the scope pass the filter (the scope's size is how many were tested). */
   count(): { tested: number; matched: number };
   /**
-   * The records passing the filter grouped by one field's value (null: one group), each group with how many records have
-   * each of `fields` non-null (`id` included); undefined when a field is not held in a column.
+   * The records passing the filter grouped by the values of `groupBy` (none: one group; at most two fields), each group
+   * with how many records have each of `fields` non-null (`id` included); undefined when a field is not held in a column.
    */
-  tally(groupBy: string | null, fields: readonly string[]): { tested: number; groups: Tallied[] } | undefined;
+  tally(groupBy: readonly string[], fields: readonly string[]): { tested: number; groups: Tallied[] } | undefined;
   /**
    * Optional: the first `n` records passing the filter in the query's order (`sort`, `cmp` comparing records by it), read
    * from orders the source keeps sorted; undefined when it keeps none for this sort.

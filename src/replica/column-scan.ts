@@ -92,6 +92,38 @@ function rowOrder(cols: RenderColumns, cmp: (a: Rec, b: Rec) => number): (a: num
 /** A group being counted: its records and, per counted field, its non-null values. */
 interface Counter { n: number; nonNull: number[] }
 
+/** A pair of codes as one number (a team's codes number far fewer than 2^21: its statuses, projects, creators). */
+const CODE_SPAN = 2 ** 21;
+
+/**
+ * The group fields of a tally as one small code a row (no field: one group; two: each pair of their codes met numbered
+ * as met), and each code's values; undefined when a field is not held as codes.
+ */
+function groupCode(cols: RenderColumns, names: readonly string[]): { code(row: number): number; value(code: number): unknown[] } | undefined {
+  const fields = names.map((n) => codedField(cols, n));
+  if (fields.some((f) => f === undefined)) return undefined;
+  const [a, b] = fields as CodedField[];
+  if (!a) return { code: () => 0, value: () => [] };
+  if (!b) return { code: (row) => a.code(row), value: (k) => [a.value(k) ?? null] };
+  const numbered = new Map<number, number>();
+  const pairs: number[] = [];
+  return {
+    code: (row) => {
+      const pair = a.code(row) * CODE_SPAN + b.code(row);
+      let k = numbered.get(pair);
+      if (k === undefined) {
+        numbered.set(pair, (k = pairs.length));
+        pairs.push(pair);
+      }
+      return k;
+    },
+    value: (k) => {
+      const pair = pairs[k] as number;
+      return [a.value(Math.floor(pair / CODE_SPAN)) ?? null, b.value(pair % CODE_SPAN) ?? null];
+    },
+  };
+}
+
 /**
  * A render filter answered on the columns of the teams in scope: counted, tallied by a coded field into small arrays
  * indexed by code (a row with an overlay is read from its record), or walked to build only the records that pass.
@@ -118,19 +150,22 @@ export class RenderColumnScan implements ColumnScan {
     return { tested, matched };
   }
 
-  tally(groupBy: string | null, fields: readonly string[]): { tested: number; groups: Tallied[] } | undefined {
-    const groups = new Map<unknown, Counter>();
-    const counter = (key: unknown) => {
-      let g = groups.get(key);
-      if (!g) groups.set(key, (g = { n: 0, nonNull: fields.map(() => 0) }));
+  tally(groupBy: readonly string[], fields: readonly string[]): { tested: number; groups: Tallied[] } | undefined {
+    if (groupBy.length > 2) return undefined;
+    // groups by their values (teams code them differently): one value as it is, two by their JSON
+    const groups = new Map<unknown, Counter & { key: readonly unknown[] }>();
+    const counter = (key: readonly unknown[]) => {
+      const name = key.length < 2 ? key[0] : JSON.stringify(key);
+      let g = groups.get(name);
+      if (!g) groups.set(name, (g = { key, n: 0, nonNull: fields.map(() => 0) }));
       return g;
     };
     let tested = 0;
     for (const t of this.teams) {
-      const group: CodedField = groupBy === null ? { code: () => 0, value: () => null } : (codedField(t.cols, groupBy) as CodedField);
+      const group = groupCode(t.cols, groupBy);
       // (a record's id is never null: its count is the group's)
       const counted = fields.map((f) => (f === 'id' ? null : codedField(t.cols, f)));
-      if ((groupBy !== null && !codedField(t.cols, groupBy)) || counted.some((f) => f === undefined)) return undefined;
+      if (!group || counted.some((f) => f === undefined)) return undefined;
       const coded = counted as (CodedField | null)[];
       // per group code: its records, and per counted field its non-null values (a field's nullness is read once per code)
       const n: number[] = [];
@@ -141,7 +176,7 @@ export class RenderColumnScan implements ColumnScan {
         if (!t.test(row)) return;
         if (((c.flags[row] as number) & OVERLAY) !== 0) {
           const rec = t.cols.view(row);
-          const g = counter(groupBy === null ? null : (rec[groupBy] ?? null));
+          const g = counter(groupBy.map((f) => rec[f] ?? null));
           g.n++;
           fields.forEach((f, i) => {
             if (rec[f] !== null && rec[f] !== undefined) g.nonNull[i]!++;
@@ -165,26 +200,27 @@ export class RenderColumnScan implements ColumnScan {
         }
       };
       // a count of records grouped by status (or not grouped) of a filter on the status alone: the team's kept counts
-      const counts = (groupBy === null || groupBy === 'status') && coded.every((f) => f === null) ? countsFor(t) : undefined;
+      const byStatus = groupBy.length === 1 && groupBy[0] === 'status';
+      const counts = (groupBy.length === 0 || byStatus) && coded.every((f) => f === null) ? countsFor(t) : undefined;
       if (counts) {
         tested += counts.live;
         counts.byStatus.forEach((m, k) => {
           if (!m || !t.form?.byStatus(k)) return;
-          const g = groupBy === null ? 0 : k;
+          const g = byStatus ? k : 0;
           n[g] = (n[g] ?? 0) + m;
         });
         for (const row of counts.overlaid) visit(row);
       } else tested += forRows(t, visit);
       n.forEach((count, k) => {
         if (!count) return;
-        const g = counter(group.value(k) ?? null);
+        const g = counter(group.value(k));
         g.n += count;
         fields.forEach((_, i) => {
           g.nonNull[i]! += coded[i] ? ((nonNull[i] as number[])[k] ?? 0) : count;
         });
       });
     }
-    return { tested, groups: [...groups].map(([key, g]) => ({ key, n: g.n, nonNull: g.nonNull })) };
+    return { tested, groups: [...groups.values()].map((g) => ({ key: g.key, n: g.n, nonNull: g.nonNull })) };
   }
 
   /**

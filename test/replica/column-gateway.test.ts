@@ -38,6 +38,8 @@ describe('questions on the columns through the gateway', () => {
     const cases: [string, RegExp][] = [
       ['aggregate[count]=*&groupBy[]=status', /count on the columns/],
       ['aggregate[count]=*&groupBy[]=project&sort=-count&limit=2', /count on the columns/],
+      ['aggregate[count]=*&groupBy[]=status&groupBy[]=project&meta=filter_count', /count on the columns/],
+      ['aggregate[count]=*,user_created&groupBy[]=user_created&groupBy[]=download_ready&sort=-count', /count on the columns/],
       ['aggregate[count]=*,user_created&groupBy[]=user_created&meta=filter_count,total_count', /count on the columns/],
       ['aggregate[count]=*&filter[status][_in]=complete,failed&meta=filter_count', /count on the columns/],
       [`filter[status][_eq]=complete&meta=filter_count&fields=id,title,status`, /page of a kept order/],

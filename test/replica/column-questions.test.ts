@@ -20,7 +20,7 @@ const questionArb = fc.record({
   filter: fc.option(filterArb, { nil: undefined }),
   meta: fc.option(fc.constantFrom('filter_count', 'total_count', '*'), { nil: undefined }),
   kind: fc.constantFrom('count', 'list'),
-  groupBy: fc.option(fc.constantFrom('status', 'project', 'account', 'user_created', 'download_ready'), { nil: undefined }),
+  groupBy: fc.subarray(['status', 'project', 'account', 'user_created', 'download_ready'], { maxLength: 2 }).chain((g) => fc.shuffledSubarray(g, { minLength: g.length })),
   counted: fc.subarray(['*', 'status', 'user_created', 'id']),
   groupSort: fc.option(fc.constantFrom('-', '', '-count'), { nil: undefined }),
   sort: fc.constantFrom('-date_created', 'title', 'status', 'date_updated', '-user_created'),
@@ -36,9 +36,9 @@ function raw(q: Question): Record<string, unknown> {
   if (q.meta) out.meta = q.meta;
   if (q.kind === 'count') {
     out.aggregate = { count: q.counted.length > 0 ? q.counted.join(',') : '*' };
-    if (q.groupBy) out.groupBy = [q.groupBy];
+    if (q.groupBy.length > 0) out.groupBy = q.groupBy;
     if (q.groupSort === '-count') out.sort = '-count';
-    else if (q.groupSort !== undefined && q.groupBy) out.sort = `${q.groupSort}${q.groupBy}`;
+    else if (q.groupSort !== undefined && q.groupBy.length > 0) out.sort = `${q.groupSort}${q.groupBy[q.groupBy.length - 1]}`;
   } else {
     out.sort = q.sort;
     out.fields = 'id,title,status,project,user_created,date_created';
@@ -119,9 +119,9 @@ describe('questions answered on the columns', () => {
     const { snapshot, source } = world(renders, undefined);
     const far = new Date((T0 + 1_000_000) * 1000).toISOString();
     const questions: Question[] = [
-      { filter: { date_created: { _lte: far } }, meta: 'filter_count', kind: 'count', groupBy: 'status', counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined },
-      { filter: { _and: [{ status: { _in: ['complete', 'failed'] } }, { date_updated: { _null: false } }] }, meta: 'filter_count', kind: 'count', groupBy: undefined, counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined },
-      { filter: { _or: [{ status: { _eq: 'processing' } }, { date_created: { _gt: far } }] }, meta: 'filter_count', kind: 'list', groupBy: undefined, counted: [], groupSort: undefined, sort: '-date_created', limit: 3, offset: 0, scope: undefined },
+      { filter: { date_created: { _lte: far } }, meta: 'filter_count', kind: 'count', groupBy: ['status'], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined },
+      { filter: { _and: [{ status: { _in: ['complete', 'failed'] } }, { date_updated: { _null: false } }] }, meta: 'filter_count', kind: 'count', groupBy: [], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined },
+      { filter: { _or: [{ status: { _eq: 'processing' } }, { date_created: { _gt: far } }] }, meta: 'filter_count', kind: 'list', groupBy: [], counted: [], groupSort: undefined, sort: '-date_created', limit: 3, offset: 0, scope: undefined },
     ];
     const same = async () => {
       for (const q of questions) {
@@ -144,7 +144,7 @@ describe('questions answered on the columns', () => {
       name: (['alpha', 'Beta', 'beta', 'gamma'] as const)[n % 4]!, overlay: undefined,
     }));
     const { snapshot, source } = world(renders, undefined);
-    const q: Question = { filter: { status: { _neq: 'draft' } }, meta: 'filter_count', kind: 'list', groupBy: undefined, counted: [], groupSort: undefined, sort: 'title', limit: 20, offset: 5, scope: undefined };
+    const q: Question = { filter: { status: { _neq: 'draft' } }, meta: 'filter_count', kind: 'list', groupBy: [], counted: [], groupSort: undefined, sort: 'title', limit: 20, offset: 5, scope: undefined };
     // two questions at once, while the order is not sorted yet: both are answered from it once it is
     const [first, second] = await Promise.all([ask(source, q, snapshot), ask(source, q, snapshot)]);
     expect(first.how?.strategy).toBe('page of a kept order');
@@ -162,7 +162,7 @@ describe('questions answered on the columns', () => {
     const { snapshot, source } = world(renders, undefined);
     const project = `${TEAMS[0]}_${PROJECTS[1]}`;
     const q: Question = {
-      filter: { project: { _eq: uuid('project', project) } }, meta: 'filter_count', kind: 'list', groupBy: undefined, counted: [], groupSort: undefined,
+      filter: { project: { _eq: uuid('project', project) } }, meta: 'filter_count', kind: 'list', groupBy: [], counted: [], groupSort: undefined,
       sort: 'title', limit: 3, offset: 0, scope: undefined,
     };
     const asked = ask(source, q, snapshot);
@@ -180,7 +180,7 @@ describe('questions answered on the columns', () => {
       { team: 0, project: 1, status: 'queued', user: null, at: 2, updated: 3, name: 'beta', overlay: { title: 'over', status: 'failed' } },
       { team: 1, project: 0, status: 'ready', user: 'user_2', at: 3, updated: null, name: 'gamma', overlay: undefined },
     ], undefined);
-    const base: Question = { filter: undefined, meta: 'filter_count', kind: 'count', groupBy: 'status', counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined };
+    const base: Question = { filter: undefined, meta: 'filter_count', kind: 'count', groupBy: ['status'], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined };
     const counted = await ask(source, base, snapshot);
     expect(counted.how).toEqual({ strategy: 'count on the columns', tested: 3, matched: 3 });
     expect(counted.answer).toEqual({ meta: { filter_count: 3 }, data: [{ status: 'complete', count: '1' }, { status: 'failed', count: '1' }, { status: 'ready', count: '1' }] });
