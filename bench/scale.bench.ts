@@ -26,7 +26,7 @@ import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { loadLegacyData, startDirectus } from './directus.js';
 import {
-  backfilled, drain, get, login, load, log, metric, procKb, resetPeakRss, simStats, sleep, startGateway, startPostgres, startSim, stop,
+  backfilled, drain, drainExplained, get, login, load, log, metric, procKb, resetPeakRss, simStats, sleep, startGateway, startPostgres, startSim, stop,
   untilFromReplica, walkPages, type Gateway, type Sim,
 } from './support.js';
 
@@ -115,7 +115,7 @@ interface Measured {
   hits: { lat: number[]; hits: number; stall: number; loadMs: number; slowest: { ms: number; source: string } | undefined };
 }
 interface Exported {
-  ms: number; bytes: number; status: number; rssKb: number; peakKb: number; calls: ReturnType<typeof callsOf>; walk: number; stall: number; waitedS: number;
+  ms: number; bytes: number; status: number; ownCalls: number; rssKb: number; peakKb: number; calls: ReturnType<typeof callsOf>; walk: number; stall: number; waitedS: number;
 }
 
 /** The simulator's people: the organisation's administrator, and two keys reaching one team each (two teams). */
@@ -269,7 +269,8 @@ async function exportPass(store: string, databaseUrl: string | undefined): Promi
     const watch = new StallWatch(gw);
     await watch.start();
     const t0 = performance.now();
-    const exp = await drain(gw, '/renders?limit=-1');
+    // asked with explain: the export's own v1 calls are read from it (the simulator's count includes the background syncs')
+    const exp = await drainExplained(gw, '/renders?limit=-1');
     const ms = performance.now() - t0;
     const stall = await watch.stop();
     const e = { ms, ...exp, rssKb, peakKb: hasPeak ? procKb(pid, 'VmHWM') : NaN, calls: callsOf(s0, (await simStats(sim)).requests), walk, stall, waitedS };
@@ -310,9 +311,10 @@ function table(m: Measured, e: Exported): string[] {
       `${(m.hits.loadMs / 1000).toFixed(1)} s) | ${met(Math.max(...hitLat) <= 50)} |`,
     `| \`limit=-1\`, ${team}, every URL due (a world of its own, the gateway holding that team alone) | 52–292 s, peak RSS 0.9–1.0 GB, up to ~130 000 v1 calls | ` +
       `≤ 20 s, peak RSS ≤ 300 MB, v1 calls ≤ one walk (${e.walk} render pages here) | **${(e.ms / 1000).toFixed(1)} s**, peak RSS ` +
-      `**${Number.isNaN(peakMb) ? 'n/a' : `${peakMb.toFixed(0)} MB`}** (${(e.rssKb / 1024).toFixed(0)} MB before), **${e.calls.total} v1 calls** (${e.calls.byId} by id, ` +
-      `${e.calls.pages} render list pages, ${e.calls.other} other, the background sync's included); status ${e.status}, ${(e.bytes / 1048576).toFixed(0)} MB ` +
-      `| ${met(e.status === 200 && e.ms <= 20_000 && peakMb <= 300 && e.calls.total <= e.walk)} |`,
+      `**${Number.isNaN(peakMb) ? 'n/a' : `${peakMb.toFixed(0)} MB`}** (${(e.rssKb / 1024).toFixed(0)} MB before), **${e.ownCalls} v1 calls** by the export ` +
+      `(its explain; the simulator counted ${e.calls.total} meanwhile, the background sync's included: ${e.calls.byId} by id, ${e.calls.pages} render list pages, ` +
+      `${e.calls.other} other); status ${e.status}, ${(e.bytes / 1048576).toFixed(0)} MB ` +
+      `| ${met(e.status === 200 && e.ms <= 20_000 && peakMb <= 300 && e.ownCalls <= e.walk)} |`,
     `| worst event-loop stall during export and sync | (the stalls above) | ≤ 50 ms | export **${ms(e.stall)} ms**, sync **${ms(m.sync.stall)} ms** ` +
       `(backfill ${ms(m.backfill.stall)} ms; sync ${m.sync.callsPerMin.toFixed(0)} v1 calls/min) | ${met(Math.max(e.stall, m.sync.stall) <= 50)} |`,
     `| a light user's reads (newest 10 of one project, sequential) while another user runs 8 exports of a ${team} | p50 2 → 21 ms, p95 117–270 ms (demo) | ` +

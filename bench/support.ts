@@ -94,6 +94,23 @@ export const stop = async (p: ChildProcess) => {
 };
 export const get = (g: { base: string; token: string }, url: string, signal?: AbortSignal) =>
   fetch(g.base + url, { headers: { authorization: `Bearer ${g.token}` }, ...(signal ? { signal } : {}) });
+/**
+ * Reads a streamed answer asked with explain (the operator's token): bytes, status, and the v1 calls this request made
+ * itself (its explain, written after the data), whatever the background syncs call meanwhile.
+ */
+export async function drainExplained(g: { base: string; token: string }, path: string): Promise<{ bytes: number; status: number; ownCalls: number }> {
+  const r = await fetch(g.base + path, { headers: { authorization: `Bearer ${g.token}`, 'x-gateway-explain': '1', 'x-gateway-operator-token': OPERATOR } });
+  let bytes = 0;
+  let tail = Buffer.alloc(0);
+  for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    tail = Buffer.concat([tail, chunk]).subarray(-262_144);
+  }
+  const text = tail.toString('utf8');
+  const at = text.lastIndexOf(',"explain":');
+  const explain = at < 0 ? undefined : (JSON.parse(text.slice(at + ',"explain":'.length, -1)) as { v1_calls?: number });
+  return { bytes, status: r.status, ownCalls: explain?.v1_calls ?? Number.NaN };
+}
 /** Reads an answer (a streamed `limit=-1`) to its last byte: bytes, status. */
 export async function drain(g: { base: string; token: string }, path: string, signal?: AbortSignal): Promise<{ bytes: number; status: number }> {
   const r = await get(g, path, signal);
