@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
+import { pace } from '../lib/pace.js';
 import { mapLimit } from '../plan/limit.js';
 import type { IndexStore } from '../store/render-index.js';
 import type { V1Session } from '../v1/client.js';
@@ -36,6 +37,12 @@ export class TeamUnreachable extends Error {}
 const HEAD_PAGE = 20;
 /** Renders of a page applied to the team between two turns of the event loop. */
 const APPLY_SLICE = 32;
+
+/** Waits for this work's turn when the current slice of the event loop is used up (`pace`). */
+const paced = async (): Promise<void> => {
+  const turn = pace();
+  if (turn) await turn;
+};
 
 /**
  * Walks v1 for one team of the replica: the backfill (every project's renders once, checkpointed per project) and the
@@ -252,11 +259,14 @@ export class TeamSync {
     if (this.o.aborted?.()) throw new SyncAborted('the gateway is shutting down');
     await changes.renew?.();
     if (renders.length === 0) return;
+    // a sync's work shares the event loop as long reads do (`pace`): however many teams and projects are walked at once,
+    // their pages are written and applied one slice a turn, and requests are answered in between
+    await paced();
     const seenAt = this.o.clock.now();
     await this.o.store.putRenders(t.id, renders, seenAt);
-    // applied a few at a time, the event loop given a turn between (a render moves in each sorted order the team keeps)
+    // applied a few at a time (a render moves in each sorted order the team keeps)
     for (let i = 0; i < renders.length; i += APPLY_SLICE) {
-      if (i > 0) await new Promise<void>((r) => setImmediate(r));
+      await paced();
       for (const r of renders.slice(i, i + APPLY_SLICE)) if (t.apply(r, seenAt)) changes.renders.push(r.id);
     }
   }

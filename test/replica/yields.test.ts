@@ -76,13 +76,22 @@ describe('a team read whole from the store', () => {
     expect(t?.size).toBe(N);
     // 250 renders a slice: at least one turn a slice
     expect(turns).toBeGreaterThanOrEqual(N / 250);
-    // a sync page applied to it a few renders at a time (each moves in the sorted orders the team keeps)
+    // sync pages applied to it a few renders at a time (each moves in the sorted orders the team keeps), the event loop
+    // given a turn whenever the slice of long work is used up (`pace`): never a whole page of 10 000 renders in one turn
     const sync = new TeamSync({ store, clock: { now: () => 2 } as never, logger: pino({ level: 'silent' }), concurrency: 1, signedUrlTtlMs: 300_000 });
-    const page = Array.from({ length: 320 }, (_, i) => ({ ...render(i * 97), name: `renamed ${i}`, updated_at: T0 + 100_000 + i }));
+    const page = Array.from({ length: 10_000 }, (_, i) => ({ ...render((i * 97) % N), name: `renamed ${i}`, updated_at: T0 + 100_000 + i }));
     const changes = { renders: [] as string[] };
-    const applied = await turnsDuring(() => sync.put(t!, page, changes));
-    expect(changes.renders).toHaveLength(320);
-    expect(applied.turns).toBeGreaterThanOrEqual(320 / 32 - 1);
+    const at: number[] = []; // renders applied at each turn
+    let on = true;
+    const spin = () => { if (!on) return; at.push(changes.renders.length); setImmediate(spin); };
+    setImmediate(spin);
+    await sync.put(t!, page, changes);
+    on = false;
+    expect(changes.renders.length).toBeGreaterThan(9_000); // (a render met twice on the page is applied once)
+    const between = at.slice(1).map((n, i) => n - (at[i] as number));
+    expect(at.length).toBeGreaterThanOrEqual(5);
+    // at most a slice of renders between two turns (1 ms of applying: far fewer than 2 000)
+    expect(Math.max(...between)).toBeLessThan(2_000);
   }, 120_000);
 });
 
