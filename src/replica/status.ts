@@ -1,4 +1,4 @@
-import type { TeamRow } from '../store/render-index.js';
+import type { TeamCounted } from '../store/render-index.js';
 import type { TeamReplica } from './team-replica.js';
 
 /** One team as the operator route shows it. */
@@ -27,7 +27,7 @@ export interface TeamStatus {
 }
 
 /** A team's row in the store with its counts. */
-export type StatusRow = TeamRow & { readonly renders: number; readonly projects: number; readonly moving: number };
+export type StatusRow = TeamCounted;
 
 /** What the status of a team is read from besides its row in the store and its copy in memory. */
 export interface StatusFacts {

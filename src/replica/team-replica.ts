@@ -13,6 +13,9 @@ import { TeamRecords, type ProjectEntry } from './team-records.js';
 let changeSeq = 0;
 const nextChange = () => ++changeSeq;
 
+/** What a refresh of signed URLs reads of a render's row (`TeamReplica.outputOf`). */
+export interface OutputFacts { readonly row: number; readonly projectId: string; readonly expiresAt: number; readonly seenAt: number }
+
 /**
  * One team of the replica in memory: the team, members, projects and templates as v1 objects; its renders as rows of
  * typed columns (`RenderRows`, a few hundred bytes a render), read as legacy records through views of them
@@ -194,7 +197,7 @@ export class TeamReplica {
    * project, when its output URLs expire and when v1 showed them. Undefined when the team does not hold the render;
    * null when the render answers no output.
    */
-  outputOf(uuid: string, compute: (r: V1Render, seenAt: number) => number): { row: number; projectId: string; expiresAt: number; seenAt: number } | null | undefined {
+  outputOf(uuid: string, compute: (r: V1Render, seenAt: number) => number): OutputFacts | null | undefined {
     const i = this.rows.rowOfRecord(uuid);
     if (i === undefined) return undefined;
     if (!this.rows.hasOutputAt(i)) return null;

@@ -47,6 +47,9 @@ const COUNT_PAGE_ROWS = 1000;
 /** The lifecycle rank of a final render (complete, failed). */
 const FINAL_RANK = LIFECYCLE_RANK.complete;
 
+/** A team's row with its counts (`IndexStore.teams`). */
+export type TeamCounted = TeamRow & { readonly renders: number; readonly projects: number; readonly moving: number };
+
 /**
  * The render index in the store (SQLite or PostgreSQL): teams with their backfill state and sync times, projects
  * with their templates and per-project backfill checkpoint, and every render as v1 last showed it. A render row is
@@ -156,9 +159,9 @@ export class IndexStore {
    * on SQLite (read synchronously) a project at a time with a turn of the event loop between: a 100 000-render team is
    * never scanned in one turn.
    */
-  async teams(held: (teamId: string) => boolean = () => false): Promise<(TeamRow & { readonly renders: number; readonly projects: number; readonly moving: number })[]> {
+  async teams(held: (teamId: string) => boolean = () => false): Promise<TeamCounted[]> {
     const rows = await this.db.selectFrom('index_teams').selectAll().orderBy('team_id').execute();
-    const out: (TeamRow & { renders: number; projects: number; moving: number })[] = [];
+    const out: TeamCounted[] = [];
     for (const r of rows) {
       const row = toTeamRow(r);
       out.push(held(row.team.id) ? { ...row, renders: 0, projects: 0, moving: 0 } : { ...row, ...(await this.counts(row.team.id)) });
@@ -183,7 +186,9 @@ export class IndexStore {
       const from = after;
       if (from) await new Promise<void>((r) => setImmediate(r));
       const rows = await this.db.selectFrom('index_renders').select(['render_id', 'change_seq', 'rank']).where('team_id', '=', teamId)
-        .where((eb) => (from ? eb.or([eb('change_seq', '>', from.seq), eb.and([eb('change_seq', '=', from.seq), eb('render_id', '>', from.id)])]) : eb.lit(true)))
+        .where((eb) => (from
+          ? eb.or([eb('change_seq', '>', from.seq), eb.and([eb('change_seq', '=', from.seq), eb('render_id', '>', from.id)])])
+          : eb.lit(true)))
         .orderBy('change_seq').orderBy('render_id').limit(COUNT_PAGE_ROWS).execute();
       renders += rows.length;
       for (const r of rows) if (Number(r.rank) < FINAL_RANK) moving++;
