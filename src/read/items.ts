@@ -122,7 +122,7 @@ export class ItemReads {
       const snap = source.snapshot;
       const ids = this.deps.ids;
       // one walk of each project's pages for the whole read: an export's chunks go on from where the last one stopped
-      const walk = new RefreshWalk();
+      const walk = new RefreshWalk(q.limit === -1);
       records = new ReplicaSource(snap, {
         // an answer kept for later is not given past the moment its first signed URL must be refreshed
         refresh: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind, walk)); },

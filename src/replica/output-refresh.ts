@@ -6,7 +6,7 @@ import type { Rec } from '../query/compile.js';
 import type { IndexStore } from '../store/render-index.js';
 import type { V1Session } from '../v1/client.js';
 import { V1NotFoundError } from '../v1/errors.js';
-import { V1_PAGE_MAX, type V1Render } from '../v1/schemas.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
 import type { Peers } from './peers.js';
 import { outputExpiry, refreshAt, urlExpiry } from './signed-urls.js';
 import { SyncAborted, type TeamSync } from './sync.js';
@@ -19,6 +19,13 @@ import type { TeamReplica } from './team-replica.js';
  */
 export class RefreshWalk {
   private readonly projects = new Map<string, { cursor: string | undefined; covered: number; done: boolean }>();
+
+  /**
+   * `whole`: the read answers every match of its scope (`limit=-1`), a chunk at a time in date order, so a project whose
+   * renders are due is met again chunk after chunk: its pages are walked even for one render (never by id — the walk
+   * would pass that render again), and the calls of the whole export stay within one walk of the scope's pages.
+   */
+  constructor(readonly whole = false) {}
 
   /** Where the walk of a project stands: renders read so far (newest first), the cursor of the next page. */
   of(projectId: string): { cursor: string | undefined; covered: number; done: boolean } {
@@ -120,7 +127,16 @@ export class OutputRefresh {
     const { config, clock } = this.deps;
     const { thumbnails, byProject, refreshAt: next } = this.examine(snapshot, recs, resource, clock.now());
     if (thumbnails.size === 0 && byProject.size === 0) return next; // nothing due: the usual case, looked at once
-    await mapLimit([...thumbnails], config.FANOUT_CONCURRENCY, async ([projectId, t]) => {
+    // posters: a team with more of them due than its project list has pages is read through those pages (every project
+    // they show kept fresh: an export meets them all), the others project by project
+    const byTeam = new Map<TeamReplica, string[]>();
+    for (const [projectId, t] of thumbnails) byTeam.set(t, [...(byTeam.get(t) ?? []), projectId]);
+    const single: [string, TeamReplica][] = [];
+    for (const [t, ids] of byTeam) {
+      if (ids.length > Math.ceil(t.projects.size / V1_PAGE_MAX) && (await this.projectPages(session, t))) continue;
+      for (const id of ids) single.push([id, t]);
+    }
+    await mapLimit(single, config.FANOUT_CONCURRENCY, async ([projectId, t]) => {
       try {
         const p = await session.project(projectId);
         await this.deps.store.putProjects(t.id, [p]);
@@ -142,6 +158,23 @@ export class OutputRefresh {
     return this.examine(snapshot, recs, resource, clock.now()).refreshAt;
   }
 
+  /** A team's projects read again through its project list pages (false: the team is not reachable with this key). */
+  private async projectPages(session: V1Session, t: TeamReplica): Promise<boolean> {
+    const held: V1Project[] = [];
+    try {
+      for await (const page of session.pages((cursor) => session.projectsPage(t.id, { limit: V1_PAGE_MAX, ...(cursor ? { cursor } : {}) }))) {
+        for (const p of page) if (t.projects.has(p.id)) held.push(p);
+      }
+    } catch (e) {
+      if (e instanceof V1NotFoundError) return false;
+      throw e;
+    }
+    if (held.length > 0) await this.deps.store.putProjects(t.id, held);
+    const now = this.deps.clock.now();
+    for (const p of held) t.setProject({ project: p, templates: null, backfilled: false }, now); // (templates and checkpoint are kept)
+    return true;
+  }
+
   /**
    * The renders of one project read again: through its list pages when fewer calls — going on from where this read's
    * walk of the project stopped — the rest by id.
@@ -152,13 +185,14 @@ export class OutputRefresh {
     // by list pages (60 a call, newest first) when the deepest of them is reached in fewer calls than one per render;
     // every render those pages show is kept fresh too (a streamed limit=-1's next chunk finds them fresh, and its
     // deeper renders are read on from the walk's cursor)
-    if (!st.done && (ids.size > 1 || st.covered > 0)) {
+    if (!st.done && (ids.size > 1 || st.covered > 0 || walk.whole)) {
       const position = new Map(t.projectRenderIds(projectId).map((id, i) => [id, i]));
       // the renders the walk has not passed yet (v1's pages are often short: they are looked for, not counted)
       const ahead = new Set([...ids].filter((id) => (position.get(id) ?? 0) >= st.covered));
       const deepest = Math.max(-1, ...[...ahead].map((id) => position.get(id) ?? 0));
       const estimate = deepest < 0 ? 0 : Math.floor((deepest - st.covered) / V1_PAGE_MAX) + 1;
-      if (estimate > 0 && estimate < ahead.size + (st.covered > 0 ? 1 : 0)) {
+      // (a whole read walks on unless the deepest due render lies far deeper than a page a render: a sparse match)
+      if (estimate > 0 && estimate < ahead.size + (st.covered > 0 || walk.whole ? 1 : 0)) {
         try {
           // never more calls than one per render
           const most = ahead.size;

@@ -223,6 +223,49 @@ describe('an export whose every signed URL is due', () => {
   });
 });
 
+describe('an export of a whole reach whose every signed URL is due', () => {
+  it('walks each project\'s pages at most once, reads no render by id, and the posters through the project lists', async () => {
+    const sim = await startSim({ urlTtlS: 600 });
+    const { gw, token } = await gateway(sim, { INDEX_MAX_STALENESS_MS: '36000000', INDEX_RECONCILE_MS: '36000000', KEY_RECHECK_MS: '36000000' });
+    try {
+      const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+      await gw.get('/renders?limit=1', token); // the key's reach is known
+      await gw.deps.index!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
+      sim.sim.clock.advance(540_000); // every URL (outputs and project thumbnails) in the last fifth of its life
+      const teams = new Set(sim.keys[0]!.teams.map((t) => t.id));
+      const projects = [...sim.sim.world.projects.values()].filter((p) => teams.has(p.teamId));
+      // one walk of every project, as v1 pages it
+      let walk = 0;
+      for (const p of projects) {
+        for (let cursor: string | undefined, more = true; more; walk++) {
+          const page = sim.sim.world.listRenders(person, p.id, { limit: 60, ...(cursor ? { cursor } : {}) });
+          cursor = page.next_cursor ?? undefined;
+          more = cursor !== undefined;
+        }
+      }
+      const before = { list: calls(sim, 'GET /v1/renders'), byId: calls(sim, 'GET /v1/renders/:id'), project: calls(sim, 'GET /v1/projects/:id'),
+        projects: calls(sim, 'GET /v1/projects') };
+      const all = await gw.get('/renders?limit=-1&fields=id,output,project.poster', token);
+      expect(all.status).toBe(200);
+      const expiresOf = (url: string) => Number(new URL(url).searchParams.get('expires')) * 1000;
+      const outputs = all.body.data.filter((r: { output: { master?: string } | null }) => r.output?.master);
+      expect(outputs.length).toBeGreaterThan(10);
+      for (const r of outputs) expect(expiresOf(r.output.master)).toBeGreaterThan(sim.sim.world.clock.now() + 500_000);
+      expect(calls(sim, 'GET /v1/renders/:id') - before.byId).toBe(0);
+      expect(calls(sim, 'GET /v1/renders') - before.list).toBeLessThanOrEqual(walk);
+      // posters: each team's project list read once (its projects fit a page), no project read alone
+      expect(calls(sim, 'GET /v1/projects/:id') - before.project).toBe(0);
+      expect(calls(sim, 'GET /v1/projects') - before.projects).toBeLessThanOrEqual(teams.size);
+      const posters = all.body.data.map((r: { project: { poster: string | null } }) => r.project.poster).filter(Boolean) as string[];
+      expect(posters.length).toBeGreaterThan(0);
+      for (const url of posters) expect(expiresOf(url)).toBeGreaterThan(sim.sim.world.clock.now() + 500_000);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+});
+
 describe('reach and isolation', () => {
   let sim: RunningSim;
   beforeAll(async () => { sim = await startSim(); });
