@@ -98,7 +98,8 @@ export const get = (g: { base: string; token: string }, url: string, signal?: Ab
  * Reads a streamed answer asked with explain (the operator's token): bytes, status, and the v1 calls this request made
  * itself (its explain, written after the data), whatever the background syncs call meanwhile.
  */
-export async function drainExplained(g: { base: string; token: string }, path: string): Promise<{ bytes: number; status: number; ownCalls: number }> {
+export async function drainExplained(g: { base: string; token: string }, path: string):
+  Promise<{ bytes: number; status: number; ownCalls: number; byEndpoint: Record<string, number> }> {
   const r = await fetch(g.base + path, { headers: { authorization: `Bearer ${g.token}`, 'x-gateway-explain': '1', 'x-gateway-operator-token': OPERATOR } });
   let bytes = 0;
   let tail = Buffer.alloc(0);
@@ -108,8 +109,8 @@ export async function drainExplained(g: { base: string; token: string }, path: s
   }
   const text = tail.toString('utf8');
   const at = text.lastIndexOf(',"explain":');
-  const explain = at < 0 ? undefined : (JSON.parse(text.slice(at + ',"explain":'.length, -1)) as { v1_calls?: number });
-  return { bytes, status: r.status, ownCalls: explain?.v1_calls ?? Number.NaN };
+  const explain = at < 0 ? undefined : (JSON.parse(text.slice(at + ',"explain":'.length, -1)) as { v1_calls?: number; by_endpoint?: Record<string, number> });
+  return { bytes, status: r.status, ownCalls: explain?.v1_calls ?? Number.NaN, byEndpoint: explain?.by_endpoint ?? {} };
 }
 /** Reads an answer (a streamed `limit=-1`) to its last byte: bytes, status. */
 export async function drain(g: { base: string; token: string }, path: string, signal?: AbortSignal): Promise<{ bytes: number; status: number }> {

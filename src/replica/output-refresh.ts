@@ -133,7 +133,9 @@ export class OutputRefresh {
     for (const [projectId, t] of thumbnails) byTeam.set(t, [...(byTeam.get(t) ?? []), projectId]);
     const single: [string, TeamReplica][] = [];
     for (const [t, ids] of byTeam) {
-      if (ids.length > Math.ceil(t.projects.size / V1_PAGE_MAX) && (await this.projectPages(session, t))) continue;
+      // (a whole read meets every project of its scope: the team's due posters count, not only this chunk's)
+      const due = walk.whole ? this.postersDue(t, clock.now()) : ids.length;
+      if (due > Math.ceil(t.projects.size / V1_PAGE_MAX) && (await this.projectPages(session, t))) continue;
       for (const id of ids) single.push([id, t]);
     }
     await mapLimit(single, config.FANOUT_CONCURRENCY, async ([projectId, t]) => {
@@ -156,6 +158,18 @@ export class OutputRefresh {
       await this.deps.peers.publishRenders(t.id, fresh.map((r) => r.id));
     });
     return this.examine(snapshot, recs, resource, clock.now()).refreshAt;
+  }
+
+  /** How many of the team's projects have a signed thumbnail that must be refreshed at `now`. */
+  private postersDue(t: TeamReplica, now: number): number {
+    const ttl = this.deps.config.SIGNED_URL_TTL_MS;
+    let n = 0;
+    for (const e of t.projects.values()) {
+      if (!e.project.thumbnail_url) continue;
+      e.expiresAt ??= urlExpiry(e.project.thumbnail_url, e.seenAt, ttl);
+      if (now >= refreshAt(e.expiresAt, e.seenAt)) n++;
+    }
+    return n;
   }
 
   /** A team's projects read again through its project list pages (false: the team is not reachable with this key). */
@@ -187,10 +201,12 @@ export class OutputRefresh {
     // deeper renders are read on from the walk's cursor)
     if (!st.done && (ids.size > 1 || st.covered > 0 || walk.whole)) {
       const position = new Map(t.projectRenderIds(projectId).map((id, i) => [id, i]));
-      // the renders the walk has not passed yet (v1's pages are often short: they are looked for, not counted)
-      const ahead = new Set([...ids].filter((id) => (position.get(id) ?? 0) >= st.covered));
+      // the renders the walk has not passed yet (v1's pages are often short: they are looked for, not counted); in a
+      // whole read every due render counts while the walk goes on: one just behind the cursor by the replica's order
+      // may be on v1's next page (renders created the same second are not ordered alike), which the walk reads anyway
+      const ahead = new Set([...ids].filter((id) => walk.whole || (position.get(id) ?? 0) >= st.covered));
       const deepest = Math.max(-1, ...[...ahead].map((id) => position.get(id) ?? 0));
-      const estimate = deepest < 0 ? 0 : Math.floor((deepest - st.covered) / V1_PAGE_MAX) + 1;
+      const estimate = deepest < 0 ? 0 : Math.max(1, Math.floor((deepest - st.covered) / V1_PAGE_MAX) + 1);
       // (a whole read walks on unless the deepest due render lies far deeper than a page a render: a sparse match)
       if (estimate > 0 && estimate < ahead.size + (st.covered > 0 || walk.whole ? 1 : 0)) {
         try {
