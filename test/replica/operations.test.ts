@@ -226,9 +226,17 @@ describe('an export whose every signed URL is due', () => {
 describe('an export of a whole reach whose every signed URL is due', () => {
   it('walks each project\'s pages at most once, reads no render by id, and the posters through the project lists', async () => {
     const sim = await startSim({ urlTtlS: 600 });
+    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+    // renders created seven a second: v1 and the replica order those of the same second differently (at page ends too)
+    const busy = [...sim.sim.world.projects.values()].find((p) => p.teamId === sim.keys[0]!.teams[0]!.id)!;
+    for (let i = 0; i < 420; i++) {
+      sim.sim.world.createRender(person, { project_id: busy.id, name: `burst ${i}` });
+      if (i % 7 === 6) sim.sim.clock.advance(1_000);
+    }
+    sim.sim.clock.advance(3_600_000); // every one of them complete, with outputs
+    sim.sim.world.tick();
     const { gw, token } = await gateway(sim, { INDEX_MAX_STALENESS_MS: '36000000', INDEX_RECONCILE_MS: '36000000', KEY_RECHECK_MS: '36000000' });
     try {
-      const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
       await gw.get('/renders?limit=1', token); // the key's reach is known
       await gw.deps.index!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
       sim.sim.clock.advance(540_000); // every URL (outputs and project thumbnails) in the last fifth of its life
