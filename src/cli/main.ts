@@ -168,7 +168,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (group === 'migrate' && action !== 'report') {
     const config = loadConfig({ ...(loadConfig(process.env).demo ? demoSecrets(loadConfig(process.env)) : {}), ...process.env });
-    const db = await openDb(config.DATABASE_URL);
+    const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
     try {
       const applied = await migrate(db.kysely);
       out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');

@@ -39,6 +39,12 @@ export const ConfigSchema = z.object({
   /** Unit of v1 timestamps: auto-detect per value, or force seconds / milliseconds. */
   V1_TIMESTAMP_UNIT: z.enum(['auto', 's', 'ms']).default('auto'),
   DATABASE_URL: z.string().min(1).default('./data/gateway.db'),
+  /**
+   * SQLite only: `full` waits for the disk at every commit (each write durable at once; on a slow disk a commit holds
+   * the event loop that long); `normal` (WAL) waits at checkpoints only: never corrupt, but the last commits may be lost
+   * to a power cut or an OS crash (not to the gateway's own crash).
+   */
+  SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
   /** 32 bytes, hex (64 chars) or base64; encrypts v1 keys at rest (AES-256-GCM). */
   ENCRYPTION_KEY: z.string().optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),

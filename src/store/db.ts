@@ -15,7 +15,7 @@ export async function pingDb(db: Db): Promise<void> {
  * Opens the store: PostgreSQL for a postgres:// URL, otherwise an SQLite file (libsql, prebuilt) at
  * the given path (`:memory:` for throwaway stores).
  */
-export async function openDb(url: string): Promise<Db> {
+export async function openDb(url: string, o: { sqliteSynchronous?: 'full' | 'normal' } = {}): Promise<Db> {
   if (/^postgres(ql)?:\/\//.test(url)) {
     const pg = (await import('pg')).default;
     pg.types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit safely)
@@ -27,7 +27,9 @@ export async function openDb(url: string): Promise<Db> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const Libsql = (await import('libsql')).default;
   const database = new Libsql(path);
-  database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  // (SQLite answers on the event loop: with `full`, every commit waits for the disk there — SQLITE_SYNCHRONOUS)
+  const synchronous = o.sqliteSynchronous === 'normal' ? 'NORMAL' : 'FULL';
+  database.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;`);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: preparedOnce(database) as never }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
 }

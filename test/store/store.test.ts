@@ -153,3 +153,23 @@ describe.each(dbs)('store on $name', ({ url }) => {
     expect((await overlays.ofType('render')).get('rend_1')).toEqual({ title: 'B' });
   });
 });
+
+describe('SQLite durability (SQLITE_SYNCHRONOUS)', () => {
+  it('waits for the disk at every commit by default (full), at checkpoints only with normal, in WAL mode either way', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'gw-sync-'));
+    for (const [o, expected] of [[{}, 2], [{ sqliteSynchronous: 'full' as const }, 2], [{ sqliteSynchronous: 'normal' as const }, 1]] as const) {
+      const db = await openDb(join(dir, `store-${expected}-${Object.keys(o).length}.db`), o);
+      try {
+        const mode = await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(db.kysely);
+        expect(mode.rows[0]?.synchronous).toBe(expected);
+        const journal = await sql<{ journal_mode: string }>`PRAGMA journal_mode`.execute(db.kysely);
+        expect(journal.rows[0]?.journal_mode).toBe('wal');
+      } finally {
+        await db.close();
+      }
+    }
+  });
+});
