@@ -178,17 +178,37 @@ describe('signed outputs', () => {
   });
 });
 
+/**
+ * A simulator whose URLs last 10 minutes, with `n` more renders in a project of the first key's first team, created
+ * `perSecond` a second, then an hour later: every one complete, with outputs.
+ */
+async function withRenders(n: number, perSecond: number) {
+  const sim = await startSim({ urlTtlS: 600 });
+  const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+  const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === sim.keys[0]!.teams[0]!.id)!;
+  for (let i = 0; i < n; i++) {
+    sim.sim.world.createRender(person, { project_id: project.id, name: `export ${i}` });
+    if (i % perSecond === perSecond - 1) sim.sim.clock.advance(1_000);
+  }
+  sim.sim.clock.advance(3_600_000);
+  sim.sim.world.tick();
+  return { sim, person, project };
+}
+
+/** The pages of one walk of a project's renders, as v1 pages them (60 a page asked; its pages are sometimes short). */
+function pagesOf(sim: RunningSim, person: Parameters<RunningSim['sim']['world']['listRenders']>[0], projectId: string): number {
+  let pages = 0;
+  for (let cursor: string | undefined, more = true; more; pages++) {
+    const page = sim.sim.world.listRenders(person, projectId, { limit: 60, ...(cursor ? { cursor } : {}) });
+    cursor = page.next_cursor ?? undefined;
+    more = cursor !== undefined;
+  }
+  return pages;
+}
+
 describe('an export whose every signed URL is due', () => {
   it('reads each project\'s render pages once, going on across its chunks from where the last one stopped — never per render', async () => {
-    const sim = await startSim({ urlTtlS: 600 });
-    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
-    const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === sim.keys[0]!.teams[0]!.id)!;
-    for (let i = 0; i < 700; i++) {
-      sim.sim.world.createRender(person, { project_id: project.id, name: `export ${i}` });
-      sim.sim.clock.advance(1_000);
-    }
-    sim.sim.clock.advance(3_600_000); // every one of them complete, with outputs
-    sim.sim.world.tick();
+    const { sim, person, project } = await withRenders(700, 1); // one a second
     const { gw, token } = await gateway(sim, { INDEX_MAX_STALENESS_MS: '36000000', INDEX_RECONCILE_MS: '36000000', KEY_RECHECK_MS: '36000000' });
     try {
       await gw.get('/renders?limit=1', token); // the key's reach is known
@@ -206,12 +226,7 @@ describe('an export whose every signed URL is due', () => {
       // one walk of the project's pages (60 renders a page): the answer's chunks (512 renders, then the rest) do not each
       // start again from the head, and no render is read by id
       // one walk of the project, as v1 pages it (its pages are sometimes short)
-      let walk = 0;
-      for (let cursor: string | undefined, more = true; more; walk++) {
-        const page = sim.sim.world.listRenders(person, project.id, { limit: 60, ...(cursor ? { cursor } : {}) });
-        cursor = page.next_cursor ?? undefined;
-        more = cursor !== undefined;
-      }
+      const walk = pagesOf(sim, person, project.id);
       const pages = calls(sim, 'GET /v1/renders') - listBefore;
       expect(pages).toBeGreaterThanOrEqual(Math.ceil(renders / 60));
       expect(pages).toBeLessThanOrEqual(walk + 1);
@@ -225,16 +240,8 @@ describe('an export whose every signed URL is due', () => {
 
 describe('an export of a whole reach whose every signed URL is due', () => {
   it('walks each project\'s pages at most once, reads no render by id, and the posters through the project lists', async () => {
-    const sim = await startSim({ urlTtlS: 600 });
-    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
     // renders created seven a second: v1 and the replica order those of the same second differently (at page ends too)
-    const busy = [...sim.sim.world.projects.values()].find((p) => p.teamId === sim.keys[0]!.teams[0]!.id)!;
-    for (let i = 0; i < 420; i++) {
-      sim.sim.world.createRender(person, { project_id: busy.id, name: `burst ${i}` });
-      if (i % 7 === 6) sim.sim.clock.advance(1_000);
-    }
-    sim.sim.clock.advance(3_600_000); // every one of them complete, with outputs
-    sim.sim.world.tick();
+    const { sim, person } = await withRenders(420, 7);
     const { gw, token } = await gateway(sim, { INDEX_MAX_STALENESS_MS: '36000000', INDEX_RECONCILE_MS: '36000000', KEY_RECHECK_MS: '36000000' });
     try {
       await gw.get('/renders?limit=1', token); // the key's reach is known
@@ -243,14 +250,7 @@ describe('an export of a whole reach whose every signed URL is due', () => {
       const teams = new Set(sim.keys[0]!.teams.map((t) => t.id));
       const projects = [...sim.sim.world.projects.values()].filter((p) => teams.has(p.teamId));
       // one walk of every project, as v1 pages it
-      let walk = 0;
-      for (const p of projects) {
-        for (let cursor: string | undefined, more = true; more; walk++) {
-          const page = sim.sim.world.listRenders(person, p.id, { limit: 60, ...(cursor ? { cursor } : {}) });
-          cursor = page.next_cursor ?? undefined;
-          more = cursor !== undefined;
-        }
-      }
+      const walk = projects.reduce((n, p) => n + pagesOf(sim, person, p.id), 0);
       const before = { list: calls(sim, 'GET /v1/renders'), byId: calls(sim, 'GET /v1/renders/:id'), project: calls(sim, 'GET /v1/projects/:id'),
         projects: calls(sim, 'GET /v1/projects') };
       const all = await gw.get('/renders?limit=-1&fields=id,output,project.poster', token);
