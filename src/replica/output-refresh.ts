@@ -27,6 +27,9 @@ export class RefreshWalk {
    */
   constructor(readonly whole = false) {}
 
+  /** Teams whose project list this read has read (once a read: a poster still due after it is read by id). */
+  readonly projectListsRead = new Set<string>();
+
   /** Where the walk of a project stands: renders read so far (newest first), the cursor of the next page. */
   of(projectId: string): { cursor: string | undefined; covered: number; done: boolean } {
     let st = this.projects.get(projectId);
@@ -135,7 +138,10 @@ export class OutputRefresh {
     for (const [t, ids] of byTeam) {
       // (a whole read meets every project of its scope: the team's due posters count, not only this chunk's)
       const due = walk.whole ? this.postersDue(t, clock.now()) : ids.length;
-      if (due > Math.ceil(t.projects.size / V1_PAGE_MAX) && (await this.projectPages(session, t))) continue;
+      if (due > Math.ceil(t.projects.size / V1_PAGE_MAX) && !walk.projectListsRead.has(t.id)) {
+        walk.projectListsRead.add(t.id);
+        if (await this.projectPages(session, t)) continue;
+      }
       for (const id of ids) single.push([id, t]);
     }
     await mapLimit(single, config.FANOUT_CONCURRENCY, async ([projectId, t]) => {

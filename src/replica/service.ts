@@ -248,8 +248,15 @@ export class ReplicaService {
       busy: (id: string) => this.scheduler.busy(id),
       lastError: (id: string) => this.scheduler.failure(id)?.message ?? null,
     };
-    // a team in memory is described from memory (its store rows are not counted)
-    return (await this.store.teams((id) => this.registry.get(id) !== undefined)).map((row) => teamStatus(row, this.registry.get(row.team.id), facts));
+    // a team in memory is described from memory (its store rows are not counted): the copy seen when counting, kept
+    // (one evicted while the other teams are counted is still described by it, not by counts never made)
+    const held = new Map<string, TeamReplica>();
+    const rows = await this.store.teams((id) => {
+      const t = this.registry.get(id);
+      if (t) held.set(id, t);
+      return t !== undefined;
+    });
+    return rows.map((row) => teamStatus(row, held.get(row.team.id), facts));
   }
 
   /** Ages of the teams in memory (for /metrics: max and a histogram, never a label per team). */

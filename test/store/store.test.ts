@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
 import { SecretBox } from '../../src/store/crypto.js';
@@ -159,7 +159,9 @@ describe('SQLite durability (SQLITE_SYNCHRONOUS)', () => {
     const { mkdtempSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
+    const { rmSync } = await import('node:fs');
     const dir = mkdtempSync(join(tmpdir(), 'gw-sync-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     for (const [o, expected] of [[{}, 2], [{ sqliteSynchronous: 'full' as const }, 2], [{ sqliteSynchronous: 'normal' as const }, 1]] as const) {
       const db = await openDb(join(dir, `store-${expected}-${Object.keys(o).length}.db`), o);
       try {
@@ -170,6 +172,34 @@ describe('SQLite durability (SQLITE_SYNCHRONOUS)', () => {
       } finally {
         await db.close();
       }
+    }
+  });
+});
+
+const counted = await databases();
+describe.each(counted)('the replica\'s team counts on $name', ({ url }) => {
+  it('counts each team not in memory (renders, projects, renders not yet final), and leaves the held ones to memory', async () => {
+    const { IndexStore } = await import('../../src/store/render-index.js');
+    const db = await openDb(url);
+    try {
+      await migrate(db.kysely);
+      const ix = new IndexStore(db.kysely, () => 1);
+      const team = (id: string) => ({ id, name: id, account_id: `acct_${id}`, role: 'admin' as const, created_at: 1 });
+      const render = (id: string, teamId: string, project: string, status: 'queued' | 'complete') => ({
+        id, name: id, status, type: 'local' as const, project: { id: project, team: teamId }, created_by: null, created_at: 1_700_000_000, updated_at: null,
+      });
+      for (const t of ['team_c1', 'team_c2']) {
+        await ix.putTeam(team(t), []);
+        await ix.putProjects(t, [{ id: `${t}_p1`, name: 'p1', team: { id: t, name: t }, created_by: null, created_at: 1, updated_at: null, thumbnail_url: null },
+          { id: `${t}_p2`, name: 'p2', team: { id: t, name: t }, created_by: null, created_at: 1, updated_at: null, thumbnail_url: null }] as never);
+        await ix.putRenders(t, Array.from({ length: 2_345 }, (_, i) => render(`${t}_r${i}`, t, `${t}_p${1 + (i % 2)}`, i % 5 === 0 ? 'queued' : 'complete')) as never);
+      }
+      const all = await ix.teams((id) => id === 'team_c2');
+      expect(all.find((t) => t.team.id === 'team_c1')).toMatchObject({ renders: 2_345, projects: 2, moving: Math.ceil(2_345 / 5) });
+      expect(all.find((t) => t.team.id === 'team_c2')).toMatchObject({ renders: 0, projects: 0, moving: 0 });
+      expect((await ix.teams()).find((t) => t.team.id === 'team_c2')).toMatchObject({ renders: 2_345, projects: 2, moving: Math.ceil(2_345 / 5) });
+    } finally {
+      await db.close();
     }
   });
 });
