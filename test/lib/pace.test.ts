@@ -43,24 +43,21 @@ describe('pace', () => {
     expect(went).toBe(true);
   });
 
-  it('lets the read whose turn it is take many steps in its slice while others wait (not one step a turn)', async () => {
-    const steps = { a: 0, b: 0 };
+  it('with others waiting, lets a resumed read take a step and go back in line: the loop turns between steps', async () => {
     let turns = 0;
     let on = true;
     const tick = () => { if (on) { turns++; setImmediate(tick); } };
     setImmediate(tick);
-    const read = async (name: 'a' | 'b') => {
-      for (let i = 0; i < 20_000; i++) {
+    const read = async () => {
+      for (let i = 0; i < 2_000; i++) {
         const turn = pace();
         if (turn) await turn;
-        steps[name]++;
       }
     };
-    await Promise.all([read('a'), read('b')]);
+    await Promise.all([read(), read()]);
     on = false;
-    expect(steps).toEqual({ a: 20_000, b: 20_000 });
-    // 40 000 steps of almost nothing: a slice holds thousands of them (a turn a step would be 40 000 turns)
-    expect(turns).toBeLessThan(4_000);
+    // (a short read needs several turns of its own: under contention it waits about a step a turn, not a slice)
+    expect(turns).toBeGreaterThanOrEqual(2_000);
   });
 
   it('gives the event loop a turn at least every slice, however many long reads run, and takes turns between them', async () => {
