@@ -49,15 +49,17 @@ describe('pace', () => {
     const tick = () => { if (on) { turns++; setImmediate(tick); } };
     setImmediate(tick);
     const read = async () => {
-      for (let i = 0; i < 2_000; i++) {
+      for (let i = 0; i < 400; i++) {
         const turn = pace();
         if (turn) await turn;
+        spin(STEP_MS / 5);
       }
     };
     await Promise.all([read(), read()]);
     on = false;
-    // (a short read needs several turns of its own: under contention it waits about a step a turn, not a slice)
-    expect(turns).toBeGreaterThanOrEqual(2_000);
+    // 800 steps of a twentieth of a slice: a turn between steps once both run (the first slice's steps aside), where a
+    // slice a turn would be ~40 turns (a short read needs several turns: under contention it waits a step, not a slice)
+    expect(turns).toBeGreaterThanOrEqual(800 - 2 * (SLICE_MS / (STEP_MS / 5)) - 10);
   });
 
   it('gives the event loop a turn at least every slice, however many long reads run, and takes turns between them', async () => {
