@@ -163,17 +163,24 @@ export class IndexStore {
     const rows = await this.db.selectFrom('index_teams').selectAll().orderBy('team_id').execute();
     const out: TeamCounted[] = [];
     if (!this.sqlite) {
-      // PostgreSQL answers off the event loop: the counts of every team in three grouped statements
-      const counts = await this.db.selectFrom('index_renders')
-        .select(['team_id', (e) => e.fn.countAll<number>().as('n'), sql<number>`sum(case when rank < ${FINAL_RANK} then 1 else 0 end)`.as('moving')])
-        .groupBy('team_id').execute();
-      const n = new Map(counts.map((c) => [c.team_id, { renders: Number(c.n), moving: Number(c.moving) }]));
-      const p = await this.db.selectFrom('index_projects').select(['team_id', (e) => e.fn.countAll<number>().as('n')]).groupBy('team_id').execute();
-      const projects = new Map(p.map((c) => [c.team_id, Number(c.n)]));
+      // PostgreSQL answers off the event loop: the teams not held counted in two grouped statements (none: no statement)
+      const counted = rows.map((r) => r.team_id).filter((id) => !held(id));
+      const n = new Map<string, { renders: number; moving: number }>();
+      const projects = new Map<string, number>();
+      if (counted.length > 0) {
+        const counts = await this.db.selectFrom('index_renders')
+          .select(['team_id', (e) => e.fn.countAll<number>().as('n'), sql<number>`sum(case when rank < ${FINAL_RANK} then 1 else 0 end)`.as('moving')])
+          .where('team_id', 'in', counted).groupBy('team_id').execute();
+        for (const c of counts) n.set(c.team_id, { renders: Number(c.n), moving: Number(c.moving) });
+        const p = await this.db.selectFrom('index_projects').select(['team_id', (e) => e.fn.countAll<number>().as('n')])
+          .where('team_id', 'in', counted).groupBy('team_id').execute();
+        for (const c of p) projects.set(c.team_id, Number(c.n));
+      }
+      const isCounted = new Set(counted);
       for (const r of rows) {
         const row = toTeamRow(r);
         const c = n.get(r.team_id);
-        out.push(held(row.team.id) ? { ...row, renders: 0, projects: 0, moving: 0 }
+        out.push(!isCounted.has(r.team_id) ? { ...row, renders: 0, projects: 0, moving: 0 }
           : { ...row, renders: c?.renders ?? 0, moving: c?.moving ?? 0, projects: projects.get(r.team_id) ?? 0 });
       }
       return out;
