@@ -29,15 +29,6 @@ export function itemBytes(item: unknown): Buffer | undefined {
   return s === undefined ? undefined : Buffer.from(s);
 }
 
-/** JSON.stringify(item), from the kept text when there is one. */
-export function itemJson(item: unknown): string | undefined {
-  if (typeof item === 'object' && item !== null) {
-    const kept = texts.get(item);
-    if (kept !== undefined) return kept.toString('utf8');
-  }
-  return JSON.stringify(item);
-}
-
 const COMMA = Buffer.from(',');
 const NULL = Buffer.from('null');
 

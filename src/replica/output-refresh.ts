@@ -10,7 +10,19 @@ import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
 import type { Peers } from './peers.js';
 import { outputExpiry, refreshAt, urlExpiry } from './signed-urls.js';
 import { SyncAborted, type TeamSync } from './sync.js';
+import type { ProjectEntry } from './team-records.js';
 import type { TeamReplica } from './team-replica.js';
+
+/**
+ * When a project's signed thumbnail (its poster) must be refreshed: its expiry read from the URL once per copy held, its
+ * lifetime counted from when the gateway got the project (undefined: no thumbnail).
+ */
+function posterRefreshAt(e: ProjectEntry, ttl: number): number | undefined {
+  const url = e.project.thumbnail_url;
+  if (!url) return undefined;
+  e.expiresAt ??= urlExpiry(url, e.seenAt, ttl);
+  return refreshAt(e.expiresAt, e.seenAt);
+}
 
 /**
  * One read's walk of its projects' render pages, kept across the chunks of a streamed answer: each chunk's refresh goes
@@ -66,18 +78,16 @@ export class OutputRefresh {
     const byProject = new Map<string, { t: TeamReplica; ids: Set<string> }>();
     const thumbnails = new Map<string, TeamReplica>();
     let first = Number.POSITIVE_INFINITY;
-    const due = (expiresAt: number, seenAt: number) => {
-      const at = refreshAt(expiresAt, seenAt);
+    /** Whether a URL to refresh from `at` is due now (the first such moment kept). */
+    const dueFrom = (at: number) => {
       first = Math.min(first, at);
       return now >= at;
     };
-    // a project's thumbnail: its expiry read from the URL, its lifetime counted from when the gateway got the project
+    // a project's poster: due when its signed thumbnail is (posterRefreshAt)
     const nearEnd = (t: TeamReplica, projectId: string) => {
       const e = t.projects.get(projectId);
-      const url = e?.project.thumbnail_url;
-      if (!e || !url) return false;
-      e.expiresAt ??= urlExpiry(url, e.seenAt, ttl); // read from the URL once per copy held
-      return due(e.expiresAt, e.seenAt);
+      const at = e ? posterRefreshAt(e, ttl) : undefined;
+      return at !== undefined && dueFrom(at);
     };
     if (resource === 'template') {
       // a template's poster is its project's signed thumbnail
@@ -113,7 +123,7 @@ export class OutputRefresh {
       if (!t || !out) continue;
       // an output without a still shows its project's thumbnail (signed too)
       if (nearEnd(t, out.projectId)) thumbnails.set(out.projectId, t);
-      if (!due(out.expiresAt, out.seenAt)) continue;
+      if (!dueFrom(refreshAt(out.expiresAt, out.seenAt))) continue;
       const g = byProject.get(out.projectId) ?? { t, ids: new Set<string>() };
       g.ids.add(t.idOfRow(out.row));
       byProject.set(out.projectId, g);
@@ -171,9 +181,8 @@ export class OutputRefresh {
     const ttl = this.deps.config.SIGNED_URL_TTL_MS;
     let n = 0;
     for (const e of t.projects.values()) {
-      if (!e.project.thumbnail_url) continue;
-      e.expiresAt ??= urlExpiry(e.project.thumbnail_url, e.seenAt, ttl);
-      if (now >= refreshAt(e.expiresAt, e.seenAt)) n++;
+      const at = posterRefreshAt(e, ttl);
+      if (at !== undefined && now >= at) n++;
     }
     return n;
   }

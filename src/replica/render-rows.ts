@@ -248,13 +248,7 @@ export class RenderRows {
     return t;
   }
 
-  /** Whether a render answers an output (complete, with output URLs): what a refresh looks at, without building it. */
-  hasOutput(v1Id: string): boolean {
-    const i = this.row(v1Id);
-    return i !== undefined && this.hasOutputAt(i);
-  }
-
-  /** `hasOutput` by row. */
+  /** Whether a row's render answers an output (complete, with output URLs): what a refresh looks at, without building it. */
   hasOutputAt(i: number): boolean {
     return RENDER_STATUSES[this.c.status[i] as number] === 'complete' && this.c.shape[i] !== -1;
   }

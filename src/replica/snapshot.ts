@@ -103,10 +103,6 @@ export class ReplicaSnapshot implements Lookup {
     return undefined;
   }
 
-  teamOfRender(uuid: string): TeamReplica | undefined {
-    return this.teams.find((t) => t.renderV1(uuid) !== undefined);
-  }
-
   one(resource: string, id: string): Rec | undefined {
     for (const t of this.teams) {
       if (resource === 'render') {

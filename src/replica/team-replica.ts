@@ -186,7 +186,6 @@ export class TeamReplica {
   render(v1Id: string): RenderEntry | undefined { return this.rows.render(v1Id); }
   renderState(v1Id: string): RenderState | undefined { return this.rows.renderState(v1Id); }
   expiryOf(v1Id: string, compute: (r: V1Render, seenAt: number) => number): number | undefined { return this.rows.expiryOf(v1Id, compute); }
-  hasOutput(v1Id: string): boolean { return this.rows.hasOutput(v1Id); }
   has(v1Id: string): boolean { return this.rows.row(v1Id) !== undefined; }
   movingIds(): string[] { return this.rows.movingIds(); }
   head(projectId: string): number | null { return this.orders.head(projectId); }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { execute } from '../../src/exec/execute.js';
-import { bodyJson, itemJson, keepJson } from '../../src/exec/item-json.js';
+import { bodyJson, itemBytes, keepJson } from '../../src/exec/item-json.js';
 import { RawJson } from '../../src/exec/raw-json.js';
 import { ReplicaSource } from '../../src/exec/replica-source.js';
 import type { RecordSource } from '../../src/exec/source.js';
@@ -149,7 +149,7 @@ describe('bodyJson', () => {
         const body: Record<string, unknown> = meta ? { meta, data: one ? data[0] : data } : { data: one ? data[0] : data };
         if (extra !== undefined) body.explain = extra;
         expect(bodyJson(body).toString()).toBe(JSON.stringify(body));
-        for (const d of data) expect(itemJson(d)).toBe(JSON.stringify(d));
+        for (const d of data) expect(itemBytes(d)?.toString()).toBe(JSON.stringify(d));
         for (const d of data) expect(new TextDecoder().decode(RawJson.of(d).json)).toBe(JSON.stringify(d));
       },
     ), { numRuns: 300 });

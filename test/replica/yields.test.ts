@@ -95,6 +95,17 @@ describe('a team read whole from the store', () => {
   }, 120_000);
 });
 
+/** A team of one project holding `n` renders. */
+function oneProjectTeam(n: number): TeamReplica {
+  const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+  t.setProject({
+    project: { id: 'proj_0', name: 'p0', team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
+    templates: [], backfilled: true,
+  }, 1);
+  for (let i = 0; i < n; i++) t.apply({ ...render(i), project: { id: 'proj_0', team: team.id } }, 1);
+  return t;
+}
+
 describe('a new sorted order of a large team', () => {
   const sortOf = (field: string) => [Sort.create(FieldRef.create([field]), 'asc'), Sort.create(FieldRef.create(['id']), 'asc')];
   const cmpOf = (t: TeamReplica, field: string) => {
@@ -136,11 +147,7 @@ describe('a new sorted order of a large team', () => {
   });
 
   it('newest first is sorted a slice at a time the first time, the renders that arrived meanwhile in their place', async () => {
-    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
-    t.setProject({
-      project: { id: 'proj_0', name: 'p0', team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
-      templates: [], backfilled: true,
-    }, 1);
+    const t = oneProjectTeam(0);
     const N = 20_000;
     // created_at in a scrambled order, with ties
     for (let i = 0; i < N; i++) t.apply({ ...render(i), project: { id: 'proj_0', team: team.id }, created_at: T0 + ((i * 7919) % 5000) }, 1);
@@ -157,12 +164,7 @@ describe('a new sorted order of a large team', () => {
   });
 
   it('a sort that failed is not kept as under way: the order is sorted again when next asked', async () => {
-    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
-    t.setProject({
-      project: { id: 'proj_0', name: 'p0', team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
-      templates: [], backfilled: true,
-    }, 1);
-    for (let i = 0; i < 10_000; i++) t.apply({ ...render(i), project: { id: 'proj_0', team: team.id } }, 1);
+    const t = oneProjectTeam(10_000);
     const cmp = cmpOf(t, 'title');
     const failing = (): number => { throw new Error('comparison failed'); };
     // the question waiting for it is answered otherwise
@@ -172,12 +174,7 @@ describe('a new sorted order of a large team', () => {
   });
 
   it('is sorted at once for a small team', () => {
-    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
-    t.setProject({
-      project: { id: 'proj_0', name: 'p0', team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
-      templates: [], backfilled: true,
-    }, 1);
-    for (let i = 0; i < 100; i++) t.apply({ ...render(i), project: { id: 'proj_0', team: team.id } }, 1);
+    const t = oneProjectTeam(100);
     const cmp = cmpOf(t, 'title');
     expect(t.sortedRows('title:asc,id:asc', cmp)).toEqual(Array.from({ length: 100 }, (_, i) => i).sort(cmp));
   });
