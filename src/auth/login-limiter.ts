@@ -1,10 +1,15 @@
 import { sql, type Kysely } from 'kysely';
+import { sha256 } from '../store/crypto.js';
 import type { Database } from '../store/schema.js';
+
+/** A row's key: the kind and a digest of the account or address (a fixed 64 hex characters, whatever the client sent). */
+export const limitKey = (kind: 'a' | 'ip', value: string): string => `${kind}:${sha256(value)}`;
 
 /**
  * Login attempts per account and per client address, in the store (shared by every instance, kept across restarts),
  * counted in fixed windows of LOGIN_FAILURE_WINDOW_MS. An attempt is counted *before* its password is checked, in one
- * atomic statement per key, so parallel attempts cannot outrun the limit; a success clears the account's count.
+ * atomic statement per key, so parallel attempts cannot outrun the limit; a success clears the account's count. Keys
+ * are digests (limitKey): a row's size does not depend on what the client sent.
  */
 export class LoginLimiter {
   private attempts = 0;
@@ -16,14 +21,15 @@ export class LoginLimiter {
   /** Counts one attempt; answers the seconds to wait (the attempt is refused) or 0 (it may be checked). */
   async attempt(account: string, address: string): Promise<number> {
     if (++this.attempts % 500 === 0) await this.prune();
-    const waits = await Promise.all([this.count(`a:${account}`, this.maxPerAccount), this.count(`ip:${address}`, this.maxPerAddress)]);
+    const waits = await Promise.all([this.count(limitKey('a', account), this.maxPerAccount), this.count(limitKey('ip', address), this.maxPerAddress)]);
     return Math.max(...waits);
   }
 
   /** A successful login: the account starts afresh, and the address gets its attempt back (only failures count). */
   async succeed(account: string, address: string): Promise<void> {
-    await this.db.deleteFrom('login_limits').where('key', '=', `a:${account}`).execute();
-    await this.db.updateTable('login_limits').set({ count: sql<number>`count - 1` }).where('key', '=', `ip:${address}`).where('count', '>', 0).execute();
+    await this.db.deleteFrom('login_limits').where('key', '=', limitKey('a', account)).execute();
+    await this.db.updateTable('login_limits').set({ count: sql<number>`count - 1` })
+      .where('key', '=', limitKey('ip', address)).where('count', '>', 0).execute();
   }
 
   /** Drops windows that have ended (housekeeping). */

@@ -8,13 +8,14 @@ import type { SessionStore } from '../store/sessions.js';
 import type { UserStore } from '../store/users.js';
 import type { JwtService } from './jwt.js';
 import type { LoginLimiter } from './login-limiter.js';
+import { boundedEmail, boundedPassword } from './credential-bounds.js';
 import { decoyHash, verifyPassword } from './passwords.js';
 import { clearedSessionCookie, sessionCookie, sessionCookieOf, sessionRefreshToken, type AuthMode } from './session-mode.js';
 
 const LoginBody = z.object(
   {
-    email: z.string({ error: '"email" is required' }).pipe(z.email({ error: '"email" must be a valid email' })),
-    password: z.string({ error: '"password" is required' }).min(1, { error: '"password" is required' }),
+    email: boundedEmail(),
+    password: boundedPassword(),
     mode: z.enum(['json', 'cookie', 'session'], { error: '"mode" must be one of [json, cookie, session]' }).optional(),
     otp: z.string().optional(),
   },

@@ -5,6 +5,7 @@ import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from '../http/context.js';
 import { proxied } from '../config/route-modes.js';
 import { z } from 'zod';
+import { boundedEmail } from '../auth/credential-bounds.js';
 import { errors } from '../errors/catalog.js';
 import type { Deps } from '../deps.js';
 import { DuplicateEmailError, type LegacyUser } from '../store/users.js';
@@ -12,7 +13,7 @@ import { DuplicateEmailError, type LegacyUser } from '../store/users.js';
 const PatchMe = z.object({
   first_name: z.string().max(255).nullable().optional(),
   last_name: z.string().max(255).nullable().optional(),
-  email: z.email({ error: '"email" must be a valid email' }).optional(),
+  email: boundedEmail().optional(),
 }).loose();
 
 /**

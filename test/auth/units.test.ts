@@ -7,7 +7,7 @@ import { authenticate, authenticateHeld } from '../../src/auth/authenticate.js';
 import type { Principal } from '../../src/auth/authenticate.js';
 import { isOperator, operatorRoutes, requireOperator, requirePrincipal } from '../../src/auth/guards.js';
 import { JwtService } from '../../src/auth/jwt.js';
-import { LoginLimiter } from '../../src/auth/login-limiter.js';
+import { LoginLimiter, limitKey } from '../../src/auth/login-limiter.js';
 import { decoyHash, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 import { GatewayError } from '../../src/errors/catalog.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -320,9 +320,13 @@ describe('store-backed auth', async () => {
   });
 
   describe('LoginLimiter', () => {
+    // rows by readable key: the store holds digests (limitKey), told back to the names the tests used
+    const named = new Map<string, string>();
     const rows = async () => Object.fromEntries((await db.kysely.selectFrom('login_limits').select(['key', 'count', 'window_start']).execute())
-      .map((r) => [r.key, [Number(r.count), Number(r.window_start)]]));
+      .map((r) => [named.get(r.key) ?? r.key, [Number(r.count), Number(r.window_start)]]));
     const fresh = async () => { await db.kysely.deleteFrom('login_limits').execute(); };
+    for (const n of ['acc', 'other', 'old', 'newer', 'stale', 'busy', 'busy2']) named.set(limitKey('a', n), `a:${n}`);
+    for (const n of ['ip1', 'ip', 'ip2', 'ip-old', 'ip-new', 'ip-stale', 'ip-busy', 'ip-busy2']) named.set(limitKey('ip', n), `ip:${n}`);
 
     it('counts per key in fixed windows and answers the seconds left in the window', async () => {
       await fresh();
