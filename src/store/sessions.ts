@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { randomToken, sha256 } from './crypto.js';
@@ -13,10 +13,20 @@ export interface GraceOption {
 }
 
 /**
+ * A token's one successor: derived from it under its session's id (a random uuid the store never gives out), so every
+ * refresh of one token — on any instance, at once or within the grace period — answers the same next token.
+ */
+export function successorOf(sessionId: string, refreshToken: string): string {
+  const t = createHmac('sha512', `refresh-successor:${sessionId}`).update(refreshToken).digest().subarray(0, 48).toString('base64url');
+  return t.startsWith('-') ? `A${t.slice(1)}` : t;
+}
+
+/**
  * Login sessions and their refresh tokens. Tokens are stored hashed; refresh rotates (the old token stops working at
  * once) and presenting an already-rotated token revokes the whole session — except in session mode within `graceMs` of
  * its rotation (`SESSION_REFRESH_GRACE_PERIOD`): a browser's concurrent refreshes and in-flight requests still carry
- * the old token, so it is still live, and refreshing it again gives the session another current token.
+ * the old token, so it is still live, and refreshing it again answers the same successor (Directus 10.10's
+ * `next_token`): one chain, never a fork that outlives the grace period.
  */
 export class SessionStore {
   constructor(
@@ -59,10 +69,12 @@ export class SessionStore {
       if (!row) return { ok: false, reason: 'unknown' } as const;
       if (row.revoked_at !== null) return { ok: false, reason: 'revoked' } as const;
       const t = this.now();
+      // the successor, made by the refresh that rotated the token and answered again (not made again) within the grace
       const another = async () => {
-        const next = randomToken(48);
+        const next = successorOf(row.session_id, refreshToken);
         await tx.insertInto('refresh_tokens')
           .values({ token_hash: sha256(next), session_id: row.session_id, status: 'active', expires_at: t + this.ttlMs, created_at: t, rotated_at: null })
+          .onConflict((oc) => oc.column('token_hash').doNothing())
           .execute();
         return { ok: true, userId: row.user_id, sessionId: row.session_id, refreshToken: next } as const;
       };

@@ -98,6 +98,7 @@ describe('session mode over HTTP', () => {
     const concurrent = await gw.app.inject({ method: 'POST', url: '/auth/refresh', headers: { cookie }, payload: { mode: 'session' } });
     expect(concurrent.statusCode).toBe(200);
     const sibling = `directus_session_token=${tokenOf(cookieOf(concurrent)!)}`;
+    expect(claims(cookieOf(concurrent)!).session).toBe(claims(next).session); // the same successor (Directus 10.10), not a second chain
     expect((await gw.app.inject({ method: 'GET', url: '/users/me?fields=email', headers: { cookie: `directus_session_token=${tokenOf(next)}` } })).statusCode)
       .toBe(200);
     clock.advance(10_000);

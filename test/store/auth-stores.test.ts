@@ -140,7 +140,7 @@ describe('SessionStore', () => {
     expect(await s.live(a.refreshToken)).toBe(false); // json and cookie modes: dead at once
     const again = (await s.rotate(a.refreshToken, { grace: true })) as { ok: true; refreshToken: string; sessionId: string };
     expect(again).toMatchObject({ ok: true, sessionId: a.sessionId });
-    expect(again.refreshToken).not.toBe(a2.refreshToken);
+    expect(again.refreshToken).toBe(a2.refreshToken); // Directus 10.10: the same successor, not another chain
     expect((await tokenRow(a2.refreshToken))!.status).toBe('active'); // the first refresh's token is still good
     expect((await sessionRow(a.sessionId)).revoked_at).toBeNull();
     now += 1;
@@ -154,6 +154,33 @@ describe('SessionStore', () => {
     expect(await s.rotate(b.refreshToken)).toEqual({ ok: false, reason: 'reused' });
   });
 
+  it('session mode: refreshes of one token within the grace period all answer its one successor; after it, reuse ends them all', async () => {
+    const GRACE = 10_000;
+    const s = new SessionStore(db.kysely, TTL, clock, GRACE);
+    const a = await s.create(userId);
+    const tokens: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await s.rotate(a.refreshToken, { grace: true });
+      expect(r).toMatchObject({ ok: true, sessionId: a.sessionId });
+      tokens.push((r as { refreshToken: string }).refreshToken);
+      now += 1_000;
+    }
+    expect(new Set(tokens).size).toBe(1); // one chain, not three
+    const live = await db.kysely.selectFrom('refresh_tokens').select('token_hash').where('session_id', '=', a.sessionId).where('status', '=', 'active').execute();
+    expect(live).toHaveLength(1);
+    // the successor rotates on as usual; then, past the grace period, the first token is reuse and the chain ends
+    const c3 = (await s.rotate(tokens[0]!, { grace: true })) as { ok: true; refreshToken: string };
+    expect(c3.ok).toBe(true);
+    now += GRACE;
+    expect(await s.rotate(a.refreshToken, { grace: true })).toEqual({ ok: false, reason: 'reused' });
+    for (const t of [tokens[0]!, c3.refreshToken]) expect(await s.rotate(t, { grace: true })).toEqual({ ok: false, reason: 'revoked' });
+    // another session's first refresh gives another successor (nothing shared between sessions)
+    const b = await s.create(userId);
+    const b2 = (await s.rotate(b.refreshToken, { grace: true })) as { refreshToken: string };
+    expect(b2.refreshToken).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{63}$/);
+    expect(b2.refreshToken).not.toBe(tokens[0]);
+  });
+
   it('session mode: two refreshes of one token at once both succeed, in one session (SQLite and PostgreSQL)', async () => {
     for (const { name, url: u } of await databases()) {
       const d = await openDb(u);
@@ -165,6 +192,7 @@ describe('SessionStore', () => {
         const both = await Promise.all([s.rotate(a.refreshToken, { grace: true }), s.rotate(a.refreshToken, { grace: true })]);
         expect(both.map((r) => r.ok), name).toEqual([true, true]);
         expect(both.map((r) => (r as { sessionId: string }).sessionId), name).toEqual([a.sessionId, a.sessionId]);
+        expect(new Set(both.map((r) => (r as { refreshToken: string }).refreshToken)).size, name).toBe(1);
         const session = await d.kysely.selectFrom('sessions').select('revoked_at').where('id', '=', a.sessionId).executeTakeFirstOrThrow();
         expect(session.revoked_at, name).toBeNull();
         // without the grace option the loser of the race is reuse, and the session ends
