@@ -1,6 +1,7 @@
 import type { Mappings } from '../config/mappings.js';
 import type { Plan } from '../plan/plan.js';
 import type { FilterNode, QueryNode } from '../query/ast.js';
+import { own } from './own.js';
 import type { Shape } from './shape.js';
 
 /**
@@ -87,15 +88,18 @@ export interface Equivalent {
 const PAGE = '60';
 const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
 const param = (name: string, resource: string): Param => ({
-  name, legacy: `${resource} uuid`, v1: `${PREFIX[resource] ?? ''}… (legacy-gateway ids export pairs them; derived ids are UUID v5 of the v1 id)`,
+  name, legacy: `${resource} uuid`, v1: `${own(PREFIX, resource) ?? ''}… (legacy-gateway ids export pairs them; derived ids are UUID v5 of the v1 id)`,
 });
+
+/** A resource's own field of that name in the mappings (never an inherited member). */
+const fieldOf = (m: Mappings, resource: string, name: string | undefined) => own(own(m.resources, resource)?.fields, name);
 
 /** The mapping of a dotted path from a resource (through many-to-one and one-to-many relations), or undefined. */
 function fieldAt(m: Mappings, resource: string, path: readonly string[]): { resource: string; field: string } | undefined {
   let cur = resource;
   for (let i = 0; i < path.length; i++) {
     const name = (path[i] as string).replace(/^\w+\((.*)\)$/, '$1');
-    const f = m.resources[cur]?.fields[name];
+    const f = own(own(m.resources, cur)?.fields, name);
     if (!f) return undefined;
     if (i === path.length - 1) return { resource: cur, field: name };
     if (!f.relation) return undefined;
@@ -116,15 +120,15 @@ export function blockedFields(shape: Shape, m: Mappings): { blocked: BlockedFiel
     if (parts.at(-1) === '*') {
       // `*` (or `project.*`): every field of that resource
       const base = parts.length > 1 ? fieldAt(m, resource, parts.slice(0, -1)) : undefined;
-      const target = parts.length > 1 ? (base ? m.resources[base.resource]?.fields[base.field]?.relation?.resource : undefined) : resource;
-      for (const [name, f] of Object.entries(m.resources[target ?? '']?.fields ?? {})) {
+      const target = parts.length > 1 ? (base ? fieldOf(m, base.resource, base.field)?.relation?.resource : undefined) : resource;
+      for (const [name, f] of Object.entries(own(m.resources, target)?.fields ?? {})) {
         if (f.source.kind === 'store' || f.source.kind === 'none') unverified.add(`${target}.${name}`);
       }
       return;
     }
     const at = fieldAt(m, resource, parts);
     if (!at) return;
-    const f = m.resources[at.resource]?.fields[at.field];
+    const f = fieldOf(m, at.resource, at.field);
     if (!f || (f.source.kind !== 'store' && f.source.kind !== 'none')) return;
     const name = `${at.resource}.${at.field}`;
     if (!explicit) { unverified.add(name); return; }
@@ -141,7 +145,7 @@ export function blockedFields(shape: Shape, m: Mappings): { blocked: BlockedFiel
   if ((shape.kind === 'list' || shape.kind === 'one' || shape.kind === 'me') && shape.fields.length === 0 && shape.aggregate.length === 0) look('*', false);
   if (shape.kind === 'update') {
     for (const k of shape.body) {
-      const f = m.resources[resource]?.fields[k];
+      const f = fieldOf(m, resource, k);
       if (f?.write === 'overlay') {
         blocked.set(`${resource}.${k}`, { field: `${resource}.${k}`, source: 'overlay', why: 'v1 cannot change it: the gateway keeps the written value' });
       }
@@ -178,10 +182,10 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
   // a relation is joined when a path goes through it (`project.title`); its own value (`project`) is the id the record holds
   const paths = q ? [...q.fields.map((f) => f.path.join('.')), ...q.sort.map((x) => x.field.path.join('.')), ...q.groupBy.map((g) => g.path.join('.'))] : [];
   // … unless the v1 object itself carries every field read through it (a v1 project holds its team's name)
-  const through = (rel: string) => [...paths, ...filterPathsOf(q)].some((p) => p.startsWith(`${rel}.`) && !V1_FIELD[resource]?.[p]);
+  const through = (rel: string) => [...paths, ...filterPathsOf(q)].some((p) => p.startsWith(`${rel}.`) && !own(own(V1_FIELD, resource), p));
   for (const rel of (plan?.relations ?? []).filter(through)) {
     const first = rel.split('.')[0] ?? rel;
-    const target = m.resources[resource]?.fields[first]?.relation?.resource;
+    const target = fieldOf(m, resource, first)?.relation?.resource;
     if (target === 'project' && !has('projects')) {
       calls.push(call({ name: 'project', method: 'GET', path: '/v1/projects/{render.project.id}', each: 'renders', why: `${rel}: the render's project` }));
     }
@@ -323,7 +327,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
 /** What v1 cannot do for this query: filter, search, sort, page, count, group. */
 function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[]): void {
   const resource = shape.resource ?? '';
-  const v1 = V1_FIELD[resource] ?? {};
+  const v1 = own(V1_FIELD, resource) ?? {};
   const enforced = new Set<string>();
   if (resource === 'render' && statusEqAtTop(q)) enforced.add('status _eq');
   if (plan?.scope.projects && resource === 'render') ['project _eq', 'project _in'].forEach((x) => enforced.add(x));
@@ -336,7 +340,7 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
     if (c.kind !== 'Compare' || c.field.fn) { simple = false; continue; }
     const path = c.field.path.join('.');
     if (enforced.has(`${path} ${c.op}`)) continue;
-    const field = v1[path];
+    const field = own(v1, path);
     const test = c.op === '_eq' ? 'eq' : c.op === '_in' ? 'in' : c.op === '_neq' ? 'neq' : null;
     if (!field || !test) simple = false;
     else conds.push({ field, test, param: path });
@@ -350,7 +354,7 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
   }
   if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
     const kind = shape.groupBy.length > 0 ? 'group' : shape.aggregate.every((a) => a.startsWith('count')) ? 'count' : 'aggregate';
-    const by = shape.groupBy.length === 1 ? v1[shape.groupBy[0] ?? ''] : undefined;
+    const by = shape.groupBy.length === 1 ? own(v1, shape.groupBy[0]) : undefined;
     const countOnly = shape.aggregate.length === 1 && shape.aggregate[0] === 'count(*)';
     steps.push({
       kind, detail: `${shape.aggregate.join(', ') || 'rows'}${shape.groupBy.length ? ` grouped by ${shape.groupBy.join(', ')}` : ''}`,
@@ -363,7 +367,7 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
     const natural = plan?.strategy === 'merge' || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
     if (!natural) {
       const keys = (shape.sort.length ? shape.sort : q.sort.length ? [] : defaultSortOf(resource))
-        .map((k) => ({ field: v1[k.replace(/^-/, '')], desc: k.startsWith('-') }));
+        .map((k) => ({ field: own(v1, k.replace(/^-/, '')), desc: k.startsWith('-') }));
       const ok = keys.length > 0 && keys.every((k) => k.field);
       steps.push({
         kind: 'sort',

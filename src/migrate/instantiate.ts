@@ -3,6 +3,7 @@ import { planQuery, type Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import { equivalentOf, type Equivalent } from './equivalent.js';
+import { bare } from './own.js';
 import type { Shape } from './shape.js';
 
 /** Values to fill a shape with: per filter path and operator, the search string, paging. */
@@ -17,7 +18,7 @@ export interface Values {
 function fill(node: unknown, path: string[], values: Values): unknown {
   if (Array.isArray(node)) return node.map((n) => fill(n, path, values));
   if (!node || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = {};
+  const out = bare<unknown>();
   for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
     if (k === '_and' || k === '_or') out[k] = fill(v, path, values);
     else if (k === '_some' || k === '_none') out[k] = fill(v, path, values);
@@ -40,7 +41,7 @@ export function instantiate(shape: Shape, values: Values): Record<string, unknow
   else if (shape.pagination === 'offset') Object.assign(raw, { limit: String(limit), offset: String(values.offset ?? limit) });
   else if (shape.pagination === 'page') Object.assign(raw, { limit: String(limit), page: String(values.page ?? 2) });
   if (shape.aggregate.length) {
-    const agg: Record<string, string[]> = {};
+    const agg = bare<string[]>();
     for (const a of shape.aggregate) {
       const m = /^(\w+)\((.*)\)$/.exec(a);
       if (m) (agg[m[1] as string] ??= []).push(m[2] as string);

@@ -10,6 +10,7 @@ import type { V1Session } from '../v1/client.js';
 import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
 import type { Equivalent, V1Call } from './equivalent.js';
 import { instantiate, planOf, queryString, type Values } from './instantiate.js';
+import { bare, own } from './own.js';
 import type { Shape } from './shape.js';
 
 /**
@@ -54,10 +55,10 @@ function resolve(value: string, item: unknown, each: string | null, params: Read
     const loop = each ? each.replace(/ies$/, 'y').replace(/s$/, '') : null;
     if (loop && parts[0] === loop) {
       let v: unknown = item;
-      for (const p of parts.slice(1)) v = (v as Record<string, unknown> | null)?.[p];
+      for (const p of parts.slice(1)) v = own(v as Record<string, unknown> | null, p);
       return String(v);
     }
-    return params[name] ?? '';
+    return own(params, name) ?? '';
   });
 }
 
@@ -125,8 +126,8 @@ export function recordsOf(results: Results, resource: string, d: Pick<ProofDeps,
   const projectRecs = v1Projects.map((p) => add('project', toLegacyProject(p, ctx)));
   const teams = (results.get('teams') ?? []) as V1Team[];
   const accountRecs = teams.map((t) => {
-    const own = members ? teamOwner(members.filter((m) => m.team_id === t.id)) : null;
-    return add('account', toLegacyAccount(t, own, ctx));
+    const owner = members ? teamOwner(members.filter((m) => m.team_id === t.id)) : null;
+    return add('account', toLegacyAccount(t, owner, ctx));
   });
   const templateRecs: Rec[] = [];
   for (const t of (results.get('templates') ?? []) as V1TemplateSummary[]) {
@@ -144,7 +145,7 @@ export function recordsOf(results: Results, resource: string, d: Pick<ProofDeps,
     many: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
     manyAll: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
   };
-  const records = { render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs }[resource] ?? [];
+  const records = own({ render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs }, resource) ?? [];
   return { records, lookup };
 }
 
@@ -172,15 +173,15 @@ export async function sampleValues(session: V1Session, d: Pick<ProofDeps, 'ids' 
 export function valuesFrom(resource: string, samples: Record<string, Rec>, m: Mappings): Values {
   const valueAt = (path: string): unknown => {
     let type = resource;
-    let rec: Rec | undefined = samples[resource];
+    let rec: Rec | undefined = own(samples, resource);
     const parts = path.replace(/^\w+\((.*)\)$/, '$1').split('.');
     for (let i = 0; i < parts.length - 1; i++) {
-      const rel = m.resources[type]?.fields[parts[i] as string]?.relation;
+      const rel = own(own(m.resources, type)?.fields, parts[i])?.relation;
       if (!rel) return undefined;
       type = rel.resource;
-      rec = samples[type];
+      rec = own(samples, type);
     }
-    return rec?.[parts.at(-1) as string];
+    return own(rec, parts.at(-1));
   };
   const title = String(samples.render?.title ?? 'a');
   return {
@@ -205,16 +206,18 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Rec
   const params: Record<string, string> = {};
   const parsed = typeof raw.filter === 'string' ? (JSON.parse(raw.filter) as Record<string, unknown>) : {};
   // the top-level conditions, an _and of them included
-  const filter = Object.assign({}, parsed, ...((parsed._and as Record<string, unknown>[] | undefined) ?? [])) as Record<string, Record<string, unknown>>;
+  const ands = own(parsed, '_and');
+  const filter = Object.assign(bare(), parsed, ...(Array.isArray(ands) ? ands as Record<string, unknown>[] : [])) as Record<string, Record<string, unknown>>;
   const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
-  const uuidAt = (field: string) => first(filter[field]?._eq ?? filter[field]?._in) as string | undefined;
-  const status = filter.status?._eq;
-  if (typeof status === 'string') params.v1_statuses = (m.status.toV1[status] ?? []).join(',');
+  const at = (field: string) => own(filter, field);
+  const uuidAt = (field: string) => first(own(at(field), '_eq') ?? own(at(field), '_in')) as string | undefined;
+  const status = own(at('status'), '_eq');
+  if (typeof status === 'string') params.v1_statuses = (own(m.status.toV1, status) ?? []).join(',');
   const project = uuidAt('project');
   if (project) params.project_id = (await ids.toV1('project', project)) ?? '';
-  const account = uuidAt('account') ?? (filter.project as Record<string, Record<string, unknown>> | undefined)?.account?._eq as string | undefined;
+  const account = uuidAt('account') ?? own(own(at('project') as Record<string, Record<string, unknown>> | undefined, 'account'), '_eq') as string | undefined;
   if (account) params.team_id = (await ids.toV1('account', account)) ?? '';
-  const id = shape.kind === 'one' ? (samples[shape.resource ?? '']?.id as string | undefined) : uuidAt('id');
+  const id = shape.kind === 'one' ? (own(samples, shape.resource ?? '')?.id as string | undefined) : uuidAt('id');
   if (id && (shape.resource === 'render' || shape.resource === 'project' || shape.resource === 'account')) {
     const type = shape.resource;
     const v1 = (await ids.toV1(type, id)) ?? '';
@@ -240,7 +243,7 @@ export async function prove(
   if (!samplesOf.has(userId)) samplesOf.set(userId, sampleValues(session, d));
   const samples = await (samplesOf.get(userId) as Promise<Record<string, Rec>>);
   if (!samples.render) return none('the key reaches no render to draw values from');
-  const sampleId = samples[shape.resource]?.id as string | undefined;
+  const sampleId = own(samples, shape.resource)?.id as string | undefined;
   if (shape.kind === 'one' && !sampleId) return none(`the key reaches no ${shape.resource} to draw values from`);
   const values = valuesFrom(shape.resource, samples, d.mappings);
   const raw = instantiate(shape, values);

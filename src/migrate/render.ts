@@ -1,4 +1,5 @@
 import type { V1Call } from './equivalent.js';
+import { own } from './own.js';
 import type { ClientReport, MigrationReport, ShapeReport } from './report.js';
 
 /** The migration report as Markdown and as one self-contained HTML file (its style inline, no script, nothing fetched). Pure. */
@@ -107,7 +108,7 @@ export function reportHtml(r: MigrationReport): string {
     const [head, , ...rows] = table;
     const cells = (l: string) => l.split('|').slice(1, -1).map((c) => c.trim());
     out.push('<table><tr>' + cells(head ?? '').map((c) => `<th>${inline(c)}</th>`).join('') + '</tr>' +
-      rows.map((l) => '<tr>' + cells(l).map((c) => `<td${VERDICT_CLASS[c] ? ` class="${VERDICT_CLASS[c]}"` : ''}>${inline(c)}</td>`).join('') + '</tr>')
+      rows.map((l) => '<tr>' + cells(l).map((c) => `<td${own(VERDICT_CLASS, c) ? ` class="${own(VERDICT_CLASS, c)}"` : ''}>${inline(c)}</td>`).join('') + '</tr>')
         .join('') +
       '</table>');
     table = null;
