@@ -16,6 +16,8 @@ import { routeFacts } from './http/route-facts.js';
 import { parseQueryString, type QsValue } from './query/querystring.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
+import { registerDeprecationRoutes } from './routes/deprecations.js';
+import { registerDeprecations } from './deprecate/hook.js';
 import { registerItemRoutes } from './routes/items.js';
 import { registerWriteRoutes } from './routes/writes.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -110,6 +112,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     authenticate(token, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
   });
 
+  registerDeprecations(app, deps); // after authentication: a deprecated call's headers, brownouts and sunset (src/deprecate/)
+
   // v1 refused the bound key: forget the cached copy, so a rebind (from any process) takes effect at once
   app.addHook('onError', async (request, _reply, err) => {
     if (err instanceof V1UnauthorizedError && request.principal) {
@@ -150,6 +154,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerItemRoutes(app, deps);
   registerWriteRoutes(app, deps);
   registerGatewayRoutes(app, deps);
+  registerDeprecationRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   if (deps.index) {
     deps.metrics.index(deps.index);

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { hashPassword } from './auth/passwords.js';
 import type { Config } from './config/schema.js';
+import { listening } from './config/startup.js';
 import type { Deps } from './deps.js';
 import { createSimulator, type Simulator } from './sim/server.js';
 import { bindSimWorld } from './store/sim-world.js';
@@ -14,18 +15,27 @@ export function demoDir(config: Config): string {
   return config.DATABASE_URL.startsWith('postgres') ? './data' : dirname(config.DATABASE_URL);
 }
 
+/** Where the demo keeps its secrets. */
+export const demoSecretsFile = (config: Config): string => join(demoDir(config), 'demo-secrets.json');
+
+/** The demo's secrets if the demo has made them (read only: the command line uses the running demo's). */
+export function readDemoSecrets(config: Config): { ENCRYPTION_KEY: string; JWT_SECRET: string; GATEWAY_ADMIN_TOKEN: string } | undefined {
+  const file = demoSecretsFile(config);
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+
 /** Demo secrets kept beside the demo database so restarts keep tokens and encrypted keys valid. */
 export function demoSecrets(config: Config): { ENCRYPTION_KEY: string; JWT_SECRET: string; GATEWAY_ADMIN_TOKEN: string } {
   const dir = demoDir(config);
-  const file = join(dir, 'demo-secrets.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const kept = readDemoSecrets(config);
+  if (kept) return kept;
   mkdirSync(dir, { recursive: true });
   const secrets = {
     ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     JWT_SECRET: randomBytes(32).toString('base64url'),
     GATEWAY_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
   };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  writeFileSync(demoSecretsFile(config), JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
 }
 
@@ -37,7 +47,7 @@ export function demoSecrets(config: Config): { ENCRYPTION_KEY: string; JWT_SECRE
 export async function startDemoSimulator(config: Config, logger: Logger): Promise<{ sim: Simulator; url: string; world: string }> {
   const journal = join(demoDir(config), 'demo-v1-world.jsonl');
   const sim = createSimulator({ seed: config.SIM_SEED, scale: config.SIM_SCALE, clock: 'real', journal });
-  const url = await sim.listen(config.SIM_PORT, '127.0.0.1');
+  const url = await listening('SIM_PORT', config.SIM_PORT, '127.0.0.1', () => sim.listen(config.SIM_PORT, '127.0.0.1'));
   const { world } = sim.identity;
   const kept = !sim.journal?.created;
   logger.info({ url, seed: config.SIM_SEED, scale: config.SIM_SCALE, world, kept, writes: sim.journal?.writes.length ?? 0, journal },

@@ -19,6 +19,8 @@ import { IdempotencyStore } from './store/idempotency.js';
 import { CompareStore } from './store/compare.js';
 import { UsageLedger } from './store/usage.js';
 import { ClientShapeStore } from './store/client-shapes.js';
+import { DeprecationStore } from './store/deprecations.js';
+import { Deprecations } from './deprecate/service.js';
 import { ShapeRecorder } from './migrate/recorder.js';
 import { Comparator } from './compare/service.js';
 import { V1Cache } from './plan/cache.js';
@@ -67,6 +69,8 @@ export interface Deps {
   readonly heavyReads: HeavyReadGate;
   /** Client profiles: (client, query shape) counts for the migration guide (src/migrate/). */
   readonly shapes: ShapeRecorder;
+  /** The deprecation rules every instance applies, and the calls they match (src/deprecate/). */
+  readonly deprecations: Deprecations;
   readonly metrics: Metrics;
   /** v1 reachability as the gateway's own recent calls show it. */
   readonly v1Health: V1Health;
@@ -161,6 +165,8 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     schemas: mappings.schemas, limitDefault: config.QUERY_LIMIT_DEFAULT, perClient: config.MIGRATE_SHAPES_PER_CLIENT,
     retentionMs: config.MIGRATE_RETENTION_DAYS * 86_400_000, now,
   });
+  const deprecations = new Deprecations(new DeprecationStore(db.kysely, bus), bus, metrics.registry, { now });
+  await deprecations.load();
   const renderData = new RenderDataStore(db.kysely, now, bus);
   const overlays = new OverlayStore(db.kysely, now, bus);
   const v1For = (userId: string, meter?: V1Meter, requestId?: string) => keys.v1For(userId, meter, requestId);
@@ -200,6 +206,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     usage,
     heavyReads: new HeavyReadGate(config.HEAVY_READS_PER_KEY, config.HEAVY_READS_QUEUE),
     shapes,
+    deprecations,
     credits: config.renderCredits,
     v1For,
     partitionHeld: (userId) => keys.partitionHeld(userId),
@@ -208,6 +215,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
       await index?.close();
       await usage.close();
       await shapes.close();
+      await deprecations.close();
       await v1.close();
       await bus.close();
       await db.close();

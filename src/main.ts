@@ -1,9 +1,12 @@
 import { join } from 'node:path';
 import { buildApp } from './app.js';
 import { applyRuntimeSettings } from './config/runtime.js';
-import { ConfigError, loadConfig } from './config/schema.js';
+import { lookalikeWarning } from './config/lookalikes.js';
+import { ConfigError, loadConfig, settingLookalikes } from './config/schema.js';
+import { listening, StartupError } from './config/startup.js';
 import { MappingError } from './config/mappings.js';
 import { createDeps } from './deps.js';
+import { storeFolderProblem, storeUnreachable } from './store/db.js';
 import { WrongEncryptionKeyError } from './store/key-check.js';
 import { createLogger } from './log/logger.js';
 import type { Simulator } from './sim/server.js';
@@ -17,6 +20,10 @@ async function main(): Promise<void> {
   let config = loadConfig(process.env);
   applyRuntimeSettings(config);
   const logger = createLogger(config.LOG_LEVEL);
+  for (const l of settingLookalikes(process.env)) logger.warn({ variable: l.name, nearest: l.nearest }, lookalikeWarning(l));
+  // a store in a folder that does not exist is a mistake, checked before the demo writes anything (its default ./data aside)
+  const folder = process.env.DATABASE_URL ? storeFolderProblem(config.DATABASE_URL) : undefined;
+  if (folder) throw new ConfigError([folder]);
   let sim: Simulator | undefined;
   let v1BaseUrl = config.V1_BASE_URL;
   let simWorld = '';
@@ -32,13 +39,16 @@ async function main(): Promise<void> {
     simWorld = started.world;
     if (!process.env.WEBHOOK_SECRETS) config = loadConfig({ ...secrets, ...process.env, WEBHOOK_SECRETS: registerDemoWebhooks(sim, config.PORT) });
   }
-  const deps = await createDeps(config, logger, v1BaseUrl ? { v1BaseUrl } : {});
+  const deps = await createDeps(config, logger, v1BaseUrl ? { v1BaseUrl } : {}).catch((e: unknown) => {
+    const down = storeUnreachable(e, config.DATABASE_URL);
+    throw down ? new StartupError(down) : e;
+  });
   if (demo && sim) {
     await demo.bindDemoStore(deps, sim);
     await demo.ensureDemoUser(deps, sim);
   }
   const app = await buildApp(deps);
-  await app.listen({ port: config.PORT, host: config.HOST });
+  await listening('PORT', config.PORT, config.HOST, () => app.listen({ port: config.PORT, host: config.HOST }), 'HOST');
   if (demo) {
     // the banner comes last: buffered log lines first
     await new Promise<void>((resolve) => logger.flush(() => resolve()));
@@ -54,7 +64,10 @@ async function main(): Promise<void> {
           : `Operator token (for /_gateway/*): GATEWAY_ADMIN_TOKEN in ${join(demo.demoDir(config), 'demo-secrets.json')}\n\n`),
     );
   }
-  const metricsServer = config.METRICS_PORT ? await startMetricsServer(deps.metrics, config.METRICS_PORT, config.METRICS_HOST) : undefined;
+  const metricsPort = config.METRICS_PORT;
+  const metricsServer = metricsPort
+    ? await listening('METRICS_PORT', metricsPort, config.METRICS_HOST, () => startMetricsServer(deps.metrics, metricsPort, config.METRICS_HOST), 'METRICS_HOST')
+    : undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -85,6 +98,10 @@ main().catch((e: unknown) => {
   if (e instanceof ConfigError || e instanceof MappingError || e instanceof WrongEncryptionKeyError || world) {
     process.stderr.write(`${(e as Error).message}\n`);
     process.exit(78);
+  }
+  if (e instanceof StartupError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(e.exitCode);
   }
   process.stderr.write(`gateway failed to start: ${(e as Error).stack ?? String(e)}\n`);
   process.exit(1);

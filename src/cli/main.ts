@@ -3,10 +3,10 @@ import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AdminError, importIdMap } from '../admin/operations.js';
-import { loadConfig } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
 import { loadMappings } from '../config/mappings.js';
 import { createDeps, type Deps } from '../deps.js';
-import { demoSecrets } from '../demo.js';
+import { demoSecretsFile } from '../demo.js';
 import { bindSimWorld } from '../store/sim-world.js';
 import { request } from 'undici';
 import { createLogger } from '../log/logger.js';
@@ -26,52 +26,13 @@ import { indexCommand } from './index-command.js';
 import { secret, usersCommand } from './users-command.js';
 import { out } from './out.js';
 import { UsageError } from './usage-error.js';
-
-const USAGE = `legacy-gateway — the gateway's operator command line
-
-  migrate                                   apply the store migrations
-  migrate report [--client ID] [--format md|json|html] [--out FILE] [--skip-proof]
-                                            the migration guide: per client (user:<id>, static:<token id>, with
-                                            ~<user-agent family>) its query shapes, their v1 equivalents and snippets,
-                                            proofs against v1, blocked fields and a verdict (docs/migration.md)
-  users add --email E --password P --key sk_… [--first F] [--last L] [--role uuid] [--id uuid]
-                                            (--password-stdin / --key-stdin, or LEGACY_GATEWAY_PASSWORD /
-                                            LEGACY_GATEWAY_KEY, keep secrets out of the process list)
-  users import FILE.json|FILE.csv [--check] [--skip-existing|--update]
-                                            legacy export: id,email,password,first_name,last_name,role[,v1_key];
-                                            --check reports every bad row and writes nothing
-  users list
-  users remove EMAIL|ID
-  users rebind EMAIL|ID --key sk_…|--key-stdin
-  users suspend EMAIL|ID / users activate EMAIL|ID
-  tokens create EMAIL|ID [--name N]         prints the static token once
-  tokens list [EMAIL|ID]
-  tokens revoke TOKEN_ID
-  tokens import FILE.json|FILE.csv          the legacy system's static tokens (a directus_users export: id,email,token)
-  ids import FILE.json|FILE.csv             legacy uuid ↔ v1 id pairs (legacy_id,v1_id)
-  ids export [--out FILE.csv]
-  mappings report [--json]                  every legacy field and its source
-  compare link [--minutes 60] [--base URL]  a short-lived read-only browser link to the comparison report
-  index sync [--team team_…]…              backfill (resuming at its checkpoints) or sync the render index of the given
-                                            teams, or of every team a bound key reaches; progress on stderr
-  index verify [--team team_…]… [--repair] compare the index with live v1; prints each difference (the field, the
-                                            index's value and v1's), exits 1 on drift; --repair writes v1's own state
-                                            over differing, missing, foreign or future-dated renders (exit 0 when that
-                                            leaves no drift; project and template drift: run index sync)
-  index status                              per team: state, renders, last sync, last webhook
-  legacy-standin [--port 8070]              a runnable stand-in for the legacy system (to try proxy/shadow/compare)
-  replay FILE.jsonl --legacy URL --gateway URL --gateway-token T [--threshold 0.05] [--writes]
-                                            T: a gateway access token or static token of the user whose requests
-                                            were recorded (the recorded Authorization goes to the legacy side)
-                                            recorded legacy requests sent to both sides, diffed;
-                                            exits 1 when a route's diff rate passes the threshold
-
-Environment as for the gateway (DATABASE_URL, ENCRYPTION_KEY, V1_BASE_URL …; --v1 URL overrides V1_BASE_URL).
-A failure is one line on stderr (--debug adds the stack trace); exit 78: configuration, 2: usage, 1: any other failure.`;
+import { helpFor, USAGE } from './help.js';
+import { onStore, plainConfig, storeConfig } from './config.js';
+import { StartupError } from '../config/startup.js';
 
 /** The v1 the command talks to, and where that URL came from (said when v1 cannot be reached). */
 interface V1Target { readonly url: string; readonly source: string; readonly demoSimulator: boolean }
-function v1Target(flag: string | undefined, config: ReturnType<typeof loadConfig>): V1Target {
+function v1Target(flag: string | undefined, config: Config): V1Target {
   if (flag) return { url: flag, source: '--v1', demoSimulator: false };
   if (config.V1_BASE_URL) return { url: config.V1_BASE_URL, source: 'V1_BASE_URL', demoSimulator: false };
   return { url: `http://127.0.0.1:${config.SIM_PORT}`, source: `V1_BASE_URL is unset: the demo's simulator, SIM_PORT=${config.SIM_PORT}`, demoSimulator: true };
@@ -105,10 +66,9 @@ async function requireV1(target: V1Target, purpose: string): Promise<void> {
 }
 
 async function withDeps<T>(v1: string | undefined, fn: (deps: Deps, target: V1Target) => Promise<T>): Promise<T> {
-  let config = loadConfig(process.env);
-  if (config.demo) config = loadConfig({ ...demoSecrets(config), ...process.env });
+  const config = storeConfig();
   const target = v1Target(v1, config);
-  const deps = await createDeps(config, createLogger('silent'), { v1BaseUrl: target.url });
+  const deps = await onStore(config, () => createDeps(config, createLogger('silent'), { v1BaseUrl: target.url }));
   try {
     // the demo's store is used only with the simulator world it was filled from (the running demo's)
     const world = target.demoSimulator ? await simulatorWorld(target.url) : undefined;
@@ -158,19 +118,23 @@ export async function run(argv: string[]): Promise<number> {
       'skip-proof': { type: 'boolean' },
     },
   });
+  const [group, action, arg] = positionals;
+  if (values.help) {
+    out(helpFor(group, action));
+    return 0;
+  }
+  if (!group) {
+    out(USAGE);
+    return 2;
+  }
   if (values['password-stdin'] && values['key-stdin']) throw new UsageError('only one of --password-stdin and --key-stdin can read standard input');
   const password = await secret(values.password, values['password-stdin'], 'LEGACY_GATEWAY_PASSWORD');
   const key = await secret(values.key, values['key-stdin'], 'LEGACY_GATEWAY_KEY');
-  const [group, action, arg] = positionals;
-  if (values.help || !group) {
-    out(USAGE);
-    return group ? 0 : 2;
-  }
   if (group === 'migrate' && action !== 'report') {
-    const config = loadConfig({ ...(loadConfig(process.env).demo ? demoSecrets(loadConfig(process.env)) : {}), ...process.env });
+    const config = storeConfig();
     const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
     try {
-      const applied = await migrate(db.kysely);
+      const applied = await onStore(config, () => migrate(db.kysely));
       out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
     } finally {
       await db.close();
@@ -178,8 +142,13 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (group === 'compare' && action === 'link') {
-    const config = loadConfig(process.env);
-    if (!config.GATEWAY_ADMIN_TOKEN) throw new AdminError('compare link needs GATEWAY_ADMIN_TOKEN (the links are signed with it)');
+    const config = plainConfig();
+    if (!config.GATEWAY_ADMIN_TOKEN) {
+      throw new AdminError(config.demo
+        ? `compare link signs with the demo's GATEWAY_ADMIN_TOKEN, kept in ${demoSecretsFile(config)}, which does not exist yet: start the demo ` +
+          'first (npm start) in this folder, or set GATEWAY_ADMIN_TOKEN'
+        : 'compare link needs GATEWAY_ADMIN_TOKEN (the links are signed with it)');
+    }
     const minutes = values.minutes === undefined ? 60 : Number(values.minutes);
     if (!(minutes > 0 && minutes <= 7 * 24 * 60)) throw new UsageError('--minutes must be between 1 and 10080');
     const base = (values.base ?? `http://localhost:${config.PORT}`).replace(/\/$/, '');
@@ -187,7 +156,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (group === 'mappings' && action === 'report') {
-    const m = loadMappings(loadConfig(process.env).MAPPINGS_DIR);
+    const m = loadMappings(plainConfig().MAPPINGS_DIR);
     out(values.json ? JSON.stringify(mappingReport(m), null, 2) : mappingReportText(m));
     return 0;
   }
@@ -333,6 +302,7 @@ function failure(e: unknown): { code: number; message: string } {
     return { code: 2, message: err instanceof UsageError ? message : `${message} (legacy-gateway --help lists the commands and options)` };
   }
   if (err instanceof AdminError) return { code: 1, message: oneLine(err.message) };
+  if (err instanceof StartupError) return { code: err.exitCode, message: oneLine(err.message) };
   const path = (err as NodeJS.ErrnoException).path;
   if (code && path && FILE_ERRORS[code]) return { code: 1, message: `cannot open ${path}: ${FILE_ERRORS[code]}` };
   return { code: 1, message: `${oneLine(err.message) || err.name} (--debug prints the stack trace)` };

@@ -1,4 +1,5 @@
 import { parseRouteModes, type RouteModes } from './route-modes.js';
+import { lookalikeVariables, type Lookalike } from './lookalikes.js';
 import { z } from 'zod';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -163,6 +164,15 @@ export const ConfigSchema = z.object({
   SIM_PORT: int(0, 65535).default(4010),
 });
 
+/** Every variable the gateway and its command line read (the command line's secrets besides the schema's). */
+export const SETTING_NAMES: readonly string[] = [...Object.keys(ConfigSchema.shape), 'LEGACY_GATEWAY_PASSWORD', 'LEGACY_GATEWAY_KEY'];
+
+/** Variables of the environment that look like a setting but are not one (`INDEX_ENABLEDD`, `PROT`), each with the nearest. */
+export const settingLookalikes = (env: Record<string, string | undefined>): Lookalike[] => lookalikeVariables(env, SETTING_NAMES);
+
+/** The schemes DATABASE_URL may start with (anything else with `://` is refused rather than taken for a file path). */
+const STORE_SCHEMES = new Set(['postgres', 'postgresql', 'sqlite', 'file']);
+
 /** render_credits figures of one v1 team (RENDER_CREDITS). */
 export interface RenderCredits { readonly amount: number; readonly remaining: number; readonly used: number }
 
@@ -210,6 +220,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (c.ENCRYPTION_KEY && decodeKey(c.ENCRYPTION_KEY) === undefined) {
     problems.push('ENCRYPTION_KEY: must be 32 bytes, as 64 hex characters or base64');
+  }
+  const scheme = typeof c.DATABASE_URL === 'string' ? /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(c.DATABASE_URL)?.[1] : undefined;
+  if (scheme !== undefined && !STORE_SCHEMES.has(scheme)) {
+    // (the URL itself is never repeated: it may carry a password)
+    problems.push(`DATABASE_URL: ${scheme}:// is not a store the gateway serves (postgres:// or postgresql:// for PostgreSQL; a file path, ` +
+      'sqlite: or file: for SQLite)');
   }
   if (c.JWT_ALG !== undefined && c.JWT_ALG !== 'HS256' && !c.JWT_PRIVATE_KEY) problems.push(`JWT_PRIVATE_KEY: required for JWT_ALG=${c.JWT_ALG}`);
   let webhookSecrets: Record<string, string> = {};

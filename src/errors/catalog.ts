@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   RECORD_NOT_UNIQUE: 400,
   INVALID_FOREIGN_KEY: 400,
   REQUESTS_EXCEEDED: 429,
+  /** Gateway-only: a deprecated call refused in a brownout or after its sunset (src/deprecate/). */
+  DEPRECATED: 410,
   /** Gateway-only: Node's own answer to oversized headers, put in the envelope (Directus answers it as plain text). */
   REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   SERVICE_UNAVAILABLE: 503,
@@ -88,6 +90,9 @@ export const errors = {
   /** A field that cannot be written (a write policy other than overlay). */
   readOnlyField: (field: string, collection: string) =>
     new GatewayError('FORBIDDEN', `The field "${field}" of ${collection} became read-only with the v1 API and cannot be changed.`, { extensions: { field } }),
+  /** A deprecated call refused (a brownout, or past its sunset): the rule's message, extensions and headers. */
+  deprecated: (message: string, extensions: Record<string, unknown>, headers: Record<string, string>) =>
+    new GatewayError('DEPRECATED', message, { extensions, headers }),
   headersTooLarge: () => new GatewayError('REQUEST_HEADER_FIELDS_TOO_LARGE', 'The request line and headers are too large.'),
   internal: (cause: unknown) => new GatewayError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred.', { cause }),
   /** Directus ≥ 10.4 wording: `Invalid payload. <reason>.`, the bare reason in extensions. */

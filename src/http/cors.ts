@@ -35,7 +35,8 @@ export async function registerCors(app: FastifyInstance, c: Config, log: Pick<Lo
     origin,
     methods: list(c.CORS_METHODS),
     allowedHeaders: list(c.CORS_ALLOWED_HEADERS),
-    exposedHeaders: list(c.CORS_EXPOSED_HEADERS),
+    // and the deprecation headers (src/deprecate/): a browser client's code can read them too
+    exposedHeaders: [...new Set([...list(c.CORS_EXPOSED_HEADERS), 'Deprecation', 'Sunset', 'Link'])],
     credentials: c.CORS_CREDENTIALS,
     maxAge: c.CORS_MAX_AGE,
     strictPreflight: false,

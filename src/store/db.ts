@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
@@ -11,19 +11,68 @@ export async function pingDb(db: Db): Promise<void> {
   await sql`select 1`.execute(db.kysely);
 }
 
+const isPostgres = (url: string) => /^postgres(ql)?:\/\//.test(url);
+const sqlitePath = (url: string) => url.replace(/^sqlite:(\/\/)?/, '').replace(/^file:/, '');
+
+/**
+ * Checked before anything is created (start-up and the command line): an SQLite file whose folder does not exist is a
+ * mistake to name, not a folder to create (openDb would create it). Undefined when the location is usable.
+ */
+export function storeFolderProblem(url: string): string | undefined {
+  if (isPostgres(url)) return undefined;
+  const path = sqlitePath(url);
+  if (path === ':memory:' || path === '') return undefined;
+  const folder = dirname(path);
+  try {
+    if (statSync(folder).isDirectory()) return undefined;
+    return `DATABASE_URL: ${folder} is not a folder (the SQLite file ${path} would be in it)`;
+  } catch {
+    return `DATABASE_URL: the folder ${folder} does not exist (create it first: the SQLite file ${path} goes in it)`;
+  }
+}
+
+/** Where a PostgreSQL URL points, without its user or password: `host:port/database`. */
+export function storeAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname || 'localhost'}:${u.port || '5432'}${u.pathname || ''}`;
+  } catch {
+    return 'an unparsable URL';
+  }
+}
+
+/** What a failure to reach PostgreSQL means, in one line naming DATABASE_URL (never its password); undefined for other errors. */
+export function storeUnreachable(e: unknown, url: string): string | undefined {
+  if (!isPostgres(url)) return undefined;
+  const code = (e as { code?: unknown })?.code;
+  const causes: Record<string, string> = {
+    ECONNREFUSED: 'refused the connection (ECONNREFUSED): is PostgreSQL running there?',
+    ENOTFOUND: 'has a host name that does not resolve (ENOTFOUND)',
+    EAI_AGAIN: 'has a host name that does not resolve now (EAI_AGAIN)',
+    ETIMEDOUT: 'did not answer (ETIMEDOUT)',
+    ECONNRESET: 'closed the connection (ECONNRESET)',
+    EHOSTUNREACH: 'is unreachable (EHOSTUNREACH)',
+    '28P01': 'refused the user or password (28P01)',
+    '28000': 'refused the connection for this user (28000)',
+    '3D000': 'has no such database (3D000)',
+  };
+  const cause = typeof code === 'string' ? causes[code] : undefined;
+  return cause ? `DATABASE_URL: PostgreSQL at ${storeAddress(url)} ${cause}` : undefined;
+}
+
 /**
  * Opens the store: PostgreSQL for a postgres:// URL, otherwise an SQLite file (libsql, prebuilt) at
  * the given path (`:memory:` for throwaway stores).
  */
 export async function openDb(url: string, o: { sqliteSynchronous?: 'full' | 'normal' } = {}): Promise<Db> {
-  if (/^postgres(ql)?:\/\//.test(url)) {
+  if (isPostgres(url)) {
     const pg = (await import('pg')).default;
     pg.types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit safely)
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
   }
-  const path = url.replace(/^sqlite:(\/\/)?/, '').replace(/^file:/, '');
+  const path = sqlitePath(url);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const Libsql = (await import('libsql')).default;
   const database = new Libsql(path);

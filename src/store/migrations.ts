@@ -339,6 +339,28 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0017_deprecations': {
+    async up(db: Kysely<any>) {
+      // the operator's deprecation rules (src/deprecate/), the same on every instance
+      await db.schema.createTable('deprecation_rules')
+        .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addColumn('rule', 'text', (c) => c.notNull())
+        .addColumn('set_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // the calls each rule matched, per client and day (kept a bounded number of days: src/store/deprecations.ts)
+      await db.schema.createTable('deprecation_calls')
+        .addColumn('rule_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('client', 'varchar(200)', (c) => c.notNull())
+        .addColumn('day', 'integer', (c) => c.notNull())
+        .addColumn('calls', 'bigint', (c) => c.notNull())
+        .addColumn('refused', 'bigint', (c) => c.notNull())
+        .addColumn('observed', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('deprecation_calls_pk', ['rule_id', 'client', 'day'])
+        .execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -192,6 +192,23 @@ export interface ClientShapesTable {
   compared: number;
   differing: number;
 }
+/** Deprecation rules (migration 0017): one row a rule, its JSON as set, when its id was first set. */
+export interface DeprecationRulesTable {
+  id: string;
+  position: number;
+  rule: string;
+  set_at: number;
+}
+/** Calls matched by a deprecation rule, per rule, client and day (days since the epoch, UTC). */
+export interface DeprecationCallsTable {
+  rule_id: string;
+  client: string;
+  day: number;
+  calls: number;
+  refused: number;
+  observed: number;
+  last_seen: number;
+}
 
 export interface Database {
   users: UsersTable;
@@ -217,4 +234,6 @@ export interface Database {
   index_changes: IndexChangesTable;
   index_dropped_projects: IndexDroppedProjectsTable;
   client_shapes: ClientShapesTable;
+  deprecation_rules: DeprecationRulesTable;
+  deprecation_calls: DeprecationCallsTable;
 }

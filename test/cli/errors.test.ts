@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,6 +100,7 @@ describe('legacy-gateway failures', { timeout: 90_000 }, () => {
     oneLine(down);
     expect(down.stderr).toMatch(/^the legacy stand-in needs a reachable v1: http:\/\/127\.0\.0\.1:9 \(V1_BASE_URL\) did not answer/);
     // demo mode (V1_BASE_URL unset): the demo's simulator on SIM_PORT, which is not running
+    mkdirSync(join(dir, 'demo'));
     const demoEnv: Record<string, string> = { ...env, V1_BASE_URL: '', SIM_PORT: '9', DATABASE_URL: join(dir, 'demo', 'demo.db') };
     for (const k of ['ENCRYPTION_KEY', 'JWT_SECRET', 'GATEWAY_ADMIN_TOKEN']) delete demoEnv[k];
     const demo = await run(['legacy-standin', '--port', '0'], { env: demoEnv, until: /legacy stand-in on/ });
@@ -111,6 +112,7 @@ describe('legacy-gateway failures', { timeout: 90_000 }, () => {
   });
 
   it("in demo mode, a store is used only with the simulator world it was filled from (another world: exit 78, one line)", async () => {
+    mkdirSync(join(dir, 'demo-world'));
     const demoEnv: Record<string, string> = { ...env, V1_BASE_URL: '', DATABASE_URL: join(dir, 'demo-world', 'demo.db') };
     for (const k of ['ENCRYPTION_KEY', 'JWT_SECRET', 'GATEWAY_ADMIN_TOKEN']) delete demoEnv[k];
     const portOf = (s: RunningSim) => new URL(s.url).port;

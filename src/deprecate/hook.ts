@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { isInternal } from '../compare/legacy-side.js';
+import { legacyAnswers } from '../config/route-modes.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../errors/catalog.js';
+import { routeFacts } from '../http/route-facts.js';
+import { userAgentFamily } from '../migrate/client.js';
+import { refusalOf } from './rules.js';
+
+/**
+ * The deprecation rules on the request path (registered after authentication): a legacy request the gateway answers,
+ * of a known client, that a rule matches carries the rule's Deprecation, Sunset and Link headers — its answer is
+ * otherwise unchanged; inside a brownout or past the sunset it is refused with 410 DEPRECATED before anything is done
+ * (a write's body is not even read). Observe mode counts what would have been refused and lets it through.
+ * Also notes every legacy route as it is registered, so a rule naming no route is refused when it is set.
+ */
+export function registerDeprecations(app: FastifyInstance, deps: Pick<Deps, 'deprecations' | 'config' | 'clock'>): void {
+  const d = deps.deprecations;
+  app.addHook('onRoute', (route) => {
+    // (operator routes are told apart by their plugin's own onRoute hook, which runs after this one)
+    if ((route.config?.access ?? 'legacy') !== 'legacy' || route.url.startsWith('/_gateway/')) return;
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) if (m !== 'OPTIONS') d.routes.add(`${m} ${route.url}`);
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    if (d.empty) { done(); return; }
+    const facts = routeFacts(request);
+    const p = request.principal;
+    const template = facts.url;
+    if (!p || !template || facts.access !== 'legacy' || legacyAnswers(deps.config, template) || isInternal(request.headers)) { done(); return; }
+    const principal = p.via === 'static' && p.tokenId ? `static:${p.tokenId}` : `user:${p.user.id}`;
+    const now = deps.clock.now();
+    const v = d.decide(request.method, template, principal, userAgentFamily(request.headers['user-agent']), now);
+    if (!v) { done(); return; }
+    if (v.refuse) {
+      const r = refusalOf(v, `${request.method} ${template}`, now);
+      done(errors.deprecated(r.message, r.extensions, r.headers));
+      return;
+    }
+    for (const [k, value] of Object.entries(v.rule.headers)) void reply.header(k, value);
+    done();
+  });
+}

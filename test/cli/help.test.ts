@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/** `legacy-gateway --help` and each command's own help (the compiled bin), and the simulator's (`npm run sim -- --help`). */
+const BIN = resolve('dist/src/cli/main.js');
+
+interface Run { code: number | null; stdout: string; stderr: string }
+function run(args: string[], o: { sim?: boolean } = {}): Promise<Run> {
+  return new Promise((done) => {
+    const argv = o.sim ? ['--import', 'tsx', 'src/sim/cli.ts', ...args] : [BIN, ...args];
+    // (no store or v1 is needed for a help: none is given)
+    const child = spawn(process.execPath, argv, { env: { ...process.env, DATABASE_URL: 'mysql://nowhere/help' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('help', { timeout: 60_000 }, () => {
+  it('legacy-gateway --help: the whole help, exit 0 (without a command: the help and exit 2)', async () => {
+    const r = await run(['--help']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^legacy-gateway — the gateway's operator command line/);
+    for (const c of ['users import', 'index sync', 'replay FILE.jsonl', 'compare link', 'migrate report']) expect(r.stdout).toContain(c);
+    const bare = await run([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toContain('index sync');
+  });
+
+  it('each command has its own help, exit 0; a group its commands', async () => {
+    const sync = await run(['index', 'sync', '--help']);
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stdout).toContain('index sync [--team team_…]');
+    expect(sync.stdout).not.toContain('index verify');
+    expect(sync.stdout).not.toContain('users import');
+    const users = await run(['users', '--help']);
+    expect(users.code).toBe(0);
+    for (const c of ['users add', 'users import', 'users list', 'users suspend']) expect(users.stdout).toContain(c);
+    expect(users.stdout).not.toContain('tokens create');
+    const one = await run(['users', 'import', '--help']);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toContain('users import FILE.json|FILE.csv');
+    expect(one.stdout).not.toContain('users add');
+    // a command whose next word is an argument
+    const replay = await run(['replay', 'requests.jsonl', '--help']);
+    expect(replay.code).toBe(0);
+    expect(replay.stdout).toContain('replay FILE.jsonl --legacy URL');
+    expect(replay.stdout).not.toContain('users add');
+  });
+
+  it('the help of a command that does not exist: exit 2, one line', async () => {
+    const r = await run(['user', 'list', '--help']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('unknown command "user list" (legacy-gateway --help lists the commands)\n');
+    expect(r.stdout).toBe('');
+  });
+
+  it('npm run sim -- --help: the simulator\'s options, exit 0; an unknown option: one line, exit 2', async () => {
+    const r = await run(['--help'], { sim: true });
+    expect(r.code, r.stderr).toBe(0);
+    for (const o of ['--port', '--host', '--seed', '--scale', '--clock', '--url-ttl']) expect(r.stdout).toContain(o);
+    expect(r.stderr).toBe('');
+    const bad = await run(['--prot', '4010'], { sim: true });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/^Unknown option '--prot'/);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+  });
+});

@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * How the compiled gateway (dist/src/main.js) and `legacy-gateway` start or refuse to: a store location checked before
+ * anything is created, a port taken or a database down said in one line naming its variable, a mistyped variable named.
+ */
+// (the secrets of test/helpers/gateway.ts's TEST_ENV: that module loads the whole app, which this test runs compiled)
+const TEST_ENV = { ENCRYPTION_KEY: '11'.repeat(32), JWT_SECRET: 'test-secret-test-secret-test-secret-0123', GATEWAY_ADMIN_TOKEN: 'operator-token-0123456789' };
+const MAIN = resolve('dist/src/main.js');
+const BIN = resolve('dist/src/cli/main.js');
+const base: Record<string, string> = {
+  ...(process.env as Record<string, string>), MAPPINGS_DIR: resolve('mappings'), LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0',
+};
+// demo mode: no V1_BASE_URL and none of its secrets
+for (const k of ['V1_BASE_URL', 'ENCRYPTION_KEY', 'JWT_SECRET', 'GATEWAY_ADMIN_TOKEN', 'DATABASE_URL', 'METRICS_PORT']) delete base[k];
+base.SIM_PORT = '0';
+const deployed = (dir: string) => ({ ...base, ...TEST_ENV, V1_BASE_URL: 'http://127.0.0.1:9', DATABASE_URL: join(dir, 'gateway.db') });
+
+interface Run { code: number | null; stdout: string; stderr: string }
+/** Runs a compiled entry point in `cwd`; a gateway that starts instead of failing is stopped when it says it listens. */
+function run(file: string, args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [file, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      if (/Server listening at|Demo mode: /.test(stdout)) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+const oneLine = (r: Run) => {
+  expect(r.stderr.endsWith('\n'), r.stderr).toBe(true);
+  expect(r.stderr.trimEnd().split('\n'), r.stderr).toHaveLength(1);
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+};
+
+let taken: Server;
+let takenPort = 0;
+beforeAll(async () => {
+  taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+  takenPort = (taken.address() as { port: number }).port;
+});
+afterAll(() => new Promise<void>((r) => taken.close(() => r())));
+
+describe('DATABASE_URL is checked before anything is created', { timeout: 60_000 }, () => {
+  it('a scheme the gateway does not serve: exit 78 naming it, no folder, no store, no demo secrets, no password printed', async () => {
+    for (const [file, args] of [[MAIN, []], [BIN, ['users', 'list']]] as const) {
+      const cwd = mkdtempSync(join(tmpdir(), 'gw-start-scheme-'));
+      const r = await run(file, [...args], { ...base, DATABASE_URL: 'mysql://u:s3cret-pw@localhost/db' }, cwd);
+      expect(r.code, `${file}: ${r.stderr}`).toBe(78);
+      expect(r.stderr).toContain('DATABASE_URL: mysql:// is not a store the gateway serves');
+      expect(r.stdout + r.stderr).not.toContain('s3cret-pw');
+      expect(readdirSync(cwd), file).toEqual([]);
+    }
+  });
+
+  it('an SQLite file in a folder that does not exist: exit 78 naming the folder, which is not created', async () => {
+    for (const [file, args] of [[MAIN, []], [BIN, ['users', 'list']]] as const) {
+      const cwd = mkdtempSync(join(tmpdir(), 'gw-start-folder-'));
+      const missing = join(cwd, 'typo', 'gateway.db');
+      const r = await run(file, [...args], { ...base, DATABASE_URL: missing }, cwd);
+      expect(r.code, `${file}: ${r.stdout}${r.stderr}`).toBe(78);
+      expect(r.stderr).toContain(`DATABASE_URL: the folder ${join(cwd, 'typo')} does not exist`);
+      expect(existsSync(join(cwd, 'typo')), file).toBe(false);
+      expect(readdirSync(cwd), file).toEqual([]);
+    }
+  });
+});
+
+describe('a port taken or a database down: one line naming the variable, no stack trace', { timeout: 60_000 }, () => {
+  it('PORT in use (and a mistyped variable warned at start with the nearest setting)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-port-'));
+    const r = await run(MAIN, [], { ...deployed(dir), PORT: String(takenPort), INDEX_ENABLEDD: 'false', PROT: '9000' }, dir);
+    expect(r.code).toBe(1);
+    oneLine(r);
+    expect(r.stderr).toBe(`PORT=${takenPort} on HOST=127.0.0.1 is already in use (EADDRINUSE): another process listens there; set PORT to a free port\n`);
+    expect(r.stdout).toContain('INDEX_ENABLEDD is not a setting of the gateway and is ignored: did you mean INDEX_ENABLED?');
+    expect(r.stdout).toContain('PROT is not a setting of the gateway and is ignored: did you mean PORT?');
+  });
+
+  it('METRICS_PORT in use', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-metrics-'));
+    const r = await run(MAIN, [], { ...deployed(dir), METRICS_PORT: String(takenPort), METRICS_HOST: '127.0.0.1' }, dir);
+    expect(r.code).toBe(1);
+    oneLine(r);
+    expect(r.stderr).toMatch(new RegExp(`^METRICS_PORT=${takenPort} on METRICS_HOST=127\\.0\\.0\\.1 is already in use \\(EADDRINUSE\\)`));
+  });
+
+  it("SIM_PORT in use (the demo's simulator)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-sim-'));
+    const r = await run(MAIN, [], { ...base, SIM_SCALE: 'tiny', SIM_PORT: String(takenPort), DATABASE_URL: join(dir, 'demo.db') }, dir);
+    expect(r.code).toBe(1);
+    oneLine(r);
+    expect(r.stderr).toMatch(new RegExp(`^SIM_PORT=${takenPort} \\(on 127\\.0\\.0\\.1\\) is already in use \\(EADDRINUSE\\)`));
+  });
+
+  it('a PostgreSQL that refuses connections: the gateway and the command line name DATABASE_URL, never its password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-pg-'));
+    const env = { ...deployed(dir), DATABASE_URL: 'postgres://gw:pg-s3cret@127.0.0.1:1/gateway' };
+    for (const [file, args] of [[MAIN, []], [BIN, ['users', 'list']]] as const) {
+      const r = await run(file, [...args], env, dir);
+      expect(r.code, file).toBe(1);
+      oneLine(r);
+      expect(r.stderr).toBe('DATABASE_URL: PostgreSQL at 127.0.0.1:1/gateway refused the connection (ECONNREFUSED): is PostgreSQL running there?\n');
+      expect(r.stdout).not.toContain('pg-s3cret');
+    }
+  });
+});
+
+describe('the command line names a mistyped variable', { timeout: 60_000 }, () => {
+  it('on stderr, before its own output, and still runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-cli-'));
+    mkdirSync(join(dir, 'data'));
+    const r = await run(BIN, ['users', 'list'], { ...deployed(dir), DATABASE_URL: join(dir, 'data', 'g.db'), INDEX_ENABLEDD: 'false' }, dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('warning: INDEX_ENABLEDD is not a setting of the gateway and is ignored: did you mean INDEX_ENABLED?\n');
+  });
+});
