@@ -1,6 +1,7 @@
 import { And, Compare, FieldRef, Or, Relation, True, type FieldFn, type FilterNode, type Scalar } from './ast.js';
 import { resolveDynamic, type DynamicContext } from './dynamic.js';
 import type { Issues } from './issues.js';
+import { QUERY_CAPS, TermCount } from './list-caps.js';
 import {
   ALL_OPERATORS,
   DATE_FUNCTIONS,
@@ -24,6 +25,8 @@ export interface FilterContext {
   readonly issues: Issues;
   /** The most fields one filter path may chain (MAX_RELATIONAL_DEPTH); default 10. */
   readonly maxRelationalDepth?: number;
+  /** The terms of the query's filters counted so far (QUERY_CAPS.filterTerms); parseFilter starts one when not given. */
+  readonly terms?: TermCount;
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -83,7 +86,8 @@ export function parseFilter(raw: unknown, resource: ResourceSchema, ctx: FilterC
     ctx.issues.add('filter', 'Invalid filter object');
     return null;
   }
-  const node = parseLevel(value, resource, 'filter', ctx, 0, 0);
+  const counted = ctx.terms ? ctx : { ...ctx, terms: new TermCount(ctx.issues) };
+  const node = parseLevel(value, resource, 'filter', counted, 0, 0);
   return node.kind === 'True' ? null : node;
 }
 
@@ -108,6 +112,7 @@ function logical(
     ctx.issues.add(path, `"${key}" has to be an array of filter objects`);
     return undefined;
   }
+  if (ctx.terms?.add(list.length) === false) return undefined; // past the cap: its items are not parsed
   const children: FilterNode[] = [];
   list.forEach((x, i) => {
     const n = item(x, `${path}[${i}]`);
@@ -161,6 +166,7 @@ function parseField(
     ctx.issues.add(path, 'Filter is nested too deeply');
     return True;
   }
+  if (ctx.terms?.add(isPlainObject(val) ? Object.keys(val).length : 1) === false) return True;
   const split = splitFunction(key);
   const { field: fieldName, badFn } = split;
   // count(<one-to-many>) compares the number of related items (Directus 10)
@@ -295,6 +301,10 @@ function compare(
         typeof rawValue === 'string' ? rawValue.split(',') : rawValue === undefined || rawValue === null || isPlainObject(rawValue) ? [] : [rawValue];
     if (list.length === 0) {
       ctx.issues.add(path, `"${op}" has to be an array of values`);
+      return True;
+    }
+    if (list.length > QUERY_CAPS.filterValues) {
+      ctx.issues.add(path, `"${op}" has ${list.length} values; at most ${QUERY_CAPS.filterValues} are allowed`);
       return True;
     }
     if ((op === '_between' || op === '_nbetween') && list.length !== 2) {

@@ -1,6 +1,7 @@
 /** The parsers of the list-valued query parameters (fields, sort, aggregate, groupBy) and the helpers parse-query.ts shares. */
 import { Aggregate, FieldRef, Select, Sort, type AggregateFn, type AggregateNode, type SelectNode, type SortNode } from './ast.js';
 import type { Issues } from './issues.js';
+import { QUERY_CAPS, withinCap } from './list-caps.js';
 import { fieldOf, splitFunction } from './parse-filter.js';
 import type { ResourceSchema, SchemaRegistry } from './schema.js';
 
@@ -81,6 +82,7 @@ export function parseFields(raw: unknown, resource: ResourceSchema, schemas: Sch
     return [Select.create(['*'])];
   }
   if (items.length === 0) return [Select.create(['*'])];
+  if (!withinCap(items, QUERY_CAPS.fields, 'fields', 'fields', issues)) return [Select.create(['*'])];
   const out: SelectNode[] = [];
   items.forEach((item, i) => {
     const { fn, field, badFn } = splitFunction(item);
@@ -161,6 +163,7 @@ export function parseSort(
     issues.add('sort', '"sort" must be a comma-separated string or an array of strings');
     return [];
   }
+  if (!withinCap(items, QUERY_CAPS.sort, 'sort', 'sort', issues)) return [];
   const out: SortNode[] = [];
   items.forEach((item, i) => {
     const direction = item.startsWith('-') ? 'desc' : 'asc';
@@ -244,6 +247,7 @@ export function parseAggregate(raw: unknown, resource: ResourceSchema, issues: I
       issues.add(`aggregate.${fn}`, `"aggregate[${fn}]" needs one or more field names`);
       continue;
     }
+    if (!withinCap(fields, QUERY_CAPS.aggregate, `aggregate[${fn}]`, `aggregate.${fn}`, issues)) continue;
     for (const f of fields) {
       if (f === '*') {
         if (fn !== 'count') {
@@ -278,6 +282,7 @@ export function parseGroupBy(raw: unknown, resource: ResourceSchema, issues: Iss
     issues.add('groupBy', '"groupBy" must be a comma-separated string or an array of strings');
     return [];
   }
+  if (!withinCap(items, QUERY_CAPS.groupBy, 'groupBy', 'groupBy', issues)) return [];
   const out: FieldRef[] = [];
   items.forEach((item, i) => {
     const { fn, field, badFn } = splitFunction(item);
