@@ -23,6 +23,7 @@ import { reportHtml, reportMarkdown } from '../migrate/render.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
 import { indexCommand } from './index-command.js';
+import { deprecationsCommand } from './deprecations-command.js';
 import { secret, usersCommand } from './users-command.js';
 import { out } from './out.js';
 import { UsageError } from './usage-error.js';
@@ -83,6 +84,7 @@ async function withDeps<T>(v1: string | undefined, fn: (deps: Deps, target: V1Ta
 }
 
 export async function run(argv: string[]): Promise<number> {
+  if (argv[0] === 'deprecations') return withDeps(undefined, (deps) => deprecationsCommand(deps, argv.slice(1))); // its own options (--file)
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

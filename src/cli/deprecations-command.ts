@@ -1,0 +1,89 @@
+import { readFileSync, statSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { AdminError } from '../admin/operations.js';
+import { buildApp } from '../app.js';
+import type { Deps } from '../deps.js';
+import { progressOf } from '../deprecate/progress.js';
+import { RULE_LIMITS, type Rule } from '../deprecate/rules.js';
+import { RulesError } from '../deprecate/service.js';
+import { out } from './out.js';
+import { UsageError } from './usage-error.js';
+
+export const DEPRECATIONS_USAGE = `legacy-gateway deprecations — the deprecation rules (docs/migration.md#moving-clients)
+
+  deprecations list [--json]                the rules as set (the same on every instance)
+  deprecations set --file rules.json        replaces every rule with the file's {"rules":[…]} (validated first: a bad
+                                            rule changes nothing and names its field); running gateways follow
+  deprecations clear                        removes every rule (no header, no brownout, no sunset any more)
+  deprecations progress [--client ID] [--json]
+                                            per rule and client: calls since the rule was set, refused, last call,
+                                            days left (ID: user:<uuid> or static:<token id>)`;
+
+/** `legacy-gateway deprecations list | set --file F | clear | progress [--client ID]`. */
+export async function deprecationsCommand(deps: Deps, argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv], allowPositionals: true,
+    options: { file: { type: 'string' }, json: { type: 'boolean' }, client: { type: 'string' }, help: { type: 'boolean' }, debug: { type: 'boolean' } },
+  });
+  const [action, extra] = positionals;
+  if (values.help || !action) { out(DEPRECATIONS_USAGE); return action || values.help ? 0 : 2; }
+  if (extra !== undefined) throw new UsageError(`deprecations ${action} takes no argument "${extra}" (legacy-gateway deprecations --help)`);
+  const d = deps.deprecations;
+  switch (action) {
+    case 'list': {
+      const rules = d.list();
+      if (values.json) out(JSON.stringify({ rules: rules.map((s) => s.rule) }, null, 2));
+      else if (!rules.length) out('no deprecation rules');
+      else for (const s of rules) out(ruleLine(s.rule as Rule));
+      return 0;
+    }
+    case 'set':
+    case 'clear': {
+      const body = action === 'clear' ? { rules: [] } : readRules(values.file);
+      // the rules name legacy routes: the app's routes are known once it is built (nothing listens)
+      const app = await buildApp(deps);
+      try {
+        await app.ready();
+        const set = await d.replace(body).catch((e: unknown) => {
+          throw e instanceof RulesError ? new AdminError(`${values.file}: nothing was set: ${e.message}`) : e;
+        });
+        out(set.length ? `set ${set.length} rule${set.length === 1 ? '' : 's'}: ${set.map((s) => s.id).join(', ')}` : 'cleared: no deprecation rules');
+      } finally {
+        await app.close();
+      }
+      return 0;
+    }
+    case 'progress': {
+      await d.flush();
+      const principal = values.client?.split('~')[0];
+      const progress = progressOf(d.list(), await d.calls(principal), deps.clock.now());
+      if (values.json) { out(JSON.stringify(progress, null, 2)); return 0; }
+      for (const p of progress) {
+        const left = p.days_left === null ? 'no sunset' : `${p.days_left} days left (sunset ${p.sunset})`;
+        out(`${p.rule}  ${p.route}  ${p.client}  ${p.mode}  ${left}`);
+        if (!p.clients.length) out('    no calls since it was set');
+        for (const c of p.clients) out(`    ${c.client}  ${c.calls} calls  ${c.refused} refused  ${c.observed} observed  last ${c.last_seen}`);
+      }
+      if (!progress.length) out('no deprecation rules');
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command "deprecations ${action}" (legacy-gateway deprecations --help lists them)`);
+  }
+}
+
+function readRules(file: string | undefined): unknown {
+  if (!file) throw new UsageError('deprecations set needs --file rules.json');
+  if (statSync(file).size > RULE_LIMITS.bodyBytes) throw new AdminError(`${file}: larger than ${RULE_LIMITS.bodyBytes} bytes`);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  } catch (e) {
+    throw new AdminError(`${file} is not JSON: ${(e as Error).message}`);
+  }
+}
+
+function ruleLine(r: Rule): string {
+  const windows = (r.brownouts ?? []).map((b) => `${b.start} ${b.minutes} min`).join(', ');
+  return [r.id, r.match.route, r.match.client ?? '*', r.mode ?? 'enforce', `deprecated ${r.deprecation}`, r.sunset ? `sunset ${r.sunset}` : 'no sunset',
+    windows ? `brownouts ${windows}` : '', r.link ?? ''].filter(Boolean).join('  ');
+}
