@@ -5,7 +5,7 @@ import { answerCacheKey } from '../replica/answer-cache.js';
 import type { ReadSource, ReplicaService } from '../replica/service.js';
 import type { CallMeter } from '../plan/meter.js';
 import type { V1Session } from '../v1/client.js';
-import { exportFormat } from './export.js';
+import { exportFormat } from '../shape/export.js';
 import { requestContext } from './request-context.js';
 import { routeFacts } from './route-facts.js';
 import { questionOf } from './search.js';

@@ -6,7 +6,9 @@ import type { ListRead, OneRead } from '../read/items.js';
 import type { ReadSource } from '../replica/service.js';
 import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
-import { csvExport, csvExportStream, EXPORT_CONTENT_TYPE, exportFilename, jsonExport, jsonExportOne, type ExportFormat } from './export.js';
+import { plainItems } from '../exec/raw-json.js';
+import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
+import { heldItems, heldStream } from './held-answer.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
 
@@ -26,13 +28,16 @@ export async function sendList(
 ): Promise<FastifyReply | Record<string, unknown>> {
   const { result, source } = read;
   sourceHeaders(reply, source);
-  const items = result.stream && read.expands ? await drain(result.stream) : result.stream;
+  // an expanded answer is built whole (a file: as before; JSON: measured and held in the answer memory until sent)
+  const whole = result.stream && read.expands;
+  const items = whole ? await (format ? drain(result.stream!) : heldStream(deps, ctx, reply, result.stream!)) : result.stream;
   if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
   const explained = wantsExplain(deps, ctx.request);
   if (items) {
     const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.from, read.how) : undefined;
     return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(items, ctx.log, result.meta, atEnd)));
   }
+  await heldItems(deps, ctx, reply, result.data);
   const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   if (explained) return { ...body, explain: explainList(read.plan, ctx.meter, source, read.from, read.how) };
@@ -65,19 +70,21 @@ function keep(memo: Memo, reply: FastifyReply, body: Record<string, unknown>, so
   return memo.keep(reply, body, source, refreshAt);
 }
 
-/** Sends `?export=` data as Directus does: an attachment named after the collection and the time. */
+/**
+ * Sends `?export=` data as Directus does: an attachment named after the collection and the time. A streamed answer's items
+ * may be kept JSON bytes (the executor's merge and scan buffers): the file is written from the items themselves.
+ */
 async function sendExport(
   deps: Deps, ctx: RequestContext, reply: FastifyReply, format: ExportFormat, collection: string, data: AsyncIterable<unknown> | unknown[] | object,
 ): Promise<FastifyReply> {
   const name = exportFilename(collection, new Date(ctx.now), format);
   void reply.header('content-disposition', `attachment; filename="${name}"`).type(EXPORT_CONTENT_TYPE[format]);
-  const many = Array.isArray(data) || Symbol.asyncIterator in (data as object);
-  if (format === 'csv') {
-    // a streamed answer (limit=-1) is written as it is read, through a scratch file; a page is built at once
-    const csv = { escapeFormulas: deps.config.EXPORT_CSV_ESCAPE_FORMULAS };
-    if (many && !Array.isArray(data)) return reply.send(Readable.from(csvExportStream(data as AsyncIterable<unknown>, csv)));
-    return reply.send(await csvExport(many ? (data as unknown[]) : [data], csv));
-  }
-  if (!many) return reply.send(jsonExportOne(data));
-  return reply.send(Readable.from(jsonExport(data as AsyncIterable<unknown>)));
+  const csv = { escapeFormulas: deps.config.EXPORT_CSV_ESCAPE_FORMULAS };
+  if (Array.isArray(data)) return sendFile(reply, await exportPage(format, data, csv));
+  if (Symbol.asyncIterator in data) return sendFile(reply, exportStream(format, plainItems(data as AsyncIterable<unknown>), csv));
+  return reply.send(await exportOne(format, data, csv));
+}
+
+function sendFile(reply: FastifyReply, file: string | AsyncIterable<string>): FastifyReply {
+  return reply.send(typeof file === 'string' ? file : Readable.from(file));
 }

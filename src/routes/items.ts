@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { Memo } from '../http/answer-memo.js';
 import { parseLegacyQuery } from '../http/context.js';
-import { exportFormat } from '../http/export.js';
+import { exportFormat } from '../shape/export.js';
 import { requestContext } from '../http/request-context.js';
 import { searchPreHandler } from '../http/search.js';
 import { sendList, sendOne } from '../http/send-read.js';
