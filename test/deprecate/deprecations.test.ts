@@ -69,6 +69,12 @@ describe('PUT and GET /_gateway/deprecations', () => {
     expect(e.message).toContain(path);
     expect((await gw.app.inject({ method: 'GET', url: '/_gateway/deprecations', headers: OP })).json().data.rules).toEqual(before);
   });
+
+  it('refuses a body over 256 KiB (under the gateway\'s own limit) as too large', async () => {
+    const res = await put({ rules: [], pad: 'x'.repeat(300 * 1024) });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors[0]).toMatchObject({ message: 'Invalid payload. Request body is too large.', extensions: { code: 'INVALID_PAYLOAD' } });
+  });
 });
 
 describe('in band', () => {
