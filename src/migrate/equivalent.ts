@@ -232,6 +232,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
   const params: Param[] = [];
   const notes: string[] = [];
   const { blocked, unverified } = blockedFields(shape, m);
+  if (shape.cut) notes.push('the shape was too large to keep whole: its lists are cut (their last item says how many were left out)');
   const resource = shape.resource;
   let statuses: Record<string, readonly string[]> | null = null;
   // (a search matches the legacy status names too)

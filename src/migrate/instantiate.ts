@@ -75,7 +75,7 @@ const PLACEHOLDERS: Values = {
 
 /** The parsed query and the gateway's plan for a shape, with the given values (placeholders by default); null for writes. */
 export function planOf(shape: Shape, m: Mappings, limitDefault: number, values: Values = PLACEHOLDERS): { q: QueryNode; plan: Plan } | null {
-  if (!shape.resource || shape.invalid || !(shape.kind === 'list' || shape.kind === 'one' || shape.kind === 'me')) return null;
+  if (!shape.resource || shape.invalid || shape.cut || !(shape.kind === 'list' || shape.kind === 'one' || shape.kind === 'me')) return null;
   const schema = m.schemas[shape.resource];
   if (!schema) return null;
   const raw = instantiate(shape, values);

@@ -233,6 +233,7 @@ export async function prove(
 ): Promise<Proof> {
   const none = (reason: string): Proof => ({ result: 'not run', reason, differences: [], v1Calls: 0 });
   if (shape.invalid) return none('the client sent a query the gateway refuses (400): nothing to prove');
+  if (shape.cut) return none('the shape was too large to keep whole (cut to its bound): its question cannot be asked again');
   if (shape.kind === 'create' || shape.kind === 'update' || shape.kind === 'delete') {
     return none('a write: proofs do not create or change data (the snippet test runs it against the simulator)');
   }

@@ -34,11 +34,27 @@ export interface RecorderOptions {
   readonly flushEveryMs?: number;
   /** Distinct questions held between flushes; past it, requests are counted as dropped. */
   readonly maxPending?: number;
+  /** Bytes the recorder holds (questions waiting for a flush, shapes kept to skip a parse); past it, requests are counted as dropped. */
+  readonly maxHeldBytes?: number;
 }
 
+/** A question longer than this is shaped when it is seen (held as its shape, never whole) rather than at the next flush. */
+export const DEFER_MAX_CHARS = 2048;
+/** The recorder's byte bound by default (RecorderOptions.maxHeldBytes). */
+export const RECORDER_HELD_BYTES = 8 * 1024 * 1024;
+/** What an entry costs besides its question or shape (its key, counters, call histogram, the map's own entry). */
+const ENTRY_BYTES = 512;
+
+/** A distinct question waiting for the next flush: the request to shape then (small questions), or its shape already. */
 interface Pending extends ShapeCounts {
-  seen: SeenRequest;
+  seen: Omit<SeenRequest, 'question' | 'query' | 'bodyKeys'> & Partial<Pick<SeenRequest, 'question' | 'query' | 'bodyKeys'>>;
+  shape?: Shape;
+  bytes: number;
 }
+
+/** What a distinct question is known by: a hash of everything that tells two apart (never the question itself). */
+const questionKey = (parts: readonly string[]): string => createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 32);
+const shapeBytes = (s: Shape): number => Buffer.byteLength(JSON.stringify(s)) + ENTRY_BYTES;
 
 /** Placeholder dynamic values: a shape does not depend on them, and no caller's value is read. */
 const NO_DYNAMIC = { now: new Date(0), userId: '00000000-0000-0000-0000-000000000000', roleId: '00000000-0000-0000-0000-000000000000', user: {} };
@@ -50,7 +66,10 @@ const NO_DYNAMIC = { now: new Date(0), userId: '00000000-0000-0000-0000-00000000
  */
 export class ShapeRecorder {
   private pending = new Map<string, Pending>();
-  private readonly shapes = new Map<string, Shape>();
+  private pendingBytes = 0;
+  /** Shapes by question key, the least recently made first out: a question asked again is not parsed again. */
+  private readonly shapes = new Map<string, { shape: Shape; bytes: number }>();
+  private shapesBytes = 0;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   dropped = 0;
@@ -60,16 +79,39 @@ export class ShapeRecorder {
     if ((o.flushEveryMs ?? 2000) > 0) this.timer = setInterval(() => void this.flush().catch(() => {}), o.flushEveryMs ?? 2000).unref();
   }
 
+  /** Bytes held now: questions waiting for a flush and kept shapes (at most maxHeldBytes). */
+  get heldBytes(): number { return this.pendingBytes + this.shapesBytes; }
+  private get maxHeld(): number { return this.o.maxHeldBytes ?? RECORDER_HELD_BYTES; }
+
   private entry(r: SeenRequest): Pending | undefined {
-    const k = `${r.client}\u0000${r.method}\u0000${r.route}\u0000${r.question}`;
+    const k = questionKey([r.client, r.method, r.route, r.question, ...(r.bodyKeys ?? [])]);
     let e = this.pending.get(k);
     if (!e) {
       if (this.pending.size >= (this.o.maxPending ?? 5000)) { this.dropped++; return undefined; }
+      const { question, query, bodyKeys, ...rest } = r;
+      // a small question waits for the flush to be parsed; a big one is held as its shape (bounded), never whole
+      const chars = question.length + (bodyKeys ?? []).reduce((n, b) => n + b.length + 1, 0);
+      const shape = chars <= DEFER_MAX_CHARS ? undefined : this.shapeOf(r);
+      // (a small question is held twice: as text and as the query object parsed from it)
+      const bytes = shape ? shapeBytes(shape) : 2 * chars + ENTRY_BYTES;
+      if (this.pendingBytes + bytes > this.maxHeld) this.evictShapes(this.shapesBytes);
+      if (this.pendingBytes + this.shapesBytes + bytes > this.maxHeld) { this.dropped++; return undefined; }
       const t = this.now();
-      e = { seen: r, count: 0, errors: 0, msTotal: 0, msMax: 0, calls: new Map(), first: t, last: t, compared: 0, differing: 0 };
+      e = { seen: shape ? rest : r, ...(shape ? { shape } : {}), bytes, count: 0, errors: 0, msTotal: 0, msMax: 0,
+        calls: new Map(), first: t, last: t, compared: 0, differing: 0 };
       this.pending.set(k, e);
+      this.pendingBytes += bytes;
     }
     return e;
+  }
+
+  /** Drops the oldest kept shapes until `bytes` more fit (they are only a cache). */
+  private evictShapes(bytes: number): void {
+    for (const [k, v] of this.shapes) {
+      if (this.shapesBytes === 0 || this.pendingBytes + this.shapesBytes + bytes <= this.maxHeld) break;
+      this.shapes.delete(k);
+      this.shapesBytes -= v.bytes;
+    }
   }
 
   note(r: SeenRequest): void {
@@ -93,9 +135,9 @@ export class ShapeRecorder {
 
   /** The shape of a request (pure but for the parse cache). */
   shapeOf(r: Pick<SeenRequest, 'method' | 'route' | 'query' | 'bodyKeys' | 'question'>): Shape {
-    const ck = `${r.method}\u0000${r.route}\u0000${r.question}\u0000${(r.bodyKeys ?? []).join(',')}`;
+    const ck = questionKey([r.method, r.route, r.question, ...(r.bodyKeys ?? [])]);
     const known = this.shapes.get(ck);
-    if (known) return known;
+    if (known) return known.shape;
     const raw = (r.query ?? {}) as Record<string, unknown>;
     const params = Object.keys(raw);
     const place = { method: r.method, route: r.route, params };
@@ -113,17 +155,27 @@ export class ShapeRecorder {
       }
       shape = shapeOf(place, q, this.o.schemas, q ? {} : { invalid: true });
     }
-    if (this.shapes.size >= 2000) this.shapes.clear();
-    this.shapes.set(ck, shape);
+    const bytes = shapeBytes(shape) + ck.length;
+    // the cache holds at most a quarter of the bound: waiting questions come first
+    if (bytes <= this.maxHeld / 4) {
+      for (const [k, v] of this.shapes) {
+        if (this.shapesBytes + bytes <= this.maxHeld / 4) break;
+        this.shapes.delete(k);
+        this.shapesBytes -= v.bytes;
+      }
+      this.shapes.set(ck, { shape, bytes });
+      this.shapesBytes += bytes;
+    }
     return shape;
   }
 
   async flush(): Promise<void> {
     const batch = [...this.pending.values()];
     this.pending = new Map();
+    this.pendingBytes = 0;
     const rows = new Map<string, ShapeDelta>();
     for (const e of batch) {
-      const shape = this.shapeOf(e.seen);
+      const shape = e.shape ?? this.shapeOf({ ...e.seen, question: e.seen.question ?? '', query: e.seen.query });
       const text = shapeKey(shape);
       const key = createHash('sha256').update(text).digest('hex').slice(0, 32);
       const rk = `${e.seen.client}\u0000${key}`;
@@ -147,7 +199,8 @@ export class ShapeRecorder {
     }
     if (rows.size === 0) return;
     await this.store.apply([...rows.values()]);
-    await this.store.prune(this.now() - this.o.retentionMs, this.o.perClient, new Set([...rows.values()].map((d) => d.client)));
+    const deltas = [...rows.values()];
+    await this.store.prune(this.now() - this.o.retentionMs, this.o.perClient, new Set(deltas.map((d) => d.client)), new Set(deltas.map((d) => d.userId)));
   }
 
   async close(): Promise<void> {

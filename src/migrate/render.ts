@@ -107,8 +107,9 @@ export function reportHtml(r: MigrationReport): string {
     if (!table) return;
     const [head, , ...rows] = table;
     const cells = (l: string) => l.split('|').slice(1, -1).map((c) => c.trim());
+    const cell = (c: string) => { const cls = own(VERDICT_CLASS, c); return `<td${cls ? ` class="${cls}"` : ''}>${inline(c)}</td>`; };
     out.push('<table><tr>' + cells(head ?? '').map((c) => `<th>${inline(c)}</th>`).join('') + '</tr>' +
-      rows.map((l) => '<tr>' + cells(l).map((c) => `<td${own(VERDICT_CLASS, c) ? ` class="${own(VERDICT_CLASS, c)}"` : ''}>${inline(c)}</td>`).join('') + '</tr>')
+      rows.map((l) => '<tr>' + cells(l).map(cell).join('') + '</tr>')
         .join('') +
       '</table>');
     table = null;

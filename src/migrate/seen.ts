@@ -1,11 +1,26 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientId } from './client.js';
 import type { SeenRequest } from './recorder.js';
+import { cutName } from './shape.js';
+
+/** The most body keys a request is known by (a write names a few fields; past it, a marker says how many were left out). */
+export const BODY_KEYS_MAX = 64;
+
+/** The first keys of an object, each cut to a shape's name length, and a marker for the rest. */
+function keysOf(o: object): string[] {
+  const out: string[] = [];
+  let n = 0;
+  for (const k in o) {
+    if (!Object.hasOwn(o, k)) continue;
+    if (n++ < BODY_KEYS_MAX) out.push(cutName(k));
+  }
+  return n > BODY_KEYS_MAX ? [...out, `…[cut: ${n - BODY_KEYS_MAX} more]`] : out;
+}
 
 /** The names of a write body's top-level keys (a batch: `[]` and its first item's keys); never a value. */
 function bodyKeys(body: unknown): string[] {
-  if (Array.isArray(body)) return ['[]', ...(body[0] && typeof body[0] === 'object' ? Object.keys(body[0] as object) : [])];
-  return body && typeof body === 'object' ? Object.keys(body) : [];
+  if (Array.isArray(body)) return ['[]', ...(body[0] && typeof body[0] === 'object' ? keysOf(body[0] as object) : [])];
+  return body && typeof body === 'object' ? keysOf(body) : [];
 }
 
 /**

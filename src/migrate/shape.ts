@@ -33,7 +33,17 @@ export interface Shape {
   readonly body: readonly string[];
   /** The query could not be read (the client got a 400): only the route and the parameter names are known. */
   readonly invalid?: readonly string[];
+  /** Too large to keep whole: its lists were cut to SHAPE_BYTES (their last item says how many were left out). */
+  readonly cut?: true;
 }
+
+/** The longest name a shape keeps (a field, a filter path, a body key, a parameter); a longer one is cut with a marker. */
+export const NAME_MAX = 120;
+/** The most bytes (UTF-8, as JSON) a shape's lists and filter keep together; past it they are cut and the shape says so. */
+export const SHAPE_BYTES = 4096;
+
+/** A name as a shape keeps it: whole up to NAME_MAX characters, else its start and a marker (`title…[cut: 921600 characters]`). */
+export const cutName = (s: string): string => (s.length <= NAME_MAX ? s : `${s.slice(0, NAME_MAX)}…[cut: ${s.length} characters]`);
 
 /** Where a request landed: its method and route template, and the names of its query parameters. */
 export interface RequestPlace {
@@ -42,8 +52,9 @@ export interface RequestPlace {
   readonly params: readonly string[];
 }
 
-const ref = (f: FieldRef): string => (f.fn ? `${f.fn}(${f.path.join('.')})` : f.path.join('.'));
-const sel = (s: SelectNode): string => (s.count ? `count(${s.path.join('.')})` : s.fn ? `${s.fn}(${s.path.join('.')})` : s.path.join('.'));
+const dotted = (path: readonly string[]): string => cutName(path.join('.'));
+const ref = (f: FieldRef): string => (f.fn ? `${f.fn}(${dotted(f.path)})` : dotted(f.path));
+const sel = (s: SelectNode): string => (s.count ? `count(${dotted(s.path)})` : s.fn ? `${s.fn}(${dotted(s.path)})` : dotted(s.path));
 const sortKey = (s: SortNode): string => `${s.direction === 'desc' ? '-' : ''}${ref(s.field)}`;
 const uniqSorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
 
@@ -56,7 +67,7 @@ export function filterTree(f: FilterNode, prefix = ''): string {
     case 'Or':
       return `${f.kind.toLowerCase()}(${f.children.map((c) => filterTree(c, prefix)).sort().join(',')})`;
     case 'Relation':
-      return `${f.quantifier}(${f.path.join('.')}:${filterTree(f.filter)})`;
+      return `${f.quantifier}(${dotted(f.path)}:${filterTree(f.filter)})`;
     case 'True':
       return 'true';
   }
@@ -66,7 +77,7 @@ export function filterTree(f: FilterNode, prefix = ''): string {
 export function filterJson(f: FilterNode): unknown {
   switch (f.kind) {
     case 'Compare': {
-      const path = [...f.field.path];
+      const path = f.field.path.map(cutName);
       if (f.field.fn) path[path.length - 1] = `${f.field.fn}(${path.at(-1) ?? ''})`;
       let node: unknown = { [f.op]: '?' };
       for (let i = path.length - 1; i >= 0; i--) node = { [path[i] as string]: node };
@@ -77,7 +88,7 @@ export function filterJson(f: FilterNode): unknown {
       return { [`_${f.kind.toLowerCase()}`]: f.children.map(filterJson) };
     case 'Relation': {
       let node: unknown = { [`_${f.quantifier}`]: filterJson(f.filter) };
-      for (let i = f.path.length - 1; i >= 0; i--) node = { [f.path[i] as string]: node };
+      for (let i = f.path.length - 1; i >= 0; i--) node = { [cutName(f.path[i] as string)]: node };
       return node;
     }
     case 'True':
@@ -95,7 +106,7 @@ export function filterPaths(f: FilterNode | null, prefix = ''): string[] {
     case 'Or':
       return f.children.flatMap((c) => filterPaths(c, prefix));
     case 'Relation':
-      return filterPaths(f.filter, `${prefix}${f.path.join('.')}.`);
+      return filterPaths(f.filter, `${prefix}${dotted(f.path)}.`);
     case 'True':
       return [];
   }
@@ -155,14 +166,40 @@ export function shapeOf(
     search: reads ? q.search !== null : false,
     sort: reads ? q.sort.map(sortKey) : EMPTY,
     pagination: reads && kind === 'list' ? paginationOf(q, place.params) : 'none',
-    aggregate: reads ? uniqSorted(q.aggregate.map((a) => `${a.fn}(${a.field})`)) : EMPTY,
+    aggregate: reads ? uniqSorted(q.aggregate.map((a) => `${a.fn}(${cutName(a.field)})`)) : EMPTY,
     groupBy: reads ? q.groupBy.map(ref) : EMPTY,
-    meta: reads ? uniqSorted(q.meta) : EMPTY,
-    deep: reads ? uniqSorted(Object.keys(q.deep?.children ?? {})) : EMPTY,
-    body: uniqSorted(extra.bodyKeys ?? []),
-    ...(extra.invalid ? { invalid: uniqSorted(place.params.filter((p) => p !== 'access_token')) } : {}),
+    meta: reads ? uniqSorted(q.meta.map(cutName)) : EMPTY,
+    deep: reads ? uniqSorted(Object.keys(q.deep?.children ?? {}).map(cutName)) : EMPTY,
+    body: uniqSorted((extra.bodyKeys ?? []).map(cutName)),
+    ...(extra.invalid ? { invalid: uniqSorted(place.params.filter((p) => p !== 'access_token').map(cutName)) } : {}),
   };
-  return Object.freeze(shape);
+  return Object.freeze(bounded(shape));
+}
+
+const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? '');
+const LISTS = ['fields', 'filter', 'sort', 'aggregate', 'groupBy', 'meta', 'deep', 'body', 'invalid'] as const;
+
+/** A shape within SHAPE_BYTES: as it is when it fits, else its lists and filter tree cut in order, `cut` set, no filter JSON. */
+function bounded(s: Shape): Shape {
+  if (jsonBytes([s.fields, s.filter, s.filterTree, s.filterJson, s.sort, s.aggregate, s.groupBy, s.meta, s.deep, s.body, s.invalid]) <= SHAPE_BYTES) return s;
+  let left = SHAPE_BYTES;
+  const take = (xs: readonly string[]): string[] => {
+    const out: string[] = [];
+    for (const [i, x] of xs.entries()) {
+      const n = jsonBytes(x) + 1;
+      if (n > left) { out.push(`…[cut: ${xs.length - i} more]`); left = 0; break; }
+      left -= n;
+      out.push(x);
+    }
+    return out;
+  };
+  const out: Record<string, unknown> = { ...s, filterJson: null, cut: true };
+  for (const k of LISTS) { const xs = s[k]; if (xs) out[k] = take(xs); }
+  if (s.filterTree !== null) {
+    const keep = Math.max(0, Math.min(s.filterTree.length, Math.floor(left / 3)));
+    out.filterTree = keep < s.filterTree.length ? `${s.filterTree.slice(0, keep)}…[cut]` : s.filterTree;
+  }
+  return out as unknown as Shape;
 }
 
 /** The canonical text of a shape: equal for equal shapes, the key it is stored and counted under. */
@@ -183,5 +220,6 @@ export function shapeKey(s: Shape): string {
   add('deep', s.deep);
   add('body', s.body);
   if (s.invalid) add('invalid', s.invalid.length ? s.invalid : 'query');
+  add('cut', s.cut === true);
   return parts.join(' ');
 }

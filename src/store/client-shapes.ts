@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, SqliteAdapter, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
 /** What is counted of one (client, shape): requests, errors, latency, v1 calls, first/last seen, comparisons. */
@@ -62,15 +62,32 @@ export function medianOf(hist: Readonly<Record<string, number>>): number | null 
   return entries.at(-1)?.[0] ?? null;
 }
 
+/** The byte bounds of the client shapes table. */
+export interface ShapeStoreBounds {
+  /** The most bytes of one row's shape (UTF-8); a larger one is not stored (the recorder cuts shapes well below it). */
+  readonly rowBytes: number;
+  /** The most bytes of one user's rows together (shapes and call histograms, all its clients); the least recently seen leave first. */
+  readonly userBytes: number;
+}
+
 /**
  * The client shapes table: one row per (client, shape), bounded — at most `perClient` shapes a client (the least
- * recently seen leave first) and nothing older than the retention.
+ * recently seen leave first), each row and each user's rows together in bytes, and nothing older than the retention.
  */
 export class ClientShapeStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  static readonly ROW_BYTES = 16 * 1024;
+  static readonly USER_BYTES = 2 * 1024 * 1024;
+  private readonly bounds: ShapeStoreBounds;
+  /** Rows not stored for being over rowBytes. */
+  refused = 0;
+
+  constructor(private readonly db: Kysely<Database>, bounds: Partial<ShapeStoreBounds> = {}) {
+    this.bounds = { rowBytes: ClientShapeStore.ROW_BYTES, userBytes: ClientShapeStore.USER_BYTES, ...bounds };
+  }
 
   async apply(deltas: readonly ShapeDelta[]): Promise<void> {
     for (const d of deltas) {
+      if (Buffer.byteLength(d.shape) > this.bounds.rowBytes) { this.refused++; continue; }
       const existing = await this.db.selectFrom('client_shapes').select(['calls']).where('client', '=', d.client).where('shape_key', '=', d.key)
         .executeTakeFirst();
       const hist = new Map<number, number>(Object.entries(existing ? (JSON.parse(existing.calls) as Record<string, number>) : {})
@@ -94,8 +111,11 @@ export class ClientShapeStore {
     }
   }
 
-  /** Drops rows last seen before `before`, and each client's least recently seen shapes past `perClient`. */
-  async prune(before: number, perClient: number, clients: Iterable<string>): Promise<number> {
+  /**
+   * Drops rows last seen before `before`, each client's least recently seen shapes past `perClient`, and each user's
+   * least recently seen rows past the user's bytes.
+   */
+  async prune(before: number, perClient: number, clients: Iterable<string>, users: Iterable<string> = []): Promise<number> {
     let dropped = Number((await this.db.deleteFrom('client_shapes').where('last_seen', '<', before).executeTakeFirst()).numDeletedRows);
     for (const client of clients) {
       const keep = await this.db.selectFrom('client_shapes').select(['shape_key']).where('client', '=', client)
@@ -104,6 +124,24 @@ export class ClientShapeStore {
       const r = await this.db.deleteFrom('client_shapes').where('client', '=', client)
         .where('shape_key', 'not in', keep.map((k) => k.shape_key)).executeTakeFirst();
       dropped += Number(r.numDeletedRows);
+    }
+    for (const user of users) dropped += await this.pruneUser(user);
+    return dropped;
+  }
+
+  /** A user's rows past its bytes, the least recently seen first (read as lengths only, never whole). */
+  private async pruneUser(user: string): Promise<number> {
+    const sqlite = this.db.getExecutor().adapter instanceof SqliteAdapter;
+    const bytes = sqlite ? sql<number>`length(cast(shape as blob)) + length(cast(calls as blob))` : sql<number>`octet_length(shape) + octet_length(calls)`;
+    const rows = await this.db.selectFrom('client_shapes').select(['client', 'shape_key', bytes.as('bytes')]).where('user_id', '=', user)
+      .orderBy('last_seen', 'desc').orderBy('client').orderBy('shape_key').execute();
+    let total = 0;
+    let dropped = 0;
+    for (const r of rows) {
+      total += Number(r.bytes);
+      if (total <= this.bounds.userBytes) continue;
+      const d = await this.db.deleteFrom('client_shapes').where('client', '=', r.client).where('shape_key', '=', r.shape_key).executeTakeFirst();
+      dropped += Number(d.numDeletedRows);
     }
     return dropped;
   }
