@@ -3,25 +3,48 @@ import type { Deps } from '../deps.js';
 import { repair, verifyTeam, type Drift } from '../replica/verify.js';
 import type { V1Session } from '../v1/client.js';
 import { out } from './out.js';
+import { startProgress, type ProgressOptions } from './progress.js';
 import { UsageError } from './usage-error.js';
+import { v1Failure } from './v1-failure.js';
 
+/** How the command reports progress (tests give a sink, a clock and their own ticks). */
+export interface IndexCommandOptions {
+  readonly progress?: Pick<ProgressOptions, 'sink' | 'now' | 'schedule' | 'lineEveryMs'>;
+}
 
-/** The teams to work on: those named, else every team some bound key reaches. */
-async function teamsFor(deps: Deps, named: readonly string[] | undefined): Promise<string[]> {
+const warn = (line: string) => { process.stderr.write(`  ! ${line}\n`); };
+
+/**
+ * The teams to work on: those named, else every team some bound key reaches. A key whose teams could not be listed is
+ * said on stderr, with the cause in its own words (v1 unreachable, or the key refused), and counted in `failed`.
+ */
+async function teamsFor(deps: Deps, named: readonly string[] | undefined, failed: { keys: number }): Promise<string[]> {
   if (named?.length) return [...new Set(named)];
   const ids = new Set<string>();
   for (const u of await deps.users.boundUsers()) {
     try {
       for (const t of (await (await deps.v1For(u.id)).teams()).data) ids.add(t.id);
     } catch (e) {
-      process.stderr.write(`  ! the key of user ${u.id} was refused (${(e as Error).message}); its teams are skipped\n`);
+      failed.keys++;
+      const who = (await deps.users.byId(u.id))?.email ?? `user ${u.id}`;
+      const why = v1Failure(e);
+      if (why.kind === 'refused') warn(`v1 ${why.words.replace('the key', `the key of ${who}`)}: the teams it reaches were not listed (users rebind ${who} --key sk_…)`);
+      else warn(`the teams of ${who}'s key could not be listed: v1 at ${deps.v1.options.baseUrl} ${why.kind === 'other' ? `failed: ${why.words}` : why.words}`);
     }
   }
   return [...ids].sort();
 }
 
+/** What `index sync` says of a team it did not sync. */
+function notSynced(deps: Deps, e: unknown): string {
+  const why = v1Failure(e);
+  return why.kind === 'unreachable' ? `v1 at ${deps.v1.options.baseUrl} is ${why.words}` : why.kind === 'other' ? why.words : `v1 ${why.words}`;
+}
+
 /** `legacy-gateway index status | sync | verify [--repair]`. */
-export async function indexCommand(deps: Deps, action: string | undefined, named: readonly string[] | undefined, repairing = false): Promise<number> {
+export async function indexCommand(
+  deps: Deps, action: string | undefined, named: readonly string[] | undefined, repairing = false, o: IndexCommandOptions = {},
+): Promise<number> {
   const index = deps.index;
   if (!index) throw new AdminError('the render index is disabled (INDEX_ENABLED=false)');
   if (action === 'status') {
@@ -32,7 +55,8 @@ export async function indexCommand(deps: Deps, action: string | undefined, named
     return 0;
   }
   if (action === 'sync') {
-    const teams = await teamsFor(deps, named);
+    const failed = { keys: 0 };
+    const teams = await teamsFor(deps, named, failed);
     // a named team no bound key reaches is refused before anything is written (its row would stay "backfilling")
     const unreached: string[] = [];
     if (named?.length) for (const team of teams) if (!(await deps.readers.userFor(team))) unreached.push(team);
@@ -40,12 +64,47 @@ export async function indexCommand(deps: Deps, action: string | undefined, named
       throw new AdminError(`no bound key reaches ${unreached.join(', ')}: nothing was synced (--team takes the id of a team a bound user's key ` +
         'reaches; index sync without --team syncs them all)');
     }
-    for (const team of teams) {
-      await index.syncNow([team]);
-      const s = (await index.status()).find((x) => x.team === team);
-      out(`${team}: ${s?.state ?? 'unknown'}, ${s?.renders ?? 0} renders in ${s?.projects ?? 0} projects, ${s?.sync_calls_last_minute ?? 0} v1 calls`);
+    const left: string[] = [];
+    // progress: the renders in the index of the teams synced so far and of the one under way (its backfill grows it)
+    let counted = 0;
+    let at = 0;
+    const progress = startProgress({
+      label: 'index sync', unit: 'renders', ...o.progress,
+      sample: async () => {
+        const team = teams[at];
+        const s = team ? (await index.status()).find((x) => x.team === team) : undefined;
+        const rest = teams.length - at - 1;
+        return { done: counted + (s?.renders ?? 0), left: `team ${at + 1} of ${teams.length} (${team}), ${rest} team${rest === 1 ? '' : 's'} left` };
+      },
+    });
+    try {
+      for (const [i, team] of teams.entries()) {
+        at = i;
+        const before = (await index.status()).find((x) => x.team === team)?.last_sync ?? null;
+        try {
+          await index.syncNow([team]);
+        } catch (e) {
+          left.push(team);
+          warn(`${team}: not synced: ${notSynced(deps, e)}`);
+          continue;
+        }
+        const s = (await index.status()).find((x) => x.team === team);
+        if (!s || s.state !== 'ready' || s.last_sync === before) {
+          left.push(team);
+          warn(`${team}: not synced: ${s?.last_error ?? 'its v1 call budget is spent this minute (INDEX_SYNC_CALLS_PER_MIN, INDEX_SYNC_CALLS_PER_KEY_PER_MIN) or ' +
+            'another instance is syncing it; run index sync again in a minute'}`);
+          continue;
+        }
+        counted += s.renders;
+        out(`${team}: ${s.state}, ${s.renders} renders in ${s.projects} projects, ${s.sync_calls_last_minute} v1 calls`);
+      }
+    } finally {
+      progress.stop();
     }
-    return 0;
+    if (left.length + failed.keys === 0) return 0;
+    const keys = failed.keys ? `${failed.keys} bound key${failed.keys === 1 ? '' : 's'} could not be asked for their teams` : '';
+    const teamsLeft = left.length ? `${left.length} of ${teams.length} teams were not synced (${left.join(', ')})` : '';
+    throw new AdminError(`index sync did not finish: ${[teamsLeft, keys].filter(Boolean).join('; ')} — the causes are above`);
   }
   if (action === 'verify') {
     const drift: Drift[] = [];
@@ -54,8 +113,9 @@ export async function indexCommand(deps: Deps, action: string | undefined, named
       if (!sessions.has(team)) sessions.set(team, (await deps.readers.sessionFor(team, { onCall: () => undefined }, 'gateway-index-verify'))?.session);
       return sessions.get(team);
     };
+    const failed = { keys: 0 };
     let unreachable = 0;
-    for (const team of await teamsFor(deps, named)) {
+    for (const team of await teamsFor(deps, named, failed)) {
       const session = await sessionFor(team);
       if (!session) { out(`${team}: no bound key reaches this team`); unreachable++; continue; }
       const found = await verifyTeam(index.store, session, team);
@@ -63,6 +123,7 @@ export async function indexCommand(deps: Deps, action: string | undefined, named
       out(`${team}: ${found.length === 0 ? 'no drift' : `${found.length} differences`}`);
       drift.push(...found);
     }
+    unreachable += failed.keys;
     if (!repairing) return drift.length + unreachable > 0 ? 1 : 0;
     const done = await repair(index.store, drift, sessionFor, deps.clock.now());
     for (const team of done.teams) await deps.bus.publish('index_drop', team); // running instances read these teams again

@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexCommand } from '../../src/cli/index-command.js';
+import { loadConfig } from '../../src/config/schema.js';
+import { createDeps } from '../../src/deps.js';
+import { createLogger } from '../../src/log/logger.js';
+import { startSim, type RunningSim } from '../helpers/sim.js';
+
+/** `legacy-gateway index sync` says which team it did not sync and why, in words that match the cause, and exits 1. */
+const BIN = resolve('dist/src/cli/main.js');
+const SECRETS = { ENCRYPTION_KEY: '11'.repeat(32), JWT_SECRET: 'test-secret-test-secret-test-secret-0123', GATEWAY_ADMIN_TOKEN: 'operator-token-0123456789' };
+let sim: RunningSim;
+
+beforeAll(async () => { sim = await startSim(); });
+afterAll(async () => sim.sim.close());
+
+/** A store with the given users: a bound simulator person, and optionally a user whose key v1 does not know. */
+async function storeWith(o: { badKey?: boolean }): Promise<Record<string, string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-cli-sync-'));
+  const env = { ...(process.env as Record<string, string>), ...SECRETS, V1_BASE_URL: sim.url, DATABASE_URL: join(dir, 'gateway.db'), LOG_LEVEL: 'silent' };
+  const deps = await createDeps(loadConfig(env), createLogger('silent'));
+  const p = sim.keys[0]!;
+  await deps.users.create({ email: 'ops@example.com', passwordHash: null, role: 'r', v1Key: p.api_key, v1UserId: p.user_id });
+  if (o.badKey) await deps.users.create({ email: 'gone@example.com', passwordHash: null, role: 'r', v1Key: `sk_${'Q'.repeat(32)}`, v1UserId: 'usr_gone' });
+  await deps.close();
+  return env;
+}
+
+function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('index sync when a team is not synced', { timeout: 90_000 }, () => {
+  it('v1 unreachable: exit 1, "unreachable (ECONNREFUSED)", never "refused"', async () => {
+    const env = { ...(await storeWith({})), V1_BASE_URL: 'http://127.0.0.1:9' };
+    const r = await run(['index', 'sync'], env);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stderr).toContain('unreachable (ECONNREFUSED)');
+    expect(r.stderr).toContain('http://127.0.0.1:9');
+    expect(r.stderr).not.toMatch(/\brefused\b/i); // (ECONNREFUSED aside)
+  });
+
+  it('a key v1 refuses (401): the teams it reaches are not synced, exit 1; the teams other keys reach are', async () => {
+    const env = await storeWith({ badKey: true });
+    const r = await run(['index', 'sync'], env);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/v1 refused the key of gone@example\.com \(401\)/);
+    expect(r.stderr).not.toMatch(/unreachable/);
+    for (const t of sim.keys[0]!.teams) expect(r.stdout).toContain(`${t.id}: ready`);
+  });
+
+  it('every team synced: exit 0', async () => {
+    const r = await run(['index', 'sync'], await storeWith({}));
+    expect(r.code, r.stderr).toBe(0);
+  });
+});
+
+describe('index sync progress', { timeout: 90_000 }, () => {
+  it('lines on stderr while it runs (ticked by the test, a manual clock): renders counted, their rate, the teams left', async () => {
+    const env = await storeWith({});
+    const deps = await createDeps(loadConfig(env), createLogger('silent'));
+    const lines: string[] = [];
+    let now = 0;
+    let ticks = 0;
+    try {
+      // a tick at every turn of the event loop while the sync runs (no sleep, no timer of a guessed length)
+      const schedule = (tick: () => void) => {
+        let on = true;
+        const again = () => { if (!on) return; ticks++; now += 1000; tick(); setImmediate(again); };
+        setImmediate(again);
+        return () => { on = false; };
+      };
+      const code = await indexCommand(deps, 'sync', undefined, false, { progress: { sink: { write: (s: string) => lines.push(s) }, now: () => now, schedule } });
+      expect(code).toBe(0);
+    } finally {
+      await deps.close();
+    }
+    const teams = sim.keys[0]!.teams.length;
+    expect(ticks).toBeGreaterThan(0);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const l of lines) expect(l).toMatch(/^index sync: [\d ]+ renders, (?:[\d ]+ renders\/s, )?team \d+ of \d+ \(team_\w+\), \d+ teams? left\n$/);
+    expect(lines.some((l) => l.includes(`team 1 of ${teams}`))).toBe(true);
+    expect(lines.some((l) => / [1-9][\d ]* renders\/s/.test(l))).toBe(true);
+  });
+});
