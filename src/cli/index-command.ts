@@ -28,8 +28,9 @@ async function teamsFor(deps: Deps, named: readonly string[] | undefined, failed
       failed.keys++;
       const who = (await deps.users.byId(u.id))?.email ?? `user ${u.id}`;
       const why = v1Failure(e);
-      if (why.kind === 'refused') warn(`v1 ${why.words.replace('the key', `the key of ${who}`)}: the teams it reaches were not listed (users rebind ${who} --key sk_…)`);
-      else warn(`the teams of ${who}'s key could not be listed: v1 at ${deps.v1.options.baseUrl} ${why.kind === 'other' ? `failed: ${why.words}` : why.words}`);
+      if (why.kind === 'refused') {
+        warn(`v1 ${why.words.replace('the key', `the key of ${who}`)}: the teams it reaches were not listed (users rebind ${who} --key sk_…)`);
+      } else warn(`the teams of ${who}'s key could not be listed: v1 at ${deps.v1.options.baseUrl} ${why.kind === 'other' ? `failed: ${why.words}` : why.words}`);
     }
   }
   return [...ids].sort();
@@ -91,8 +92,9 @@ export async function indexCommand(
         const s = (await index.status()).find((x) => x.team === team);
         if (!s || s.state !== 'ready' || s.last_sync === before) {
           left.push(team);
-          warn(`${team}: not synced: ${s?.last_error ?? 'its v1 call budget is spent this minute (INDEX_SYNC_CALLS_PER_MIN, INDEX_SYNC_CALLS_PER_KEY_PER_MIN) or ' +
-            'another instance is syncing it; run index sync again in a minute'}`);
+          const idle = 'its v1 call budget is spent this minute (INDEX_SYNC_CALLS_PER_MIN, INDEX_SYNC_CALLS_PER_KEY_PER_MIN) or another instance ' +
+            'is syncing it; run index sync again in a minute';
+          warn(`${team}: not synced: ${s?.last_error ?? idle}`);
           continue;
         }
         counted += s.renders;
