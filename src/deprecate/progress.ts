@@ -19,7 +19,9 @@ export interface RuleProgress {
   readonly client: string;
   readonly mode: 'enforce' | 'observe';
   readonly set_at: string;
+  readonly deprecation: string;
   readonly sunset: string | null;
+  readonly link: string | null;
   readonly days_left: number | null;
   readonly clients: readonly ClientProgress[];
 }
@@ -47,7 +49,7 @@ export function progressOf(stored: readonly StoredRule[], rows: readonly CallRow
     })).sort((a, b) => b.calls - a.calls || a.client.localeCompare(b.client));
     return {
       rule: s.id, route: rule.match.route, client: rule.match.client ?? '*', mode: rule.mode ?? 'enforce', set_at: isoOf(s.setAt),
-      sunset: rule.sunset ?? null, days_left: daysLeft(rule.sunset, now), clients,
+      deprecation: rule.deprecation, sunset: rule.sunset ?? null, link: rule.link ?? null, days_left: daysLeft(rule.sunset, now), clients,
     };
   });
 }

@@ -105,6 +105,11 @@ export class Deprecations {
     return this.set.empty;
   }
 
+  /** The rule a request would fall under, not counted (the migration report). */
+  ruleFor(method: string, template: string, principal: string, family: string): Rule | undefined {
+    return this.set.pick(method, template, principal, family)?.rule;
+  }
+
   /** The rule a request falls under at `now`, counted; undefined when none applies. */
   decide(method: string, template: string, principal: string, family: string, now: number): Verdict | undefined {
     const c = this.set.pick(method, template, principal, family);

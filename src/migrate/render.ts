@@ -1,5 +1,6 @@
 import type { V1Call } from './equivalent.js';
 import { own } from './own.js';
+import { callsChart, deprecationsMd } from './deprecation-progress.js';
 import type { ClientReport, MigrationReport, ShapeReport } from './report.js';
 
 /** The migration report as Markdown and as one self-contained HTML file (its style inline, no script, nothing fetched). Pure. */
@@ -52,7 +53,7 @@ function shapeMd(s: ShapeReport): string[] {
   return out;
 }
 
-function clientMd(c: ClientReport): string[] {
+function clientMd(c: ClientReport, now: number): string[] {
   return [
     `### ${c.client} — ${c.verdict}`,
     '',
@@ -60,6 +61,7 @@ function clientMd(c: ClientReport): string[] {
     '',
     ...(c.blocked.length ? [`Blocked fields: ${c.blocked.map((b) => `\`${b.field}\``).join(', ')}`, ''] : []),
     ...(c.reasons.length ? ['Why:', '', ...c.reasons.map((r) => `- ${r}`), ''] : []),
+    ...deprecationsMd(c, now),
     ...c.shapes.flatMap(shapeMd),
   ];
 }
@@ -82,7 +84,7 @@ export function reportMarkdown(r: MigrationReport): string {
     ...r.clients.map((c) => `| ${c.client} | ${c.verdict} | ${c.requests} | ${c.shapes.length} | ${pct(c.errorRate)} | ${pct(c.diffRate)} | ` +
       `${c.blocked.map((b) => b.field).join(', ') || '—'} |`),
     '',
-    ...r.clients.flatMap(clientMd),
+    ...r.clients.flatMap((c) => clientMd(c, Date.parse(r.generatedAt))),
   ].join('\n');
 }
 
@@ -117,6 +119,8 @@ export function reportHtml(r: MigrationReport): string {
   for (const line of md) {
     if (line.startsWith('```')) { out.push(inCode ? '</code></pre>' : '<pre><code>'); inCode = !inCode; continue; }
     if (inCode) { out.push(esc(line)); continue; }
+    const chart = callsChart(r.clients, line, Date.parse(r.generatedAt)); // a client's deprecated calls per day, inline SVG
+    if (chart !== undefined) { out.push(chart); continue; }
     if (line.startsWith('|')) { (table ??= []).push(line); continue; }
     flushTable();
     const h = /^(#{1,4}) (.*)$/.exec(line);
