@@ -66,7 +66,8 @@ async function main(): Promise<void> {
   }
   const metricsPort = config.METRICS_PORT;
   const metricsServer = metricsPort
-    ? await listening('METRICS_PORT', metricsPort, config.METRICS_HOST, () => startMetricsServer(deps.metrics, metricsPort, config.METRICS_HOST), 'METRICS_HOST')
+    ? await listening('METRICS_PORT', metricsPort, config.METRICS_HOST, () => startMetricsServer(deps.metrics, metricsPort, config.METRICS_HOST),
+      'METRICS_HOST')
     : undefined;
   let stopping = false;
   const stop = (signal: string) => {

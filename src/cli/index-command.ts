@@ -30,7 +30,10 @@ async function teamsFor(deps: Deps, named: readonly string[] | undefined, failed
       const why = v1Failure(e);
       if (why.kind === 'refused') {
         warn(`v1 ${why.words.replace('the key', `the key of ${who}`)}: the teams it reaches were not listed (users rebind ${who} --key sk_…)`);
-      } else warn(`the teams of ${who}'s key could not be listed: v1 at ${deps.v1.options.baseUrl} ${why.kind === 'other' ? `failed: ${why.words}` : why.words}`);
+      } else {
+        const cause = why.kind === 'other' ? `failed: ${why.words}` : why.words;
+        warn(`the teams of ${who}'s key could not be listed: v1 at ${deps.v1.options.baseUrl} ${cause}`);
+      }
     }
   }
   return [...ids].sort();

@@ -58,7 +58,8 @@ const sim = createSimulator({
 });
 const url = await sim.listen(Number(values.port), values.host).catch((e: unknown) => {
   const code = (e as { code?: string }).code;
-  process.stderr.write(`cannot listen on ${values.host}:${values.port}: ${code === 'EADDRINUSE' ? 'already in use (EADDRINUSE); --port takes another' : (e as Error).message}\n`);
+  const why = code === 'EADDRINUSE' ? 'already in use (EADDRINUSE); --port takes another' : (e as Error).message;
+  process.stderr.write(`cannot listen on ${values.host}:${values.port}: ${why}\n`);
   return process.exit(1);
 });
 const keys = sim.world.listKeys();
