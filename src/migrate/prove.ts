@@ -2,7 +2,11 @@ import type { Mappings } from '../config/mappings.js';
 import { diffAnswers, type Difference } from '../compare/diff.js';
 import { Compare, FieldRef, Query } from '../query/ast.js';
 import type { Lookup, Rec } from '../query/compile.js';
-import { runQuery } from '../query/run.js';
+import type { QueryNode } from '../query/ast.js';
+import { ExpansionBudget } from '../query/budget.js';
+import { compileProjection } from '../query/project.js';
+import { selectRecords, type QueryResult } from '../query/run.js';
+import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
 import type { TimeUnit } from '../translate/time.js';
@@ -38,7 +42,19 @@ export interface ProofDeps {
   session(userId: string, count: () => void): Promise<V1Session>;
   /** The gateway's legacy answer to a request, as that user. */
   legacy(userId: string, method: string, url: string): Promise<{ status: number; body: unknown }>;
+  /** What one proof may spend (PROOF_BOUNDS by default). */
+  readonly bounds?: ProofBounds;
 }
+
+/** What one proof may spend: v1 calls (each a page of at most 60 items: the memory of what the calls return), related items expanded. */
+export interface ProofBounds {
+  readonly v1Calls: number;
+  readonly relatedItems: number;
+}
+export const PROOF_BOUNDS: ProofBounds = { v1Calls: 500, relatedItems: 50_000 };
+
+/** A proof stopped at one of its bounds. */
+class OverBound extends Error {}
 
 /** What the calls returned, by call name. */
 type Results = Map<string, unknown[]>;
@@ -62,8 +78,12 @@ function resolve(value: string, item: unknown, each: string | null, params: Read
   });
 }
 
-/** Runs the equivalent's calls in order (the cursor loop included) with the session. Writes are not run. */
-export async function runCalls(e: Equivalent, params: Readonly<Record<string, string>>, session: V1Session): Promise<Results> {
+/**
+ * Runs the equivalent's calls in order (the cursor loop included) with the session. Writes are not run. `guard` is asked
+ * before each call and after each page (it throws past the proof's bound).
+ */
+export async function runCalls(e: Equivalent, params: Readonly<Record<string, string>>, session: V1Session, guard: () => void = () => {})
+  : Promise<Results> {
   const out: Results = new Map();
   for (const c of e.calls) {
     if (c.method !== 'GET') throw new Error(`${c.method} ${c.path} is a write: proofs do not run writes`);
@@ -72,14 +92,18 @@ export async function runCalls(e: Equivalent, params: Readonly<Record<string, st
     // a status filter: one list per v1 status the legacy status stands for
     const statuses = c.perStatus ? (params.v1_statuses ?? '').split(',').filter(Boolean) : [undefined];
     for (const item of over) {
-      for (const v1 of statuses) got.push(...(await fetchCall(c, item, v1 === undefined ? params : { ...params, v1_status: v1 }, session)));
+      for (const v1 of statuses) {
+        guard();
+        got.push(...(await fetchCall(c, item, v1 === undefined ? params : { ...params, v1_status: v1 }, session, guard)));
+      }
     }
     out.set(c.name, [...(out.get(c.name) ?? []), ...got]);
   }
   return out;
 }
 
-async function fetchCall(c: V1Call, item: unknown, params: Readonly<Record<string, string>>, session: V1Session): Promise<unknown[]> {
+async function fetchCall(c: V1Call, item: unknown, params: Readonly<Record<string, string>>, session: V1Session, guard: () => void)
+  : Promise<unknown[]> {
   const path = resolve(c.path, item, c.each, params);
   const query = Object.fromEntries(Object.entries(c.query).map(([k, v]) => [k, resolve(v, item, c.each, params)]));
   const { limit: _limit, ...rest } = query;
@@ -95,7 +119,10 @@ async function fetchCall(c: V1Call, item: unknown, params: Readonly<Record<strin
   const all: unknown[] = [];
   if (path === '/v1/projects') {
     const team = rest.team_id ?? '';
-    for await (const page of session.pages((cursor) => session.projectsPage(team, { limit: 60, ...(cursor ? { cursor } : {}) }))) all.push(...page);
+    for await (const page of session.pages((cursor) => session.projectsPage(team, { limit: 60, ...(cursor ? { cursor } : {}) }))) {
+      all.push(...page);
+      guard();
+    }
     return all;
   }
   if (path === '/v1/renders') {
@@ -103,11 +130,33 @@ async function fetchCall(c: V1Call, item: unknown, params: Readonly<Record<strin
     const order = rest.order as 'asc' | 'desc' | undefined;
     for await (const page of session.pages((cursor) => session.rendersPage(rest.project_id ?? '', {
       limit: 60, ...(cursor ? { cursor } : {}), ...(status ? { status } : {}), ...(order ? { order } : {}),
-    }))) all.push(...page);
+    }))) {
+      all.push(...page);
+      guard();
+    }
     return all;
   }
   return items(await Promise.reject(new Error(`no v1 call ${path}`)));
 }
+
+/** The legacy answer over the records, expanding at most `max` related items (undefined past it). */
+function answerOf(records: readonly Rec[], q: QueryNode, schemas: SchemaRegistry, lookup: Lookup, max: number): QueryResult | undefined {
+  const budget = new ExpansionBudget(max);
+  try {
+    const sel = selectRecords(records, q, schemas, lookup, { numericStrings: true });
+    const data = sel.rows ?? (sel.page ?? []).map(compileProjection(q.fields, schemas[q.resource] as ResourceSchema, schemas, lookup, budget));
+    return sel.meta ? { meta: sel.meta, data } : { data };
+  } catch (e) {
+    if (budget.spent > max) return undefined;
+    throw e;
+  }
+}
+
+/** The error code of a refused legacy answer (`INVALID_QUERY`). */
+const errorCode = (body: unknown): string => {
+  const code = (body as { errors?: { extensions?: { code?: unknown } }[] } | null)?.errors?.[0]?.extensions?.code;
+  return typeof code === 'string' ? code.slice(0, 64) : 'refused';
+};
 
 /** Legacy records of what the calls returned (nothing the gateway keeps: no render data, no overlay), and a look-up over them. */
 export function recordsOf(results: Results, resource: string, d: Pick<ProofDeps, 'ids' | 'mappings' | 'timeUnit'>): { records: Rec[]; lookup: Lookup } {
@@ -255,11 +304,18 @@ export async function prove(
   const base = shape.route.replace(':id', sampleId ?? '');
   const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${base}${qs ? `?${qs}` : ''}`;
   const legacy = await d.legacy(userId, 'GET', `${base}${qs ? `?${qs}` : ''}`);
+  // a question the gateway itself refuses (a budget, a bound): its equivalent is not run (it could be unbounded)
+  if (legacy.status >= 400) {
+    return { ...none(`the gateway refuses this question (${legacy.status} ${errorCode(legacy.body)}): its v1 equivalent is not run`), request };
+  }
+  const bounds = d.bounds ?? PROOF_BOUNDS;
   calls = 0;
   let results: Results;
+  const guard = () => { if (calls > bounds.v1Calls) throw new OverBound(`the equivalent needs more than ${bounds.v1Calls} v1 calls`); };
   try {
-    results = await runCalls(e, params, session);
+    results = await runCalls(e, params, session, guard);
   } catch (err) {
+    if (err instanceof OverBound) return { ...none(`${err.message} (the proof's bound): not proven`), request, v1Calls: calls };
     return { result: 'differs', request, reason: `the v1 calls failed: ${(err as Error).message}`, differences: [], v1Calls: calls };
   }
   const { records, lookup } = recordsOf(results, shape.resource, d);
@@ -267,7 +323,8 @@ export async function prove(
   const q = shape.kind === 'one'
     ? Query.with(planned.q, { filter: Compare.create(FieldRef.create(['id']), '_eq', sampleId ?? ''), limit: 1, offset: 0 })
     : planned.q;
-  const answer = runQuery(records, q, d.mappings.schemas, lookup, { numericStrings: true });
+  const answer = answerOf(records, q, d.mappings.schemas, lookup, bounds.relatedItems);
+  if (!answer) return { ...none(`the answer expands more than ${bounds.relatedItems} related items (the proof's bound): not proven`), request, v1Calls: calls };
   const body = shape.kind === 'one' ? { data: answer.data[0] ?? null } : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data };
   const diffs: Difference[] = diffAnswers(legacy, { status: 200, body }, { rules: d.mappings.comparison, unordered: false, identity: () => undefined });
   const seen = new Map<string, string>();

@@ -8,6 +8,7 @@ import { equivalentOfShape } from './instantiate.js';
 import { prove, type Proof, type ProofDeps } from './prove.js';
 import type { Shape } from './shape.js';
 import { renderSnippets, type Snippets } from './snippets.js';
+import { noEquivalent, readStoredShape, unreadableShape } from './stored-shape.js';
 
 /** What every migration guide states, whatever the client. */
 export const MIGRATION_FACTS: readonly { readonly title: string; readonly text: string }[] = [
@@ -128,47 +129,71 @@ export function verdictOf(shapes: readonly Pick<ShapeReport, 'key' | 'equivalent
   return { verdict: work.length === 0 && unproven.length === 0 ? 'ready' : 'needs work', reasons };
 }
 
+/** The rows the report reads: the clients, then one client's rows at a time. */
+export type ReportSource = Pick<ClientShapeStore, 'clients' | 'list'>;
+
 /** The migration report: per client, its shapes with their v1 equivalents, proofs, blocked fields and the verdict. */
-export async function migrationReport(store: ClientShapeStore, proofs: ProofDeps | null, o: ReportOptions): Promise<MigrationReport> {
-  const rows = await store.list(o.client);
-  const byClient = new Map<string, ShapeRow[]>();
-  for (const r of rows) byClient.set(r.client, [...(byClient.get(r.client) ?? []), r]);
+export async function migrationReport(store: ReportSource, proofs: ProofDeps | null, o: ReportOptions): Promise<MigrationReport> {
   const clients: ClientReport[] = [];
-  const samples = new Map<string, Promise<Record<string, Rec>>>();
-  for (const [client, list] of byClient) {
-    const shapes: ShapeReport[] = [];
-    for (const [i, r] of list.entries()) {
-      const shape = JSON.parse(r.shape) as Shape & { key: string };
-      const equivalent = equivalentOfShape(shape, o.mappings, o.limitDefault);
-      let proof: Proof | null = null;
-      if (o.prove && proofs) {
-        proof = await prove(shape, equivalent, r.userId, proofs, samples).catch((e: unknown) => ({
-          result: 'not run' as const, reason: `the proof failed: ${(e as Error).message}`, differences: [], v1Calls: 0,
-        }));
-      }
-      shapes.push({
-        key: shape.key, shape, count: r.count, firstSeen: new Date(r.firstSeen).toISOString(), lastSeen: new Date(r.lastSeen).toISOString(),
-        latencyMsMean: Math.round((r.msTotal / Math.max(1, r.count)) * 10) / 10, latencyMsMax: Math.round(r.msMax * 10) / 10,
-        errorRate: rate(r.errors, r.count), gatewayV1CallsMedian: medianOf(r.calls), compared: r.compared,
-        diffRate: r.compared ? rate(r.differing, r.compared) : null, equivalent,
-        clientSteps: clientWork(equivalent).map((s) => s.detail), proof,
-        equivalentV1Calls: proof && proof.result !== 'not run' ? proof.v1Calls : null,
-        snippets: renderSnippets(equivalent, fnName(i)),
-        advice: adviceFor(shape, r.count, r.firstSeen, r.lastSeen),
-      });
-    }
-    const { verdict, reasons } = verdictOf(shapes);
-    const requests = list.reduce((s, r) => s + r.count, 0);
-    const compared = list.reduce((s, r) => s + r.compared, 0);
-    const blocked = new Map(shapes.flatMap((s) => s.equivalent.blocked).map((b) => [b.field, b]));
-    clients.push({
-      client, principal: principalOf(client), userAgentFamily: client.split('~')[1] ?? 'none', verdict, reasons, requests,
-      errorRate: rate(list.reduce((s, r) => s + r.errors, 0), requests),
-      diffRate: compared ? rate(list.reduce((s, r) => s + r.differing, 0), compared) : null,
-      blocked: [...blocked.values()], shapes,
-    });
-  }
+  for await (const c of clientReports(store, proofs, o)) clients.push(c);
   return {
     generatedAt: new Date(o.now).toISOString(), retentionDays: o.retentionDays, shapesPerClient: o.shapesPerClient, facts: MIGRATION_FACTS, clients,
+  };
+}
+
+/** The report's clients one at a time: each client's rows read alone and its proofs run before the next client's are read. */
+export async function* clientReports(store: ReportSource, proofs: ProofDeps | null, o: ReportOptions): AsyncGenerator<ClientReport> {
+  const samples = new Map<string, Promise<Record<string, Rec>>>();
+  for (const client of await store.clients(o.client)) {
+    const list = await store.list(client);
+    if (list.length === 0) continue;
+    const shapes: ShapeReport[] = [];
+    for (const [i, r] of list.entries()) shapes.push(await shapeReport(r, i, proofs, o, samples));
+    yield clientReport(client, list, shapes);
+  }
+}
+
+const proofFailed = (e: unknown): Proof => ({ result: 'not run', reason: `the proof failed: ${(e as Error).message}`, differences: [], v1Calls: 0 });
+
+/** One row's report; a row that cannot be read, or whose equivalent cannot be made, says so (the report goes on). */
+async function shapeReport(
+  r: ShapeRow, i: number, proofs: ProofDeps | null, o: ReportOptions, samples: Map<string, Promise<Record<string, Rec>>>,
+): Promise<ShapeReport> {
+  const stored = readStoredShape(r.shape);
+  const shape = stored.ok ? stored.shape : unreadableShape(r.key);
+  let equivalent: Equivalent;
+  try {
+    equivalent = stored.ok ? equivalentOfShape(shape, o.mappings, o.limitDefault)
+      : noEquivalent(`this row cannot be read (${stored.why}): it was written by another version or damaged`);
+  } catch (e) {
+    equivalent = noEquivalent(`the v1 equivalent could not be made: ${(e as Error).message}`);
+  }
+  let proof: Proof | null = null;
+  if (o.prove && proofs) {
+    proof = stored.ok ? await prove(shape, equivalent, r.userId, proofs, samples).catch(proofFailed)
+      : { result: 'not run', reason: 'the row cannot be read', differences: [], v1Calls: 0 };
+  }
+  return {
+    key: shape.key, shape, count: r.count, firstSeen: new Date(r.firstSeen).toISOString(), lastSeen: new Date(r.lastSeen).toISOString(),
+    latencyMsMean: Math.round((r.msTotal / Math.max(1, r.count)) * 10) / 10, latencyMsMax: Math.round(r.msMax * 10) / 10,
+    errorRate: rate(r.errors, r.count), gatewayV1CallsMedian: medianOf(r.calls), compared: r.compared,
+    diffRate: r.compared ? rate(r.differing, r.compared) : null, equivalent,
+    clientSteps: clientWork(equivalent).map((s) => s.detail), proof,
+    equivalentV1Calls: proof && proof.result !== 'not run' ? proof.v1Calls : null,
+    snippets: renderSnippets(equivalent, fnName(i)),
+    advice: adviceFor(shape, r.count, r.firstSeen, r.lastSeen),
+  };
+}
+
+function clientReport(client: string, list: readonly ShapeRow[], shapes: ShapeReport[]): ClientReport {
+  const { verdict, reasons } = verdictOf(shapes);
+  const requests = list.reduce((s, r) => s + r.count, 0);
+  const compared = list.reduce((s, r) => s + r.compared, 0);
+  const blocked = new Map(shapes.flatMap((s) => s.equivalent.blocked).map((b) => [b.field, b]));
+  return {
+    client, principal: principalOf(client), userAgentFamily: client.split('~')[1] ?? 'none', verdict, reasons, requests,
+    errorRate: rate(list.reduce((s, r) => s + r.errors, 0), requests),
+    diffRate: compared ? rate(list.reduce((s, r) => s + r.differing, 0), compared) : null,
+    blocked: [...blocked.values()], shapes,
   };
 }

@@ -146,6 +146,13 @@ export class ClientShapeStore {
     return dropped;
   }
 
+  /** The clients with rows (or those of one principal, `user:…`, or one client), in order: the report reads them one at a time. */
+  async clients(client?: string): Promise<string[]> {
+    let q = this.db.selectFrom('client_shapes').select('client').distinct();
+    if (client) q = q.where((eb) => eb.or([eb('client', '=', client), eb('client', 'like', `${client.replace(/[%_]/g, '')}~%`)]));
+    return (await q.orderBy('client').execute()).map((r) => r.client);
+  }
+
   async list(client?: string): Promise<ShapeRow[]> {
     let q = this.db.selectFrom('client_shapes').selectAll();
     if (client) q = q.where((eb) => eb.or([eb('client', '=', client), eb('client', 'like', `${client.replace(/[%_]/g, '')}~%`)]));
