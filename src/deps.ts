@@ -27,6 +27,7 @@ import { V1Cache } from './plan/cache.js';
 import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
 import { KeyRing } from './v1/keys.js';
 import { HeavyReadGate } from './read/heavy.js';
+import { AnswerMemory } from './read/in-flight.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Metrics } from './ops/metrics.js';
 import { Lifecycle, V1Health } from './ops/v1-health.js';
@@ -67,6 +68,8 @@ export interface Deps {
   readonly usage: UsageLedger;
   /** Per key, how many heavy reads (exports, limit=-1, whole-scope aggregates) run at once on this instance. */
   readonly heavyReads: HeavyReadGate;
+  /** Bytes of answers built whole and not yet sent, per key and per instance (ANSWER_MEMORY_MB_PER_KEY, ANSWER_MEMORY_MB). */
+  readonly answerMemory: AnswerMemory;
   /** Client profiles: (client, query shape) counts for the migration guide (src/migrate/). */
   readonly shapes: ShapeRecorder;
   /** The deprecation rules every instance applies, and the calls they match (src/deprecate/). */
@@ -205,6 +208,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     comparator: new Comparator(ids, compareStore, mappings.comparison),
     usage,
     heavyReads: new HeavyReadGate(config.HEAVY_READS_PER_KEY, config.HEAVY_READS_QUEUE),
+    answerMemory: new AnswerMemory(config.ANSWER_MEMORY_MB_PER_KEY * 1_048_576, config.ANSWER_MEMORY_MB * 1_048_576),
     shapes,
     deprecations,
     credits: config.renderCredits,

@@ -101,6 +101,11 @@ export const ConfigSchema = z.object({
   HEAVY_READS_PER_KEY: int(1).default(2),
   /** Heavy reads of one key that may wait for a place; past it: 503 SERVICE_UNAVAILABLE. */
   HEAVY_READS_QUEUE: int(0).default(64),
+  /** A read whose answer may hold more items than this (rows × related items each row brings) is heavy (src/read/cost.ts). */
+  HEAVY_READ_ITEMS: int(1).default(10_000),
+  /** Bytes of answers built whole and not yet sent, per key and per instance; past them: 503 with Retry-After. */
+  ANSWER_MEMORY_MB_PER_KEY: z.coerce.number().positive().default(64),
+  ANSWER_MEMORY_MB: z.coerce.number().positive().default(256),
   CACHE_MAX_ENTRIES: int(10).default(10_000),
   CACHE_TTL_METADATA_MS: int(0).default(60_000),
   CACHE_TTL_RENDER_ACTIVE_MS: int(0).default(2_000),

@@ -3,11 +3,12 @@ import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 
 /**
- * A heavy read: one that walks a whole scope — an export, `limit=-1`, or an aggregate over every project in reach.
- * (A read narrowed to projects, or by id, is light whatever it asks.)
+ * A heavy read: one whose answer is large by its expected size — `expected` items (src/read/cost.ts: rows × the related
+ * items each brings, whatever parameter asked) more than `maxItems` (HEAVY_READ_ITEMS), an export, `limit=-1` — or one
+ * that walks a whole scope: an aggregate over every project in reach (narrowed to projects, or by id, it is light).
  */
-export function isHeavy(q: QueryNode, plan: Plan, exporting: boolean): boolean {
-  if (exporting || q.limit === -1) return true;
+export function isHeavy(q: QueryNode, plan: Plan, exporting: boolean, expected: number, maxItems: number): boolean {
+  if (exporting || q.limit === -1 || expected > maxItems) return true;
   return (q.aggregate.length > 0 || q.groupBy.length > 0) && plan.ids === null && plan.scope.projects === null;
 }
 

@@ -15,7 +15,8 @@ import type { QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { V1Session } from '../v1/client.js';
 import { RefreshWalk } from '../replica/output-refresh.js';
-import { isHeavy, releasing, type HeavyReadGate } from './heavy.js';
+import { expectedItems } from './cost.js';
+import { isHeavy, type HeavyReadGate } from './heavy.js';
 
 /** What the item reads use (given by the route file, from the composition root's set). */
 export type ItemReadsDeps = ReadEnvDeps & Pick<Deps, 'index'>;
@@ -59,24 +60,26 @@ export class ItemReads {
   }
 
   /**
-   * `exporting`: the answer becomes a file (`?export=`): a heavy read, like `limit=-1` and whole-scope aggregates.
-   * `answer`: the answer's end (it closes: sent, or its client gone) — a heavy read's place is given back then at the
-   * latest, whatever happened to its stream.
+   * `exporting`: the answer becomes a file (`?export=`): a heavy read, like `limit=-1`, an answer expected large and
+   * whole-scope aggregates. `answer`: the answer's end (it closes: sent, or its client gone) — a heavy read's place is
+   * given back then (or at once when the read fails), whatever happened to its stream.
    */
   async list(ctx: RequestContext, q: QueryNode, exporting: boolean, answer: AnswerEnd, known?: ReadSource): Promise<ListRead> {
     const session = await ctx.session();
     const plan = planQuery(q, this.resource, this.planning);
-    // a heavy read waits for one of its key's places (HEAVY_READS_PER_KEY), held until its last item has been read
-    const release = isHeavy(q, plan, exporting) ? await this.gate.enter(session.partition, answer.gone) : undefined;
+    // a heavy read (by its expected size: src/read/cost.ts) waits for one of its key's places (HEAVY_READS_PER_KEY), held
+    // until its answer has been sent or its client has gone — not when its last item was read (a slow reader's answer is
+    // still held then)
+    const { config, mappings } = this.deps;
+    const expected = expectedItems(q, this.schema, mappings.schemas, config.QUERY_LIMIT_DEFAULT, plan.ids);
+    const release = isHeavy(q, plan, exporting, expected, config.HEAVY_READ_ITEMS) ? await this.gate.enter(session.partition, answer.gone) : undefined;
     if (release) answer.onEnd(release);
     try {
       const env = await this.env(ctx, session);
       const answered = await this.answer(q, plan, env, session, ctx.now, known);
       await this.deps.ids.flush();
-      const expands = selectsRelations(q.fields, this.schema, this.deps.mappings.schemas, q.alias);
-      const result = release && answered.result.stream ? { ...answered.result, stream: releasing(answered.result.stream, release) } : answered.result;
-      if (!result.stream) release?.();
-      return { q, plan, ...answered, result, expands };
+      const expands = selectsRelations(q.fields, this.schema, mappings.schemas, q.alias);
+      return { q, plan, ...answered, expands };
     } catch (e) {
       release?.();
       throw e;

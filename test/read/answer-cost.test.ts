@@ -1,0 +1,134 @@
+import type { FastifyRequest } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RequestContext } from '../../src/http/request-context.js';
+import { planQuery } from '../../src/plan/plan.js';
+import { parseQuery } from '../../src/query/parse-query.js';
+import { searchQuery } from '../../src/query/search-body.js';
+import { expectedItems } from '../../src/read/cost.js';
+import { isHeavy } from '../../src/read/heavy.js';
+import { AnswerMemory } from '../../src/read/in-flight.js';
+import { ItemReads } from '../../src/read/items.js';
+import { partitionOf } from '../../src/v1/client.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { ctx, mappings, schemas } from '../query/fixtures.js';
+
+/**
+ * Issue 38: one cost model for big answers — a read is heavy by its answer's expected size (rows × related items),
+ * whatever parameter asked; the heavy-read place is held until the answer has been sent; the bytes of answers built
+ * whole and not yet sent are bounded per key and per instance (503 with Retry-After past them).
+ */
+const planning = { statusToV1: mappings.status.toV1, schemas };
+const read = (raw: Record<string, unknown>, resource = 'render') => {
+  const schema = schemas[resource]!;
+  const q = parseQuery(raw, schema, ctx());
+  const plan = planQuery(q, resource, planning);
+  const expected = expectedItems(q, schema, schemas, 100, plan.ids);
+  return { expected, heavy: isHeavy(q, plan, false, expected, 10_000) };
+};
+
+describe('the cost model', () => {
+  it('counts rows times the related items each row brings, whatever parameter asked', () => {
+    expect(read({ fields: 'id' })).toEqual({ expected: 100, heavy: false });
+    expect(read({ fields: '*' })).toEqual({ expected: 100, heavy: false }); // many-to-one ids
+    expect(read({}, 'project')).toEqual({ expected: 200, heavy: false }); // each project: its renders' ids, one list
+    expect(read({ fields: '*.*' })).toEqual({ expected: 600, heavy: false });
+    expect(read({ limit: '10000', fields: 'id' })).toEqual({ expected: 10_000, heavy: false });
+    // the three reads of the finding
+    expect(read({ limit: '100000', fields: 'id' })).toEqual({ expected: 100_000, heavy: true });
+    expect(read(searchQuery({ query: { limit: 1e308, fields: ['id'] } }, {}).raw).heavy).toBe(true);
+    expect(read({ fields: '*.*.*' })).toEqual({ expected: 40_600, heavy: true });
+    expect(read({ limit: '100000', fields: '*,project.renders.*' }).expected).toBe(100_000 * 102);
+    // deep: a one-to-many's own limit; -1 is every item
+    expect(read({ fields: 'id,renders.id', deep: { renders: { _limit: 5 } } }, 'project').expected).toBe(100 * 6);
+    expect(read({ fields: 'id,renders.id', deep: { renders: { _limit: -1 } } }, 'project')).toEqual({ expected: Number.POSITIVE_INFINITY, heavy: true });
+    // a read of named ids holds at most those rows, whatever its limit
+    const ids = ['cccccccc-0000-4000-8000-000000000001', 'cccccccc-0000-4000-8000-000000000002'];
+    expect(read({ limit: '100000', filter: { id: { _in: ids } } })).toEqual({ expected: 2, heavy: false });
+    expect(read({ limit: '-1', fields: 'id' }).heavy).toBe(true);
+  });
+
+  it('stars nested ten deep are reckoned a level at a time (no walk of every branch)', () => {
+    expect(read({ fields: Array(10).fill('*').join('.') }, 'account').heavy).toBe(true);
+  });
+});
+
+describe('the answer memory', () => {
+  it('bounds the bytes held per key and per instance, lets an answer alone through, and gives back once', () => {
+    const m = new AnswerMemory(100, 250);
+    const busy = expect.objectContaining({ code: 'SERVICE_UNAVAILABLE', status: 503, headers: { 'retry-after': '1' } });
+    const a1 = m.hold('a', 60);
+    expect(() => m.hold('a', 50)).toThrow(busy); // the key's bound
+    const a2 = m.hold('a', 40); // exactly the bound
+    expect(() => m.hold('b', 200)).toThrow(busy); // the instance's bound
+    const b1 = m.hold('b', 150);
+    expect([m.held('a'), m.held('b'), m.held()]).toEqual([100, 150, 250]);
+    expect(() => m.hold('c', 1)).toThrow(busy);
+    b1();
+    b1(); // given back once
+    expect(m.held()).toBe(100);
+    a1(); a2();
+    expect(m.held()).toBe(0);
+    const big = m.hold('a', 10_000); // alone on the instance: through (no answer waits forever behind its own size)
+    expect(() => m.hold('b', 1)).toThrow(busy);
+    big();
+    expect([m.held('a'), m.held()]).toEqual([0, 0]);
+  });
+});
+
+describe('through the gateway', () => {
+  let gw: TestGateway;
+  let token: string;
+  let userId: string;
+  let key: string;
+  beforeAll(async () => {
+    gw = await startGateway({ HEAVY_READS_PER_KEY: '1', INDEX_ENABLED: 'false', ANSWER_CACHE_MB: '0', ANSWER_MEMORY_MB_PER_KEY: '1' });
+    userId = await gw.addUser(0, 'cost@example.com');
+    token = await gw.login('cost@example.com');
+    key = partitionOf(gw.s.keys[0]!.api_key);
+  });
+  afterAll(async () => gw.close());
+
+  it('a heavy read keeps its place until its answer has closed, not until its last item was read', async () => {
+    const reads = new ItemReads(gw.deps, 'render', schemas.render!, gw.deps.heavyReads);
+    const request = { id: 'req-1', log: gw.app.log, principal: { user: (await gw.deps.users.byId(userId))!, via: 'jwt' } } as unknown as FastifyRequest;
+    for (const raw of [{ limit: '100000', fields: 'id' }, { limit: '-1', fields: 'id' }, { fields: '*.*.*' }]) {
+      const c = new RequestContext(gw.deps, request);
+      let end: (() => void) | undefined;
+      const gone = new AbortController();
+      const q = parseQuery(raw, schemas.render!, ctx());
+      const answered = await reads.list(c, q, false, { gone: gone.signal, onEnd: (fn) => { end = fn; } });
+      if (answered.result.stream) for await (const _ of answered.result.stream) { /* every item read */ }
+      expect(gw.deps.heavyReads.load(key), JSON.stringify(raw)).toEqual({ running: 1, waiting: 0 });
+      expect(end).toBeTypeOf('function');
+      end!(); // the reply has closed
+      expect(gw.deps.heavyReads.load(key)).toEqual({ running: 0, waiting: 0 });
+    }
+  });
+
+  it('past the key\'s answer memory: 503 with Retry-After in the Directus envelope; the memory is given back once sent', async () => {
+    const other = gw.deps.answerMemory.hold(key, 1_048_576); // another answer of the key, not sent yet
+    const refused = await gw.get('/renders?limit=5&fields=id', token);
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.body).toEqual({ errors: [{
+      message: 'Service "gateway" is unavailable. Too many large answers of this key are being sent at once; retry shortly.',
+      extensions: {
+        code: 'SERVICE_UNAVAILABLE', service: 'gateway', reason: 'Too many large answers of this key are being sent at once; retry shortly.', request_id: expect.any(String),
+      },
+    }] });
+    other();
+    const ok = await gw.get('/renders?limit=5&fields=id', token);
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toHaveLength(5);
+    expect(gw.deps.answerMemory.held()).toBe(0);
+  });
+
+  it('an expanded streamed answer is measured, written from its measured bytes, and given back once sent', async () => {
+    const plain = await gw.get('/renders?limit=-1&fields=id,project', token);
+    const expanded = await gw.get('/renders?limit=-1&fields=id,project.id,project.title', token);
+    expect(expanded.status).toBe(200);
+    expect(expanded.body.data.map((r: { id: string }) => r.id)).toEqual(plain.body.data.map((r: { id: string }) => r.id));
+    expect(expanded.body.data[0].project).toEqual({ id: plain.body.data[0].project, title: expect.any(String) });
+    expect(gw.deps.answerMemory.held()).toBe(0);
+  });
+});
