@@ -70,11 +70,15 @@ export interface ImportOptions {
   readonly existing?: 'report' | 'skip' | 'update';
   /** Check every row (and every distinct key, once) and write nothing. */
   readonly check?: boolean;
-  /** Called as rows are handled (the CLI prints a progress line on stderr). */
-  readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Called as the work advances, step by step (the CLI reports progress on stderr): each distinct key checked with v1
+   * (`checking keys`), each plaintext password hashed (`hashing passwords`), rows written (`writing`).
+   */
+  readonly onProgress?: (done: number, total: number, phase: ImportPhase) => void;
   /** Plaintext passwords hashed at once (argon2 is CPU-bound: about the number of cores). */
   readonly hashConcurrency?: number;
 }
+export type ImportPhase = 'checking keys' | 'hashing passwords' | 'writing';
 export interface ImportResult { imported: number; updated: number; skipped: number; unbound: number; problems: string[]; checked: boolean }
 
 /**
@@ -129,8 +133,10 @@ export async function importUsers(deps: Deps, records: readonly Record<string, u
   // one check with v1 per distinct key (bounded), never one per row
   const keys = [...new Set([...rows, ...existing].map((r) => r.key).filter((k): k is string => !!k))];
   const v1Users = new Map<string, string>();
+  let checkedKeys = 0;
   await mapLimit(keys, 4, async (k) => {
     try { v1Users.set(k, await v1UserFor(deps, k)); } catch (e) { problems.push(`key ${k.slice(0, 6)}…: ${(e as Error).message}`); }
+    o.onProgress?.(++checkedKeys, keys.length, 'checking keys');
   });
   const keyOk = (r: Row) => !r.key || v1Users.has(r.key);
   for (const r of [...rows, ...existing]) if (!keyOk(r)) problems.push(`${r.at}: its v1 key was refused (see above)`);
@@ -141,7 +147,13 @@ export async function importUsers(deps: Deps, records: readonly Record<string, u
   let done = 0;
   const total = good.length + updates.length;
   // plaintext passwords are hashed here, a few at a time (argon2 is CPU-bound)
-  await mapLimit([...good, ...updates].filter((r) => r.plain), o.hashConcurrency ?? 2, async (r) => { r.hash = await hashPassword(r.plain!); r.plain = null; });
+  const plain = [...good, ...updates].filter((r) => r.plain);
+  let hashed = 0;
+  await mapLimit(plain, o.hashConcurrency ?? 2, async (r) => {
+    r.hash = await hashPassword(r.plain!);
+    r.plain = null;
+    o.onProgress?.(++hashed, plain.length, 'hashing passwords');
+  });
   const toUser = (r: Row) => ({
     id: r.id, email: r.email, passwordHash: r.hash, firstName: r.first, lastName: r.last, role: r.role,
     v1Key: r.key ?? '', v1UserId: r.key ? v1Users.get(r.key)! : '', status: (r.key ? 'active' : 'unbound') as 'active' | 'unbound',
@@ -150,11 +162,11 @@ export async function importUsers(deps: Deps, records: readonly Record<string, u
     const chunk = good.slice(i, i + 500);
     await deps.users.createMany(chunk.map(toUser));
     done += chunk.length;
-    o.onProgress?.(done, total);
+    o.onProgress?.(done, total, 'writing');
   }
   for (const r of updates) {
     await deps.users.replaceImported(r.id, toUser(r));
-    o.onProgress?.(++done, total);
+    o.onProgress?.(++done, total, 'writing');
   }
   const pairs = [...good, ...updates].filter((r) => r.key).map((r) => ({ type: 'user', uuid: r.id, v1Id: v1Users.get(r.key!)! }));
   if (pairs.length) await deps.idMap.importPairs(pairs);

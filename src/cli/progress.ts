@@ -10,6 +10,8 @@ export interface Sample {
   readonly total?: number | undefined;
   /** A step of the work; the rate is measured from the step's start. */
   readonly phase?: string | undefined;
+  /** What `done` counts in this step, when not the progress's own unit (`keys`). */
+  readonly unit?: string | undefined;
   /** What is left when `total` does not say it (`3 teams left`). */
   readonly left?: string | undefined;
   readonly note?: string | undefined;
@@ -34,10 +36,11 @@ const group = (n: number) => Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\
 const duration = (s: number) => (s < 90 ? `${Math.max(1, Math.round(s))} s` : s < 5400 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`);
 
 /** The words of one progress report (no bar): `users import: writing 1 500/10 000 rows, 320 rows/s, 8 500 left (about 27 s)`. */
-export function progressText(label: string, unit: string, s: Sample, ratePerS: number | undefined): string {
+export function progressText(label: string, defaultUnit: string, s: Sample, ratePerS: number | undefined): string {
+  const unit = s.unit ?? defaultUnit;
   const counts = s.total === undefined ? `${group(s.done)} ${unit}` : `${group(s.done)}/${group(s.total)} ${unit}`;
   const parts = [`${label}: ${s.phase ? `${s.phase} ` : ''}${counts}`];
-  if (ratePerS !== undefined) parts.push(`${group(ratePerS)} ${unit}/s`);
+  if (ratePerS !== undefined) parts.push(`${ratePerS >= 10 ? group(ratePerS) : ratePerS.toFixed(1)} ${unit}/s`);
   if (s.total !== undefined) {
     const left = Math.max(0, s.total - s.done);
     parts.push(`${group(left)} left${ratePerS && left > 0 ? ` (about ${duration(left / ratePerS)})` : ''}`);

@@ -3,6 +3,7 @@ import { AdminError, addUser, findUser, importTokens, importUsers, rebind } from
 import type { Deps } from '../deps.js';
 import { readRecords } from './csv.js';
 import { out } from './out.js';
+import { startProgress, type ProgressOptions, type Sample } from './progress.js';
 import { UsageError } from './usage-error.js';
 
 /** The first line of standard input (a secret piped in: `echo "$P" | legacy-gateway users add … --password-stdin`). */
@@ -36,10 +37,15 @@ export interface UsersOptions {
   readonly check?: boolean | undefined;
 }
 
+/** How the commands report progress (tests give a sink, a clock and their own ticks). */
+export interface UsersCommandOptions {
+  readonly progress?: Pick<ProgressOptions, 'sink' | 'now' | 'schedule' | 'lineEveryMs'>;
+}
+
 /** `legacy-gateway users add | import | list | remove | rebind | suspend | activate` and `tokens create | list | revoke | import`. */
 export async function usersCommand(
   deps: Deps, group: string, action: string | undefined, arg: string | undefined, values: UsersOptions,
-  password: string | undefined, key: string | undefined,
+  password: string | undefined, key: string | undefined, o: UsersCommandOptions = {},
 ): Promise<number> {
   switch (`${group} ${action}`) {
     case 'users add': {
@@ -60,18 +66,14 @@ export async function usersCommand(
     case 'users import': {
       if (!arg) throw new UsageError('users import needs a file');
       if (values['skip-existing'] && values.update) throw new UsageError('use one of --skip-existing and --update');
-      const started = Date.now();
-      let last = 0;
-      const progress = (done: number, total: number) => {
-        const now = Date.now();
-        if (now - last < 1000 && done < total) return;
-        last = now;
-        const rate = done / Math.max(0.001, (now - started) / 1000);
-        process.stderr.write(`users import: ${done}/${total} rows (${Math.round(rate)} rows/s)\n`);
-      };
-      const r = await importUsers(deps, readRecords(readFileSync(arg, 'utf8'), arg), {
-        existing: values['skip-existing'] ? 'skip' : values.update ? 'update' : 'report', check: values.check ?? false, onProgress: progress,
-      });
+      const records = readRecords(readFileSync(arg, 'utf8'), arg);
+      // where the import is, read by the progress at each tick
+      let at: Sample = { done: 0, total: records.length, phase: 'checking rows', unit: 'rows' };
+      const progress = startProgress({ label: 'users import', unit: 'rows', ...o.progress, sample: () => at });
+      const r = await importUsers(deps, records, {
+        existing: values['skip-existing'] ? 'skip' : values.update ? 'update' : 'report', check: values.check ?? false,
+        onProgress: (done, total, phase) => { at = { done, total, phase, unit: phase === 'checking keys' ? 'keys' : 'rows' }; },
+      }).finally(() => progress.stop());
       for (const p of r.problems) out(`  ! ${p}`);
       out(r.checked
         ? `checked: ${r.problems.length} problems; nothing was written`
