@@ -9,24 +9,15 @@ import { RulesError } from '../deprecate/service.js';
 import { out } from './out.js';
 import { UsageError } from './usage-error.js';
 
-export const DEPRECATIONS_USAGE = `legacy-gateway deprecations — the deprecation rules (docs/migration.md#moving-clients)
-
-  deprecations list [--json]                the rules as set (the same on every instance)
-  deprecations set --file rules.json        replaces every rule with the file's {"rules":[…]} (validated first: a bad
-                                            rule changes nothing and names its field); running gateways follow
-  deprecations clear                        removes every rule (no header, no brownout, no sunset any more)
-  deprecations progress [--client ID] [--json]
-                                            per rule and client: calls since the rule was set, refused, last call,
-                                            days left (ID: user:<uuid> or static:<token id>)`;
-
 /** `legacy-gateway deprecations list | set --file F | clear | progress [--client ID]`. */
 export async function deprecationsCommand(deps: Deps, argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...argv], allowPositionals: true,
-    options: { file: { type: 'string' }, json: { type: 'boolean' }, client: { type: 'string' }, help: { type: 'boolean' }, debug: { type: 'boolean' } },
+    options: { file: { type: 'string' }, json: { type: 'boolean' }, client: { type: 'string' }, debug: { type: 'boolean' } },
   });
   const [action, extra] = positionals;
-  if (values.help || !action) { out(DEPRECATIONS_USAGE); return action || values.help ? 0 : 2; }
+  // (--help is answered by src/cli/help.ts, without a store)
+  if (!action) throw new UsageError('deprecations needs a command: list, set, clear or progress (legacy-gateway deprecations --help)');
   if (extra !== undefined) throw new UsageError(`deprecations ${action} takes no argument "${extra}" (legacy-gateway deprecations --help)`);
   const d = deps.deprecations;
   switch (action) {

@@ -40,6 +40,13 @@ const ENTRIES: readonly Entry[] = [
                                             leaves no drift; project and template drift: run index sync)`),
   entry('index status', `  index status                              per team: state, renders, last sync, last webhook`),
   entry('legacy-standin', `  legacy-standin [--port 8070]              a runnable stand-in for the legacy system (to try proxy/shadow/compare)`),
+  entry('deprecations list', `  deprecations list [--json]                the deprecation rules as set (docs/migration.md#moving-clients-…)`),
+  entry('deprecations set', `  deprecations set --file rules.json        replaces every rule with the file's {"rules":[…]}, validated first (a bad
+                                            rule sets nothing and names its field); running gateways follow`),
+  entry('deprecations clear', `  deprecations clear                        removes every rule: no header, brownout or sunset any more`),
+  entry('deprecations progress', `  deprecations progress [--client ID] [--json]
+                                            per rule and client: calls since the rule was set, refused, last call,
+                                            days left (ID: user:<uuid> or static:<token id>)`),
   entry('replay', `  replay FILE.jsonl --legacy URL --gateway URL --gateway-token T [--threshold 0.05] [--writes]
                                             T: a gateway access token or static token of the user whose requests
                                             were recorded (the recorded Authorization goes to the legacy side)

@@ -81,4 +81,20 @@ describe('legacy-gateway deprecations', () => {
     expect((await renders()).headers.deprecation).toBeUndefined();
     expect((await cli('deprecations', 'list')).stdout).toBe('no deprecation rules\n');
   });
+
+  it('is in the whole help; deprecations --help lists its commands without opening a store', async () => {
+    const all = await cli('--help');
+    for (const c of ['deprecations list', 'deprecations set --file rules.json', 'deprecations clear', 'deprecations progress']) expect(all.stdout).toContain(c);
+    const url = process.env.DATABASE_URL;
+    process.env.DATABASE_URL = 'mysql://nowhere/help';
+    try {
+      const own = await cli('deprecations', '--help');
+      expect(own.code).toBe(0);
+      expect(own.stdout).toMatch(/^legacy-gateway deprecations\n/);
+      expect(own.stdout).toContain('deprecations set --file rules.json');
+      expect(own.stdout).not.toContain('users add');
+    } finally {
+      process.env.DATABASE_URL = url;
+    }
+  });
 });
