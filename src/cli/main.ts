@@ -22,7 +22,6 @@ import { buildMigrationReport } from '../migrate/service.js';
 import { reportHtml, reportMarkdown } from '../migrate/render.js';
 import { Comparator } from '../compare/service.js';
 import { CompareStore } from '../store/compare.js';
-import { ClientShapeStore } from '../store/client-shapes.js';
 import { indexCommand } from './index-command.js';
 import { deprecationsCommand } from './deprecations-command.js';
 import { secret, usersCommand } from './users-command.js';
@@ -82,14 +81,6 @@ async function withDeps<T>(v1: string | undefined, fn: (deps: Deps, target: V1Ta
   } finally {
     await deps.close();
   }
-}
-
-/** Why `migrate report --client` found nothing: the clients the store has recorded (a few named), or none yet. */
-async function unknownClient(deps: Deps, client: string): Promise<string> {
-  const known = [...new Set((await new ClientShapeStore(deps.db.kysely).list()).map((r) => r.client))].sort();
-  if (known.length === 0) return `no client ${client}: no client has been recorded yet (the gateway records each client's query shapes as it serves them)`;
-  const named = known.length > 10 ? `${known.slice(0, 10).join(', ')} and ${known.length - 10} more` : known.join(', ');
-  return `no client ${client} among the recorded ones: ${named} (legacy-gateway migrate report without --client reports them all)`;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -228,7 +219,6 @@ export async function run(argv: string[]): Promise<number> {
         const report = await buildMigrationReport(deps, (o) => app.inject(o), {
           ...(values.client ? { client: values.client } : {}), prove: values['skip-proof'] !== true,
         });
-        if (values.client && report.clients.length === 0) throw new AdminError(await unknownClient(deps, values.client));
         const text = format === 'json' ? JSON.stringify(report, null, 2) : format === 'html' ? reportHtml(report) : reportMarkdown(report);
         if (values.out) {
           writeFileSync(values.out, text);
