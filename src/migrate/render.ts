@@ -11,12 +11,20 @@ const callText = (c: V1Call): string => {
     `${c.body ? ` body ${JSON.stringify(c.body)}` : ''}`;
 };
 
+/**
+ * Text that may hold names a client sent (shape keys, body keys, parameter names, client steps, reasons): on one line,
+ * every ASCII punctuation mark escaped, so it is never Markdown or HTML of its own (reportHtml takes the escapes away).
+ */
+export const mdText = (s: string): string => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ').replace(/[!-/:-@[-`{-~]/g, '\\$&');
+/** The same as a code span: one line, no backtick of its own (nothing else is read inside a code span). */
+export const mdCode = (s: string): string => `\`${s.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ').replace(/`/g, '\u02cb')}\``;
+
 const proofText = (s: ShapeReport): string => {
   const p = s.proof;
   if (!p) return 'not run';
   if (p.result === 'equal') return `equal (${p.v1Calls} v1 calls)`;
-  if (p.result === 'differs') return `differs: ${p.differences.map((d) => `${d.path} (${d.kind})`).join(', ') || p.reason}`;
-  return `not run: ${p.reason ?? ''}`;
+  if (p.result === 'differs') return `differs: ${mdText(p.differences.map((d) => `${d.path} (${d.kind})`).join(', ') || (p.reason ?? ''))}`;
+  return `not run: ${mdText(p.reason ?? '')}`;
 };
 
 const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)} %`);
@@ -24,7 +32,7 @@ const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)}
 function shapeMd(s: ShapeReport): string[] {
   const e = s.equivalent;
   const out = [
-    `#### \`${s.key}\``,
+    `#### ${mdCode(s.key)}`,
     '',
     `${s.count} requests, ${s.firstSeen} – ${s.lastSeen}; latency ${s.latencyMsMean} ms mean, ${s.latencyMsMax} ms max; ` +
       `errors ${pct(s.errorRate)}; v1 calls per request (gateway, median) ${s.gatewayV1CallsMedian ?? '—'}; ` +
@@ -34,17 +42,17 @@ function shapeMd(s: ShapeReport): string[] {
     '',
     ...(e.calls.length ? e.calls.map((c, i) => `${i + 1}. \`${callText(c)}\` — ${c.why}`) : ['none']),
     '',
-    `**Client steps** (v1 cannot): ${s.clientSteps.length ? s.clientSteps.join('; ') : 'none'}`,
+    `**Client steps** (v1 cannot): ${s.clientSteps.length ? s.clientSteps.map(mdText).join('; ') : 'none'}`,
     '',
     `**Parameters**: ${e.params.length ? e.params.map((p) => `\`${p.name}\`: ${p.legacy} → ${p.v1}`).join('; ') : 'none'}`,
     ...(e.statuses ? ['', `**Statuses** (legacy → v1): ${Object.entries(e.statuses).map(([l, v]) => `${l} → ${v.join('|') || 'none'}`).join(', ')}`] : []),
     ...(e.blocked.length ? ['', `**Blocked**: ${e.blocked.map((b) => `\`${b.field}\` (${b.why})`).join('; ')}`] : []),
     ...(e.unverified.length ? ['', `**Reached only through \`*\`** (no v1 source; name the fields you use): ${e.unverified.join(', ')}`] : []),
-    ...(e.notes.length ? ['', `**Notes**: ${e.notes.join('; ')}`] : []),
+    ...(e.notes.length ? ['', `**Notes**: ${e.notes.map(mdText).join('; ')}`] : []),
     ...(s.advice.length ? ['', `**Advice**: ${s.advice.join('; ')}`] : []),
     '',
     `**Cost**: ${s.equivalentV1Calls ?? '—'} v1 calls for the proof's question; **Proof**: ${proofText(s)}` +
-      `${s.proof?.request ? ` (asked: \`${s.proof.request}\`)` : ''}`,
+      `${s.proof?.request ? ` (asked: ${mdCode(s.proof.request)})` : ''}`,
     '',
   ];
   for (const [lang, code] of [['js', s.snippets.node], ['python', s.snippets.python], ['sh', s.snippets.curl]] as const) {
@@ -60,7 +68,7 @@ function clientMd(c: ClientReport, now: number): string[] {
     `${c.requests} requests, errors ${pct(c.errorRate)}, diff rate ${pct(c.diffRate)}; ${c.shapes.length} shapes.`,
     '',
     ...(c.blocked.length ? [`Blocked fields: ${c.blocked.map((b) => `\`${b.field}\``).join(', ')}`, ''] : []),
-    ...(c.reasons.length ? ['Why:', '', ...c.reasons.map((r) => `- ${r}`), ''] : []),
+    ...(c.reasons.length ? ['Why:', '', ...c.reasons.map((r) => `- ${mdText(r)}`), ''] : []),
     ...deprecationsMd(c, now),
     ...c.shapes.flatMap(shapeMd),
   ];
@@ -89,8 +97,11 @@ export function reportMarkdown(r: MigrationReport): string {
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] as string);
-/** Markdown's `code` and **bold** as HTML, everything else escaped. */
-const inline = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>').replace(/\*\*([^*]+)\*\*/g, '<b>$1</b>');
+/** Markdown's `code` and **bold** as HTML, everything else escaped; a backslash escape (mdText) is its character again, outside code. */
+const inline = (s: string) => esc(s).split(/((?<!\\)`[^`]+`)/).map((part, i) => (i % 2 ? `<code>${part.slice(1, -1)}</code>`
+  : part.replace(/\*\*([^*]+)\*\*/g, '<b>$1</b>').replace(/\\(&(?:amp|lt|gt|quot|#39);|[!-/:-@[-`{-~])/g, '$1'))).join('');
+/** The only raw HTML lines of the Markdown: a snippet's details. */
+const DETAILS = /^<details><summary>(Node|Python|curl)<\/summary>$|^<\/details>$/;
 
 const VERDICT_CLASS: Readonly<Record<string, string>> = { ready: 'ready', 'needs work': 'needs', blocked: 'blocked' };
 
@@ -125,7 +136,7 @@ export function reportHtml(r: MigrationReport): string {
     flushTable();
     const h = /^(#{1,4}) (.*)$/.exec(line);
     if (h) out.push(`<h${h[1]?.length}>${inline(h[2] ?? '')}</h${h[1]?.length}>`);
-    else if (line.startsWith('<details><summary>') || line === '</details>') out.push(line);
+    else if (DETAILS.test(line)) out.push(line);
     else if (line.startsWith('- ')) out.push(`<li>${inline(line.slice(2))}</li>`);
     else if (/^\d+\. /.test(line)) out.push(`<div>${inline(line)}</div>`);
     else if (line.trim()) out.push(`<p>${inline(line)}</p>`);

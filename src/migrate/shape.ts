@@ -42,8 +42,14 @@ export const NAME_MAX = 120;
 /** The most bytes (UTF-8, as JSON) a shape's lists and filter keep together; past it they are cut and the shape says so. */
 export const SHAPE_BYTES = 4096;
 
-/** A name as a shape keeps it: whole up to NAME_MAX characters, else its start and a marker (`title…[cut: 921600 characters]`). */
-export const cutName = (s: string): string => (s.length <= NAME_MAX ? s : `${s.slice(0, NAME_MAX)}…[cut: ${s.length} characters]`);
+/**
+ * A name as a shape keeps it: on one line (control characters and line separators as U+FFFD, so no report, snippet or log
+ * line is split by one), whole up to NAME_MAX characters, else its start and a marker (`title…[cut: 921600 characters]`).
+ */
+export const cutName = (s: string): string => {
+  const line = s.length <= NAME_MAX ? s : `${s.slice(0, NAME_MAX)}…[cut: ${s.length} characters]`;
+  return line.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '\ufffd');
+};
 
 /** Where a request landed: its method and route template, and the names of its query parameters. */
 export interface RequestPlace {
