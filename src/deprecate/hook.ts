@@ -19,7 +19,7 @@ export function registerDeprecations(app: FastifyInstance, deps: Pick<Deps, 'dep
   app.addHook('onRoute', (route) => {
     // (operator routes are told apart by their plugin's own onRoute hook, which runs after this one)
     if ((route.config?.access ?? 'legacy') !== 'legacy' || route.url.startsWith('/_gateway/')) return;
-    for (const m of Array.isArray(route.method) ? route.method : [route.method]) if (m !== 'OPTIONS') d.routes.add(`${m} ${route.url}`);
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) if (m !== 'OPTIONS' && m !== 'HEAD') d.routes.add(`${m} ${route.url}`);
   });
   app.addHook('onRequest', (request, reply, done) => {
     if (d.empty) { done(); return; }
@@ -29,10 +29,11 @@ export function registerDeprecations(app: FastifyInstance, deps: Pick<Deps, 'dep
     if (!p || !template || facts.access !== 'legacy' || legacyAnswers(deps.config, template) || isInternal(request.headers)) { done(); return; }
     const principal = p.via === 'static' && p.tokenId ? `static:${p.tokenId}` : `user:${p.user.id}`;
     const now = deps.clock.now();
-    const v = d.decide(request.method, template, principal, userAgentFamily(request.headers['user-agent']), now);
+    const method = request.method === 'HEAD' ? 'GET' : request.method; // a HEAD is its GET without the body
+    const v = d.decide(method, template, principal, userAgentFamily(request.headers['user-agent']), now);
     if (!v) { done(); return; }
     if (v.refuse) {
-      const r = refusalOf(v, `${request.method} ${template}`, now);
+      const r = refusalOf(v, `${method} ${template}`, now);
       done(errors.deprecated(r.message, r.extensions, r.headers));
       return;
     }

@@ -10,7 +10,7 @@ import { z } from 'zod';
 export const RULE_LIMITS = { rules: 200, idChars: 64, linkBytes: 2048, brownouts: 50, brownoutMinutes: 1440, bodyBytes: 256 * 1024 } as const;
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
-const METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'SEARCH', 'PUT', 'HEAD'];
+const METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'SEARCH', 'PUT'];
 const TEMPLATE = /^\/[A-Za-z0-9_:./-]{0,200}$/;
 const CLIENT = /^(user|static):[A-Za-z0-9-]{1,64}(~[a-z0-9-]{1,32})?$/;
 

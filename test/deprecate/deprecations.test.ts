@@ -98,11 +98,20 @@ describe('in band', () => {
     expect(other.headers.sunset).toBeUndefined();
   });
 
-  it('exposes the headers through CORS', async () => {
-    const res = await gw.app.inject({ method: 'GET', url: '/renders?limit=1', headers: { authorization: `Bearer ${await token()}`, origin: 'https://app.example.com' } });
-    expect(res.headers.deprecation).toBeDefined();
-    const exposed = String(res.headers['access-control-expose-headers']).toLowerCase().split(/,\s*/);
-    expect(exposed).toEqual(expect.arrayContaining(['deprecation', 'sunset', 'link']));
+  it('exposes the headers through CORS (real HTTP)', async () => {
+    const address = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const res = await fetch(`${address}/renders?limit=1`, { headers: { authorization: `Bearer ${await token()}`, origin: 'https://app.example.com' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('deprecation')).toBe(`@${Date.UTC(2026, 0, 1) / 1000}`);
+    const exposed = String(res.headers.get('access-control-expose-headers')).toLowerCase().split(/,\s*/);
+    expect(exposed).toEqual(expect.arrayContaining(['deprecation', 'sunset', 'link', 'content-range']));
+    await res.arrayBuffer();
+  });
+
+  it('a HEAD request falls under the rules of its GET', async () => {
+    const res = await gw.app.inject({ method: 'HEAD', url: '/renders?limit=1', headers: { authorization: `Bearer ${await token()}` } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.sunset).toBe('Tue, 30 Jun 2026 00:00:00 GMT');
   });
 });
 
