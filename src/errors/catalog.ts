@@ -34,6 +34,11 @@ export interface GatewayErrorOptions {
   readonly messages?: readonly string[];
   /** Per-entry extensions, parallel to `messages`. */
   readonly entryExtensions?: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * Extension fields the gateway keeps for itself (its tests, logs, the migration report) but does not send: an answer
+   * carries the fields Directus sends, no more (an operator comparing error answers sees no noise of ours).
+   */
+  readonly unsent?: readonly string[];
 }
 
 export class GatewayError extends Error {
@@ -43,6 +48,7 @@ export class GatewayError extends Error {
   readonly headers: Readonly<Record<string, string>>;
   readonly messages: readonly string[];
   readonly entryExtensions: readonly Readonly<Record<string, unknown>>[] | undefined;
+  readonly unsent: readonly string[];
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -53,6 +59,7 @@ export class GatewayError extends Error {
     this.headers = options.headers ?? {};
     this.messages = options.messages && options.messages.length > 0 ? options.messages : [message];
     this.entryExtensions = options.entryExtensions;
+    this.unsent = options.unsent ?? [];
   }
 }
 
@@ -68,14 +75,15 @@ export const errors = {
   forbidden: (message = "You don't have permission to access this.") => new GatewayError('FORBIDDEN', message),
   /**
    * The one INVALID_QUERY builder: every problem its own entry, `Invalid query. <reason>.` (Directus ≥ 10.4), the bare
-   * reason and the parameter path in extensions. A plain string is one problem without a path.
+   * reason in extensions (and the parameter path, kept by the gateway, never sent: Directus sends none). A plain string is
+   * one problem without a path.
    */
   invalidQuery: (problems: readonly (string | { readonly path: string; readonly reason: string })[]) => {
     const list = problems.map((p) => (typeof p === 'string' ? { reason: p.replace(/^Invalid query\.\s*/, '') } : p));
     const messages = list.map((p) => `Invalid query. ${p.reason}${/[.!]$/.test(p.reason) ? '' : '.'}`);
     const ext = (p: { reason: string; path?: string }) => (p.path === undefined ? { reason: p.reason } : { reason: p.reason, path: p.path });
     return new GatewayError('INVALID_QUERY', messages[0] ?? 'Invalid query.', {
-      messages, extensions: list[0] ? ext(list[0]) : {}, entryExtensions: list.map(ext),
+      messages, extensions: list[0] ? ext(list[0]) : {}, entryExtensions: list.map(ext), unsent: ['path'],
     });
   },
   /** v1 could not confirm a write and the gateway cannot tell whether it happened (or can tell it did not). */
@@ -119,9 +127,15 @@ export const errors = {
     }),
 };
 
+/** The extension fields an answer carries: the gateway's own (`unsent`) left out. */
+function sent(extensions: Readonly<Record<string, unknown>>, unsent: readonly string[]): Readonly<Record<string, unknown>> {
+  if (unsent.length === 0) return extensions;
+  return Object.fromEntries(Object.entries(extensions).filter(([k]) => !unsent.includes(k)));
+}
+
 /** The Directus error envelope for a GatewayError. */
 export function errorEnvelope(e: GatewayError): { errors: { message: string; extensions: Record<string, unknown> }[] } {
   return {
-    errors: e.messages.map((message, i) => ({ message, extensions: { code: e.code, ...(e.entryExtensions?.[i] ?? e.extensions) } })),
+    errors: e.messages.map((message, i) => ({ message, extensions: { code: e.code, ...sent(e.entryExtensions?.[i] ?? e.extensions, e.unsent) } })),
   };
 }

@@ -78,12 +78,17 @@ export function parseFilter(raw: unknown, resource: ResourceSchema, ctx: FilterC
     try {
       value = JSON.parse(raw);
     } catch {
-      ctx.issues.add('filter', 'Invalid JSON for filter object');
+      value = raw; // Directus 10.10 takes a text that is no JSON as a bare value (`_eq` at the root), as below
+    }
+    // Directus's words (measured on 10.10): `null` is not an object; any other bare value is an `_eq` at the root
+    if (value === null) {
+      ctx.issues.add('filter', '"filter" must be of type object');
       return null;
     }
   }
+  if (Array.isArray(value) && value.length === 0) return null;
   if (!isPlainObject(value)) {
-    ctx.issues.add('filter', 'Invalid filter object');
+    ctx.issues.add('filter', `Invalid filter key "${Array.isArray(value) ? '0' : '_eq'}" on "${resource.name}"`);
     return null;
   }
   const counted = ctx.terms ? ctx : { ...ctx, terms: new TermCount(ctx.issues) };

@@ -33,11 +33,17 @@ describe('empty and malformed filters', () => {
   it.each([undefined, null, '', '{}', {}])('%j is no filter', (raw) => {
     expect(ok(raw)).toBeNull();
   });
-  it.each(['[1]', '"status"', '5', 'null', 'true'])('%s is not a filter object', (raw) => {
-    expect(bad(raw)).toEqual([{ path: 'filter', reason: 'Invalid filter object' }]);
+  // Directus 10.10's words for each (measured with the oracle, 2026-11-28): a bare value is an `_eq` at the root
+  it.each(['"status"', '5', 'true', 'abc', '{"status":', '{bad', 5, true])('%s is a bare value: "_eq" is no field', (raw) => {
+    expect(bad(raw)).toEqual([{ path: 'filter', reason: 'Invalid filter key "_eq" on "renders"' }]);
   });
-  it('reports unparsable JSON', () => {
-    expect(bad('{"status":')).toEqual([{ path: 'filter', reason: 'Invalid JSON for filter object' }]);
+  it.each(['[1]', '[1,2]', ['1']])('%j is an array: "0" is no field', (raw) => {
+    expect(bad(raw)).toEqual([{ path: 'filter', reason: 'Invalid filter key "0" on "renders"' }]);
+  });
+  it('null in JSON is not an object; an empty array is no filter', () => {
+    expect(bad('null')).toEqual([{ path: 'filter', reason: '"filter" must be of type object' }]);
+    expect(ok('[]')).toBeNull();
+    expect(ok([])).toBeNull();
   });
   it('the JSON and the object form give the same node', () => {
     expect(ok('{"status":{"_eq":"complete"}}')).toEqual(c('status', '_eq', 'complete'));
