@@ -86,6 +86,17 @@ export class ItemReads {
     }
   }
 
+  /**
+   * The read itself, without the heavy-read gate — for a caller that holds its key's place already (a write by query):
+   * from the replica when it holds the scope, else live, as a list read is answered.
+   */
+  async read(ctx: RequestContext, q: QueryNode): Promise<QueryResult> {
+    const session = await ctx.session();
+    const { result } = await this.answer(q, planQuery(q, this.resource, this.planning), await this.env(ctx, session), session, ctx.now);
+    await this.deps.ids.flush();
+    return result;
+  }
+
   /** By id: from the replica when it holds the item; otherwise live (an item it has not seen yet, or not reachable: 403). */
   async one(ctx: RequestContext, id: string, q: QueryNode, known?: ReadSource): Promise<OneRead> {
     const session = await ctx.session();

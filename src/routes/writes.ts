@@ -45,7 +45,7 @@ function writeRoutes(app: FastifyInstance, deps: Deps): void {
         app.patch(base, refuse);
         app.patch(`${base}/:id`, refuse);
       } else {
-        app.patch(base, (request) => writes.patchMany(request, collection));
+        app.patch(base, (request, reply) => writes.patchMany(request, reply, collection));
         app.patch<{ Params: { id: string } }>(`${base}/:id`, (request) => writes.patchOne(request, collection, request.params.id));
       }
       app.delete(base, refuse);

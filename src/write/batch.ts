@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Answer } from './idempotency.js';
+import { errors } from '../errors/catalog.js';
+import { asAnswer, type Answer } from './idempotency.js';
 
 /** One item's outcome: its answer, and the uuid of the item it made or changed (its place in the batch's answer). */
 export interface ItemOutcome {
@@ -21,21 +22,33 @@ export const itemKey = (key: string, index: number): string => {
  * Every item is checked first (`check` throws what Directus would answer, before anything is made); then the items are
  * made one after another. v1 cannot undo a render, so where Directus rolls the whole batch back the gateway stops at the
  * first failure and answers it with the uuids of the items already made (`extensions.created`, in the order sent).
+ * `max` (MAX_BATCH_MUTATION): a longer array is 400 before any item is checked; `gone` (the client has left): no item is
+ * made after it (each one is billed), the answer — for the log — names the items made.
  */
 export async function runBatch(
   items: readonly unknown[],
   check: (item: unknown, index: number) => void,
   one: (item: unknown, index: number) => Promise<ItemOutcome>,
+  bounds: { readonly max?: number; readonly gone?: AbortSignal } = {},
 ): Promise<Answer> {
+  checkBatchLength(items.length, bounds.max);
   items.forEach((item, i) => check(item, i));
   const made: { id: string; data: unknown }[] = [];
   for (const [i, item] of items.entries()) {
+    if (bounds.gone?.aborted) {
+      return withCreated(asAnswer(errors.serviceUnavailable('The client has gone.', 'gateway')), made.map((m) => m.id), i, items.length);
+    }
     const { answer, id } = await one(item, i);
     if (answer.status >= 300) return withCreated(answer, made.map((m) => m.id), i, items.length);
     made.push({ id: id ?? '', data: (answer.body as { data?: unknown }).data ?? null });
   }
   made.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { status: 200, body: { data: made.map((m) => m.data) } };
+}
+
+/** Directus's refusal of a batch longer than its MAX_BATCH_MUTATION: 400 INVALID_PAYLOAD. */
+export function checkBatchLength(length: number, max: number | undefined): void {
+  if (max !== undefined && length > max) throw errors.invalidPayload(`Exceeded max batch mutation limit of ${max}.`);
 }
 
 function withCreated(answer: Answer, created: readonly string[], index: number, total: number): Answer {

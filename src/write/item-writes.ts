@@ -5,13 +5,14 @@ import { errors } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
 import { parseLegacyQuery, requestEnv, type QueryDeps, type ReadEnvDeps } from '../http/context.js';
 import { isUuid } from '../lib/uuid.js';
-import { executeList, executeOne } from '../exec/live.js';
+import { executeOne } from '../exec/live.js';
 import { RecordIndex } from '../plan/index.js';
 import { planQuery } from '../plan/plan.js';
 import { compileProjection } from '../query/project.js';
-import { searchQuery } from '../query/search-body.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { itemKey, runBatch, type ItemOutcome } from './batch.js';
+import { ItemReads } from '../read/items.js';
+import { checkBatchLength, itemKey, runBatch, type ItemOutcome } from './batch.js';
+import { patchByQuery } from './by-query.js';
 import { createRender } from './create-render.js';
 import { asAnswer, IdempotentCreation, type Answer, type KeyedAttempt } from './idempotency.js';
 import { collectionFor, itemBody, writableValues, type Collection } from './permissions.js';
@@ -34,7 +35,7 @@ function renderInput(values: Record<string, unknown>): { project: string; accoun
 }
 
 /** What the item writes use (given by the route file, from the composition root's set). */
-export type ItemWritesDeps = ReadEnvDeps & QueryDeps & Pick<Deps, 'clock' | 'idempotency' | 'index'>;
+export type ItemWritesDeps = ReadEnvDeps & QueryDeps & Pick<Deps, 'clock' | 'idempotency' | 'index' | 'heavyReads'>;
 
 /**
  * The legacy writes as Directus answers them to the legacy role (mappings/permissions.json): POST /renders (one item or
@@ -43,6 +44,8 @@ export type ItemWritesDeps = ReadEnvDeps & QueryDeps & Pick<Deps, 'clock' | 'ide
  */
 export class ItemWrites {
   private readonly keyed: IdempotentCreation;
+  /** The item reads a write by query resolves its items with (as a GET reads them), per resource. */
+  private readonly reads = new Map<string, ItemReads>();
   constructor(private readonly deps: ItemWritesDeps) {
     const w = deps.mappings.writes;
     this.keyed = new IdempotentCreation(deps.idempotency, {
@@ -80,7 +83,12 @@ export class ItemWrites {
     let answer: Answer;
     if (Array.isArray(body)) {
       parseLegacyQuery(this.deps, request, this.deps.mappings.schemas.render as ResourceSchema); // the query is checked first
-      answer = await runBatch(body, (item) => this.checkCreate(c, item), (item, i) => run(item, key ? itemKey(key, i) : undefined, true)).catch(toAnswer);
+      // capped (MAX_BATCH_MUTATION), and no render is made (and billed) once the client has gone
+      const gone = new AbortController();
+      reply.raw.once('close', () => { if (!reply.raw.writableFinished) gone.abort(); });
+      const bounds = { max: this.deps.config.MAX_BATCH_MUTATION, gone: gone.signal };
+      answer = await runBatch(body, (item) => this.checkCreate(c, item), (item, i) => run(item, key ? itemKey(key, i) : undefined, true), bounds)
+        .catch(toAnswer);
     } else answer = (await run(body, key, false)).answer;
     for (const [k, v] of Object.entries(answer.headers ?? {})) void reply.header(k, v);
     return reply.status(answer.status).send(answer.body);
@@ -148,15 +156,18 @@ export class ItemWrites {
   }
 
   /**
-   * PATCH of several items: `{keys: [...], data: {...}}`, `{query: {...}, data: {...}}` (the items the query reads), or an
-   * array of items each with its `id`; answered in primary-key order.
+   * PATCH of several items: `{keys: [...], data: {...}}`, `{query: {...}, data: {...}}` (the items the query reads:
+   * src/write/by-query.ts), or an array of items each with its `id`; answered in primary-key order. Arrays and key lists
+   * are capped (MAX_BATCH_MUTATION).
    */
-  async patchMany(request: FastifyRequest, collection: string): Promise<{ data: unknown[] }> {
+  async patchMany(request: FastifyRequest, reply: FastifyReply, collection: string): Promise<{ data: unknown[] }> {
     requirePrincipal(request);
     const c = collectionFor(this.deps.mappings, collection, 'update');
     const body: unknown = request.body;
+    const max = this.deps.config.MAX_BATCH_MUTATION;
     const changes: { id: string; values: Record<string, unknown> }[] = [];
     if (Array.isArray(body)) {
+      checkBatchLength(body.length, max);
       for (const raw of body) {
         const { id, ...rest } = itemBody(raw);
         const values = writableValues(c, 'update', rest);
@@ -169,9 +180,14 @@ export class ItemWrites {
       if (data === undefined) throw errors.invalidPayload('"data" is required');
       const values = writableValues(c, 'update', itemBody(data));
       checkOverlayValues(values);
-      // `{query, data}` (the SDK's updateItems with a query): the items the query reads, as Directus reads them
-      const keys = query !== undefined && listed === undefined ? await this.keysOf(request, c, query) : listed;
+      // `{query, data}` (the SDK's updateItems with a query): the items the query reads, as a GET reads them
+      if (query !== undefined && listed === undefined) {
+        const resource = c.resource as 'render' | 'project' | 'account';
+        return { data: await patchByQuery(this.deps, request, reply, this.readsOf(resource), resource, query, values) };
+      }
+      const keys = listed;
       if (!Array.isArray(keys)) throw errors.invalidPayload('"keys" or "query" is required');
+      checkBatchLength(keys.length, max);
       for (const k of keys) {
         if (typeof k !== 'string' || !isUuid(k)) throw errors.forbidden();
         changes.push({ id: k.toLowerCase(), values });
@@ -183,24 +199,13 @@ export class ItemWrites {
     return { data };
   }
 
-  /** The uuids of the items a JSON query reads (Directus's form: a `filter` object, `sort`/`limit`/…, its default limit). */
-  private async keysOf(request: FastifyRequest, c: Collection, query: unknown): Promise<unknown[]> {
-    const deps = this.deps;
-    const resource = c.resource;
-    const raw = { ...searchQuery({ query }, {}).raw, fields: 'id' };
-    const urlQuery = request.query;
-    request.query = raw; // parsed by the one parser, with the request's caller and clock
-    let q: ReturnType<typeof parseLegacyQuery>;
-    try {
-      q = parseLegacyQuery(deps, request, deps.mappings.schemas[resource] as ResourceSchema);
-    } finally {
-      request.query = urlQuery;
+  private readsOf(resource: string): ItemReads {
+    let r = this.reads.get(resource);
+    if (!r) {
+      r = new ItemReads(this.deps, resource, this.deps.mappings.schemas[resource] as ResourceSchema, this.deps.heavyReads);
+      this.reads.set(resource, r);
     }
-    const { env } = await requestEnv(deps, request);
-    const { result } = await executeList(resource, q, planQuery(q, resource, { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas }), env);
-    const rows: unknown[] = [...result.data];
-    if (result.stream) for await (const r of result.stream) rows.push(r);
-    return rows.map((r) => (r as { id?: unknown }).id).filter((id) => typeof id === 'string');
+    return r;
   }
 
   /**
