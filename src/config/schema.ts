@@ -106,7 +106,7 @@ export const ConfigSchema = z.object({
   /** Bytes of answers built whole and not yet sent, per key and per instance; past them: 503 with Retry-After. */
   ANSWER_MEMORY_MB_PER_KEY: z.coerce.number().positive().default(64),
   ANSWER_MEMORY_MB: z.coerce.number().positive().default(256),
-  /** Items one array body (POST, PATCH) or `keys` list may hold; past it: 400 INVALID_PAYLOAD (Directus's wording). */
+  /** Items one array body (POST, PATCH) or `keys` list may hold; past it: 400 INVALID_PAYLOAD. */
   MAX_BATCH_MUTATION: int(1).default(100),
   CACHE_MAX_ENTRIES: int(10).default(10_000),
   CACHE_TTL_METADATA_MS: int(0).default(60_000),

@@ -46,7 +46,7 @@ export async function runBatch(
   return { status: 200, body: { data: made.map((m) => m.data) } };
 }
 
-/** Directus's refusal of a batch longer than its MAX_BATCH_MUTATION: 400 INVALID_PAYLOAD. */
+/** A batch longer than MAX_BATCH_MUTATION: 400 INVALID_PAYLOAD, before any item is checked. */
 export function checkBatchLength(length: number, max: number | undefined): void {
   if (max !== undefined && length > max) throw errors.invalidPayload(`Exceeded max batch mutation limit of ${max}.`);
 }
