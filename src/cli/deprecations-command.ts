@@ -31,8 +31,8 @@ export async function deprecationsCommand(deps: Deps, argv: readonly string[]): 
     case 'set':
     case 'clear': {
       const body = action === 'clear' ? { rules: [] } : readRules(values.file);
-      // the rules name legacy routes: the app's routes are known once it is built (nothing listens)
-      const app = await buildApp(deps);
+      // the rules name legacy routes: the app's routes are known once it is built (nothing listens; no replica started)
+      const app = await buildApp({ ...deps, index: null });
       try {
         await app.ready();
         const set = await d.replace(body).catch((e: unknown) => {
