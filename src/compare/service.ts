@@ -6,6 +6,9 @@ import { redactRequest, redactValue } from './redact.js';
 
 export interface Answer { readonly status: number; readonly body: unknown; readonly ms: number }
 
+/** The part of a request line scrubbed of credentials (a SEARCH's body follows it); the store keeps its first REQUEST_CHARS. */
+const REQUEST_SCRUBBED = 64 * 1024;
+
 /**
  * Compares a legacy answer with the translated one: ids resolved to the v1 object they name (derived and
  * imported pairs alike), normalisation from mappings/comparison.json, noise from a second legacy answer,
@@ -32,7 +35,8 @@ export class Comparator {
     // what is kept holds no credential (the request's query may carry an access_token; answers may carry tokens)
     const kept = differences.map((d) => ({ ...d, legacy: redactValue(d.path, d.legacy), translated: redactValue(d.path, d.translated) }));
     await this.store.record({
-      route, request: redactRequest(request), differences: kept, noise, legacyMs: legacy.ms, translatedMs: translated.ms, ...(client ? { client } : {}),
+      route, request: redactRequest(request.slice(0, REQUEST_SCRUBBED)), differences: kept, noise, legacyMs: legacy.ms, translatedMs: translated.ms,
+      ...(client ? { client } : {}),
     });
     // what differs beyond the legacy side's own noise (what the route's `differing` counts)
     return differences.filter((d) => !noise.has(d.path));

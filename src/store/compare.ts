@@ -19,29 +19,79 @@ const clip = (v: unknown) => {
   const s = v === undefined ? null : JSON.stringify(v);
   return s && s.length > 2000 ? `${s.slice(0, 2000)}…` : s;
 };
+/** Text cut to `max` characters with a marker saying how long it was. */
+const cut = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max)}…[cut: ${s.length} characters]`);
 
-/** Comparison results: counters per route and per field path, at most five samples each. */
+/** How much of a comparison is kept. */
+export interface CompareBounds {
+  /** Distinct differing paths kept per answer (the rest count under MORE_PATHS). */
+  readonly pathsPerAnswer: number;
+  /** Distinct paths kept per route (a new one past it counts under MORE_PATHS). */
+  readonly pathsPerRoute: number;
+}
+
+/**
+ * Comparison results: counters per route and per field path, at most five samples each. Bounded whatever the answers
+ * (aliases multiply a difference's paths): paths per answer and per route, a path's and a sample's length; an answer's
+ * request line is kept once for all its samples.
+ */
 export class CompareStore {
+  static readonly PATHS_PER_ANSWER = 16;
+  static readonly PATHS_PER_ROUTE = 256;
+  /** The longest request line kept (scrubbed before it is cut). */
+  static readonly REQUEST_CHARS = 2048;
+  /** The longest path kept (the column holds 512). */
+  static readonly PATH_CHARS = 200;
+  /** The path differences past the bounds are counted under (kind `more`). */
+  static readonly MORE_PATHS = '(more paths)';
+  private readonly bounds: CompareBounds;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number = Date.now,
-  ) {}
+    bounds: Partial<CompareBounds> = {},
+  ) {
+    this.bounds = { pathsPerAnswer: CompareStore.PATHS_PER_ANSWER, pathsPerRoute: CompareStore.PATHS_PER_ROUTE, ...bounds };
+  }
+
+  /** The answer's distinct (path, kind) pairs, paths cut, in order: those kept by the bounds, and whether any was left out. */
+  private async kept(r: CompareRecord): Promise<{ kept: (Difference & { noise: number })[]; more: boolean }> {
+    const distinct = new Map<string, Difference & { noise: number }>();
+    for (const d of r.differences) {
+      const path = cut(d.path, CompareStore.PATH_CHARS);
+      const k = `${path}\u0000${d.kind}`;
+      if (!distinct.has(k)) distinct.set(k, { ...d, path, noise: r.noise.has(d.path) ? 1 : 0 }); // one count per answer and field
+    }
+    const all = [...distinct.values()];
+    const first = all.slice(0, this.bounds.pathsPerAnswer);
+    let more = all.length > first.length;
+    if (first.length === 0) return { kept: [], more };
+    const known = new Set((await this.db.selectFrom('compare_fields').select(['path', 'kind']).where('route', '=', r.route)
+      .where('path', 'in', first.map((d) => d.path)).execute()).map((f) => `${f.path}\u0000${f.kind}`));
+    const n = await this.db.selectFrom('compare_fields').select((eb) => eb.fn.countAll<number>().as('n')).where('route', '=', r.route)
+      .where('path', '<>', CompareStore.MORE_PATHS).executeTakeFirst();
+    let rows = Number(n?.n ?? 0);
+    const kept: (Difference & { noise: number })[] = [];
+    for (const d of first) {
+      if (known.has(`${d.path}\u0000${d.kind}`)) kept.push(d);
+      else if (rows < this.bounds.pathsPerRoute) { kept.push(d); rows++; } else more = true;
+    }
+    return { kept, more };
+  }
 
   async record(r: CompareRecord): Promise<void> {
     const real = r.differences.filter((d) => !r.noise.has(d.path));
-    const seen = new Set<string>();
-    for (const d of r.differences) {
-      const k = `${d.path}\u0000${d.kind}`;
-      if (seen.has(k)) continue; // one count per answer and field
-      seen.add(k);
-      const noise = r.noise.has(d.path) ? 1 : 0;
+    const { kept, more } = await this.kept(r);
+    let requestId: string | undefined;
+    for (const d of [...kept, ...(more ? [{ path: CompareStore.MORE_PATHS, kind: 'more', noise: 0, legacy: undefined, translated: undefined }] : [])]) {
       await this.db
         .insertInto('compare_fields')
-        .values({ route: r.route, path: d.path, kind: d.kind, count: 1, noise })
+        .values({ route: r.route, path: d.path, kind: d.kind, count: 1, noise: d.noise })
         .onConflict((oc) =>
-          oc.columns(['route', 'path', 'kind']).doUpdateSet({ count: sql`compare_fields.count + 1`, noise: sql`compare_fields.noise + ${noise}` }),
+          oc.columns(['route', 'path', 'kind']).doUpdateSet({ count: sql`compare_fields.count + 1`, noise: sql`compare_fields.noise + ${d.noise}` }),
         )
         .execute();
+      if (d.kind === 'more') continue;
       const n = await this.db
         .selectFrom('compare_samples')
         .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -49,22 +99,28 @@ export class CompareStore {
         .where('path', '=', d.path)
         .where('kind', '=', d.kind)
         .executeTakeFirst();
-      if (Number(n?.n ?? 0) < SAMPLES_PER_FIELD) {
-        await this.db
-          .insertInto('compare_samples')
-          .values({
-            id: randomUUID(),
-            route: r.route,
-            path: d.path,
-            kind: d.kind,
-            legacy: clip(d.legacy),
-            translated: clip(d.translated),
-            request: r.request,
-            created_at: this.now(),
-            client: r.client ?? null,
-          })
+      if (Number(n?.n ?? 0) >= SAMPLES_PER_FIELD) continue;
+      // the request line once for this answer's samples
+      if (!requestId) {
+        requestId = randomUUID();
+        await this.db.insertInto('compare_requests').values({ id: requestId, request: cut(r.request, CompareStore.REQUEST_CHARS), created_at: this.now() })
           .execute();
       }
+      await this.db
+        .insertInto('compare_samples')
+        .values({
+          id: randomUUID(),
+          route: r.route,
+          path: d.path,
+          kind: d.kind,
+          legacy: clip(d.legacy),
+          translated: clip(d.translated),
+          request: '',
+          request_id: requestId,
+          created_at: this.now(),
+          client: r.client ?? null,
+        })
+        .execute();
     }
     // the route counter last, so a reader that sees it sees its fields too
     await this.db
@@ -85,7 +141,10 @@ export class CompareStore {
   async report(): Promise<CompareReport> {
     const routes = await this.db.selectFrom('compare_routes').selectAll().orderBy('route').execute();
     const fields = await this.db.selectFrom('compare_fields').selectAll().orderBy('count', 'desc').execute();
-    const samples = await this.db.selectFrom('compare_samples').selectAll().orderBy('created_at').execute();
+    const samples = await this.db.selectFrom('compare_samples').leftJoin('compare_requests', 'compare_requests.id', 'compare_samples.request_id')
+      .select(['compare_samples.route', 'compare_samples.path', 'compare_samples.kind', 'compare_samples.legacy', 'compare_samples.translated',
+        'compare_samples.client', 'compare_samples.request', 'compare_requests.request as line'])
+      .orderBy('compare_samples.created_at').orderBy('compare_samples.id').execute();
     return {
       routes: routes.map((r) => {
         const total = Number(r.total);
@@ -105,7 +164,7 @@ export class CompareStore {
               noise: Number(f.noise) > 0,
               samples: samples
                 .filter((s) => s.route === r.route && s.path === f.path && s.kind === f.kind)
-                .map((s) => ({ legacy: s.legacy, translated: s.translated, request: s.request, ...(s.client ? { client: s.client } : {}) })),
+                .map((s) => ({ legacy: s.legacy, translated: s.translated, request: s.line ?? s.request, ...(s.client ? { client: s.client } : {}) })),
             })),
         };
       }),
@@ -114,6 +173,7 @@ export class CompareStore {
 
   async clear(): Promise<void> {
     await this.db.deleteFrom('compare_samples').execute();
+    await this.db.deleteFrom('compare_requests').execute();
     await this.db.deleteFrom('compare_fields').execute();
     await this.db.deleteFrom('compare_routes').execute();
   }

@@ -361,6 +361,17 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0018_compare_request_sets': {
+    async up(db: Kysely<any>) {
+      // a compared answer's request line, kept once for all its samples (each sample carried it whole before)
+      await db.schema.createTable('compare_requests')
+        .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+        .addColumn('request', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.alterTable('compare_samples').addColumn('request_id', 'varchar(36)').execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

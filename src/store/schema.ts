@@ -176,6 +176,14 @@ export interface CompareSamplesTable {
   created_at: number;
   /** The client of the compared request (src/migrate/client.ts); null before migration 0012 or when unknown. */
   client: string | null;
+  /** The answer's request line in compare_requests (migration 0018; `request` is empty then), null before. */
+  request_id: string | null;
+}
+/** A compared answer's request line, once for all its samples (migration 0018). */
+export interface CompareRequestsTable {
+  id: string;
+  request: string;
+  created_at: number;
 }
 export interface ClientShapesTable {
   client: string;
@@ -223,6 +231,7 @@ export interface Database {
   compare_routes: CompareRoutesTable;
   compare_fields: CompareFieldsTable;
   compare_samples: CompareSamplesTable;
+  compare_requests: CompareRequestsTable;
   gateway_meta: GatewayMetaTable;
   login_limits: LoginLimitsTable;
   webhook_events: WebhookEventsTable;
