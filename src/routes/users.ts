@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RecordIndex } from '../plan/index.js';
 import { compileProjection } from '../query/project.js';
+import { runQuery, type QueryResult } from '../query/run.js';
+import { searchPreHandler } from '../http/search.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from '../http/context.js';
 import { proxied } from '../config/route-modes.js';
@@ -17,10 +19,10 @@ const PatchMe = z.object({
 }).loose();
 
 /**
- * The legacy User object, shaped by `fields`: store fields plus the accounts (v1 teams) the bound key
- * reaches, and accounts_owned (teams where the role is admin).
+ * The caller's user as a record (store fields, the accounts — v1 teams — the bound key reaches, accounts_owned: teams
+ * where the role is admin), with the request's query and the record map its relations are looked up in.
  */
-export async function legacyUser(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<Record<string, unknown>> {
+async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser) {
   const schema = deps.mappings.schemas.user as ResourceSchema;
   const q = parseLegacyQuery(deps, request, schema);
   const { env } = await requestEnv(deps, request, ['account']);
@@ -33,8 +35,25 @@ export async function legacyUser(deps: Deps, request: FastifyRequest, user: Lega
   });
   index.setChildren('user', user.id, 'accounts', accounts);
   index.setChildren('user', user.id, 'accounts_owned', accounts.filter((_a, i) => teams[i]?.role === 'admin'));
+  return { q, schema, env, index, record };
+}
+
+/** The legacy User object, shaped by `fields` (`/users/me`). */
+export async function legacyUser(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<Record<string, unknown>> {
+  const { q, schema, env, index, record } = await userRecord(deps, request, user);
   const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
   const out = await index.settle(() => project(record));
+  await deps.ids.flush();
+  return out;
+}
+
+/**
+ * `GET /users` and `SEARCH /users`: the users the legacy role reads — its own user alone, as Directus 10.10 answers the
+ * role (its permission on directus_users is the current user) — with the whole query language over that one record.
+ */
+async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<QueryResult> {
+  const { q, index, record } = await userRecord(deps, request, user);
+  const out = await index.settle(() => runQuery([record], q, deps.mappings.schemas, index, { numericStrings: true }));
   await deps.ids.flush();
   return out;
 }
@@ -45,6 +64,15 @@ export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
     if (!request.principal) throw errors.invalidCredentials();
     return { data: await legacyUser(deps, request, request.principal.user) };
   });
+
+  // Directus's list of users, as the role reads it (Python clients look their user up with SEARCH /users)
+  const list = async (request: FastifyRequest) => {
+    if (!request.principal) throw errors.forbidden();
+    const result = await legacyUsers(deps, request, request.principal.user);
+    return result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
+  };
+  app.get('/users', list);
+  app.route({ method: 'SEARCH', url: '/users', preHandler: searchPreHandler, handler: list });
 
   app.patch('/users/me', async (request) => {
     if (!request.principal) throw errors.invalidCredentials();

@@ -19,7 +19,7 @@ const DEEP = [
   { project: { renders: { _some: nest(1100, { title: { _eq: 'x' } }) } } }, { renders: { _some: nest(200, { title: { _eq: 'x' } }) } },
 ].map((f) => JSON.stringify(f));
 const ENCODED_PATHS = ['/%5Fgateway/users', '/%5fgateway/compare', '/_gateway/%75sage', '/%72enders', '/renders%2F', '/%2e%2e/renders', '//renders'];
-const PATHS = [...ENCODED_PATHS, '/renders', '/renders/', '/render/x', '/projects', '/accounts', '/templates', '/users/me', '/auth/login', '/auth/refresh', '/auth/logout', '/_gateway/compare', '/renders/7d444840-9dc0-11d1-b245-5ffdce74fad2', '/projects/%E0%A4%A', '/nope'];
+const PATHS = [...ENCODED_PATHS, '/renders', '/renders/', '/render/x', '/projects', '/accounts', '/templates', '/users/me', '/users', '/auth/login', '/auth/refresh', '/auth/logout', '/_gateway/compare', '/renders/7d444840-9dc0-11d1-b245-5ffdce74fad2', '/projects/%E0%A4%A', '/nope'];
 const PARAMS = ['fields', 'filter', 'search', 'sort', 'limit', 'offset', 'page', 'meta', 'aggregate', 'groupBy', 'access_token', 'deep'];
 
 describe('no input produces a 500', () => {
