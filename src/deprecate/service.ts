@@ -72,6 +72,11 @@ export class Deprecations {
       try {
         const stored = await this.store.rules();
         const rules = stored.map((s) => s.rule as Rule);
+        // a rule no longer set leaves the metric: its label values stay as many as the rules
+        const kept = new Set(rules.map((r) => r.id));
+        for (const gone of this.stored) {
+          if (!kept.has(gone.id)) for (const outcome of ['served', 'refused', 'observed']) this.counter.remove({ rule: gone.id, outcome });
+        }
         this.stored = stored;
         this.set = new RuleSet(rules);
       } catch {

@@ -208,6 +208,9 @@ describe('progress counts', () => {
     const metrics = await gw.deps.metrics.registry.getSingleMetricAsString('gateway_deprecated_calls_total');
     expect(metrics).toContain('gateway_deprecated_calls_total{rule="counted",outcome="refused"} 2');
     expect(metrics).not.toContain(userId);
+    // a rule removed leaves the metric too: its label values stay as many as the rules set
+    await put({ rules: [rule({ id: 'next' })] });
+    expect(await gw.deps.metrics.registry.getSingleMetricAsString('gateway_deprecated_calls_total')).not.toContain('rule="counted"');
   });
 });
 
