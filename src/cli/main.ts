@@ -14,15 +14,14 @@ import { openDb } from '../store/db.js';
 import { migrate } from '../store/migrations.js';
 import { mappingReport, mappingReportText } from '../translate/coverage.js';
 import { readRecords } from './csv.js';
-import { replay, ReplayAuthError, ReplayModeError, reportText } from '../compare/replay.js';
 import { reportLink } from '../compare/links.js';
 import { startStandin } from './standin.js';
 import { buildApp } from '../app.js';
 import { buildMigrationReport } from '../migrate/service.js';
 import { reportHtml, reportMarkdown } from '../migrate/render.js';
-import { Comparator } from '../compare/service.js';
-import { CompareStore } from '../store/compare.js';
+import { ClientShapeStore } from '../store/client-shapes.js';
 import { indexCommand } from './index-command.js';
+import { replayCommand } from './replay-command.js';
 import { deprecationsCommand } from './deprecations-command.js';
 import { secret, usersCommand } from './users-command.js';
 import { out } from './out.js';
@@ -81,6 +80,14 @@ async function withDeps<T>(v1: string | undefined, fn: (deps: Deps, target: V1Ta
   } finally {
     await deps.close();
   }
+}
+
+/** Why `migrate report --client` found nothing: the clients the store has recorded (a few named), or none yet. */
+async function unknownClient(deps: Deps, client: string): Promise<string> {
+  const known = [...new Set((await new ClientShapeStore(deps.db.kysely).list()).map((r) => r.client))].sort();
+  if (known.length === 0) return `no client ${client}: no client has been recorded yet (the gateway records each client's query shapes as it serves them)`;
+  const named = known.length > 10 ? `${known.slice(0, 10).join(', ')} and ${known.length - 10} more` : known.join(', ');
+  return `no client ${client} among the recorded ones: ${named} (legacy-gateway migrate report without --client reports them all)`;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -163,40 +170,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   return withDeps(values.v1, async (deps, target) => {
-    if (group === 'replay') {
-      const file = action;
-      if (!file || !values.legacy || !values.gateway || !values['gateway-token'])
-        throw new UsageError('replay needs FILE, --legacy, --gateway and --gateway-token');
-      const threshold = values.threshold === undefined ? 0.05 : Number(values.threshold);
-      if (!(threshold >= 0 && threshold <= 1)) throw new UsageError('--threshold is a share between 0 and 1');
-      // results of this run only: an in-memory store; ids resolve through the gateway's own store
-      const scratch = await openDb(':memory:');
-      await migrate(scratch.kysely);
-      const store = new CompareStore(scratch.kysely);
-      const r = await replay(
-        readFileSync(file, 'utf8').split('\n'),
-        {
-          legacyUrl: values.legacy,
-          gatewayUrl: values.gateway,
-          gatewayToken: values['gateway-token'],
-          threshold,
-          includeWrites: values.writes ?? false,
-        },
-        new Comparator(deps.ids, store, deps.mappings.comparison),
-        store,
-      ).catch((e: unknown) => {
-        if (e instanceof ReplayModeError) e.message = `replay refused: ${e.message}`;
-        throw e instanceof ReplayAuthError ? new AdminError(`replay stopped: ${e.message}`) : e;
-      });
-      out(reportText(r.report, threshold));
-      out(
-        r.exitCode
-          ? `FAIL: over ${(threshold * 100).toFixed(1)} %: ${r.failing.join(', ')}`
-          : `OK: every route at or under ${(threshold * 100).toFixed(1)} %${r.skipped ? ` (${r.skipped} writes not replayed)` : ''}`,
-      );
-      await scratch.close();
-      return r.exitCode;
-    }
+    if (group === 'replay') return replayCommand(deps, action, values);
     if (group === 'legacy-standin') {
       const port = values.port === undefined ? 8070 : Number(values.port);
       if (!(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError(`--port must be a port number (got "${values.port}")`);
@@ -219,6 +193,7 @@ export async function run(argv: string[]): Promise<number> {
         const report = await buildMigrationReport(deps, (o) => app.inject(o), {
           ...(values.client ? { client: values.client } : {}), prove: values['skip-proof'] !== true,
         });
+        if (values.client && report.clients.length === 0) throw new AdminError(await unknownClient(deps, values.client));
         const text = format === 'json' ? JSON.stringify(report, null, 2) : format === 'html' ? reportHtml(report) : reportMarkdown(report);
         if (values.out) {
           writeFileSync(values.out, text);

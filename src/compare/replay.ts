@@ -20,6 +20,55 @@ export interface ReplayOptions {
   readonly threshold: number;
   /** Writes are replayed only when true (they would create renders twice otherwise). */
   readonly includeWrites?: boolean;
+  /** The recording's name in messages (`requests.jsonl:3: …`); default: `line 3`. */
+  readonly source?: string;
+}
+
+/** Lines of the recording that are not recorded requests, each named by its file and line (nothing was sent). */
+export class ReplayInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReplayInputError';
+  }
+}
+
+/** A recorded request the legacy side refused (401/403) with its recorded credentials: not compared, not a difference. */
+export interface RefusedRequest { readonly at: string; readonly request: string; readonly status: number; readonly code: string | undefined }
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+const allStrings = (v: unknown) => isPlainObject(v) && Object.values(v).every((x) => typeof x === 'string');
+
+/** What is wrong with one recorded line, or undefined. */
+function lineProblem(text: string): string | undefined {
+  let r: unknown;
+  try {
+    r = JSON.parse(text);
+  } catch (e) {
+    return `not a JSON object (${(e as Error).message})`;
+  }
+  if (!isPlainObject(r)) return 'not a JSON object';
+  if (typeof r.path !== 'string' || !r.path.startsWith('/')) return '"path" must be a string starting with /';
+  if (r.method !== undefined && (typeof r.method !== 'string' || !/^[A-Za-z]+$/.test(r.method))) return '"method" must be an HTTP method';
+  if (r.query !== undefined && typeof r.query !== 'string' && !allStrings(r.query)) return '"query" must be a string or an object of strings';
+  if (r.headers !== undefined && !allStrings(r.headers)) return '"headers" must be an object of strings';
+  return undefined;
+}
+
+/** The recording's requests, each with where it was (`file:line`); every bad line named at once (the first 10). */
+export function parseRecording(lines: readonly string[], source?: string): { at: string; request: RecordedRequest }[] {
+  const at = (i: number) => (source ? `${source}:${i + 1}` : `line ${i + 1}`);
+  const problems: string[] = [];
+  const requests: { at: string; request: RecordedRequest }[] = [];
+  for (const [i, text] of lines.entries()) {
+    if (!text.trim()) continue;
+    const problem = lineProblem(text);
+    if (problem) problems.push(`${at(i)}: ${problem}`);
+    else requests.push({ at: at(i), request: JSON.parse(text) as RecordedRequest });
+  }
+  if (problems.length > 0) {
+    throw new ReplayInputError(`${problems.slice(0, 10).join('; ')}${problems.length > 10 ? `; and ${problems.length - 10} more` : ''}`);
+  }
+  return requests;
 }
 
 async function send(base: string, r: RecordedRequest, auth: string | undefined): Promise<Answer & { answeredBy: string | undefined }> {
@@ -60,8 +109,11 @@ const sameServer = (a: string, b: string) => {
 };
 
 const AUTH_CODES = new Set(['INVALID_CREDENTIALS', 'INVALID_TOKEN', 'TOKEN_EXPIRED']);
-const refused = (a: Answer) => (a.status === 401 || a.status === 403) &&
-  AUTH_CODES.has(String((a.body as { errors?: { extensions?: { code?: string } }[] })?.errors?.[0]?.extensions?.code));
+const codeOf = (a: Answer): string | undefined => {
+  const code = (a.body as { errors?: { extensions?: { code?: unknown } }[] } | null)?.errors?.[0]?.extensions?.code;
+  return typeof code === 'string' ? code : undefined;
+};
+const refused = (a: Answer) => (a.status === 401 || a.status === 403) && AUTH_CODES.has(String(codeOf(a)));
 
 /** The route template of a legacy path: uuids become :id. */
 export const routeTemplate = (method: string, path: string) =>
@@ -76,14 +128,14 @@ export async function replay(
   o: ReplayOptions,
   comparator: Comparator,
   store: CompareStore,
-): Promise<{ report: CompareReport; failing: string[]; exitCode: number; skipped: number }> {
+): Promise<{ report: CompareReport; failing: string[]; exitCode: number; skipped: number; refused: RefusedRequest[] }> {
   if (sameServer(o.legacyUrl, o.gatewayUrl)) {
     throw new ReplayModeError(`--legacy and --gateway are one server (${o.gatewayUrl}): the legacy side would be compared with itself`);
   }
+  const recorded = parseRecording(lines, o.source);
   let skipped = 0;
-  for (const line of lines) {
-    if (!line.trim()) continue;
-    const r = JSON.parse(line) as RecordedRequest;
+  const refusedByLegacy: RefusedRequest[] = [];
+  for (const { at, request: r } of recorded) {
     const method = (r.method ?? 'GET').toUpperCase();
     if (method !== 'GET' && !o.includeWrites) {
       skipped++;
@@ -105,16 +157,18 @@ export async function replay(
       throw new ReplayAuthError(`the gateway refused --gateway-token (${translated.status} on ${method} ${r.path}): give an access token ` +
         '(POST /auth/login on the gateway) or a static token of the gateway user whose requests were recorded');
     }
-    if (refused(legacy) && !refused(translated)) {
-      throw new ReplayAuthError(`the legacy side refused the recorded Authorization (${legacy.status} on ${method} ${r.path}): ` +
-        'the recording\'s token has expired or was revoked; record again, or put a valid legacy token in the file');
+    if ((legacy.status === 401 || legacy.status === 403) && translated.status < 400) {
+      // the recorded credentials did not open the legacy side: nothing to compare (a difference would be the recording's)
+      refusedByLegacy.push({ at, request: `${method} ${r.path}`, status: legacy.status, code: codeOf(legacy) });
+      continue;
     }
     const hasSort = typeof r.query === 'string' ? /(^|&)sort=/.test(r.query) : !!r.query && 'sort' in r.query;
     await comparator.compare(routeTemplate(method, r.path), `${method} ${r.path}`, !hasSort, legacy, translated, again);
   }
   const report = await store.report();
   const failing = report.routes.filter((x) => x.diffRate > o.threshold).map((x) => x.route);
-  return { report, failing, exitCode: failing.length > 0 ? 1 : 0, skipped };
+  // part of the recording never compared is no pass either
+  return { report, failing, exitCode: failing.length > 0 || refusedByLegacy.length > 0 ? 1 : 0, skipped, refused: refusedByLegacy };
 }
 
 export function reportText(report: CompareReport, threshold: number): string {
