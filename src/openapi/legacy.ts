@@ -4,16 +4,21 @@ import type { FieldDef, ResourceSchema } from '../query/schema.js';
 
 type Json = Record<string, unknown>;
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
+/**
+ * A resource's schema component, named as Directus 10.10 names it (`ItemsRenders`, … and `Users` for directus_users), so
+ * the type generators written for Directus's document find the legacy objects under the names they look for.
+ */
+export const componentName = (collection: string): string => (collection.startsWith('directus_') ? cap(collection.slice(9)) : `Items${cap(collection)}`);
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** A legacy field's JSON Schema, from its Directus type (every field may be absent: `fields` chooses them). */
 function fieldSchema(f: FieldDef, resource: ResourceSchema, m: Mappings): Json {
   if (f.relation?.kind === 'm2o')
     return {
-      oneOf: [{ type: 'string', format: 'uuid' }, ref(cap(f.relation.resource)), { type: 'null' }],
+      oneOf: [{ type: 'string', format: 'uuid' }, ref(componentName(m.schemas[f.relation.resource]!.name)), { type: 'null' }],
       description: `${f.relation.resource} uuid, or the object when fields expand it`,
     };
-  if (f.relation?.kind === 'o2m') return { type: 'array', items: { oneOf: [{ type: 'string', format: 'uuid' }, ref(cap(f.relation.resource))] } };
+  if (f.relation?.kind === 'o2m') return { type: 'array', items: { oneOf: [{ type: 'string', format: 'uuid' }, ref(componentName(m.schemas[f.relation.resource]!.name))] } };
   if (resource.key === 'render' && f.name === 'status') return { type: 'string', enum: Object.keys(m.status.toV1) };
   switch (f.type) {
     case 'uuid':
@@ -131,8 +136,10 @@ export function legacyOpenApi(m: Mappings): Json {
       },
     },
   };
-  for (const [key, r] of Object.entries(m.schemas)) {
-    schemas[cap(key)] = { type: 'object', properties: Object.fromEntries(Object.values(r.fields).map((f) => [f.name, fieldSchema(f, r, m)])) };
+  for (const r of Object.values(m.schemas)) {
+    schemas[componentName(r.name)] = {
+      type: 'object', 'x-collection': r.name, properties: Object.fromEntries(Object.values(r.fields).map((f) => [f.name, fieldSchema(f, r, m)])),
+    };
   }
   const paths: Json = {};
   const collections: [string, string][] = [
@@ -143,7 +150,7 @@ export function legacyOpenApi(m: Mappings): Json {
   ];
   const patchable = new Set(['render', 'project', 'account']);
   for (const [collection, key] of collections) {
-    const item = ref(cap(key));
+    const item = ref(componentName(collection));
     for (const base of [`/${collection}`, `/items/${collection}`]) {
       paths[base] = {
         get: {
@@ -228,7 +235,7 @@ export function legacyOpenApi(m: Mappings): Json {
       operationId: 'readMe',
       tags: ['users'],
       parameters: queryParams(ONE_PARAMS),
-      responses: { 200: json({ type: 'object', properties: { data: ref('User') } }), ...errorsOf('INVALID_CREDENTIALS', 'INVALID_TOKEN') },
+      responses: { 200: json({ type: 'object', properties: { data: ref(componentName('directus_users')) } }), ...errorsOf('INVALID_CREDENTIALS', 'INVALID_TOKEN') },
     },
     patch: {
       operationId: 'updateMe',
@@ -248,7 +255,7 @@ export function legacyOpenApi(m: Mappings): Json {
         },
       },
       responses: {
-        200: json({ type: 'object', properties: { data: ref('User') } }),
+        200: json({ type: 'object', properties: { data: ref(componentName('directus_users')) } }),
         ...errorsOf('INVALID_PAYLOAD', 'RECORD_NOT_UNIQUE', 'INVALID_CREDENTIALS'),
       },
     },

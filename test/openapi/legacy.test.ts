@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { componentName } from '../../src/openapi/legacy.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
@@ -36,14 +37,31 @@ describe('the legacy OpenAPI document', () => {
   });
 
   it('is generated from the mappings: every resource and field, the status values, the query parameters, auth', () => {
-    for (const [key, r] of Object.entries(gw.deps.mappings.schemas)) {
-      const s = doc.components.schemas[key[0]!.toUpperCase() + key.slice(1)];
+    for (const r of Object.values(gw.deps.mappings.schemas)) {
+      const s = doc.components.schemas[componentName(r.name)];
       expect(Object.keys(s.properties).sort()).toEqual(Object.keys(r.fields).sort());
+      expect(s['x-collection']).toBe(r.name);
     }
-    expect(doc.components.schemas.Render.properties.status.enum.sort()).toEqual(Object.keys(gw.deps.mappings.status.toV1).sort());
+    expect(doc.components.schemas.ItemsRenders.properties.status.enum.sort()).toEqual(Object.keys(gw.deps.mappings.status.toV1).sort());
     const params = doc.paths['/renders'].get.parameters.map((p: { name: string }) => p.name);
     expect(params).toEqual(['fields', 'filter', 'search', 'sort', 'limit', 'offset', 'page', 'meta', 'aggregate', 'groupBy', 'deep']);
     for (const p of ['/auth/login', '/auth/refresh', '/auth/logout', '/users/me', '/items/renders', '/items/projects/{id}', '/server/health']) expect(doc.paths[p], p).toBeDefined();
+  });
+
+  it('names each collection\'s schema as Directus 10.10 does, with the properties Directus lists', () => {
+    // what a real Directus 10.10 listed for the legacy collections (GET /server/specs/oas, 2026-11-28, the oracle)
+    const directus: Record<string, string[]> = {
+      ItemsRenders: ['id', 'user_created', 'date_created', 'date_updated', 'process_id', 'account', 'project', 'title', 'playback_id', 'download_ready',
+        'status', 'data', 'output'],
+    };
+    for (const [name, props] of Object.entries(directus)) {
+      expect(doc.components.schemas[name]?.['x-collection'], name).toBe(name.slice(5).toLowerCase());
+      expect(Object.keys(doc.components.schemas[name].properties), name).toEqual(expect.arrayContaining(props));
+    }
+    expect(componentName('directus_users')).toBe('Users');
+    for (const c of ['renders', 'projects', 'accounts', 'templates']) {
+      expect(doc.paths[`/items/${c}`].get.responses['200'].content['application/json'].schema.properties.data.items).toEqual({ $ref: `#/components/schemas/${componentName(c)}` });
+    }
   });
 
   it('describes what the gateway really answers: a list, an item and an error envelope', async () => {
