@@ -23,7 +23,8 @@ const routeMatch = z.string().max(220).refine((s) => {
   if (s === '*') return true;
   const [method, template, ...rest] = s.split(' ');
   return rest.length === 0 && !!method && (method === '*' || METHODS.includes(method)) && !!template && (template === '*' || TEMPLATE.test(template));
-}, { message: `must be "*" or a method (${METHODS.join(', ')} or *) and a route template (/renders/:id or *), as "GET /renders"` });
+}, { message: `must be "*" or a method (${METHODS.join(', ')} or *) and a route template (/renders/:id or *), as "GET /renders"` })
+  .transform((s) => (s === '* *' ? '*' : s));
 
 const RuleSchema = z.object({
   id: z.string().min(1).max(RULE_LIMITS.idChars).regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" or "-"'),

@@ -79,8 +79,10 @@ export class DeprecationStore {
   /** The counted calls, of one principal's clients (`user:<uuid>` and its `~family` ids) or of all. */
   async calls(principal?: string): Promise<CallRow[]> {
     let q = this.db.selectFrom('deprecation_calls').selectAll();
-    if (principal) q = q.where((eb) => eb.or([eb('client', '=', principal), eb('client', 'like', `${principal.replace(/[%_~]/g, '')}~%`)]));
-    const rows = await q.orderBy('rule_id').orderBy('client').orderBy('day').execute();
+    // (LIKE's `_` and `%` may match more: the rows are checked exactly below)
+    if (principal) q = q.where((eb) => eb.or([eb('client', '=', principal), eb('client', 'like', `${principal}~%`)]));
+    const rows = (await q.orderBy('rule_id').orderBy('client').orderBy('day').execute())
+      .filter((r) => !principal || r.client === principal || r.client.startsWith(`${principal}~`));
     return rows.map((r) => ({
       rule: r.rule_id, client: r.client, day: Number(r.day), calls: Number(r.calls), refused: Number(r.refused), observed: Number(r.observed),
       lastSeen: Number(r.last_seen),

@@ -94,6 +94,13 @@ describe('validation', () => {
     const later = parseRules({ rules: [{ id: 'c', match: { route: 'GET /x' }, deprecation: '2026-02-01T00:00:00Z', brownouts: [{ start: '2026-01-01T00:00:00Z', minutes: 5 }] }] });
     expect(later.problems.map((p) => p.path)).toEqual(['rules.0.brownouts.0.start']);
   });
+  it('reads "* *" as "*": the same match as "*" is refused', () => {
+    const [r] = rules({ id: 'a', match: { route: '* *' }, deprecation: '2026-01-01T00:00:00Z' });
+    expect(r!.match.route).toBe('*');
+    const both = parseRules({ rules: [{ id: 'a', match: { route: '* *' }, deprecation: '2026-01-01T00:00:00Z' },
+      { id: 'b', match: { route: '*', client: '*' }, deprecation: '2026-01-01T00:00:00Z' }] });
+    expect(both.problems.map((p) => p.path)).toEqual(['rules.1.match']);
+  });
   it('bounds the number of rules and brownouts', () => {
     const many = Array.from({ length: 201 }, (_, i) => ({ id: `r${i}`, match: { route: `GET /r${i}` }, deprecation: '2026-01-01T00:00:00Z' }));
     expect(parseRules({ rules: many }).problems[0]?.path).toBe('rules');
