@@ -12,12 +12,6 @@ import { heldItems, heldStream } from './held-answer.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
 
-async function drain<T>(items: AsyncIterable<T>): Promise<AsyncIterable<T>> {
-  const all: T[] = [];
-  for await (const x of items) all.push(x);
-  return (async function* () { yield* all; })();
-}
-
 /**
  * Sends a list read as the legacy API answers it: a file (`?export=`), a stream (`limit=-1`), or one JSON body (kept by
  * the answer cache when it came from the replica), with explain when asked for. An answer that expands relations is built
@@ -28,16 +22,15 @@ export async function sendList(
 ): Promise<FastifyReply | Record<string, unknown>> {
   const { result, source } = read;
   sourceHeaders(reply, source);
-  // an expanded answer is built whole (a file: as before; JSON: measured and held in the answer memory until sent)
-  const whole = result.stream && read.expands;
-  const items = whole ? await (format ? drain(result.stream!) : heldStream(deps, ctx, reply, result.stream!)) : result.stream;
+  // an answer built whole (expanded, or not streamed) is measured and held in the answer memory until sent
+  const items = result.stream && read.expands ? await heldStream(deps, ctx, reply, result.stream, format === undefined) : result.stream;
+  if (!items) await heldItems(deps, ctx, reply, result.data, format === undefined);
   if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
   const explained = wantsExplain(deps, ctx.request);
   if (items) {
     const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.from, read.how) : undefined;
     return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(items, ctx.log, result.meta, atEnd)));
   }
-  await heldItems(deps, ctx, reply, result.data);
   const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   if (explained) return { ...body, explain: explainList(read.plan, ctx.meter, source, read.from, read.how) };
@@ -50,6 +43,7 @@ export async function sendOne(
 ): Promise<FastifyReply | Record<string, unknown>> {
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   sourceHeaders(reply, read.source);
+  await heldItems(deps, ctx, reply, [read.data], format === undefined);
   if (format) return sendExport(deps, ctx, reply, format, collection, read.data as object);
   if (wantsExplain(deps, ctx.request)) return { data: read.data, explain: explainOne(ctx.meter, read.source) };
   return keep(memo, reply, { data: read.data }, read.source, read.refreshAt);

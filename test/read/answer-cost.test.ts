@@ -106,6 +106,8 @@ describe('through the gateway', () => {
   });
 
   it('past the key\'s answer memory: 503 with Retry-After in the Directus envelope; the memory is given back once sent', async () => {
+    const first = (await gw.get('/renders?limit=1&fields=id', token)).body.data[0].id as string;
+    expect(gw.deps.answerMemory.held()).toBe(0);
     const other = gw.deps.answerMemory.hold(key, 1_048_576); // another answer of the key, not sent yet
     const refused = await gw.get('/renders?limit=5&fields=id', token);
     expect(refused.status).toBe(503);
@@ -116,10 +118,15 @@ describe('through the gateway', () => {
         code: 'SERVICE_UNAVAILABLE', service: 'gateway', reason: 'Too many large answers of this key are being sent at once; retry shortly.', request_id: expect.any(String),
       },
     }] });
+    // a page's file, an expanded file, an item: answers built whole too
+    const whole = ['/renders?limit=5&fields=id&export=csv', '/renders?limit=-1&fields=id,project.title&export=json', `/renders/${first}`];
+    const status = async (url: string) => (await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } })).statusCode;
+    for (const url of whole) expect(await status(url), url).toBe(503);
     other();
     const ok = await gw.get('/renders?limit=5&fields=id', token);
     expect(ok.status).toBe(200);
     expect(ok.body.data).toHaveLength(5);
+    for (const url of whole) expect(await status(url), url).toBe(200);
     expect(gw.deps.answerMemory.held()).toBe(0);
   });
 
