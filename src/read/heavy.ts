@@ -29,8 +29,8 @@ export class HeavyReadGate {
   constructor(private readonly perKey: number, private readonly queue: number) {}
 
   /**
-   * Waits for a place; resolves to the function that gives it back (idempotent: call it when the read has ended, and
-   * again when the answer closes — whichever comes first counts). `gone` aborts the wait (the client left).
+   * Waits for a place; resolves to the function that gives it back (idempotent: call it when the answer has closed —
+   * sent, or its client gone — or the read failed). `gone` aborts the wait (the client left).
    */
   async enter(key: string, gone?: AbortSignal): Promise<() => void> {
     const n = this.running.get(key) ?? 0;
@@ -77,14 +77,5 @@ export class HeavyReadGate {
       if (left > 0) this.running.set(key, left);
       else this.running.delete(key);
     };
-  }
-}
-
-/** The same items; `release` is called once they have all been read, or the reader stopped early (a client gone). */
-export async function* releasing<T>(items: AsyncIterable<T>, release: () => void): AsyncGenerator<T> {
-  try {
-    yield* items;
-  } finally {
-    release();
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HeavyReadGate, releasing } from '../../src/read/heavy.js';
+import { HeavyReadGate } from '../../src/read/heavy.js';
 import { partitionOf } from '../../src/v1/client.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -46,16 +46,6 @@ describe('the heavy-read gate', () => {
     (await newcomer)();
     expect(gate.load('k')).toEqual({ running: 0, waiting: 0 });
     expect(gate.peak).toBe(1);
-  });
-
-  it('gives the place back when a stream ends, and when its reader stops early', async () => {
-    let released = 0;
-    const items = async function* () { yield 1; yield 2; yield 3; };
-    const all: number[] = [];
-    for await (const x of releasing(items(), () => released++)) all.push(x);
-    expect([all, released]).toEqual([[1, 2, 3], 1]);
-    for await (const x of releasing(items(), () => released++)) if (x === 1) break;
-    expect(released).toBe(2);
   });
 });
 
