@@ -4,7 +4,7 @@ import { legacyAnswers } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { routeFacts } from '../http/route-facts.js';
-import { userAgentFamily } from '../migrate/client.js';
+import { clientId } from '../migrate/client.js';
 import { refusalOf } from './rules.js';
 
 /**
@@ -27,10 +27,12 @@ export function registerDeprecations(app: FastifyInstance, deps: Pick<Deps, 'dep
     const p = request.principal;
     const template = facts.url;
     if (!p || !template || facts.access !== 'legacy' || legacyAnswers(deps.config, template) || isInternal(request.headers)) { done(); return; }
-    const principal = p.via === 'static' && p.tokenId ? `static:${p.tokenId}` : `user:${p.user.id}`;
+    // the client as the migration report names it: `user:<uuid>` or `static:<token id>`, `~` its User-Agent family
+    const [principal = '', family = 'none'] = clientId({ via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) },
+      request.headers['user-agent']).split('~');
     const now = deps.clock.now();
     const method = request.method === 'HEAD' ? 'GET' : request.method; // a HEAD is its GET without the body
-    const v = d.decide(method, template, principal, userAgentFamily(request.headers['user-agent']), now);
+    const v = d.decide(method, template, principal, family, now);
     if (!v) { done(); return; }
     if (v.refuse) {
       const r = refusalOf(v, `${method} ${template}`, now);

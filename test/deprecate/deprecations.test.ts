@@ -161,6 +161,18 @@ describe('brownouts and the sunset', () => {
     expect(curl.json().errors[0].extensions.rule).toBe('renders-list');
   });
 
+  it('a rule for a static token applies to that token only', async () => {
+    clock.set(Date.UTC(2026, 6, 1, 12));
+    const st = await gw.deps.users.createStaticToken(userId, 'service');
+    await put({ rules: [{ id: 'svc', match: { route: 'GET /renders', client: `static:${st.id}` }, deprecation: '2026-06-01T00:00:00Z', sunset: '2026-07-01T00:00:00Z' }] });
+    const svc = await gw.app.inject({ method: 'GET', url: '/renders?limit=1', headers: { authorization: `Bearer ${st.token}` } });
+    expect(svc.statusCode).toBe(410);
+    expect(svc.json().errors[0].extensions.rule).toBe('svc');
+    const user = await get('/renders?limit=1');
+    expect(user.statusCode).toBe(200);
+    expect(user.headers.deprecation).toBeUndefined();
+  });
+
   it('observe mode counts who would have been refused without refusing', async () => {
     clock.set(Date.UTC(2026, 6, 2, 9));
     await put({ rules: [rule({ mode: 'observe' })] });
