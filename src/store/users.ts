@@ -37,6 +37,20 @@ export class DuplicateEmailError extends Error {
   }
 }
 
+/** RFC 5321's bounds (254 characters, 64 before the @): what the store's email columns hold on every database. */
+export class EmailTooLongError extends Error {
+  constructor(email: string) {
+    super(`The email ${email.slice(0, 40)}… is longer than an address may be (254 characters, 64 before the @).`);
+  }
+}
+
+/** The trimmed email, or EmailTooLongError (before any write: SQLite would store it whole, PostgreSQL refuse it). */
+function boundedEmail(email: string): string {
+  const e = email.trim();
+  if (e.length > 254 || e.lastIndexOf('@') > 64) throw new EmailTooLongError(e);
+  return e;
+}
+
 const toUser = (r: UserRow): LegacyUser => ({
   id: r.id,
   email: r.email,
@@ -90,7 +104,7 @@ export class UserStore {
   }
 
   async create(u: NewUser): Promise<LegacyUser> {
-    const lower = u.email.trim().toLowerCase();
+    const lower = boundedEmail(u.email).toLowerCase();
     if (await this.db.selectFrom('users').select('id').where('email_lower', '=', lower).executeTakeFirst()) throw new DuplicateEmailError(u.email);
     const row: UserRow = {
       id: u.id ?? randomUUID(),
@@ -119,6 +133,7 @@ export class UserStore {
 
   /** Creates many users in transactions of 500 (an import): emails must already be known to be new. */
   async createMany(list: readonly (NewUser & { id: string })[]): Promise<void> {
+    for (const u of list) boundedEmail(u.email);
     for (let i = 0; i < list.length; i += 500) {
       const chunk = list.slice(i, i + 500).map((u): UserRow => ({
         id: u.id, email: u.email.trim(), email_lower: u.email.trim().toLowerCase(), password_hash: u.passwordHash,
@@ -197,7 +212,7 @@ export class UserStore {
     if (patch.firstName !== undefined) set.first_name = patch.firstName;
     if (patch.lastName !== undefined) set.last_name = patch.lastName;
     if (patch.email !== undefined) {
-      const lower = patch.email.trim().toLowerCase();
+      const lower = boundedEmail(patch.email).toLowerCase();
       const other = await this.db.selectFrom('users').select('id').where('email_lower', '=', lower).executeTakeFirst();
       if (other && other.id !== id) throw new DuplicateEmailError(patch.email);
       set.email = patch.email.trim();

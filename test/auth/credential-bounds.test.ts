@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmailTooLongError } from '../../src/store/users.js';
 import { databases } from '../helpers/databases.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -78,5 +79,18 @@ describe.each(dbs)('credential bounds on $name', ({ url }) => {
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toEqual({ data: { email: longest } });
     expect((await patch('ann@example.com')).statusCode).toBe(200);
+  });
+
+  it('the user store refuses such an email on every path (add, import, update) before writing, with its own error', async () => {
+    const users = gw.deps.users;
+    const user = { passwordHash: null, role: 'r', v1Key: 'k', v1UserId: 'v1_long' };
+    for (const email of [address(60, 330), address(65, 80)]) {
+      await expect(users.create({ ...user, email })).rejects.toBeInstanceOf(EmailTooLongError);
+      await expect(users.createMany([{ ...user, id: '0b0b0b0b-0000-4000-8000-000000000001', email }])).rejects.toBeInstanceOf(EmailTooLongError);
+      const ann = (await users.byEmail('ann@example.com'))!;
+      await expect(users.update(ann.id, { email })).rejects.toBeInstanceOf(EmailTooLongError);
+    }
+    expect((await users.list()).map((u) => u.email)).toEqual(['ann@example.com']);
+    expect((await users.create({ ...user, email: address(64, 254) })).email).toBe(address(64, 254));
   });
 });
