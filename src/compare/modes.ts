@@ -97,8 +97,8 @@ export class ComparisonModes {
       this.work.run(async () => {
         const translated = await this.translatedSide(req, headers, body);
         if (!translated) return;
-        const resend = req.method === 'SEARCH' ? body : undefined;
-        const again = this.deps.noiseRepeat ? await this.ask(req.method, req.url, headers, resend, c.COMPARE_TIMEOUT_MS) : undefined;
+        // the noise check asks the legacy side again for reads only: a write asked again would be a second write
+        const again = this.deps.noiseRepeat && !isWrite(req.method) ? await this.ask(req.method, req.url, headers, body, c.COMPARE_TIMEOUT_MS) : undefined;
         await this.record(req, body, !('sort' in askedQuery(req, body)), legacy, translated, again, translated.userId);
       });
     }
@@ -128,11 +128,12 @@ export class ComparisonModes {
     if (!this.sampled() || text === null) return;
     const translated: Answer = { status, body: parseBody(text), ms: elapsedMs };
     const headers = { ...req.headers };
-    // a SEARCH's question (its body) goes to the legacy side too; req.query is already the body's question
-    const body = req.method === 'SEARCH' && req.body !== undefined ? Buffer.from(JSON.stringify(req.body)) : undefined;
+    // a SEARCH's question (its body) and a write's body go to the legacy side too; req.query is already the body's question
+    const body = (req.method === 'SEARCH' || isWrite(req.method)) && req.body !== undefined ? Buffer.from(JSON.stringify(req.body)) : undefined;
     this.work.run(async () => {
       const legacy = await this.ask(req.method, req.url, headers, body, c.COMPARE_TIMEOUT_MS);
-      const again = this.deps.noiseRepeat ? await this.ask(req.method, req.url, headers, body, c.COMPARE_TIMEOUT_MS) : undefined;
+      // (reads only: a write asked again would be a second write)
+      const again = this.deps.noiseRepeat && !isWrite(req.method) ? await this.ask(req.method, req.url, headers, body, c.COMPARE_TIMEOUT_MS) : undefined;
       await this.record(req, body, !('sort' in (req.query as object)), legacy, translated, again);
     });
   }
@@ -168,9 +169,11 @@ export class ComparisonModes {
     if (!user) return undefined;
     const token = await this.deps.jwt.sign({ id: user.id, role: user.role, app_access: true, admin_access: false });
     const started = performance.now();
+    // the question of a SEARCH and the body of a write (COMPARE_WRITES) as the client sent them
+    const type = typeof req.headers['content-type'] === 'string' ? req.headers['content-type'] : 'application/json';
     const res = await this.inject({
-      method: req.method, url: req.url, headers: { authorization: `Bearer ${token}`, ...internalHeaders(), 'content-type': 'application/json' },
-      ...(req.method === 'SEARCH' && body ? { payload: body } : {}),
+      method: req.method, url: req.url, headers: { authorization: `Bearer ${token}`, ...internalHeaders(), 'content-type': type },
+      ...(body ? { payload: body } : {}),
     });
     return { status: res.statusCode, body: parseBody(res.body), ms: performance.now() - started, userId: user.id };
   }
