@@ -72,7 +72,6 @@ export function parseRules(body: unknown): RulesParse {
     if (sunset !== undefined && sunset < dep) problems.push({ path: at('sunset'), message: 'must not be before the deprecation date' });
     (rule.brownouts ?? []).forEach((b, j) => {
       const start = Date.parse(b.start);
-      if (start < dep) problems.push({ path: at(`brownouts.${j}.start`), message: 'must not be before the deprecation date (announce first)' });
       if (sunset !== undefined && start >= sunset) problems.push({ path: at(`brownouts.${j}.start`), message: 'must be before the sunset' });
     });
   });
