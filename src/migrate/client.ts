@@ -27,12 +27,20 @@ export function userAgentFamily(ua: string | string[] | undefined): string {
   if (known) return known;
   let family = 'other';
   for (const [re, name] of FAMILIES) if (re.test(v)) { family = name; break; }
-  if (seen.size >= 512) seen.clear();
+  // only short ones are kept (a long one is classified again each time): at most SEEN_MAX × SEEN_CHARS characters
+  if (v.length > SEEN_CHARS) return family;
+  if (seen.size >= SEEN_MAX) { seen.clear(); seenChars = 0; }
   seen.set(v, family);
+  seenChars += v.length;
   return family;
 }
-/** User-Agent strings classified before (a client sends the same one every time). */
+/** User-Agent strings classified before (a client sends the same one every time), at most SEEN_MAX of SEEN_CHARS characters. */
 const seen = new Map<string, string>();
+const SEEN_MAX = 512;
+const SEEN_CHARS = 256;
+let seenChars = 0;
+/** The characters of the User-Agents kept (at most SEEN_MAX × SEEN_CHARS). */
+export const userAgentCacheChars = (): number => seenChars;
 
 /** A client id: the principal (user or static token, by id) and its User-Agent family. */
 export function clientId(principal: { via: 'jwt' | 'static'; tokenId?: string; userId: string }, ua: string | string[] | undefined): string {
