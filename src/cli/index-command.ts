@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { repair, verifyTeam, type Drift } from '../replica/verify.js';
 import type { V1Session } from '../v1/client.js';
 import { out } from './out.js';
-import { startProgress, type ProgressOptions } from './progress.js';
+import { startProgress, type ProgressOptions, type Sample } from './progress.js';
 import { UsageError } from './usage-error.js';
 import { v1Failure } from './v1-failure.js';
 
@@ -120,17 +120,34 @@ export async function indexCommand(
     };
     const failed = { keys: 0 };
     let unreachable = 0;
-    for (const team of await teamsFor(deps, named, failed)) {
-      const session = await sessionFor(team);
-      if (!session) { out(`${team}: no bound key reaches this team`); unreachable++; continue; }
-      const found = await verifyTeam(index.store, session, team);
-      for (const d of found) out(`${team}  ${d.kind}  ${d.id}${d.detail ? `  ${d.detail}` : ''}`);
-      out(`${team}: ${found.length === 0 ? 'no drift' : `${found.length} differences`}`);
-      drift.push(...found);
+    const teams = await teamsFor(deps, named, failed);
+    // progress: the teams compared with v1, then the extra renders a repair looks up on v1 one by one
+    let at: Sample = { done: 0, total: teams.length, phase: 'comparing with v1', unit: 'teams' };
+    const progress = startProgress({ label: 'index verify', unit: 'teams', ...o.progress, sample: () => at });
+    let done: Awaited<ReturnType<typeof repair>> | undefined;
+    try {
+      for (const [i, team] of teams.entries()) {
+        at = { ...at, done: i, note: `${drift.length} differences so far (${team})` };
+        const session = await sessionFor(team);
+        if (!session) { out(`${team}: no bound key reaches this team`); unreachable++; continue; }
+        const found = await verifyTeam(index.store, session, team);
+        for (const d of found) out(`${team}  ${d.kind}  ${d.id}${d.detail ? `  ${d.detail}` : ''}`);
+        out(`${team}: ${found.length === 0 ? 'no drift' : `${found.length} differences`}`);
+        drift.push(...found);
+      }
+      unreachable += failed.keys;
+      if (!repairing) return drift.length + unreachable > 0 ? 1 : 0;
+      let looked = 0;
+      const live = new Set(drift.flatMap((d) => (d.live ? [d.id] : [])));
+      const extra = drift.filter((d) => d.kind === 'extra render' && !live.has(d.id)).length;
+      at = { done: 0, total: extra, phase: 'repairing: extra renders looked up', unit: 'renders' };
+      done = await repair(index.store, drift, async (team) => {
+        at = { ...at, done: looked++ };
+        return sessionFor(team);
+      }, deps.clock.now());
+    } finally {
+      progress.stop();
     }
-    unreachable += failed.keys;
-    if (!repairing) return drift.length + unreachable > 0 ? 1 : 0;
-    const done = await repair(index.store, drift, sessionFor, deps.clock.now());
     for (const team of done.teams) await deps.bus.publish('index_drop', team); // running instances read these teams again
     out(`repaired: ${done.rewritten} renders written from v1, ${done.removed} removed`);
     const left = drift.filter((d) => d.kind !== 'missing render' && d.kind !== 'extra render' && d.kind !== 'render differs');

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexCommand } from '../../src/cli/index-command.js';
 import { loadConfig } from '../../src/config/schema.js';
@@ -65,7 +66,43 @@ describe('index sync when a team is not synced', { timeout: 90_000 }, () => {
   });
 });
 
+/** A tick at every turn of the event loop while the work runs (no sleep, no timer of a guessed length), a second a tick. */
+function everyTurn(clock: { now: number }) {
+  return (tick: () => void) => {
+    let on = true;
+    const again = () => { if (!on) return; clock.now += 1000; tick(); setImmediate(again); };
+    setImmediate(again);
+    return () => { on = false; };
+  };
+}
+
 describe('index sync progress', { timeout: 90_000 }, () => {
+  it('index verify --repair: the teams compared, then the extra renders looked up on v1', async () => {
+    const env = await storeWith({});
+    const [first, second, third] = sim.keys[0]!.teams.map((t) => t.id);
+    const teams = [first!, second!];
+    const deps = await createDeps(loadConfig(env), createLogger('silent'));
+    const lines: string[] = [];
+    const clock = { now: 0 };
+    const quiet = process.stdout.write.bind(process.stdout);
+    (process.stdout as { write: unknown }).write = () => true;
+    try {
+      expect(await indexCommand(deps, 'sync', [...teams, third!], false)).toBe(0);
+      // a render of a third team (not verified) moved into the first team's copy: an extra render there, looked up on v1
+      const all = [...sim.sim.world.renders.values()];
+      const victim = all.find((r) => r.teamId === third)!;
+      const home = all.find((r) => r.teamId === teams[0])!;
+      await sql`update index_renders set team_id = ${teams[0]}, project_id = ${home.projectId} where render_id = ${victim.id}`.execute(deps.db.kysely);
+      const code = await indexCommand(deps, 'verify', teams, true, { progress: { sink: { write: (s: string) => lines.push(s) }, now: () => clock.now, schedule: everyTurn(clock) } });
+      expect(code).toBe(0);
+    } finally {
+      (process.stdout as { write: unknown }).write = quiet;
+      await deps.close();
+    }
+    expect(lines.some((l) => /^index verify: comparing with v1 [01]\/2 teams, .*\d+ differences so far \(team_\w+\)\n$/.test(l))).toBe(true);
+    expect(lines.some((l) => /^index verify: repairing: extra renders looked up [01]\/1 renders, /.test(l))).toBe(true);
+  });
+
   it('lines on stderr while it runs (ticked by the test, a manual clock): renders counted, their rate, the teams left', async () => {
     const env = await storeWith({});
     const deps = await createDeps(loadConfig(env), createLogger('silent'));
