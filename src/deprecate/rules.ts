@@ -45,7 +45,8 @@ const RuleSchema = z.object({
   }).strict()).max(RULE_LIMITS.brownouts).optional(),
 }).strict();
 
-const RulesSchema = z.object({ rules: z.array(RuleSchema).max(RULE_LIMITS.rules) }).strict();
+/** `data` is ignored: the routes' own answer (`{rules, data}`) can be sent back as it is. */
+const RulesSchema = z.object({ rules: z.array(RuleSchema).max(RULE_LIMITS.rules), data: z.unknown().optional() }).strict();
 
 export type Rule = z.output<typeof RuleSchema>;
 

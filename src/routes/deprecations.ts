@@ -9,9 +9,11 @@ import { errors } from '../errors/catalog.js';
 /** The deprecation rules (operator token): set them all at once, read them back, and each rule's calls per client and day. */
 export function registerDeprecationRoutes(app: FastifyInstance, deps: Pick<Deps, 'config' | 'deprecations' | 'clock'>): void {
   const d = deps.deprecations;
+  // the rules as set (a body PUT takes back as it is), and under `data`, as every operator route answers, with when each id was first set
   const answer = () => {
-    const rules = d.list();
-    return { data: { rules: rules.map((s) => s.rule), set_at: Object.fromEntries(rules.map((s) => [s.id, new Date(s.setAt).toISOString()])) } };
+    const stored = d.list();
+    const rules = stored.map((s) => s.rule);
+    return { rules, data: { rules, set_at: Object.fromEntries(stored.map((s) => [s.id, new Date(s.setAt).toISOString()])) } };
   };
   operatorRoutes(app, deps.config.GATEWAY_ADMIN_TOKEN, (op) => {
     op.get('/_gateway/deprecations', async () => answer());

@@ -44,6 +44,9 @@ describe('PUT and GET /_gateway/deprecations', () => {
     expect(back.statusCode).toBe(200);
     expect(back.json().data.rules).toEqual(body.rules);
     expect(back.json().data.set_at['renders-list']).toBe(new Date(T0).toISOString());
+    // the answer is also the body as set: it can be sent back as it is
+    expect(back.json().rules).toEqual(body.rules);
+    expect((await put(back.json())).statusCode).toBe(200);
     expect((await gw.app.inject({ method: 'GET', url: '/_gateway/deprecations' })).statusCode).toBe(403);
     expect((await gw.app.inject({ method: 'PUT', url: '/_gateway/deprecations', payload: { rules: [] } })).statusCode).toBe(403);
   });
