@@ -130,6 +130,18 @@ describe('through the gateway', () => {
     expect(gw.deps.answerMemory.held()).toBe(0);
   });
 
+  it('over real HTTP with keep-alive, each sent answer gives its place and its memory back (one place: one after another)', async () => {
+    const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    for (const q of ['limit=-1&fields=id', 'limit=100000&fields=id', 'fields=*.*.*', 'limit=-1&fields=id,project.title']) {
+      const res = await fetch(`${base}/renders?${q}`, { headers: { authorization: `Bearer ${token}`, connection: 'keep-alive' } });
+      expect(res.status, q).toBe(200);
+      expect(((await res.json()) as { data: unknown[] }).data.length, q).toBeGreaterThan(0);
+    }
+    for (let i = 0; i < 200 && gw.deps.heavyReads.load(key).running > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(gw.deps.heavyReads.load(key)).toEqual({ running: 0, waiting: 0 });
+    expect(gw.deps.answerMemory.held()).toBe(0);
+  });
+
   it('an expanded streamed answer is measured, written from its measured bytes, and given back once sent', async () => {
     const plain = await gw.get('/renders?limit=-1&fields=id,project', token);
     const expanded = await gw.get('/renders?limit=-1&fields=id,project.id,project.title', token);
