@@ -31,7 +31,7 @@ async function teamsFor(deps: Deps, named: readonly string[] | undefined, failed
       if (why.kind === 'refused') {
         warn(`v1 ${why.words.replace('the key', `the key of ${who}`)}: the teams it reaches were not listed (users rebind ${who} --key sk_…)`);
       } else {
-        const cause = why.kind === 'other' ? `failed: ${why.words}` : why.words;
+        const cause = why.kind === 'other' ? `failed: ${why.words}` : why.kind === 'unreachable' ? `is ${why.words}` : why.words;
         warn(`the teams of ${who}'s key could not be listed: v1 at ${deps.v1.options.baseUrl} ${cause}`);
       }
     }
@@ -63,7 +63,11 @@ export async function indexCommand(
     const teams = await teamsFor(deps, named, failed);
     // a named team no bound key reaches is refused before anything is written (its row would stay "backfilling")
     const unreached: string[] = [];
-    if (named?.length) for (const team of teams) if (!(await deps.readers.userFor(team))) unreached.push(team);
+    try {
+      if (named?.length) for (const team of teams) if (!(await deps.readers.userFor(team))) unreached.push(team);
+    } catch (e) {
+      throw new AdminError(`index sync --team: the teams the bound keys reach could not be listed: ${notSynced(deps, e)}; nothing was synced`);
+    }
     if (unreached.length > 0) {
       throw new AdminError(`no bound key reaches ${unreached.join(', ')}: nothing was synced (--team takes the id of a team a bound user's key ` +
         'reaches; index sync without --team syncs them all)');

@@ -49,6 +49,12 @@ describe('index sync when a team is not synced', { timeout: 90_000 }, () => {
     expect(r.stderr).toContain('unreachable (ECONNREFUSED)');
     expect(r.stderr).toContain('http://127.0.0.1:9');
     expect(r.stderr).not.toMatch(/\brefused\b/i); // (ECONNREFUSED aside)
+    expect(r.stderr).toContain('v1 at http://127.0.0.1:9 is unreachable (ECONNREFUSED)');
+    // the teams named: the same words, in one line, nothing synced
+    const named = await run(['index', 'sync', '--team', sim.keys[0]!.teams[0]!.id], env);
+    expect(named.code).toBe(1);
+    expect(named.stderr).toBe('index sync --team: the teams the bound keys reach could not be listed: v1 at http://127.0.0.1:9 is unreachable ' +
+      '(ECONNREFUSED); nothing was synced\n');
   });
 
   it('a key v1 refuses (401): the teams it reaches are not synced, exit 1; the teams other keys reach are', async () => {
