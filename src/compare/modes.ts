@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { JwtService } from '../auth/jwt.js';
 import type { Config } from '../config/schema.js';
 import { routeMode } from '../config/route-modes.js';
+import { errors } from '../errors/catalog.js';
 import { routeFacts } from '../http/route-facts.js';
 import type { Metrics } from '../ops/metrics.js';
 import { searchQuery } from '../query/search-body.js';
@@ -29,6 +30,23 @@ function askedQuery(req: FastifyRequest, body?: Buffer): object {
   try { return searchQuery(JSON.parse(body.toString('utf8')), req.query).raw; } catch { return req.query as object; }
 }
 
+/**
+ * A shadowed request's body, read before any parser (the route's body limit does not apply here): at most `max` bytes,
+ * as on every other route; past it, 400 INVALID_PAYLOAD and nothing is sent on.
+ */
+async function bodyOf(req: FastifyRequest, max: number): Promise<Buffer | undefined> {
+  const tooLarge = () => errors.invalidPayload('request entity too large');
+  if (Number(req.headers['content-length'] ?? 0) > max) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req.raw) {
+    size += (chunk as Buffer).length;
+    if (size > max) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length ? Buffer.concat(chunks) : undefined;
+}
+
 /** The credential a request carries to the legacy side: its Authorization header, `access_token`, or session cookie. */
 function credentialOf(req: FastifyRequest, headers: Record<string, unknown>): string | undefined {
   if (typeof headers.authorization === 'string' && headers.authorization) return `h ${headers.authorization}`;
@@ -44,7 +62,8 @@ export type Inject = (o: { method: string; url: string; headers: Record<string, 
 
 /** What the comparison modes use, given by the composition root (and the app's `inject`). */
 export interface ModesDeps {
-  readonly config: Pick<Config, 'routeModes' | 'LEGACY_BASE_URL' | 'COMPARE_SAMPLE_RATE' | 'COMPARE_TIMEOUT_MS' | 'COMPARE_WRITES' | 'V1_TIMEOUT_MS'>;
+  readonly config: Pick<Config, 'routeModes' | 'LEGACY_BASE_URL' | 'COMPARE_SAMPLE_RATE' | 'COMPARE_TIMEOUT_MS' | 'COMPARE_WRITES' | 'V1_TIMEOUT_MS'
+    | 'MAX_PAYLOAD_BYTES'>;
   readonly users: Pick<UserStore, 'byEmail' | 'byId'>;
   readonly jwt: Pick<JwtService, 'sign'>;
   readonly comparator: Comparator;
@@ -85,9 +104,7 @@ export class ComparisonModes {
     // the translated side of a comparison (our own inject, with our own JWT) takes the translate path
     const template = templateOf(req);
     if (isInternal(req.headers) || !template || routeMode(c, template) !== 'shadow') return false;
-    const chunks: Buffer[] = [];
-    if (isWrite(req.method) || req.method === 'SEARCH') for await (const chunk of req.raw) chunks.push(chunk as Buffer);
-    const body = chunks.length ? Buffer.concat(chunks) : undefined;
+    const body = isWrite(req.method) || req.method === 'SEARCH' ? await bodyOf(req, c.MAX_PAYLOAD_BYTES) : undefined;
     const legacy = await this.ask(req.method, req.url, req.headers, body, Math.max(c.COMPARE_TIMEOUT_MS, c.V1_TIMEOUT_MS));
     for (const [k, v] of Object.entries(legacy.headers)) if (!HOP_HEADERS.has(k) && v !== undefined) void reply.header(k, v);
     void reply.header(ANSWERED_BY, 'legacy');

@@ -52,6 +52,22 @@ describe('writes compared (COMPARE_WRITES=true)', () => {
     await gw.app.comparisonsIdle();
   });
 
+  it('shadow mode reads a body up to MAX_PAYLOAD_BYTES, as every route does: past it, a 400 and nothing sent on', async () => {
+    const from = legacy.sent.length;
+    const big = JSON.stringify({ title: 'x'.repeat(gw.config.MAX_PAYLOAD_BYTES) });
+    for (const chunked of [false, true]) {
+      const body = chunked ? new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(big)); c.close(); } }) : big;
+      const res = await fetch(`${base}/render/00000000-0000-4000-8000-000000000000`, {
+        method: 'PATCH', headers: { authorization: `Bearer ${LEGACY_TOKEN}`, 'content-type': 'application/json' }, body, duplex: 'half',
+      } as RequestInit);
+      expect(res.status, `chunked: ${chunked}`).toBe(400);
+      expect(res.headers.get('x-gateway-answered-by')).not.toBe('legacy');
+      expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('INVALID_PAYLOAD');
+    }
+    await gw.app.comparisonsIdle();
+    expect(legacy.sent.length).toBe(from);
+  });
+
   it('compare mode: the legacy side gets the write with its body, once', async () => {
     const { id: project, account } = (await gw.get('/projects?limit=1&fields=id,account', staticToken)).body.data[0];
     const from = legacy.sent.length;
