@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../errors/catalog.js';
-import { requestToken } from '../http/request-token.js';
+import { hasOperatorHeader, requestToken } from '../http/request-token.js';
 import { safeEqual } from '../store/crypto.js';
 import type { Principal } from './authenticate.js';
 
@@ -26,15 +26,24 @@ export function requirePrincipal(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** True when the request carries the operator token (compared in constant time). */
+/**
+ * True when the request carries the operator token: as `Authorization: Bearer <token>` or as `X-Gateway-Operator-Token`
+ * (one token, either header, on every operator route, /metrics and explain alike).
+ */
 export function isOperator(request: FastifyRequest, adminToken: string | undefined): boolean {
+  if (hasOperatorHeader(request, adminToken)) return true;
   const token = requestToken(request.headers, undefined);
   return !!adminToken && !!token && safeEqual(token, adminToken);
 }
 
-/** Operator routes: a bearer GATEWAY_ADMIN_TOKEN; anything else is 403. */
+/** Operator routes: GATEWAY_ADMIN_TOKEN in either header; anything else is 403, saying how to send it (the route is ours). */
 export function requireOperator(request: FastifyRequest, adminToken: string | undefined): void {
-  if (!isOperator(request, adminToken)) throw errors.forbidden();
+  if (!isOperator(request, adminToken)) {
+    throw errors.forbidden(
+      "You don't have permission to access this. Operator routes take GATEWAY_ADMIN_TOKEN as 'Authorization: Bearer <token>' "
+      + "or 'X-Gateway-Operator-Token: <token>'.",
+    );
+  }
 }
 
 /**

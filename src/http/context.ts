@@ -7,7 +7,7 @@ import type { QueryNode } from '../query/ast.js';
 import { ExpansionBudget } from '../query/budget.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { safeEqual } from '../store/crypto.js';
+import { hasOperatorHeader } from './request-token.js';
 import { requestContext, type RequestContextDeps } from './request-context.js';
 import type { V1Session } from '../v1/client.js';
 
@@ -86,6 +86,5 @@ export function parseLegacyQuery(deps: QueryDeps, request: FastifyRequest, resou
 export function wantsExplain(deps: Pick<Deps, 'config'>, request: FastifyRequest): boolean {
   if (request.headers['x-gateway-explain'] !== '1') return false;
   if (deps.config.EXPLAIN_ENABLED) return true;
-  const t = request.headers['x-gateway-operator-token'];
-  return typeof t === 'string' && !!deps.config.GATEWAY_ADMIN_TOKEN && safeEqual(t, deps.config.GATEWAY_ADMIN_TOKEN);
+  return hasOperatorHeader(request, deps.config.GATEWAY_ADMIN_TOKEN);
 }

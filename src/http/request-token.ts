@@ -1,3 +1,5 @@
+import { safeEqual } from '../store/crypto.js';
+
 /**
  * The access token of a request: `Authorization: Bearer` wins over `?access_token=` (Directus v9); then, when a name is
  * given, the session cookie (Directus 10.10's session mode: the last carrier, used only when the request has no other).
@@ -57,4 +59,13 @@ export function serializeCookie(name: string, value: string, opts: CookieOptions
   if (opts.domain) parts.push(`Domain=${opts.domain}`);
   if (opts.secure) parts.push('Secure');
   return parts.join('; ');
+}
+
+/** The header an operator token travels in beside a user's own `Authorization` (explain on a legacy read), or alone. */
+export const OPERATOR_HEADER = 'x-gateway-operator-token';
+
+/** True when `X-Gateway-Operator-Token` carries the operator token (compared in constant time). */
+export function hasOperatorHeader(request: { headers: Record<string, string | string[] | undefined> }, adminToken: string | undefined): boolean {
+  const t = request.headers[OPERATOR_HEADER];
+  return !!adminToken && typeof t === 'string' && t.length > 0 && safeEqual(t, adminToken);
 }
