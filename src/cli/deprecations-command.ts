@@ -53,7 +53,9 @@ export async function deprecationsCommand(deps: Deps, argv: readonly string[]): 
         const left = p.days_left === null ? 'no sunset' : `${p.days_left} days left (sunset ${p.sunset})`;
         out(`${p.rule}  ${p.route}  ${p.client}  ${p.mode}  ${left}`);
         if (!p.clients.length) out('    no calls since it was set');
-        for (const c of p.clients) out(`    ${c.client}  ${c.calls} call${c.calls === 1 ? '' : 's'}  ${c.refused} refused  ${c.observed} observed  last ${c.last_seen}`);
+        for (const c of p.clients) {
+          out(`    ${c.client}  ${c.calls} call${c.calls === 1 ? '' : 's'}  ${c.refused} refused  ${c.observed} observed  last ${c.last_seen}`);
+        }
       }
       if (!progress.length) out('no deprecation rules');
       return 0;
