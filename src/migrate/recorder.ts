@@ -92,8 +92,8 @@ export class ShapeRecorder {
       // a small question waits for the flush to be parsed; a big one is held as its shape (bounded), never whole
       const chars = question.length + (bodyKeys ?? []).reduce((n, b) => n + b.length + 1, 0);
       const shape = chars <= DEFER_MAX_CHARS ? undefined : this.shapeOf(r);
-      // (a small question is held twice: as text and as the query object parsed from it)
-      const bytes = shape ? shapeBytes(shape) : 2 * chars + ENTRY_BYTES;
+      // (a small question is held twice: as text and as the query object parsed from it, up to two bytes a character each)
+      const bytes = shape ? shapeBytes(shape) : 4 * chars + ENTRY_BYTES;
       if (this.pendingBytes + bytes > this.maxHeld) this.evictShapes(this.shapesBytes);
       if (this.pendingBytes + this.shapesBytes + bytes > this.maxHeld) { this.dropped++; return undefined; }
       const t = this.now();

@@ -28,6 +28,8 @@ export interface CompareBounds {
   readonly pathsPerAnswer: number;
   /** Distinct paths kept per route (a new one past it counts under MORE_PATHS). */
   readonly pathsPerRoute: number;
+  /** Samples kept per route (five a path at most). */
+  readonly samplesPerRoute: number;
 }
 
 /**
@@ -38,6 +40,7 @@ export interface CompareBounds {
 export class CompareStore {
   static readonly PATHS_PER_ANSWER = 16;
   static readonly PATHS_PER_ROUTE = 256;
+  static readonly SAMPLES_PER_ROUTE = 256;
   /** The longest request line kept (scrubbed before it is cut). */
   static readonly REQUEST_CHARS = 2048;
   /** The longest path kept (the column holds 512). */
@@ -51,7 +54,9 @@ export class CompareStore {
     private readonly now: () => number = Date.now,
     bounds: Partial<CompareBounds> = {},
   ) {
-    this.bounds = { pathsPerAnswer: CompareStore.PATHS_PER_ANSWER, pathsPerRoute: CompareStore.PATHS_PER_ROUTE, ...bounds };
+    this.bounds = {
+      pathsPerAnswer: CompareStore.PATHS_PER_ANSWER, pathsPerRoute: CompareStore.PATHS_PER_ROUTE, samplesPerRoute: CompareStore.SAMPLES_PER_ROUTE, ...bounds,
+    };
   }
 
   /** The answer's distinct (path, kind) pairs, paths cut, in order: those kept by the bounds, and whether any was left out. */
@@ -83,6 +88,9 @@ export class CompareStore {
     const real = r.differences.filter((d) => !r.noise.has(d.path));
     const { kept, more } = await this.kept(r);
     let requestId: string | undefined;
+    const taken = await this.db.selectFrom('compare_samples').select((eb) => eb.fn.countAll<number>().as('n')).where('route', '=', r.route)
+      .executeTakeFirst();
+    let samplesLeft = this.bounds.samplesPerRoute - Number(taken?.n ?? 0);
     for (const d of [...kept, ...(more ? [{ path: CompareStore.MORE_PATHS, kind: 'more', noise: 0, legacy: undefined, translated: undefined }] : [])]) {
       await this.db
         .insertInto('compare_fields')
@@ -91,7 +99,7 @@ export class CompareStore {
           oc.columns(['route', 'path', 'kind']).doUpdateSet({ count: sql`compare_fields.count + 1`, noise: sql`compare_fields.noise + ${d.noise}` }),
         )
         .execute();
-      if (d.kind === 'more') continue;
+      if (d.kind === 'more' || samplesLeft <= 0) continue;
       const n = await this.db
         .selectFrom('compare_samples')
         .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -100,6 +108,7 @@ export class CompareStore {
         .where('kind', '=', d.kind)
         .executeTakeFirst();
       if (Number(n?.n ?? 0) >= SAMPLES_PER_FIELD) continue;
+      samplesLeft--;
       // the request line once for this answer's samples
       if (!requestId) {
         requestId = randomUUID();

@@ -78,6 +78,13 @@ describe.each(stores)('comparison records, bounded ($name)', ({ url }) => {
     expect(fields.find((f) => f.path === CompareStore.MORE_PATHS)?.count).toBe(6);
     expect(Number((await db.kysely.selectFrom('compare_samples').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n))
       .toBeLessThanOrEqual(40 * 5);
+    // samples a route: at most its bound, whatever its paths
+    const few = new CompareStore(db.kysely, Date.now, { samplesPerRoute: 7 });
+    for (let n = 0; n < 3; n++) {
+      const { legacy, translated } = answers(Array.from({ length: 10 }, (_, i) => `s${n}x${i}`));
+      await new Comparator(noIds, few, m.comparison).compare('GET /accounts', `GET /accounts?n=${n}`, false, legacy, translated);
+    }
+    expect((await db.kysely.selectFrom('compare_samples').select('id').where('route', '=', 'GET /accounts').execute()).length).toBe(7);
     // a path longer than the column is cut, never refused by the store
     const long = `x${'y'.repeat(2000)}`;
     const { legacy, translated } = answers([long]);
