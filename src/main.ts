@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import { applyRuntimeSettings } from './config/runtime.js';
 import { lookalikeWarning } from './config/lookalikes.js';
 import { ConfigError, loadConfig, settingLookalikes } from './config/schema.js';
-import { listening, StartupError } from './config/startup.js';
+import { listening, missingMappings, StartupError } from './config/startup.js';
 import { MappingError } from './config/mappings.js';
 import { createDeps } from './deps.js';
 import { storeFolderProblem, storeUnreachable } from './store/db.js';
@@ -96,6 +96,11 @@ async function main(): Promise<void> {
 main().catch((e: unknown) => {
   // (the simulator's errors by name: its modules are loaded only in demo mode)
   const world = ['WorldJournalError', 'SimWorldMismatchError'].includes((e as Error)?.name);
+  const elsewhere = missingMappings(e, process.env.MAPPINGS_DIR || './mappings', process.cwd());
+  if (elsewhere) {
+    process.stderr.write(`${elsewhere}\n`);
+    process.exit(78);
+  }
   if (e instanceof ConfigError || e instanceof MappingError || e instanceof WrongEncryptionKeyError || world) {
     process.stderr.write(`${(e as Error).message}\n`);
     process.exit(78);

@@ -28,7 +28,7 @@ import { out } from './out.js';
 import { UsageError } from './usage-error.js';
 import { helpFor, USAGE } from './help.js';
 import { onStore, plainConfig, storeConfig } from './config.js';
-import { StartupError } from '../config/startup.js';
+import { missingMappings, StartupError } from '../config/startup.js';
 
 /** The v1 the command talks to, and where that URL came from (said when v1 cannot be reached). */
 interface V1Target { readonly url: string; readonly source: string; readonly demoSimulator: boolean }
@@ -269,6 +269,8 @@ function failure(e: unknown): { code: number; message: string } {
   const err = e instanceof Error ? e : new Error(String(e));
   const oneLine = (s: string) => s.split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
   const problems = (err as { problems?: readonly string[] }).problems;
+  const elsewhere = missingMappings(err, process.env.MAPPINGS_DIR || './mappings', process.cwd());
+  if (elsewhere) return { code: 78, message: elsewhere };
   if (CONFIGURATION.has(err.name)) {
     const what = err.name === 'ConfigError' ? 'invalid configuration' : err.name === 'MappingError' ? 'invalid mappings' : undefined;
     return { code: 78, message: what && problems ? `${what}: ${problems.join('; ')}` : oneLine(err.message) };

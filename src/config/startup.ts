@@ -36,3 +36,17 @@ export async function listening<T>(variable: string, port: number, host: string,
     throw problem ? new StartupError(problem) : e;
   }
 }
+
+/**
+ * Mapping files not found at all — a relative MAPPINGS_DIR read from a folder that is not the gateway's (the bin run
+ * elsewhere): one line saying where they were looked for. Undefined for any other mapping problem.
+ */
+export function missingMappings(e: unknown, dir: string, cwd: string): string | undefined {
+  const problems = (e as { problems?: unknown } | undefined)?.problems;
+  if ((e as Error | undefined)?.name !== 'MappingError' || !Array.isArray(problems) || problems.length === 0) return undefined;
+  if (!problems.every((p) => typeof p === 'string' && p.includes('ENOENT'))) return undefined;
+  const absolute = dir.startsWith('/');
+  const where = absolute ? dir : `${cwd.replace(/\/$/, '')}/${dir.replace(/^\.\//, '')}`;
+  return `invalid mappings: no mapping files in ${where} (MAPPINGS_DIR=${dir}${absolute ? '' : ', read from the current folder'}): ` +
+    `${absolute ? '' : 'run it from the gateway\'s folder, or '}set MAPPINGS_DIR to the gateway's mappings folder`;
+}

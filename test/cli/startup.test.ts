@@ -116,6 +116,20 @@ describe('a port taken or a database down: one line naming the variable, no stac
   });
 });
 
+describe('run outside the gateway\'s folder', { timeout: 60_000 }, () => {
+  it('mapping files not found: one line naming the folder looked in and MAPPINGS_DIR, exit 78', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'gw-start-elsewhere-'));
+    const env = { ...deployed(cwd) };
+    delete env.MAPPINGS_DIR;
+    for (const [file, args] of [[MAIN, []], [BIN, ['users', 'list']]] as const) {
+      const r = await run(file, [...args], env, cwd);
+      expect(r.code, file).toBe(78);
+      expect(r.stderr).toBe(`invalid mappings: no mapping files in ${join(cwd, 'mappings')} (MAPPINGS_DIR=./mappings, read from the current ` +
+        'folder): run it from the gateway\'s folder, or set MAPPINGS_DIR to the gateway\'s mappings folder\n');
+    }
+  });
+});
+
 describe('the command line names a mistyped variable', { timeout: 60_000 }, () => {
   it('on stderr, before its own output, and still runs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-start-cli-'));
