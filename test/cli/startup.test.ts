@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 /**
  * How the compiled gateway (dist/src/main.js) and `legacy-gateway` start or refuse to: a store location checked before
@@ -112,6 +112,19 @@ describe('a port taken or a database down: one line naming the variable, no stac
       oneLine(r);
       expect(r.stderr).toBe('DATABASE_URL: PostgreSQL at 127.0.0.1:1/gateway refused the connection (ECONNREFUSED): is PostgreSQL running there?\n');
       expect(r.stdout).not.toContain('pg-s3cret');
+    }
+  });
+
+  it('a PostgreSQL that answers but has no such database (the suite\'s own server): named with its cause', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-pgdb-'));
+    const server = new URL(inject('pgUrl'));
+    server.pathname = '/gw_no_such_database';
+    server.password = 'pg-s3cret';
+    for (const [file, args] of [[MAIN, []], [BIN, ['users', 'list']], [BIN, ['migrate']]] as const) {
+      const r = await run(file, [...args], { ...deployed(dir), DATABASE_URL: server.toString() }, dir);
+      expect(r.code, `${file} ${args.join(' ')}: ${r.stderr}`).toBe(1);
+      oneLine(r);
+      expect(r.stderr).toBe(`DATABASE_URL: PostgreSQL at 127.0.0.1:${server.port}/gw_no_such_database has no such database (3D000)\n`);
     }
   });
 });
