@@ -303,11 +303,13 @@ export async function prove(
   const qs = queryString(raw);
   const base = shape.route.replace(':id', sampleId ?? '');
   const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${base}${qs ? `?${qs}` : ''}`;
-  const legacy = await d.legacy(userId, 'GET', `${base}${qs ? `?${qs}` : ''}`);
-  // a question the gateway itself refuses (a budget, a bound): its equivalent is not run (it could be unbounded)
-  if (legacy.status >= 400) {
-    return { ...none(`the gateway refuses this question (${legacy.status} ${errorCode(legacy.body)}): its v1 equivalent is not run`), request };
-  }
+  const ask = async () => d.legacy(userId, 'GET', `${base}${qs ? `?${qs}` : ''}`);
+  // a question the gateway itself refuses (a budget, a bound): not proven (its equivalent could be unbounded)
+  const refused = (l: { status: number; body: unknown }): Proof | undefined => (l.status < 400 ? undefined
+    : { ...none(`the gateway refuses this question (${l.status} ${errorCode(l.body)}): its v1 equivalent is not run`), request, v1Calls: calls });
+  // a read of every item (limit=-1) asks v1 first, within the proof's bound: the gateway is then asked only a question the bound holds
+  let legacy = shape.pagination === 'all' ? undefined : await ask();
+  if (legacy && refused(legacy)) return refused(legacy) as Proof;
   const bounds = d.bounds ?? PROOF_BOUNDS;
   calls = 0;
   let results: Results;
@@ -318,6 +320,8 @@ export async function prove(
     if (err instanceof OverBound) return { ...none(`${err.message} (the proof's bound): not proven`), request, v1Calls: calls };
     return { result: 'differs', request, reason: `the v1 calls failed: ${(err as Error).message}`, differences: [], v1Calls: calls };
   }
+  legacy ??= await ask();
+  if (refused(legacy)) return refused(legacy) as Proof;
   const { records, lookup } = recordsOf(results, shape.resource, d);
   // one item: the one with that id (the client asked v1 for it, or picks it from the list)
   const q = shape.kind === 'one'
