@@ -1,5 +1,7 @@
 import { authentication, createDirectus, readMe, rest } from '@directus/sdk';
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -75,4 +77,52 @@ describe('the Directus SDK item functions (/items/<collection>)', () => {
     const usage = (await gw.get('/_gateway/usage', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data.map((u: { route: string }) => u.route);
     expect(usage).toEqual(expect.arrayContaining(['GET /items/renders', 'GET /items/renders/:id', 'POST /items/renders', 'PATCH /items/projects/:id']));
   });
+});
+
+describe("docs/clients.md's SDK snippet, run as a client runs it", () => {
+  // the snippet as the page gives it; each SDK it names runs it in a node process of its own against a listening gateway
+  const page = readFileSync('docs/clients.md', 'utf8');
+  const snippet = /## Using the Directus SDK[\s\S]*?```js\n([\s\S]*?)```/.exec(page)![1]!;
+  const olderLogin = /SDK 17–19: (client\.login\([^)]*\))/.exec(snippet)![1]!;
+  const sdks = [
+    { name: '@directus/sdk', major: SDK_MAJOR }, // 18 on Node 20; the current major (26) in CI's Node 22 pass
+    { name: 'directus-sdk-17', major: 17 },
+  ];
+  let gw: TestGateway;
+  let base = '';
+  let token = '';
+  beforeAll(async () => {
+    gw = await startGateway({}, { scale: 'tiny' });
+    await gw.addUser(0, 'demo@example.com', 'demo-password');
+    token = await gw.login('demo@example.com', 'demo-password');
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => gw.close());
+
+  for (const sdk of sdks) {
+    it(`with ${sdk.name} (major ${sdk.major}): logs in, reads, creates — what the gateway answers`, async () => {
+      let code = snippet.replace("from '@directus/sdk'", `from '${sdk.name}'`);
+      if (sdk.major < 20) code = code.replace(/^await client\.login\(\{[^\n]*$/m, `await ${olderLogin};`);
+      // a folder inside the checkout, so the package names resolve from its node_modules
+      const dir = mkdtempSync(join(process.cwd(), '.snippet-'));
+      try {
+        writeFileSync(join(dir, 'snippet.mjs'), code);
+        // asynchronously: the gateway answers from this process
+        const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((ok) => {
+          execFile(process.execPath, [join(dir, 'snippet.mjs')], { env: { ...process.env, GATEWAY: base }, timeout: 60_000 }, (e, stdout, stderr) => {
+            ok({ status: e ? ((e as { code?: number }).code ?? 1) : 0, stdout, stderr });
+          });
+        });
+        expect(run.status, run.stderr).toBe(0);
+        const printed = JSON.parse(run.stdout) as { complete: number; statuses: string[]; created: string };
+        const complete = (await gw.get('/renders?filter[status][_eq]=complete&fields=id&limit=10', token)).body.data as unknown[];
+        expect(complete.length).toBeGreaterThan(0);
+        expect(printed).toMatchObject({ complete: complete.length, statuses: ['complete'] });
+        const made = await gw.get(`/renders/${printed.created}?fields=title,status`, token);
+        expect(made.body.data).toEqual({ title: 'Hello', status: 'draft' });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
