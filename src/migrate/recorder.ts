@@ -60,9 +60,11 @@ const shapeBytes = (s: Shape): number => Buffer.byteLength(JSON.stringify(s)) + 
 const NO_DYNAMIC = { now: new Date(0), userId: '00000000-0000-0000-0000-000000000000', roleId: '00000000-0000-0000-0000-000000000000', user: {} };
 
 /**
- * The client profiles' recorder. `note` is the hot path's whole cost: a map entry per distinct question, nothing
- * parsed. `flush` (every few seconds, off the request path) parses each distinct question once, turns it into its
- * shape, and adds the counts to the store's (client, shape) rows; then it applies the bounds.
+ * The client profiles' recorder. `note` is the hot path's whole cost: a map entry per distinct question (keyed by a
+ * digest), nothing parsed — but for a question over DEFER_MAX_CHARS, shaped at once so that only its shape is held.
+ * `flush` (every few seconds, off the request path) parses each other distinct question once, turns it into its shape,
+ * and adds the counts to the store's (client, shape) rows; then it applies the bounds. What it holds is counted in bytes
+ * (heldBytes, at most maxHeldBytes).
  */
 export class ShapeRecorder {
   private pending = new Map<string, Pending>();
@@ -94,8 +96,8 @@ export class ShapeRecorder {
       const shape = chars <= DEFER_MAX_CHARS ? undefined : this.shapeOf(r);
       // (a small question is held twice: as text and as the query object parsed from it, up to two bytes a character each)
       const bytes = shape ? shapeBytes(shape) : 4 * chars + ENTRY_BYTES;
-      if (this.pendingBytes + bytes > this.maxHeld) this.evictShapes(this.shapesBytes);
-      if (this.pendingBytes + this.shapesBytes + bytes > this.maxHeld) { this.dropped++; return undefined; }
+      if (this.heldBytes + bytes > this.maxHeld) this.evictShapes(bytes);
+      if (this.heldBytes + bytes > this.maxHeld) { this.dropped++; return undefined; }
       const t = this.now();
       e = { seen: shape ? rest : r, ...(shape ? { shape } : {}), bytes, count: 0, errors: 0, msTotal: 0, msMax: 0,
         calls: new Map(), first: t, last: t, compared: 0, differing: 0 };
@@ -108,7 +110,7 @@ export class ShapeRecorder {
   /** Drops the oldest kept shapes until `bytes` more fit (they are only a cache). */
   private evictShapes(bytes: number): void {
     for (const [k, v] of this.shapes) {
-      if (this.shapesBytes === 0 || this.pendingBytes + this.shapesBytes + bytes <= this.maxHeld) break;
+      if (this.heldBytes + bytes <= this.maxHeld) break;
       this.shapes.delete(k);
       this.shapesBytes -= v.bytes;
     }
