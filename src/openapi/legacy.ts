@@ -18,7 +18,9 @@ function fieldSchema(f: FieldDef, resource: ResourceSchema, m: Mappings): Json {
       oneOf: [{ type: 'string', format: 'uuid' }, ref(componentName(m.schemas[f.relation.resource]!.name)), { type: 'null' }],
       description: `${f.relation.resource} uuid, or the object when fields expand it`,
     };
-  if (f.relation?.kind === 'o2m') return { type: 'array', items: { oneOf: [{ type: 'string', format: 'uuid' }, ref(componentName(m.schemas[f.relation.resource]!.name))] } };
+  if (f.relation?.kind === 'o2m') {
+    return { type: 'array', items: { oneOf: [{ type: 'string', format: 'uuid' }, ref(componentName(m.schemas[f.relation.resource]!.name))] } };
+  }
   if (resource.key === 'render' && f.name === 'status') return { type: 'string', enum: Object.keys(m.status.toV1) };
   switch (f.type) {
     case 'uuid':
@@ -235,7 +237,9 @@ export function legacyOpenApi(m: Mappings): Json {
       operationId: 'readMe',
       tags: ['users'],
       parameters: queryParams(ONE_PARAMS),
-      responses: { 200: json({ type: 'object', properties: { data: ref(componentName('directus_users')) } }), ...errorsOf('INVALID_CREDENTIALS', 'INVALID_TOKEN') },
+      responses: {
+        200: json({ type: 'object', properties: { data: ref(componentName('directus_users')) } }), ...errorsOf('INVALID_CREDENTIALS', 'INVALID_TOKEN'),
+      },
     },
     patch: {
       operationId: 'updateMe',

@@ -189,7 +189,7 @@ describe('the answer cache in front of the render index', () => {
     expect(explained.body.explain.source).toBe('index');
     expect(memo(explained)).toBeUndefined();
     // a bad export format is a 400 before the 403 of an id that is not a uuid
-    expect((await gw.get('/renders/not-a-uuid?export=xml', token)).status).toBe(400);
+    expect((await gw.get('/renders/not-a-uuid?export=pdf', token)).status).toBe(400);
     expect((await gw.get('/renders/not-a-uuid', token)).status).toBe(403);
     // a bad query is still a 400, kept or not
     expect((await gw.get('/renders?limit=abc', token)).status).toBe(400);
