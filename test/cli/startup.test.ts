@@ -132,7 +132,7 @@ describe('a port taken or a database down: one line naming the variable, no stac
 describe('run outside the gateway\'s folder', { timeout: 60_000 }, () => {
   it('mapping files not found: one line naming the folder looked in and MAPPINGS_DIR, exit 78', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'gw-start-elsewhere-'));
-    const env = { ...deployed(cwd) };
+    const env: Record<string, string> = { ...deployed(cwd) };
     delete env.MAPPINGS_DIR;
     for (const [file, args] of [[MAIN, []], [BIN, ['users', 'list']]] as const) {
       const r = await run(file, [...args], env, cwd);
