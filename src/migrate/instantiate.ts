@@ -3,7 +3,7 @@ import { planQuery, type Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import { equivalentOf, type Equivalent } from './equivalent.js';
-import { bare } from './own.js';
+import { bare, own } from './own.js';
 import type { Shape } from './shape.js';
 
 /** Values to fill a shape with: per filter path and operator, the search string, paging. */
@@ -76,7 +76,7 @@ const PLACEHOLDERS: Values = {
 /** The parsed query and the gateway's plan for a shape, with the given values (placeholders by default); null for writes. */
 export function planOf(shape: Shape, m: Mappings, limitDefault: number, values: Values = PLACEHOLDERS): { q: QueryNode; plan: Plan } | null {
   if (!shape.resource || shape.invalid || shape.cut || !(shape.kind === 'list' || shape.kind === 'one' || shape.kind === 'me')) return null;
-  const schema = m.schemas[shape.resource];
+  const schema = own(m.schemas, shape.resource);
   if (!schema) return null;
   const raw = instantiate(shape, values);
   const dynamic = { now: new Date(0), userId: null, roleId: null };

@@ -3,6 +3,7 @@ import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import { bucketCalls, type ClientShapeStore, type ShapeCounts, type ShapeDelta } from '../store/client-shapes.js';
+import { own } from './own.js';
 import { resourceOfRoute, shapeKey, shapeOf, type Shape } from './shape.js';
 
 /** One answered legacy request as the recorder sees it (held in memory until the next flush; nothing of it is stored). */
@@ -144,7 +145,7 @@ export class ShapeRecorder {
     const params = Object.keys(raw);
     const place = { method: r.method, route: r.route, params };
     const { resource } = resourceOfRoute(r.route, this.o.schemas);
-    const schema: ResourceSchema | undefined = resource ? this.o.schemas[resource] : undefined;
+    const schema: ResourceSchema | undefined = resource ? own(this.o.schemas, resource) : undefined;
     const reads = r.method === 'GET' || r.method === 'SEARCH';
     let shape: Shape;
     if (!schema || !reads) shape = shapeOf(place, null, this.o.schemas, { bodyKeys: r.bodyKeys ?? [] });
