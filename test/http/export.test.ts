@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvExport, csvExportStream } from '../../src/shape/export-csv.js';
 import { derivedUuid } from '../../src/translate/ids.js';
-import { expectedCsv, parseCsv, parseYamlItems } from '../helpers/exits.js';
+import { expectedCsv, parseCsv, parseXmlItems, parseYamlItems } from '../helpers/exits.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -279,5 +279,16 @@ describe('formula cells in CSV exports (EXPORT_CSV_ESCAPE_FORMULAS)', () => {
     } finally {
       await g.close();
     }
+  });
+});
+
+describe('xml files where Directus would fail', () => {
+  it('a character XML does not allow is written U+FFFD, a key that is no XML name gets _ — a file that parses, never a 500', async () => {
+    const { xmlExport } = await import('../../src/shape/export-xml.js');
+    let file = '';
+    for await (const part of xmlExport([{ title: 'a\u0001b\uD800c <&> ]]> ok', '1st key': 'x', nested: { ok: [1, null, ''] } }])) file += part;
+    expect(file).toBe("<?xml version='1.0'?>\n<data>\n    <data>\n        <title>a\uFFFDb\uFFFDc &lt;&amp;> ]]&gt; ok</title>\n" +
+      '        <_1st_key>x</_1st_key>\n        <nested>\n            <ok>1</ok>\n            <ok>null</ok>\n            <ok/>\n        </nested>\n    </data>\n</data>');
+    expect(parseXmlItems(file)).toEqual([{ title: 'a\uFFFDb\uFFFDc <&> ]]> ok', _1st_key: 'x', nested: { ok: ['1', 'null', ''] } }]);
   });
 });
