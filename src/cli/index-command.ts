@@ -61,6 +61,12 @@ export async function indexCommand(
   if (action === 'sync') {
     const failed = { keys: 0 };
     const teams = await teamsFor(deps, named, failed);
+    if (teams.length === 0 && failed.keys === 0) {
+      const anyone = (await deps.users.boundUsers()).length > 0;
+      out(anyone ? 'nothing to sync: the bound users\' keys reach no team'
+        : 'nothing to sync: no active user has a v1 key (legacy-gateway users add, users import, users rebind)');
+      return 0;
+    }
     // a named team no bound key reaches is refused before anything is written (its row would stay "backfilling")
     const unreached: string[] = [];
     try {

@@ -18,13 +18,13 @@ let sim: RunningSim;
 beforeAll(async () => { sim = await startSim(); });
 afterAll(async () => sim.sim.close());
 
-/** A store with the given users: a bound simulator person, and optionally a user whose key v1 does not know. */
-async function storeWith(o: { badKey?: boolean }): Promise<Record<string, string>> {
+/** A store with the given users: a bound simulator person (unless none), and optionally a user whose key v1 does not know. */
+async function storeWith(o: { badKey?: boolean; nobody?: boolean }): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-cli-sync-'));
   const env = { ...(process.env as Record<string, string>), ...SECRETS, V1_BASE_URL: sim.url, DATABASE_URL: join(dir, 'gateway.db'), LOG_LEVEL: 'silent' };
   const deps = await createDeps(loadConfig(env), createLogger('silent'));
   const p = sim.keys[0]!;
-  await deps.users.create({ email: 'ops@example.com', passwordHash: null, role: 'r', v1Key: p.api_key, v1UserId: p.user_id });
+  if (!o.nobody) await deps.users.create({ email: 'ops@example.com', passwordHash: null, role: 'r', v1Key: p.api_key, v1UserId: p.user_id });
   if (o.badKey) await deps.users.create({ email: 'gone@example.com', passwordHash: null, role: 'r', v1Key: `sk_${'Q'.repeat(32)}`, v1UserId: 'usr_gone' });
   await deps.close();
   return env;
@@ -64,6 +64,12 @@ describe('index sync when a team is not synced', { timeout: 90_000 }, () => {
     expect(r.stderr).toMatch(/v1 refused the key of gone@example\.com \(401\)/);
     expect(r.stderr).not.toMatch(/unreachable/);
     for (const t of sim.keys[0]!.teams) expect(r.stdout).toContain(`${t.id}: ready`);
+  });
+
+  it('no bound user: says there is nothing to sync and how to add users, exit 0', async () => {
+    const r = await run(['index', 'sync'], await storeWith({ nobody: true }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('nothing to sync: no active user has a v1 key (legacy-gateway users add, users import, users rebind)\n');
   });
 
   it('every team synced: exit 0', async () => {
