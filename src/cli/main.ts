@@ -28,7 +28,7 @@ import { out } from './out.js';
 import { UsageError } from './usage-error.js';
 import { helpFor, USAGE } from './help.js';
 import { onStore, plainConfig, storeConfig } from './config.js';
-import { missingMappings, StartupError } from '../config/startup.js';
+import { listening, missingMappings, StartupError } from '../config/startup.js';
 
 /** The v1 the command talks to, and where that URL came from (said when v1 cannot be reached). */
 interface V1Target { readonly url: string; readonly source: string; readonly demoSimulator: boolean }
@@ -176,7 +176,7 @@ export async function run(argv: string[]): Promise<number> {
       if (!(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError(`--port must be a port number (got "${values.port}")`);
       // without v1 every answer would be a 503 the gateway passes on as the legacy side's
       await requireV1(target, 'the legacy stand-in');
-      const { url, close } = await startStandin(deps, port);
+      const { url, close } = await listening('--port', port, '127.0.0.1', () => startStandin(deps, port));
       process.stderr.write(`legacy stand-in on ${url}: start the gateway with LEGACY_BASE_URL=${url} and ROUTE_MODES (see docs/operations.md)\n`);
       await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
       await close();

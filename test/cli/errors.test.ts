@@ -111,6 +111,22 @@ describe('legacy-gateway failures', { timeout: 90_000 }, () => {
     expect(demo.stderr).toContain('start the demo first (npm start)');
   });
 
+  it('the legacy stand-in on a port already in use: one line naming --port, exit 1', async () => {
+    const { createServer } = await import('node:net');
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const r = await run(['legacy-standin', '--port', String(port)], { until: /legacy stand-in on/ });
+      expect(r.started).toBe(false);
+      expect(r.code).toBe(1);
+      oneLine(r);
+      expect(r.stderr).toBe(`--port=${port} (on 127.0.0.1) is already in use (EADDRINUSE): another process listens there; set --port to a free port\n`);
+    } finally {
+      taken.close();
+    }
+  });
+
   it("in demo mode, a store is used only with the simulator world it was filled from (another world: exit 78, one line)", async () => {
     mkdirSync(join(dir, 'demo-world'));
     const demoEnv: Record<string, string> = { ...env, V1_BASE_URL: '', DATABASE_URL: join(dir, 'demo-world', 'demo.db') };
