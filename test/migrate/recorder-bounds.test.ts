@@ -6,6 +6,8 @@ import { ClientShapeStore } from '../../src/store/client-shapes.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
 import { databases } from '../helpers/databases.js';
+import { startGateway } from '../helpers/gateway.js';
+import { RECORDER_HELD_BYTES } from '../../src/migrate/recorder.js';
 
 /**
  * Everything the client profiles hold is bounded in bytes, whatever a client sends: the recorder's maps (questions held
@@ -118,4 +120,26 @@ describe.each(stores)('the client profiles, bounded in bytes ($name)', ({ url })
     // the newest are kept
     expect(Math.max(...rows.map((x) => Number(x.last_seen)))).toBe(now);
   });
+});
+
+describe('the gateway\'s recorder, over HTTP', () => {
+  it('20 distinct ~900 KB SEARCH bodies leave what it holds within its bound (8 MiB), each still counted', async () => {
+    const gw = await startGateway({ INDEX_ENABLED: 'false' });
+    try {
+      await gw.addUser(0, 'big@example.com', 'big-password-123');
+      const token = await gw.login('big@example.com', 'big-password-123');
+      await gw.deps.shapes.flush();
+      for (let i = 0; i < 20; i++) {
+        const res = await gw.app.inject({ method: 'SEARCH', url: '/items/renders', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ query: { search: `${i}-${BIG}`, limit: 1 } }) });
+        expect(res.statusCode).toBe(200);
+        expect(retained(gw.deps.shapes)).toBeLessThan(RECORDER_HELD_BYTES);
+      }
+      await gw.deps.shapes.flush();
+      const rows = await new ClientShapeStore(gw.deps.db.kysely).list();
+      expect(rows.find((r) => JSON.parse(r.shape).key === 'SEARCH /items/renders fields=* search paging=limit')?.count).toBe(20);
+    } finally {
+      await gw.close();
+    }
+  }, 120_000);
 });
