@@ -10,6 +10,8 @@ import { v1Failure } from './v1-failure.js';
 /** How the command reports progress (tests give a sink, a clock and their own ticks). */
 export interface IndexCommandOptions {
   readonly progress?: Pick<ProgressOptions, 'sink' | 'now' | 'schedule' | 'lineEveryMs'>;
+  /** The v1 asked, as said when it does not answer (its URL, where the URL came from, and what to do). */
+  readonly v1?: { readonly where: string; readonly hint: string };
 }
 
 const warn = (line: string) => { process.stderr.write(`  ! ${line}\n`); };
@@ -18,7 +20,7 @@ const warn = (line: string) => { process.stderr.write(`  ! ${line}\n`); };
  * The teams to work on: those named, else every team some bound key reaches. A key whose teams could not be listed is
  * said on stderr, with the cause in its own words (v1 unreachable, or the key refused), and counted in `failed`.
  */
-async function teamsFor(deps: Deps, named: readonly string[] | undefined, failed: { keys: number }): Promise<string[]> {
+async function teamsFor(deps: Deps, named: readonly string[] | undefined, failed: { keys: number }, o: IndexCommandOptions): Promise<string[]> {
   if (named?.length) return [...new Set(named)];
   const ids = new Set<string>();
   for (const u of await deps.users.boundUsers()) {
@@ -31,8 +33,8 @@ async function teamsFor(deps: Deps, named: readonly string[] | undefined, failed
       if (why.kind === 'refused') {
         warn(`v1 ${why.words.replace('the key', `the key of ${who}`)}: the teams it reaches were not listed (users rebind ${who} --key sk_…)`);
       } else {
-        const cause = why.kind === 'other' ? `failed: ${why.words}` : why.kind === 'unreachable' ? `is ${why.words}` : why.words;
-        warn(`the teams of ${who}'s key could not be listed: v1 at ${deps.v1.options.baseUrl} ${cause}`);
+        const cause = why.kind === 'other' ? `failed: ${why.words}` : why.kind === 'unreachable' ? `is ${why.words}${o.v1?.hint ?? ''}` : why.words;
+        warn(`the teams of ${who}'s key could not be listed: v1 at ${o.v1?.where ?? deps.v1.options.baseUrl} ${cause}`);
       }
     }
   }
@@ -40,9 +42,10 @@ async function teamsFor(deps: Deps, named: readonly string[] | undefined, failed
 }
 
 /** What `index sync` says of a team it did not sync. */
-function notSynced(deps: Deps, e: unknown): string {
+function notSynced(deps: Deps, e: unknown, o: IndexCommandOptions): string {
   const why = v1Failure(e);
-  return why.kind === 'unreachable' ? `v1 at ${deps.v1.options.baseUrl} is ${why.words}` : why.kind === 'other' ? why.words : `v1 ${why.words}`;
+  if (why.kind === 'unreachable') return `v1 at ${o.v1?.where ?? deps.v1.options.baseUrl} is ${why.words}${o.v1?.hint ?? ''}`;
+  return why.kind === 'other' ? why.words : `v1 ${why.words}`;
 }
 
 /** `legacy-gateway index status | sync | verify [--repair]`. */
@@ -60,7 +63,7 @@ export async function indexCommand(
   }
   if (action === 'sync') {
     const failed = { keys: 0 };
-    const teams = await teamsFor(deps, named, failed);
+    const teams = await teamsFor(deps, named, failed, o);
     if (teams.length === 0 && failed.keys === 0) {
       const anyone = (await deps.users.boundUsers()).length > 0;
       out(anyone ? 'nothing to sync: the bound users\' keys reach no team'
@@ -72,7 +75,7 @@ export async function indexCommand(
     try {
       if (named?.length) for (const team of teams) if (!(await deps.readers.userFor(team))) unreached.push(team);
     } catch (e) {
-      throw new AdminError(`index sync --team: the teams the bound keys reach could not be listed: ${notSynced(deps, e)}; nothing was synced`);
+      throw new AdminError(`index sync --team: the teams the bound keys reach could not be listed: ${notSynced(deps, e, o)}; nothing was synced`);
     }
     if (unreached.length > 0) {
       throw new AdminError(`no bound key reaches ${unreached.join(', ')}: nothing was synced (--team takes the id of a team a bound user's key ` +
@@ -99,7 +102,7 @@ export async function indexCommand(
           await index.syncNow([team]);
         } catch (e) {
           left.push(team);
-          warn(`${team}: not synced: ${notSynced(deps, e)}`);
+          warn(`${team}: not synced: ${notSynced(deps, e, o)}`);
           continue;
         }
         const s = (await index.status()).find((x) => x.team === team);
@@ -130,7 +133,7 @@ export async function indexCommand(
     };
     const failed = { keys: 0 };
     let unreachable = 0;
-    const teams = await teamsFor(deps, named, failed);
+    const teams = await teamsFor(deps, named, failed, o);
     // progress: the teams compared with v1, then the extra renders a repair looks up on v1 one by one
     let at: Sample = { done: 0, total: teams.length, phase: 'comparing with v1', unit: 'teams' };
     const progress = startProgress({ label: 'index verify', unit: 'teams', ...o.progress, sample: () => at });

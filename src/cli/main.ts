@@ -182,7 +182,10 @@ export async function run(argv: string[]): Promise<number> {
       await close();
       return 0;
     }
-    if (group === 'index') return indexCommand(deps, action, values.team, values.repair === true);
+    if (group === 'index') {
+      const hint = target.demoSimulator ? ' — start the demo first (npm start), or set V1_BASE_URL or --v1' : '';
+      return indexCommand(deps, action, values.team, values.repair === true, { v1: { where: `${target.url} (${target.source})`, hint } });
+    }
     if (group === 'migrate') {
       const format = values.format ?? 'md';
       if (format !== 'md' && format !== 'json' && format !== 'html') throw new UsageError(`--format is md, json or html (got "${format}")`);

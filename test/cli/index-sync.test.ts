@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
@@ -49,12 +49,12 @@ describe('index sync when a team is not synced', { timeout: 90_000 }, () => {
     expect(r.stderr).toContain('unreachable (ECONNREFUSED)');
     expect(r.stderr).toContain('http://127.0.0.1:9');
     expect(r.stderr).not.toMatch(/\brefused\b/i); // (ECONNREFUSED aside)
-    expect(r.stderr).toContain('v1 at http://127.0.0.1:9 is unreachable (ECONNREFUSED)');
+    expect(r.stderr).toContain('v1 at http://127.0.0.1:9 (V1_BASE_URL) is unreachable (ECONNREFUSED)');
     // the teams named: the same words, in one line, nothing synced
     const named = await run(['index', 'sync', '--team', sim.keys[0]!.teams[0]!.id], env);
     expect(named.code).toBe(1);
-    expect(named.stderr).toBe('index sync --team: the teams the bound keys reach could not be listed: v1 at http://127.0.0.1:9 is unreachable ' +
-      '(ECONNREFUSED); nothing was synced\n');
+    expect(named.stderr).toBe('index sync --team: the teams the bound keys reach could not be listed: v1 at http://127.0.0.1:9 (V1_BASE_URL) ' +
+      'is unreachable (ECONNREFUSED); nothing was synced\n');
   });
 
   it('a key v1 refuses (401): the teams it reaches are not synced, exit 1; the teams other keys reach are', async () => {
@@ -64,6 +64,22 @@ describe('index sync when a team is not synced', { timeout: 90_000 }, () => {
     expect(r.stderr).toMatch(/v1 refused the key of gone@example\.com \(401\)/);
     expect(r.stderr).not.toMatch(/unreachable/);
     for (const t of sim.keys[0]!.teams) expect(r.stdout).toContain(`${t.id}: ready`);
+  });
+
+  it("demo mode with the demo not running: the demo's simulator named, and what to do", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-cli-sync-demo-'));
+    const secrets = { ENCRYPTION_KEY: '33'.repeat(32), JWT_SECRET: 'd'.repeat(40), GATEWAY_ADMIN_TOKEN: 'demo-operator-token-0123' };
+    writeFileSync(join(dir, 'demo-secrets.json'), JSON.stringify(secrets));
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), DATABASE_URL: join(dir, 'demo.db'), SIM_PORT: '9', LOG_LEVEL: 'silent' };
+    for (const k of ['V1_BASE_URL', 'ENCRYPTION_KEY', 'JWT_SECRET', 'GATEWAY_ADMIN_TOKEN']) delete env[k];
+    const deps = await createDeps(loadConfig({ ...secrets, DATABASE_URL: env.DATABASE_URL }), createLogger('silent'), { v1BaseUrl: 'http://127.0.0.1:9' });
+    const p = sim.keys[0]!;
+    await deps.users.create({ email: 'demo@example.com', passwordHash: null, role: 'r', v1Key: p.api_key, v1UserId: p.user_id });
+    await deps.close();
+    const r = await run(['index', 'sync'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("v1 at http://127.0.0.1:9 (V1_BASE_URL is unset: the demo's simulator, SIM_PORT=9) is unreachable (ECONNREFUSED) " +
+      '— start the demo first (npm start), or set V1_BASE_URL or --v1');
   });
 
   it('no bound user: says there is nothing to sync and how to add users, exit 0', async () => {
