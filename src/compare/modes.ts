@@ -11,6 +11,7 @@ import { searchQuery } from '../query/search-body.js';
 import { sha256 } from '../store/crypto.js';
 import type { UserStore } from '../store/users.js';
 import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from './legacy-side.js';
+import { requestLine } from './redact.js';
 import { parseBody, type Answer, type Comparator } from './service.js';
 import type { ShapeRecorder } from '../migrate/recorder.js';
 import { comparedRequest } from '../migrate/seen.js';
@@ -21,9 +22,8 @@ export const ANSWERED_BY = 'x-gateway-answered-by';
 const isWrite = (m: string) => m !== 'GET' && m !== 'HEAD' && m !== 'SEARCH';
 const templateOf = (req: FastifyRequest): string | undefined => routeFacts(req).url;
 const routeOf = (req: FastifyRequest) => `${req.method} ${templateOf(req) ?? '(unmatched)'}`;
-/** The request line a comparison records: a SEARCH's body (its question) follows its URL. */
-const describeRequest = (req: FastifyRequest, body?: Buffer) =>
-  `${req.method} ${req.url}${req.method === 'SEARCH' && body ? ` ${body.toString('utf8')}` : ''}`;
+/** The request line a comparison records: a SEARCH's body (its question, credentials redacted) follows its URL. */
+const describeRequest = (req: FastifyRequest, body?: Buffer) => requestLine(req.method, req.url, req.method === 'SEARCH' ? body : undefined);
 /** The question asked, before any preHandler: a SEARCH's body question, or the query string. */
 function askedQuery(req: FastifyRequest, body?: Buffer): object {
   if (req.method !== 'SEARCH' || !body) return req.query as object;

@@ -12,6 +12,18 @@ export function redactRequest(line: string): string {
   return scrubText(line);
 }
 
+/**
+ * A request line as a comparison records it: the method and URL, and a SEARCH's body (its question) after them, with
+ * every value under a credential-named key replaced whole (a body that is not JSON is kept as text, scrubbed later).
+ */
+export function requestLine(method: string, url: string, body?: Buffer): string {
+  if (!body) return `${method} ${url}`;
+  const text = body.toString('utf8');
+  let shown = text;
+  try { shown = JSON.stringify(redactValue('', JSON.parse(text))); } catch { /* not JSON: the line's scrubbing applies */ }
+  return `${method} ${url} ${shown}`;
+}
+
 /** The last name of a dotted path (`data[].access_token` → `access_token`). */
 const leaf = (path: string) => (path.split('.').pop() ?? '').replace(/\[\d*\]$/, '');
 

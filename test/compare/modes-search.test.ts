@@ -62,6 +62,18 @@ describe('SEARCH through proxy, shadow and compare modes', () => {
     expect(row).toMatchObject({ total: 1, differing: 0 });
   });
 
+  it('compare: a credential inside a SEARCH body is not kept in the comparison record (its request line)', async () => {
+    await gw.app.inject({ method: 'DELETE', url: '/_gateway/compare', headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } });
+    const token = await gw.login('ann@example.com');
+    const payload = { query: { limit: 1, fields: ['id'] }, access_token: 'body-secret-tok', password: 'body-secret-pw', deep: { refresh_token: 'body-secret-rt' } };
+    await gw.app.inject({ method: 'SEARCH', url: '/projects', headers: { authorization: `Bearer ${token}` }, payload });
+    await gw.app.comparisonsIdle();
+    const text = JSON.stringify((await gw.get('/_gateway/compare', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data);
+    expect(text).toContain('SEARCH /projects');
+    for (const secret of ['body-secret-tok', 'body-secret-pw', 'body-secret-rt']) expect(text).not.toContain(secret);
+    expect(text).toContain('[Redacted]');
+  });
+
   it('proxy: SEARCH is passed through with its body', async () => {
     seen.length = 0;
     const r = await proxyGw.app.inject({
