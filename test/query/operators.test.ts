@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lookup, Rec } from '../../src/query/compile.js';
+import { compileCompare } from '../../src/query/compare.js';
 import { parseQuery } from '../../src/query/parse-query.js';
 import { runQuery } from '../../src/query/run.js';
 import { ctx, schemas } from './fixtures.js';
@@ -8,7 +9,8 @@ import { ctx, schemas } from './fixtures.js';
  * Every comparison operator of the legacy document on a text field, each on values that tell it from its neighbours: a
  * reference written here from the document's definitions (PostgreSQL's LIKE and ILIKE as Directus uses them) is held
  * against the compiled filter for every pair of record value and operand, on a root field and through a many-to-one
- * relation (the two code paths the compiler has). A first test proves the matrix can tell every two operators apart,
+ * relation, and through the general predicate builder (compileCompare, which root fields skip for a faster path:
+ * a value behind a date function or a getter uses it). A first test proves the matrix can tell every two operators apart,
  * so an operator answered as another — `_starts_with` as `_contains`, say — fails here.
  */
 type Ref = (v: string | null, s: string) => boolean;
@@ -60,6 +62,12 @@ function kept(field: 'title' | 'project.title', op: string, operand: unknown): n
 }
 const expected = (test: (v: string | null) => boolean) => VALUES.flatMap((v, i) => (test(v) ? [i] : []));
 
+/** The values the general predicate builder keeps, over a getter (the path a function or a relation hop reaches it by). */
+function keptByGetter(op: string, operand: unknown): number[] {
+  const p = compileCompare((r) => r.title, 'string', op, operand as never);
+  return renders.flatMap((r, i) => (p(r) ? [i] : []));
+}
+
 describe('text operators, each told from its neighbours', () => {
   it('the values and operands tell every two text operators apart', () => {
     const answers = Object.entries(TEXT).map(([op, ref]) => [op, OPERANDS.map((s) => expected((v) => ref(v, s)).join()).join('|')] as const);
@@ -67,6 +75,25 @@ describe('text operators, each told from its neighbours', () => {
     const flags = Object.entries(FLAG).map(([op, ref]) => [op, [true, false].map((on) => expected((v) => ref(v, on)).join()).join('|')] as const);
     for (const [a, x] of flags) for (const [b, y] of flags) if (a < b && !((a === '_nnull' && b === '_null') || (a === '_nempty' && b === '_empty'))) {
       expect(x, `${a} vs ${b}`).not.toBe(y);
+    }
+  });
+
+  describe('through a getter (compileCompare)', () => {
+    for (const [op, ref] of Object.entries(TEXT)) {
+      it(op, () => {
+        for (const s of OPERANDS) expect(keptByGetter(op, s), `${op} ${s}`).toEqual(expected((v) => ref(v, s)));
+        expect(keptByGetter(op, null), `${op} null`).toEqual(op === '_neq' ? expected((v) => v !== null) : []);
+      });
+    }
+    for (const [op, ref] of Object.entries(FLAG)) {
+      it(op, () => {
+        for (const on of [true, false]) expect(keptByGetter(op, on), `${op} ${on}`).toEqual(expected((v) => ref(v, on)));
+      });
+    }
+    for (const [op, ref] of Object.entries(LIST)) {
+      it(op, () => {
+        for (const list of LISTS) expect(keptByGetter(op, list), `${op} ${list}`).toEqual(expected((v) => ref(v, list)));
+      });
     }
   });
 
