@@ -81,7 +81,8 @@ export function startProgress(o: ProgressOptions): { tick(): Promise<void>; stop
       const text = progressText(o.label, o.unit, s, rate);
       if (tty) {
         const line = `${s.total !== undefined ? `${bar(s.done, s.total)} ` : ''}${text}`;
-        const width = Math.max(20, (sink.columns ?? 120) - 1);
+        // (a terminal that does not say its width reports 0 columns)
+        const width = Math.max(20, (sink.columns || 120) - 1);
         sink.write(`\r${line.length > width ? `${line.slice(0, width - 1)}…` : line}\x1b[K`);
         drawn = true;
       } else sink.write(`${text}\n`);

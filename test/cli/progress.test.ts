@@ -52,6 +52,21 @@ describe('progress', () => {
     expect(h.writes.at(-1)).toBe('\n');
   });
 
+  it('a terminal that does not say its width (0 columns) gets a whole line, not 20 characters', async () => {
+    const writes: string[] = [];
+    let tick: (() => void) | undefined;
+    let now = 0;
+    const p = startProgress({
+      label: 'users import', unit: 'rows', sample: () => ({ done: 1, total: 2, phase: 'hashing passwords' }), now: () => now,
+      sink: { write: (s: string) => writes.push(s), isTTY: true, columns: 0 }, schedule: (fn) => { tick = fn; return () => undefined; },
+    });
+    now = 1000;
+    tick!();
+    await new Promise((r) => setImmediate(r));
+    p.stop();
+    expect(writes[0]).toBe('\r[############............] users import: hashing passwords 1/2 rows, 1.0 rows/s, 1 left (about 1 s)\x1b[K');
+  });
+
   it('a new step measures its rate from where it began; an unknown total says what is left in words', async () => {
     const h = harness(false);
     h.set({ done: 2, total: 2, phase: 'checking keys', unit: 'keys' }, 60_000);
