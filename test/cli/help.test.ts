@@ -69,4 +69,18 @@ describe('help', { timeout: 60_000 }, () => {
     expect(bad.stderr).toMatch(/^Unknown option '--prot'/);
     expect(bad.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it('npm run sim -- --port P with P in use: one line naming the port, exit 1', async () => {
+    const { createServer } = await import('node:net');
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const r = await run(['--port', String(port), '--scale', 'tiny'], { sim: true });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`cannot listen on 127.0.0.1:${port}: already in use (EADDRINUSE); --port takes another\n`);
+    } finally {
+      taken.close();
+    }
+  });
 });
