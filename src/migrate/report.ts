@@ -136,9 +136,12 @@ export type ReportSource = Pick<ClientShapeStore, 'clients' | 'list'>;
 export async function migrationReport(store: ReportSource, proofs: ProofDeps | null, o: ReportOptions): Promise<MigrationReport> {
   const clients: ClientReport[] = [];
   for await (const c of clientReports(store, proofs, o)) clients.push(c);
-  return {
-    generatedAt: new Date(o.now).toISOString(), retentionDays: o.retentionDays, shapesPerClient: o.shapesPerClient, facts: MIGRATION_FACTS, clients,
-  };
+  return { ...reportHead(o), clients };
+}
+
+/** What the report says before its clients. */
+export function reportHead(o: Pick<ReportOptions, 'now' | 'retentionDays' | 'shapesPerClient'>): Omit<MigrationReport, 'clients'> {
+  return { generatedAt: new Date(o.now).toISOString(), retentionDays: o.retentionDays, shapesPerClient: o.shapesPerClient, facts: MIGRATION_FACTS };
 }
 
 /** The report's clients one at a time: each client's rows read alone and its proofs run before the next client's are read. */

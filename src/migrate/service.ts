@@ -2,7 +2,7 @@ import { internalHeaders } from '../compare/legacy-side.js';
 import type { Deps } from '../deps.js';
 import { ClientShapeStore } from '../store/client-shapes.js';
 import { PROOF_BOUNDS, type ProofDeps } from './prove.js';
-import { migrationReport, type MigrationReport } from './report.js';
+import { clientReports, reportHead, type ClientReport, type MigrationReport } from './report.js';
 import { clientDeprecations } from './deprecation-progress.js';
 import { progressOf } from '../deprecate/progress.js';
 
@@ -33,10 +33,35 @@ export function proofDeps(deps: Deps, inject: Inject): ProofDeps {
   };
 }
 
-/** The migration report of every client (or one), proven when `prove`. */
+/** The migration report of every client (or one), proven when `prove`: built whole (the command line's formats). */
 export async function buildMigrationReport(deps: Deps, inject: Inject, o: { client?: string; prove: boolean }): Promise<MigrationReport> {
+  const { head, clients } = await migrationParts(deps, inject, o);
+  const all: ClientReport[] = [];
+  for await (const c of clients) all.push(c);
+  return { ...head, clients: all };
+}
+
+/**
+ * The migration report as the JSON text of `{"data": report}`, written a client at a time (`GET /_gateway/migrate`): a
+ * client's rows are read, proven and written before the next client's are read, so what is held is one client's report.
+ */
+export async function* migrationReportJson(deps: Deps, inject: Inject, o: { client?: string; prove: boolean }): AsyncGenerator<string> {
+  const { head, clients } = await migrationParts(deps, inject, o);
+  const text = JSON.stringify({ data: { ...head, clients: [] } });
+  const open = text.slice(0, -3); // `…"clients":[` of `…"clients":[]}}`
+  yield open;
+  let first = true;
+  for await (const c of clients) {
+    yield `${first ? '' : ','}${JSON.stringify(c)}`;
+    first = false;
+  }
+  yield ']}}';
+}
+
+/** The report's head and its clients, one at a time, each with its deprecation rules and its calls to them (issue 41). */
+async function migrationParts(deps: Deps, inject: Inject, o: { client?: string; prove: boolean }) {
   await deps.shapes.flush();
-  const report = await migrationReport(new ClientShapeStore(deps.db.kysely), o.prove ? proofDeps(deps, inject) : null, {
+  const options = {
     ...(o.client ? { client: o.client } : {}),
     prove: o.prove,
     now: deps.clock.now(),
@@ -44,15 +69,17 @@ export async function buildMigrationReport(deps: Deps, inject: Inject, o: { clie
     shapesPerClient: deps.config.MIGRATE_SHAPES_PER_CLIENT,
     limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
     mappings: deps.mappings,
-  });
-  // each client's deprecation rules and its calls to them (issue 41)
+  };
   await deps.deprecations.flush();
   const now = deps.clock.now();
   const progress = progressOf(deps.deprecations.list(), await deps.deprecations.calls(o.client?.split('~')[0]), now);
   const ruleFor = deps.deprecations.ruleFor.bind(deps.deprecations);
-  const clients = report.clients.map((c) => {
-    const deprecations = clientDeprecations(c, ruleFor, progress, now);
-    return deprecations.length ? { ...c, deprecations } : c;
-  });
-  return { ...report, clients };
+  const head = reportHead(options);
+  const clients = (async function* () {
+    for await (const c of clientReports(new ClientShapeStore(deps.db.kysely), o.prove ? proofDeps(deps, inject) : null, options)) {
+      const deprecations = clientDeprecations(c, ruleFor, progress, now);
+      yield deprecations.length ? { ...c, deprecations } : c;
+    }
+  })();
+  return { head, clients };
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { operatorRoutes } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
@@ -5,7 +6,7 @@ import { mappingReport } from '../translate/coverage.js';
 import { reportCsp, reportHtml } from '../compare/report-html.js';
 import { validReportLink } from '../compare/links.js';
 import { errors } from '../errors/catalog.js';
-import { buildMigrationReport } from '../migrate/service.js';
+import { migrationReportJson } from '../migrate/service.js';
 
 /** The gateway's own operator routes under /_gateway/ (operator token, checked on the matched route). */
 export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
@@ -19,10 +20,16 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
     op.delete('/_gateway/compare', async (_req, reply) => { await deps.compareStore.clear(); return reply.status(204).send(); });
     op.get('/_gateway/usage', async () => ({ data: await deps.usage.list() }));
     // the migration guide: per client its shapes, v1 equivalents, proofs, blocked fields and verdict (?client=, ?prove=false)
-    op.get('/_gateway/migrate', async (request) => {
+    // written a client at a time: the report's size is the clients', what is held is one client's
+    op.get('/_gateway/migrate', async (request, reply) => {
       const q = request.query as Record<string, unknown>;
       const client = typeof q.client === 'string' && q.client ? q.client : undefined;
-      return { data: await buildMigrationReport(deps, (o) => app.inject(o), { ...(client ? { client } : {}), prove: q.prove !== 'false' }) };
+      const json = migrationReportJson(deps, (o) => app.inject(o), { ...(client ? { client } : {}), prove: q.prove !== 'false' });
+      const first = await json.next(); // the head: a failure before it is still an error envelope
+      return reply.type('application/json; charset=utf-8').send(Readable.from((async function* () {
+        if (!first.done) yield first.value;
+        yield* json;
+      })()));
     });
     // the render index per team: renders indexed, backfill state, age, last webhook, last sync, sync calls, bound
     op.get('/_gateway/index', async () => ({ enabled: !!deps.index, data: deps.index ? await deps.index.status() : [] }));

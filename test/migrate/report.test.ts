@@ -9,7 +9,7 @@ import { run as cli } from '../../src/cli/main.js';
 import type { ClientReport, MigrationReport } from '../../src/migrate/report.js';
 import { equivalentOfShape } from '../../src/migrate/instantiate.js';
 import { prove, sampleValues } from '../../src/migrate/prove.js';
-import { proofDeps } from '../../src/migrate/service.js';
+import { buildMigrationReport, proofDeps } from '../../src/migrate/service.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 
 const exec = promisify(execFile);
@@ -179,6 +179,17 @@ describe('the migration report of recorded traffic', () => {
     expect(client(`user:${userA}~browser`).verdict).toBe('needs work');
     expect(client(`user:${userA}~browser`).reasons.join('\n')).toMatch(/grouped by status/);
     expect(report.facts.map((f) => f.title)).toEqual(['v1 keys belong to a person', 'Polling becomes a webhook', 'Ids change form', 'Statuses and times']);
+  });
+
+  it('GET /_gateway/migrate is written a client at a time (chunked over HTTP), the same report as built whole', async () => {
+    const res = await fetch(`${base}/_gateway/migrate?prove=false`, { headers: { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    expect(res.headers.get('content-length')).toBeNull();
+    const streamed = ((await res.json()) as { data: MigrationReport }).data;
+    const whole = await buildMigrationReport(gw.deps, (o) => gw.app.inject(o), { prove: false });
+    expect(streamed.clients.length).toBeGreaterThanOrEqual(3);
+    expect({ ...streamed, generatedAt: '' }).toEqual(JSON.parse(JSON.stringify({ ...whole, generatedAt: '' })));
   });
 
   it('legacy-gateway migrate report: the same report as JSON, one client, Markdown and one self-contained HTML file', async () => {
