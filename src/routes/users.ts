@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RecordIndex } from '../plan/index.js';
 import { compileProjection } from '../query/project.js';
-import { runQuery, type QueryResult } from '../query/run.js';
+import { selectRecords, type QueryResult } from '../query/run.js';
 import { searchPreHandler } from '../http/search.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from '../http/context.js';
@@ -52,8 +52,14 @@ export async function legacyUser(deps: Deps, request: FastifyRequest, user: Lega
  * role (its permission on directus_users is the current user) — with the whole query language over that one record.
  */
 async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<QueryResult> {
-  const { q, index, record } = await userRecord(deps, request, user);
-  const out = await index.settle(() => runQuery([record], q, deps.mappings.schemas, index, { numericStrings: true }));
+  const { q, schema, env, index, record } = await userRecord(deps, request, user);
+  // the projection charges the request's expansion budget (MAX_RELATED_ITEMS), as /users/me and every item read do
+  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
+  const out = await index.settle(() => {
+    const sel = selectRecords([record], q, deps.mappings.schemas, index, { numericStrings: true });
+    const data = sel.rows ?? (sel.page ?? []).map(project);
+    return sel.meta ? { meta: sel.meta, data } : { data };
+  });
   await deps.ids.flush();
   return out;
 }

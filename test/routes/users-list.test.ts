@@ -10,7 +10,7 @@ let gw: TestGateway;
 let token: string;
 let me: Record<string, unknown>;
 beforeAll(async () => {
-  gw = await startGateway({}, { scale: 'tiny' });
+  gw = await startGateway({ MAX_RELATED_ITEMS: '200' }, { scale: 'tiny' });
   await gw.addUser(0, 'ann@example.com');
   await gw.addUser(1, 'bob@example.com');
   token = await gw.login('ann@example.com');
@@ -45,6 +45,16 @@ describe('the users the legacy role reads: its own', () => {
     const withAccounts = await search({ fields: ['id', 'accounts.id'], filter: { accounts: { id: { _eq: derivedUuid('account', team) } } } });
     expect(withAccounts.body.data).toHaveLength(1);
     expect((withAccounts.body.data[0].accounts as { id: string }[]).map((a) => a.id)).toContain(derivedUuid('account', team));
+  });
+
+  it('wildcards charge the expansion budget as /users/me does: a clear 400, never an answer past MAX_RELATED_ITEMS', async () => {
+    for (const url of ['/users?fields=*.*.*.*.*', '/users/me?fields=*.*.*.*.*']) {
+      const r = await gw.get(url, token);
+      expect(r.status, url).toBe(400);
+      expect(r.body.errors[0].message, url).toContain('MAX_RELATED_ITEMS');
+    }
+    const searched = await search({ fields: ['*.*.*.*.*'] });
+    expect(searched.status).toBe(400);
   });
 
   it('bad questions are Directus\'s 400s; no token is 403', async () => {
