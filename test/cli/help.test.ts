@@ -1,22 +1,12 @@
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BIN, runNode, type Run } from '../helpers/bin.js';
 
 /** `legacy-gateway --help` and each command's own help (the compiled bin), and the simulator's (`npm run sim -- --help`). */
-const BIN = resolve('dist/src/cli/main.js');
 
-interface Run { code: number | null; stdout: string; stderr: string }
 function run(args: string[], o: { sim?: boolean } = {}): Promise<Run> {
-  return new Promise((done) => {
-    const argv = o.sim ? ['--import', 'tsx', 'src/sim/cli.ts', ...args] : [BIN, ...args];
-    // (no store or v1 is needed for a help: none is given)
-    const child = spawn(process.execPath, argv, { env: { ...process.env, DATABASE_URL: 'mysql://nowhere/help' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
+  const argv = o.sim ? ['--import', 'tsx', 'src/sim/cli.ts', ...args] : [BIN, ...args];
+  // (no store or v1 is needed for a help: none is given)
+  return runNode(argv, { ...process.env, DATABASE_URL: 'mysql://nowhere/help' });
 }
 
 describe('help', { timeout: 60_000 }, () => {

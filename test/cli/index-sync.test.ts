@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBin } from '../helpers/bin.js';
 import { indexCommand } from '../../src/cli/index-command.js';
 import { loadConfig } from '../../src/config/schema.js';
 import { createDeps } from '../../src/deps.js';
@@ -11,7 +11,6 @@ import { createLogger } from '../../src/log/logger.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /** `legacy-gateway index sync` says which team it did not sync and why, in words that match the cause, and exits 1. */
-const BIN = resolve('dist/src/cli/main.js');
 const SECRETS = { ENCRYPTION_KEY: '11'.repeat(32), JWT_SECRET: 'test-secret-test-secret-test-secret-0123', GATEWAY_ADMIN_TOKEN: 'operator-token-0123456789' };
 let sim: RunningSim;
 
@@ -30,16 +29,7 @@ async function storeWith(o: { badKey?: boolean; nobody?: boolean }): Promise<Rec
   return env;
 }
 
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = runBin;
 
 describe('index sync when a team is not synced', { timeout: 90_000 }, () => {
   it('v1 unreachable: exit 1, "unreachable (ECONNREFUSED)", never "refused"', async () => {

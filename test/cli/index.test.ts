@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBin } from '../helpers/bin.js';
 import { loadConfig } from '../../src/config/schema.js';
 import { createDeps } from '../../src/deps.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -11,7 +11,6 @@ import { startSim, type RunningSim } from '../helpers/sim.js';
 import { TEST_ENV } from '../helpers/gateway.js';
 
 /** `legacy-gateway index sync | verify | status`, the compiled bin against a real simulator and SQLite store. */
-const BIN = resolve('dist/src/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'gw-cli-index-'));
 let sim: RunningSim;
 let env: Record<string, string>;
@@ -26,16 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => sim.sim.close());
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runBin(args, env);
 
 describe('legacy-gateway index', () => {
   it('sync backfills every team a bound key reaches; verify finds no drift, then the drift v1 makes, until the next sync', async () => {

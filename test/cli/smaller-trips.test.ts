@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runBin } from '../helpers/bin.js';
 import { validReportLink } from '../../src/compare/links.js';
 import { loadConfig } from '../../src/config/schema.js';
 import { createDeps } from '../../src/deps.js';
@@ -10,21 +10,11 @@ import { createLogger } from '../../src/log/logger.js';
 import { ClientShapeStore } from '../../src/store/client-shapes.js';
 
 /** The smaller command-line trips of a first trial: compare link in demo mode, migrate report of a client never seen. */
-const BIN = resolve('dist/src/cli/main.js');
 const SECRETS = { ENCRYPTION_KEY: '11'.repeat(32), JWT_SECRET: 'test-secret-test-secret-test-secret-0123', GATEWAY_ADMIN_TOKEN: 'operator-token-0123456789' };
 const base: Record<string, string> = { ...(process.env as Record<string, string>), LOG_LEVEL: 'silent' };
 for (const k of ['V1_BASE_URL', 'ENCRYPTION_KEY', 'JWT_SECRET', 'GATEWAY_ADMIN_TOKEN', 'DATABASE_URL']) delete base[k];
 
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = runBin;
 
 describe('compare link in demo mode', { timeout: 60_000 }, () => {
   it("signs with the demo's own operator token (its secrets file), as the gateway does", async () => {
