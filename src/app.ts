@@ -56,6 +56,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
+    // a socket idle this long is closed (a client that stopped reading no longer pins its answer's memory)
+    connectionTimeout: deps.config.HTTP_IDLE_TIMEOUT_MS,
     trustProxy: deps.config.TRUST_PROXY,
     genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // one access-log line per request (onResponse below), not Fastify's two

@@ -106,6 +106,11 @@ export const ConfigSchema = z.object({
   /** Bytes of answers built whole and not yet sent, per key and per instance; past them: 503 with Retry-After. */
   ANSWER_MEMORY_MB_PER_KEY: z.coerce.number().positive().default(64),
   ANSWER_MEMORY_MB: z.coerce.number().positive().default(256),
+  /**
+   * A connection on which nothing moved for this long (a client that stopped reading its answer, or never sent its
+   * request) is closed: what its answer held is given back. Above the worst v1 wait of a request; 0: never.
+   */
+  HTTP_IDLE_TIMEOUT_MS: int(0).default(300_000),
   /** Items one array body (POST, PATCH) or `keys` list may hold; past it: 400 INVALID_PAYLOAD. */
   MAX_BATCH_MUTATION: int(1).default(100),
   CACHE_MAX_ENTRIES: int(10).default(10_000),

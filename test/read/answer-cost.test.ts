@@ -59,19 +59,28 @@ describe('the answer memory', () => {
     const a1 = m.hold('a', 60);
     expect(() => m.hold('a', 50)).toThrow(busy); // the key's bound
     const a2 = m.hold('a', 40); // exactly the bound
-    expect(() => m.hold('b', 200)).toThrow(busy); // the instance's bound
-    const b1 = m.hold('b', 150);
-    expect([m.held('a'), m.held('b'), m.held()]).toEqual([100, 150, 250]);
-    expect(() => m.hold('c', 1)).toThrow(busy);
+    const b1 = m.hold('b', 100);
+    expect(() => m.hold('c', 60)).toThrow(busy); // the instance's bound
+    const c1 = m.hold('c', 50);
+    expect([m.held('a'), m.held('b'), m.held('c'), m.held()]).toEqual([100, 100, 50, 250]);
+    expect(() => m.hold('d', 1)).toThrow(busy);
     b1();
     b1(); // given back once
-    expect(m.held()).toBe(100);
-    a1(); a2();
+    expect(m.held()).toBe(150);
+    a1(); a2(); c1();
     expect(m.held()).toBe(0);
-    const big = m.hold('a', 10_000); // alone on the instance: through (no answer waits forever behind its own size)
-    expect(() => m.hold('b', 1)).toThrow(busy);
-    big();
-    expect([m.held('a'), m.held()]).toEqual([0, 0]);
+  });
+
+  it('refuses outright an answer larger than one key may hold, even alone (no retry would fit it): one key never holds more', () => {
+    const m = new AnswerMemory(100, 250);
+    const tooBig = expect.objectContaining({ code: 'INVALID_QUERY', status: 400 });
+    expect(() => m.hold('a', 101)).toThrow(tooBig); // alone on the instance, still refused (was let through, then pinned)
+    expect(m.held()).toBe(0);
+    // a slow reader of key a holds at most its bound: every other key's answers still fit
+    const a = m.hold('a', 100);
+    for (const k of ['b', 'c']) expect(() => m.hold(k, 70)()).not.toThrow();
+    a();
+    expect(() => new AnswerMemory(500, 200).hold('a', 201)).toThrow(tooBig); // and never more than the instance holds
   });
 });
 
@@ -81,7 +90,7 @@ describe('through the gateway', () => {
   let userId: string;
   let key: string;
   beforeAll(async () => {
-    gw = await startGateway({ HEAVY_READS_PER_KEY: '1', INDEX_ENABLED: 'false', ANSWER_CACHE_MB: '0', ANSWER_MEMORY_MB_PER_KEY: '1' });
+    gw = await startGateway({ HEAVY_READS_PER_KEY: '1', INDEX_ENABLED: 'false', ANSWER_CACHE_MB: '0', ANSWER_MEMORY_MB_PER_KEY: '4' });
     userId = await gw.addUser(0, 'cost@example.com');
     token = await gw.login('cost@example.com');
     key = partitionOf(gw.s.keys[0]!.api_key);
@@ -108,7 +117,7 @@ describe('through the gateway', () => {
   it('past the key\'s answer memory: 503 with Retry-After in the Directus envelope; the memory is given back once sent', async () => {
     const first = (await gw.get('/renders?limit=1&fields=id', token)).body.data[0].id as string;
     expect(gw.deps.answerMemory.held()).toBe(0);
-    const other = gw.deps.answerMemory.hold(key, 1_048_576); // another answer of the key, not sent yet
+    const other = gw.deps.answerMemory.hold(key, 4 * 1_048_576); // another answer of the key, not sent yet: the key's whole bound
     const refused = await gw.get('/renders?limit=5&fields=id', token);
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');
@@ -149,5 +158,24 @@ describe('through the gateway', () => {
     expect(expanded.body.data.map((r: { id: string }) => r.id)).toEqual(plain.body.data.map((r: { id: string }) => r.id));
     expect(expanded.body.data[0].project).toEqual({ id: plain.body.data[0].project, title: expect.any(String) });
     expect(gw.deps.answerMemory.held()).toBe(0);
+  });
+});
+
+describe('a connection nothing moves on (HTTP_IDLE_TIMEOUT_MS)', () => {
+  it('is closed by the gateway: a client that stops reading does not pin what its answer holds for ever', async () => {
+    const gw = await startGateway({ HTTP_IDLE_TIMEOUT_MS: '300' }, { scale: 'tiny' });
+    try {
+      const base = new URL(await gw.app.listen({ port: 0, host: '127.0.0.1' }));
+      const { connect } = await import('node:net');
+      const socket = connect(Number(base.port), base.hostname);
+      // sends nothing: nothing moves on the connection (a paused reader would not see the close it is sent)
+      const closed = await new Promise<boolean>((done) => {
+        socket.once('close', () => done(true));
+        setTimeout(() => done(false), 20_000).unref(); // a bound on the wait, not a measure of speed
+      });
+      expect(closed).toBe(true);
+    } finally {
+      await gw.close();
+    }
   });
 });
