@@ -90,6 +90,20 @@ async function unknownClient(deps: Deps, client: string): Promise<string> {
   return `no client ${client} among the recorded ones: ${named} (legacy-gateway migrate report without --client reports them all)`;
 }
 
+/**
+ * Words a command does not take are refused, never ignored: `migrate reprot` ran the store's migrations, `index sync
+ * team_…` synced every team and `migrate report user:…` reported every client.
+ */
+function refuseLeftovers(group: string | undefined, action: string | undefined, arg: string | undefined, rest: readonly string[]): void {
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+  if (group === 'migrate' && action !== undefined && action !== 'report') {
+    throw new UsageError(`unknown migrate command "${action}" (migrate alone applies the store's migrations; migrate report [--client ID])`);
+  }
+  if ((group === 'migrate' || group === 'index') && arg !== undefined) {
+    throw new UsageError(`unexpected argument "${arg}"${group === 'index' ? ' (a team is named with --team)' : ' (a client is named with --client)'}`);
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   if (argv[0] === 'deprecations' && !argv.includes('--help')) return withDeps(undefined, (deps) => deprecationsCommand(deps, argv.slice(1))); // --file
   const { values, positionals } = parseArgs({
@@ -139,6 +153,7 @@ export async function run(argv: string[]): Promise<number> {
   if (values['password-stdin'] && values['key-stdin']) throw new UsageError('only one of --password-stdin and --key-stdin can read standard input');
   const password = await secret(values.password, values['password-stdin'], 'LEGACY_GATEWAY_PASSWORD');
   const key = await secret(values.key, values['key-stdin'], 'LEGACY_GATEWAY_KEY');
+  refuseLeftovers(group, action, arg, positionals.slice(3));
   if (group === 'migrate' && action !== 'report') {
     const config = storeConfig();
     const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });

@@ -67,3 +67,18 @@ describe('migrate report --client naming no recorded client', { timeout: 60_000 
     expect(r.stderr).toMatch(new RegExp(`^replay: nothing was sent: ${file.replace(/[.]/g, '\\.')}:2: not a JSON object \\([^\n]+\\)\n$`));
   });
 });
+
+describe('words a command does not take', { timeout: 60_000 }, () => {
+  it('are refused with exit 2 naming them, before anything is done', async () => {
+    const env = { ...base, DATABASE_URL: join(mkdtempSync(join(tmpdir(), 'gw-words-')), 'store.db') };
+    for (const [args, word] of [
+      [['migrate', 'reprot', '--client', 'x'], 'reprot'], [['migrate', 'report', 'user:x'], 'user:x'], [['index', 'sync', 'team_x'], 'team_x'],
+      [['users', 'list', 'a', 'b'], 'b'],
+    ] as const) {
+      const r = await run([...args], env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`"${word}"`);
+      expect(r.stdout, args.join(' ')).not.toContain('up to date');
+    }
+  });
+});
