@@ -83,7 +83,7 @@ describe("docs/clients.md's SDK snippet, run as a client runs it", () => {
   // the snippet as the page gives it; each SDK it names runs it in a node process of its own against a listening gateway
   const page = readFileSync('docs/clients.md', 'utf8');
   const snippet = /## Using the Directus SDK[\s\S]*?```js\n([\s\S]*?)```/.exec(page)![1]!;
-  const olderLogin = /SDK 17–19: (client\.login\([^)]*\))/.exec(snippet)![1]!;
+  const olderLogin = /SDK 17–19[^\n]*: (client\.login\([^)]*\))/.exec(snippet)![1]!;
   const sdks = [
     { name: '@directus/sdk', major: SDK_MAJOR }, // 18 on Node 20; the current major (26) in CI's Node 22 pass
     { name: 'directus-sdk-17', major: 17 },
