@@ -204,6 +204,8 @@ export async function run(argv: string[]): Promise<number> {
     if (group === 'migrate') {
       const format = values.format ?? 'md';
       if (format !== 'md' && format !== 'json' && format !== 'html') throw new UsageError(`--format is md, json or html (got "${format}")`);
+      // proofs read v1: without it every proof would fail and the report look ready to be acted on
+      if (values['skip-proof'] !== true) await requireV1(target, 'migrate report (its proofs; --skip-proof for the equivalents alone)');
       // the proofs ask the gateway's own legacy answers, in process
       const app = await buildApp(deps);
       try {

@@ -82,3 +82,15 @@ describe('words a command does not take', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('migrate report with v1 unreachable', { timeout: 60_000 }, () => {
+  it('exits 1 naming v1 and --skip-proof (every proof would fail); --skip-proof still reports', async () => {
+    const env = { ...base, DATABASE_URL: join(mkdtempSync(join(tmpdir(), 'gw-nov1-')), 'store.db'), V1_BASE_URL: 'http://127.0.0.1:9',
+      ENCRYPTION_KEY: '11'.repeat(32), JWT_SECRET: 'test-secret-test-secret-test-secret-0123' };
+    const r = await run(['migrate', 'report'], env);
+    expect(r.code, r.stdout).toBe(1);
+    expect(r.stderr).toMatch(/reachable v1.*127\.0\.0\.1:9.*--skip-proof|--skip-proof[\s\S]*127\.0\.0\.1:9/);
+    const skipped = await run(['migrate', 'report', '--skip-proof'], env);
+    expect(skipped.code, skipped.stderr).toBe(0);
+  });
+});
