@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { lookalikeWarning } from '../config/lookalikes.js';
 import { ConfigError, loadConfig, settingLookalikes, type Config } from '../config/schema.js';
 import { StartupError } from '../config/startup.js';
@@ -23,6 +24,11 @@ export function storeConfig(): Config {
   const config = loadConfig(process.env);
   const folder = process.env.DATABASE_URL ? storeFolderProblem(config.DATABASE_URL) : undefined;
   if (folder) throw new ConfigError([folder]);
+  // the demo's store is the demo's to create: a command run where the demo never ran says so (it made an empty store and
+  // new demo secrets there, which the next start then refused to pair with another simulator world)
+  if (config.demo && !process.env.DATABASE_URL && !existsSync(config.DATABASE_URL)) {
+    throw new StartupError(`no demo store at ${config.DATABASE_URL}: start the demo here first (npm start), or set DATABASE_URL and V1_BASE_URL`);
+  }
   return config.demo ? loadConfig({ ...demoSecrets(config), ...process.env }) : config;
 }
 

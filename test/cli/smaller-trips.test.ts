@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runBin } from '../helpers/bin.js';
+import { BIN, runBin, runNode } from '../helpers/bin.js';
 import { validReportLink } from '../../src/compare/links.js';
 import { loadConfig } from '../../src/config/schema.js';
 import { createDeps } from '../../src/deps.js';
@@ -92,5 +92,17 @@ describe('migrate report with v1 unreachable', { timeout: 60_000 }, () => {
     expect(r.stderr).toMatch(/reachable v1.*127\.0\.0\.1:9.*--skip-proof|--skip-proof[\s\S]*127\.0\.0\.1:9/);
     const skipped = await run(['migrate', 'report', '--skip-proof'], env);
     expect(skipped.code, skipped.stderr).toBe(0);
+  });
+});
+
+describe('a store command where the demo never ran', { timeout: 60_000 }, () => {
+  it('says to start the demo first and creates nothing (no ./data, no store, no demo secrets)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-nodemo-'));
+    for (const args of [['users', 'list'], ['tokens', 'list'], ['index', 'sync']]) {
+      const r = await runNode([BIN, ...args], { ...base, MAPPINGS_DIR: resolve('mappings') }, dir);
+      expect(r.code, `${args.join(' ')}: ${r.stdout}`).toBe(1);
+      expect(r.stderr, args.join(' ')).toContain('start the demo here first');
+      expect(existsSync(join(dir, 'data')), args.join(' ')).toBe(false);
+    }
   });
 });
