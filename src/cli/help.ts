@@ -76,3 +76,11 @@ export function helpFor(group: string | undefined, action: string | undefined): 
   if (found.length === 0) throw new UsageError(`unknown command "${name}" (legacy-gateway --help lists the commands)`);
   return `legacy-gateway ${name}\n\n${found.map((e) => e.lines).join('\n')}\n\n${FOOT}`;
 }
+
+/** The commands of a group that is no command itself (`users` → `users add`, `users list`, …); undefined for any other word. */
+export function groupCommands(group: string): string[] | undefined {
+  const names = ENTRIES.flatMap((e) => e.names);
+  if (names.includes(group)) return undefined;
+  const commands = [...new Set(names.filter((n) => n.startsWith(`${group} `)).map((n) => n.split(' ').slice(0, 2).join(' ')))];
+  return commands.length > 0 ? commands : undefined;
+}

@@ -26,7 +26,7 @@ import { deprecationsCommand } from './deprecations-command.js';
 import { secret, usersCommand } from './users-command.js';
 import { out } from './out.js';
 import { UsageError } from './usage-error.js';
-import { helpFor, USAGE } from './help.js';
+import { groupCommands, helpFor, USAGE } from './help.js';
 import { onStore, plainConfig, storeConfig } from './config.js';
 import { listening, missingMappings, StartupError } from '../config/startup.js';
 
@@ -105,7 +105,7 @@ function refuseLeftovers(group: string | undefined, action: string | undefined, 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  if (argv[0] === 'deprecations' && !argv.includes('--help')) return withDeps(undefined, (deps) => deprecationsCommand(deps, argv.slice(1))); // --file
+  if (argv[0] === 'deprecations' && !argv.includes('--help') && !argv.includes('-h')) return withDeps(undefined, (deps) => deprecationsCommand(deps, argv.slice(1))); // --file
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -121,7 +121,7 @@ export async function run(argv: string[]): Promise<number> {
       out: { type: 'string' },
       json: { type: 'boolean' },
       v1: { type: 'string' },
-      help: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
       legacy: { type: 'string' },
       gateway: { type: 'string' },
       'gateway-token': { type: 'string' },
@@ -150,6 +150,8 @@ export async function run(argv: string[]): Promise<number> {
     out(USAGE);
     return 2;
   }
+  const commands = action === undefined ? groupCommands(group) : undefined;
+  if (commands) throw new UsageError(`"${group}" needs a command: ${commands.join(', ')} (legacy-gateway ${group} --help)`);
   if (values['password-stdin'] && values['key-stdin']) throw new UsageError('only one of --password-stdin and --key-stdin can read standard input');
   const password = await secret(values.password, values['password-stdin'], 'LEGACY_GATEWAY_PASSWORD');
   const key = await secret(values.key, values['key-stdin'], 'LEGACY_GATEWAY_KEY');

@@ -74,3 +74,20 @@ describe('help', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('a group without its command, and -h', { timeout: 60_000 }, () => {
+  it('a group that is no command names its commands (exit 2); -h is --help', async () => {
+    for (const group of ['users', 'tokens', 'index']) {
+      const r = await run([group]);
+      expect(r.code, group).toBe(2);
+      expect(r.stderr, group).toContain(`"${group}" needs a command: ${group} `);
+      expect(r.stderr, group).not.toContain('unknown');
+    }
+    const h = await run(['-h']);
+    expect(h.code, h.stderr).toBe(0);
+    expect(h.stdout).toBe((await run(['--help'])).stdout);
+    const users = await run(['users', '-h']);
+    expect(users.code).toBe(0);
+    expect(users.stdout).toContain('legacy-gateway users');
+  });
+});
