@@ -46,6 +46,10 @@ export async function deprecationsCommand(deps: Deps, argv: readonly string[]): 
     }
     case 'progress': {
       await d.flush();
+      // a client as the migration report names it; any other text would only ever find no calls
+      if (values.client !== undefined && !/^(user:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|static:\S+?)(~\S+)?$/i.test(values.client)) {
+        throw new UsageError(`--client is a client as the migration report names it: user:<uuid>, user:<uuid>~<family> or static:<token id> (got "${values.client}")`);
+      }
       const principal = values.client?.split('~')[0];
       const progress = progressOf(d.list(), await d.calls(principal), deps.clock.now());
       if (values.json) { out(JSON.stringify(progress, null, 2)); return 0; }

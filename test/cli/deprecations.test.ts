@@ -76,6 +76,10 @@ describe('legacy-gateway deprecations', () => {
     await gw.deps.deprecations.flush();
     const p = await cli('deprecations', 'progress');
     expect(p.stdout).toMatch(/^renders-list {2}GET \/renders {2}\* {2}enforce {2}\d+ days left \(sunset 2026-06-30T00:00:00Z\)\n {4}user:[0-9a-f-]+~other {2}2 calls {2}1 refused/);
+    // one client, named as the report names it; a text that names no client is refused, not answered "no calls"
+    const client = /(user:[0-9a-f-]+~other)/.exec(p.stdout)![1]!;
+    expect((await cli('deprecations', 'progress', '--client', client)).stdout).toContain(`${client}  2 calls`);
+    await expect(cli('deprecations', 'progress', '--client', 'bogus')).rejects.toThrow(/user:<uuid>.*"bogus"/);
     expect(await cli('deprecations', 'clear')).toEqual({ code: 0, stdout: 'cleared: no deprecation rules\n' });
     await follow();
     expect((await renders()).headers.deprecation).toBeUndefined();
