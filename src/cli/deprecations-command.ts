@@ -47,8 +47,10 @@ export async function deprecationsCommand(deps: Deps, argv: readonly string[]): 
     case 'progress': {
       await d.flush();
       // a client as the migration report names it; any other text would only ever find no calls
-      if (values.client !== undefined && !/^(user:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|static:\S+?)(~\S+)?$/i.test(values.client)) {
-        throw new UsageError(`--client is a client as the migration report names it: user:<uuid>, user:<uuid>~<family> or static:<token id> (got "${values.client}")`);
+      if (values.client !== undefined && !CLIENT_ID.test(values.client)) {
+        throw new UsageError(
+          `--client is a client as the migration report names it: user:<uuid>, user:<uuid>~<family> or static:<token id> (got "${values.client}")`,
+        );
       }
       const principal = values.client?.split('~')[0];
       const progress = progressOf(d.list(), await d.calls(principal), deps.clock.now());
@@ -68,6 +70,9 @@ export async function deprecationsCommand(deps: Deps, argv: readonly string[]): 
       throw new UsageError(`unknown command "deprecations ${action}" (legacy-gateway deprecations --help lists them)`);
   }
 }
+
+/** A client id as the migration report names one (src/migrate/client.ts). */
+const CLIENT_ID = /^(user:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|static:\S+?)(~\S+)?$/i;
 
 function readRules(file: string | undefined): unknown {
   if (!file) throw new UsageError('deprecations set needs --file rules.json');

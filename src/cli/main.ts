@@ -105,7 +105,10 @@ function refuseLeftovers(group: string | undefined, action: string | undefined, 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  if (argv[0] === 'deprecations' && !argv.includes('--help') && !argv.includes('-h')) return withDeps(undefined, (deps) => deprecationsCommand(deps, argv.slice(1))); // --file
+  // (the deprecations commands parse their own options: --file)
+  if (argv[0] === 'deprecations' && !argv.includes('--help') && !argv.includes('-h')) {
+    return withDeps(undefined, (deps) => deprecationsCommand(deps, argv.slice(1)));
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
