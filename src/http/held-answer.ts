@@ -3,59 +3,95 @@ import type { Deps } from '../deps.js';
 import { plainItem, RawJson } from '../exec/raw-json.js';
 import { itemBytes, keepJson } from '../exec/item-json.js';
 import { pace } from '../lib/pace.js';
+import type { AnswerHold } from '../read/in-flight.js';
 import type { RequestContext } from './request-context.js';
 
 /**
- * Answers built whole before a byte is sent (an expanded stream, a JSON body, a file of a page, an item) are held in the answer memory
- * (src/read/in-flight.ts: ANSWER_MEMORY_MB_PER_KEY, ANSWER_MEMORY_MB) by their bytes, measured once — each item serialised
- * once, the body written from those bytes — until the reply has closed: sent, or its client gone.
+ * Answers built whole before a byte is sent (an expanded stream, a JSON body, a file of a page, an item) are held in the
+ * answer memory (src/read/in-flight.ts: ANSWER_MEMORY_MB_PER_KEY, ANSWER_MEMORY_MB) by their bytes, counted an item at a
+ * time as each is serialised (once: the body is written from those bytes), until the reply has closed — sent, or its
+ * client gone. An answer that outgrows what one answer may hold is not built further: what was built is sent first and
+ * the rest streams, each item built and serialised as the client reads it.
  */
-async function hold(deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply, bytes: number): Promise<void> {
-  const release = deps.answerMemory.hold((await ctx.session()).partition, bytes);
-  reply.raw.once('close', release);
-  if (reply.raw.destroyed || reply.raw.writableFinished) release(); // (already closed: nothing will tell)
+async function reserve(deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply): Promise<AnswerHold> {
+  const hold = deps.answerMemory.reserve((await ctx.session()).partition);
+  reply.raw.once('close', () => hold.release());
+  if (reply.raw.destroyed || reply.raw.writableFinished) hold.release(); // (already closed: nothing will tell)
+  return hold;
 }
 
 /**
- * A stream read whole, held until the reply closes. `json`: its items as JSON bytes (what the body's writer sends as they
- * are); otherwise (a file) as values, measured by their JSON.
+ * A stream read whole while it fits the answer memory, held until the reply closes (so a failure while it is built — a
+ * budget passed — is still a clean error). `json`: its items as JSON bytes (what the body's writer sends as they are);
+ * otherwise (a file) as values, measured by their JSON. Past what one answer may hold, the part read is given first and
+ * the rest is read as it is written.
  */
 export async function heldStream(
   deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply, items: AsyncIterable<unknown>, json: boolean,
 ): Promise<AsyncIterable<unknown>> {
-  const all: unknown[] = [];
-  let bytes = 0;
-  for await (const x of items) {
-    const turn = pace(); // a long answer shares the event loop a slice at a time
-    if (turn) await turn;
+  const hold = await reserve(deps, ctx, reply);
+  const read: unknown[] = [];
+  const it = items[Symbol.asyncIterator]();
+  const as = (x: unknown): { item: unknown; bytes: number } => {
     if (json) {
       const raw = x instanceof RawJson ? x : RawJson.of(x);
-      bytes += raw.json.length;
-      all.push(raw);
-    } else {
-      const value = plainItem(x);
-      bytes += x instanceof RawJson ? x.json.length : jsonLength(value);
-      all.push(value);
+      return { item: raw, bytes: raw.json.length };
     }
+    const value = plainItem(x);
+    return { item: value, bytes: x instanceof RawJson ? x.json.length : jsonLength(value) };
+  };
+  try {
+    for (;;) {
+      const turn = pace(); // a long answer shares the event loop a slice at a time
+      if (turn) await turn;
+      const next = await it.next();
+      if (next.done) return drain(read);
+      const { item, bytes } = as(next.value);
+      read.push(item);
+      if (!hold.add(bytes)) return drain(read, it, (x) => as(x).item);
+    }
+  } catch (e) {
+    hold.release();
+    throw e;
   }
-  await hold(deps, ctx, reply, bytes);
-  return (async function* () { yield* all; })();
 }
 
 /**
- * Items answered whole, measured and held until the reply closes. `json` (a JSON body): each serialised once and kept
- * with it, the body written from those bytes; otherwise (a file) measured by their JSON.
+ * Items answered whole, measured an item at a time and held until the reply closes. `json` (a JSON body): each serialised
+ * once and kept with it, the body written from those bytes; otherwise (a file) measured by their JSON. False: the items
+ * outgrow what one answer may hold (the rest was not serialised) — send them as a stream.
  */
 export async function heldItems(
   deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply, data: readonly unknown[], json: boolean,
-): Promise<void> {
-  let bytes = 0;
+): Promise<boolean> {
+  const hold = await reserve(deps, ctx, reply);
   for (const item of data) {
-    if (!json) { bytes += jsonLength(item); continue; }
-    if (typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.isFrozen(item)) keepJson(item);
-    bytes += itemBytes(item)?.length ?? 4;
+    let bytes: number;
+    if (!json) bytes = jsonLength(item);
+    else {
+      if (typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.isFrozen(item)) keepJson(item);
+      bytes = itemBytes(item)?.length ?? 4;
+    }
+    if (!hold.add(bytes)) return false;
   }
-  await hold(deps, ctx, reply, bytes);
+  return true;
+}
+
+/** Items given one at a time, each let go once given: first those read, then the rest of `more` as it is read. */
+export async function* drain(
+  read: unknown[], more?: AsyncIterator<unknown>, convert: (x: unknown) => unknown = (x) => x,
+): AsyncGenerator<unknown> {
+  for (let i = 0; i < read.length; i++) {
+    const item = read[i];
+    read[i] = undefined;
+    yield item;
+  }
+  if (!more) return;
+  for (;;) {
+    const next = await more.next();
+    if (next.done) return;
+    yield convert(next.value);
+  }
 }
 
 const jsonLength = (v: unknown): number => (JSON.stringify(v) as string | undefined)?.length ?? 4;

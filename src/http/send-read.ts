@@ -8,14 +8,15 @@ import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
 import { plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
-import { heldItems, heldStream } from './held-answer.js';
+import { drain, heldItems, heldStream } from './held-answer.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
 
 /**
  * Sends a list read as the legacy API answers it: a file (`?export=`), a stream (`limit=-1`), or one JSON body (kept by
  * the answer cache when it came from the replica), with explain when asked for. An answer that expands relations is built
- * whole first (bounded by MAX_RELATED_ITEMS), so the budget refuses it with a clean 400 before any byte is sent.
+ * whole first while it fits the answer memory (so the related-items budget refuses it with a clean 400 before any byte
+ * is sent); an answer that outgrows what one answer may hold is written as a stream, its items built as they are read.
  */
 export async function sendList(
   deps: Deps, ctx: RequestContext, reply: FastifyReply, memo: Memo, read: ListRead, format: ExportFormat | undefined, collection: string,
@@ -23,11 +24,12 @@ export async function sendList(
   const { result, source } = read;
   sourceHeaders(reply, source);
   // an answer built whole (expanded, or not streamed) is measured and held in the answer memory until sent
-  const items = result.stream && read.expands ? await heldStream(deps, ctx, reply, result.stream, format === undefined) : result.stream;
-  if (!items) await heldItems(deps, ctx, reply, result.data, format === undefined);
+  let items = result.stream && read.expands ? await heldStream(deps, ctx, reply, result.stream, format === undefined) : result.stream;
+  if (!items && !(await heldItems(deps, ctx, reply, result.data, format === undefined))) items = drain([...result.data]);
   if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
   const explained = wantsExplain(deps, ctx.request);
   if (items) {
+    if (!result.stream) void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
     const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.from, read.how) : undefined;
     return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(items, ctx.log, result.meta, atEnd)));
   }
@@ -43,6 +45,7 @@ export async function sendOne(
 ): Promise<FastifyReply | Record<string, unknown>> {
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   sourceHeaders(reply, read.source);
+  // (one item is sent whole, even past what one answer may hold: it is built already, and holds at most that bound)
   await heldItems(deps, ctx, reply, [read.data], format === undefined);
   if (format) return sendExport(deps, ctx, reply, format, collection, read.data as object);
   if (wantsExplain(deps, ctx.request)) return { data: read.data, explain: explainOne(ctx.meter, read.source) };

@@ -9,7 +9,7 @@ import { isHeavy } from '../../src/read/heavy.js';
 import { AnswerMemory } from '../../src/read/in-flight.js';
 import { ItemReads } from '../../src/read/items.js';
 import { partitionOf } from '../../src/v1/client.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { ctx, mappings, schemas } from '../query/fixtures.js';
 
 /**
@@ -52,18 +52,25 @@ describe('the cost model', () => {
   });
 });
 
+/** One answer of `key` holding `bytes` (as the senders hold them): its release. */
+const hold = (m: AnswerMemory, key: string, bytes: number): (() => void) => {
+  const h = m.reserve(key);
+  if (!h.add(bytes)) throw new Error(`${bytes} bytes do not fit one answer`);
+  return () => h.release();
+};
+
 describe('the answer memory', () => {
   it('bounds the bytes held per key and per instance, lets an answer alone through, and gives back once', () => {
     const m = new AnswerMemory(100, 250);
     const busy = expect.objectContaining({ code: 'SERVICE_UNAVAILABLE', status: 503, headers: { 'retry-after': '1' } });
-    const a1 = m.hold('a', 60);
-    expect(() => m.hold('a', 50)).toThrow(busy); // the key's bound
-    const a2 = m.hold('a', 40); // exactly the bound
-    const b1 = m.hold('b', 100);
-    expect(() => m.hold('c', 60)).toThrow(busy); // the instance's bound
-    const c1 = m.hold('c', 50);
+    const a1 = hold(m, 'a', 60);
+    expect(() => hold(m, 'a', 50)).toThrow(busy); // the key's bound
+    const a2 = hold(m, 'a', 40); // exactly the bound
+    const b1 = hold(m, 'b', 100);
+    expect(() => hold(m, 'c', 60)).toThrow(busy); // the instance's bound
+    const c1 = hold(m, 'c', 50);
     expect([m.held('a'), m.held('b'), m.held('c'), m.held()]).toEqual([100, 100, 50, 250]);
-    expect(() => m.hold('d', 1)).toThrow(busy);
+    expect(() => hold(m, 'd', 1)).toThrow(busy);
     b1();
     b1(); // given back once
     expect(m.held()).toBe(150);
@@ -71,16 +78,28 @@ describe('the answer memory', () => {
     expect(m.held()).toBe(0);
   });
 
-  it('refuses outright an answer larger than one key may hold, even alone (no retry would fit it): one key never holds more', () => {
+  it('counts an answer while it is built: past what one answer may hold it is told so, holding at most that (never refused alone)', () => {
     const m = new AnswerMemory(100, 250);
-    const tooBig = expect.objectContaining({ code: 'INVALID_QUERY', status: 400 });
-    expect(() => m.hold('a', 101)).toThrow(tooBig); // alone on the instance, still refused (was let through, then pinned)
-    expect(m.held()).toBe(0);
+    const h = m.reserve('a');
+    for (let i = 0; i < 9; i++) expect(h.add(10)).toBe(true);
+    expect(h.add(11)).toBe(false); // would pass the key's bound: nothing added, the rest is streamed
+    expect(h.add(10)).toBe(true); // exactly the bound
+    expect(h.add(1)).toBe(false);
+    expect([h.held, m.held('a'), m.held()]).toEqual([100, 100, 100]);
     // a slow reader of key a holds at most its bound: every other key's answers still fit
-    const a = m.hold('a', 100);
-    for (const k of ['b', 'c']) expect(() => m.hold(k, 70)()).not.toThrow();
-    a();
-    expect(() => new AnswerMemory(500, 200).hold('a', 201)).toThrow(tooBig); // and never more than the instance holds
+    for (const k of ['b', 'c']) expect(() => hold(m, k, 70)()).not.toThrow();
+    h.release();
+    h.release();
+    expect(m.held()).toBe(0);
+    expect(new AnswerMemory(500, 200).reserve('a').add(201)).toBe(false); // and never more than the instance holds
+    // another answer of the key holding memory: the one being built is refused (503) and gives back what it held
+    const other = hold(m, 'a', 50);
+    const built = m.reserve('a');
+    expect(built.add(30)).toBe(true);
+    expect(() => built.add(30)).toThrow(expect.objectContaining({ status: 503 }));
+    expect(m.held('a')).toBe(50);
+    other();
+    expect(m.held()).toBe(0);
   });
 });
 
@@ -117,7 +136,7 @@ describe('through the gateway', () => {
   it('past the key\'s answer memory: 503 with Retry-After in the Directus envelope; the memory is given back once sent', async () => {
     const first = (await gw.get('/renders?limit=1&fields=id', token)).body.data[0].id as string;
     expect(gw.deps.answerMemory.held()).toBe(0);
-    const other = gw.deps.answerMemory.hold(key, 4 * 1_048_576); // another answer of the key, not sent yet: the key's whole bound
+    const other = hold(gw.deps.answerMemory, key, 4 * 1_048_576); // another answer of the key, not sent yet: the key's whole bound
     const refused = await gw.get('/renders?limit=5&fields=id', token);
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');
@@ -157,6 +176,75 @@ describe('through the gateway', () => {
     expect(expanded.status).toBe(200);
     expect(expanded.body.data.map((r: { id: string }) => r.id)).toEqual(plain.body.data.map((r: { id: string }) => r.id));
     expect(expanded.body.data[0].project).toEqual({ id: plain.body.data[0].project, title: expect.any(String) });
+    expect(gw.deps.answerMemory.held()).toBe(0);
+  });
+});
+
+describe('an answer larger than one answer may hold (issue 38, M1: it was built whole, then refused)', () => {
+  let gw: TestGateway;
+  let token: string;
+  let key: string;
+  let peak = 0;
+  beforeAll(async () => {
+    gw = await startGateway({ INDEX_ENABLED: 'false', ANSWER_CACHE_MB: '0', ANSWER_MEMORY_MB_PER_KEY: '1' });
+    await gw.addUser(0, 'big@example.com');
+    token = await gw.login('big@example.com');
+    key = partitionOf(gw.s.keys[0]!.api_key);
+    // 40 KB titles: ~26 items fill the key's 1 MB
+    let n = 0;
+    for (const r of gw.s.sim.world.renders.values()) r.name = `${String(n++).padStart(5, '0')} ${'é'.repeat(20_000)}`;
+    const memory = gw.deps.answerMemory;
+    const grow = memory.grow.bind(memory);
+    memory.grow = (k, mine, bytes) => {
+      const held = grow(k, mine, bytes);
+      peak = Math.max(peak, memory.held(k));
+      return held;
+    };
+  });
+  afterAll(async () => gw.close());
+
+  /** The pages of `size` walked in turn: the reference each answer is compared with. */
+  const walked = async (q: string, size: number) => {
+    const out: unknown[] = [];
+    for (let page = 1; ; page++) {
+      const res = await gw.get(`/renders?${q}&limit=${size}&page=${page}`, token);
+      expect(res.status).toBe(200);
+      out.push(...res.body.data);
+      if (res.body.data.length < size) return out;
+    }
+  };
+
+  it('is sent — what fits held, the rest streamed as it is read — and equals the pages walked; never more than the bound held', async () => {
+    const fields = 'fields=id,title,status&sort=id';
+    const all = await walked(fields, 10);
+    expect(all.length).toBeGreaterThan(60); // more than twice what fits
+    peak = 0;
+    const page = await gw.get(`/renders?${fields}&limit=${all.length}`, token);
+    expect(page.status).toBe(200);
+    expect(page.body.data).toEqual(all);
+    expect(peak).toBeGreaterThan(512 * 1024); // the part that fits was held…
+    expect(peak).toBeLessThanOrEqual(1_048_576); // …and no more
+    expect(gw.deps.answerMemory.held(key)).toBe(0);
+    // with meta and explain, and the SEARCH form of the same question
+    const meta = await gw.get(`/renders?${fields}&limit=${all.length}&meta=filter_count`, token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+    expect(meta.body.meta).toEqual({ filter_count: all.length });
+    expect(meta.body.data).toEqual(all);
+    expect(meta.body.explain).toEqual(expect.objectContaining({ source: 'live' }));
+  });
+
+  it('an expanded limit=-1 answer and the files of a page: the same items as the pages walked', async () => {
+    const fields = 'fields=id,title,project.id,project.title&sort=id';
+    const all = await walked(fields, 10);
+    peak = 0;
+    const expanded = await gw.get(`/renders?${fields}&limit=-1`, token);
+    expect(expanded.status).toBe(200);
+    expect(expanded.body.data).toEqual(all);
+    expect(peak).toBeLessThanOrEqual(1_048_576);
+    const file = await gw.app.inject({ method: 'GET', url: `/renders?${fields}&limit=${all.length}&export=json`, headers: { authorization: `Bearer ${token}` } });
+    expect(file.statusCode).toBe(200);
+    expect(JSON.parse(file.body)).toEqual(all);
+    const streamed = await gw.app.inject({ method: 'GET', url: `/renders?${fields}&limit=-1&export=json`, headers: { authorization: `Bearer ${token}` } });
+    expect(JSON.parse(streamed.body)).toEqual(all);
     expect(gw.deps.answerMemory.held()).toBe(0);
   });
 });
