@@ -108,7 +108,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const encryptionKey = config.ENCRYPTION_KEY ? (decodeKey(config.ENCRYPTION_KEY) as Buffer) : undefined;
   if (!encryptionKey) throw new TypeError('ENCRYPTION_KEY missing (main.ts generates one in demo mode)');
   const jwtSecret = config.JWT_SECRET;
-  const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
+  const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
   await migrate(db.kysely);
   const box = new SecretBox(encryptionKey);
   try {

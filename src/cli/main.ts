@@ -161,7 +161,7 @@ export async function run(argv: string[]): Promise<number> {
   refuseLeftovers(group, action, arg, positionals.slice(3));
   if (group === 'migrate' && action !== 'report') {
     const config = storeConfig();
-    const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
+    const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
     try {
       const applied = await onStore(config, () => migrate(db.kysely));
       out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');

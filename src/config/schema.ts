@@ -46,6 +46,8 @@ export const ConfigSchema = z.object({
    * to a power cut or an OS crash (not to the gateway's own crash).
    */
   SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
+  /** PostgreSQL only: how long opening a connection may take before it is given up (a host that never answers). */
+  DATABASE_CONNECT_TIMEOUT_MS: int(100).default(10_000),
   /** 32 bytes, hex (64 chars) or base64; encrypts v1 keys at rest (AES-256-GCM). */
   ENCRYPTION_KEY: z.string().optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),

@@ -56,7 +56,9 @@ export function storeUnreachable(e: unknown, url: string): string | undefined {
     '28000': 'refused the connection for this user (28000)',
     '3D000': 'has no such database (3D000)',
   };
-  const cause = typeof code === 'string' ? causes[code] : undefined;
+  // (pg's own connection timeout has no code: DATABASE_CONNECT_TIMEOUT_MS passed while connecting)
+  const timedOut = /timeout exceeded when trying to connect|connection timeout/i.test(String((e as { message?: unknown })?.message));
+  const cause = typeof code === 'string' ? causes[code] : timedOut ? 'did not answer in time (DATABASE_CONNECT_TIMEOUT_MS)' : undefined;
   return cause ? `DATABASE_URL: PostgreSQL at ${storeAddress(url)} ${cause}` : undefined;
 }
 
@@ -64,11 +66,11 @@ export function storeUnreachable(e: unknown, url: string): string | undefined {
  * Opens the store: PostgreSQL for a postgres:// URL, otherwise an SQLite file (libsql, prebuilt) at
  * the given path (`:memory:` for throwaway stores).
  */
-export async function openDb(url: string, o: { sqliteSynchronous?: 'full' | 'normal' } = {}): Promise<Db> {
+export async function openDb(url: string, o: { sqliteSynchronous?: 'full' | 'normal'; connectTimeoutMs?: number } = {}): Promise<Db> {
   if (isPostgres(url)) {
     const pg = (await import('pg')).default;
     pg.types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit safely)
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: o.connectTimeoutMs ?? 10_000 });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
   }

@@ -115,6 +115,27 @@ describe('a port taken or a database down: one line naming the variable, no stac
     }
   });
 
+  it('a PostgreSQL host that accepts and never answers: one line naming DATABASE_URL and DATABASE_CONNECT_TIMEOUT_MS, no wait without end', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-pgmute-'));
+    const sockets = new Set<import('node:net').Socket>();
+    const mute = createServer((socket) => { sockets.add(socket); }); // reads the start-up message, answers nothing
+    await new Promise<void>((r) => mute.listen(0, '127.0.0.1', () => r()));
+    const port = (mute.address() as { port: number }).port;
+    try {
+      const env = { ...deployed(dir), DATABASE_URL: `postgres://gw:pg-s3cret@127.0.0.1:${port}/gateway`, DATABASE_CONNECT_TIMEOUT_MS: '300' };
+      for (const [file, args] of [[MAIN, []], [BIN, ['users', 'list']]] as const) {
+        const r = await run(file, [...args], env, dir);
+        expect(r.code, `${file}: ${r.stderr}`).toBe(1);
+        oneLine(r);
+        expect(r.stderr).toBe(`DATABASE_URL: PostgreSQL at 127.0.0.1:${port}/gateway did not answer in time (DATABASE_CONNECT_TIMEOUT_MS)\n`);
+      }
+      expect(sockets.size).toBeGreaterThan(0); // the gateway did connect: the wait was for an answer
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => mute.close(() => r()));
+    }
+  });
+
   it('a PostgreSQL that answers but has no such database (the suite\'s own server): named with its cause', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-start-pgdb-'));
     const server = new URL(inject('pgUrl'));
