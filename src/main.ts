@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { buildApp } from './app.js';
 import { applyRuntimeSettings } from './config/runtime.js';
@@ -30,6 +31,8 @@ async function main(): Promise<void> {
   // the simulator and demo set-up are loaded only in demo mode (a deployment never carries them in memory)
   const demo: Demo | undefined = config.demo ? await import('./demo.js') : undefined;
   if (demo) {
+    // a port in use is said before the demo writes its secrets, store and world (a failed start leaves nothing behind)
+    if (config.PORT !== 0) await listening('PORT', config.PORT, config.HOST, () => portFree(config.PORT, config.HOST), 'HOST');
     const { demoSecrets, startDemoSimulator, registerDemoWebhooks } = demo;
     const secrets = demoSecrets(config);
     config = loadConfig({ ...secrets, ...process.env });
@@ -112,3 +115,12 @@ main().catch((e: unknown) => {
   process.stderr.write(`gateway failed to start: ${(e as Error).stack ?? String(e)}\n`);
   process.exit(1);
 });
+
+/** Listens on `port` and closes at once: throws (EADDRINUSE, EACCES) when the port cannot be had. */
+function portFree(port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}

@@ -87,6 +87,15 @@ describe('a port taken or a database down: one line naming the variable, no stac
     expect(r.stdout).toContain('PROT is not a setting of the gateway and is ignored: did you mean PORT?');
   });
 
+  it('PORT in use in demo mode: said before the demo writes its secrets, store or world (nothing left behind)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-demoport-'));
+    const r = await run(MAIN, [], { ...base, SIM_SCALE: 'tiny', PORT: String(takenPort) }, dir);
+    expect(r.code).toBe(1);
+    oneLine(r);
+    expect(r.stderr).toBe(`PORT=${takenPort} on HOST=127.0.0.1 is already in use (EADDRINUSE): another process listens there; set PORT to a free port\n`);
+    expect(readdirSync(dir)).toEqual([]); // no ./data: no demo secrets, no store
+  });
+
   it('METRICS_PORT in use', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-start-metrics-'));
     const r = await run(MAIN, [], { ...deployed(dir), METRICS_PORT: String(takenPort), METRICS_HOST: '127.0.0.1' }, dir);
