@@ -55,12 +55,14 @@ const QUERY: readonly [string, string][] = [
   ['meta', 'total_count, filter_count or *'],
   ['aggregate', 'aggregate[count]=*, aggregate[sum]=field, … (count, countDistinct, sum, sumDistinct, avg, avgDistinct, min, max)'],
   ['groupBy', 'Fields to group aggregates by (date functions allowed)'],
-  ['deep', 'Accepted; per-relation queries are not applied yet (the gateway lists related items by its own rules)'],
+  ['deep', 'Per-relation queries, as JSON or bracket form: deep[renders][_limit]=5, _filter, _sort, _search, _offset, nested relations'],
+  ['alias', 'Extra names for top-level fields (alias[latest]=renders), usable in fields and deep'],
+  ['export', 'The answer as a file to download: csv, json, xml or yaml (as Directus writes them; limit=-1 streams)'],
 ];
 const queryParams = (names: readonly string[]) =>
   QUERY.filter(([n]) => names.includes(n)).map(([name, description]) => ({ name, in: 'query', required: false, description, schema: {} }));
 const LIST_PARAMS = QUERY.map(([n]) => n);
-const ONE_PARAMS = ['fields', 'deep'];
+const ONE_PARAMS = ['fields', 'deep', 'alias', 'export'];
 
 const json = (schema: Json, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
 const errorsOf = (...codes: (keyof typeof ERROR_STATUS)[]): Json =>

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -44,7 +45,12 @@ describe('the legacy OpenAPI document', () => {
     }
     expect(doc.components.schemas.ItemsRenders.properties.status.enum.sort()).toEqual(Object.keys(gw.deps.mappings.status.toV1).sort());
     const params = doc.paths['/renders'].get.parameters.map((p: { name: string }) => p.name);
-    expect(params).toEqual(['fields', 'filter', 'search', 'sort', 'limit', 'offset', 'page', 'meta', 'aggregate', 'groupBy', 'deep']);
+    expect(params).toEqual(['fields', 'filter', 'search', 'sort', 'limit', 'offset', 'page', 'meta', 'aggregate', 'groupBy', 'deep', 'alias', 'export']);
+    // every parameter the query parser reads is documented (the parser's own source is the reference)
+    const read = [...readFileSync('src/query/parse-query.ts', 'utf8').matchAll(/raw\.([a-zA-Z]+)/g)].map((m) => m[1]);
+    expect(read.length).toBeGreaterThan(8);
+    for (const name of read) expect(params, name).toContain(name);
+    for (const p of ['fields', 'deep', 'alias', 'export']) expect(doc.paths['/renders/{id}'].get.parameters.map((x: { name: string }) => x.name), p).toContain(p);
     for (const p of ['/auth/login', '/auth/refresh', '/auth/logout', '/users/me', '/items/renders', '/items/projects/{id}', '/server/health']) expect(doc.paths[p], p).toBeDefined();
   });
 
