@@ -1,5 +1,5 @@
 import { Migrator, SqliteAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import { redactRequest, redactValue } from '../compare/redact.js';
+import { redactText0010, redactValue0010 } from './redaction-0010.js';
 
 /** The one set of migrations, for SQLite and PostgreSQL alike. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -234,14 +234,15 @@ const migrations: Record<string, Migration> = {
   '0010_compare_samples_redacted': {
     async up(db: Kysely<any>) {
       // comparison samples stored before requests and values were redacted (an ?access_token= in the request line, a
-      // token in an answer) are redacted now, by the same rules as new ones
+      // token in an answer) are redacted now — by rules frozen with this migration (redaction-0010.ts), never by
+      // today's compare/redact.ts: replayed later, 0010 must write what it wrote when it was made
       const rows = await db.selectFrom('compare_samples').select(['id', 'path', 'request', 'legacy', 'translated']).execute();
       for (const r of rows as { id: string; path: string; request: string; legacy: string | null; translated: string | null }[]) {
         const value = (v: string | null) => {
           if (v === null) return null;
-          try { return JSON.stringify(redactValue(r.path, JSON.parse(v))); } catch { return JSON.stringify(redactValue(r.path, v)); }
+          try { return JSON.stringify(redactValue0010(r.path, JSON.parse(v))); } catch { return JSON.stringify(redactValue0010(r.path, v)); }
         };
-        await db.updateTable('compare_samples').set({ request: redactRequest(r.request), legacy: value(r.legacy), translated: value(r.translated) })
+        await db.updateTable('compare_samples').set({ request: redactText0010(r.request), legacy: value(r.legacy), translated: value(r.translated) })
           .where('id', '=', r.id).execute();
       }
     },
