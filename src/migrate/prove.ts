@@ -198,47 +198,90 @@ export function recordsOf(results: Results, resource: string, d: Pick<ProofDeps,
   return { records, lookup };
 }
 
-/** Sample legacy records of the data the key reaches: the proof's values come from them. */
-export async function sampleValues(session: V1Session, d: Pick<ProofDeps, 'ids' | 'mappings' | 'timeUnit'>): Promise<Record<string, Rec>> {
+/** Samples of each resource the key reaches, the proof's values drawn from them (the first of each: a read by id). */
+export type Samples = Readonly<Record<string, readonly Rec[]>>;
+
+/** How far the samples reach: projects read (spread over teams), renders a project. */
+const SAMPLE_PROJECTS = 4;
+const SAMPLE_RENDERS = 20;
+
+/**
+ * Sample legacy records of the data the key reaches: renders of up to four projects, spread over its teams first (so an
+ * `_in` can name two projects, or two accounts), their projects, teams and a template. The values are the proof's own
+ * and are never written to the report. About ten v1 calls.
+ */
+export async function sampleValues(session: V1Session, d: Pick<ProofDeps, 'ids' | 'mappings' | 'timeUnit'>): Promise<Samples> {
   const ctx = { ids: d.ids, mappings: d.mappings, timeUnit: d.timeUnit };
   const teams = (await session.teams()).data;
-  for (const team of teams) {
-    const projects = (await session.projectsPage(team.id, { limit: 60 })).data;
-    for (const p of projects) {
-      const renders = (await session.rendersPage(p.id, { limit: 20 })).data;
-      const r = renders.find((x) => x.status === 'complete') ?? renders[0];
-      if (!r) continue;
-      const template = (await session.templates(p.id)).data[0];
-      return {
-        render: toLegacyRender(r, ctx), project: toLegacyProject(p, ctx), account: toLegacyAccount(team, null, ctx),
-        ...(template ? { template: toLegacyTemplate(template, p, ctx) } : {}),
-      };
+  const projectsOf = new Map<string, readonly V1Project[]>();
+  for (const team of teams.slice(0, SAMPLE_PROJECTS)) projectsOf.set(team.id, (await session.projectsPage(team.id, { limit: 60 })).data);
+  // one project of each team in turn, then a second of each…
+  const chosen: { team: V1Team; project: V1Project }[] = [];
+  for (let round = 0; chosen.length < SAMPLE_PROJECTS && round < SAMPLE_PROJECTS; round++) {
+    for (const team of teams) {
+      const p = projectsOf.get(team.id)?.[round];
+      if (p && chosen.length < SAMPLE_PROJECTS) chosen.push({ team, project: p });
     }
   }
-  return {};
+  const renders: Rec[] = [];
+  const projects: Rec[] = [];
+  const accounts = new Map<string, Rec>();
+  let template: Rec | undefined;
+  for (const { team, project } of chosen) {
+    const page = (await session.rendersPage(project.id, { limit: SAMPLE_RENDERS })).data;
+    if (page.length === 0) continue;
+    // a complete render first: a read by id of it has every field filled
+    const ordered = [...page.filter((x) => x.status === 'complete'), ...page.filter((x) => x.status !== 'complete')];
+    renders.push(...ordered.map((r) => toLegacyRender(r, ctx)));
+    projects.push(toLegacyProject(project, ctx));
+    if (!accounts.has(team.id)) accounts.set(team.id, toLegacyAccount(team, null, ctx));
+    if (!template) {
+      const t = (await session.templates(project.id)).data[0];
+      if (t) template = toLegacyTemplate(t, project, ctx);
+    }
+  }
+  if (renders.length === 0) return {};
+  return { render: renders, project: projects, account: [...accounts.values()], ...(template ? { template: [template] } : {}) };
 }
 
-/** Values for a shape from the samples: the sample's own value for `_eq`/`_in`, a part of it for text operators. */
-export function valuesFrom(resource: string, samples: Record<string, Rec>, m: Mappings): Values {
-  const valueAt = (path: string): unknown => {
-    let type = resource;
-    let rec: Rec | undefined = own(samples, resource);
-    const parts = path.replace(/^\w+\((.*)\)$/, '$1').split('.');
-    for (let i = 0; i < parts.length - 1; i++) {
-      const rel = own(own(m.resources, type)?.fields, parts[i])?.relation;
-      if (!rel) return undefined;
-      type = rel.resource;
-      rec = own(samples, type);
-    }
-    return own(rec, parts.at(-1));
-  };
-  const title = String(samples.render?.title ?? 'a');
+/** The distinct values of `path` over the samples of `resource` (through many-to-one relations), in the samples' order. */
+function valuesAt(resource: string, path: string, samples: Samples, m: Mappings): unknown[] {
+  const parts = path.replace(/^\w+\((.*)\)$/, '$1').split('.');
+  let type = resource;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const rel = own(own(m.resources, type)?.fields, parts[i])?.relation;
+    if (!rel) return [];
+    type = rel.resource;
+  }
+  const field = parts.at(-1) as string;
+  const seen = new Map<string, unknown>();
+  for (const rec of own(samples, type) ?? []) {
+    const v = own(rec, field);
+    if (v !== undefined && v !== null && !seen.has(JSON.stringify(v))) seen.set(JSON.stringify(v), v);
+  }
+  return [...seen.values()];
+}
+
+const order = (a: unknown, b: unknown): number => (typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
+
+/**
+ * Values for a shape drawn from the samples so that each side of a comparison holds real items: `_eq` a sample's value;
+ * `_in` two values (from different projects or accounts when the samples have them); an order comparison the middle of
+ * the values seen (items on both sides); `_between` a window from the lower to the upper quarter; text operators a part of
+ * a value. Never a degenerate draw (`_gt` equal to `_lt`, a one-value `_in`) where the samples offer two values.
+ */
+export function valuesFrom(resource: string, samples: Samples, m: Mappings): Values {
+  const title = String(own(samples, 'render')?.[0]?.title ?? 'a');
   return {
     value: (path, op) => {
-      const v = valueAt(path);
       if (op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty') return true;
-      if (op === '_in' || op === '_nin') return [v];
-      if (op === '_between' || op === '_nbetween') return [v, v];
+      const seen = valuesAt(resource, path, samples, m);
+      const v = seen[0];
+      if (op === '_in' || op === '_nin') return seen.length > 1 ? [seen[0], seen[seen.length - 1]] : [v];
+      const sorted = [...seen].sort(order);
+      const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+      if (op === '_between' || op === '_nbetween') return sorted.length > 1 ? [at(0.25), at(0.75)] : [v, v];
+      if (/^_[gl]te?$/.test(op)) return sorted.length > 1 ? at(0.5) : v ?? null;
       if (typeof v === 'string' && /contains|starts_with|ends_with/.test(op)) return op.includes('ends') ? v.slice(-4) : v.slice(0, 4);
       return v ?? null;
     },
@@ -250,7 +293,7 @@ export function valuesFrom(resource: string, samples: Record<string, Rec>, m: Ma
 }
 
 /** The v1 form of the ids a filter names: the parameters of the equivalent's calls. */
-async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Record<string, Rec>, ids: IdTranslator, m: Mappings)
+async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Samples, ids: IdTranslator, m: Mappings)
   : Promise<Record<string, string>> {
   const params: Record<string, string> = {};
   const parsed = typeof raw.filter === 'string' ? (JSON.parse(raw.filter) as Record<string, unknown>) : {};
@@ -266,7 +309,7 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Rec
   if (project) params.project_id = (await ids.toV1('project', project)) ?? '';
   const account = uuidAt('account') ?? own(own(at('project') as Record<string, Record<string, unknown>> | undefined, 'account'), '_eq') as string | undefined;
   if (account) params.team_id = (await ids.toV1('account', account)) ?? '';
-  const id = shape.kind === 'one' ? (own(samples, shape.resource ?? '')?.id as string | undefined) : uuidAt('id');
+  const id = shape.kind === 'one' ? (own(samples, shape.resource ?? '')?.[0]?.id as string | undefined) : uuidAt('id');
   if (id && (shape.resource === 'render' || shape.resource === 'project' || shape.resource === 'account')) {
     const type = shape.resource;
     const v1 = (await ids.toV1(type, id)) ?? '';
@@ -278,7 +321,7 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Rec
 
 /** Proves one read shape for a user: the legacy answer and the equivalent's, compared. Writes are not run (they create renders). */
 export async function prove(
-  shape: Shape, e: Equivalent, userId: string, d: ProofDeps, samplesOf = new Map<string, Promise<Record<string, Rec>>>(),
+  shape: Shape, e: Equivalent, userId: string, d: ProofDeps, samplesOf = new Map<string, Promise<Samples>>(),
 ): Promise<Proof> {
   const none = (reason: string): Proof => ({ result: 'not run', reason, differences: [], v1Calls: 0 });
   if (shape.invalid) return none('the client sent a query the gateway refuses (400): nothing to prove');
@@ -291,9 +334,9 @@ export async function prove(
   const session = await d.session(userId, () => { calls++; });
   // one sample per user and report
   if (!samplesOf.has(userId)) samplesOf.set(userId, sampleValues(session, d));
-  const samples = await (samplesOf.get(userId) as Promise<Record<string, Rec>>);
-  if (!samples.render) return none('the key reaches no render to draw values from');
-  const sampleId = own(samples, shape.resource)?.id as string | undefined;
+  const samples = await (samplesOf.get(userId) as Promise<Samples>);
+  if (!samples.render?.length) return none('the key reaches no render to draw values from');
+  const sampleId = own(samples, shape.resource)?.[0]?.id as string | undefined;
   if (shape.kind === 'one' && !sampleId) return none(`the key reaches no ${shape.resource} to draw values from`);
   const values = valuesFrom(shape.resource, samples, d.mappings);
   const raw = instantiate(shape, values);

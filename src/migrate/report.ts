@@ -1,11 +1,10 @@
 import type { ClientDeprecation } from './deprecation-progress.js';
 import type { Mappings } from '../config/mappings.js';
-import type { Rec } from '../query/compile.js';
 import { medianOf, type ClientShapeStore, type ShapeRow } from '../store/client-shapes.js';
 import { principalOf } from './client.js';
 import { clientWork, type BlockedField, type Equivalent } from './equivalent.js';
 import { equivalentOfShape } from './instantiate.js';
-import { prove, type Proof, type ProofDeps } from './prove.js';
+import { prove, type Proof, type ProofDeps, type Samples } from './prove.js';
 import type { Shape } from './shape.js';
 import { renderSnippets, type Snippets } from './snippets.js';
 import { noEquivalent, readStoredShape, unreadableShape } from './stored-shape.js';
@@ -146,7 +145,7 @@ export function reportHead(o: Pick<ReportOptions, 'now' | 'retentionDays' | 'sha
 
 /** The report's clients one at a time: each client's rows read alone and its proofs run before the next client's are read. */
 export async function* clientReports(store: ReportSource, proofs: ProofDeps | null, o: ReportOptions): AsyncGenerator<ClientReport> {
-  const samples = new Map<string, Promise<Record<string, Rec>>>();
+  const samples = new Map<string, Promise<Samples>>();
   for (const client of await store.clients(o.client)) {
     const list = await store.list(client);
     if (list.length === 0) continue;
@@ -160,7 +159,7 @@ const proofFailed = (e: unknown): Proof => ({ result: 'not run', reason: `the pr
 
 /** One row's report; a row that cannot be read, or whose equivalent cannot be made, says so (the report goes on). */
 async function shapeReport(
-  r: ShapeRow, i: number, proofs: ProofDeps | null, o: ReportOptions, samples: Map<string, Promise<Record<string, Rec>>>,
+  r: ShapeRow, i: number, proofs: ProofDeps | null, o: ReportOptions, samples: Map<string, Promise<Samples>>,
 ): Promise<ShapeReport> {
   const stored = readStoredShape(r.shape);
   const shape = stored.ok ? stored.shape : unreadableShape(r.key);

@@ -59,7 +59,7 @@ describe.each(stores)('prototype names in recorded shapes ($name)', ({ url }) =>
       const e = equivalentOfShape(shape, m, 100);
       expect(e.blocked.map((b) => b.field).filter((f) => NAMES.some((x) => f.includes(x))), row.shape).toEqual([]);
       expect(renderSnippets(e, 'shape1').node).toContain('function');
-      if (shape.resource) valuesFrom(shape.resource, { render: { id: 'x', title: 'a title' } }, m).value(shape.filter[0]?.split(' ')[0] ?? 'id', '_eq');
+      if (shape.resource) valuesFrom(shape.resource, { render: [{ id: 'x', title: 'a title' }] }, m).value(shape.filter[0]?.split(' ')[0] ?? 'id', '_eq');
     }
     const report = await migrationReport(store, null, {
       prove: false, now: 0, retentionDays: 30, shapesPerClient: 200, limitDefault: 100, mappings: m,

@@ -221,7 +221,7 @@ describe('the migration report of recorded traffic', () => {
     const ctx = { ids: gw.deps.ids, mappings: gw.deps.mappings, timeUnit: gw.config.V1_TIMESTAMP_UNIT };
     const sample = await sampleValues(session, ctx);
     const token = await gw.login('sdk@example.com', 'sdk-password-123');
-    const patched = await gw.app.inject({ method: 'PATCH', url: `/render/${String(sample.render!.id)}`, headers: { authorization: `Bearer ${token}` }, payload: { title: 'only the gateway knows' } });
+    const patched = await gw.app.inject({ method: 'PATCH', url: `/render/${String(sample.render![0]!.id)}`, headers: { authorization: `Bearer ${token}` }, payload: { title: 'only the gateway knows' } });
     expect(patched.statusCode).toBe(200);
     const shape = gw.deps.shapes.shapeOf({ method: 'GET', route: '/renders/:id', query: { fields: 'id,title' }, question: 'fields=id,title' });
     const e = equivalentOfShape(shape, gw.deps.mappings, gw.config.QUERY_LIMIT_DEFAULT);

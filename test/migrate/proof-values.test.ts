@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { equivalentOfShape, instantiate } from '../../src/migrate/instantiate.js';
+import { prove, sampleValues, valuesFrom, type Samples } from '../../src/migrate/prove.js';
+import { proofDeps } from '../../src/migrate/service.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * Issue 39, point 2: the proof's values exercise the shape — drawn from the data the key reaches so that each side of a
+ * comparison holds items (a date window spanning real renders, an `_in` over two projects), never a degenerate draw
+ * (`_gt` equal to `_lt`, a one-value `_in`) that makes both answers empty or the same by construction.
+ */
+let gw: TestGateway;
+let userId: string;
+let samples: Samples;
+beforeAll(async () => {
+  gw = await startGateway({ INDEX_ENABLED: 'false' });
+  userId = await gw.addUser(0, 'values@example.com');
+  const ctx = { ids: gw.deps.ids, mappings: gw.deps.mappings, timeUnit: gw.config.V1_TIMESTAMP_UNIT };
+  samples = await sampleValues(await gw.deps.v1For(userId), ctx);
+}, 60_000);
+afterAll(async () => gw?.close());
+
+const shapeOf = (query: Record<string, unknown>, question: string) =>
+  gw.deps.shapes.shapeOf({ method: 'GET', route: '/renders', query, question });
+
+describe('the values a proof draws', () => {
+  it('come from several projects and accounts of the key', () => {
+    expect(new Set(samples.render!.map((r) => r.project)).size).toBeGreaterThanOrEqual(2);
+    expect(samples.project!.length).toBeGreaterThanOrEqual(2);
+    expect(samples.account!.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('put items on both sides of every comparison: an order comparison, a window, an _in of two', () => {
+    const v = valuesFrom('render', samples, gw.deps.mappings);
+    const dates = samples.render!.map((r) => String(r.date_created));
+    const gt = String(v.value('date_created', '_gt'));
+    expect(dates.filter((d) => d > gt).length).toBeGreaterThan(0);
+    expect(dates.filter((d) => d <= gt).length).toBeGreaterThan(0);
+    const [lo, hi] = v.value('date_created', '_between') as string[];
+    expect(lo! < hi!).toBe(true);
+    expect(dates.filter((d) => d >= lo! && d <= hi!).length).toBeGreaterThan(0);
+    expect(dates.filter((d) => d < lo! || d > hi!).length).toBeGreaterThan(0);
+    const projects = v.value('project', '_in') as string[];
+    expect(new Set(projects).size).toBe(2);
+    const accounts = v.value('project.account', '_in') as string[];
+    expect(accounts.length).toBe(new Set(samples.account!.map((a) => a.id)).size > 1 ? 2 : 1);
+  });
+});
+
+describe('a proof over such values', () => {
+  const proofOf = async (query: Record<string, unknown>, question: string) => {
+    const shape = shapeOf(query, question);
+    const e = equivalentOfShape(shape, gw.deps.mappings, gw.config.QUERY_LIMIT_DEFAULT);
+    const raw = instantiate(shape, valuesFrom('render', samples, gw.deps.mappings));
+    return { proof: await prove(shape, e, userId, proofDeps(gw.deps, (o) => gw.app.inject(o as any))), raw };
+  };
+
+  it('an _in over two projects is not "equal" when the equivalent reads one project (it was proven with one value)', async () => {
+    const ids = samples.project!.slice(0, 2).map((p) => String(p.id));
+    const { proof } = await proofOf({ filter: JSON.stringify({ project: { _in: ids } }), fields: 'id,title', limit: '-1' }, 'in-projects');
+    const legacy = await gw.app.inject({
+      method: 'GET', url: `/renders?limit=-1&fields=id,project&filter=${encodeURIComponent(JSON.stringify({ project: { _in: ids } }))}`,
+      headers: { authorization: `Bearer ${await gw.deps.jwt.sign({ id: userId, role: 'x', app_access: true, admin_access: false })}` },
+    });
+    // the gateway answers both projects' renders: an equivalent reading one project is short of it
+    expect(new Set((legacy.json() as { data: { project: string }[] }).data.map((r) => r.project)).size).toBe(2);
+    expect(proof.result, JSON.stringify(proof)).toBe('differs');
+  });
+
+  it('a date window spanning real renders is not "equal" when the equivalent makes no call for it (both sides were empty)', async () => {
+    const since = String(samples.render![0]!.date_created);
+    const { proof } = await proofOf({ filter: JSON.stringify({ date_created: { _gte: since } }), fields: 'id,title', sort: '-date_created' }, 'since');
+    expect(proof.result, JSON.stringify(proof)).toBe('differs');
+  });
+});
