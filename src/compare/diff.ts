@@ -1,14 +1,9 @@
 import type { ComparisonMapping } from '../config/mappings.js';
+import type { Difference } from '../lib/difference.js';
 import { isUuid } from '../lib/uuid.js';
 
-/** A typed difference at a dotted path (`data[].title`; arrays generalised to `[]` so counts aggregate). */
-export type DiffKind = 'missing' | 'extra' | 'type' | 'value' | 'order' | 'length' | 'status';
-export interface Difference {
-  readonly path: string;
-  readonly kind: DiffKind;
-  readonly legacy: unknown;
-  readonly translated: unknown;
-}
+/** The differences this module finds (the type lives in lib/, below the comparison store that keeps them). */
+export type { DiffKind, Difference } from '../lib/difference.js';
 
 export interface DiffOptions {
   readonly rules: ComparisonMapping;

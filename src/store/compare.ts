@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Difference } from '../compare/diff.js';
+import type { Difference } from '../lib/difference.js';
 import type { Database } from './schema.js';
 
 export interface CompareRecord {
