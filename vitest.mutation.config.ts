@@ -8,7 +8,7 @@ export default defineConfig({
   test: {
     include: [
       'test/auth/**/*.test.ts', 'test/query/**/*.test.ts', 'test/translate/**/*.test.ts', 'test/write/**/*.test.ts', 'test/store/**/*.test.ts',
-      'test/exec/**/*.test.ts', 'test/plan/**/*.test.ts', 'test/{index,replica}/recency.test.ts',
+      'test/exec/**/*.test.ts', 'test/plan/**/*.test.ts',
     ],
     exclude: ['test/store/instances.test.ts'],
     globalSetup: ['test/global-setup.ts'],

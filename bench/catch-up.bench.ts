@@ -19,7 +19,7 @@ import { openDb } from '../src/store/db.js';
 import { migrate } from '../src/store/migrations.js';
 import { IndexStore } from '../src/store/render-index.js';
 import type { Database } from '../src/store/schema.js';
-import { supersedesSql } from '../src/replica/recency.js';
+import { supersedesSql } from '../src/store/recency.js';
 import { LIFECYCLE_RANK, type V1Render, type V1Team } from '../src/v1/schemas.js';
 import { sql, type Kysely } from 'kysely';
 

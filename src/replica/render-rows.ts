@@ -1,4 +1,4 @@
-import { stateOf, supersedes as supersedesState } from './recency.js';
+import { stateOf, supersedes as supersedesState } from '../store/recency.js';
 import type { RecordBuilder } from './records.js';
 import { FINAL_STATUSES, RENDER_STATUSES, type RenderStatus, type V1Render } from '../v1/schemas.js';
 import { CLOUD, Codes, Columns, DOWNLOAD_READY, OVERLAY, PAIRED, REMOVED, rowBytes, STATUS_CODE, uuidHash } from './columns.js';
@@ -24,7 +24,7 @@ export interface RowWrite {
   readonly createdChanged: boolean;
 }
 
-/** The recency rule (src/replica/recency.ts) on v1 renders. */
+/** The recency rule (src/store/recency.ts) on v1 renders. */
 function supersedes(prev: Pick<V1Render, 'updated_at' | 'created_at' | 'status'> | undefined, next: V1Render): boolean {
   return supersedesState(prev ? stateOf(prev) : undefined, stateOf(next));
 }

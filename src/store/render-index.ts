@@ -1,7 +1,7 @@
 import { sql, SqliteAdapter, type Kysely, type RawBuilder } from 'kysely';
 import { LIFECYCLE_RANK, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
 import type { Database } from './schema.js';
-import { supersedesSql } from '../replica/recency.js';
+import { supersedesSql } from './recency.js';
 
 export type BackfillState = 'backfilling' | 'ready';
 
@@ -301,7 +301,7 @@ export class IndexStore {
   }
 
   /**
-   * Writes renders unless the store holds a newer state of one (the recency rule, src/replica/recency.ts; an equal state is
+   * Writes renders unless the store holds a newer state of one (the recency rule, src/store/recency.ts; an equal state is
    * rewritten: its signed URLs are fresher).
    */
   async putRenders(teamId: string, renders: readonly V1Render[], seenAt = this.now()): Promise<void> {

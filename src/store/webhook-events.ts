@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { supersedesSql } from '../replica/recency.js';
+import { supersedesSql } from './recency.js';
 
 /**
  * What the webhook receiver remembers, shared by every instance: the deliveries already applied (by the signed body

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stateOf, supersedes, supersedesSql } from '../../src/replica/recency.js';
+import { stateOf, supersedes, supersedesSql } from '../../src/store/recency.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
 import { IndexStore } from '../../src/store/render-index.js';
@@ -8,7 +8,7 @@ import { RENDER_STATUSES, type RenderStatus, type V1Render } from '../../src/v1/
 import { databases } from '../helpers/databases.js';
 
 /**
- * The recency rule is defined once (src/replica/recency.ts) and applied in three places: the replica in memory
+ * The recency rule is defined once (src/store/recency.ts) and applied in three places: the replica in memory
  * (TypeScript), its store rows and the webhook ledger (SQL). The same cases run through all three, on SQLite and on
  * PostgreSQL, and must agree.
  */

@@ -5,7 +5,8 @@ import { LIFECYCLE_RANK, type V1Render } from '../v1/schemas.js';
  * (`updated_at`, else `created_at`) nor in the lifecycle (`LIFECYCLE_RANK`: a final status is never followed by an
  * earlier one, whatever its time). An equal state replaces (its signed URLs are fresher). The replica in memory, its
  * store rows and the webhook ledger all apply it: in TypeScript here, in SQL through `supersedesSql`, held equal by
- * test/replica/recency.test.ts on SQLite and PostgreSQL.
+ * test/store/recency.test.ts on SQLite and PostgreSQL. It lives in the store, the lowest layer that applies it (its
+ * upserts), so that the store imports no feature; the replica imports it from here.
  */
 export interface RenderState { readonly updatedAt: number; readonly rank: number }
 
