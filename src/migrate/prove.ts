@@ -25,7 +25,7 @@ import type { Shape } from './shape.js';
 export interface Proof {
   readonly result: 'equal' | 'differs' | 'not run';
   readonly reason?: string;
-  /** The legacy request the proof asked (values from the proof's own sample). */
+  /** The legacy request the proof asked, its values (drawn from the client's data) shown as `?`, its id as `:id`. */
   readonly request?: string;
   /** The differing fields as paths (`data[0].data`), each once, with the kind of difference. */
   readonly differences: readonly { readonly path: string; readonly kind: string }[];
@@ -292,6 +292,15 @@ export function valuesFrom(resource: string, samples: Samples, m: Mappings): Val
   };
 }
 
+/** Values shown as `?` (two for a list operator), paging as asked: the request a report shows. */
+const MASKED: Values = {
+  value: (_path, op) => (/^_n?(in|between)$/.test(op) ? ['?', '?'] : /^_n?(null|empty)$/.test(op) ? true : '?'),
+  search: '?',
+  limit: 5,
+  page: 2,
+  offset: 5,
+};
+
 /** The v1 form of the ids a filter names: the parameters of the equivalent's calls. */
 async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Samples, ids: IdTranslator, m: Mappings)
   : Promise<Record<string, string>> {
@@ -345,7 +354,9 @@ export async function prove(
   const params = await paramsOf(raw, shape, samples, d.ids, d.mappings);
   const qs = queryString(raw);
   const base = shape.route.replace(':id', sampleId ?? '');
-  const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${base}${qs ? `?${qs}` : ''}`;
+  // the request as shown: the values drawn are the proof's, from the client's data, and are not written to the report
+  const shownQs = queryString(instantiate(shape, MASKED));
+  const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${shape.route}${shownQs ? `?${shownQs}` : ''}`;
   const ask = async () => d.legacy(userId, 'GET', `${base}${qs ? `?${qs}` : ''}`);
   // a question the gateway itself refuses (a budget, a bound): not proven (its equivalent could be unbounded)
   const refused = (l: { status: number; body: unknown }): Proof | undefined => (l.status < 400 ? undefined
