@@ -161,7 +161,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     retryBaseMs: config.V1_RETRY_BASE_MS,
     ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}),
   });
-  const keys = new KeyRing(users, v1, bus);
+  const keys = new KeyRing(users, v1, { onUserChanged: (fn) => bus.on('users', fn), onAnythingChanged: (fn) => bus.onResync(fn) });
   const compareStore = new CompareStore(db.kysely, now);
   const usage = new UsageLedger(db.kysely, now);
   const shapes = new ShapeRecorder(new ClientShapeStore(db.kysely), {

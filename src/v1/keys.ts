@@ -1,24 +1,32 @@
 import { LRUCache } from 'lru-cache';
-import type { ChangeBus } from '../store/changes.js';
 import { partitionOf, type V1Client, type V1Meter, type V1Session } from './client.js';
 
 /** Where a user's bound key is read from (decrypted by the user store). */
 export interface KeySource { v1Key(userId: string): Promise<string | undefined> }
 
 /**
+ * When held keys must be dropped: a user's binding changed (`'*'`: any user's), or anything may have (a lost change
+ * feed, another process's write). Built in deps.ts over the store's change bus: this folder imports no store.
+ */
+export interface KeyChanges {
+  onUserChanged(fn: (userId: string) => void): void;
+  onAnythingChanged(fn: () => void): void;
+}
+
+/**
  * The v1 keys bound to legacy users, held in memory for a minute after use (decrypting one costs a store read): the
  * v1 API as a user's key sees it, and the cache partition of a held key. A rebind (on any instance, or by the CLI)
- * drops the held key, through the change bus.
+ * drops the held key, through the change bus (`KeyChanges`).
  */
 export class KeyRing {
   private readonly keys = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
 
-  constructor(private readonly users: KeySource, private readonly v1: V1Client, bus: ChangeBus) {
-    bus.on('users', (id) => {
+  constructor(private readonly users: KeySource, private readonly v1: V1Client, changes: KeyChanges) {
+    changes.onUserChanged((id) => {
       if (id === '*') this.keys.clear();
       else this.keys.delete(id);
     });
-    bus.onResync(() => this.keys.clear());
+    changes.onAnythingChanged(() => this.keys.clear());
   }
 
   /** The v1 API as this legacy user's bound key sees it. */
