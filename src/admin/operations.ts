@@ -1,5 +1,5 @@
 import { hashPassword } from '../auth/passwords.js';
-import { HEADER_WIDTH, LINE, WIDTH } from '../cli/csv.js';
+import { HEADER_WIDTH, LINE, WIDTH } from '../lib/csv.js';
 import { mapLimit } from '../plan/limit.js';
 import type { Deps } from '../deps.js';
 import { isUuid } from '../lib/uuid.js';

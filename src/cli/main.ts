@@ -13,7 +13,7 @@ import { createLogger } from '../log/logger.js';
 import { openDb } from '../store/db.js';
 import { migrate } from '../store/migrations.js';
 import { mappingReport, mappingReportText } from '../translate/coverage.js';
-import { readRecords } from './csv.js';
+import { readRecords } from '../lib/csv.js';
 import { reportLink } from '../compare/links.js';
 import { startStandin } from './standin.js';
 import { buildApp } from '../app.js';

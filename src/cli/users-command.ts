@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { AdminError, addUser, findUser, importTokens, importUsers, rebind } from '../admin/operations.js';
 import type { Deps } from '../deps.js';
-import { readRecords } from './csv.js';
+import { readRecords } from '../lib/csv.js';
 import { out } from './out.js';
 import { startProgress, type ProgressOptions, type Sample } from './progress.js';
 import { UsageError } from './usage-error.js';

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminError, addUser, importIdMap, importUsers, rebind } from '../../src/admin/operations.js';
 import { JwtService } from '../../src/auth/jwt.js';
-import { parseCsv } from '../../src/cli/csv.js';
+import { parseCsv } from '../../src/lib/csv.js';
 import { run } from '../../src/cli/main.js';
 import { CompareStore } from '../../src/store/compare.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importUsers } from '../../src/admin/operations.js';
-import { parseCsv } from '../../src/cli/csv.js';
+import { parseCsv } from '../../src/lib/csv.js';
 import { usersCommand } from '../../src/cli/users-command.js';
 import { loadConfig } from '../../src/config/schema.js';
 import { createDeps, type Deps } from '../../src/deps.js';
