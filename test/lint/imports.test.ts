@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * The import structure of src/, read from the files: no cycles (type imports count: a cycle of types is still a
  * tangle), and the layer rules — the pure stages (query/, plan/, translate/) reach no framework, store, v1 client or
- * HTTP module at run time, and no module but the app's root imports a route file.
+ * HTTP module at run time, no module but the app's root imports a route file, the store imports no feature, the v1
+ * client's folder imports no store and the operator actions import nothing of the command line.
  */
 interface Edge { readonly to: string; readonly typeOnly: boolean; readonly spec: string }
 
@@ -65,6 +66,23 @@ const FORBIDDEN_AT_RUN_TIME = (e: Edge) =>
   e.spec === 'fastify' || e.spec.startsWith('@fastify/') || e.spec === 'undici' || e.spec === 'pg' || e.spec === 'kysely' || e.spec === 'libsql' ||
   e.to.startsWith('src/store/') || e.to === 'src/v1/client.ts' || e.to.startsWith('src/http/') || e.to.startsWith('src/routes/');
 
+/**
+ * The store is the bottom layer: what it may import, type imports included (a type from a feature ties the store to
+ * that feature all the same). Itself; the pure helpers of lib/; the v1 contract's schemas and types, which are what
+ * it keeps (render-index.ts stores v1 objects; recency.ts ranks v1 statuses). Nothing else: not errors/ nor config/
+ * (no store module needs them), no feature (compare/, replica/, migrate/ …), no v1 client, no log/. A migration
+ * carries the rules it applies inside the store (redaction-0010.ts): replaying it must not follow a feature's changes.
+ */
+const STORE_MAY_IMPORT = ['src/store/', 'src/lib/', 'src/v1/schemas.ts'];
+/** What a file imports against a rule: `from → spec` for each relative import of a file under `dir` that `ok` refuses. */
+const breaks = (g: Map<string, Edge[]>, dir: string, ok: (to: string) => boolean) => [...g].filter(([f]) => f.startsWith(dir))
+  .flatMap(([f, es]) => es.filter((e) => e.spec.startsWith('.') && !ok(e.to)).map((e) => `${f} → ${e.spec}`));
+const storeBreaks = (g: Map<string, Edge[]>) => breaks(g, 'src/store/', (to) => STORE_MAY_IMPORT.some((p) => to.startsWith(p)));
+/** src/v1/ (the contract, the client, the held keys) imports nothing of the store: what it needs is passed in (deps.ts). */
+const v1Breaks = (g: Map<string, Edge[]>) => breaks(g, 'src/v1/', (to) => !to.startsWith('src/store/'));
+/** The operator actions (admin/) are called by the command line (cli/), never the other way round. */
+const adminBreaks = (g: Map<string, Edge[]>) => breaks(g, 'src/admin/', (to) => !to.startsWith('src/cli/'));
+
 describe('src/ import structure', () => {
   const g = graph();
 
@@ -90,6 +108,15 @@ describe('src/ import structure', () => {
     expect(bad).toEqual([]);
   });
 
+  it('keeps the store at the bottom: src/store/ imports only store/, lib/ and the v1 schemas, type imports included', () => {
+    expect(storeBreaks(g)).toEqual([]);
+  });
+
+  it('keeps src/v1/ free of the store, and admin/ free of the command line', () => {
+    expect(v1Breaks(g)).toEqual([]);
+    expect(adminBreaks(g)).toEqual([]);
+  });
+
   it('finds a planted cycle and a planted layer break (the checks can fail)', () => {
     const planted = new Map<string, Edge[]>([
       ['src/a.ts', [{ to: 'src/b.ts', typeOnly: true, spec: './b.js' }]],
@@ -97,5 +124,19 @@ describe('src/ import structure', () => {
     ]);
     expect(cycles(planted)).toEqual([['src/a.ts', 'src/b.ts']]);
     expect(FORBIDDEN_AT_RUN_TIME({ to: 'src/store/db.ts', typeOnly: false, spec: '../store/db.js' })).toBe(true);
+    const upward = new Map<string, Edge[]>([
+      ['src/store/compare.ts', [
+        { to: 'src/store/schema.ts', typeOnly: true, spec: './schema.js' },
+        { to: 'src/lib/clock.ts', typeOnly: false, spec: '../lib/clock.js' },
+        { to: 'src/v1/schemas.ts', typeOnly: true, spec: '../v1/schemas.js' },
+        { to: 'src/compare/diff.ts', typeOnly: true, spec: '../compare/diff.js' },
+        { to: 'src/v1/client.ts', typeOnly: false, spec: '../v1/client.js' },
+      ]],
+      ['src/v1/keys.ts', [{ to: 'src/store/changes.ts', typeOnly: true, spec: '../store/changes.js' }]],
+      ['src/admin/operations.ts', [{ to: 'src/cli/csv.ts', typeOnly: false, spec: '../cli/csv.js' }]],
+    ]);
+    expect(storeBreaks(upward)).toEqual(['src/store/compare.ts → ../compare/diff.js', 'src/store/compare.ts → ../v1/client.js']);
+    expect(v1Breaks(upward)).toEqual(['src/v1/keys.ts → ../store/changes.js']);
+    expect(adminBreaks(upward)).toEqual(['src/admin/operations.ts → ../cli/csv.js']);
   });
 });
