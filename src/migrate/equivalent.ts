@@ -16,7 +16,10 @@ export interface V1Call {
   /** With `{placeholders}`: `{render_id}` a parameter, `{project.id}` a field of the item of `each`. */
   readonly path: string;
   readonly query: Readonly<Record<string, string>>;
-  /** Run once per item of that earlier call's result (`projects`); null: once. */
+  /**
+   * Run once per item of that earlier call's result (`projects`), or once per id of a list parameter (`render_id`:
+   * each of `render_ids`; `project_id`: each of `project_ids`); null: once.
+   */
   readonly each: string | null;
   /** A v1 list: pass `next_cursor` as `cursor` until it is null (never stop on a short page). */
   readonly cursor: boolean;
@@ -269,22 +272,26 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
       } else {
         calls.push(...projectCalls(plan, params));
         const given = !!plan?.scope.projects;
+        // an _in over several projects: each is walked (its lists merged below)
+        const several = (plan?.scope.projects?.length ?? 0) > 1;
         const query: Record<string, string> = { project_id: given ? '{project_id}' : '{project.id}', limit: PAGE };
         // a status filter: v1 filters by one v1 status a list, so one list per v1 status the legacy status stands for
         const perStatus = statusEqAtTop(q);
         if (perStatus) query.status = '{v1_status}';
         if (plan?.pushdown.order === 'asc') query.order = 'asc';
         calls.push(call({
-          name: 'renders', method: 'GET', path: '/v1/renders', query, each: given ? null : 'projects', cursor: true, stopAfter: plan?.stopAfter != null,
-          why: `each project's renders, ${plan?.pushdown.order === 'asc' ? 'oldest' : 'newest'} first` +
+          name: 'renders', method: 'GET', path: '/v1/renders', query, each: several ? 'project_id' : given ? null : 'projects', cursor: true,
+          stopAfter: plan?.stopAfter != null,
+          why: `${several ? 'each project the filter names: its' : "each project's"} renders, ${plan?.pushdown.order === 'asc' ? 'oldest' : 'newest'} first` +
             `${perStatus ? ', once per v1 status of the legacy status (statuses below)' : ''}`,
           ...(perStatus ? { perStatus: true } : {}),
         }));
-        if (plan?.strategy === 'merge' && (!given || perStatus)) {
+        if (plan?.strategy === 'merge' && (!given || perStatus || several)) {
+          const lists = given && !several ? 'status lists' : "projects' lists";
           steps.push({
-            kind: 'merge', detail: `merge the ${given ? "status lists" : "projects' lists"} by created_at ${plan.pushdown.order ?? 'desc'}` +
-              `${given ? '' : ' (v1 lists renders per project)'}`,
-            args: { op: 'merge', desc: plan.pushdown.order !== 'asc' }, ...(given ? { check: true } : {}),
+            kind: 'merge',
+            detail: `merge the ${lists} by created_at ${plan.pushdown.order ?? 'desc'}${given && !several ? '' : ' (v1 lists renders per project)'}`,
+            args: { op: 'merge', desc: plan.pushdown.order !== 'asc' }, ...(given && !several ? { check: true } : {}),
           });
         }
       }

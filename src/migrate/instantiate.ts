@@ -63,12 +63,16 @@ export function queryString(raw: Record<string, unknown>): string {
   return parts.join('&');
 }
 
-/** Placeholder values for the equivalent alone (a shape's equivalent does not depend on them). */
+/**
+ * Placeholder values for the equivalent alone (a shape's equivalent does not depend on them): an `_in` names two values
+ * (a shape's list may hold any number: its equivalent walks each).
+ */
 const PLACEHOLDERS: Values = {
   value: (path, op) => {
-    const v = path.endsWith('id') || path === 'project' || path === 'account' || path.endsWith('.project') || path.endsWith('.account')
-      ? '00000000-0000-4000-8000-000000000000' : path === 'status' ? 'complete' : 'x';
-    return op === '_in' || op === '_nin' || op === '_between' || op === '_nbetween' ? [v, v].slice(0, op.includes('between') ? 2 : 1)
+    const ids = path.endsWith('id') || path === 'project' || path === 'account' || path.endsWith('.project') || path.endsWith('.account');
+    const v = ids ? '00000000-0000-4000-8000-000000000000' : path === 'status' ? 'complete' : 'x';
+    const w = ids ? '00000000-0000-4000-8000-000000000001' : path === 'status' ? 'failed' : 'y';
+    return op === '_in' || op === '_nin' || op === '_between' || op === '_nbetween' ? [v, w]
       : op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty' ? true : v;
   },
 };

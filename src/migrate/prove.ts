@@ -64,11 +64,14 @@ const items = (x: unknown): unknown[] => {
   return Array.isArray(d) ? d : [x];
 };
 
+/** The list parameter a call walks id by id (`each`), by the name of the id in its path. */
+export const LIST_PARAMS: Readonly<Record<string, string>> = { render_id: 'render_ids', project_id: 'project_ids' };
+
 /** `{project.id}` of a loop item, or a parameter. */
 function resolve(value: string, item: unknown, each: string | null, params: Readonly<Record<string, string>>): string {
   return value.replace(/\{([^}]+)\}/g, (_m, name: string) => {
     const parts = name.split('.');
-    const loop = each ? each.replace(/ies$/, 'y').replace(/s$/, '') : null;
+    const loop = each ? (own(LIST_PARAMS, each) ? each : each.replace(/ies$/, 'y').replace(/s$/, '')) : null;
     if (loop && parts[0] === loop) {
       let v: unknown = item;
       for (const p of parts.slice(1)) v = own(v as Record<string, unknown> | null, p);
@@ -88,7 +91,8 @@ export async function runCalls(e: Equivalent, params: Readonly<Record<string, st
   for (const c of e.calls) {
     if (c.method !== 'GET') throw new Error(`${c.method} ${c.path} is a write: proofs do not run writes`);
     const got: unknown[] = [];
-    const over: unknown[] = c.each ? (c.each === 'render_id' ? (params.render_ids ?? '').split(',') : out.get(c.each) ?? []) : [undefined];
+    const list = c.each ? own(LIST_PARAMS, c.each) : undefined;
+    const over: unknown[] = !c.each ? [undefined] : list ? (own(params, list) ?? '').split(',').filter(Boolean) : out.get(c.each) ?? [];
     // a status filter: one list per v1 status the legacy status stands for
     const statuses = c.perStatus ? (params.v1_statuses ?? '').split(',').filter(Boolean) : [undefined];
     for (const item of over) {
@@ -262,7 +266,10 @@ function valuesAt(resource: string, path: string, samples: Samples, m: Mappings)
   return [...seen.values()];
 }
 
-const order = (a: unknown, b: unknown): number => (typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
+const order = (a: unknown, b: unknown): number => {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
+};
 
 /**
  * Values for a shape drawn from the samples so that each side of a comparison holds real items: `_eq` a sample's value;
@@ -316,6 +323,8 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Sam
   if (typeof status === 'string') params.v1_statuses = (own(m.status.toV1, status) ?? []).join(',');
   const project = uuidAt('project');
   if (project) params.project_id = (await ids.toV1('project', project)) ?? '';
+  const projects = own(at('project'), '_in');
+  if (Array.isArray(projects)) params.project_ids = (await Promise.all(projects.map(async (p) => (await ids.toV1('project', String(p))) ?? ''))).join(',');
   const account = uuidAt('account') ?? own(own(at('project') as Record<string, Record<string, unknown>> | undefined, 'account'), '_eq') as string | undefined;
   if (account) params.team_id = (await ids.toV1('account', account)) ?? '';
   const id = shape.kind === 'one' ? (own(samples, shape.resource ?? '')?.[0]?.id as string | undefined) : uuidAt('id');

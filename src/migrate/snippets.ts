@@ -24,7 +24,10 @@ export function mainCall(e: Equivalent): string | null {
   return names[0] ?? null;
 }
 
-const singular = (name: string) => (name === 'render_id' ? 'render_id' : name.replace(/ies$/, 'y').replace(/s$/, ''));
+/** The list parameters a call may walk id by id (`each: 'project_id'` walks `project_ids`). */
+const LIST_PARAMS: Readonly<Record<string, string>> = { render_id: 'render_ids', project_id: 'project_ids' };
+const listParam = (each: string): string | undefined => (Object.hasOwn(LIST_PARAMS, each) ? LIST_PARAMS[each] : undefined);
+const singular = (name: string) => (listParam(name) ? name : name.replace(/ies$/, 'y').replace(/s$/, ''));
 const statusTable = (e: Equivalent): Record<string, string> => {
   const out: Record<string, string> = {};
   for (const [legacy, v1s] of Object.entries(e.statuses ?? {})) for (const s of v1s) out[s] = legacy;
@@ -62,7 +65,8 @@ function jsCall(c: V1Call): string {
   } else if (c.cursor) one = `r.${c.name}.push(...await list(${path}, ${q}, ${c.stopAfter ? '(params.offset ?? 0) + params.limit' : 'null'}));`;
   else one = `r.${c.name}.push(...items(await get(${path}, ${q})));`;
   const inner = c.perStatus ? `for (const v1_status of V1_STATUSES[params.status] ?? []) ${one}` : one;
-  const body = c.each ? `for (const ${singular(c.each)} of ${c.each === 'render_id' ? 'params.render_ids' : `r.${c.each}`}) ${inner}` : inner;
+  const list = c.each ? listParam(c.each) : undefined;
+  const body = c.each ? `for (const ${singular(c.each)} of ${list ? `params.${list}` : `r.${c.each}`}) ${inner}` : inner;
   return `  // ${c.why}\n  r.${c.name} ??= [];\n  ${body}`;
 }
 
@@ -80,7 +84,8 @@ function pyCall(c: V1Call): string {
   else one = `r[${JSON.stringify(c.name)}].extend(items(get(${path}, ${q})))`;
   const head = `    # ${c.why}\n    r.setdefault(${JSON.stringify(c.name)}, [])\n`;
   const loops: string[] = [];
-  if (c.each) loops.push(`for ${singular(c.each)} in ${c.each === 'render_id' ? 'params["render_ids"]' : `r[${JSON.stringify(c.each)}]`}:`);
+  const list = c.each ? listParam(c.each) : undefined;
+  if (c.each) loops.push(`for ${singular(c.each)} in ${list ? `params[${JSON.stringify(list)}]` : `r[${JSON.stringify(c.each)}]`}:`);
   if (c.perStatus) loops.push('for v1_status in V1_STATUSES.get(params.get("status"), []):');
   return head + [...loops, one].map((l, i) => `${'    '.repeat(i + 1)}${l}`).join('\n');
 }
@@ -333,7 +338,12 @@ function renderCurl(e: Equivalent): string {
     const fetch = c.perStatus
       ? `for V1_STATUS in $(jq -rn --arg s "$STATUS" --argjson T '${table}' '$T[$s][]?'); do ${c.cursor ? 'list' : 'one'} ${url}; done`
       : `${c.cursor ? 'list' : 'one'} ${url}`;
-    if (item && c.each) {
+    const list = c.each ? listParam(c.each) : undefined;
+    if (list) {
+      // each id of the list parameter, given as a JSON array or a comma-separated list
+      const ids = `$(printf '%s' "$${envName(list)}" | tr -d '[]" ' | tr ',' ' ')`;
+      lines.push(`for ${envName(item ?? '')} in ${ids}; do ${fetch}; done | jq -s '.' > ${c.name}.json`);
+    } else if (item && c.each) {
       const v = `${envName(item)}_${envName((loopPath ?? '.id').slice(1))}`;
       lines.push(`jq -r '.[] | ${loopPath ?? '.id'}' ${c.each}.json | while read -r ${v}; do ${fetch}; done | jq -s '.' > ${c.name}.json`);
     } else lines.push(`${fetch} | jq -s '.' > ${c.name}.json`);
