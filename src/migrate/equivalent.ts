@@ -9,6 +9,9 @@ import type { Shape } from './shape.js';
  * per item an earlier call gave, with the cursor loop where v1 pages), what the client must then do itself because v1
  * cannot, and the fields no v1 call gives. Pure: the same shape and plan give the same equivalent.
  */
+/** The list parameters a call may walk id by id, by the name of the id in its path (`each: 'project_id'`: each of `project_ids`). */
+export const LIST_PARAMS: Readonly<Record<string, string>> = { render_id: 'render_ids', project_id: 'project_ids', team_id: 'team_ids' };
+
 export interface V1Call {
   /** The name later calls and the snippets refer to this call's result by. */
   readonly name: string;
@@ -170,11 +173,15 @@ function projectCalls(plan: Plan | null, params: Param[]): V1Call[] {
     return [];
   }
   const out: V1Call[] = [];
-  if (plan?.scope.accounts) params.push(param('team_id', 'account'));
+  const given = !!plan?.scope.accounts;
+  // an _in over several accounts: each team is walked
+  const several = (plan?.scope.accounts?.length ?? 0) > 1;
+  if (given) params.push(param('team_id', 'account'));
   else out.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: 'every team the key reaches (a legacy account is a v1 team)' }));
   out.push(call({
-    name: 'projects', method: 'GET', path: '/v1/projects', query: { team_id: plan?.scope.accounts ? '{team_id}' : '{team.id}', limit: PAGE },
-    each: plan?.scope.accounts ? null : 'teams', cursor: true, why: "each team's projects (v1 lists projects per team)",
+    name: 'projects', method: 'GET', path: '/v1/projects', query: { team_id: given ? '{team_id}' : '{team.id}', limit: PAGE },
+    each: several ? 'team_id' : given ? null : 'teams', cursor: true,
+    why: several ? 'the projects of each team the filter names' : "each team's projects (v1 lists projects per team)",
   }));
   return out;
 }

@@ -12,7 +12,7 @@ import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTe
 import type { TimeUnit } from '../translate/time.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
-import type { Equivalent, V1Call } from './equivalent.js';
+import { LIST_PARAMS, type Equivalent, type V1Call } from './equivalent.js';
 import { instantiate, planOf, queryString, type Values } from './instantiate.js';
 import { bare, own } from './own.js';
 import type { Shape } from './shape.js';
@@ -63,9 +63,6 @@ const items = (x: unknown): unknown[] => {
   const d = (x as { data?: unknown }).data;
   return Array.isArray(d) ? d : [x];
 };
-
-/** The list parameter a call walks id by id (`each`), by the name of the id in its path. */
-export const LIST_PARAMS: Readonly<Record<string, string>> = { render_id: 'render_ids', project_id: 'project_ids' };
 
 /** `{project.id}` of a loop item, or a parameter. */
 function resolve(value: string, item: unknown, each: string | null, params: Readonly<Record<string, string>>): string {
@@ -327,6 +324,8 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Sam
   if (Array.isArray(projects)) params.project_ids = (await Promise.all(projects.map(async (p) => (await ids.toV1('project', String(p))) ?? ''))).join(',');
   const account = uuidAt('account') ?? own(own(at('project') as Record<string, Record<string, unknown>> | undefined, 'account'), '_eq') as string | undefined;
   if (account) params.team_id = (await ids.toV1('account', account)) ?? '';
+  const accounts = own(at('account'), '_in') ?? own(own(at('project') as Record<string, Record<string, unknown>> | undefined, 'account'), '_in');
+  if (Array.isArray(accounts)) params.team_ids = (await Promise.all(accounts.map(async (a) => (await ids.toV1('account', String(a))) ?? ''))).join(',');
   const id = shape.kind === 'one' ? (own(samples, shape.resource ?? '')?.[0]?.id as string | undefined) : uuidAt('id');
   if (id && (shape.resource === 'render' || shape.resource === 'project' || shape.resource === 'account')) {
     const type = shape.resource;

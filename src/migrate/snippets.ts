@@ -1,4 +1,4 @@
-import type { Equivalent, StepArgs, V1Call } from './equivalent.js';
+import { LIST_PARAMS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
 
 /**
  * Runnable renderings of a v1 equivalent: a Node function (fetch), a Python function (standard library only) and a
@@ -24,8 +24,6 @@ export function mainCall(e: Equivalent): string | null {
   return names[0] ?? null;
 }
 
-/** The list parameters a call may walk id by id (`each: 'project_id'` walks `project_ids`). */
-const LIST_PARAMS: Readonly<Record<string, string>> = { render_id: 'render_ids', project_id: 'project_ids' };
 const listParam = (each: string): string | undefined => (Object.hasOwn(LIST_PARAMS, each) ? LIST_PARAMS[each] : undefined);
 const singular = (name: string) => (listParam(name) ? name : name.replace(/ies$/, 'y').replace(/s$/, ''));
 const statusTable = (e: Equivalent): Record<string, string> => {

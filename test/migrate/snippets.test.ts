@@ -141,6 +141,18 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     }
   });
 
+  it('the projects of two accounts (_in): every account walked (issue 39: one account was read)', async () => {
+    const accounts = (await legacy('GET', '/accounts?limit=2&fields=id')).body.data.map((a: { id: string }) => a.id) as string[];
+    expect(accounts).toHaveLength(2);
+    const url = `/projects?filter[account][_in]=${accounts.join(',')}&sort=title&limit=-1&fields=id,title`;
+    const l = await legacy('GET', url);
+    const of = await legacy('GET', `/projects?filter[account][_in]=${accounts.join(',')}&limit=-1&fields=account`);
+    expect(new Set(of.body.data.map((p: { account: string }) => p.account)).size).toBe(2); // both accounts in the answer
+    const out = await runAll(await recordedShape('GET', '/projects', url), { team_ids: await Promise.all(accounts.map((a) => v1Of('account', a))) });
+    const want = await Promise.all(l.body.data.map(async (p: { id: string; title: string }) => ({ id: await v1Of('project', p.id), name: p.title })));
+    for (const [lang, got] of Object.entries(out)) expect(v1List(got), lang).toEqual(want);
+  });
+
   it("an account's projects with a relational field", async () => {
     const account = (await legacy('GET', '/accounts?limit=1&fields=id')).body.data[0].id as string;
     const url = `/projects?filter[account][_eq]=${account}&fields=id,title,account.name`;
