@@ -44,10 +44,25 @@ export interface ClientStep {
   readonly check?: boolean;
 }
 
+/**
+ * One condition a client step tests: a v1 field against a parameter. `gt`…`lte` compare a v1 time (`created_at`, seconds
+ * or milliseconds) with an ISO 8601 date parameter (a date alone is midnight UTC; no zone is UTC); an item without the
+ * time fails them, as a null fails a comparison in the legacy API.
+ */
+export interface FilterCond {
+  readonly field: string;
+  readonly test: 'eq' | 'in' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte';
+  readonly param: string;
+}
+
+/** The legacy date fields, by the v1 time they are read from. */
+const TIMES = new Set(['created_at', 'updated_at']);
+const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = { _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte' };
+
 /** v1 field paths (`name`, `project.id`, `created_at`); `status` compared as legacy names through the statuses table. */
 export type StepArgs =
   | { readonly op: 'merge'; readonly desc: boolean }
-  | { readonly op: 'filter'; readonly conds: readonly { readonly field: string; readonly test: 'eq' | 'in' | 'neq'; readonly param: string }[] }
+  | { readonly op: 'filter'; readonly conds: readonly FilterCond[] }
   | { readonly op: 'search'; readonly param: string }
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
   | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }
@@ -325,7 +340,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
       notes.push('order: the legacy answer sorts accounts by their legacy uuid, which v1 teams do not carry (/v1/teams has its own order)');
     }
-    addClientSteps(shape, q, plan, steps);
+    addClientSteps(shape, q, plan, steps, params);
   } else {
     notes.push('no v1 equivalent: the gateway answers this route itself');
   }
@@ -340,7 +355,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
 }
 
 /** What v1 cannot do for this query: filter, search, sort, page, count, group. */
-function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[]): void {
+function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[], params: Param[]): void {
   const resource = shape.resource ?? '';
   const v1 = own(V1_FIELD, resource) ?? {};
   const enforced = new Set<string>();
@@ -349,13 +364,29 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
   if (plan?.scope.accounts) ['account _eq', 'account _in', 'project.account _eq', 'project.account _in'].forEach((x) => enforced.add(x));
   if (plan?.strategy === 'direct' || shape.kind === 'one') ['id _eq', 'id _in'].forEach((x) => enforced.add(x));
   const conjuncts = !q.filter ? [] : q.filter.kind === 'And' ? q.filter.children : [q.filter];
-  const conds: { field: string; test: 'eq' | 'in' | 'neq'; param: string }[] = [];
+  const conds: FilterCond[] = [];
   let simple = true;
+  const time = (field: string, path: string, test: FilterCond['test'], name: string) => {
+    conds.push({ field, test, param: name });
+    if (!params.some((p) => p.name === name)) {
+      params.push({ name, legacy: `${path} (an ISO 8601 date; $NOW and its adjustments resolved by you)`, v1: `compared with ${field} (seconds or ms)` });
+    }
+  };
   for (const c of conjuncts) {
     if (c.kind !== 'Compare' || c.field.fn) { simple = false; continue; }
     const path = c.field.path.join('.');
     if (enforced.has(`${path} ${c.op}`)) continue;
     const field = own(v1, path);
+    // a date compared: its v1 time against the date given (an incremental sync's window)
+    if (field && TIMES.has(field) && own(TIME_TESTS, c.op)) {
+      time(field, path, own(TIME_TESTS, c.op) as FilterCond['test'], `${path}_${c.op.slice(1)}`);
+      continue;
+    }
+    if (field && TIMES.has(field) && c.op === '_between') {
+      time(field, path, 'gte', `${path}_from`);
+      time(field, path, 'lte', `${path}_to`);
+      continue;
+    }
     const test = c.op === '_eq' ? 'eq' : c.op === '_in' ? 'in' : c.op === '_neq' ? 'neq' : null;
     if (!field || !test) simple = false;
     else conds.push({ field, test, param: path });

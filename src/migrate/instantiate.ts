@@ -63,26 +63,43 @@ export function queryString(raw: Record<string, unknown>): string {
   return parts.join('&');
 }
 
+/** The type of the field a filter path ends on (through many-to-one relations), when the mappings know it. */
+function typeAt(m: Mappings, resource: string, path: string): string | undefined {
+  const parts = path.split('.');
+  let type = resource;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const next = own(own(m.schemas, type)?.fields, parts[i])?.relation?.resource;
+    if (!next) return undefined;
+    type = next;
+  }
+  return own(own(m.schemas, type)?.fields, parts.at(-1))?.type;
+}
+
 /**
- * Placeholder values for the equivalent alone (a shape's equivalent does not depend on them): an `_in` names two values
- * (a shape's list may hold any number: its equivalent walks each).
+ * Placeholder values for the equivalent alone (a shape's equivalent does not depend on them), of each field's type (a
+ * date filter is planned as a date filter): an `_in` names two values (a shape's list may hold any number: its
+ * equivalent walks each).
  */
-const PLACEHOLDERS: Values = {
+const placeholders = (m: Mappings, resource: string): Values => ({
   value: (path, op) => {
-    const ids = path.endsWith('id') || path === 'project' || path === 'account' || path.endsWith('.project') || path.endsWith('.account');
-    const v = ids ? '00000000-0000-4000-8000-000000000000' : path === 'status' ? 'complete' : 'x';
-    const w = ids ? '00000000-0000-4000-8000-000000000001' : path === 'status' ? 'failed' : 'y';
-    return op === '_in' || op === '_nin' || op === '_between' || op === '_nbetween' ? [v, w]
-      : op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty' ? true : v;
+    const type = typeAt(m, resource, path);
+    const ids = type === 'uuid' || path.endsWith('id') || path === 'project' || path === 'account' || path.endsWith('.project') || path.endsWith('.account');
+    const pair = type === 'timestamp' ? ['2020-01-01T00:00:00.000Z', '2020-02-01T00:00:00.000Z']
+      : type === 'integer' || type === 'float' ? [1, 2]
+        : type === 'boolean' ? [true, false]
+          : ids ? ['00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000001']
+            : path === 'status' ? ['complete', 'failed'] : ['x', 'y'];
+    return op === '_in' || op === '_nin' || op === '_between' || op === '_nbetween' ? pair
+      : op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty' ? true : pair[0];
   },
-};
+});
 
 /** The parsed query and the gateway's plan for a shape, with the given values (placeholders by default); null for writes. */
-export function planOf(shape: Shape, m: Mappings, limitDefault: number, values: Values = PLACEHOLDERS): { q: QueryNode; plan: Plan } | null {
+export function planOf(shape: Shape, m: Mappings, limitDefault: number, given?: Values): { q: QueryNode; plan: Plan } | null {
   if (!shape.resource || shape.invalid || shape.cut || !(shape.kind === 'list' || shape.kind === 'one' || shape.kind === 'me')) return null;
   const schema = own(m.schemas, shape.resource);
   if (!schema) return null;
-  const raw = instantiate(shape, values);
+  const raw = instantiate(shape, given ?? placeholders(m, shape.resource));
   const dynamic = { now: new Date(0), userId: null, roleId: null };
   try {
     const q = parseQuery(raw, schema, { schemas: m.schemas, dynamic, limitDefault });

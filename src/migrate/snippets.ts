@@ -1,4 +1,10 @@
-import { LIST_PARAMS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
+import { LIST_PARAMS, type Equivalent, type FilterCond, type StepArgs, type V1Call } from './equivalent.js';
+import { own } from './own.js';
+
+/** The comparison of a time test, in every language. */
+const COMPARE: Readonly<Partial<Record<FilterCond['test'], string>>> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+/** Whether an equivalent's steps compare times (the snippets then carry the two time helpers). */
+const comparesTimes = (e: Equivalent) => e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test)));
 
 /**
  * Runnable renderings of a v1 equivalent: a Node function (fetch), a Python function (standard library only) and a
@@ -95,7 +101,9 @@ function jsStep(a: StepArgs): string {
     case 'filter':
       return a.conds.map((c) => {
         const v = `params.${c.param}`;
-        const test = c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))` : `val(x, '${c.field}') ${c.test === 'eq' ? '===' : '!=='} ${v}`;
+        const time = own(COMPARE, c.test);
+        const test = time ? `ms(val(x, '${c.field}')) != null && ms(val(x, '${c.field}')) ${time} instant(${v})`
+          : c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))` : `val(x, '${c.field}') ${c.test === 'eq' ? '===' : '!=='} ${v}`;
         return `  out = out.filter((x) => ${test});`;
       }).join('\n');
     case 'search':
@@ -125,7 +133,9 @@ function pyStep(a: StepArgs): string {
       return a.conds.map((c) => {
         const v = `params[${JSON.stringify(c.param)}]`;
         const got = `val(x, ${JSON.stringify(c.field)})`;
-        const test = c.test === 'in' ? `${got} in ${v}` : `${got} ${c.test === 'eq' ? '==' : '!='} ${v}`;
+        const time = own(COMPARE, c.test);
+        const test = time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
+          : c.test === 'in' ? `${got} in ${v}` : `${got} ${c.test === 'eq' ? '==' : '!='} ${v}`;
         return `    out = [x for x in out if ${test}]`;
       }).join('\n');
     case 'search':
@@ -153,6 +163,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
   const status = JSON.stringify(statusTable(e));
   const steps = e.clientSteps.filter((s) => s.args);
   const todo = (c: string) => partial.map((p) => `${c} TODO (not done by this snippet): ${p}`).join('\n');
+  const times = comparesTimes(e);
   // `val` reads a v1 path; a status is read as its legacy name (what the legacy client filters and groups on)
   const node = [
     `// ${e.calls.length} v1 call step(s); params: ${['limit', 'offset', ...e.params.map((p) => p.name)].join(', ')}`,
@@ -188,6 +199,11 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     "  const val = (x, path) => { const v = path.split('.').reduce((o, k) => (o == null ? o : o[k]), x); return path === 'status' ? STATUS[v] ?? v : v; };",
     "  const cmp = (a, b) => (a == null ? (b == null ? 0 : 1) : b == null ? -1 : typeof a === 'string' ? a.localeCompare(b, 'en') : a - b);",
     '  void cmp; void val;',
+    ...(times ? [
+      '  // a v1 time in ms (v1 gives seconds or milliseconds); an ISO 8601 date in ms (a date alone, or no zone: UTC)',
+      '  const ms = (t) => (t == null ? null : t < 1e11 ? t * 1000 : t);',
+      "  const instant = (s) => Date.parse(/T/.test(s) && !/(Z|[+-]\\d\\d:?\\d\\d)$/i.test(s) ? `${s}Z` : s);",
+    ] : []),
     '  const r = {};',
     ...e.calls.map(jsCall),
     `  let out = r.${main ?? 'none'} ?? [];`,
@@ -199,6 +215,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
   const python = [
     `# ${e.calls.length} v1 call step(s); params: ${['limit', 'offset', ...e.params.map((p) => p.name)].join(', ')}`,
     'import json, unicodedata, urllib.request',
+    ...(times ? ['from datetime import datetime, timezone'] : []),
     'from urllib.parse import quote, urlencode',
     '',
     '',
@@ -240,6 +257,17 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     '            x = x.get(k) if isinstance(x, dict) else None',
     '        return STATUS.get(x, x) if path == "status" else x',
     '',
+    ...(times ? [
+      '    def ms(t):',
+      '        # a v1 time in ms (v1 gives seconds or milliseconds)',
+      '        return None if t is None else (t * 1000 if t < 1e11 else t)',
+      '',
+      '    def instant(s):',
+      '        # an ISO 8601 date in ms (a date alone, or no zone: UTC)',
+      '        d = datetime.fromisoformat(s.replace("Z", "+00:00"))',
+      '        return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp() * 1000',
+      '',
+    ] : []),
     '    def text_key(v):',
     '        # nulls last; text by letters first (accents and case second), as the legacy collation orders it',
     '        if v is None:',
@@ -270,9 +298,11 @@ function jqStep(a: StepArgs): string {
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
-      return a.conds.map((c) => c.test === 'in'
-        ? `map(select(${val(c.field)} as $v | ${env(c.param)} | split(",") | index($v)))`
-        : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`).join(' | ');
+      return a.conds.map((c) => (own(COMPARE, c.test)
+        ? `map(select((${val(c.field)} | ms) as $t | $t != null and $t ${own(COMPARE, c.test)} (${env(c.param)} | instant)))`
+        : c.test === 'in'
+          ? `map(select(${val(c.field)} as $v | ${env(c.param)} | split(",") | index($v)))`
+          : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
     case 'search':
       return `map(select([.name, $S[.status]] | map(select(type == "string") | ascii_downcase | contains(${env(a.param)} | ascii_downcase)) | any))`;
     case 'sort':
@@ -348,6 +378,10 @@ function renderCurl(e: Equivalent): string {
   }
   const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
   for (const s of e.clientSteps) if (s.kind !== 'translate' && !s.args && s.kind !== 'join') lines.push(`# TODO (not done by this script): ${s.detail}`);
-  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}' '${steps.length ? steps.join(' | ') : '.'}' ${mainCall(e) ?? 'none'}.json`);
+  // a v1 time in ms (seconds or ms given); an ISO 8601 date in ms (its zone ignored: UTC; a date alone is midnight)
+  const defs = comparesTimes(e) ? 'def ms: if . == null then null elif . < 100000000000 then . * 1000 else . end; ' +
+    'def instant: (if test("T") then . else . + "T00:00:00" end) | capture("^(?<s>[^.Z+]+)(\\\\.(?<f>[0-9]+))?") | ' +
+    '((.s + "Z") | fromdateiso8601) * 1000 + (((.f // "") + "000")[0:3] | tonumber); ' : '';
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}' '${defs}${steps.length ? steps.join(' | ') : '.'}' ${mainCall(e) ?? 'none'}.json`);
   return lines.join('\n');
 }
