@@ -3,7 +3,7 @@ import { aggregateRows, countRow, orderGroups } from '../query/aggregate.js';
 import type { ExpansionBudget } from '../query/budget.js';
 import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from '../query/compile.js';
 import { fieldsToSelect } from '../query/fields-used.js';
-import { compileProjection, type Projector } from '../query/project.js';
+import { compileProjection, selectsRelations, type Projector } from '../query/project.js';
 import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import { mergeByKey } from '../plan/merge.js';
@@ -83,6 +83,11 @@ class Job {
   private compiledShape?: (r: Rec) => unknown;
   private readonly whole: boolean;
   readonly withData: boolean;
+  /**
+   * The selection expands relations: an item's JSON may be many times its record (a project's renders in each of its
+   * renders), so records wait as records and are shaped as the answer is written — never every item's bytes at once.
+   */
+  private readonly expands: boolean;
   private tested = 0;
   private matched = 0;
 
@@ -100,6 +105,7 @@ class Job {
     this.keep = (r) => filter(r) && search(r);
     this.whole = q.aggregate.length > 0 || q.groupBy.length > 0;
     this.withData = fieldsToSelect(q, this.schema).has('data');
+    this.expands = selectsRelations(q.fields, this.schema, schemas, q.alias);
   }
 
   /**
@@ -268,8 +274,9 @@ class Job {
     const { q, source } = this;
     const everything = q.limit === -1;
     const wanted = everything ? Number.POSITIVE_INFINITY : q.offset + q.limit;
-    // many wanted items from a source whose records are not held: candidates wait as sort keys and JSON bytes
-    const compact = wanted > source.compactAfter;
+    // many wanted items from a source whose records are not held: candidates wait as sort keys and JSON bytes (not when
+    // the selection expands relations: their bytes multiply)
+    const compact = wanted > source.compactAfter && !this.expands;
     // with limit=-1 from the first item, every match is answered: its pair is recorded as it is read
     const recordNow = everything && q.offset === 0;
     const keys = [...fieldsToSelect(q, this.schema)];
@@ -352,13 +359,15 @@ class Job {
     const { q, plan, source } = this;
     const desc = (plan.pushdown.order ?? 'desc') === 'desc';
     const all = q.limit === -1;
+    // every item, waiting as JSON bytes until merged — unless the selection expands relations (records wait then)
+    const lazyAll = all && !this.expands;
     type Entry = { at: number; rec: Rec; ref: string; json?: RawJson };
     // the source may test the filter on its rows before building records (a search is tested on the records only)
     const rows = q.search ? undefined : { filter: q.filter, compile: (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source) };
     const runs = await source.walk<Entry>(plan, all || this.withData, async (batch, tested) => {
       this.tested += tested ?? batch.length;
       const kept = await source.settle(() => batch.filter((w) => this.keep(w.rec)));
-      if (!all) return kept;
+      if (!lazyAll) return kept;
       const ready = await source.prepare(kept.map((k) => k.rec), kept.map((k) => k.ref), 'render');
       const shaped = await this.shape(ready);
       // only what ordering needs stays on the heap; the answer itself waits as bytes
@@ -376,7 +385,7 @@ class Job {
         batch = [];
         emitted += out.length;
         const refs = out.map((e) => e.ref);
-        if (!all) return yield* await job.answer(out.map((e) => e.rec), refs);
+        if (!lazyAll) return yield* await job.answer(out.map((e) => e.rec), refs);
         source.remember('render', refs);
         await source.flush();
         for (const e of out) yield e.json as RawJson;

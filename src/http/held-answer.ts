@@ -48,7 +48,7 @@ export async function heldStream(
       if (next.done) return drain(read);
       const { item, bytes } = as(next.value);
       read.push(item);
-      if (!hold.add(bytes)) return drain(read, it, (x) => as(x).item);
+      if (!hold.add(bytes)) return drain(read, it, (x) => as(x).item, () => hold.release());
     }
   } catch (e) {
     hold.release();
@@ -58,12 +58,13 @@ export async function heldStream(
 
 /**
  * Items answered whole, measured an item at a time and held until the reply closes. `json` (a JSON body): each serialised
- * once and kept with it, the body written from those bytes; otherwise (a file) measured by their JSON. False: the items
- * outgrow what one answer may hold (the rest was not serialised) — send them as a stream.
+ * once and kept with it, the body written from those bytes; otherwise (a file) measured by their JSON. Undefined: held
+ * whole. Otherwise the items outgrow the room the answer memory has (the rest was not serialised): they are to be sent as
+ * the stream given, which gives the memory back once the items are written.
  */
 export async function heldItems(
   deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply, data: readonly unknown[], json: boolean,
-): Promise<boolean> {
+): Promise<AsyncIterable<unknown> | undefined> {
   const hold = await reserve(deps, ctx, reply);
   for (const item of data) {
     let bytes: number;
@@ -72,20 +73,24 @@ export async function heldItems(
       if (typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.isFrozen(item)) keepJson(item);
       bytes = itemBytes(item)?.length ?? 4;
     }
-    if (!hold.add(bytes)) return false;
+    if (!hold.add(bytes)) return drain([...data], undefined, undefined, () => hold.release());
   }
-  return true;
+  return undefined;
 }
 
-/** Items given one at a time, each let go once given: first those read, then the rest of `more` as it is read. */
-export async function* drain(
-  read: unknown[], more?: AsyncIterator<unknown>, convert: (x: unknown) => unknown = (x) => x,
+/**
+ * Items given one at a time, each let go once given: first those read, then the rest of `more` as it is read. `written`
+ * is told once those read have been given (the memory they held is given back then).
+ */
+async function* drain(
+  read: unknown[], more?: AsyncIterator<unknown>, convert: (x: unknown) => unknown = (x) => x, written: () => void = () => {},
 ): AsyncGenerator<unknown> {
   for (let i = 0; i < read.length; i++) {
     const item = read[i];
     read[i] = undefined;
     yield item;
   }
+  written();
   if (!more) return;
   for (;;) {
     const next = await more.next();

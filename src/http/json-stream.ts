@@ -11,7 +11,7 @@ export async function* jsonArrayEnvelope(
   log: FastifyBaseLogger,
   meta?: Record<string, number>,
   explainAtEnd?: () => Record<string, unknown>,
-): AsyncGenerator<Buffer> {
+): AsyncGenerator<Uint8Array> {
   let first = true;
   let parts: Uint8Array[] = [Buffer.from(meta ? `{"meta":${JSON.stringify(meta)},"data":[` : '{"data":[')];
   let size = 0;
@@ -23,9 +23,17 @@ export async function* jsonArrayEnvelope(
       if (turn) await turn;
       if (!first) parts.push(comma);
       const b = (item instanceof RawJson ? item : RawJson.of(item)).json;
+      first = false;
+      if (b.length > 65_536) {
+        // a large item is handed on as it is (never copied into a larger chunk)
+        yield Buffer.concat(parts);
+        parts = [];
+        size = 0;
+        yield b;
+        continue;
+      }
       parts.push(b);
       size += b.length;
-      first = false;
       if (size > 65_536) {
         yield Buffer.concat(parts);
         parts = [];

@@ -8,7 +8,7 @@ import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
 import { plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
-import { drain, heldItems, heldStream } from './held-answer.js';
+import { heldItems, heldStream } from './held-answer.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
 
@@ -25,7 +25,7 @@ export async function sendList(
   sourceHeaders(reply, source);
   // an answer built whole (expanded, or not streamed) is measured and held in the answer memory until sent
   let items = result.stream && read.expands ? await heldStream(deps, ctx, reply, result.stream, format === undefined) : result.stream;
-  if (!items && !(await heldItems(deps, ctx, reply, result.data, format === undefined))) items = drain([...result.data]);
+  if (!items) items = await heldItems(deps, ctx, reply, result.data, format === undefined);
   if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
   const explained = wantsExplain(deps, ctx.request);
   if (items) {

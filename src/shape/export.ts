@@ -50,7 +50,8 @@ export async function exportOne(format: ExportFormat, item: unknown, csv: CsvOpt
 /** A page's file: its items, already read. */
 export async function exportPage(format: ExportFormat, items: readonly unknown[], csv: CsvOptions): Promise<string | AsyncIterable<string>> {
   switch (format) {
-    case 'csv': return csvExport(items, csv);
+    // (written a row at a time, the event loop given turns: a page's columns may be many)
+    case 'csv': return csvExportStream(fromArray(items), csv);
     case 'json': return jsonExport(items);
     case 'xml': return xmlExport(items);
     case 'yaml': return yamlExport(items);
@@ -65,4 +66,8 @@ export function exportStream(format: ExportFormat, items: AsyncIterable<unknown>
     case 'xml': return xmlExport(items);
     case 'yaml': return yamlExport(items);
   }
+}
+
+async function* fromArray(items: readonly unknown[]): AsyncGenerator<unknown> {
+  yield* items;
 }
