@@ -4,6 +4,7 @@ import { plainItem, RawJson } from '../exec/raw-json.js';
 import { itemBytes, keepJson } from '../exec/item-json.js';
 import { pace } from '../lib/pace.js';
 import type { AnswerHold } from '../read/in-flight.js';
+import { errors } from '../errors/catalog.js';
 import type { RequestContext } from './request-context.js';
 
 /**
@@ -100,3 +101,29 @@ async function* drain(
 }
 
 const jsonLength = (v: unknown): number => (JSON.stringify(v) as string | undefined)?.length ?? 4;
+
+/**
+ * The most an answer to the gateway's own re-ask (a migration proof, a comparison) may be: it is read whole in memory
+ * (an in-process request buffers its body), so a larger one is refused before it is built further.
+ */
+export const INTERNAL_ANSWER_BYTES = 32 * 1_048_576;
+
+/**
+ * The items of an answer to an internal re-ask, read whole while within INTERNAL_ANSWER_BYTES; past it a 400 naming the
+ * bound (the proof says "not proven" and why).
+ */
+export async function internalWhole(items: AsyncIterable<unknown> | readonly unknown[]): Promise<unknown[]> {
+  const out: unknown[] = [];
+  let bytes = 0;
+  for await (const x of items) {
+    const turn = pace();
+    if (turn) await turn;
+    bytes += x instanceof RawJson ? x.json.length : itemBytes(x)?.length ?? 4;
+    if (bytes > INTERNAL_ANSWER_BYTES) {
+      const reason = `The answer is larger than a re-ask by the gateway itself reads (${INTERNAL_ANSWER_BYTES / 1_048_576} MB)`;
+      throw errors.invalidQuery([{ path: 'limit', reason }]);
+    }
+    out.push(x);
+  }
+  return out;
+}

@@ -6,9 +6,10 @@ import type { ListRead, OneRead } from '../read/items.js';
 import type { ReadSource } from '../replica/service.js';
 import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
-import { plainItems } from '../exec/raw-json.js';
+import { plainItem, plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
-import { heldItems, heldStream } from './held-answer.js';
+import { heldItems, heldStream, internalWhole } from './held-answer.js';
+import { isInternal } from '../compare/legacy-side.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
 
@@ -24,6 +25,14 @@ export async function sendList(
   const { result, source } = read;
   sourceHeaders(reply, source);
   // an answer built whole (expanded, or not streamed) is measured and held in the answer memory until sent
+  // the gateway's own re-ask (a proof, a comparison) is read whole in memory: bounded, whatever its shape
+  if (isInternal(ctx.request.headers)) {
+    const whole = await internalWhole(result.stream ?? result.data);
+    if (result.stream) {
+      const { stream: _streamed, ...page } = result;
+      return sendList(deps, ctx, reply, memo, { ...read, result: { ...page, data: whole.map(plainItem) } }, format, collection);
+    }
+  }
   let items = result.stream && read.expands ? await heldStream(deps, ctx, reply, result.stream, format === undefined) : result.stream;
   if (!items) items = await heldItems(deps, ctx, reply, result.data, format === undefined);
   if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);

@@ -53,6 +53,9 @@ export interface ProofBounds {
 }
 export const PROOF_BOUNDS: ProofBounds = { v1Calls: 500, relatedItems: 50_000 };
 
+/** The differing paths a proof lists, at most. */
+export const PROOF_PATHS = 100;
+
 /** A proof stopped at one of its bounds. */
 class OverBound extends Error {}
 
@@ -394,12 +397,15 @@ export async function prove(
   const body = shape.kind === 'one' ? { data: answer.data[0] ?? null } : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data };
   const diffs: Difference[] = diffAnswers(legacy, { status: 200, body }, { rules: d.mappings.comparison, unordered: false, identity: () => undefined });
   const seen = new Map<string, string>();
+  let more = 0;
   for (const x of diffs) {
     const path = x.path.replace(/\[\d+\]/g, '[]');
-    if (!seen.has(path)) seen.set(path, x.kind);
+    if (seen.has(path)) continue;
+    if (seen.size < PROOF_PATHS) seen.set(path, x.kind);
+    else more++;
   }
-  return {
-    result: diffs.length === 0 ? 'equal' : 'differs', request, v1Calls: calls,
-    differences: [...seen].map(([path, kind]) => ({ path, kind })),
-  };
+  const listed = [...seen].map(([path, kind]) => ({ path, kind }));
+  // a report lists at most PROOF_PATHS paths a shape (one answer's keys can be hundreds of thousands)
+  if (more > 0) listed.push({ path: '…', kind: `${more} more paths` });
+  return { result: diffs.length === 0 ? 'equal' : 'differs', request, v1Calls: calls, differences: listed };
 }
