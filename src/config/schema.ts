@@ -99,6 +99,8 @@ export const ConfigSchema = z.object({
   METRICS_PORT: int(1, 65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   MAX_RELATED_ITEMS: int(1).default(50_000),
+  /** The most one item of an answer may be, as JSON (a render embedding a project's renders, each with its data). */
+  MAX_ITEM_MB: z.coerce.number().positive().default(16),
   /** Heavy reads (exports, `limit=-1`, whole-scope aggregates) one key may run at once on an instance; the rest wait. */
   HEAVY_READS_PER_KEY: int(1).default(2),
   /** Heavy reads of one key that may wait for a place; past it: 503 SERVICE_UNAVAILABLE. */

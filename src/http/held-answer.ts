@@ -28,18 +28,19 @@ async function reserve(deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, re
  * the rest is read as it is written.
  */
 export async function heldStream(
-  deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply, items: AsyncIterable<unknown>, json: boolean,
+  deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, items: AsyncIterable<unknown>, json: boolean,
 ): Promise<AsyncIterable<unknown>> {
   const hold = await reserve(deps, ctx, reply);
+  const most = itemBound(deps.config.MAX_ITEM_MB);
   const read: unknown[] = [];
   const it = items[Symbol.asyncIterator]();
   const as = (x: unknown): { item: unknown; bytes: number } => {
     if (json) {
       const raw = x instanceof RawJson ? x : RawJson.of(x);
-      return { item: raw, bytes: raw.json.length };
+      return { item: raw, bytes: most(raw.json.length) };
     }
     const value = plainItem(x);
-    return { item: value, bytes: x instanceof RawJson ? x.json.length : jsonLength(value) };
+    return { item: value, bytes: most(x instanceof RawJson ? x.json.length : jsonLength(value)) };
   };
   try {
     for (;;) {
@@ -64,9 +65,10 @@ export async function heldStream(
  * the stream given, which gives the memory back once the items are written.
  */
 export async function heldItems(
-  deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply, data: readonly unknown[], json: boolean,
+  deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, data: readonly unknown[], json: boolean,
 ): Promise<AsyncIterable<unknown> | undefined> {
   const hold = await reserve(deps, ctx, reply);
+  const most = itemBound(deps.config.MAX_ITEM_MB);
   for (const item of data) {
     let bytes: number;
     if (!json) bytes = jsonLength(item);
@@ -74,7 +76,7 @@ export async function heldItems(
       if (typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.isFrozen(item)) keepJson(item);
       bytes = itemBytes(item)?.length ?? 4;
     }
-    if (!hold.add(bytes)) return drain([...data], undefined, undefined, () => hold.release());
+    if (!hold.add(most(bytes))) return drain([...data], undefined, undefined, () => hold.release());
   }
   return undefined;
 }
@@ -100,7 +102,8 @@ async function* drain(
   }
 }
 
-const jsonLength = (v: unknown): number => (JSON.stringify(v) as string | undefined)?.length ?? 4;
+/** The UTF-8 bytes of a value's JSON (what a file of it holds, about). */
+const jsonLength = (v: unknown): number => Buffer.byteLength((JSON.stringify(v) as string | undefined) ?? 'null');
 
 /**
  * The most an answer to the gateway's own re-ask (a migration proof, a comparison) may be: it is read whole in memory
@@ -126,4 +129,21 @@ export async function internalWhole(items: AsyncIterable<unknown> | readonly unk
     out.push(x);
   }
   return out;
+}
+
+/**
+ * MAX_ITEM_MB: the bytes of one answered item, passed on when within the bound; past it a 400 naming the bound (one
+ * render embedding its project's renders, each with 900 KB of data, was 73 MB — ten of them a "light" read of 730 MB).
+ * An item past it after part of a streamed answer was sent ends that body short.
+ */
+export function itemBound(mb: number): (bytes: number) => number {
+  const bound = mb * 1_048_576;
+  return (bytes) => {
+    if (bytes <= bound) return bytes;
+    throw errors.invalidQuery([{
+      path: 'fields',
+      reason: `One item of the answer would be ${Math.ceil(bytes / 1_048_576)} MB, more than one item may be (${mb} MB, MAX_ITEM_MB). Ask for fewer ` +
+        'relational fields, or fewer related items (deep[…][_limit])',
+    }]);
+  };
 }

@@ -11,6 +11,7 @@ export async function* jsonArrayEnvelope(
   log: FastifyBaseLogger,
   meta?: Record<string, number>,
   explainAtEnd?: () => Record<string, unknown>,
+  itemBytes: (bytes: number) => number = (n) => n,
 ): AsyncGenerator<Uint8Array> {
   let first = true;
   let parts: Uint8Array[] = [Buffer.from(meta ? `{"meta":${JSON.stringify(meta)},"data":[` : '{"data":[')];
@@ -23,6 +24,7 @@ export async function* jsonArrayEnvelope(
       if (turn) await turn;
       if (!first) parts.push(comma);
       const b = (item instanceof RawJson ? item : RawJson.of(item)).json;
+      itemBytes(b.length);
       first = false;
       if (b.length > 65_536) {
         // a large item is handed on as it is (never copied into a larger chunk)

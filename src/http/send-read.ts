@@ -8,7 +8,7 @@ import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
 import { plainItem, plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
-import { heldItems, heldStream, internalWhole } from './held-answer.js';
+import { heldItems, heldStream, internalWhole, itemBound } from './held-answer.js';
 import { isInternal } from '../compare/legacy-side.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
@@ -40,7 +40,8 @@ export async function sendList(
   if (items) {
     if (!result.stream) void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
     const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.from, read.how) : undefined;
-    return reply.type('application/json; charset=utf-8').send(Readable.from(jsonArrayEnvelope(items, ctx.log, result.meta, atEnd)));
+    const body = jsonArrayEnvelope(items, ctx.log, result.meta, atEnd, itemBound(deps.config.MAX_ITEM_MB));
+    return reply.type('application/json; charset=utf-8').send(Readable.from(body));
   }
   const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));

@@ -178,7 +178,7 @@ describe('an answer larger than one answer may hold (issue 38, M1: it was built 
   let key: string;
   let peak = 0;
   beforeAll(async () => {
-    gw = await startGateway({ INDEX_ENABLED: 'false', ANSWER_CACHE_MB: '0', ANSWER_MEMORY_MB_PER_KEY: '1' });
+    gw = await startGateway({ INDEX_ENABLED: 'false', ANSWER_CACHE_MB: '0', ANSWER_MEMORY_MB_PER_KEY: '1', MAX_ITEM_MB: '0.2' });
     await gw.addUser(0, 'big@example.com');
     token = await gw.login('big@example.com');
     key = partitionOf(gw.s.keys[0]!.api_key);
@@ -222,6 +222,18 @@ describe('an answer larger than one answer may hold (issue 38, M1: it was built 
     expect(meta.body.meta).toEqual({ filter_count: all.length });
     expect(meta.body.data).toEqual(all);
     expect(meta.body.explain).toEqual(expect.objectContaining({ source: 'live' }));
+  });
+
+  it('one item past MAX_ITEM_MB (its project\'s renders embedded in it) is a 400 naming the bound, in a page, a stream, a file, by id', async () => {
+    const first = (await gw.get('/renders?limit=1&fields=id', token)).body.data[0].id as string;
+    for (const url of ['/renders?limit=5&fields=id,project.renders.title', '/renders?limit=-1&fields=id,project.renders.title',
+      '/renders?limit=5&fields=id,project.renders.title&export=csv', `/renders/${first}?fields=id,project.renders.title`]) {
+      const res = await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().errors[0].message, url).toMatch(/more than one item may be \(0\.2 MB, MAX_ITEM_MB\)/);
+    }
+    expect((await gw.get('/renders?limit=5&fields=id,title,project.title', token)).status).toBe(200); // items of 40 KB
+    expect(gw.deps.answerMemory.held()).toBe(0);
   });
 
   it('an expanded limit=-1 answer and the files of a page: the same items as the pages walked', async () => {
