@@ -160,3 +160,24 @@ describe('selectsRelations', () => {
     expect(selectsRelations(sel('toString'), item, shop)).toBe(false);
   });
 });
+
+describe('the key of a selection that reads the record alone (answered items kept by the replica under it)', () => {
+  const keyOf = (fields: SelectNode[], alias?: Record<string, string>) =>
+    compileProjection(fields, item, shop, shopLookup, undefined, alias ? { alias } : {}).key;
+  it('names each field with the field it answers, in the order asked; an unknown name is marked', () => {
+    expect(keyOf(sel('name', 'id'))).toBe('items:name=name,id=id');
+    expect(keyOf(sel('id', 'name'))).toBe('items:id=id,name=name');
+    expect(keyOf([Select.create(['nope']), Select.create(['id'])])).toBe('items:nope!,id=id');
+    expect(keyOf(sel('label', 'id'), { label: 'name' })).toBe('items:label=name,id=id');
+    expect(keyOf(sel('owner'))).toBe('items:owner=owner'); // a many-to-one's id is the record's own value
+  });
+  it('is undefined for anything read beyond the record: a relation, a one-to-many list, a function, a count, * with a list', () => {
+    expect(keyOf(sel('id', 'owner.name'))).toBeUndefined();
+    expect(keyOf(sel('id', 'tags'))).toBeUndefined();
+    expect(keyOf(sel('id', 'year(at)'))).toBeUndefined();
+    expect(keyOf(sel('id', 'count(tags)'))).toBeUndefined();
+    expect(keyOf(sel('*'))).toBeUndefined(); // items have tags: a one-to-many list
+    const plain = compileProjection(sel('*'), org, shop, shopLookup).key;
+    expect(plain).toBe('orgs:id=id,name=name');
+  });
+});
