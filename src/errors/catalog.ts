@@ -114,12 +114,6 @@ export const errors = {
     new GatewayError('SERVICE_UNAVAILABLE', `Service "${service}" is unavailable. ${reason}`, {
       extensions: { service, reason },
     }),
-  /** 503 with Retry-After: the gateway holds as much as it may for now (answers in flight); the client retries then. */
-  gatewayBusy: (reason: string, retryAfterSeconds: number) =>
-    new GatewayError('SERVICE_UNAVAILABLE', `Service "gateway" is unavailable. ${reason}`, {
-      headers: { 'retry-after': String(retryAfterSeconds) },
-      extensions: { service: 'gateway', reason },
-    }),
   requestsExceeded: (retryAfterSeconds: number, now = Date.now()) =>
     new GatewayError('REQUESTS_EXCEEDED', `Too many requests, retry after ${retryAfterSeconds}s.`, {
       headers: { 'retry-after': String(retryAfterSeconds) },
