@@ -58,6 +58,7 @@ export interface FilterCond {
 /** The legacy date fields, by the v1 time they are read from. */
 const TIMES = new Set(['created_at', 'updated_at']);
 const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = { _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte' };
+const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = { gt: true, gte: true, lt: true, lte: true };
 
 /** v1 field paths (`name`, `project.id`, `created_at`); `status` compared as legacy names through the statuses table. */
 export type StepArgs =
@@ -251,7 +252,7 @@ function filterPathsOf(q: QueryNode | null): string[] {
 }
 
 /** The v1 equivalent of a shape (its query `q` and the gateway's `plan` for it; both null for writes and other routes). */
-export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | null, m: Mappings): Equivalent {
+export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | null, m: Mappings, limitDefault = 100): Equivalent {
   const calls: V1Call[] = [];
   const steps: ClientStep[] = [];
   const params: Param[] = [];
@@ -341,6 +342,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
       notes.push('order: the legacy answer sorts accounts by their legacy uuid, which v1 teams do not carry (/v1/teams has its own order)');
     }
     addClientSteps(shape, q, plan, steps, params);
+    if (shape.kind === 'list') listParams(shape, q, steps, params, limitDefault);
   } else {
     notes.push('no v1 equivalent: the gateway answers this route itself');
   }
@@ -440,3 +442,28 @@ const defaultSortOf = (resource: string): string[] => (resource === 'account' ? 
 /** The steps the client must do that v1 cannot (translation aside). */
 export const clientWork = (e: Equivalent): readonly ClientStep[] =>
   e.clientSteps.filter((s) => s.kind !== 'translate' && s.kind !== 'page' && !s.check);
+
+/**
+ * Every legacy parameter of a list shape the snippets take, with its v1 form: the status (one list per v1 status it
+ * stands for), the filter values the client steps compare, the search string, and paging — `limit` with the default the
+ * legacy API applies when the client sends none, `page` turned into an offset.
+ */
+function listParams(shape: Shape, q: QueryNode, steps: readonly ClientStep[], params: Param[], limitDefault: number): void {
+  const add = (p: Param) => { if (!params.some((x) => x.name === p.name)) params.push(p); };
+  if (statusEqAtTop(q)) add({ name: 'status', legacy: 'status (a legacy status name)', v1: 'each v1 status it stands for (statuses below): one list each' });
+  for (const s of steps) {
+    if (s.args?.op !== 'filter') continue;
+    for (const c of s.args.conds) {
+      if (own(TIME_TESTS_BY_TEST, c.test)) continue; // (listed with their step)
+      add({ name: c.param, legacy: `${c.param} (${c.test === 'in' ? 'a list of values' : 'the value'} the filter compares)`,
+        v1: `compared with ${c.field}${c.field === 'status' ? ' as a legacy status name' : ''}` });
+    }
+  }
+  if (shape.search) add({ name: 'search', legacy: 'search (the string)', v1: 'matched in name and the status, any case (client step)' });
+  if (shape.pagination === 'all' || shape.pagination === 'none') return;
+  const legacy = shape.pagination === 'default' ? `no limit sent: the legacy default, ${limitDefault}`
+    : shape.pagination === 'limit' ? 'limit' : `limit (the legacy default, ${limitDefault}, when none is sent)`;
+  add({ name: 'limit', legacy, v1: 'the first limit items, after the steps above' });
+  if (shape.pagination === 'page') add({ name: 'offset', legacy: 'page (from 1)', v1: 'offset = (page − 1) × limit items skipped' });
+  if (shape.pagination === 'offset') add({ name: 'offset', legacy: 'offset', v1: 'offset items skipped' });
+}

@@ -112,5 +112,5 @@ export function planOf(shape: Shape, m: Mappings, limitDefault: number, given?: 
 /** A shape's v1 equivalent. */
 export function equivalentOfShape(shape: Shape, m: Mappings, limitDefault: number): Equivalent {
   const p = planOf(shape, m, limitDefault);
-  return equivalentOf(shape, p?.q ?? null, p?.plan ?? null, m);
+  return equivalentOf(shape, p?.q ?? null, p?.plan ?? null, m, limitDefault);
 }

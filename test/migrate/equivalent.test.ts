@@ -24,7 +24,7 @@ describe('the v1 equivalent of a shape, from its plan', () => {
       const renders = e.calls.at(-1)!;
       expect(renders).toMatchObject({ query: { status: '{v1_status}', project_id: '{project.id}' }, perStatus: true, stopAfter: true, each: 'projects' });
       expect(e.calls.map((c) => c.name)).toEqual(['projects', 'renders']);
-      expect(e.params.map((p) => p.name)).toEqual(['team_id']);
+      expect(e.params.map((p) => p.name)).toEqual(['team_id', 'status', 'limit']);
       expect(e.clientSteps.map((s) => s.kind)).toEqual(['merge', 'page', 'translate', 'translate']);
       expect(e.statuses?.ready).toEqual(['ready', 'queued']);
     }
@@ -34,10 +34,20 @@ describe('the v1 equivalent of a shape, from its plan', () => {
     expect(thin.calls.at(-1)?.stopAfter).toBe(false);
   });
 
+  it('lists every legacy parameter of a list with its v1 form: status, filter values, search, the default limit, page (issue 39)', () => {
+    const e = eq('/renders', 'filter[status][_eq]=complete&filter[title][_in]=a,b&search=x&page=2');
+    expect(e.params.map((p) => p.name)).toEqual(['status', 'title', 'search', 'limit', 'offset']);
+    expect(e.params.find((p) => p.name === 'limit')).toMatchObject({ legacy: 'limit (the legacy default, 100, when none is sent)' });
+    expect(eq('/renders', 'fields=id').params.find((p) => p.name === 'limit')).toMatchObject({ legacy: 'no limit sent: the legacy default, 100' });
+    expect(e.params.find((p) => p.name === 'title')).toMatchObject({ v1: 'compared with name', legacy: expect.stringContaining('a list of values') });
+    expect(eq('/renders', 'limit=-1').params.map((p) => p.name)).toEqual([]); // every item: no paging parameter
+  });
+
   it("a project's renders: no team or project walk; a sort v1 cannot do and the page are the client's", () => {
     const e = eq('/renders', `filter[project][_eq]=${UUID}&sort=title&limit=2&page=3`);
     expect(e.calls.map((c) => `${c.path} ${JSON.stringify(c.query)} ${c.each}`)).toEqual(['/v1/renders {"project_id":"{project_id}","limit":"60"} null']);
-    expect(e.params.map((p) => p.name)).toEqual(['project_id']);
+    expect(e.params.map((p) => p.name)).toEqual(['project_id', 'limit', 'offset']);
+    expect(e.params.find((p) => p.name === 'offset')).toMatchObject({ legacy: 'page (from 1)', v1: 'offset = (page − 1) × limit items skipped' });
     expect(clientWork(e).map((s) => s.kind)).toEqual(['sort']);
     expect(e.clientSteps.find((s) => s.kind === 'page')?.args).toEqual({ op: 'page', offset: 'offset', limit: 'limit' });
   });
