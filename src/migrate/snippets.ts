@@ -166,7 +166,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
   const times = comparesTimes(e);
   // `val` reads a v1 path; a status is read as its legacy name (what the legacy client filters and groups on)
   const node = [
-    `// ${e.calls.length} v1 call step(s); params: ${['limit', 'offset', ...e.params.map((p) => p.name)].join(', ')}`,
+    `// ${e.calls.length} v1 call step(s); params: ${[...new Set(['limit', 'offset', ...e.params.map((p) => p.name)])].join(', ')}`,
     `export async function ${fn}(baseUrl, apiKey, params = {}) {`,
     `  const STATUS = ${status}; // v1 status → legacy status`,
     `  const V1_STATUSES = ${JSON.stringify(e.statuses ?? {})}; // legacy status → the v1 statuses it stands for`,
@@ -213,7 +213,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     '}',
   ].join('\n');
   const python = [
-    `# ${e.calls.length} v1 call step(s); params: ${['limit', 'offset', ...e.params.map((p) => p.name)].join(', ')}`,
+    `# ${e.calls.length} v1 call step(s); params: ${[...new Set(['limit', 'offset', ...e.params.map((p) => p.name)])].join(', ')}`,
     'import json, unicodedata, urllib.request',
     ...(times ? ['from datetime import datetime, timezone'] : []),
     'from urllib.parse import quote, urlencode',
@@ -325,7 +325,7 @@ function jqStep(a: StepArgs): string {
 function renderCurl(e: Equivalent): string {
   const lines = [
     '#!/bin/sh',
-    `# V1 (base URL) and KEY (a v1 key) in the environment; parameters too: ${['LIMIT', 'OFFSET', ...e.params.map((p) => envName(p.name))].join(', ')}`,
+    `# V1 (base URL) and KEY (a v1 key) in the environment; parameters too: ${[...new Set(['LIMIT', 'OFFSET', ...e.params.map((p) => envName(p.name))])].join(', ')}`,
     'set -eu',
     'list() { # every item of a v1 list: next_cursor is passed until it is null (a short page is not the end)',
     '  CURSOR=',
