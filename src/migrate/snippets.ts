@@ -321,11 +321,14 @@ function jqStep(a: StepArgs): string {
   }
 }
 
+/** The environment variables a curl script reads its parameters from, each once. */
+const envNames = (e: Equivalent): string[] => [...new Set(['LIMIT', 'OFFSET', ...e.params.map((p) => envName(p.name))])];
+
 /** A curl script (POSIX sh, curl and jq): the calls with the cursor loop, then the client steps as jq. */
 function renderCurl(e: Equivalent): string {
   const lines = [
     '#!/bin/sh',
-    `# V1 (base URL) and KEY (a v1 key) in the environment; parameters too: ${[...new Set(['LIMIT', 'OFFSET', ...e.params.map((p) => envName(p.name))])].join(', ')}`,
+    `# V1 (base URL) and KEY (a v1 key) in the environment; parameters too: ${envNames(e).join(', ')}`,
     'set -eu',
     'list() { # every item of a v1 list: next_cursor is passed until it is null (a short page is not the end)',
     '  CURSOR=',
