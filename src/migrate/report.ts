@@ -109,13 +109,13 @@ export function adviceFor(shape: Shape, count: number, firstSeen: number, lastSe
 const rate = (n: number, d: number) => (d === 0 ? 0 : Math.round((n / d) * 10_000) / 10_000);
 const fnName = (i: number) => `shape${i + 1}`;
 
-/** The verdict of a client from its shapes. */
+/** The verdict of a client from its shapes, with every reason (a blocked field first, then the work and the proofs). */
 export function verdictOf(shapes: readonly Pick<ShapeReport, 'key' | 'equivalent' | 'proof' | 'clientSteps'>[]): { verdict: Verdict; reasons: string[] } {
   const reasons: string[] = [];
   const blocked = shapes.filter((s) => s.equivalent.blocked.length > 0);
   if (blocked.length) {
     const fields = [...new Set(blocked.flatMap((s) => s.equivalent.blocked.map((b) => b.field)))];
-    return { verdict: 'blocked', reasons: [`reads or writes a field with no v1 source: ${fields.join(', ')}`] };
+    reasons.push(`reads or writes a field with no v1 source: ${fields.join(', ')}`);
   }
   const work = shapes.filter((s) => s.clientSteps.length > 0);
   const unproven = shapes.filter((s) => s.proof?.result !== 'equal');
@@ -125,7 +125,7 @@ export function verdictOf(shapes: readonly Pick<ShapeReport, 'key' | 'equivalent
     reasons.push(`${s.key}: ${!p ? 'not proven (proofs not run)' : p.result === 'differs'
       ? `the equivalent differs: ${p.differences.map((d) => d.path).join(', ') || p.reason}` : `not proven: ${p.reason ?? ''}`}`);
   }
-  return { verdict: work.length === 0 && unproven.length === 0 ? 'ready' : 'needs work', reasons };
+  return { verdict: blocked.length ? 'blocked' : work.length === 0 && unproven.length === 0 ? 'ready' : 'needs work', reasons };
 }
 
 /** The rows the report reads: the clients, then one client's rows at a time. */

@@ -174,6 +174,9 @@ describe('the migration report of recorded traffic', () => {
     expect(py.verdict).toBe('blocked');
     expect(py.blocked.map((b) => b.field).sort()).toEqual(['account.render_credits', 'render.title']);
     expect(py.blocked.find((b) => b.field === 'render.title')?.source).toBe('overlay');
+    // every reason, not the blocked field alone (issue 39): the blocked field first, then the shapes' own
+    expect(py.reasons[0]).toMatch(/^reads or writes a field with no v1 source: /);
+    expect(py.reasons.length).toBeGreaterThan(1);
     expect(client(`static:${staticId}~curl`).verdict).toBe('ready');
     expect(client(`user:${userA}~node`).verdict).toBe('needs work');
     expect(client(`user:${userA}~browser`).verdict).toBe('needs work');
