@@ -140,7 +140,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       const p = request.principal;
       if (p) {
         deps.usage.note(route, p.via === 'static' ? `static:${p.tokenId}` : `user:${p.user.id}`, p.via);
-        const seen = seenRequest(request, reply, template); // client profiles: shaped off the hot path
+        const seen = seenRequest(request, reply, template, deps.mappings.userAgentFamilies); // client profiles: shaped off the hot path
         if (seen) deps.shapes.note(seen);
       }
       else if (legacyAnswers(deps.config, template) && request.headers.authorization) deps.usage.note(route, 'legacy-token', 'legacy');

@@ -1,3 +1,4 @@
+import type { Mappings } from '../config/mappings.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
@@ -70,6 +71,8 @@ export interface ModesDeps {
   readonly metrics: Pick<Metrics, 'comparisonDiffs'>;
   /** Ask the legacy side twice, to tell noise from differences (mappings/comparison.json). */
   readonly noiseRepeat: boolean;
+  /** The User-Agent families clients are named by (mappings/clients.json). */
+  readonly mappings: Pick<Mappings, 'userAgentFamilies'>;
   readonly logger: Logger;
   /** Client profiles: each comparison counted per client and query shape (the migration report's diff rates). */
   readonly shapes?: Pick<ShapeRecorder, 'noteCompared'>;
@@ -162,7 +165,7 @@ export class ComparisonModes {
     const who = req.principal?.user.id ?? userId;
     const at = req.url.indexOf('?');
     const question = req.method === 'SEARCH' ? `\u0000${body?.toString('utf8') ?? ''}` : at < 0 ? '' : req.url.slice(at + 1);
-    const seen = who ? comparedRequest(req, who, askedQuery(req, body), question) : undefined;
+    const seen = who ? comparedRequest(req, who, askedQuery(req, body), question, this.deps.mappings.userAgentFamilies) : undefined;
     const diffs = await this.deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again, seen?.client);
     this.deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
     if (seen) this.deps.shapes?.noteCompared(seen, diffs.length > 0);

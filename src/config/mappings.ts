@@ -104,7 +104,22 @@ export interface Mappings {
   readonly comparison: ComparisonMapping;
   /** The legacy role's permissions by collection name (`renders`, …); a collection not listed is not accessible. */
   readonly permissions: Readonly<Record<string, CollectionPermission>>;
+  /** mappings/clients.json: the User-Agent families, first match wins. */
+  readonly userAgentFamilies: readonly UserAgentFamily[];
 }
+
+/** mappings/clients.json: the User-Agent families the migration report names clients by, first match wins. */
+const ClientsFileSchema = z.object({
+  $comment: z.string().optional(),
+  userAgentFamilies: z.array(z.object({
+    match: z.string().min(1).max(200).refine((s) => { try { new RegExp(s, 'i'); return true; } catch { return false; } }, 'is not a regular expression'),
+    family: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,39}$/, 'is lower-case letters, digits, ".", "_" or "-", at most 40')
+      .refine((f) => f !== 'none' && f !== 'other', '"none" and "other" are the report\'s own names'),
+  }).strict()).max(200),
+}).strict();
+
+/** A User-Agent family: the pattern (case-insensitive) and the name a matching client is given. */
+export type UserAgentFamily = readonly [RegExp, string];
 
 export class MappingError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -138,6 +153,7 @@ export function loadMappings(dir: string): Mappings {
   const writes = read(dir, 'writes.json', WritesFileSchema, problems);
   const comparison = read(dir, 'comparison.json', ComparisonFileSchema, problems);
   const permissions = read(dir, 'permissions.json', PermissionsFileSchema, problems);
+  const clients = read(dir, 'clients.json', ClientsFileSchema, problems);
   // every file's own checks run whenever that file parsed, so one bad file never hides another's problems
   const resources: Record<string, ResourceMapping> = { ...(resourcesRaw ?? {}) };
   const schemas: Record<string, ResourceSchema> = {};
@@ -183,7 +199,7 @@ export function loadMappings(dir: string): Mappings {
     }
   }
   if (permissions && resourcesRaw) checkPermissions(permissions.collections, resources, problems);
-  if (!resourcesRaw || !statuses || !outputs || !writes || !comparison || !permissions) throw new MappingError(problems);
+  if (!resourcesRaw || !statuses || !outputs || !writes || !comparison || !permissions || !clients) throw new MappingError(problems);
   if (problems.length > 0) throw new MappingError(problems);
   return Object.freeze({
     resources,
@@ -193,6 +209,7 @@ export function loadMappings(dir: string): Mappings {
     writes,
     comparison,
     permissions: permissions?.collections ?? {},
+    userAgentFamilies: Object.freeze(clients.userAgentFamilies.map((f) => Object.freeze([new RegExp(f.match, 'i'), f.family] as const))),
   });
 }
 

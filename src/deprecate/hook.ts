@@ -14,7 +14,7 @@ import { refusalOf } from './rules.js';
  * (a write's body is not even read). Observe mode counts what would have been refused and lets it through.
  * Also notes every legacy route as it is registered, so a rule naming no route is refused when it is set.
  */
-export function registerDeprecations(app: FastifyInstance, deps: Pick<Deps, 'deprecations' | 'config' | 'clock'>): void {
+export function registerDeprecations(app: FastifyInstance, deps: Pick<Deps, 'deprecations' | 'config' | 'clock' | 'mappings'>): void {
   const d = deps.deprecations;
   app.addHook('onRoute', (route) => {
     // (operator routes are told apart by their plugin's own onRoute hook, which runs after this one)
@@ -29,7 +29,7 @@ export function registerDeprecations(app: FastifyInstance, deps: Pick<Deps, 'dep
     if (!p || !template || facts.access !== 'legacy' || legacyAnswers(deps.config, template) || isInternal(request.headers)) { done(); return; }
     // the client as the migration report names it: `user:<uuid>` or `static:<token id>`, `~` its User-Agent family
     const [principal = '', family = 'none'] = clientId({ via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) },
-      request.headers['user-agent']).split('~');
+      request.headers['user-agent'], deps.mappings.userAgentFamilies).split('~');
     const now = deps.clock.now();
     const method = request.method === 'HEAD' ? 'GET' : request.method; // a HEAD is its GET without the body
     const v = d.decide(method, template, principal, family, now);

@@ -1,3 +1,4 @@
+import type { UserAgentFamily } from '../config/mappings.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientId } from './client.js';
 import type { SeenRequest } from './recorder.js';
@@ -27,7 +28,9 @@ function bodyKeys(body: unknown): string[] {
  * What the client profiles keep of an answered legacy request, taken from what the request already holds (no parse:
  * the query object is shaped at the recorder's next flush). Undefined without a principal.
  */
-export function seenRequest(request: FastifyRequest, reply: FastifyReply, template: string): SeenRequest | undefined {
+export function seenRequest(
+  request: FastifyRequest, reply: FastifyReply, template: string, families: readonly UserAgentFamily[],
+): SeenRequest | undefined {
   const p = request.principal;
   if (!p) return undefined;
   const method = request.method;
@@ -36,7 +39,7 @@ export function seenRequest(request: FastifyRequest, reply: FastifyReply, templa
   const search = (request as { searchKey?: string | null }).searchKey;
   const calls = Number(reply.getHeader('x-gateway-v1-calls') ?? 0);
   return {
-    client: clientId({ via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) }, request.headers['user-agent']),
+    client: clientId({ via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) }, request.headers['user-agent'], families),
     userId: p.user.id,
     method,
     route: template,
@@ -53,13 +56,15 @@ export function seenRequest(request: FastifyRequest, reply: FastifyReply, templa
  * A compared request as the client profiles count it (route modes compare and shadow): the client by the principal, or
  * in shadow mode (no principal: the legacy side checked the token) the user the legacy token belongs to.
  */
-export function comparedRequest(request: FastifyRequest, userId: string, query: unknown, question: string): SeenRequest | undefined {
+export function comparedRequest(
+  request: FastifyRequest, userId: string, query: unknown, question: string, families: readonly UserAgentFamily[],
+): SeenRequest | undefined {
   const template = request.routeOptions.url;
   if (!template) return undefined;
   const p = request.principal;
   const who = p ? { via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) } : { via: 'jwt' as const, userId };
   return {
-    client: clientId(who, request.headers['user-agent']), userId: who.userId, method: request.method, route: template, question, query,
+    client: clientId(who, request.headers['user-agent'], families), userId: who.userId, method: request.method, route: template, question, query,
     ...(request.method === 'POST' || request.method === 'PATCH' ? { bodyKeys: bodyKeys(request.body) } : {}),
     status: 0, ms: 0, v1Calls: 0,
   };

@@ -55,16 +55,18 @@ describe('query shapes: the request with its values taken out', () => {
   });
 });
 
+const F = loadMappings('mappings').userAgentFamilies;
+
 describe('client ids', () => {
   it('a fixed list of User-Agent families; the principal by id', () => {
-    expect(userAgentFamily('curl/8.5.0')).toBe('curl');
-    expect(userAgentFamily('python-requests/2.31.0')).toBe('python-requests');
-    expect(userAgentFamily('Python-urllib/3.12')).toBe('python-urllib');
-    expect(userAgentFamily('node')).toBe('node');
-    expect(userAgentFamily('Mozilla/5.0 (X11; Linux x86_64) Chrome/120')).toBe('browser');
-    expect(userAgentFamily('my-own-thing/1.0 build 1234')).toBe('other');
-    expect(userAgentFamily(undefined)).toBe('none');
-    expect(clientId({ via: 'static', tokenId: 'tok-1', userId: 'u' }, 'curl/8')).toBe('static:tok-1~curl');
-    expect(clientId({ via: 'jwt', userId: 'u-1' }, 'node')).toBe('user:u-1~node');
+    expect(userAgentFamily('curl/8.5.0', F)).toBe('curl');
+    expect(userAgentFamily('python-requests/2.31.0', F)).toBe('python-requests');
+    expect(userAgentFamily('Python-urllib/3.12', F)).toBe('python-urllib');
+    expect(userAgentFamily('node', F)).toBe('node');
+    expect(userAgentFamily('Mozilla/5.0 (X11; Linux x86_64) Chrome/120', F)).toBe('browser');
+    expect(userAgentFamily('my-own-thing/1.0 build 1234', F)).toBe('other');
+    expect(userAgentFamily(undefined, F)).toBe('none');
+    expect(clientId({ via: 'static', tokenId: 'tok-1', userId: 'u' }, 'curl/8', F)).toBe('static:tok-1~curl');
+    expect(clientId({ via: 'jwt', userId: 'u-1' }, 'node', F)).toBe('user:u-1~node');
   });
 });
