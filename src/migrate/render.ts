@@ -67,6 +67,9 @@ function clientMd(c: ClientReport, now: number): string[] {
     '',
     `${c.requests} requests, errors ${pct(c.errorRate)}, diff rate ${pct(c.diffRate)}; ${c.shapes.length} shapes.`,
     '',
+    `**Ready**: ${c.readiness.ready === null ? 'proofs not run' : `${pct(c.readiness.ready)} of its calls`} — shapes exact ${c.readiness.exact}, ` +
+      `partial ${c.readiness.partial}, differs ${c.readiness.differs}, unproven ${c.readiness.unproven}.`,
+    '',
     ...(c.blocked.length ? [`Blocked fields: ${c.blocked.map((b) => `\`${b.field}\``).join(', ')}`, ''] : []),
     ...(c.reasons.length ? ['Why:', '', ...c.reasons.map((r) => `- ${mdText(r)}`), ''] : []),
     ...deprecationsMd(c, now),
@@ -87,9 +90,10 @@ export function reportMarkdown(r: MigrationReport): string {
     '',
     '## Clients',
     '',
-    '| Client | Verdict | Requests | Shapes | Errors | Diff rate | Blocked fields |',
-    '|---|---|---|---|---|---|---|',
-    ...r.clients.map((c) => `| ${c.client} | ${c.verdict} | ${c.requests} | ${c.shapes.length} | ${pct(c.errorRate)} | ${pct(c.diffRate)} | ` +
+    '| Client | Verdict | Ready (calls) | Requests | Shapes | Errors | Diff rate | Blocked fields |',
+    '|---|---|---|---|---|---|---|---|',
+    ...r.clients.map((c) => `| ${c.client} | ${c.verdict} | ${pct(c.readiness.ready)} | ${c.requests} | ${c.shapes.length} | ${pct(c.errorRate)} | ` +
+      `${pct(c.diffRate)} | ` +
       `${c.blocked.map((b) => b.field).join(', ') || '—'} |`),
     '',
     ...r.clients.flatMap((c) => clientMd(c, Date.parse(r.generatedAt))),

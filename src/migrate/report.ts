@@ -74,6 +74,41 @@ export interface ClientReport {
   readonly shapes: readonly ShapeReport[];
   /** The deprecation rules its calls fall under and its calls to them (src/migrate/deprecation-progress.ts). */
   readonly deprecations?: readonly ClientDeprecation[];
+  /** Its shapes by what their proofs found, and the share of its calls the exact ones carry (null: proofs not run). */
+  readonly readiness: Readiness;
+}
+
+/**
+ * A client's shapes by what their proofs found: `exact` (the proof equal, the snippets whole, no blocked field),
+ * `partial` (equal, but the snippets leave a step to the client or a field has no v1 source), `differs`, `unproven`
+ * (not run, or no proof); `ready` is the share of its calls the exact shapes carry ("92 % of its traffic is ready").
+ */
+export interface Readiness {
+  readonly exact: number;
+  readonly partial: number;
+  readonly differs: number;
+  readonly unproven: number;
+  readonly ready: number | null;
+}
+
+/** What a shape's proof found, as the readiness counts it. */
+export function shapeReadiness(s: Pick<ShapeReport, 'proof' | 'snippets' | 'equivalent'>): keyof Omit<Readiness, 'ready'> {
+  if (!s.proof || s.proof.result === 'not run') return 'unproven';
+  if (s.proof.result === 'differs') return 'differs';
+  return s.snippets.partial.length > 0 || s.equivalent.blocked.length > 0 ? 'partial' : 'exact';
+}
+
+function readinessOf(shapes: readonly ShapeReport[], proven: boolean): Readiness {
+  const n = { exact: 0, partial: 0, differs: 0, unproven: 0 };
+  let calls = 0;
+  let exactCalls = 0;
+  for (const s of shapes) {
+    const k = shapeReadiness(s);
+    n[k]++;
+    calls += s.count;
+    if (k === 'exact') exactCalls += s.count;
+  }
+  return { ...n, ready: proven ? rate(exactCalls, calls) : null };
 }
 
 export interface MigrationReport {
@@ -151,7 +186,7 @@ export async function* clientReports(store: ReportSource, proofs: ProofDeps | nu
     if (list.length === 0) continue;
     const shapes: ShapeReport[] = [];
     for (const [i, r] of list.entries()) shapes.push(await shapeReport(r, i, proofs, o, samples));
-    yield clientReport(client, list, shapes);
+    yield clientReport(client, list, shapes, o.prove && proofs !== null);
   }
 }
 
@@ -187,7 +222,7 @@ async function shapeReport(
   };
 }
 
-function clientReport(client: string, list: readonly ShapeRow[], shapes: ShapeReport[]): ClientReport {
+function clientReport(client: string, list: readonly ShapeRow[], shapes: ShapeReport[], proven: boolean): ClientReport {
   const { verdict, reasons } = verdictOf(shapes);
   const requests = list.reduce((s, r) => s + r.count, 0);
   const compared = list.reduce((s, r) => s + r.compared, 0);
@@ -196,6 +231,6 @@ function clientReport(client: string, list: readonly ShapeRow[], shapes: ShapeRe
     client, principal: principalOf(client), userAgentFamily: client.split('~')[1] ?? 'none', verdict, reasons, requests,
     errorRate: rate(list.reduce((s, r) => s + r.errors, 0), requests),
     diffRate: compared ? rate(list.reduce((s, r) => s + r.differing, 0), compared) : null,
-    blocked: [...blocked.values()], shapes,
+    blocked: [...blocked.values()], shapes, readiness: readinessOf(shapes, proven),
   };
 }

@@ -10,6 +10,7 @@ import type { ClientReport, MigrationReport } from '../../src/migrate/report.js'
 import { equivalentOfShape } from '../../src/migrate/instantiate.js';
 import { prove, sampleValues } from '../../src/migrate/prove.js';
 import { buildMigrationReport, proofDeps } from '../../src/migrate/service.js';
+import { reportMarkdown } from '../../src/migrate/render.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 
 const exec = promisify(execFile);
@@ -182,6 +183,24 @@ describe('the migration report of recorded traffic', () => {
     expect(client(`user:${userA}~browser`).verdict).toBe('needs work');
     expect(client(`user:${userA}~browser`).reasons.join('\n')).toMatch(/grouped by status/);
     expect(report.facts.map((f) => f.title)).toEqual(['v1 keys belong to a person', 'Polling becomes a webhook', 'Ids change form', 'Statuses and times']);
+  });
+
+  it("says per client how many shapes are exact, partial, differ or are unproven, and the share of its calls that is ready (issue 39)", () => {
+    const kinds = new Set<string>();
+    for (const c of report.clients) {
+      const exact = c.shapes.filter((s) => s.proof?.result === 'equal' && s.snippets.partial.length === 0 && s.equivalent.blocked.length === 0);
+      const partial = c.shapes.filter((s) => s.proof?.result === 'equal' && !exact.includes(s));
+      const differs = c.shapes.filter((s) => s.proof?.result === 'differs');
+      expect(c.readiness, c.client).toEqual({
+        exact: exact.length, partial: partial.length, differs: differs.length, unproven: c.shapes.length - exact.length - partial.length - differs.length,
+        ready: Math.round((exact.reduce((n, s) => n + s.count, 0) / c.requests) * 10_000) / 10_000,
+      });
+      for (const [k, v] of Object.entries(c.readiness)) if (k !== 'ready' && v) kinds.add(k);
+    }
+    // the report's clients meet more than one kind (both sides of the count)
+    expect(kinds.has('exact')).toBe(true);
+    expect(kinds.size).toBeGreaterThan(1);
+    expect(reportMarkdown(report)).toMatch(/\*\*Ready\*\*: \d+\.\d % of its calls — shapes exact \d+, partial \d+, differs \d+, unproven \d+\./);
   });
 
   it('GET /_gateway/migrate is written a client at a time (chunked over HTTP), the same report as built whole', async () => {
