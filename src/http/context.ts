@@ -41,7 +41,7 @@ export async function readEnv(deps: ReadEnvDeps, session: V1Session, meter: Call
     renderData: deps.renderData,
     overlays: Object.fromEntries(loaded),
     nestedLimit: deps.config.QUERY_LIMIT_DEFAULT,
-    budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS),
+    budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS, deps.config.MAX_ITEM_MB),
     credits: deps.credits,
   };
 }

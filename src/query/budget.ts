@@ -7,7 +7,29 @@ import { errors } from '../errors/catalog.js';
  */
 export class ExpansionBudget {
   private used = 0;
-  constructor(readonly max: number) {}
+  private itemBytes = 0;
+  /**
+   * `max`: related items an answer may expand. `maxItemMb` (MAX_ITEM_MB): the values one answered item may copy from
+   * related records, counted as they are copied (a string by its length, a JSON value by its text, measured once) — an
+   * item's JSON can be many times what is stored (a project's renders in each render, again under each alias), so it is
+   * bounded while it is built, never once serialised.
+   */
+  constructor(readonly max: number, readonly maxItemMb = Number.POSITIVE_INFINITY) {}
+
+  /** A new answered item begins. */
+  startItem(): void { this.itemBytes = 0; }
+
+  /** Counts a value copied from a related record into the current item; past MAX_ITEM_MB, the 400. */
+  chargeValue(v: unknown): void {
+    this.itemBytes += valueSize(v);
+    if (this.itemBytes > this.maxItemMb * 1_048_576) {
+      throw errors.invalidQuery([{
+        path: 'fields',
+        reason: `One item of the answer would be over ${this.maxItemMb} MB, more than one item may be (${this.maxItemMb} MB, MAX_ITEM_MB). ` +
+          'Ask for fewer relational fields, or fewer related items (deep[…][_limit])',
+      }]);
+    }
+  }
 
   charge(n: number): void {
     this.used += n;
@@ -27,3 +49,18 @@ export class ExpansionBudget {
 
 /** A budget that never refuses (pure uses of the projection outside a request). */
 export const unlimited = (): ExpansionBudget => new ExpansionBudget(Number.POSITIVE_INFINITY);
+
+/** The JSON text length of objects measured before (a render's `data`, copied into many items, is measured once). */
+const measured = new WeakMap<object, number>();
+
+/** About the JSON length of a value: a string by its length, a number or boolean by 8, an object by its text. */
+function valueSize(v: unknown): number {
+  if (typeof v === 'string') return v.length + 2;
+  if (v === null || typeof v !== 'object') return 8;
+  let n = measured.get(v);
+  if (n === undefined) {
+    n = (JSON.stringify(v) as string | undefined)?.length ?? 4;
+    measured.set(v, n);
+  }
+  return n;
+}

@@ -59,7 +59,8 @@ export function compileProjection(
 ): Projector {
   const top = withAliases(resource, related.alias);
   const t = buildTree(fields, top, schemas);
-  const project = projectorFor(t, top, schemas, lookup, budget, related.deep, related.nestedLimit ?? 100);
+  const each = projectorFor(t, top, schemas, lookup, budget, related.deep, related.nestedLimit ?? 100);
+  const project: Projector = budget && t.children.size > 0 ? (r) => { budget.startItem(); return each(r); } : each;
   const key = recordOnlyKey(t, top);
   return key === undefined ? project : Object.assign(project, { key });
 }
@@ -112,9 +113,11 @@ export function selectsRelations(
 
 function projectorFor(
   t: SelTree, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup,
-  budget: ExpansionBudget | undefined, deep: DeepNode | undefined, nestedLimit: number,
+  budget: ExpansionBudget | undefined, deep: DeepNode | undefined, nestedLimit: number, nested = false,
 ): Projector {
   const parentKey = resource.key;
+  // values copied from related records count towards MAX_ITEM_MB (the root record's own are bounded by what is stored)
+  const counted = nested ? budget : undefined;
   const names = t.star ? [...Object.keys(resource.fields), ...t.order.filter((n) => !Object.hasOwn(resource.fields, n))] : t.order;
   const steps = names.map((name) => {
     const f = Object.hasOwn(resource.fields, name) ? resource.fields[name] : undefined;
@@ -122,10 +125,11 @@ function projectorFor(
     const sub = t.children.get(name);
     const rel = f.relation;
     const source = f.aliasOf ?? name; // an alias answers under its own name what its field holds
+    if (!rel && counted) return (r: Rec, o: Record<string, unknown>) => { counted.chargeValue(o[name] = r[source] ?? null); };
     if (!rel) return (r: Rec, o: Record<string, unknown>) => { o[name] = r[source] ?? null; };
     const relSchema = schemas[rel.resource] as ResourceSchema;
     const d = deep?.children[name];
-    const subProject = sub ? projectorFor(sub, relSchema, schemas, lookup, budget, d, nestedLimit) : undefined;
+    const subProject = sub ? projectorFor(sub, relSchema, schemas, lookup, budget, d, nestedLimit, true) : undefined;
     if (rel.kind === 'm2o') {
       return (r: Rec, o: Record<string, unknown>) => {
         const id = r[source];

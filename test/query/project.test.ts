@@ -181,3 +181,34 @@ describe('the key of a selection that reads the record alone (answered items kep
     expect(plain).toBe('orgs:id=id,name=name');
   });
 });
+
+describe('MAX_ITEM_MB: the values one item copies from related records, bounded while the item is built', () => {
+  // an item whose owner's items each carry 1 MB, reached again and again through the relations: its JSON would be
+  // hundreds of MB (attack pass 2026-11-28, F1: one 900 KB render, nested and aliased, ended the gateway in JSON.stringify)
+  const big = 'é'.repeat(1_048_576);
+  const heavy: Lookup = {
+    one: (resource, id) => (resource === 'person' ? { id, name: 'p', org: null } : shopLookup.one(resource, id)),
+    many: (resource, parent, field, parentResource) => (parentResource === 'person' && field === 'items'
+      ? Array.from({ length: 8 }, (_, i) => ({ ...items[0]!, id: `${i}`, body: big, owner: parent.id }))
+      : shopLookup.many(resource, parent, field, parentResource)),
+  };
+  const deepPath = (levels: number) => `owner${'.items.owner'.repeat(levels)}.items.body`;
+
+  it('refuses with a 400 naming the bound before the item is built past it', () => {
+    const b = new ExpansionBudget(1_000_000, 16);
+    const refused = (() => { try { show([deepPath(3)], 1, {}, heavy, b); return undefined; } catch (e) { return e; } })();
+    expect(refused).toBeInstanceOf(GatewayError);
+    expect(refused).toMatchObject({ status: 400, code: 'INVALID_QUERY' });
+    expect(String((refused as GatewayError).message)).toMatch(/more than one item may be \(16 MB, MAX_ITEM_MB\)/);
+  });
+
+  it('counts each item on its own, and only what related records copy in', () => {
+    const b = new ExpansionBudget(1_000_000, 10);
+    const project = compileProjection(sel('owner.items.body'), item, shop, heavy, b);
+    for (const n of [1, 2, 5]) expect(() => project(items[n - 1]!)).not.toThrow(); // 8 MB an item: each within 10 MB
+    // the root record's own values are not counted (bounded by what is stored)
+    const root = compileProjection(sel('body', 'owner.name'), item, shop, heavy, new ExpansionBudget(1_000_000, 0.001));
+    expect(root({ ...items[0]!, body: big }).body).toBe(big);
+    expect(() => compileProjection(sel('owner.items.body'), item, shop, heavy, new ExpansionBudget(1_000_000, 7))(items[0]!)).toThrow(/MAX_ITEM_MB/);
+  });
+});
