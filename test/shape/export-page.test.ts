@@ -26,4 +26,21 @@ describe("a page's CSV export", () => {
     expect(text.split('\n')).toHaveLength(41);
     expect(text.split('\n')[0]!.split(',')).toHaveLength(2 + 40 * 2_000);
   });
+
+  it('one very wide row (60 000 data keys) is written in parts, the event loop turning between them (F3: one step a row)', async () => {
+    const items = [{ id: 'r1', data: Object.fromEntries(Array.from({ length: 60_000 }, (_, k) => [`k${k}`, 'v'.repeat(20)])) }];
+    let turns = 0;
+    let on = true;
+    const tick = () => { if (!on) return; turns++; setImmediate(tick); };
+    setImmediate(tick);
+    const file = await exportPage('csv', items, { escapeFormulas: true });
+    let text = '';
+    let parts = 0;
+    if (typeof file === 'string') text = file;
+    else for await (const part of file) { text += part; parts++; }
+    on = false;
+    expect(parts).toBeGreaterThan(20); // header and row, each in parts of at most 2 000 cells
+    expect(turns).toBeGreaterThan(3);
+    expect(text).toBe(await csvExport(items, { escapeFormulas: true }));
+  });
 });
