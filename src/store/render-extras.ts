@@ -3,13 +3,20 @@ import { LRUCache } from 'lru-cache';
 import type { ChangeBus } from './changes.js';
 import type { Database } from './schema.js';
 
+/** The stored JSON text of render data kept in memory, at most (a render's data is up to MAX_PAYLOAD_BYTES). */
+export const DATA_KEPT_BYTES = 32 * 1_048_576;
+
 /** Marks a render the store has no data for (renders created elsewhere): absent answers are kept too. */
 const NONE = Symbol('no data');
 
 /** What the gateway keeps about renders (the data it sent) and overlays (legacy PATCHes v1 cannot apply). */
 export class RenderDataStore {
   /** Recently read renders' data (or NONE), so a warm read of a render costs no store round trip. */
-  private readonly kept = new LRUCache<string, { v: unknown }>({ max: 20_000 });
+  /**
+   * Data read lately, by v1 id: at most 20 000 renders and DATA_KEPT_BYTES of their stored JSON text (data is the
+   * client's own, up to MAX_PAYLOAD_BYTES a render: bounded in bytes, not entries).
+   */
+  private readonly kept = new LRUCache<string, { v: unknown; size: number }>({ max: 20_000, maxSize: DATA_KEPT_BYTES, sizeCalculation: (e) => e.size });
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -22,6 +29,9 @@ export class RenderDataStore {
     });
     bus?.onResync(() => this.kept.clear());
   }
+
+  /** The stored JSON text of the data kept in memory, about (bytes). */
+  keptBytes(): number { return this.kept.calculatedSize; }
 
   async put(v1Id: string, data: unknown, title: string | null, createdBy: string | null): Promise<void> {
     await this.db
@@ -71,13 +81,13 @@ export class RenderDataStore {
     for (let i = 0; i < missing.length; i += 500) {
       const chunk = missing.slice(i, i + 500);
       const rows = await this.db.selectFrom('render_data').select(['v1_id', 'data']).where('v1_id', 'in', chunk).execute();
-      const found = new Map(rows.map((r) => [r.v1_id, JSON.parse(r.data) as unknown]));
+      const found = new Map(rows.map((r) => [r.v1_id, { v: JSON.parse(r.data) as unknown, size: r.data.length + 64 }]));
       // scans read many renders once: only small look-ups (an answer's page) are kept
       const keep = v1Ids.length <= 200;
       for (const id of chunk) {
-        const v = found.get(id);
-        if (v !== undefined) out.set(id, v);
-        if (keep) this.kept.set(id, { v: v === undefined ? NONE : v });
+        const f = found.get(id);
+        if (f !== undefined) out.set(id, f.v);
+        if (keep) this.kept.set(id, f ?? { v: NONE, size: 64 });
       }
     }
     return out;

@@ -7,7 +7,7 @@ import { SecretBox } from '../../src/store/crypto.js';
 import { openDb, pingDb, type Db } from '../../src/store/db.js';
 import { verifyEncryptionKey, WrongEncryptionKeyError } from '../../src/store/key-check.js';
 import { migrate } from '../../src/store/migrations.js';
-import { OverlayStore, RenderDataStore } from '../../src/store/render-extras.js';
+import { DATA_KEPT_BYTES, OverlayStore, RenderDataStore } from '../../src/store/render-extras.js';
 import { Spool } from '../../src/store/spool.js';
 import { UsageLedger } from '../../src/store/usage.js';
 import { databases } from '../helpers/databases.js';
@@ -187,6 +187,20 @@ describe('RenderDataStore', () => {
     ]);
     expect(heard).toEqual(['rd1', 'rd2', 'rd1']);
     expect(await s.many(['rd1', 'rd2', 'rd-none'])).toEqual(new Map<string, unknown>([['rd1', { a: 2 }], ['rd2', {}]]));
+  });
+
+  it('keeps at most DATA_KEPT_BYTES of data in memory, whatever the number of renders (attack re-check F4: 20 000 entries of any size)', async () => {
+    const s = new RenderDataStore(db.kysely, clock, bus);
+    const big = { text: 'x'.repeat(1_048_576) };
+    const ids = Array.from({ length: 48 }, (_, i) => `rb${i}`);
+    for (const id of ids) await s.put(id, big, null, null);
+    for (let i = 0; i < ids.length; i += 8) expect((await s.many(ids.slice(i, i + 8))).size).toBe(8); // pages of 8: kept
+    expect(s.keptBytes()).toBeGreaterThan(DATA_KEPT_BYTES / 2);
+    expect(s.keptBytes()).toBeLessThanOrEqual(DATA_KEPT_BYTES);
+    // the latest pages are the ones kept: read again without the store
+    await db.kysely.deleteFrom('render_data').where('v1_id', 'in', ids).execute();
+    expect((await s.many(ids.slice(-8))).size).toBe(8);
+    expect((await s.many(ids.slice(0, 8))).size).toBe(0);
   });
 
   it('claim stores data only for the first request', async () => {
