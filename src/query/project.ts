@@ -60,7 +60,8 @@ export function compileProjection(
   const top = withAliases(resource, related.alias);
   const t = buildTree(fields, top, schemas);
   const each = projectorFor(t, top, schemas, lookup, budget, related.deep, related.nestedLimit ?? 100);
-  const project: Projector = budget && t.children.size > 0 ? (r) => { budget.startItem(); return each(r); } : each;
+  const copies = t.children.size > 0 || Object.values(top.fields).some((f) => f.aliasOf);
+  const project: Projector = budget && copies ? (r) => { budget.startItem(); return each(r); } : each;
   const key = recordOnlyKey(t, top);
   return key === undefined ? project : Object.assign(project, { key });
 }
@@ -125,7 +126,9 @@ function projectorFor(
     const sub = t.children.get(name);
     const rel = f.relation;
     const source = f.aliasOf ?? name; // an alias answers under its own name what its field holds
-    if (!rel && counted) return (r: Rec, o: Record<string, unknown>) => { counted.chargeValue(o[name] = r[source] ?? null); };
+    // (an alias copies a stored value once more, however often it is asked for: counted at every level)
+    const charged = counted ?? (f.aliasOf ? budget : undefined);
+    if (!rel && charged) return (r: Rec, o: Record<string, unknown>) => { charged.chargeValue(o[name] = r[source] ?? null); };
     if (!rel) return (r: Rec, o: Record<string, unknown>) => { o[name] = r[source] ?? null; };
     const relSchema = schemas[rel.resource] as ResourceSchema;
     const d = deep?.children[name];

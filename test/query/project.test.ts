@@ -211,4 +211,18 @@ describe('MAX_ITEM_MB: the values one item copies from related records, bounded 
     expect(root({ ...items[0]!, body: big }).body).toBe(big);
     expect(() => compileProjection(sel('owner.items.body'), item, shop, heavy, new ExpansionBudget(1_000_000, 7))(items[0]!)).toThrow(/MAX_ITEM_MB/);
   });
+
+  it('an alias of the root record\'s field counts too: the same stored value copied again under every alias (attack pass 4, N1)', () => {
+    const big = { ...items[0]!, body: 'x'.repeat(1_048_576) };
+    const alias = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`b${i}`, 'body']));
+    const fields = sel('id', ...Object.keys(alias));
+    const refused = (() => {
+      try { compileProjection(fields, item, shop, shopLookup, new ExpansionBudget(1_000_000, 16), { alias })(big); return undefined; } catch (e) { return e; }
+    })();
+    expect(refused).toMatchObject({ status: 400, code: 'INVALID_QUERY' });
+    // ten aliases of 1 MB fit 16 MB; the root's own field is not counted
+    const ten = Object.fromEntries(Object.entries(alias).slice(0, 10));
+    const out = compileProjection(sel('id', 'body', ...Object.keys(ten)), item, shop, shopLookup, new ExpansionBudget(1_000_000, 11), { alias: ten })(big);
+    expect(Object.keys(out)).toHaveLength(12);
+  });
 });
