@@ -9,104 +9,15 @@ import type { Shape } from './shape.js';
  * per item an earlier call gave, with the cursor loop where v1 pages), what the client must then do itself because v1
  * cannot, and the fields no v1 call gives. Pure: the same shape and plan give the same equivalent.
  */
-/** The list parameters a call may walk id by id, by the name of the id in its path (`each: 'project_id'`: each of `project_ids`). */
-export const LIST_PARAMS: Readonly<Record<string, string>> = { render_id: 'render_ids', project_id: 'project_ids', team_id: 'team_ids' };
-
-export interface V1Call {
-  /** The name later calls and the snippets refer to this call's result by. */
-  readonly name: string;
-  readonly method: 'GET' | 'POST';
-  /** With `{placeholders}`: `{render_id}` a parameter, `{project.id}` a field of the item of `each`. */
-  readonly path: string;
-  readonly query: Readonly<Record<string, string>>;
-  /**
-   * Run once per item of that earlier call's result (`projects`), or once per id of a list parameter (`render_id`:
-   * each of `render_ids`; `project_id`: each of `project_ids`); null: once.
-   */
-  readonly each: string | null;
-  /** A v1 list: pass `next_cursor` as `cursor` until it is null (never stop on a short page). */
-  readonly cursor: boolean;
-  /** The legacy answer needs no more than offset + limit items of each list: the loop may stop there. */
-  readonly stopAfter: boolean;
-  readonly body?: Readonly<Record<string, string>>;
-  /** Run once per v1 status the legacy `status` parameter stands for (`{v1_status}` in the query): `ready` is ready and queued. */
-  readonly perStatus?: boolean;
-  readonly why: string;
-}
-
-export type ClientStepKind = 'merge' | 'filter' | 'search' | 'sort' | 'page' | 'count' | 'group' | 'aggregate' | 'join' | 'keep' | 'translate';
-export interface ClientStep {
-  readonly kind: ClientStepKind;
-  readonly detail: string;
-  /** What the snippets do for the step; absent: the snippet names the step for the client to write. */
-  readonly args?: StepArgs;
-  /** Only joins lists v1 already narrowed (one project's per-status lists): not counted as work v1 cannot do. */
-  readonly check?: boolean;
-}
-
-/**
- * One condition a client step tests: a v1 field against a parameter. `gt`…`lte` compare a v1 time (`created_at`, seconds
- * or milliseconds) with an ISO 8601 date parameter (a date alone is midnight UTC; no zone is UTC); an item without the
- * time fails them, as a null fails a comparison in the legacy API.
- */
-export interface FilterCond {
-  readonly field: string;
-  readonly test: 'eq' | 'in' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte';
-  readonly param: string;
-}
+export * from './equivalent-model.js';
+import {
+  V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type FilterCond, type Param, type V1Call,
+} from './equivalent-model.js';
 
 /** The legacy date fields, by the v1 time they are read from. */
 const TIMES = new Set(['created_at', 'updated_at']);
 const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = { _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte' };
 const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = { gt: true, gte: true, lt: true, lte: true };
-
-/** v1 field paths (`name`, `project.id`, `created_at`); `status` compared as legacy names through the statuses table. */
-export type StepArgs =
-  | { readonly op: 'merge'; readonly desc: boolean }
-  | { readonly op: 'filter'; readonly conds: readonly FilterCond[] }
-  | { readonly op: 'search'; readonly param: string }
-  | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
-  | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }
-  | { readonly op: 'count'; readonly groupBy: string | null }
-  | { readonly op: 'keep'; readonly field: string; readonly param: string };
-
-/** Legacy field → the v1 field it is read from, per resource (what the snippets filter, sort and group on). */
-export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  render: { id: 'id', title: 'name', status: 'status', date_created: 'created_at', date_updated: 'updated_at', project: 'project.id',
-    account: 'project.team', user_created: 'created_by' },
-  project: { id: 'id', title: 'name', date_created: 'created_at', date_updated: 'updated_at', account: 'team.id', poster: 'thumbnail_url',
-    user_created: 'created_by', 'account.name': 'team.name' },
-  account: { id: 'id', name: 'name', date_created: 'created_at' },
-  template: { id: 'id', title: 'name', description: 'description' },
-};
-
-/** A value the client passes in: a legacy value turned into its v1 form. */
-export interface Param {
-  readonly name: string;
-  readonly legacy: string;
-  readonly v1: string;
-}
-
-export interface BlockedField {
-  readonly field: string;
-  readonly source: 'store' | 'none' | 'overlay';
-  readonly why: string;
-}
-
-export interface Equivalent {
-  readonly resource: string | null;
-  readonly calls: readonly V1Call[];
-  /** Steps the client does after the calls; `translate` steps (ids, statuses, times) are not counted as work v1 cannot do. */
-  readonly clientSteps: readonly ClientStep[];
-  readonly params: readonly Param[];
-  /** legacy status → the v1 statuses it stands for, when the shape reads or filters statuses. */
-  readonly statuses: Readonly<Record<string, readonly string[]>> | null;
-  readonly blocked: readonly BlockedField[];
-  /** Fields reached only through `*`: v1 has no source for them, but the client may not read them. */
-  readonly unverified: readonly string[];
-  readonly notes: readonly string[];
-}
-
 const PAGE = '60';
 const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
 const param = (name: string, resource: string): Param => ({

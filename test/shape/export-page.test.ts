@@ -7,20 +7,26 @@ import { exportPage } from '../../src/shape/export.js';
  * cells; it was written in one synchronous loop (33 s with the event loop held for a 50-render page). It is written a
  * row at a time now, the event loop given turns, with the same bytes as the whole-page writer.
  */
+/** Counts the turns of the event loop until stopped (a synchronous writer lets none happen). */
+function turnsOfTheLoop(): { stop(): number } {
+  let turns = 0;
+  let on = true;
+  const tick = () => { if (!on) return; turns++; setImmediate(tick); };
+  setImmediate(tick);
+  return { stop: () => { on = false; return turns; } };
+}
+
 describe("a page's CSV export", () => {
   it('gives the event loop turns while it is written, and writes the same bytes', async () => {
     const items = Array.from({ length: 40 }, (_, i) => ({
       id: `r${i}`, title: `t${i}`, data: Object.fromEntries(Array.from({ length: 2_000 }, (_, k) => [`k${i}_${k}`, k])),
     }));
-    let turns = 0;
-    let on = true;
-    const tick = () => { if (!on) return; turns++; setImmediate(tick); };
-    setImmediate(tick);
+    const loop = turnsOfTheLoop();
     const file = await exportPage('csv', items, { escapeFormulas: true });
     let text = '';
     if (typeof file === 'string') text = file;
     else for await (const part of file) text += part;
-    on = false;
+    const turns = loop.stop();
     expect(turns).toBeGreaterThan(3); // the loop turned while the file was written (0 or 1 before: one synchronous loop)
     expect(text).toBe(await csvExport(items, { escapeFormulas: true }));
     expect(text.split('\n')).toHaveLength(41);
@@ -29,16 +35,13 @@ describe("a page's CSV export", () => {
 
   it('one very wide row (60 000 data keys) is written in parts, the event loop turning between them (F3: one step a row)', async () => {
     const items = [{ id: 'r1', data: Object.fromEntries(Array.from({ length: 60_000 }, (_, k) => [`k${k}`, 'v'.repeat(20)])) }];
-    let turns = 0;
-    let on = true;
-    const tick = () => { if (!on) return; turns++; setImmediate(tick); };
-    setImmediate(tick);
+    const loop = turnsOfTheLoop();
     const file = await exportPage('csv', items, { escapeFormulas: true });
     let text = '';
     let parts = 0;
     if (typeof file === 'string') text = file;
     else for await (const part of file) { text += part; parts++; }
-    on = false;
+    const turns = loop.stop();
     expect(parts).toBeGreaterThan(20); // header and row, each in parts of at most 2 000 cells
     expect(turns).toBeGreaterThan(3);
     expect(text).toBe(await csvExport(items, { escapeFormulas: true }));
