@@ -364,7 +364,7 @@ class Job {
     type Entry = { at: number; rec: Rec; ref: string; json?: RawJson };
     // the source may test the filter on its rows before building records (a search is tested on the records only)
     const rows = q.search ? undefined : { filter: q.filter, compile: (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source) };
-    const runs = await source.walk<Entry>(plan, all || this.withData, async (batch, tested) => {
+    const runs = await source.walk<Entry>(plan, this.withData, async (batch, tested) => {
       this.tested += tested ?? batch.length;
       const kept = await source.settle(() => batch.filter((w) => this.keep(w.rec)));
       if (!lazyAll) return kept;

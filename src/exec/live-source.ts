@@ -108,7 +108,8 @@ export class LiveSource implements RecordSource {
     const status = plan.pushdown.status;
     return projects.map((p) =>
       this.env.catalog.stream<T>(p.id, { order, ...(status ? { status } : {}) }, first, all, async (items) => {
-        const recs = await this.built(items, withData);
+        // (every item of limit=-1 is answered: its data read with its page)
+        const recs = await this.built(items, withData || all);
         return convert(recs.map((rec, i) => ({ rec, at: (items[i] as V1Render).created_at, ref: (items[i] as V1Render).id })));
       }),
     );

@@ -2,7 +2,8 @@ import type { CompareNode, FilterNode } from '../query/ast.js';
 import type { Predicate, Rec } from '../query/compile.js';
 import { compileColumnFilter, statusForm } from '../replica/column-filter.js';
 import { RenderColumnScan, type TeamColumns } from '../replica/column-scan.js';
-import { RenderRecords, type RenderView } from '../replica/record-view.js';
+import { DataAtHand, withDataAtHand } from '../replica/data-at-hand.js';
+import { giveData, RenderRecords, type RenderView } from '../replica/record-view.js';
 import type { ReplicaSnapshot } from '../replica/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
@@ -18,8 +19,13 @@ export interface ReplicaHooks {
   readonly answered: (renderUuids: readonly string[]) => void;
   /** Writes the recorded pairs. */
   readonly flush: () => Promise<void>;
+  /** The data the gateway sent for these renders (absent: none, `{}`), read from the store: the replica holds none. */
+  readonly data: (v1Ids: readonly string[]) => Promise<ReadonlyMap<string, unknown>>;
   readonly now: number;
 }
+
+/** Rounds of one evaluation that read render data missing from its hand, at most (each reads at least one render's). */
+const DATA_ROUNDS = 16;
 
 /** Rows a walk turns into records at a time: the first batch sized by the answer, each next one twice the last, up to the most. */
 const WALK_BATCH_LEAST = 8;
@@ -27,6 +33,8 @@ const WALK_BATCH_MOST = 128;
 
 /** Records a scan tests between two turns of the event loop. */
 const SCAN_SLICE = 16_384;
+/** …when the question tests render data (read from the store a slice at a time). */
+const SCAN_SLICE_WITH_DATA = 256;
 
 /** A row walked: its record's id (the name the executor records it by) is read only if it is answered. */
 class WalkedRow implements Walked {
@@ -101,8 +109,28 @@ export class ReplicaSource implements RecordSource {
     return view.t instanceof RenderRecords && typeof view.row === 'number' ? view.t.shaped(view.row, key, () => project(rec)) : project(rec);
   }
 
+  /**
+   * Runs `evaluate` with a hand of render data: the data it read and did not have is read from the store and it runs
+   * again, until nothing is missing (relations are held: nothing else is ever missing).
+   */
   async settle<T>(evaluate: () => T): Promise<T> {
-    return evaluate();
+    const hand = new DataAtHand();
+    for (let round = 0; ; round++) {
+      const out = withDataAtHand(hand, evaluate);
+      const missed = hand.takeMissed();
+      if (missed.length === 0) return out;
+      if (round >= DATA_ROUNDS) throw new Error(`render data still missing after ${DATA_ROUNDS} rounds`);
+      hand.fill(missed, await this.hooks.data(missed));
+    }
+  }
+
+  /** Gives each render of a batch its data (a filter, sort or group that reads data tests it outside any hand). */
+  private async giveData(recs: readonly Rec[]): Promise<void> {
+    const views = recs.filter((r) => (r as Partial<RenderView>).t instanceof RenderRecords);
+    if (views.length === 0) return;
+    const ids = views.map((r) => (r as unknown as RenderView).t.c.v1Id((r as unknown as RenderView).row));
+    const found = await this.hooks.data(ids);
+    views.forEach((r, i) => giveData(r, found.get(ids[i] as string) ?? {}));
   }
 
   ref(rec: Rec): string {
@@ -124,7 +152,7 @@ export class ReplicaSource implements RecordSource {
   }
 
   async walk<T extends { readonly at: number }>(
-    plan: Plan, _withData: boolean, convert: (batch: Walked[], tested?: number) => Promise<T[]>, filter?: RowFilter,
+    plan: Plan, withData: boolean, convert: (batch: Walked[], tested?: number) => Promise<T[]>, filter?: RowFilter,
   ): Promise<MergeSource<T>[]> {
     const projects = plan.scope.projects ? this.snapshot.projectIds(plan.scope.projects) : null;
     const asc = plan.pushdown.order === 'asc';
@@ -143,7 +171,7 @@ export class ReplicaSource implements RecordSource {
       // the filter tested on the columns first (a row with an overlay on its record): only the rows passing it become records
       const test = filter?.filter && whole ? compileColumnFilter(filter.filter, records, (node) => filter.compile(node), whole) : undefined;
       const rows = asc ? [...kept].reverse() : long ? kept.slice() : kept;
-      return new RowRun<T>(rows, (slice) => {
+      return new RowRun<T>(rows, async (slice) => {
         const batch: Walked[] = [];
         let tested = 0;
         for (const row of slice) {
@@ -155,6 +183,7 @@ export class ReplicaSource implements RecordSource {
           const raw = cols.created[row] as number;
           batch.push(new WalkedRow(rec, raw < 1e11 ? raw * 1000 : raw));
         }
+        if (withData) await this.giveData(batch.map((w) => w.rec));
         return test ? convert(batch, tested) : convert(batch);
       }, first);
     });
@@ -164,17 +193,22 @@ export class ReplicaSource implements RecordSource {
    * Each team's records of the scope; a large team's a slice at a time, the event loop given a turn between slices (a
    * question over 100 000 renders does not hold it), over a copy of the team's list (renders may arrive meanwhile).
    */
-  async scan(resource: string, plan: Plan, _withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
+  async scan(resource: string, plan: Plan, withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
     let n = 0;
+    // a question that tests render data reads it a small slice at a time (data is up to MAX_PAYLOAD_BYTES a render)
+    const slice = withData && resource === 'render' ? SCAN_SLICE_WITH_DATA : SCAN_SLICE;
     for (const run of this.snapshot.runs(resource, plan)) {
       n += run.length;
-      if (run.length <= SCAN_SLICE) {
+      if (run.length <= slice) {
+        if (withData) await this.giveData(run);
         await take(run);
         continue;
       }
       const held = run.slice();
-      for (let i = 0; i < held.length; i += SCAN_SLICE) {
-        await take(held.slice(i, i + SCAN_SLICE));
+      for (let i = 0; i < held.length; i += slice) {
+        const part = held.slice(i, i + slice);
+        if (withData) await this.giveData(part);
+        await take(part);
         await (pace() ?? new Promise<void>((r) => setImmediate(r)));
       }
     }

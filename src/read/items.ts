@@ -142,6 +142,7 @@ export class ItemReads {
         refresh: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind, walk)); },
         answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) ids.queue('render', v1, u); },
         flush: () => ids.flush(),
+        data: (v1Ids) => this.deps.renderData.many(v1Ids),
         now,
       });
     }

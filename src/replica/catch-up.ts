@@ -127,7 +127,8 @@ export class CatchUp {
         }
       });
       this.counts.rows += read.rows;
-      if (ids.length > 0) await this.data(t, ids);
+      // the data of these renders may have been written meanwhile (it is read from the store when answered)
+      t.dataChanged(ids);
       // read after the renders: a repair committed before any of them is seen here
       const rewritten = await store.rewrittenSince(t.id, mark);
       if (rewritten !== false) return forget();
@@ -153,14 +154,7 @@ export class CatchUp {
     const rows = await this.deps.store.rendersOfProject(projectId);
     this.counts.rows += rows.length;
     for (const row of rows) t.apply(row.render, row.seenAt);
-    if (rows.length > 0) await this.data(t, rows.map((r) => r.render.id));
-  }
-
-  /** The data the gateway sent for these renders (written before their rows), where it is new to the team. */
-  private async data(t: TeamReplica, ids: readonly string[]): Promise<void> {
-    for (const [id, data] of await this.deps.renderData.many(ids)) {
-      if (!t.data.has(id) || JSON.stringify(t.data.get(id)) !== JSON.stringify(data)) t.setData(id, data);
-    }
+    t.dataChanged(rows.map((r) => r.render.id));
   }
 }
 

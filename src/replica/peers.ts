@@ -60,7 +60,7 @@ export class Peers {
   listenData(): void {
     this.deps.bus.on('render_data', (id) => {
       const t = [...this.deps.registry.values()].find((x) => x.has(id));
-      if (t) this.follow(this.deps.renderData.many([id]).then((m) => { if (m.has(id)) t.setData(id, m.get(id)); }));
+      if (t) t.dataChanged([id]);
     });
   }
 

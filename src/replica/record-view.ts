@@ -4,11 +4,14 @@ import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
 import type { RenderColumns } from './column-filter.js';
 import type { RecordBuilder } from './records.js';
 import type { RenderRows } from './render-rows.js';
+import { dataAtHand, renderDataOf } from './data-at-hand.js';
 import { ShapedRecords } from './shaped-records.js';
 
-/** What a full record is built from besides the render's row: the data the gateway sent, the render's project. */
+/**
+ * What a full record is built from besides the render's row: the render's project. (Not the data the gateway sent: the
+ * replica does not hold it; a view reads it from the evaluation's hand, `data-at-hand.ts`.)
+ */
 export interface ViewInputs {
-  readonly data: ReadonlyMap<string, unknown>;
   readonly projects: ReadonlyMap<string, { readonly project: V1Project }>;
 }
 
@@ -27,6 +30,13 @@ export interface RenderView {
   ti: string | undefined;
   dc: string | null | undefined;
   du: string | null | undefined;
+  /** The render's data, when a reader gave it to this view (`giveData`); else it is read from the hand. */
+  d: unknown;
+}
+
+/** Gives a render's view its data (a filter or sort that reads data, tested outside an evaluation's hand). */
+export function giveData(rec: Rec, data: unknown): void {
+  (rec as unknown as RenderView).d = data;
 }
 
 /** Full records a team keeps built (about 2 kB each): a hot page or two of every list. */
@@ -183,7 +193,10 @@ export class RenderRecords implements RenderColumns {
    * frozen and with its JSON text, until the row changes.
    */
   shaped(row: number, key: string, make: () => unknown): unknown {
-    return this.shapedCache.get(row, key, make);
+    // an item made while render data was missing from the hand is made again once it is read: not kept
+    const hand = dataAtHand();
+    const before = hand?.misses ?? 0;
+    return this.shapedCache.get(row, key, make, () => (hand?.misses ?? 0) === before);
   }
 
   /** @internal */ fullRecord(row: number): Rec {
@@ -193,9 +206,9 @@ export class RenderRecords implements RenderColumns {
       this.fullCache.set(row, hit);
       return hit;
     }
-    const id = this.c.v1Id(row);
     const r = this.rows.v1(row);
-    const rec = this.builder.render(r, this.inputs.data.get(id) ?? {}, this.inputs.projects.get(r.project.id)?.project);
+    // (its data is read by the view from the hand, never from this record)
+    const rec = this.builder.render(r, {}, this.inputs.projects.get(r.project.id)?.project);
     if (this.fullCache.size >= FULL_RECORDS_KEPT) this.fullCache.delete(this.fullCache.keys().next().value as number);
     this.fullCache.set(row, rec);
     return rec;
@@ -253,6 +266,7 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
     ti: string | undefined = undefined;
     dc: string | null | undefined = undefined;
     du: string | null | undefined = undefined;
+    d: unknown = undefined;
     constructor(readonly t: RenderRecords, readonly row: number) {
       this.at = t.version;
     }
@@ -268,7 +282,12 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
         return this.u;
       };
     }
-    else if (name === 'status') {
+    else if (name === 'data') {
+      // the data the gateway sent: given to the view, or read from the evaluation's hand (never held by the replica)
+      get = function (this: View) {
+        return this.d !== undefined ? this.d : renderDataOf(this.t.c.v1Id(this.row));
+      };
+    } else if (name === 'status') {
       get = function (this: View) {
         const t = this.t;
         const c = t.c;

@@ -91,7 +91,6 @@ export class TeamRegistry {
       }
     });
     fresh.compact();
-    for (const [id, data] of await store.renderData(teamId)) fresh.setData(id, data);
     // new overlays or imported ids arrived while it was read
     if (inputs.version !== version) fresh.invalidateRecords();
     // a backfill or sync that started meanwhile holds the newer copy

@@ -99,8 +99,6 @@ export class SyncScheduler {
       const changes: SyncChanges = { renders: [], renew: async () => held.check() };
       const ok = await this.withReader(team.id, spend, (s) => this.deps.sync.backfill(t, s, changes));
       if (!ok) throw new Error('no bound key reaches the team');
-      // the data the gateway sent for the renders it created (before the team was in the replica)
-      for (const [id, data] of await store.renderData(team.id)) t.setData(id, data);
       this.fullAt.set(team.id, t.backfilledAt ?? clock.now());
       this.failures.delete(team.id);
       t.compact();
@@ -178,9 +176,6 @@ export class SyncScheduler {
       });
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
-      // renders new to the replica may be the gateway's own (made on an instance that did not hold the team)
-      const fresh = changes.renders.filter((id) => !t.data.has(id));
-      if (fresh.length > 0) for (const [id, data] of await this.deps.renderData.many(fresh)) t.setData(id, data);
       if (full) this.fullAt.set(t.id, started);
       this.failures.delete(t.id);
       await this.deps.peers.publishRenders(t.id, changes.renders);

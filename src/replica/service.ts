@@ -198,8 +198,8 @@ export class ReplicaService {
     const now = this.deps.clock.now();
     await this.store.putRenders(teamId, [r], now);
     const t = this.registry.get(teamId);
-    if (o.data !== undefined) t?.setData(r.id, o.data);
     t?.apply(r, now);
+    if (o.data !== undefined) t?.dataChanged([r.id]);
     if (o.webhook) {
       await this.store.markWebhook(teamId, now);
       if (t) t.webhookAt = now;

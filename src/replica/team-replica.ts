@@ -37,7 +37,6 @@ export class TeamReplica {
    */
   changeMark: number | null = null;
   readonly projects = new Map<string, ProjectEntry>();
-  readonly data = new Map<string, unknown>();
   private readonly marks = new HeadMarks();
   private readonly rows: RenderRows;
   private readonly records: RenderRecords;
@@ -155,11 +154,19 @@ export class TeamReplica {
     this.rows.trim();
   }
 
-  setData(v1Id: string, data: unknown): void {
-    this.data.set(v1Id, data);
-    this.changes = nextChange();
-    const i = this.rows.row(v1Id);
-    if (i !== undefined) this.records.forget(i);
+  /**
+   * The data the gateway sent for these renders was written (or may have been, unseen): the replica holds none of it
+   * (a read reads it from the store), but what it kept of their answered records is made again, and answers move on.
+   */
+  dataChanged(v1Ids: readonly string[]): void {
+    let any = false;
+    for (const id of v1Ids) {
+      const i = this.rows.row(id);
+      if (i === undefined) continue;
+      this.records.forget(i);
+      any = true;
+    }
+    if (any) this.changes = nextChange();
   }
 
   /** Every legacy record is built again on next use (overlays or imported ids changed). */

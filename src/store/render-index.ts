@@ -395,16 +395,6 @@ export class IndexStore {
     return out;
   }
 
-  /** The data the gateway sent for the team's renders it created (render_data), by v1 id. */
-  async renderData(teamId: string): Promise<Map<string, unknown>> {
-    // each data row looked up in the renders (few rows), not the team's renders walked for theirs (a join walks 100 000)
-    const rows = await this.db.selectFrom('render_data').select(['render_data.v1_id', 'render_data.data'])
-      .where((eb) => eb.exists(eb.selectFrom('index_renders').select(eb.lit(1).as('one'))
-        .whereRef('index_renders.render_id', '=', 'render_data.v1_id').where('index_renders.team_id', '=', teamId)))
-      .execute();
-    return new Map(rows.map((r) => [r.v1_id, JSON.parse(r.data) as unknown]));
-  }
-
   /** Forgets a team (its index is built again on its next read). */
   async dropTeam(teamId: string): Promise<void> {
     await this.db.deleteFrom('index_renders').where('team_id', '=', teamId).execute();

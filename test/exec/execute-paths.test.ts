@@ -102,10 +102,15 @@ describe('what the executor asks of its source, in order', () => {
     expect(how).toEqual({ strategy: 'sort of the scope', tested: 40, matched: 40 });
   });
 
-  it('a walk: its data is read for limit=-1 (answers kept as bytes), each batch made ready as it is read, the pairs written per chunk', async () => {
+  it('a walk: limit=-1 answers kept as bytes, each batch made ready as it is read, the pairs written per chunk', async () => {
     const all = new ArraySource(many(1200), 400, Number.POSITIVE_INFINITY, 0);
     await ask(all, { limit: '-1', fields: 'id' });
-    expect(all.events[0]).toBe('walk data=true');
+    // the walk is told whether its evaluation reads render data (a filter on it): here not; the records are made ready
+    // (data read, by the live source) with each batch
+    expect(all.events[0]).toBe('walk data=false');
+    const tested = new ArraySource(many(30), 400, Number.POSITIVE_INFINITY, 0);
+    await ask(tested, { limit: '-1', fields: 'id', filter: JSON.stringify({ data: { _nnull: true } }) });
+    expect(tested.events[0]).toBe('walk data=true');
     expect(all.events.filter((e) => e.startsWith('prepare')).reduce((n, e) => n + Number(e.split(' ')[1]), 0)).toBe(1200);
     const writes = all.events.filter((e) => e.startsWith('remember'));
     // a chunk is written once it holds 500 (after the whole timestamp that filled it: ties stay together)

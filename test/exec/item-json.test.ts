@@ -34,7 +34,9 @@ function simReplica() {
   for (const p of world.projects.values()) teams.get(p.teamId)!.setProject({ project: world.projectView(p), templates: [], backfilled: true }, 1);
   const renders: V1Render[] = [...world.renders.values()].map((r) => world.renderView(r));
   for (const r of renders) teams.get(r.project.team)!.apply(r, 1);
-  const hooks = { refresh: async () => {}, answered: () => {}, flush: async () => {}, now: 10 };
+  // the data the gateway sent, as the store holds it (read by each evaluation)
+  const data = new Map<string, unknown>();
+  const hooks = { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => data, now: 10 };
   const source = new ReplicaSource(new ReplicaSnapshot([...teams.values()], 25), hooks);
   // the same source without kept items: every record projected afresh, as before
   const plain: RecordSource = new Proxy(source, { get: (o, k) => (k === 'shaped' ? undefined : Reflect.get(o, k, o)) });
@@ -42,7 +44,7 @@ function simReplica() {
     overlays = o;
     for (const t of teams.values()) t.invalidateRecords();
   };
-  return { teams, renders, source, plain, setOverlays };
+  return { teams, renders, source, plain, setOverlays, data };
 }
 
 const FIELDS = [
@@ -99,7 +101,10 @@ describe('the answered page written from kept items', () => {
         else if (c.kind === 'complete') {
           const master = `https://cdn.example/${r.id}/master.mov?expires=1790000000&signature=${'ab'.repeat(16)}`;
           next = { ...r, status: 'complete', updated_at: at, output: { master } };
-        } else if (c.kind === 'data') t.setData(r.id, { note: c.title, n });
+        } else if (c.kind === 'data') {
+          w.data.set(r.id, { note: c.title, n });
+          t.dataChanged([r.id]);
+        }
         else w.setOverlays({ render: new Map([[r.id, { title: c.title }]]) });
         if (next) {
           t.apply(next, 2);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadMappings } from '../../src/config/mappings.js';
+import { DataAtHand, withDataAtHand } from '../../src/replica/data-at-hand.js';
 import { recordBuilder, type Overlays } from '../../src/replica/records.js';
 import { TeamReplica } from '../../src/replica/team-replica.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
@@ -53,13 +54,16 @@ describe('the render index held in columns', () => {
     ([renders, overlaid, withData]) => {
       const { t, builder, setOverlays } = setUp();
       for (const r of renders) t.apply(r, 5);
-      for (const n of withData) t.setData(`rend_${n}`, { n, text: 'x' });
+      // the data the gateway sent is read from the store by each evaluation: here, a hand holding it
+      const data = new Map(withData.map((n) => [`rend_${n}`, { n, text: 'x' }]));
+      const hand = new DataAtHand();
+      hand.fill(renders.map((r) => r.id), data);
       setOverlays({ render: new Map(overlaid.map((n) => [`rend_${n}`, { title: `overlay ${n}` }])) });
       expect(t.size).toBe(renders.length);
       for (const r of renders) {
-        const expected = builder.render(r, t.data.get(r.id) ?? {}, projects.find((p) => p.id === r.project.id));
+        const expected = builder.render(r, data.get(r.id) ?? {}, projects.find((p) => p.id === r.project.id));
         const view = t.renderRecord(r.id) as Record<string, unknown>;
-        const read = Object.fromEntries(builder.renderFields.map((f) => [f, view[f]]));
+        const read = withDataAtHand(hand, () => Object.fromEntries(builder.renderFields.map((f) => [f, view[f]])));
         expect(read).toEqual(Object.fromEntries(builder.renderFields.map((f) => [f, expected[f]])));
         expect(t.render(r.id)?.render).toEqual(r); // the v1 object comes back whole
         expect(t.renderV1(expected.id as string)).toBe(r.id);
@@ -84,7 +88,7 @@ describe('the render index held in columns', () => {
       const v = t.version;
       expect(t.apply(a, 8)).toBe(false); // an older state: not applied, nothing to show
       expect(t.version).toBe(v);
-      moved('render data', () => t.setData(a.id, { x: 1 }));
+      moved('render data', () => t.dataChanged([a.id]));
       moved('a pair the id store lost (to be given again by the next answer)', () => t.forgetPaired('render', a.id));
       moved("a project's pair the id store lost", () => t.forgetPaired('project', a.project.id));
       moved('overlays', () => setOverlays({ render: new Map([[a.id, { title: 'overlaid' }]]) }));

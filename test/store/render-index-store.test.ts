@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
 import { IndexStore } from '../../src/store/render-index.js';
-import { RenderDataStore } from '../../src/store/render-extras.js';
 import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../../src/v1/schemas.js';
 import { databases } from '../helpers/databases.js';
 
@@ -181,16 +180,6 @@ describe('renders', () => {
     expect(byDefault).toEqual([500, 500, 234]);
     expect(await ix.eachRenders('nobody', () => { throw new Error('no rows: not called'); })).toBe(0);
     expect(await ix.rendersById([])).toEqual([]);
-  });
-
-  it('renderData answers the data the gateway sent for the team\'s renders only', async () => {
-    const data = new RenderDataStore(db.kysely, clock);
-    await ix.putRenders('tx', [render('rx1', 'px', 'queued', 1), render('rx2', 'px', 'queued', 1)]);
-    await ix.putRenders('ty', [render('ry1', 'py', 'queued', 1)]);
-    await data.put('rx1', { n: 1, s: 'é' }, 'title', null);
-    await data.put('ry1', { n: 2 }, 'title', null);
-    await data.put('not-indexed', { n: 3 }, 'title', null);
-    expect(await ix.renderData('tx')).toEqual(new Map([['rx1', { n: 1, s: 'é' }]]));
   });
 
   it('dropTeam forgets its renders, projects and row, and nothing of other teams', async () => {
