@@ -45,6 +45,8 @@ export interface Deps {
   readonly config: Config;
   readonly logger: Logger;
   /** The one source of time (tests inject a ManualClock). */
+  /** The v1 base URL the gateway calls (V1_BASE_URL, or the demo's simulator). */
+  readonly v1BaseUrl: string;
   readonly clock: Clock;
   readonly db: Db;
   /** Change notifications between instances sharing the store (what each keeps in memory follows it). */
@@ -190,6 +192,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     config,
     logger,
     clock,
+    v1BaseUrl: baseUrl,
     db,
     users,
     sessions,

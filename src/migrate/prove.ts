@@ -8,30 +8,24 @@ import { compileProjection } from '../query/project.js';
 import { selectRecords, type QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { IdTranslator } from '../translate/ids.js';
-import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
+import { toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
 import type { TimeUnit } from '../translate/time.js';
 import type { V1Session } from '../v1/client.js';
-import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
+import type { V1Project, V1Render, V1Team } from '../v1/schemas.js';
 import { LIST_PARAMS, type Equivalent, type V1Call } from './equivalent.js';
 import { instantiate, planOf, queryString, type Values } from './instantiate.js';
 import { bare, own } from './own.js';
 import type { Shape } from './shape.js';
+import { snippetData, snippetDifferences } from './snippet-answer.js';
+import { snippetParams } from './snippet-params.js';
+import type { SnippetRunner } from './snippet-run.js';
+import { renderSnippets, type Snippets } from './snippets.js';
+import { combined, listed, runSnippets, type Proof } from './proof-verdict.js';
+import { recordsOf } from './records-of.js';
 
-/**
- * The proof of a shape: its v1 equivalent run against v1 (the structured calls, with the client's steps done by the
- * gateway's own evaluator over what those calls returned, translated), compared with the gateway's legacy answer to the
- * same question. The values are the proof's own, drawn from the data the client's key reaches (never the client's).
- */
-export interface Proof {
-  readonly result: 'equal' | 'differs' | 'not run';
-  readonly reason?: string;
-  /** The legacy request the proof asked, its values (drawn from the client's data) shown as `?`, its id as `:id`. */
-  readonly request?: string;
-  /** The differing fields as paths (`data[0].data`), each once, with the kind of difference. */
-  readonly differences: readonly { readonly path: string; readonly kind: string }[];
-  /** v1 calls the equivalent made. */
-  readonly v1Calls: number;
-}
+export { recordsOf } from './records-of.js';
+
+export { PROOF_PATHS, type Proof, type SnippetProof } from './proof-verdict.js';
 
 export interface ProofDeps {
   readonly mappings: Mappings;
@@ -44,6 +38,11 @@ export interface ProofDeps {
   legacy(userId: string, method: string, url: string): Promise<{ status: number; body: unknown }>;
   /** What one proof may spend (PROOF_BOUNDS by default). */
   readonly bounds?: ProofBounds;
+  /** Runs the snippets (none: the proof compares the evaluator's reading of the calls only, and says so). */
+  readonly snippets?: SnippetRunner;
+  /** The user's v1 key, for the snippets' environment (never written anywhere else). */
+  keyOf?(userId: string): Promise<string | undefined>;
+  readonly now?: () => number;
 }
 
 /** What one proof may spend: v1 calls (each a page of at most 60 items: the memory of what the calls return), related items expanded. */
@@ -53,8 +52,6 @@ export interface ProofBounds {
 }
 export const PROOF_BOUNDS: ProofBounds = { v1Calls: 500, relatedItems: 50_000 };
 
-/** The differing paths a proof lists, at most. */
-export const PROOF_PATHS = 100;
 
 /** A proof stopped at one of its bounds. */
 class OverBound extends Error {}
@@ -161,46 +158,6 @@ const errorCode = (body: unknown): string => {
   const code = (body as { errors?: { extensions?: { code?: unknown } }[] } | null)?.errors?.[0]?.extensions?.code;
   return typeof code === 'string' ? code.slice(0, 64) : 'refused';
 };
-
-/** Legacy records of what the calls returned (nothing the gateway keeps: no render data, no overlay), and a look-up over them. */
-export function recordsOf(results: Results, resource: string, d: Pick<ProofDeps, 'ids' | 'mappings' | 'timeUnit'>): { records: Rec[]; lookup: Lookup } {
-  const ctx = { ids: d.ids, mappings: d.mappings, timeUnit: d.timeUnit };
-  const v1Projects = [...(results.get('projects') ?? []), ...(results.get('project') ?? [])] as V1Project[];
-  const projectById = new Map(v1Projects.map((p) => [p.id, p]));
-  const members = results.get('members') as (V1TeamMember & { team_id: string })[] | undefined;
-  const renders = (results.get('renders') ?? results.get('render') ?? []) as V1Render[];
-  const byType = new Map<string, Map<string, Rec>>();
-  const add = (type: string, r: Rec) => {
-    if (!byType.has(type)) byType.set(type, new Map());
-    byType.get(type)?.set(r.id as string, r);
-    return r;
-  };
-  const renderRecs = renders.map((r) => add('render', toLegacyRender(r, ctx, { projectThumbnail: projectById.get(r.project.id)?.thumbnail_url ?? null })));
-  const projectRecs = v1Projects.map((p) => add('project', toLegacyProject(p, ctx)));
-  const teams = (results.get('teams') ?? []) as V1Team[];
-  const accountRecs = teams.map((t) => {
-    const owner = members ? teamOwner(members.filter((m) => m.team_id === t.id)) : null;
-    return add('account', toLegacyAccount(t, owner, ctx));
-  });
-  const templateRecs: Rec[] = [];
-  for (const t of (results.get('templates') ?? []) as V1TemplateSummary[]) {
-    const p = projectById.get(t.project_id);
-    if (p) templateRecs.push(add('template', toLegacyTemplate(t, p, ctx)));
-  }
-  const childrenOf = (parent: Rec, field: string, parentResource: string): Rec[] => {
-    if (parentResource === 'project' && field === 'renders') return renderRecs.filter((r) => r.project === parent.id);
-    if (parentResource === 'account' && field === 'renders') return renderRecs.filter((r) => r.account === parent.id);
-    if (parentResource === 'account' && field === 'projects') return projectRecs.filter((r) => r.account === parent.id);
-    return [];
-  };
-  const lookup: Lookup = {
-    one: (type, id) => byType.get(type)?.get(id),
-    many: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
-    manyAll: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
-  };
-  const records = own({ render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs }, resource) ?? [];
-  return { records, lookup };
-}
 
 /** Samples of each resource the key reaches, the proof's values drawn from them (the first of each: a read by id). */
 export type Samples = Readonly<Record<string, readonly Rec[]>>;
@@ -342,6 +299,7 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Sam
 /** Proves one read shape for a user: the legacy answer and the equivalent's, compared. Writes are not run (they create renders). */
 export async function prove(
   shape: Shape, e: Equivalent, userId: string, d: ProofDeps, samplesOf = new Map<string, Promise<Samples>>(),
+  handed: { readonly snippets: Snippets; readonly fn: string } = { snippets: renderSnippets(e, 'legacyEquivalent'), fn: 'legacyEquivalent' },
 ): Promise<Proof> {
   const none = (reason: string): Proof => ({ result: 'not run', reason, differences: [], v1Calls: 0 });
   if (shape.invalid) return none('the client sent a query the gateway refuses (400): nothing to prove');
@@ -362,7 +320,7 @@ export async function prove(
   const raw = instantiate(shape, values);
   const planned = planOf(shape, d.mappings, d.limitDefault, values);
   if (!planned) return none('the shape cannot be planned');
-  const params = await paramsOf(raw, shape, samples, d.ids, d.mappings);
+  const callParams = await paramsOf(raw, shape, samples, d.ids, d.mappings);
   const qs = queryString(raw);
   const base = shape.route.replace(':id', sampleId ?? '');
   // the request as shown: the values drawn are the proof's, from the client's data, and are not written to the report
@@ -380,7 +338,7 @@ export async function prove(
   let results: Results;
   const guard = () => { if (calls > bounds.v1Calls) throw new OverBound(`the equivalent needs more than ${bounds.v1Calls} v1 calls`); };
   try {
-    results = await runCalls(e, params, session, guard);
+    results = await runCalls(e, callParams, session, guard);
   } catch (err) {
     if (err instanceof OverBound) return { ...none(`${err.message} (the proof's bound): not proven`), request, v1Calls: calls };
     return { result: 'differs', request, reason: `the v1 calls failed: ${(err as Error).message}`, differences: [], v1Calls: calls };
@@ -396,16 +354,18 @@ export async function prove(
   if (!answer) return { ...none(`the answer expands more than ${bounds.relatedItems} related items (the proof's bound): not proven`), request, v1Calls: calls };
   const body = shape.kind === 'one' ? { data: answer.data[0] ?? null } : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data };
   const diffs: Difference[] = diffAnswers(legacy, { status: 200, body }, { rules: d.mappings.comparison, unordered: false, identity: () => undefined });
-  const seen = new Map<string, string>();
-  let more = 0;
-  for (const x of diffs) {
-    const path = x.path.replace(/\[\d+\]/g, '[]');
-    if (seen.has(path)) continue;
-    if (seen.size < PROOF_PATHS) seen.set(path, x.kind);
-    else more++;
-  }
-  const listed = [...seen].map(([path, kind]) => ({ path, kind }));
-  // a report lists at most PROOF_PATHS paths a shape (one answer's keys can be hundreds of thousands)
-  if (more > 0) listed.push({ path: '…', kind: `${more} more paths` });
-  return { result: diffs.length === 0 ? 'equal' : 'differs', request, v1Calls: calls, differences: listed };
+  const evaluated: Proof = { result: diffs.length === 0 ? 'equal' : 'differs', request, v1Calls: calls, differences: listed(diffs) };
+  if (!d.snippets) return { ...evaluated, reason: 'the snippets were not run (no runner): the calls were read by the gateway\'s evaluator' };
+  const key = (await d.keyOf?.(userId)) ?? '';
+  const params = await snippetParams(shape, e, raw, callParams, {
+    limitDefault: d.limitDefault, now: d.now?.() ?? Date.now(), toV1: (t, u) => d.ids.toV1(t as 'render', u),
+  });
+  const ran = await runSnippets(d.snippets, handed, key, params, (output) => {
+    const got = snippetData(output, shape, q, e, results, (r) => recordsOf(r, shape.resource as string, d), d.mappings, bounds.relatedItems);
+    if (!got.ok) return { result: 'not run', reason: got.why };
+    const aggregate = shape.aggregate.length > 0 || shape.groupBy.length > 0;
+    const found = snippetDifferences((legacy?.body as { data?: unknown } | null)?.data, got, q, d.mappings, aggregate, records);
+    return found.length === 0 ? { result: 'equal' } : { result: 'differs', paths: found };
+  });
+  return combined(evaluated, ran, handed.snippets);
 }

@@ -206,8 +206,10 @@ async function shapeReport(
     equivalent = noEquivalent(`the v1 equivalent could not be made: ${(e as Error).message}`);
   }
   let proof: Proof | null = null;
+  const snippets = renderSnippets(equivalent, fnName(i));
   if (o.prove && proofs) {
-    proof = stored.ok ? await prove(shape, equivalent, r.userId, proofs, samples).catch(proofFailed)
+    // the proof runs the snippets handed out below, as they are
+    proof = stored.ok ? await prove(shape, equivalent, r.userId, proofs, samples, { snippets, fn: fnName(i) }).catch(proofFailed)
       : { result: 'not run', reason: 'the row cannot be read', differences: [], v1Calls: 0 };
   }
   return {
@@ -217,7 +219,7 @@ async function shapeReport(
     diffRate: r.compared ? rate(r.differing, r.compared) : null, equivalent,
     clientSteps: clientWork(equivalent).map((s) => s.detail), proof,
     equivalentV1Calls: proof && proof.result !== 'not run' ? proof.v1Calls : null,
-    snippets: renderSnippets(equivalent, fnName(i)),
+    snippets,
     advice: adviceFor(shape, r.count, r.firstSeen, r.lastSeen),
   };
 }

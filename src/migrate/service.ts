@@ -2,6 +2,7 @@ import { internalHeaders } from '../compare/legacy-side.js';
 import type { Deps } from '../deps.js';
 import { ClientShapeStore } from '../store/client-shapes.js';
 import { PROOF_BOUNDS, type ProofDeps } from './prove.js';
+import { snippetRunner } from './snippet-run.js';
 import { clientReports, reportHead, type ClientReport, type MigrationReport } from './report.js';
 import { clientDeprecations } from './deprecation-progress.js';
 import { progressOf } from '../deprecate/progress.js';
@@ -21,6 +22,10 @@ export function proofDeps(deps: Deps, inject: Inject): ProofDeps {
     limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
     bounds: { ...PROOF_BOUNDS, relatedItems: deps.config.MAX_RELATED_ITEMS },
     session: (userId, count) => deps.v1For(userId, { onCall: () => count() }, 'gateway-migrate-proof'),
+    // the snippets the report hands out, run in a sandbox against v1 with the client's own key (in their environment only)
+    snippets: snippetRunner(deps.v1BaseUrl),
+    keyOf: (userId) => deps.users.v1Key(userId),
+    now: () => deps.clock.now(),
     async legacy(userId, method, url) {
       const user = await deps.users.byId(userId);
       if (!user) throw new Error(`the client's user ${userId} no longer exists`);

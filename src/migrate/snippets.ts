@@ -301,7 +301,8 @@ function jqStep(a: StepArgs): string {
       return a.conds.map((c) => (own(COMPARE, c.test)
         ? `map(select((${val(c.field)} | ms) as $t | $t != null and $t ${own(COMPARE, c.test)} (${env(c.param)} | instant)))`
         : c.test === 'in'
-          ? `map(select(${val(c.field)} as $v | ${env(c.param)} | split(",") | index($v)))`
+          // (a list given as a JSON array or comma-separated; `index` of a list answers a position, null when absent)
+          ? `map(select(${val(c.field)} as $v | ${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])))`
           : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
     case 'search':
       return `map(select([.name, $S[.status]] | map(select(type == "string") | ascii_downcase | contains(${env(a.param)} | ascii_downcase)) | any))`;

@@ -248,7 +248,12 @@ describe('the migration report of recorded traffic', () => {
     const shape = gw.deps.shapes.shapeOf({ method: 'GET', route: '/renders/:id', query: { fields: 'id,title' }, question: 'fields=id,title' });
     const e = equivalentOfShape(shape, gw.deps.mappings, gw.config.QUERY_LIMIT_DEFAULT);
     const proof = await prove(shape, e, userA, proofDeps(gw.deps, (o) => gw.app.inject(o as any)));
-    expect(proof).toMatchObject({ result: 'differs', differences: [{ path: 'data.title', kind: 'value' }], v1Calls: 1 });
+    expect(proof).toMatchObject({ result: 'differs', v1Calls: 1 });
+    // the equivalent's calls read by the evaluator, and each snippet as handed out, run and read back: all name the title
+    expect(proof.differences).toEqual([
+      { path: 'data.title', kind: 'value' }, ...['node', 'python', 'curl'].map((l) => ({ path: `${l}: data.title`, kind: 'value' })),
+    ]);
+    expect(proof.snippets?.map((x) => `${x.lang} ${x.result}`)).toEqual(['node differs', 'python differs', 'curl differs']);
     // and the same shape for a field v1 does give is equal
     const other = gw.deps.shapes.shapeOf({ method: 'GET', route: '/renders/:id', query: { fields: 'id,status' }, question: 'fields=id,status' });
     expect((await prove(other, equivalentOfShape(other, gw.deps.mappings, 100), userA, proofDeps(gw.deps, (o) => gw.app.inject(o as any)))).result).toBe('equal');

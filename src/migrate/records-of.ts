@@ -1,0 +1,53 @@
+import type { Lookup, Rec } from '../query/compile.js';
+import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
+import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
+import { own } from './own.js';
+import type { Mappings } from '../config/mappings.js';
+import type { IdTranslator } from '../translate/ids.js';
+import type { TimeUnit } from '../translate/time.js';
+
+/** What the calls returned, by call name. */
+export type Results = ReadonlyMap<string, unknown[]>;
+
+/** Legacy records of what the calls returned (nothing the gateway keeps: no render data, no overlay), and a look-up over them. */
+export function recordsOf(
+  results: Results, resource: string, d: { readonly ids: IdTranslator; readonly mappings: Mappings; readonly timeUnit: TimeUnit },
+): { records: Rec[]; lookup: Lookup } {
+  const ctx = { ids: d.ids, mappings: d.mappings, timeUnit: d.timeUnit };
+  const v1Projects = [...(results.get('projects') ?? []), ...(results.get('project') ?? [])] as V1Project[];
+  const projectById = new Map(v1Projects.map((p) => [p.id, p]));
+  const members = results.get('members') as (V1TeamMember & { team_id: string })[] | undefined;
+  const renders = (results.get('renders') ?? results.get('render') ?? []) as V1Render[];
+  const byType = new Map<string, Map<string, Rec>>();
+  const add = (type: string, r: Rec) => {
+    if (!byType.has(type)) byType.set(type, new Map());
+    byType.get(type)?.set(r.id as string, r);
+    return r;
+  };
+  const renderRecs = renders.map((r) => add('render', toLegacyRender(r, ctx, { projectThumbnail: projectById.get(r.project.id)?.thumbnail_url ?? null })));
+  const projectRecs = v1Projects.map((p) => add('project', toLegacyProject(p, ctx)));
+  const teams = (results.get('teams') ?? []) as V1Team[];
+  const accountRecs = teams.map((t) => {
+    const owner = members ? teamOwner(members.filter((m) => m.team_id === t.id)) : null;
+    return add('account', toLegacyAccount(t, owner, ctx));
+  });
+  const templateRecs: Rec[] = [];
+  for (const t of (results.get('templates') ?? []) as V1TemplateSummary[]) {
+    const p = projectById.get(t.project_id);
+    if (p) templateRecs.push(add('template', toLegacyTemplate(t, p, ctx)));
+  }
+  const childrenOf = (parent: Rec, field: string, parentResource: string): Rec[] => {
+    if (parentResource === 'project' && field === 'renders') return renderRecs.filter((r) => r.project === parent.id);
+    if (parentResource === 'account' && field === 'renders') return renderRecs.filter((r) => r.account === parent.id);
+    if (parentResource === 'account' && field === 'projects') return projectRecs.filter((r) => r.account === parent.id);
+    return [];
+  };
+  const lookup: Lookup = {
+    one: (type, id) => byType.get(type)?.get(id),
+    many: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
+    manyAll: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
+  };
+  const records = own({ render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs }, resource) ?? [];
+  return { records, lookup };
+}
+

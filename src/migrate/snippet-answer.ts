@@ -1,0 +1,85 @@
+import { diffAnswers, type Difference } from '../compare/diff.js';
+import type { Mappings } from '../config/mappings.js';
+import type { QueryNode } from '../query/ast.js';
+import { ExpansionBudget } from '../query/budget.js';
+import type { Lookup, Rec } from '../query/compile.js';
+import { compileProjection } from '../query/project.js';
+import type { ResourceSchema } from '../query/schema.js';
+import type { Equivalent } from './equivalent-model.js';
+import { mainCall } from './snippets.js';
+import type { Shape } from './shape.js';
+
+/** What the snippet's items are read back with: the legacy records of v1 objects (the proof's `recordsOf`). */
+export type ReadBack = (results: Map<string, unknown[]>) => { records: Rec[]; lookup: Lookup };
+
+/** A snippet's answer read back as the legacy API's `data`, or why it cannot be (the shape is then not proven by it). */
+export type SnippetData = { readonly ok: true; readonly data: unknown; readonly records: Rec[] } | { readonly ok: false; readonly why: string };
+
+const numeric = (v: unknown) => (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v);
+
+/**
+ * The translation the report describes, applied to what a snippet printed: its v1 objects made legacy records (ids to
+ * uuids, statuses and times to the legacy forms; the relations looked up in what the equivalent's calls returned),
+ * projected by the question's fields, in the snippet's order (the snippet did the filtering, sorting and paging). A count
+ * or a count per status is read as the legacy aggregate (numbers compared as numbers). Pure.
+ */
+export function snippetData(
+  output: unknown, shape: Shape, q: QueryNode, e: Equivalent, results: ReadonlyMap<string, unknown[]>, readBack: ReadBack,
+  m: Mappings, maxRelated: number,
+): SnippetData {
+  if (!Array.isArray(output)) return { ok: false, why: 'the snippet printed no list' };
+  if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
+    if (shape.groupBy.length > 1 || (shape.groupBy.length === 1 && shape.groupBy[0] !== 'status')) {
+      return { ok: false, why: `grouped by ${shape.groupBy.join(', ')}: the snippet's groups are keyed by v1 values` };
+    }
+    return { ok: true, data: output.map((g) => normalisedGroup(g)), records: [] };
+  }
+  const main = mainCall(e);
+  if (!main) return { ok: false, why: 'the equivalent makes no call' };
+  const merged = new Map(results);
+  // the snippet's items stand for the call the answer is made of (a read by id: its one item)
+  merged.set(main === 'render' && !merged.has('render') ? 'renders' : main, output);
+  if (main === 'renders') merged.delete('render');
+  const { records, lookup } = readBack(merged);
+  const schemas = m.schemas;
+  const project = compileProjection(q.fields, schemas[q.resource] as ResourceSchema, schemas, lookup, new ExpansionBudget(maxRelated));
+  const items = records.map((r) => project(r));
+  return { ok: true, data: shape.kind === 'one' ? items[0] ?? null : items, records };
+}
+
+/** A legacy aggregate row with its numbers as numbers (Directus gives counts as text on PostgreSQL). */
+export function normalisedGroup(g: unknown): unknown {
+  if (!g || typeof g !== 'object' || Array.isArray(g)) return g;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(g)) {
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) ? normalisedGroup(v) : numeric(v);
+  }
+  return out;
+}
+
+/**
+ * The differences between the gateway's `data` and a snippet's. Items of equal sort keys (ties: the legacy API breaks
+ * them by uuid, which v1 objects do not carry) may come in another order: the same items with the same sequence of sort
+ * keys, position by position, are the same answer (`known`: every record the equivalent's calls returned, to read the
+ * keys of the gateway's items).
+ */
+export function snippetDifferences(
+  legacy: unknown, got: SnippetData & { ok: true }, q: QueryNode, m: Mappings, aggregate: boolean, known: readonly Rec[],
+): Difference[] {
+  const rules = m.comparison;
+  const norm = aggregate && Array.isArray(legacy) ? legacy.map((g) => normalisedGroup(g)) : legacy;
+  const ordered = diffAnswers(
+    { status: 200, body: { data: norm } }, { status: 200, body: { data: got.data } }, { rules, unordered: aggregate, identity: () => undefined },
+  );
+  if (ordered.length === 0 || aggregate || !Array.isArray(norm) || !Array.isArray(got.data)) return ordered;
+  // (which of several items of one instant a page ends on is a tie too: the sort keys, position by position, decide)
+  const byId = new Map([...known, ...got.records].map((r) => [r.id as string, r]));
+  const sort = q.sort.length > 0 ? q.sort.map((s) => s.field.path.join('.')) : ['date_created'];
+  const keyOf = (item: unknown) => {
+    const rec = byId.get(String((item as { id?: unknown } | null)?.id));
+    return rec ? JSON.stringify(sort.map((f) => rec[f])) : undefined;
+  };
+  const a = norm.map(keyOf);
+  const b = (got.data as unknown[]).map(keyOf);
+  return a.every((k, i) => k !== undefined && k === b[i]) ? [] : ordered;
+}

@@ -1,0 +1,80 @@
+import { resolveDynamic } from '../query/dynamic.js';
+import { LIST_PARAMS, type Equivalent } from './equivalent-model.js';
+import type { Shape } from './shape.js';
+
+/** The top-level conditions of a legacy filter (an `_and` of them included), by `path op`: their values. */
+function topConditions(filter: unknown): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  const walk = (node: unknown, path: string[]) => {
+    if (!node || typeof node !== 'object' || Array.isArray(node)) return;
+    for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+      if (k === '_and' && path.length === 0 && Array.isArray(v)) v.forEach((x) => walk(x, []));
+      else if (k.startsWith('_')) out.set(`${path.join('.')} ${k}`, v);
+      else walk(v, [...path, k]);
+    }
+  };
+  walk(filter, []);
+  return out;
+}
+
+/** The legacy type a filtered path names the id of (its value is given to v1 as that type's v1 id). */
+function idType(path: string, resource: string): string | null {
+  if (path === 'id') return resource;
+  if (path === 'project' || path === 'project.id') return 'project';
+  if (path === 'account' || path === 'project.account' || path === 'account.id') return 'account';
+  if (path === 'user_created' || path === 'user_created.id') return 'user';
+  return null;
+}
+
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : [v]);
+
+/**
+ * The parameters a shape's snippets take, for one concrete legacy question (`raw`, the query the proof asks the
+ * gateway): the ids the calls take in their v1 form (`callParams`, lists as arrays), the legacy status name, each value
+ * a client step compares (an id given as its v1 id; a date with `$NOW` resolved at `now`), the search string, and
+ * paging (`limit` with the legacy default, `page` as an offset). Pure but for `toV1`.
+ */
+export async function snippetParams(
+  shape: Shape, e: Equivalent, raw: Readonly<Record<string, unknown>>, callParams: Readonly<Record<string, string>>,
+  o: { readonly limitDefault: number; readonly now: number; readonly toV1: (type: string, uuid: string) => Promise<string | undefined> },
+): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const lists = new Set(Object.values(LIST_PARAMS));
+  for (const [k, v] of Object.entries(callParams)) {
+    if (k === 'v1_statuses') continue;
+    out[k] = lists.has(k) ? v.split(',').filter(Boolean) : v;
+  }
+  const conds = topConditions(typeof raw.filter === 'string' ? JSON.parse(raw.filter) : undefined);
+  const status = conds.get('status _eq');
+  if (e.params.some((p) => p.name === 'status') && typeof status === 'string') out.status = status;
+  const v1Of = async (path: string, v: unknown) => {
+    const type = idType(path, shape.resource ?? '');
+    return type && typeof v === 'string' ? ((await o.toV1(type, v)) ?? v) : v;
+  };
+  const date = (v: unknown) => {
+    const r = resolveDynamic(v, { now: new Date(o.now), userId: null, roleId: null });
+    return r.ok ? r.value : v;
+  };
+  for (const step of e.clientSteps) {
+    if (step.args?.op !== 'filter') continue;
+    for (const c of step.args.conds) {
+      const time = /^(.*)_(gt|gte|lt|lte|from|to)$/.exec(c.param);
+      if (time && c.test !== 'eq' && c.test !== 'in' && c.test !== 'neq') {
+        const [, path, end] = time as unknown as [string, string, string];
+        const v = end === 'from' || end === 'to' ? list(conds.get(`${path} _between`))[end === 'from' ? 0 : 1] : conds.get(`${path} _${end}`);
+        out[c.param] = date(v);
+        continue;
+      }
+      const op = c.test === 'in' ? '_in' : c.test === 'neq' ? '_neq' : '_eq';
+      const v = conds.get(`${c.param} ${op}`);
+      out[c.param] = op === '_in' ? await Promise.all(list(v).map((x) => v1Of(c.param, x))) : await v1Of(c.param, v);
+    }
+  }
+  if (typeof raw.search === 'string') out.search = raw.search;
+  const limit = raw.limit === undefined ? o.limitDefault : Number(raw.limit);
+  if (limit >= 0) out.limit = limit;
+  if (raw.offset !== undefined) out.offset = Number(raw.offset);
+  else if (raw.page !== undefined) out.offset = (Number(raw.page) - 1) * limit;
+  else out.offset = 0;
+  return out;
+}
