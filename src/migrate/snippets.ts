@@ -20,9 +20,16 @@ export interface Snippets {
   readonly partial: readonly string[];
 }
 
-/** The call whose result the legacy answer is made of. */
+/** The calls a resource's answer is made of, by resource (the other calls are looked up or walked through). */
+const MAIN_CALLS: Readonly<Record<string, readonly string[]>> = {
+  render: ['render', 'renders'], project: ['projects', 'project'], account: ['teams'], template: ['templates'], user: ['me'],
+};
+
+/** The call whose result the legacy answer is made of (a template list walks the projects: its answer is the templates). */
 export function mainCall(e: Equivalent): string | null {
   const names = e.calls.map((c) => c.name);
+  for (const n of own(MAIN_CALLS, e.resource ?? '') ?? []) if (names.includes(n)) return n;
+  if (names.includes('me')) return 'me';
   for (const n of ['render', 'renders', 'projects', 'templates', 'teams', 'me']) {
     if (e.resource === 'render' && n === 'projects') continue;
     if (names.includes(n)) return n;

@@ -67,13 +67,14 @@ beforeAll(async () => {
     `/projects?filter[account][_eq]=${account}&fields=id,title`,
     `/projects/${projects[0]}?fields=id,title`,
     '/accounts?fields=id,name',
+    '/templates?fields=id,title&limit=-1',
   ];
   for (const u of urls) await ask(u);
   await gw.deps.shapes.flush();
   const report = await buildMigrationReport(gw.deps, inject, { prove: true });
   shapes = report.clients.flatMap((c) => c.shapes);
   expect(shapes.length).toBeGreaterThanOrEqual(urls.length);
-}, 300_000);
+}, 600_000);
 afterAll(async () => { await gw?.close(); });
 
 describe('the proof runs the snippets it hands out', () => {
@@ -97,7 +98,8 @@ describe('the proof runs the snippets it hands out', () => {
     const equal = shapes.filter((s) => s.proof?.result === 'equal');
     expect(equal.length).toBeGreaterThan(6);
     const langs: SnippetLanguage[] = ['node', 'python', 'curl'];
-    for (const [i, s] of equal.entries()) {
+    // twelve shapes, each language broken in four of them (every language's proof of a broken answer is met)
+    for (const [i, s] of equal.slice(0, 12).entries()) {
       const lang = langs[i % 3] as SnippetLanguage;
       const e = equivalentOfShape(s.shape, gw.deps.mappings, gw.config.QUERY_LIMIT_DEFAULT);
       const snippets = broken(renderSnippets(e, 'brokenOne'), lang);
@@ -108,7 +110,7 @@ describe('the proof runs the snippets it hands out', () => {
       expect(p.differences.some((d) => d.path.startsWith(`${lang}: `)), line).toBe(true);
       expect(p.reason, line).toContain(`the ${lang} snippet's answer differs`);
     }
-  }, 300_000);
+  }, 600_000);
 
   it('a snippet that fails is a failure the proof names, and the key given to it is never in the report', async () => {
     const s = shapes.find((x) => x.proof?.result === 'equal' && x.shape.kind === 'list')!;

@@ -175,6 +175,15 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     for (const [lang, got] of Object.entries(out2)) expect(byId(v1List(got)), lang).toEqual(byId(await legacyAsV1(l2.body.data)));
   });
 
+  it('the templates of every project: the snippets answer templates (issue 39: they returned the project list)', async () => {
+    const url = '/templates?fields=id,title&limit=-1';
+    const l = await legacy('GET', url);
+    expect(l.body.data.length).toBeGreaterThan(1);
+    const out = await runAll(await recordedShape('GET', '/templates', url), {});
+    const want = (await Promise.all(l.body.data.map(async (t: { id: string; title: string }) => `${await gw.deps.ids.toV1('template', t.id)} ${t.title}`))).sort();
+    for (const [lang, got] of Object.entries(out)) expect(got.map((t: { id: string; name: string }) => `${t.id} ${t.name}`).sort(), lang).toEqual(want);
+  });
+
   it("an account's projects with a relational field", async () => {
     const account = (await legacy('GET', '/accounts?limit=1&fields=id')).body.data[0].id as string;
     const url = `/projects?filter[account][_eq]=${account}&fields=id,title,account.name`;
