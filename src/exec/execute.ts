@@ -162,6 +162,11 @@ class Job {
     return out;
   }
 
+  /** Filter tests and sort comparisons, settled by the source (`settleTests` where it has one). */
+  private tests<T>(evaluate: () => T): Promise<T> {
+    return this.source.settleTests ? this.source.settleTests(evaluate) : this.source.settle(evaluate);
+  }
+
   /** Records about to be answered: made ready by the source, their id pairs recorded and written, then projected. */
   private async answer(recs: readonly Rec[], refs: readonly string[]): Promise<unknown[]> {
     const ready = await this.source.prepare(recs, refs, this.resource);
@@ -255,7 +260,7 @@ class Job {
     const matched: Rec[] = [];
     const scanned = await feed(async (batch) => {
       this.tested += batch.length;
-      const kept = await source.settle(() => batch.filter(this.keep));
+      const kept = await this.tests(() => batch.filter(this.keep));
       if (answersIds) source.remember(this.resource, this.refs(kept));
       for (const r of kept) matched.push(slim ? pick(r, slim) : r);
     });
@@ -283,12 +288,12 @@ class Job {
     type Candidate = { rec: Rec; ref: string; json?: RawJson };
     const best = new Best<Candidate>(wanted, (a, b) => this.cmp(a.rec, b.rec));
     // a sort through a relation reads related records: fetched (live) before the candidates are compared
-    const touch = this.relationalSort ? (cs: readonly Candidate[]) => source.settle(() => { for (const c of cs) this.cmp(c.rec, c.rec); }) : undefined;
+    const touch = this.relationalSort ? (cs: readonly Candidate[]) => this.tests(() => { for (const c of cs) this.cmp(c.rec, c.rec); }) : undefined;
     const scanned = await feed(async (batch) => {
       this.tested += batch.length;
       const bound = best.bound;
       let n = 0;
-      const kept = await source.settle(() => {
+      const kept = await this.tests(() => {
         n = 0;
         const out: Rec[] = [];
         for (const r of batch) {
@@ -366,7 +371,7 @@ class Job {
     const rows = q.search ? undefined : { filter: q.filter, compile: (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source) };
     const runs = await source.walk<Entry>(plan, this.withData, async (batch, tested) => {
       this.tested += tested ?? batch.length;
-      const kept = await source.settle(() => batch.filter((w) => this.keep(w.rec)));
+      const kept = await this.tests(() => batch.filter((w) => this.keep(w.rec)));
       if (!lazyAll) return kept;
       const ready = await source.prepare(kept.map((k) => k.rec), kept.map((k) => k.ref), 'render');
       const shaped = await this.shape(ready);

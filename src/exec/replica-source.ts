@@ -3,7 +3,7 @@ import type { Predicate, Rec } from '../query/compile.js';
 import { compileColumnFilter, statusForm } from '../replica/column-filter.js';
 import { RenderColumnScan, type TeamColumns } from '../replica/column-scan.js';
 import { DataAtHand, withDataAtHand } from '../replica/data-at-hand.js';
-import { giveData, RenderRecords, type RenderView } from '../replica/record-view.js';
+import { RenderRecords, type RenderView } from '../replica/record-view.js';
 import type { ReplicaSnapshot } from '../replica/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
@@ -24,6 +24,9 @@ export interface ReplicaHooks {
   readonly now: number;
 }
 
+/** The hand tests and comparisons read render data from: a stand-in for every render, nothing read (`settleTests`). */
+const STAND_IN = DataAtHand.standIn();
+
 /** Rounds of one evaluation that read render data missing from its hand, at most (each reads at least one render's). */
 const DATA_ROUNDS = 16;
 
@@ -33,8 +36,6 @@ const WALK_BATCH_MOST = 128;
 
 /** Records a scan tests between two turns of the event loop. */
 const SCAN_SLICE = 16_384;
-/** …when the question tests render data (read from the store a slice at a time). */
-const SCAN_SLICE_WITH_DATA = 256;
 
 /** A row walked: its record's id (the name the executor records it by) is read only if it is answered. */
 class WalkedRow implements Walked {
@@ -124,13 +125,13 @@ export class ReplicaSource implements RecordSource {
     }
   }
 
-  /** Gives each render of a batch its data (a filter, sort or group that reads data tests it outside any hand). */
-  private async giveData(recs: readonly Rec[]): Promise<void> {
-    const views = recs.filter((r) => (r as Partial<RenderView>).t instanceof RenderRecords);
-    if (views.length === 0) return;
-    const ids = views.map((r) => (r as unknown as RenderView).t.c.v1Id((r as unknown as RenderView).row));
-    const found = await this.hooks.data(ids);
-    views.forEach((r, i) => giveData(r, found.get(ids[i] as string) ?? {}));
+  /**
+   * Tests and comparisons read render data as a stand-in, never from the store: `data` is a json field, which a filter
+   * tests only for null (`_null`, `_nnull`) and a sort compares as equal, and stored data is never null — the stand-in
+   * `{}` answers both exactly as the data would (a filter on data read every render's data of the scope: attack pass 5).
+   */
+  async settleTests<T>(evaluate: () => T): Promise<T> {
+    return withDataAtHand(STAND_IN, evaluate);
   }
 
   ref(rec: Rec): string {
@@ -152,7 +153,7 @@ export class ReplicaSource implements RecordSource {
   }
 
   async walk<T extends { readonly at: number }>(
-    plan: Plan, withData: boolean, convert: (batch: Walked[], tested?: number) => Promise<T[]>, filter?: RowFilter,
+    plan: Plan, _withData: boolean, convert: (batch: Walked[], tested?: number) => Promise<T[]>, filter?: RowFilter,
   ): Promise<MergeSource<T>[]> {
     const projects = plan.scope.projects ? this.snapshot.projectIds(plan.scope.projects) : null;
     const asc = plan.pushdown.order === 'asc';
@@ -171,7 +172,7 @@ export class ReplicaSource implements RecordSource {
       // the filter tested on the columns first (a row with an overlay on its record): only the rows passing it become records
       const test = filter?.filter && whole ? compileColumnFilter(filter.filter, records, (node) => filter.compile(node), whole) : undefined;
       const rows = asc ? [...kept].reverse() : long ? kept.slice() : kept;
-      return new RowRun<T>(rows, async (slice) => {
+      return new RowRun<T>(rows, (slice) => {
         const batch: Walked[] = [];
         let tested = 0;
         for (const row of slice) {
@@ -183,7 +184,6 @@ export class ReplicaSource implements RecordSource {
           const raw = cols.created[row] as number;
           batch.push(new WalkedRow(rec, raw < 1e11 ? raw * 1000 : raw));
         }
-        if (withData) await this.giveData(batch.map((w) => w.rec));
         return test ? convert(batch, tested) : convert(batch);
       }, first);
     });
@@ -193,22 +193,17 @@ export class ReplicaSource implements RecordSource {
    * Each team's records of the scope; a large team's a slice at a time, the event loop given a turn between slices (a
    * question over 100 000 renders does not hold it), over a copy of the team's list (renders may arrive meanwhile).
    */
-  async scan(resource: string, plan: Plan, withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
+  async scan(resource: string, plan: Plan, _withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
     let n = 0;
-    // a question that tests render data reads it a small slice at a time (data is up to MAX_PAYLOAD_BYTES a render)
-    const slice = withData && resource === 'render' ? SCAN_SLICE_WITH_DATA : SCAN_SLICE;
     for (const run of this.snapshot.runs(resource, plan)) {
       n += run.length;
-      if (run.length <= slice) {
-        if (withData) await this.giveData(run);
+      if (run.length <= SCAN_SLICE) {
         await take(run);
         continue;
       }
       const held = run.slice();
-      for (let i = 0; i < held.length; i += slice) {
-        const part = held.slice(i, i + slice);
-        if (withData) await this.giveData(part);
-        await take(part);
+      for (let i = 0; i < held.length; i += SCAN_SLICE) {
+        await take(held.slice(i, i + SCAN_SLICE));
         await (pace() ?? new Promise<void>((r) => setImmediate(r)));
       }
     }

@@ -79,6 +79,11 @@ export interface RecordSource extends Lookup {
   readonly compactAfter: number;
   /** Runs `evaluate` until the relations it reads are all at hand (the replica: once). */
   settle<T>(evaluate: () => T): Promise<T>;
+  /**
+   * Optional: `settle` for filter tests and sort comparisons, which may read values as a stand-in where the stand-in
+   * answers as the value would (the replica: render data, a json field only tested for null); else `settle`.
+   */
+  settleTests?<T>(evaluate: () => T): Promise<T>;
   /** The plan's records by id (strategy `direct`). */
   byIds(resource: string, plan: Plan): Promise<Rec[]>;
   /**

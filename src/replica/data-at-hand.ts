@@ -11,8 +11,18 @@ export class DataAtHand {
   /** Reads of data not in hand, since the hand was made (an item made while this moved read a stand-in). */
   misses = 0;
 
+  /** A hand that holds nothing and notes nothing: every render reads the stand-in (tests of a json field: null or not). */
+  static standIn(): DataAtHand {
+    const h = new DataAtHand();
+    h.noting = false;
+    return h;
+  }
+
+  private noting = true;
+
   /** The data of a render, or the stand-in `{}` (noted: the evaluation is run again once it is read). */
   get(v1Id: string): unknown {
+    if (!this.noting) return {};
     if (this.had.has(v1Id)) return this.had.get(v1Id);
     this.missed.add(v1Id);
     this.misses++;

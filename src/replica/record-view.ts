@@ -30,13 +30,6 @@ export interface RenderView {
   ti: string | undefined;
   dc: string | null | undefined;
   du: string | null | undefined;
-  /** The render's data, when a reader gave it to this view (`giveData`); else it is read from the hand. */
-  d: unknown;
-}
-
-/** Gives a render's view its data (a filter or sort that reads data, tested outside an evaluation's hand). */
-export function giveData(rec: Rec, data: unknown): void {
-  (rec as unknown as RenderView).d = data;
 }
 
 /** Full records a team keeps built (about 2 kB each): a hot page or two of every list. */
@@ -266,7 +259,6 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
     ti: string | undefined = undefined;
     dc: string | null | undefined = undefined;
     du: string | null | undefined = undefined;
-    d: unknown = undefined;
     constructor(readonly t: RenderRecords, readonly row: number) {
       this.at = t.version;
     }
@@ -283,9 +275,9 @@ function viewClass(builder: RecordBuilder): new (t: RenderRecords, row: number) 
       };
     }
     else if (name === 'data') {
-      // the data the gateway sent: given to the view, or read from the evaluation's hand (never held by the replica)
+      // the data the gateway sent: read from the evaluation's hand (never held by the replica)
       get = function (this: View) {
-        return this.d !== undefined ? this.d : renderDataOf(this.t.c.v1Id(this.row));
+        return renderDataOf(this.t.c.v1Id(this.row));
       };
     } else if (name === 'status') {
       get = function (this: View) {

@@ -236,7 +236,7 @@ describe('the migration report of recorded traffic', () => {
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).not.toMatch(/<script|<link|src=|href="http/i);
     expect(html).toContain('<td class="ready">ready</td>');
-  });
+  }, 180_000); // two proven reports: every read shape's snippets run in three languages
 
   it('a proof names the field that differs: a title only the gateway keeps (overlay) is not what v1 answers', async () => {
     const session = await gw.deps.v1For(userA);

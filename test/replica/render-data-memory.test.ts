@@ -1,6 +1,6 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readsOutsideHand } from '../../src/replica/data-at-hand.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -82,6 +82,31 @@ describe('render data is read per answer, never held by the replica', () => {
       await again.close();
     }
   }, 120_000);
+
+  it('a filter or sort on data reads none of it: a json field is tested only for null, and stored data never is (attack pass 5, M1)', async () => {
+    const many = vi.spyOn(gw.deps.renderData, 'many');
+    try {
+      const all = await gw.get('/renders?fields=id&limit=-1&sort=id', token);
+      const questions = [
+        '/renders?fields=id&filter[data][_nnull]=true&limit=-1&sort=id',
+        '/renders?fields=id&filter[data][_null]=false&limit=-1&sort=id',
+        '/renders?fields=id&filter[project][renders][data][_nnull]=true&limit=-1&sort=id',
+        '/renders?fields=id&sort=data,id&limit=-1',
+        '/renders?aggregate[count]=*&filter[data][_nnull]=true',
+      ];
+      const before = many.mock.calls.length;
+      const answers = [];
+      for (const url of questions) answers.push(await gw.get(url, token));
+      // not one render's data read to answer them…
+      expect(many.mock.calls.slice(before).flatMap((c) => c[0]).length).toBe(0);
+      // …and the answers are the data's: every render's data is a non-null object
+      for (const a of answers.slice(0, 4)) expect(a.body.data).toEqual(all.body.data);
+      expect(Number(answers[4]!.body.data[0].count)).toBe(all.body.data.length);
+      expect((await gw.get('/renders?fields=id&filter[data][_null]=true&limit=-1', token)).body.data).toEqual([]);
+    } finally {
+      many.mockRestore();
+    }
+  });
 
   it('every way of reading data answers what was stored (pages, filters on data, nested, exports), read within an answer', async () => {
     const outside = readsOutsideHand();
