@@ -1,12 +1,15 @@
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { plainItem } from '../exec/raw-json.js';
 import { parseLegacyQuery, type QueryDeps } from '../http/context.js';
+import { heldItems, heldStream, itemBound } from '../http/held-answer.js';
+import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { requestContext } from '../http/request-context.js';
 import { planQuery } from '../plan/plan.js';
 import { Compare, FieldRef, Query, Select, Sort, type QueryNode } from '../query/ast.js';
-import type { QueryResult } from '../query/run.js';
+import { selectsRelations } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { searchQuery } from '../query/search-body.js';
 import { expectedItems } from '../read/cost.js';
@@ -14,9 +17,7 @@ import { isHeavy } from '../read/heavy.js';
 import type { ItemReads } from '../read/items.js';
 
 /** What a write by query uses. */
-export type ByQueryDeps = QueryDeps & Pick<Deps, 'heavyReads' | 'overlays' | 'ids'>;
-
-type Item = Record<string, unknown>;
+export type ByQueryDeps = QueryDeps & Pick<Deps, 'heavyReads' | 'overlays' | 'ids' | 'answerMemory'>;
 
 /** The reply's end: `gone` aborts when the client leaves before the answer was written; `onClose` runs once it closes. */
 function replyEnd(reply: FastifyReply): { gone: AbortSignal; onClose: (fn: () => void) => void } {
@@ -25,36 +26,34 @@ function replyEnd(reply: FastifyReply): { gone: AbortSignal; onClose: (fn: () =>
   return { gone: gone.signal, onClose: (fn) => { reply.raw.once('close', fn); } };
 }
 
-/** Every item of a result, as values (a streamed answer's kept bytes parsed back). */
-async function itemsOf(result: QueryResult): Promise<Item[]> {
-  const out = result.data.map((x) => plainItem(x) as Item);
-  if (result.stream) for await (const x of result.stream) out.push(plainItem(x) as Item);
-  return out;
-}
-
-/** The items in primary-key order, each answered with `?fields=` (its id dropped when only added to tell items apart). */
-function answered(items: readonly Item[], keepId: boolean): unknown[] {
-  const sorted = items.filter((x) => typeof x.id === 'string').sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
-  return keepId ? sorted : sorted.map(({ id: _id, ...rest }) => rest);
+/** The ids a result names (its items hold the id alone), in primary-key order. */
+async function idsOf(result: { data: readonly unknown[]; stream?: AsyncIterable<unknown> }): Promise<string[]> {
+  const out = new Set<string>();
+  const take = (x: unknown) => {
+    const id = (plainItem(x) as { id?: unknown } | null)?.id;
+    if (typeof id === 'string') out.add(id);
+  };
+  result.data.forEach(take);
+  if (result.stream) for await (const x of result.stream) take(x);
+  return [...out].sort();
 }
 
 /**
- * `PATCH {query, data}` (the SDK's updateItems with a query), as Directus runs it: the items the query reads — read as a
- * GET reads them (from the replica when it holds the scope, else live), waiting for one of the key's heavy-read places
- * when the read is heavy by its expected size (src/read/cost.ts), held until the reply closes; `limit: -1` is every
- * matched item. Nothing to change: those items are the answer (no read by id). Otherwise each gets its overlay values,
- * and the changed items are read back by id, with `?fields=`; answered in primary-key order.
+ * `PATCH {query, data}` (the SDK's updateItems with a query), as Directus runs it: the items the query reads — their ids
+ * read as a GET reads them (from the replica when it holds the scope, else live), waiting for one of the key's heavy-read
+ * places when the read is heavy by its expected size (src/read/cost.ts), held until the reply closes; `limit: -1` is every
+ * matched item. Each gets its overlay values (none: nothing changes), and the items are read back by id, with `?fields=`,
+ * in primary-key order, and sent as a list read is: measured in the answer memory, streamed past it (a whole answer was
+ * built and serialised at once: 271 MB of render data, attack pass 5, H2).
  */
 export async function patchByQuery(
   deps: ByQueryDeps, request: FastifyRequest, reply: FastifyReply, reads: ItemReads, resource: 'render' | 'project' | 'account',
   query: unknown, values: Readonly<Record<string, unknown>>,
-): Promise<unknown[]> {
+): Promise<FastifyReply | { data: unknown[] }> {
   const schema = deps.mappings.schemas[resource] as ResourceSchema;
   const url = parseLegacyQuery(deps, request, schema); // the answer's fields, deep and alias, checked first
-  const keepId = url.fields.some((f) => f.path[0] === 'id' || f.path[0] === '*');
-  const q = Query.with(bodyQuery(deps, request, schema, query), {
-    fields: [...url.fields, Select.create(['id'])], ...(url.deep ? { deep: url.deep } : {}), ...(url.alias ? { alias: url.alias } : {}),
-  });
+  // the items the query reads: their ids alone (the answer is read back below)
+  const q = Query.with(bodyQuery(deps, request, schema, query), { fields: [Select.create(['id'])] });
   const ctx = requestContext(deps, request);
   const session = await ctx.session();
   const plan = planQuery(q, resource, { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas });
@@ -63,22 +62,29 @@ export async function patchByQuery(
   const release = isHeavy(q, plan, false, expected, deps.config.HEAVY_READ_ITEMS) ? await deps.heavyReads.enter(session.partition, end.gone) : undefined;
   if (release) end.onClose(release);
   try {
-    const found = await itemsOf(await reads.read(ctx, q));
-    if (Object.keys(values).length === 0) return answered(found, keepId);
-    const ids = [...new Set(found.map((x) => x.id).filter((id): id is string => typeof id === 'string'))].sort();
+    const ids = await idsOf(await reads.read(ctx, q));
     const userId = request.principal?.user.id ?? null;
-    for (const id of ids) {
-      if (end.gone.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
-      const v1Id = await deps.ids.toV1(resource, id);
-      if (!v1Id) throw errors.forbidden();
-      await deps.overlays.set(resource, v1Id, values, userId);
+    if (Object.keys(values).length > 0) {
+      for (const id of ids) {
+        if (end.gone.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
+        const v1Id = await deps.ids.toV1(resource, id);
+        if (!v1Id) throw errors.forbidden();
+        await deps.overlays.set(resource, v1Id, values, userId);
+      }
     }
-    if (ids.length === 0) return [];
+    if (ids.length === 0) return { data: [] };
     const back = Query.with(q, {
+      fields: url.fields, ...(url.deep ? { deep: url.deep } : {}), ...(url.alias ? { alias: url.alias } : {}),
       filter: Compare.create(FieldRef.create(['id']), '_in', ids), search: null, sort: [Sort.create(FieldRef.create(['id']), 'asc')],
       limit: -1, offset: 0, meta: [], aggregate: [], groupBy: [],
     });
-    return answered(await itemsOf(await reads.read(ctx, back)), keepId);
+    const result = await reads.read(ctx, back);
+    const expands = selectsRelations(back.fields, schema, deps.mappings.schemas, back.alias);
+    let items = result.stream && expands ? await heldStream(deps, ctx, reply, result.stream, true) : result.stream;
+    if (!items) items = await heldItems(deps, ctx, reply, result.data, true);
+    if (!items) return { data: result.data as unknown[] };
+    const body = jsonArrayEnvelope(items, ctx.log, undefined, undefined, itemBound(deps.config.MAX_ITEM_MB));
+    return reply.type('application/json; charset=utf-8').send(Readable.from(body));
   } catch (e) {
     release?.();
     throw e;

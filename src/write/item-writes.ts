@@ -35,7 +35,7 @@ function renderInput(values: Record<string, unknown>): { project: string; accoun
 }
 
 /** What the item writes use (given by the route file, from the composition root's set). */
-export type ItemWritesDeps = ReadEnvDeps & QueryDeps & Pick<Deps, 'clock' | 'idempotency' | 'index' | 'heavyReads'>;
+export type ItemWritesDeps = ReadEnvDeps & QueryDeps & Pick<Deps, 'clock' | 'idempotency' | 'index' | 'heavyReads' | 'answerMemory'>;
 
 /**
  * The legacy writes as Directus answers them to the legacy role (mappings/permissions.json): POST /renders (one item or
@@ -160,7 +160,7 @@ export class ItemWrites {
    * src/write/by-query.ts), or an array of items each with its `id`; answered in primary-key order. Arrays and key lists
    * are capped (MAX_BATCH_MUTATION).
    */
-  async patchMany(request: FastifyRequest, reply: FastifyReply, collection: string): Promise<{ data: unknown[] }> {
+  async patchMany(request: FastifyRequest, reply: FastifyReply, collection: string): Promise<FastifyReply | { data: unknown[] }> {
     requirePrincipal(request);
     const c = collectionFor(this.deps.mappings, collection, 'update');
     const body: unknown = request.body;
@@ -183,7 +183,7 @@ export class ItemWrites {
       // `{query, data}` (the SDK's updateItems with a query): the items the query reads, as a GET reads them
       if (query !== undefined && listed === undefined) {
         const resource = c.resource as 'render' | 'project' | 'account';
-        return { data: await patchByQuery(this.deps, request, reply, this.readsOf(resource), resource, query, values) };
+        return patchByQuery(this.deps, request, reply, this.readsOf(resource), resource, query, values);
       }
       const keys = listed;
       if (!Array.isArray(keys)) throw errors.invalidPayload('"keys" or "query" is required');

@@ -150,6 +150,29 @@ describe('through the gateway', () => {
     expect(gw.deps.answerMemory.held()).toBe(0);
   });
 
+  it('PATCH {query, data} answers through the answer memory: with no room, the same items stream (attack pass 5, H2: built and serialised whole)', async () => {
+    const patch = () => gw.app.inject({
+      method: 'PATCH', url: '/renders?fields=id,title', headers: { authorization: `Bearer ${token}` }, payload: { query: { limit: -1 }, data: {} },
+    });
+    const free = await patch();
+    expect(free.statusCode).toBe(200);
+    const items = free.json().data as { id: string; title: string }[];
+    expect(items.length).toBeGreaterThan(5);
+    expect(items.map((x) => x.id)).toEqual([...items.map((x) => x.id)].sort()); // in primary-key order
+    expect(gw.deps.answerMemory.held()).toBe(0);
+    const pinned = hold(gw.deps.answerMemory, key, 4 * 1_048_576)!;
+    try {
+      const res = await patch();
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toBe(free.body);
+      expect(res.headers['content-length']).toBeUndefined(); // streamed: not a body built whole
+      expect(gw.deps.answerMemory.held(key)).toBe(4 * 1_048_576);
+    } finally {
+      pinned();
+    }
+    expect(gw.deps.answerMemory.held()).toBe(0);
+  });
+
   it('over real HTTP with keep-alive, each sent answer gives its place and its memory back (one place: one after another)', async () => {
     const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
     for (const q of ['limit=-1&fields=id', 'limit=100000&fields=id', 'fields=*.*.*', 'limit=-1&fields=id,project.title']) {
