@@ -191,7 +191,7 @@ export class UserStore {
     return this.db.selectFrom('users').select(['id', 'v1_user_id as v1UserId']).where('status', '=', 'active').orderBy('created_at').execute();
   }
 
-  /** The decrypted v1 key; only the v1 session factory calls this. */
+  /** The decrypted v1 key: for the v1 session factory, and the migration proof (its snippets' environment, nowhere else). */
   async v1Key(id: string): Promise<string | undefined> {
     const r = await this.db.selectFrom('users').select('v1_key_enc').where('id', '=', id).executeTakeFirst();
     return r ? this.box.open(r.v1_key_enc) : undefined;
