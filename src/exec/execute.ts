@@ -152,14 +152,27 @@ class Job {
   /** Projects records chunk by chunk (each settled on its own), the event loop given a turn between chunks. */
   private async shape(recs: readonly Rec[]): Promise<unknown[]> {
     const shapeOne = this.shapeOne;
-    if (recs.length <= CHUNK) return this.source.settle(() => recs.map((r) => shapeOne(r)));
+    if (recs.length <= CHUNK) return this.settleShapes(() => recs.map((r) => shapeOne(r)));
     const out: unknown[] = [];
     for (let i = 0; i < recs.length; i += CHUNK) {
       const chunk = recs.slice(i, i + CHUNK);
-      for (const x of await this.source.settle(() => chunk.map((r) => shapeOne(r)))) out.push(x);
+      for (const x of await this.settleShapes(() => chunk.map((r) => shapeOne(r)))) out.push(x);
       await turn();
     }
     return out;
+  }
+
+  /**
+   * Projections, settled by the source: an evaluation run again (a round that missed render data, or a relation) counts
+   * its expansions once — the related-items budget is given back to where it stood before each round.
+   */
+  private settleShapes<T>(evaluate: () => T): Promise<T> {
+    const budget = this.ctx.budget;
+    const before = budget.spent;
+    return this.source.settle(() => {
+      budget.resetTo(before);
+      return evaluate();
+    });
   }
 
   /** Filter tests and sort comparisons, settled by the source (`settleTests` where it has one). */
@@ -269,7 +282,8 @@ class Job {
     this.matched = matched.length;
     const meta = buildMeta(q, await this.total(scanned), matched.length);
     this.report(this.onColumns ? 'aggregate over the column matches' : 'aggregate over the scope');
-    const rows = await source.settle(() =>
+    // (a json field is only counted — not null — in an aggregate: render data is read as the stand-in)
+    const rows = await this.tests(() =>
       aggregateRows(matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, this.schema, this.ctx.schemas, source, { numericStrings: true }),
     );
     return meta ? { meta, data: rows } : { data: rows };

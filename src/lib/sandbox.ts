@@ -1,13 +1,13 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** What one program run in a sandbox may spend. */
 export interface SandboxLimits {
-  /** Wall time, then the program is killed. */
+  /** Wall time, then the program and every process it started are killed. */
   readonly timeoutMs: number;
-  /** Bytes of standard output (and of standard error), then the program is killed. */
+  /** Bytes of standard output (and of standard error), then they are killed. */
   readonly outputBytes: number;
 }
 
@@ -15,22 +15,63 @@ export type SandboxRun = { readonly ok: true; readonly stdout: string } | { read
 
 /**
  * Runs a program in a scratch folder with only the environment it is given (no variable of the gateway's own: its keys
- * and secrets are not passed on), within a time and an output cap. Never throws for the program's failure: says why.
+ * and secrets are not passed on), within a time and an output cap, in a process group of its own: past a cap the whole
+ * group is killed (a shell's pipelines and the programs they started with it). Never throws for the program's failure:
+ * says why.
  */
 export function runSandboxed(file: string, args: readonly string[], cwd: string, env: Readonly<Record<string, string>>, limits: SandboxLimits)
   : Promise<SandboxRun> {
   return new Promise((done) => {
-    execFile(file, [...args], {
-      cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, LANG: 'C.UTF-8', ...env },
-      timeout: limits.timeoutMs, maxBuffer: limits.outputBytes, killSignal: 'SIGKILL', windowsHide: true, encoding: 'utf8',
-    }, (err, stdout, stderr) => {
-      if (!err) return done({ ok: true, stdout });
-      const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: unknown };
-      if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return done({ ok: false, why: `wrote more than ${limits.outputBytes} bytes` });
-      if (e.killed) return done({ ok: false, why: `ran longer than ${limits.timeoutMs} ms` });
-      if (e.code === 'ENOENT') return done({ ok: false, why: `${file} is not installed here` });
-      const said = String(stderr ?? '').trim().split('\n').filter(Boolean).slice(-2).join(' | ');
-      return done({ ok: false, why: `exit ${typeof e.code === 'number' ? e.code : '?'}${said ? `: ${said}` : ''}` });
+    const child = spawn(file, [...args], {
+      cwd, env: { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, LANG: 'C.UTF-8' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let stopped: string | null = null;
+    let settled = false;
+    const finish = (r: SandboxRun) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      done(r);
+    };
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch { /* already gone */ }
+    };
+    const stop = (why: string) => {
+      stopped ??= why;
+      killGroup();
+    };
+    const timer = setTimeout(() => stop(`ran longer than ${limits.timeoutMs} ms`), limits.timeoutMs);
+    child.stdout.on('data', (b: Buffer) => {
+      outBytes += b.length;
+      if (outBytes > limits.outputBytes) stop(`wrote more than ${limits.outputBytes} bytes`);
+      else out.push(b);
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      errBytes += b.length;
+      if (errBytes <= 64 * 1024) err.push(b);
+    });
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    child.on('error', (e: NodeJS.ErrnoException) => finish({ ok: false, why: e.code === 'ENOENT' ? `${file} is not installed here` : e.message }));
+    // whatever it started and left behind goes with it (its pipes close then)
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      killGroup();
+    });
+    child.on('close', () => {
+      if (stopped) return finish({ ok: false, why: stopped });
+      const { code, signal } = exit ?? { code: null, signal: null };
+      const said = Buffer.concat(err).toString('utf8').trim().split('\n').filter(Boolean).slice(-2).join(' | ');
+      if (code === 0) return finish({ ok: true, stdout: Buffer.concat(out).toString('utf8') });
+      // a program the script runs is missing (sh: 127, "jq: not found")
+      const missing = code === 127 ? /(\S+): (?:command )?not found/.exec(said) : null;
+      if (missing) return finish({ ok: false, why: `${missing[1]} is not installed here` });
+      return finish({ ok: false, why: `exit ${code ?? signal ?? '?'}${said ? `: ${said}` : ''}` });
     });
   });
 }

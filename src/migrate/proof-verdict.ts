@@ -64,7 +64,14 @@ export async function runSnippets(
       out.push({ lang, result: 'not run', reason: `ran; not compared: the snippet leaves steps to the client (${handed.snippets.partial.join('; ')})` });
       continue;
     }
-    const c = compare(r.output);
+    let c: Compared;
+    try {
+      c = compare(r.output);
+    } catch (e) {
+      // an answer that cannot be read back (not v1 objects): the snippet's answer is not the gateway's
+      out.push({ lang, result: 'differs', reason: `the ${lang} snippet's answer cannot be read back: ${(e as Error).message.slice(0, 200)}`, paths: [] });
+      continue;
+    }
     if (c.result === 'differs') out.push({ lang, result: 'differs', paths: c.paths });
     else if (c.result === 'not run') out.push({ lang, result: 'not run', reason: c.reason });
     else out.push({ lang, result: 'equal' });

@@ -81,5 +81,5 @@ export function snippetDifferences(
   };
   const a = norm.map(keyOf);
   const b = (got.data as unknown[]).map(keyOf);
-  return a.every((k, i) => k !== undefined && k === b[i]) ? [] : ordered;
+  return a.length === b.length && a.every((k, i) => k !== undefined && k === b[i]) ? [] : ordered;
 }

@@ -266,6 +266,11 @@ export function parseAggregate(raw: unknown, resource: ResourceSchema, issues: I
         issues.add(`aggregate.${fn}`, `Cannot aggregate the relational field "${f}"`);
         continue;
       }
+      // (PostgreSQL has no equality or order for json: Directus answers a database error; only a count is meaningful)
+      if (def.type === 'json' && fn !== 'count') {
+        issues.add(`aggregate.${fn}`, `"${fn}" cannot be applied to the json field "${f}" (only count)`);
+        continue;
+      }
       if (/^(sum|avg)/.test(fn) && !NUMERIC.has(def.type)) {
         issues.add(`aggregate.${fn}`, `"${fn}" needs a numeric field, and "${f}" is ${def.type}`);
         continue;
@@ -297,6 +302,11 @@ export function parseGroupBy(raw: unknown, resource: ResourceSchema, issues: Iss
     }
     if (def.type === 'alias') {
       issues.add(`groupBy[${i}]`, `Cannot group by the relational field "${field}"`);
+      return;
+    }
+    // (PostgreSQL has no equality for json: Directus answers a database error; the gateway names the field)
+    if (def.type === 'json') {
+      issues.add(`groupBy[${i}]`, `Cannot group by the json field "${field}"`);
       return;
     }
     if (fn && def.type !== 'timestamp') {

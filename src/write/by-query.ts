@@ -6,7 +6,7 @@ import { plainItem } from '../exec/raw-json.js';
 import { parseLegacyQuery, type QueryDeps } from '../http/context.js';
 import { heldItems, heldStream, itemBound } from '../http/held-answer.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
-import { requestContext } from '../http/request-context.js';
+import { requestContext, type RequestContext } from '../http/request-context.js';
 import { planQuery } from '../plan/plan.js';
 import { Compare, FieldRef, Query, Select, Sort, type QueryNode } from '../query/ast.js';
 import { selectsRelations } from '../query/project.js';
@@ -24,6 +24,26 @@ function replyEnd(reply: FastifyReply): { gone: AbortSignal; onClose: (fn: () =>
   const gone = new AbortController();
   reply.raw.once('close', () => { if (!reply.raw.writableFinished) gone.abort(); });
   return { gone: gone.signal, onClose: (fn) => { reply.raw.once('close', fn); } };
+}
+
+/** A page's items as values (their kept bytes parsed back). */
+async function plainItems(result: { data: readonly unknown[]; stream?: AsyncIterable<unknown> }): Promise<Record<string, unknown>[]> {
+  const out = result.data.map((x) => plainItem(x) as Record<string, unknown>);
+  if (result.stream) for await (const x of result.stream) out.push(plainItem(x) as Record<string, unknown>);
+  return out;
+}
+
+/** Sends items as a list read is sent: measured in the answer memory and held, streamed past it. */
+async function send(
+  deps: ByQueryDeps, ctx: RequestContext, reply: FastifyReply, result: { data: readonly unknown[]; stream?: AsyncIterable<unknown> }, q: QueryNode,
+  schema: ResourceSchema,
+): Promise<FastifyReply | { data: unknown[] }> {
+  const expands = selectsRelations(q.fields, schema, deps.mappings.schemas, q.alias);
+  let items = result.stream && expands ? await heldStream(deps, ctx, reply, result.stream, true) : result.stream;
+  if (!items) items = await heldItems(deps, ctx, reply, result.data, true);
+  if (!items) return { data: result.data as unknown[] };
+  const body = jsonArrayEnvelope(items, ctx.log, undefined, undefined, itemBound(deps.config.MAX_ITEM_MB));
+  return reply.type('application/json; charset=utf-8').send(Readable.from(body));
 }
 
 /** The ids a result names (its items hold the id alone), in primary-key order. */
@@ -57,34 +77,37 @@ export async function patchByQuery(
   const ctx = requestContext(deps, request);
   const session = await ctx.session();
   const plan = planQuery(q, resource, { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas });
-  const expected = expectedItems(q, schema, deps.mappings.schemas, deps.config.QUERY_LIMIT_DEFAULT, plan.ids);
+  // heavy by the answer it gives (the items with `?fields=`, their expansions), not by the ids it reads first
+  const answer = Query.with(q, { fields: url.fields, ...(url.deep ? { deep: url.deep } : {}), ...(url.alias ? { alias: url.alias } : {}) });
+  const expected = expectedItems(answer, schema, deps.mappings.schemas, deps.config.QUERY_LIMIT_DEFAULT, plan.ids);
   const end = replyEnd(reply);
-  const release = isHeavy(q, plan, false, expected, deps.config.HEAVY_READ_ITEMS) ? await deps.heavyReads.enter(session.partition, end.gone) : undefined;
+  const release = isHeavy(answer, plan, false, expected, deps.config.HEAVY_READ_ITEMS) ? await deps.heavyReads.enter(session.partition, end.gone) : undefined;
   if (release) end.onClose(release);
   try {
+    const byId = [Sort.create(FieldRef.create(['id']), 'asc')];
+    if (Object.keys(values).length === 0) {
+      // nothing to change: the items the query reads are the answer — every matched item read in primary-key order (no
+      // read by id: on v1 that is a call an item); a page of them (a limit, an offset) is put in that order here
+      if (q.limit === -1 && q.offset === 0) return await send(deps, ctx, reply, await reads.read(ctx, Query.with(answer, { sort: byId })), answer, schema);
+      const keepId = url.fields.some((f) => f.path[0] === 'id' || f.path[0] === '*');
+      const page = await plainItems(await reads.read(ctx, Query.with(answer, { fields: [...url.fields, Select.create(['id'])] })));
+      const sorted = page.filter((x) => typeof x.id === 'string').sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
+      return await send(deps, ctx, reply, { data: keepId ? sorted : sorted.map(({ id: _id, ...rest }) => rest) }, answer, schema);
+    }
     const ids = await idsOf(await reads.read(ctx, q));
     const userId = request.principal?.user.id ?? null;
-    if (Object.keys(values).length > 0) {
-      for (const id of ids) {
-        if (end.gone.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
-        const v1Id = await deps.ids.toV1(resource, id);
-        if (!v1Id) throw errors.forbidden();
-        await deps.overlays.set(resource, v1Id, values, userId);
-      }
+    for (const id of ids) {
+      if (end.gone.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
+      const v1Id = await deps.ids.toV1(resource, id);
+      if (!v1Id) throw errors.forbidden();
+      await deps.overlays.set(resource, v1Id, values, userId);
     }
     if (ids.length === 0) return { data: [] };
-    const back = Query.with(q, {
-      fields: url.fields, ...(url.deep ? { deep: url.deep } : {}), ...(url.alias ? { alias: url.alias } : {}),
-      filter: Compare.create(FieldRef.create(['id']), '_in', ids), search: null, sort: [Sort.create(FieldRef.create(['id']), 'asc')],
-      limit: -1, offset: 0, meta: [], aggregate: [], groupBy: [],
+    // the changed items read back by id, in primary-key order
+    const back = Query.with(answer, {
+      filter: Compare.create(FieldRef.create(['id']), '_in', ids), search: null, sort: byId, limit: -1, offset: 0, meta: [], aggregate: [], groupBy: [],
     });
-    const result = await reads.read(ctx, back);
-    const expands = selectsRelations(back.fields, schema, deps.mappings.schemas, back.alias);
-    let items = result.stream && expands ? await heldStream(deps, ctx, reply, result.stream, true) : result.stream;
-    if (!items) items = await heldItems(deps, ctx, reply, result.data, true);
-    if (!items) return { data: result.data as unknown[] };
-    const body = jsonArrayEnvelope(items, ctx.log, undefined, undefined, itemBound(deps.config.MAX_ITEM_MB));
-    return reply.type('application/json; charset=utf-8').send(Readable.from(body));
+    return await send(deps, ctx, reply, await reads.read(ctx, back), back, schema);
   } catch (e) {
     release?.();
     throw e;

@@ -108,6 +108,45 @@ describe('render data is read per answer, never held by the replica', () => {
     }
   });
 
+  it('an aggregate over data: a count reads none of it; a group or a distinct count of json is refused, as PostgreSQL cannot (review: every render read)', async () => {
+    const many = vi.spyOn(gw.deps.renderData, 'many');
+    try {
+      const all = await gw.get('/renders?fields=id&limit=-1', token);
+      const before = many.mock.calls.length;
+      const counted = await gw.get('/renders?aggregate[count]=data', token);
+      expect(counted.status).toBe(200);
+      expect(Number(counted.body.data[0].count.data)).toBe(all.body.data.length);
+      expect(many.mock.calls.slice(before).flatMap((c) => c[0]).length).toBe(0);
+      for (const url of ['/renders?aggregate[count]=*&groupBy=data', '/renders?aggregate[countDistinct]=data', '/renders?aggregate[max]=data']) {
+        const r = await gw.get(url, token);
+        expect(r.status, url).toBe(400);
+        expect(r.body.errors[0].extensions.code, url).toBe('INVALID_QUERY');
+      }
+    } finally {
+      many.mockRestore();
+    }
+  });
+
+  it('an expansion with data counts its related items once, however many rounds read the data (review: twice)', async () => {
+    const n = (await gw.get('/renders?fields=id&limit=-1', token)).body.data.length as number;
+    // room for one related project a render, not for two
+    const tight = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, MAX_RELATED_ITEMS: String(n + 5) }, {}, { sim, simClock: true });
+    try {
+      const t = await tight.login('ann@example.com');
+      let r = await tight.get('/renders?fields=*,project.title&limit=-1', t);
+      for (let i = 0; i < 300 && r.headers['x-gateway-source'] !== 'index'; i++) {
+        await new Promise((ok) => setTimeout(ok, 10));
+        r = await tight.get('/renders?fields=*,project.title&limit=-1', t);
+      }
+      expect(r.headers['x-gateway-source']).toBe('index');
+      expect(r.status).toBe(200);
+      expect(r.body.data.length).toBe(n);
+      expect(r.body.data.filter((x: { data: { text?: string } }) => x.data.text).length).toBe(sent.size);
+    } finally {
+      await tight.close();
+    }
+  }, 120_000);
+
   it('every way of reading data answers what was stored (pages, filters on data, nested, exports), read within an answer', async () => {
     const outside = readsOutsideHand();
     const byUuid = new Map([...sent.entries()].map(([v1, d]) => [derivedUuid('render', v1), d]));

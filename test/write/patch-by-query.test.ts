@@ -66,6 +66,53 @@ describe('PATCH {query, data}', () => {
     expect((await pending).statusCode).toBe(200);
     expect(gw.deps.heavyReads.load(key)).toEqual({ running: 0, waiting: 0 });
   });
+
+  it('is heavy by the answer it gives: a few items expanded by ?fields= wait as the same GET waits (review: the ids it reads first were light)', async () => {
+    const held = await gw.deps.heavyReads.enter(key);
+    const waits = async (_p: Promise<{ statusCode: number }>, n: number) => {
+      for (let i = 0; i < 400 && gw.deps.heavyReads.load(key).waiting < n; i++) await new Promise((r) => setTimeout(r, 5));
+      return gw.deps.heavyReads.load(key).waiting;
+    };
+    try {
+      const get = gw.app.inject({ method: 'GET', url: '/renders?fields=*.*.*&limit=100', headers: { authorization: `Bearer ${token}` } });
+      expect(await waits(get, 1)).toBe(1);
+      const pending = patch('/renders?fields=*.*.*', { query: { limit: 100 }, data: {} });
+      expect(await waits(pending, 2)).toBe(2);
+      held();
+      expect((await get).statusCode).toBe(200);
+      expect((await pending).statusCode).toBe(200);
+    } finally {
+      held();
+    }
+  });
+});
+
+describe('PATCH {query, data} on live v1 (no replica)', () => {
+  let live: TestGateway;
+  let t: string;
+  beforeAll(async () => {
+    live = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
+    await live.addUser(0, 'ann@example.com');
+    t = await live.login('ann@example.com');
+  });
+  afterAll(async () => live.close());
+  const stats = async () => (await (await fetch(`${live.s.url}/_sim/stats`)).json()) as { requests: Record<string, number> };
+  const livePatch = (url: string, payload: unknown) =>
+    live.app.inject({ method: 'PATCH', url, payload: payload as object, headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' } });
+
+  it('with nothing to change, reads no item by id (review: every matched item was read back, a v1 call each)', async () => {
+    const every = ((await live.get('/renders?limit=-1&fields=id', t)).body.data as { id: string }[]).map((r) => r.id).sort();
+    const page = ((await live.get('/renders?limit=7&sort=title&fields=id,title', t)).body.data as { id: string; title: string }[]);
+    await fetch(`${live.s.url}/_sim/stats/reset`, { method: 'POST' });
+    const whole = await livePatch('/renders?fields=id', { query: { limit: -1 }, data: {} });
+    expect(whole.statusCode).toBe(200);
+    expect(whole.json().data.map((r: { id: string }) => r.id)).toEqual(every);
+    const some = await livePatch('/renders?fields=title', { query: { limit: 7, sort: ['title'] }, data: {} });
+    expect(some.statusCode).toBe(200);
+    // the seven the query reads, in primary-key order, with ?fields= only
+    expect(some.json().data).toEqual([...page].sort((a, b) => (a.id < b.id ? -1 : 1)).map((r) => ({ title: r.title })));
+    expect(byIdCalls(await stats())).toBe(0);
+  });
 });
 
 describe('MAX_BATCH_MUTATION', () => {
