@@ -206,6 +206,11 @@ export function parseSort(
       issues.add(`sort[${i}]`, `Cannot sort by the one-to-many field "${key}"`);
       return;
     }
+    // (PostgreSQL has no order for json: Directus 10.10 answers 500, a database error; the gateway names the field)
+    if (last?.type === 'json') {
+      issues.add(`sort[${i}]`, `Cannot sort by the json field "${key}"`);
+      return;
+    }
     out.push(Sort.create(FieldRef.create(path), direction));
   });
   return out;
@@ -266,7 +271,7 @@ export function parseAggregate(raw: unknown, resource: ResourceSchema, issues: I
         issues.add(`aggregate.${fn}`, `Cannot aggregate the relational field "${f}"`);
         continue;
       }
-      // (PostgreSQL has no equality or order for json: Directus answers a database error; only a count is meaningful)
+      // (PostgreSQL has no equality or order for json: Directus 10.10 answers 500, a database error; only a count works)
       if (def.type === 'json' && fn !== 'count') {
         issues.add(`aggregate.${fn}`, `"${fn}" cannot be applied to the json field "${f}" (only count)`);
         continue;
@@ -304,7 +309,7 @@ export function parseGroupBy(raw: unknown, resource: ResourceSchema, issues: Iss
       issues.add(`groupBy[${i}]`, `Cannot group by the relational field "${field}"`);
       return;
     }
-    // (PostgreSQL has no equality for json: Directus answers a database error; the gateway names the field)
+    // (PostgreSQL has no equality for json: Directus 10.10 answers 500, a database error; the gateway names the field)
     if (def.type === 'json') {
       issues.add(`groupBy[${i}]`, `Cannot group by the json field "${field}"`);
       return;

@@ -83,7 +83,7 @@ describe('render data is read per answer, never held by the replica', () => {
     }
   }, 120_000);
 
-  it('a filter or sort on data reads none of it: a json field is tested only for null, and stored data never is (attack pass 5, M1)', async () => {
+  it('a filter on data reads none of it: a json field is tested only for null, and stored data never is (attack pass 5, M1)', async () => {
     const many = vi.spyOn(gw.deps.renderData, 'many');
     try {
       const all = await gw.get('/renders?fields=id&limit=-1&sort=id', token);
@@ -91,7 +91,6 @@ describe('render data is read per answer, never held by the replica', () => {
         '/renders?fields=id&filter[data][_nnull]=true&limit=-1&sort=id',
         '/renders?fields=id&filter[data][_null]=false&limit=-1&sort=id',
         '/renders?fields=id&filter[project][renders][data][_nnull]=true&limit=-1&sort=id',
-        '/renders?fields=id&sort=data,id&limit=-1',
         '/renders?aggregate[count]=*&filter[data][_nnull]=true',
       ];
       const before = many.mock.calls.length;
@@ -100,15 +99,15 @@ describe('render data is read per answer, never held by the replica', () => {
       // not one render's data read to answer them…
       expect(many.mock.calls.slice(before).flatMap((c) => c[0]).length).toBe(0);
       // …and the answers are the data's: every render's data is a non-null object
-      for (const a of answers.slice(0, 4)) expect(a.body.data).toEqual(all.body.data);
-      expect(Number(answers[4]!.body.data[0].count)).toBe(all.body.data.length);
+      for (const a of answers.slice(0, 3)) expect(a.body.data).toEqual(all.body.data);
+      expect(Number(answers[3]!.body.data[0].count)).toBe(all.body.data.length);
       expect((await gw.get('/renders?fields=id&filter[data][_null]=true&limit=-1', token)).body.data).toEqual([]);
     } finally {
       many.mockRestore();
     }
   });
 
-  it('an aggregate over data: a count reads none of it; a group or a distinct count of json is refused, as PostgreSQL cannot (review: every render read)', async () => {
+  it('an aggregate over data: a count reads none of it; a group, a sort or a distinct count of json is refused, as PostgreSQL cannot (review: every render read)', async () => {
     const many = vi.spyOn(gw.deps.renderData, 'many');
     try {
       const all = await gw.get('/renders?fields=id&limit=-1', token);
@@ -117,7 +116,8 @@ describe('render data is read per answer, never held by the replica', () => {
       expect(counted.status).toBe(200);
       expect(Number(counted.body.data[0].count.data)).toBe(all.body.data.length);
       expect(many.mock.calls.slice(before).flatMap((c) => c[0]).length).toBe(0);
-      for (const url of ['/renders?aggregate[count]=*&groupBy=data', '/renders?aggregate[countDistinct]=data', '/renders?aggregate[max]=data']) {
+      // (Directus 10.10 on PostgreSQL answers each of these 500, a database error: json has no equality or order)
+      for (const url of ['/renders?aggregate[count]=*&groupBy=data', '/renders?aggregate[countDistinct]=data', '/renders?aggregate[max]=data', '/renders?sort=data']) {
         const r = await gw.get(url, token);
         expect(r.status, url).toBe(400);
         expect(r.body.errors[0].extensions.code, url).toBe('INVALID_QUERY');
