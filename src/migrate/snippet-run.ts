@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runSandboxed, withScratch, type SandboxLimits } from '../lib/sandbox.js';
-import type { Snippets } from './snippets.js';
+import { envName, type Snippets } from './snippets.js';
 
 export const SNIPPET_LANGUAGES = ['node', 'python', 'curl'] as const;
 export type SnippetLanguage = (typeof SNIPPET_LANGUAGES)[number];
@@ -30,10 +30,10 @@ function program(lang: SnippetLanguage, s: Snippets, fn: string): string {
   return s.curl;
 }
 
-/** The curl script reads each parameter from an upper-cased variable (a list as a JSON array). */
+/** The curl script reads each parameter from its variable (`envName`; a list as a JSON array). */
 const shellEnv = (params: Readonly<Record<string, unknown>>): Record<string, string> =>
   Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined && v !== null)
-    .map(([k, v]) => [k.toUpperCase(), typeof v === 'object' ? JSON.stringify(v) : String(v)]));
+    .map(([k, v]) => [envName(k), typeof v === 'object' ? JSON.stringify(v) : String(v)]));
 
 /** A runner over real programs: node (this one), python3, sh with curl and jq. The key never leaves the child's environment. */
 export function snippetRunner(v1BaseUrl: string, limits: SandboxLimits = SNIPPET_LIMITS): SnippetRunner {
@@ -41,7 +41,7 @@ export function snippetRunner(v1BaseUrl: string, limits: SandboxLimits = SNIPPET
     run: (lang, snippets, fn, key, params) => withScratch(async (dir) => {
       const p = PROGRAM[lang];
       await writeFile(join(dir, p.name), program(lang, snippets, fn), { mode: 0o600 });
-      const env = { V1: v1BaseUrl, KEY: key, PARAMS: JSON.stringify(params), ...(lang === 'curl' ? shellEnv(params) : {}) };
+      const env = { ...(lang === 'curl' ? shellEnv(params) : {}), V1: v1BaseUrl, KEY: key, PARAMS: JSON.stringify(params) };
       const ran = await runSandboxed(p.file, [p.name], dir, env, limits);
       const scrub = (t: string) => (key ? t.split(key).join('***') : t).slice(0, 300);
       if (!ran.ok) return { ok: false, why: `the ${lang} snippet failed: ${scrub(ran.why)}` };

@@ -25,6 +25,12 @@ const MAIN_CALLS: Readonly<Record<string, readonly string[]>> = {
   render: ['render', 'renders'], project: ['projects', 'project'], account: ['teams'], template: ['templates'], user: ['me'],
 };
 
+/** A parameter read in JavaScript (`params.status`; a name that is no identifier by its key: `params["account.name"]`). */
+const jsParam = (name: string) => (/^[A-Za-z_$][\w$]*$/.test(name) ? `params.${name}` : `params[${JSON.stringify(name)}]`);
+
+/** Text put in a comment of a program that runs: on one line (a shape's details come from what clients sent). */
+const oneLine = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ');
+
 /** The call whose result the legacy answer is made of (a template list walks the projects: its answer is the templates). */
 export function mainCall(e: Equivalent): string | null {
   const names = e.calls.map((c) => c.name);
@@ -107,7 +113,7 @@ function jsStep(a: StepArgs): string {
       return `  out.sort((a, b) => ${a.desc ? 'b.created_at - a.created_at' : 'a.created_at - b.created_at'});`;
     case 'filter':
       return a.conds.map((c) => {
-        const v = `params.${c.param}`;
+        const v = jsParam(c.param);
         const time = own(COMPARE, c.test);
         const test = time ? `ms(val(x, '${c.field}')) != null && ms(val(x, '${c.field}')) ${time} instant(${v})`
           : c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))` : `val(x, '${c.field}') ${c.test === 'eq' ? '===' : '!=='} ${v}`;
@@ -169,7 +175,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
   const partial = e.clientSteps.filter((s) => s.kind !== 'translate' && !s.args && s.kind !== 'join').map((s) => s.detail);
   const status = JSON.stringify(statusTable(e));
   const steps = e.clientSteps.filter((s) => s.args);
-  const todo = (c: string) => partial.map((p) => `${c} TODO (not done by this snippet): ${p}`).join('\n');
+  const todo = (c: string) => partial.map((p) => `${c} TODO (not done by this snippet): ${oneLine(p)}`).join('\n');
   const times = comparesTimes(e);
   // `val` reads a v1 path; a status is read as its legacy name (what the legacy client filters and groups on)
   const node = [
@@ -295,7 +301,8 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
   return { node, python, curl: renderCurl(e), partial };
 }
 
-const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+/** The environment variable a curl script reads a parameter from (`account.name` → `ACCOUNT_NAME`). */
+export const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
 
 /** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
 function jqStep(a: StepArgs): string {
@@ -388,7 +395,7 @@ function renderCurl(e: Equivalent): string {
     } else lines.push(`${fetch} | jq -s '.' > ${c.name}.json`);
   }
   const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
-  for (const s of e.clientSteps) if (s.kind !== 'translate' && !s.args && s.kind !== 'join') lines.push(`# TODO (not done by this script): ${s.detail}`);
+  for (const s of e.clientSteps) if (s.kind !== 'translate' && !s.args && s.kind !== 'join') lines.push(`# TODO (not done by this script): ${oneLine(s.detail)}`);
   // a v1 time in ms (seconds or ms given); an ISO 8601 date in ms (its zone ignored: UTC; a date alone is midnight)
   const defs = comparesTimes(e) ? 'def ms: if . == null then null elif . < 100000000000 then . * 1000 else . end; ' +
     'def instant: (if test("T") then . else . + "T00:00:00" end) | capture("^(?<s>[^.Z+]+)(\\\\.(?<f>[0-9]+))?") | ' +
