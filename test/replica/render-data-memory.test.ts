@@ -36,6 +36,16 @@ async function ready(t: TestGateway, tok: string): Promise<void> {
   throw new Error('the replica did not become ready');
 }
 
+/** Asks until the replica answers (a restarted instance answers live while it reads its teams back from the store). */
+async function fromReplica(t: TestGateway, tok: string, url: string): Promise<Awaited<ReturnType<TestGateway['get']>>> {
+  let r = await t.get(url, tok);
+  for (let i = 0; i < 300 && r.headers['x-gateway-source'] !== 'index'; i++) {
+    await new Promise((ok) => setTimeout(ok, 10));
+    r = await t.get(url, tok);
+  }
+  return r;
+}
+
 beforeAll(async () => {
   sim = await startSim();
   gw = await startGateway({}, {}, { sim, simClock: true });
@@ -60,11 +70,7 @@ describe('render data is read per answer, never held by the replica', () => {
     try {
       const t = await again.login('ann@example.com');
       // the teams are read back from the store (the first reads may be answered live meanwhile)
-      let r = await again.get('/renders?fields=id,title&limit=5&meta=total_count', t);
-      for (let i = 0; i < 300 && r.headers['x-gateway-source'] !== 'index'; i++) {
-        await new Promise((ok) => setTimeout(ok, 10));
-        r = await again.get('/renders?fields=id,title&limit=5&meta=total_count', t);
-      }
+      const r = await fromReplica(again, t, '/renders?fields=id,title&limit=5&meta=total_count');
       expect(r.status).toBe(200);
       expect(r.headers['x-gateway-source']).toBe('index');
       const grown = heap() - before;
@@ -133,11 +139,7 @@ describe('render data is read per answer, never held by the replica', () => {
     const tight = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, MAX_RELATED_ITEMS: String(n + 5) }, {}, { sim, simClock: true });
     try {
       const t = await tight.login('ann@example.com');
-      let r = await tight.get('/renders?fields=*,project.title&limit=-1', t);
-      for (let i = 0; i < 300 && r.headers['x-gateway-source'] !== 'index'; i++) {
-        await new Promise((ok) => setTimeout(ok, 10));
-        r = await tight.get('/renders?fields=*,project.title&limit=-1', t);
-      }
+      const r = await fromReplica(tight, t, '/renders?fields=*,project.title&limit=-1');
       expect(r.headers['x-gateway-source']).toBe('index');
       expect(r.status).toBe(200);
       expect(r.body.data.length).toBe(n);
