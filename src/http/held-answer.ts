@@ -82,6 +82,18 @@ export async function heldItems(
 }
 
 /**
+ * A read's answer as a list is sent: an expanded stream measured as it is read (`heldStream`); items built whole
+ * measured and held (`heldItems`). The items to write as a stream, or undefined: the answer is held whole (`result.data`).
+ */
+export async function heldAnswer(
+  deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply,
+  result: { readonly data: readonly unknown[]; readonly stream?: AsyncIterable<unknown> }, expands: boolean, json: boolean,
+): Promise<AsyncIterable<unknown> | undefined> {
+  const items = result.stream && expands ? await heldStream(deps, ctx, reply, result.stream, json) : result.stream;
+  return items ?? heldItems(deps, ctx, reply, result.data, json);
+}
+
+/**
  * Items given one at a time, each let go once given: first those read, then the rest of `more` as it is read. `written`
  * is told once those read have been given (the memory they held is given back then).
  */

@@ -8,7 +8,7 @@ import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
 import { plainItem, plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
-import { heldItems, heldStream, internalWhole, itemBound } from './held-answer.js';
+import { heldAnswer, heldItems, internalWhole, itemBound } from './held-answer.js';
 import { isInternal } from '../compare/legacy-side.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
@@ -33,8 +33,7 @@ export async function sendList(
       return sendList(deps, ctx, reply, memo, { ...read, result: { ...page, data: whole.map(plainItem) } }, format, collection);
     }
   }
-  let items = result.stream && read.expands ? await heldStream(deps, ctx, reply, result.stream, format === undefined) : result.stream;
-  if (!items) items = await heldItems(deps, ctx, reply, result.data, format === undefined);
+  const items = await heldAnswer(deps, ctx, reply, result, read.expands, format === undefined);
   if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
   const explained = wantsExplain(deps, ctx.request);
   if (items) {

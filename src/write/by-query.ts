@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { plainItem } from '../exec/raw-json.js';
 import { parseLegacyQuery, type QueryDeps } from '../http/context.js';
-import { heldItems, heldStream, itemBound } from '../http/held-answer.js';
+import { heldAnswer, itemBound } from '../http/held-answer.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { requestContext, type RequestContext } from '../http/request-context.js';
 import { planQuery } from '../plan/plan.js';
@@ -26,35 +26,27 @@ function replyEnd(reply: FastifyReply): { gone: AbortSignal; onClose: (fn: () =>
   return { gone: gone.signal, onClose: (fn) => { reply.raw.once('close', fn); } };
 }
 
-/** A page's items as values (their kept bytes parsed back). */
-async function plainItems(result: { data: readonly unknown[]; stream?: AsyncIterable<unknown> }): Promise<Record<string, unknown>[]> {
-  const out = result.data.map((x) => plainItem(x) as Record<string, unknown>);
-  if (result.stream) for await (const x of result.stream) out.push(plainItem(x) as Record<string, unknown>);
-  return out;
+type Answer = { readonly data: readonly unknown[]; readonly stream?: AsyncIterable<unknown> };
+
+/** Each item of a read's answer as a value (its kept bytes parsed back), the page's then the stream's. */
+async function eachValue(result: Answer, take: (item: Record<string, unknown>) => void): Promise<void> {
+  for (const x of result.data) take(plainItem(x) as Record<string, unknown>);
+  if (result.stream) for await (const x of result.stream) take(plainItem(x) as Record<string, unknown>);
 }
 
 /** Sends items as a list read is sent: measured in the answer memory and held, streamed past it. */
-async function send(
-  deps: ByQueryDeps, ctx: RequestContext, reply: FastifyReply, result: { data: readonly unknown[]; stream?: AsyncIterable<unknown> }, q: QueryNode,
-  schema: ResourceSchema,
-): Promise<FastifyReply | { data: unknown[] }> {
-  const expands = selectsRelations(q.fields, schema, deps.mappings.schemas, q.alias);
-  let items = result.stream && expands ? await heldStream(deps, ctx, reply, result.stream, true) : result.stream;
-  if (!items) items = await heldItems(deps, ctx, reply, result.data, true);
+async function send(deps: ByQueryDeps, ctx: RequestContext, reply: FastifyReply, result: Answer, q: QueryNode, schema: ResourceSchema)
+  : Promise<FastifyReply | { data: unknown[] }> {
+  const items = await heldAnswer(deps, ctx, reply, result, selectsRelations(q.fields, schema, deps.mappings.schemas, q.alias), true);
   if (!items) return { data: result.data as unknown[] };
   const body = jsonArrayEnvelope(items, ctx.log, undefined, undefined, itemBound(deps.config.MAX_ITEM_MB));
   return reply.type('application/json; charset=utf-8').send(Readable.from(body));
 }
 
 /** The ids a result names (its items hold the id alone), in primary-key order. */
-async function idsOf(result: { data: readonly unknown[]; stream?: AsyncIterable<unknown> }): Promise<string[]> {
+async function idsOf(result: Answer): Promise<string[]> {
   const out = new Set<string>();
-  const take = (x: unknown) => {
-    const id = (plainItem(x) as { id?: unknown } | null)?.id;
-    if (typeof id === 'string') out.add(id);
-  };
-  result.data.forEach(take);
-  if (result.stream) for await (const x of result.stream) take(x);
+  await eachValue(result, (x) => { if (typeof x?.id === 'string') out.add(x.id); });
   return [...out].sort();
 }
 
@@ -90,7 +82,8 @@ export async function patchByQuery(
       // read by id: on v1 that is a call an item); a page of them (a limit, an offset) is put in that order here
       if (q.limit === -1 && q.offset === 0) return await send(deps, ctx, reply, await reads.read(ctx, Query.with(answer, { sort: byId })), answer, schema);
       const keepId = url.fields.some((f) => f.path[0] === 'id' || f.path[0] === '*');
-      const page = await plainItems(await reads.read(ctx, Query.with(answer, { fields: [...url.fields, Select.create(['id'])] })));
+      const page: Record<string, unknown>[] = [];
+      await eachValue(await reads.read(ctx, Query.with(answer, { fields: [...url.fields, Select.create(['id'])] })), (x) => page.push(x));
       const sorted = page.filter((x) => typeof x.id === 'string').sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
       return await send(deps, ctx, reply, { data: keepId ? sorted : sorted.map(({ id: _id, ...rest }) => rest) }, answer, schema);
     }
