@@ -46,7 +46,7 @@ for (let i = 0; i < (sim ? 0 : N); i++) {
     project: { id: `proj_${i % 100}`, team: team.id }, created_by: `user_${i % 13}`, created_at: T0 + i * 10, updated_at: i % 3 ? T0 + i * 10 + 5 : null,
   }, 1);
 }
-const source = new ReplicaSource(new ReplicaSnapshot([t], 25), { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), now: 10 });
+const source = new ReplicaSource(new ReplicaSnapshot([t], 25), { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), dataSizes: async () => new Map(), now: 10 });
 const records: RecordSource = new Proxy(source, { get: (o, k) => (k === 'columns' ? undefined : Reflect.get(o, k, o)) });
 const ctx = { schemas, dynamic: { now: new Date(), userId: 'u', roleId: 'r', user: { id: 'u' } }, limitDefault: 100 };
 const QUESTIONS: [string, Record<string, unknown>][] = [

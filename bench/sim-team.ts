@@ -41,6 +41,6 @@ export function simTeam(renders: number) {
   const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
   for (const project of projects) t.setProject({ project, templates: [], backfilled: true }, 1);
   for (const r of v1) t.apply(r, 1);
-  const source = () => new ReplicaSource(new ReplicaSnapshot([t], 25), { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), now: 10 });
+  const source = () => new ReplicaSource(new ReplicaSnapshot([t], 25), { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), dataSizes: async () => new Map(), now: 10 });
   return { team: t, builder, v1, source };
 }

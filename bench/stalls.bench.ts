@@ -85,7 +85,7 @@ const report = (name: string, x: { ms: number; cpu: number; took: number }) =>
 const loaded = await stall(() => new TeamRegistry({ store, clock: systemClock, inputs, eviction: { maxBytes: 1e12, busy: () => false, logger } }).load(teamId));
 report(`team read whole from the store (${N.toLocaleString('en')} renders)`, loaded);
 const t = loaded.value!;
-const source = new ReplicaSource(new ReplicaSnapshot([t], 25), { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), now: 10 });
+const source = new ReplicaSource(new ReplicaSnapshot([t], 25), { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), dataSizes: async () => new Map(), now: 10 });
 const ctx = { schemas, dynamic: { now: new Date(), userId: 'u', roleId: 'r', user: { id: 'u' } }, limitDefault: 100 };
 const ask = (raw: Record<string, unknown>) => {
   const q = parseQuery(raw, schemas.render as ResourceSchema, ctx);

@@ -1,4 +1,4 @@
-import type { FilterNode, QueryNode } from '../query/ast.js';
+import type { FilterNode, QueryNode, SelectNode } from '../query/ast.js';
 import { aggregateRows, countRow, orderGroups } from '../query/aggregate.js';
 import type { ExpansionBudget } from '../query/budget.js';
 import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from '../query/compile.js';
@@ -9,8 +9,9 @@ import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import { mergeByKey } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { Best } from './best.js';
+import { itemTooLarge } from './item-json.js';
 import { RawJson } from './raw-json.js';
-import type { ColumnScan, RecordSource } from './source.js';
+import { HandFull, type ColumnScan, type RecordSource } from './source.js';
 
 /** How an answer was computed (explain shows it beside the plan). */
 export interface Execution {
@@ -31,12 +32,24 @@ export interface ExecContext {
   readonly budget: ExpansionBudget;
   /** Told how the answer was computed. */
   readonly report?: (how: Execution) => void;
+  /** MAX_ITEM_MB: the render data one item may hold is refused past it before it is read (default: no bound). */
+  readonly itemMb?: number;
+  /**
+   * The caller writes the answer as its items are read (a list read): a page whose items may be large (render data, or
+   * relations expanded) is given as a stream built a part at a time (`QueryResult.lazy`), never whole at once.
+   */
+  readonly lazy?: boolean;
 }
 
 /** Records projected, and answered items written, this many at a time; the event loop gets a turn between chunks. */
 export const CHUNK = 500;
 /** Past this many items an answer is written as a stream, a chunk at a time. */
 const STREAM_AFTER = 2000;
+/**
+ * The render data (its stored size) one evaluation of several items may hold: past it the items are evaluated in more,
+ * smaller parts (300 renders of 900 KB on one page were read and built at once: attack pass 5, H1).
+ */
+export const HAND_BYTES = 4 * 1_048_576;
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -88,6 +101,8 @@ class Job {
    * renders), so records wait as records and are shaped as the answer is written — never every item's bytes at once.
    */
   private readonly expands: boolean;
+  /** The items show render data (the client's own, up to MAX_PAYLOAD_BYTES a render). */
+  private readonly showsData: boolean;
   private tested = 0;
   private matched = 0;
 
@@ -106,6 +121,8 @@ class Job {
     this.whole = q.aggregate.length > 0 || q.groupBy.length > 0;
     this.withData = fieldsToSelect(q, this.schema).has('data');
     this.expands = selectsRelations(q.fields, this.schema, schemas, q.alias);
+    const root = (f: SelectNode) => (q.alias && Object.hasOwn(q.alias, f.path[0] as string) ? q.alias[f.path[0] as string] : f.path[0]);
+    this.showsData = resource === 'render' && q.fields.some((f) => root(f) === '*' || root(f) === 'data');
   }
 
   /**
@@ -151,27 +168,56 @@ class Job {
 
   /** Projects records chunk by chunk (each settled on its own), the event loop given a turn between chunks. */
   private async shape(recs: readonly Rec[]): Promise<unknown[]> {
-    const shapeOne = this.shapeOne;
-    if (recs.length <= CHUNK) return this.settleShapes(() => recs.map((r) => shapeOne(r)));
     const out: unknown[] = [];
-    for (let i = 0; i < recs.length; i += CHUNK) {
-      const chunk = recs.slice(i, i + CHUNK);
-      for (const x of await this.settleShapes(() => chunk.map((r) => shapeOne(r)))) out.push(x);
-      await turn();
-    }
+    for await (const part of this.shapeParts(recs)) for (const x of part) out.push(x);
     return out;
   }
 
   /**
-   * Projections, settled by the source: an evaluation run again (a round that missed render data, or a relation) counts
-   * its expansions once — the related-items budget is given back to where it stood before each round.
+   * Records projected a part at a time, in order: a chunk, or — when its evaluation would hold more render data than
+   * HAND_BYTES — smaller parts, down to one item, whose data past MAX_ITEM_MB is refused before any of it is read.
    */
-  private settleShapes<T>(evaluate: () => T): Promise<T> {
+  private async *shapeParts(recs: readonly Rec[]): AsyncGenerator<unknown[]> {
+    const shapeOne = this.shapeOne;
+    const itemMost = this.ctx.itemMb === undefined ? Number.POSITIVE_INFINITY : this.ctx.itemMb * 1_048_576;
+    const pending: (readonly Rec[])[] = [];
+    for (let i = 0; i < recs.length; i += CHUNK) pending.push(recs.slice(i, i + CHUNK));
+    let first = true;
+    for (let part = pending.shift(); part; part = pending.shift()) {
+      if (!first) await turn();
+      first = false;
+      const one = part.length === 1;
+      try {
+        const p = part;
+        yield await this.settleShapes(() => p.map((r) => shapeOne(r)), one ? itemMost : HAND_BYTES);
+      } catch (e) {
+        if (!(e instanceof HandFull)) throw e;
+        if (one) throw itemTooLarge(e.bytes, this.ctx.itemMb ?? 0);
+        // about twice as many parts as the data needs, in order
+        const n = Math.min(part.length, Math.max(2, Math.ceil((2 * e.bytes) / HAND_BYTES)));
+        const size = Math.ceil(part.length / n);
+        const parts: (readonly Rec[])[] = [];
+        for (let i = 0; i < part.length; i += size) parts.push(part.slice(i, i + size));
+        pending.unshift(...parts);
+      }
+    }
+  }
+
+  /**
+   * Projections, settled by the source: an evaluation run again (a round that missed render data, or a relation) counts
+   * its expansions once — the related-items budget is given back to where it stood before each round (and when the
+   * source gave the evaluation up: HandFull).
+   */
+  private settleShapes<T>(evaluate: () => T, most?: number): Promise<T> {
     const budget = this.ctx.budget;
     const before = budget.spent;
     return this.source.settle(() => {
       budget.resetTo(before);
       return evaluate();
+    }, most).catch((e: unknown) => {
+      // a part given up for smaller ones expands nothing
+      if (e instanceof HandFull) budget.resetTo(before);
+      throw e;
     });
   }
 
@@ -182,10 +228,34 @@ class Job {
 
   /** Records about to be answered: made ready by the source, their id pairs recorded and written, then projected. */
   private async answer(recs: readonly Rec[], refs: readonly string[]): Promise<unknown[]> {
+    const out: unknown[] = [];
+    for await (const part of this.answerParts(recs, refs)) for (const x of part) out.push(x);
+    return out;
+  }
+
+  /** `answer`, its items given a part at a time as they are projected (`shapeParts`). */
+  private async *answerParts(recs: readonly Rec[], refs: readonly string[]): AsyncGenerator<unknown[]> {
     const ready = await this.source.prepare(recs, refs, this.resource);
     this.source.remember(this.resource, refs);
     await this.source.flush();
-    return this.shape(ready);
+    yield* this.shapeParts(ready);
+  }
+
+  /**
+   * A page of records answered: whole — or, when the caller writes the answer as it is read and the items may be large
+   * (render data, relations expanded), as a stream projected a chunk, and within it a part, at a time (`lazy`).
+   */
+  private async page(recs: readonly Rec[], refs: readonly string[], meta: Record<string, number> | undefined): Promise<QueryResult> {
+    if (!(this.ctx.lazy && (this.showsData || this.expands) && recs.length > 1)) {
+      const data = await this.answer(recs, refs);
+      return meta ? { meta, data } : { data };
+    }
+    const stream = (async function* (job: Job) {
+      for (let i = 0; i < recs.length; i += CHUNK) {
+        for await (const part of job.answerParts(recs.slice(i, i + CHUNK), refs.slice(i, i + CHUNK))) yield* part;
+      }
+    })(this);
+    return meta ? { meta, data: [], stream, lazy: true } : { data: [], stream, lazy: true };
   }
 
   private refs(recs: readonly Rec[]): string[] {
@@ -238,8 +308,7 @@ class Job {
     const meta = buildMeta(q, await this.total(this.tested), this.matched);
     this.report('page of a kept order');
     const recs = walked.recs.slice(q.offset);
-    const data = await this.answer(recs, this.refs(recs));
-    return meta ? { meta, data } : { data };
+    return this.page(recs, this.refs(recs), meta);
   }
 
   /** `count` aggregates, grouped by at most two column fields, counted on the columns (undefined: not such a question). */
@@ -339,14 +408,11 @@ class Job {
     else this.report(best.pruned ? 'top-k over the scope' : 'sort of the scope');
     if (compact) return this.streamJson(chosen, recordNow, meta);
     const recs = chosen.map((c) => c.rec);
-    if (recs.length <= STREAM_AFTER) {
-      const data = await this.answer(recs, this.refs(recs));
-      return meta ? { meta, data } : { data };
-    }
+    if (recs.length <= STREAM_AFTER) return this.page(recs, this.refs(recs), meta);
     const stream = (async function* (job: Job) {
       for (let i = 0; i < recs.length; i += CHUNK) {
         const chunk = recs.slice(i, i + CHUNK);
-        yield* await job.answer(chunk, job.refs(chunk));
+        for await (const part of job.answerParts(chunk, job.refs(chunk))) yield* part;
         await turn();
       }
     })(this);
@@ -395,20 +461,11 @@ class Job {
     const strategy = desc ? 'newest-first walk' : 'oldest-first walk';
     const job = this;
     const limit = all ? Number.MAX_SAFE_INTEGER : q.limit;
-    const merged = (async function* () {
+    // the entries answered, in order, a batch (of up to a chunk) at a time
+    const picked = (async function* (): AsyncGenerator<Entry[]> {
       let skipped = 0;
       let emitted = 0;
       let batch: Entry[] = [];
-      const write = async function* () {
-        const out = batch;
-        batch = [];
-        emitted += out.length;
-        const refs = out.map((e) => e.ref);
-        if (!lazyAll) return yield* await job.answer(out.map((e) => e.rec), refs);
-        source.remember('render', refs);
-        await source.flush();
-        for (const e of out) yield e.json as RawJson;
-      };
       for await (const group of mergeByKey(runs, (e) => e.at, desc)) {
         if (group.length > 1) group.sort((a, b) => job.cmp(a.rec, b.rec));
         for (const e of group) {
@@ -417,18 +474,34 @@ class Job {
           if (skipped < q.offset) skipped++;
           else batch.push(e);
         }
-        if (batch.length >= CHUNK) yield* write();
+        if (batch.length >= CHUNK) {
+          emitted += batch.length;
+          yield batch;
+          batch = [];
+        }
         if (emitted + batch.length >= limit) break;
       }
-      if (!all) job.report(strategy);
-      if (batch.length > 0) yield* write();
+      if (batch.length > 0) yield batch;
     })();
-    if (all) {
+    if (!all) {
+      const entries: Entry[] = [];
+      for await (const batch of picked) for (const e of batch) entries.push(e);
       this.report(strategy);
-      return { data: [], stream: merged };
+      return this.page(entries.map((e) => e.rec), entries.map((e) => e.ref), undefined);
     }
-    const data: unknown[] = [];
-    for await (const x of merged) data.push(x);
-    return { data };
+    const merged = (async function* () {
+      for await (const out of picked) {
+        const refs = out.map((e) => e.ref);
+        if (!lazyAll) {
+          for await (const part of job.answerParts(out.map((e) => e.rec), refs)) yield* part;
+          continue;
+        }
+        source.remember('render', refs);
+        await source.flush();
+        for (const e of out) yield e.json as RawJson;
+      }
+    })();
+    this.report(strategy);
+    return { data: [], stream: merged };
   }
 }

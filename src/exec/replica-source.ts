@@ -9,7 +9,7 @@ import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { pace } from '../lib/pace.js';
 import { CHUNK } from './execute.js';
-import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
+import { HandFull, type ColumnScan, type RecordSource, type RowFilter, type SourceDescription, type Walked } from './source.js';
 
 /** What the replica source is given by the read that uses it (signed URLs, id pairs, the clock). */
 export interface ReplicaHooks {
@@ -21,6 +21,8 @@ export interface ReplicaHooks {
   readonly flush: () => Promise<void>;
   /** The data the gateway sent for these renders (absent: none, `{}`), read from the store: the replica holds none. */
   readonly data: (v1Ids: readonly string[]) => Promise<ReadonlyMap<string, unknown>>;
+  /** The stored size of these renders' data (absent: none), read without the data. */
+  readonly dataSizes: (v1Ids: readonly string[]) => Promise<ReadonlyMap<string, number>>;
   readonly now: number;
 }
 
@@ -111,17 +113,21 @@ export class ReplicaSource implements RecordSource {
   }
 
   /**
-   * Runs `evaluate` with a hand of render data: the data it read and did not have is read from the store and it runs
-   * again, until nothing is missing (relations are held: nothing else is ever missing).
+   * Runs `evaluate` with a hand of render data: the data it read and did not have is weighed, read from the store, and it
+   * runs again, until nothing is missing (relations are held: nothing else is ever missing). Data that would take the
+   * hand past `most` bytes (its stored size) is not read: HandFull.
    */
-  async settle<T>(evaluate: () => T): Promise<T> {
+  async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY): Promise<T> {
     const hand = new DataAtHand();
     for (let round = 0; ; round++) {
       const out = withDataAtHand(hand, evaluate);
       const missed = hand.takeMissed();
       if (missed.length === 0) return out;
       if (round >= DATA_ROUNDS) throw new Error(`render data still missing after ${DATA_ROUNDS} rounds`);
-      hand.fill(missed, await this.hooks.data(missed));
+      let bytes = 0;
+      for (const n of (await this.hooks.dataSizes(missed)).values()) bytes += n;
+      if (hand.bytes + bytes > most) throw new HandFull(hand.bytes + bytes, most);
+      hand.fill(missed, await this.hooks.data(missed), bytes);
     }
   }
 

@@ -77,8 +77,11 @@ export interface RecordSource extends Lookup {
   readonly nestedLimit: number;
   /** Past this many wanted items, a scan keeps its candidates as sort keys and JSON bytes (Infinity: records are held anyway). */
   readonly compactAfter: number;
-  /** Runs `evaluate` until the relations it reads are all at hand (the replica: once). */
-  settle<T>(evaluate: () => T): Promise<T>;
+  /**
+   * Runs `evaluate` until the relations it reads are all at hand (the replica: once, and again with the render data it
+   * read). `most`: the bytes of data it may hold (the replica throws HandFull past them, nothing read).
+   */
+  settle<T>(evaluate: () => T, most?: number): Promise<T>;
   /**
    * Optional: `settle` for filter tests and sort comparisons, which may read values as a stand-in where the stand-in
    * answers as the value would (the replica: render data, a json field only tested for null); else `settle`.
@@ -115,4 +118,14 @@ export interface RecordSource extends Lookup {
    * filtered); undefined when the source keeps no columns for the resource or some part of the filter is not a column.
    */
   columns?(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate): ColumnScan | undefined;
+}
+
+/**
+ * An evaluation would hold more render data than it may (`most` bytes, the data's stored size): none of it was read. The
+ * executor evaluates fewer items at a time; one item alone past its bound is refused (MAX_ITEM_MB).
+ */
+export class HandFull extends Error {
+  constructor(readonly bytes: number, readonly most: number) {
+    super(`an evaluation would hold ${bytes} bytes of render data, more than ${most}`);
+  }
 }

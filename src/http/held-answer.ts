@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
 import { plainItem, RawJson } from '../exec/raw-json.js';
-import { itemBytes, keepJson } from '../exec/item-json.js';
+import { itemBytes, itemTooLarge, keepJson } from '../exec/item-json.js';
 import { pace } from '../lib/pace.js';
 import type { AnswerHold } from '../read/in-flight.js';
 import { errors } from '../errors/catalog.js';
@@ -70,27 +70,59 @@ export async function heldItems(
   const hold = await reserve(deps, ctx, reply);
   const most = itemBound(deps.config.MAX_ITEM_MB);
   for (const item of data) {
-    let bytes: number;
-    if (!json) bytes = jsonLength(item);
-    else {
-      if (typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.isFrozen(item)) keepJson(item);
-      bytes = itemBytes(item)?.length ?? 4;
-    }
-    if (!hold.add(most(bytes))) return drain([...data], undefined, undefined, () => hold.release());
+    if (!hold.add(most(measured(item, json)))) return drain([...data], undefined, undefined, () => hold.release());
   }
   return undefined;
 }
 
 /**
- * A read's answer as a list is sent: an expanded stream measured as it is read (`heldStream`); items built whole
- * measured and held (`heldItems`). The items to write as a stream, or undefined: the answer is held whole (`result.data`).
+ * A read's answer as a list is sent: a page built as it is read measured an item at a time (`heldPage`); an expanded
+ * stream measured as it is read (`heldStream`); items built whole measured and held (`heldItems`). The items to write as
+ * a stream, or the items held whole (an array).
  */
 export async function heldAnswer(
   deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply,
-  result: { readonly data: readonly unknown[]; readonly stream?: AsyncIterable<unknown> }, expands: boolean, json: boolean,
-): Promise<AsyncIterable<unknown> | undefined> {
+  result: { readonly data: readonly unknown[]; readonly stream?: AsyncIterable<unknown>; readonly lazy?: boolean }, expands: boolean, json: boolean,
+): Promise<AsyncIterable<unknown> | readonly unknown[]> {
+  if (result.stream && result.lazy) return heldPage(deps, ctx, reply, result.stream, json);
   const items = result.stream && expands ? await heldStream(deps, ctx, reply, result.stream, json) : result.stream;
-  return items ?? heldItems(deps, ctx, reply, result.data, json);
+  return items ?? (await heldItems(deps, ctx, reply, result.data, json)) ?? result.data;
+}
+
+/** Whether `heldAnswer` held the items whole (the array to answer) rather than giving a stream. */
+export const isWhole = (items: AsyncIterable<unknown> | readonly unknown[]): items is readonly unknown[] => Array.isArray(items);
+
+/**
+ * A page built as it is read (its items may be large: render data, relations expanded), read while it fits what one
+ * answer may hold, each item measured (and, for a JSON body, serialised once) as it comes: then it is answered whole, as
+ * any page (the array). Past it, the part read is given first and the rest is built as the client reads it.
+ */
+async function heldPage(
+  deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, items: AsyncIterable<unknown>, json: boolean,
+): Promise<AsyncIterable<unknown> | unknown[]> {
+  const hold = await reserve(deps, ctx, reply);
+  const most = itemBound(deps.config.MAX_ITEM_MB);
+  const read: unknown[] = [];
+  const it = items[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await it.next();
+      if (next.done) return read;
+      const item = next.value;
+      read.push(item);
+      if (!hold.add(most(measured(item, json)))) return drain(read, it, (x) => x, () => hold.release());
+    }
+  } catch (e) {
+    hold.release();
+    throw e;
+  }
+}
+
+/** An item's JSON bytes: kept with it for a JSON body (written from them), else measured. */
+function measured(item: unknown, json: boolean): number {
+  if (!json) return jsonLength(item);
+  if (typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.isFrozen(item)) keepJson(item);
+  return itemBytes(item)?.length ?? 4;
 }
 
 /**
@@ -144,18 +176,13 @@ export async function internalWhole(items: AsyncIterable<unknown> | readonly unk
 }
 
 /**
- * MAX_ITEM_MB: the bytes of one answered item, passed on when within the bound; past it a 400 naming the bound (one
- * render embedding its project's renders, each with 900 KB of data, was 73 MB — ten of them a "light" read of 730 MB).
- * An item past it after part of a streamed answer was sent ends that body short.
+ * MAX_ITEM_MB: the bytes of one answered item, passed on when within the bound; past it a 400 naming the bound
+ * (`itemTooLarge`). An item past it after part of a streamed answer was sent ends that body short.
  */
 export function itemBound(mb: number): (bytes: number) => number {
   const bound = mb * 1_048_576;
   return (bytes) => {
     if (bytes <= bound) return bytes;
-    throw errors.invalidQuery([{
-      path: 'fields',
-      reason: `One item of the answer would be ${Math.ceil(bytes / 1_048_576)} MB, more than one item may be (${mb} MB, MAX_ITEM_MB). Ask for fewer ` +
-        'relational fields, or fewer related items (deep[…][_limit])',
-    }]);
+    throw itemTooLarge(bytes, mb);
   };
 }

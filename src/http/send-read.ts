@@ -8,7 +8,7 @@ import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
 import { plainItem, plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
-import { heldAnswer, heldItems, internalWhole, itemBound } from './held-answer.js';
+import { heldAnswer, heldItems, internalWhole, isWhole, itemBound } from './held-answer.js';
 import { isInternal } from '../compare/legacy-side.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
@@ -34,15 +34,15 @@ export async function sendList(
     }
   }
   const items = await heldAnswer(deps, ctx, reply, result, read.expands, format === undefined);
-  if (format) return sendExport(deps, ctx, reply, format, collection, items ?? result.data);
+  if (format) return sendExport(deps, ctx, reply, format, collection, isWhole(items) ? [...items] : items);
   const explained = wantsExplain(deps, ctx.request);
-  if (items) {
+  if (!isWhole(items)) {
     if (!result.stream) void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
     const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.from, read.how) : undefined;
     const body = jsonArrayEnvelope(items, ctx.log, result.meta, atEnd, itemBound(deps.config.MAX_ITEM_MB));
     return reply.type('application/json; charset=utf-8').send(Readable.from(body));
   }
-  const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
+  const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: items } : { data: items };
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   if (explained) return { ...body, explain: explainList(read.plan, ctx.meter, source, read.from, read.how) };
   return keep(memo, reply, body, source, read.refreshAt);

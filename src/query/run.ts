@@ -10,6 +10,8 @@ export interface QueryResult {
   readonly data: unknown[];
   readonly meta?: Record<string, number>;
   readonly stream?: AsyncIterable<unknown>;
+  /** The stream is a page built as it is read (its items may be large): it is held while it fits the answer memory. */
+  readonly lazy?: boolean;
 }
 
 /** The order of a query: its sort, or the resource's default (newest first, id as tie-break). */

@@ -76,7 +76,7 @@ export class ItemReads {
     if (release) answer.onEnd(release);
     try {
       const env = await this.env(ctx, session);
-      const answered = await this.answer(q, plan, env, session, ctx.now, known);
+      const answered = await this.answer(q, plan, env, session, ctx.now, known, true);
       await this.deps.ids.flush();
       const expands = selectsRelations(q.fields, this.schema, mappings.schemas, q.alias);
       return { q, plan, ...answered, expands };
@@ -92,7 +92,7 @@ export class ItemReads {
    */
   async read(ctx: RequestContext, q: QueryNode): Promise<QueryResult> {
     const session = await ctx.session();
-    const { result } = await this.answer(q, planQuery(q, this.resource, this.planning), await this.env(ctx, session), session, ctx.now);
+    const { result } = await this.answer(q, planQuery(q, this.resource, this.planning), await this.env(ctx, session), session, ctx.now, undefined, true);
     await this.deps.ids.flush();
     return result;
   }
@@ -120,8 +120,9 @@ export class ItemReads {
     return readEnv(this.deps, session, ctx.meter, this.resource === 'template' ? [] : ALL_OVERLAYS);
   }
 
+  /** `lazy`: the caller writes the answer as it is read (a list): a page of large items is given as a stream built as read. */
   private async answer(
-    q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource,
+    q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false,
   ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
     const index = this.deps.index;
     // a source decided before the plan (the answer cache's look-up) without a scope is asked again when it is live:
@@ -143,11 +144,14 @@ export class ItemReads {
         answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) ids.queue('render', v1, u); },
         flush: () => ids.flush(),
         data: (v1Ids) => this.deps.renderData.many(v1Ids),
+        dataSizes: (v1Ids) => this.deps.renderData.sizes(v1Ids),
         now,
       });
     }
     let how: Execution | undefined;
-    const result = await execute(this.resource, q, plan, records, { schemas: this.deps.mappings.schemas, budget: env.budget, report: (h) => { how = h; } });
+    const result = await execute(this.resource, q, plan, records, {
+      schemas: this.deps.mappings.schemas, budget: env.budget, report: (h) => { how = h; }, itemMb: this.deps.config.MAX_ITEM_MB, lazy,
+    });
     return { result, source, from: records.describe(plan), refreshAt, ...(how ? { how } : {}) };
   }
 }

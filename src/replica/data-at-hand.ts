@@ -10,6 +10,8 @@ export class DataAtHand {
   private readonly missed = new Set<string>();
   /** Reads of data not in hand, since the hand was made (an item made while this moved read a stand-in). */
   misses = 0;
+  /** The stored size of the data in hand (its JSON text's characters). */
+  bytes = 0;
 
   /** A hand that holds nothing and notes nothing: every render reads the stand-in (tests of a json field: null or not). */
   static standIn(): DataAtHand {
@@ -36,9 +38,13 @@ export class DataAtHand {
     return out;
   }
 
-  /** Data read from the store (a render absent from `found` has none: `{}`, as the translator answers it). */
-  fill(ids: readonly string[], found: ReadonlyMap<string, unknown>): void {
+  /**
+   * Data read from the store (a render absent from `found` has none: `{}`, as the translator answers it), `bytes` its
+   * stored size.
+   */
+  fill(ids: readonly string[], found: ReadonlyMap<string, unknown>, bytes: number): void {
     for (const id of ids) this.had.set(id, found.has(id) ? found.get(id) : {});
+    this.bytes += bytes;
   }
 }
 

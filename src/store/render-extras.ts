@@ -1,10 +1,13 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { ChangeBus } from './changes.js';
 import type { Database } from './schema.js';
 
 /** The stored JSON text of render data kept in memory, at most (a render's data is up to MAX_PAYLOAD_BYTES). */
 export const DATA_KEPT_BYTES = 32 * 1_048_576;
+
+/** What one kept entry costs besides its JSON text, about (bytes). */
+const KEPT_OVERHEAD = 64;
 
 /** Marks a render the store has no data for (renders created elsewhere): absent answers are kept too. */
 const NONE = Symbol('no data');
@@ -69,6 +72,26 @@ export class RenderDataStore {
     return new Set(rows.map((r) => r.v1_id));
   }
 
+  /**
+   * The stored size of each render's data (its JSON text's characters: no more than the bytes its answer writes), read
+   * without the data itself; absent ids hold none. A read weighs the data it is about to read first (src/replica/data-at-hand.ts).
+   */
+  async sizes(v1Ids: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const missing: string[] = [];
+    for (const id of v1Ids) {
+      const k = this.kept.get(id);
+      if (k === undefined) missing.push(id);
+      else if (k.v !== NONE) out.set(id, k.size - KEPT_OVERHEAD);
+    }
+    for (let i = 0; i < missing.length; i += 500) {
+      const chunk = missing.slice(i, i + 500);
+      const rows = await this.db.selectFrom('render_data').select(['v1_id', sql<number>`length(data)`.as('size')]).where('v1_id', 'in', chunk).execute();
+      for (const r of rows) out.set(r.v1_id, Number(r.size));
+    }
+    return out;
+  }
+
   /** Data for many renders at once (absent ids are renders created elsewhere). */
   async many(v1Ids: readonly string[]): Promise<Map<string, unknown>> {
     const out = new Map<string, unknown>();
@@ -81,13 +104,13 @@ export class RenderDataStore {
     for (let i = 0; i < missing.length; i += 500) {
       const chunk = missing.slice(i, i + 500);
       const rows = await this.db.selectFrom('render_data').select(['v1_id', 'data']).where('v1_id', 'in', chunk).execute();
-      const found = new Map(rows.map((r) => [r.v1_id, { v: JSON.parse(r.data) as unknown, size: r.data.length + 64 }]));
+      const found = new Map(rows.map((r) => [r.v1_id, { v: JSON.parse(r.data) as unknown, size: r.data.length + KEPT_OVERHEAD }]));
       // scans read many renders once: only small look-ups (an answer's page) are kept
       const keep = v1Ids.length <= 200;
       for (const id of chunk) {
         const f = found.get(id);
         if (f !== undefined) out.set(id, f.v);
-        if (keep) this.kept.set(id, f ?? { v: NONE, size: 64 });
+        if (keep) this.kept.set(id, f ?? { v: NONE, size: KEPT_OVERHEAD });
       }
     }
     return out;

@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { plainItem } from '../exec/raw-json.js';
 import { parseLegacyQuery, type QueryDeps } from '../http/context.js';
-import { heldAnswer, itemBound } from '../http/held-answer.js';
+import { heldAnswer, isWhole, itemBound } from '../http/held-answer.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { requestContext, type RequestContext } from '../http/request-context.js';
 import { planQuery } from '../plan/plan.js';
@@ -38,7 +38,7 @@ async function eachValue(result: Answer, take: (item: Record<string, unknown>) =
 async function send(deps: ByQueryDeps, ctx: RequestContext, reply: FastifyReply, result: Answer, q: QueryNode, schema: ResourceSchema)
   : Promise<FastifyReply | { data: unknown[] }> {
   const items = await heldAnswer(deps, ctx, reply, result, selectsRelations(q.fields, schema, deps.mappings.schemas, q.alias), true);
-  if (!items) return { data: result.data as unknown[] };
+  if (isWhole(items)) return { data: [...items] };
   const body = jsonArrayEnvelope(items, ctx.log, undefined, undefined, itemBound(deps.config.MAX_ITEM_MB));
   return reply.type('application/json; charset=utf-8').send(Readable.from(body));
 }

@@ -36,7 +36,7 @@ function simReplica() {
   for (const r of renders) teams.get(r.project.team)!.apply(r, 1);
   // the data the gateway sent, as the store holds it (read by each evaluation)
   const data = new Map<string, unknown>();
-  const hooks = { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => data, now: 10 };
+  const hooks = { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => data, dataSizes: async () => new Map([...data].map(([k, v]) => [k, JSON.stringify(v).length])), now: 10 };
   const source = new ReplicaSource(new ReplicaSnapshot([...teams.values()], 25), hooks);
   // the same source without kept items: every record projected afresh, as before
   const plain: RecordSource = new Proxy(source, { get: (o, k) => (k === 'shaped' ? undefined : Reflect.get(o, k, o)) });

@@ -44,7 +44,7 @@ describe('a question that waited for a kept order', () => {
         project: { id: 'proj_0', team: team.id }, created_by: null, created_at: T0 + i, updated_at: null,
       }, 1);
     }
-    const source = new ReplicaSource(new ReplicaSnapshot([t], 25), { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), now: 10 });
+    const source = new ReplicaSource(new ReplicaSnapshot([t], 25), { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), dataSizes: async () => new Map(), now: 10 });
     const old = derivedUuid('render', 'rend_5');
     const raw = { filter: JSON.stringify({ id: { _neq: old } }), meta: 'filter_count', sort: 'title', limit: '3', fields: 'id,title' };
     const asked = ask(source, raw);

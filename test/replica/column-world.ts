@@ -91,7 +91,7 @@ export function world(renders: readonly GenRender[], dropped: number | undefined
   // a dropped project's rows stay in the columns, marked removed
   if (dropped !== undefined) (teams[0] as TeamReplica).dropProject(`${TEAMS[0]}_${PROJECTS[dropped]}`);
   const snapshot = new ReplicaSnapshot(teams, 25);
-  const source = new ReplicaSource(snapshot, { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), now: 10 });
+  const source = new ReplicaSource(snapshot, { refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), dataSizes: async () => new Map(), now: 10 });
   return { snapshot, source };
 }
 

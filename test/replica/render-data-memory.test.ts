@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -17,6 +19,11 @@ const heap = () => {
   gc();
   gc();
   return process.memoryUsage().heapUsed;
+};
+/** The heap and the memory outside it (buffers: kept JSON bytes, bodies being written). */
+const held = () => {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
 };
 
 let sim: RunningSim;
@@ -191,5 +198,101 @@ describe('render data is read per answer, never held by the replica', () => {
     for (const x of json.body.data) expect(small(x), x.id).toEqual(expected(x.id));
     // none of these read data outside an answer's evaluation (where it would have been a stand-in)
     expect(readsOutsideHand()).toBe(outside);
+  }, 120_000);
+
+  it('a page of large data is read and built a part at a time: four readers at once hold a few MB of it each (attack pass 5, H1)', async () => {
+    // one answer may hold 4 MB: each page of 48 MB is held up to it, and built the rest of the way as it is written
+    const small = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, ANSWER_MEMORY_MB_PER_KEY: '4' }, {}, { sim, simClock: true });
+    // how many renders' data each read of the store asked for (a spy would keep every answer it gave: all the data)
+    const reads: number[] = [];
+    const store = small.deps.renderData;
+    const many = store.many.bind(store);
+    store.many = (ids) => {
+      if (ids.length > 0) reads.push(ids.length);
+      return many(ids);
+    };
+    try {
+      const t = await small.login('ann@example.com');
+      const ids = [...sent.keys()].map((v) => derivedUuid('render', v));
+      const url = `/renders?fields=id,data&limit=100&sort=id&filter[id][_in]=${ids.join(',')}`;
+      expect((await fromReplica(small, t, '/renders?fields=id&limit=1')).headers['x-gateway-source']).toBe('index');
+      // the answer expected, as its digest: the readers are real HTTP clients that keep none of the body (a buffered body
+      // would be the test's memory, not the gateway's)
+      const expected = [...sent.entries()].map(([v1, d]) => ({ id: derivedUuid('render', v1), data: d })).sort((a, b) => (a.id < b.id ? -1 : 1));
+      const digest = createHash('sha256').update(JSON.stringify({ data: expected })).digest('hex');
+      const base = await small.app.listen({ port: 0, host: '127.0.0.1' });
+      // each reader takes the first bytes of its answer, then stops reading (a slow client) while the four are measured
+      type Reader = { status?: number; source: unknown; h: ReturnType<typeof createHash>; res: http.IncomingMessage };
+      const start = () => new Promise<Reader>((ok, fail) => {
+        http.get(`${base}${url}`, { headers: { authorization: `Bearer ${t}` } }, (res) => {
+          const h = createHash('sha256');
+          res.once('data', (c: Buffer) => {
+            h.update(c);
+            res.pause();
+            ok({ status: res.statusCode, source: res.headers['x-gateway-source'], h, res });
+          });
+          res.on('error', fail);
+        }).on('error', fail);
+      });
+      const finish = (r: Reader) => new Promise<{ status?: number; source: unknown; digest: string }>((ok, fail) => {
+        r.res.on('data', (c: Buffer) => r.h.update(c));
+        r.res.on('end', () => ok({ status: r.status, source: r.source, digest: r.h.digest('hex') }));
+        r.res.on('error', fail);
+        r.res.resume();
+      });
+      heap();
+      const before = held();
+      const readers = await Promise.all([0, 1, 2, 3].map(() => start()));
+      // (the gateway builds each answer until its socket pushes back)
+      await new Promise((r) => setTimeout(r, 1500));
+      heap();
+      const pinned = held() - before;
+      const answers = await Promise.all(readers.map(finish));
+      // every reader is answered the stored data, whole and in order…
+      for (const a of answers) expect(a).toEqual({ status: 200, source: 'index', digest });
+      // …read from the store no more than a few renders' data at a time (all 48 in one read before)…
+      expect(reads.length).toBeGreaterThanOrEqual(4 * 12);
+      expect(Math.max(...reads)).toBeLessThanOrEqual(4);
+      // …and four slow readers pin a few MB of it each, not their whole pages (4 × 48 MB of data and its JSON, before)
+      expect(pinned).toBeLessThan(64 * MB);
+    } finally {
+      await small.close();
+    }
+  }, 120_000);
+
+  it('one item whose data would pass MAX_ITEM_MB is refused before any of it is read (attack pass 5, M: read, then refused)', async () => {
+    const tight = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, MAX_ITEM_MB: '2' }, {}, { sim, simClock: true });
+    const many = vi.spyOn(tight.deps.renderData, 'many');
+    try {
+      const t = await tight.login('ann@example.com');
+      const projects = await fromReplica(tight, t, '/projects?fields=id,renders.id&limit=-1&deep[renders][_limit]=-1');
+      const byUuid = new Set([...sent.keys()].map((v) => derivedUuid('render', v)));
+      const withData = (p: { renders: { id: string }[] }) => p.renders.filter((r) => byUuid.has(r.id)).length;
+      const big = projects.body.data.find((p: { renders: { id: string }[] }) => withData(p) >= 3);
+      const light = projects.body.data.find((p: { renders: { id: string }[] }) => withData(p) === 1);
+      expect(big).toBeDefined();
+      const before = many.mock.calls.length;
+      for (const url of [
+        `/projects/${big.id}?fields=id,renders.data&deep[renders][_limit]=-1`,
+        `/projects?fields=id,renders.data&deep[renders][_limit]=-1&filter[id][_eq]=${big.id}`,
+      ]) {
+        const r = await tight.get(url, t);
+        expect(r.status, url).toBe(400);
+        expect(r.body.errors[0].extensions.code).toBe('INVALID_QUERY');
+        expect(r.body.errors[0].message).toMatch(/MAX_ITEM_MB/);
+      }
+      // not one render's data was read to refuse them
+      expect(many.mock.calls.slice(before).flatMap((c) => c[0]).length).toBe(0);
+      // an item within the bound is answered, its data read
+      if (light) {
+        const r = await tight.get(`/projects/${light.id}?fields=id,renders.id,renders.data&deep[renders][_limit]=-1`, t);
+        expect(r.status).toBe(200);
+        const texts = r.body.data.renders.filter((x: { id: string }) => byUuid.has(x.id)).map((x: { data: { text: string } }) => x.data.text.length);
+        expect(texts).toEqual([MB]);
+      }
+    } finally {
+      many.mockRestore();
+      await tight.close();
+    }
   }, 120_000);
 });

@@ -57,7 +57,7 @@ describe('the render index held in columns', () => {
       // the data the gateway sent is read from the store by each evaluation: here, a hand holding it
       const data = new Map(withData.map((n) => [`rend_${n}`, { n, text: 'x' }]));
       const hand = new DataAtHand();
-      hand.fill(renders.map((r) => r.id), data);
+      hand.fill(renders.map((r) => r.id), data, 0);
       setOverlays({ render: new Map(overlaid.map((n) => [`rend_${n}`, { title: `overlay ${n}` }])) });
       expect(t.size).toBe(renders.length);
       for (const r of renders) {
