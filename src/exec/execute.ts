@@ -11,7 +11,8 @@ import type { Plan } from '../plan/plan.js';
 import { Best } from './best.js';
 import { itemTooLarge } from './item-json.js';
 import { RawJson } from './raw-json.js';
-import { HandFull, type ColumnScan, type RecordSource } from './source.js';
+import { HandFull } from '../translate/data-at-hand.js';
+import type { ColumnScan, RecordSource } from './source.js';
 
 /** How an answer was computed (explain shows it beside the plan). */
 export interface Execution {
@@ -47,9 +48,11 @@ export const CHUNK = 500;
 const STREAM_AFTER = 2000;
 /**
  * The render data (its stored size) one evaluation of several items may hold: past it the items are evaluated in more,
- * smaller parts (300 renders of 900 KB on one page were read and built at once: attack pass 5, H1).
+ * smaller parts (300 renders of 900 KB on one page were read and built at once: attack pass 5, H1). A part is read,
+ * parsed and built in one turn of the event loop: small parts keep other requests' waits short (40 slow readers of
+ * 4 MB parts held others' reads for seconds: attack pass 6).
  */
-export const HAND_BYTES = 4 * 1_048_576;
+export const HAND_BYTES = 1_048_576;
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -363,8 +366,9 @@ class Job {
     const everything = q.limit === -1;
     const wanted = everything ? Number.POSITIVE_INFINITY : q.offset + q.limit;
     // many wanted items from a source whose records are not held: candidates wait as sort keys and JSON bytes (not when
-    // the selection expands relations: their bytes multiply)
-    const compact = wanted > source.compactAfter && !this.expands;
+    // the selection expands relations — their bytes multiply — nor shows render data: records wait without it, and the
+    // data is read as the answer is written)
+    const compact = wanted > source.compactAfter && !this.expands && !this.showsData;
     // with limit=-1 from the first item, every match is answered: its pair is recorded as it is read
     const recordNow = everything && q.offset === 0;
     const keys = [...fieldsToSelect(q, this.schema)];
@@ -444,8 +448,9 @@ class Job {
     const { q, plan, source } = this;
     const desc = (plan.pushdown.order ?? 'desc') === 'desc';
     const all = q.limit === -1;
-    // every item, waiting as JSON bytes until merged — unless the selection expands relations (records wait then)
-    const lazyAll = all && !this.expands;
+    // every item, waiting as JSON bytes until merged — unless the selection expands relations or shows render data
+    // (records wait then, and are shaped a part at a time as they are written: a batch of 128 renders' data was 112 MB)
+    const lazyAll = all && !this.expands && !this.showsData;
     type Entry = { at: number; rec: Rec; ref: string; json?: RawJson };
     // the source may test the filter on its rows before building records (a search is tested on the records only)
     const rows = q.search ? undefined : { filter: q.filter, compile: (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source) };

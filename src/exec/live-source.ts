@@ -2,6 +2,7 @@ import type { Rec } from '../query/compile.js';
 import { RecordIndex, type ExecEnv } from '../plan/index.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
+import { STAND_IN_HAND, withDataAtHand } from '../translate/data-at-hand.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team } from '../v1/schemas.js';
 import type { PlannedCall, RecordSource, SourceDescription, Walked } from './source.js';
 
@@ -17,8 +18,6 @@ export class LiveSource implements RecordSource {
   private readonly index: RecordIndex;
   /** The v1 id each render record was built from. */
   private readonly v1Ids = new WeakMap<Rec, string>();
-  /** Render records built without their stored `data` (read for those answered). */
-  private readonly lacking = new WeakSet<Rec>();
 
   constructor(private readonly env: ExecEnv) {
     this.index = new RecordIndex(env);
@@ -37,21 +36,25 @@ export class LiveSource implements RecordSource {
     return this.index.manyAll(resource, parent, field, parentResource);
   }
 
-  settle<T>(evaluate: () => T): Promise<T> {
-    return this.index.settle(evaluate);
+  /** Relations fetched and render data read (weighed first: past `most` bytes, HandFull) until the evaluation misses none. */
+  settle<T>(evaluate: () => T, most?: number): Promise<T> {
+    return this.index.settle(evaluate, most);
+  }
+
+  /** Tests and comparisons read render data as the stand-in (see `ReplicaSource.settleTests`: a json field, never null). */
+  settleTests<T>(evaluate: () => T): Promise<T> {
+    return this.index.settle(() => withDataAtHand(STAND_IN_HAND, evaluate));
   }
 
   ref(rec: Rec): string {
     return this.v1Ids.get(rec) ?? (rec.id as string);
   }
 
-  /** Render records of v1 renders, each named by its v1 id (not kept by the index, pairs not queued). */
-  private async built(list: readonly V1Render[], withData: boolean): Promise<Rec[]> {
-    const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
+  /** Render records of v1 renders, each named by its v1 id (not kept by the index, pairs not queued; data read from the hand). */
+  private built(list: readonly V1Render[]): Rec[] {
     return list.map((r) => {
-      const rec = this.index.renderRecord(r, data.get(r.id) ?? {}, false);
+      const rec = this.index.renderRecord(r, false);
       this.v1Ids.set(rec, r.id);
-      if (!withData) this.lacking.add(rec);
       return rec;
     });
   }
@@ -89,7 +92,7 @@ export class LiveSource implements RecordSource {
       const teamIds = plan.scope.accounts ? new Set((await this.teams(plan)).map((t) => t.id)) : null;
       const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('render', u)))).filter((x): x is string => !!x);
       const renders = (await catalog.map(v1, (id) => catalog.render(id))).filter((r): r is V1Render => !!r && (!teamIds || teamIds.has(r.project.team)));
-      const recs = await this.index.renders(renders);
+      const recs = this.index.renders(renders);
       recs.forEach((r, i) => this.v1Ids.set(r, (renders[i] as V1Render).id));
       return recs;
     }
@@ -99,7 +102,7 @@ export class LiveSource implements RecordSource {
     return projects.map((p) => this.index.project(p));
   }
 
-  async walk<T extends { readonly at: number }>(plan: Plan, withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
+  async walk<T extends { readonly at: number }>(plan: Plan, _withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
     const projects = await this.projects(plan);
     const order = plan.pushdown.order ?? 'desc';
     // read ahead only when everything will be read (limit=-1); otherwise fetch no page that might not be needed
@@ -108,14 +111,13 @@ export class LiveSource implements RecordSource {
     const status = plan.pushdown.status;
     return projects.map((p) =>
       this.env.catalog.stream<T>(p.id, { order, ...(status ? { status } : {}) }, first, all, async (items) => {
-        // (every item of limit=-1 is answered: its data read with its page)
-        const recs = await this.built(items, withData || all);
+        const recs = this.built(items);
         return convert(recs.map((rec, i) => ({ rec, at: (items[i] as V1Render).created_at, ref: (items[i] as V1Render).id })));
       }),
     );
   }
 
-  async scan(resource: string, plan: Plan, withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
+  async scan(resource: string, plan: Plan, _withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
     const { catalog, ids } = this.env;
     if (resource === 'render') {
       const projects = await this.projects(plan);
@@ -124,7 +126,7 @@ export class LiveSource implements RecordSource {
       await catalog.map(projects, async (p) => {
         for await (const page of catalog.renderPages(p.id, status)) {
           scanned += page.length;
-          await take(await this.built(page, withData));
+          await take(this.built(page));
           await ids.flush();
         }
       });
@@ -167,9 +169,8 @@ export class LiveSource implements RecordSource {
     return n;
   }
 
-  async prepare(recs: readonly Rec[], refs: readonly string[], resource: string): Promise<Rec[]> {
-    if (resource !== 'render' || !recs.some((r) => this.lacking.has(r))) return [...recs];
-    return this.index.withData(recs, refs);
+  async prepare(recs: readonly Rec[]): Promise<Rec[]> {
+    return [...recs];
   }
 
   remember(resource: string, refs: readonly string[]): void {

@@ -2,14 +2,14 @@ import type { CompareNode, FilterNode } from '../query/ast.js';
 import type { Predicate, Rec } from '../query/compile.js';
 import { compileColumnFilter, statusForm } from '../replica/column-filter.js';
 import { RenderColumnScan, type TeamColumns } from '../replica/column-scan.js';
-import { DataAtHand, withDataAtHand } from '../replica/data-at-hand.js';
+import { DataAtHand, readMissed, STAND_IN_HAND, withDataAtHand } from '../translate/data-at-hand.js';
 import { RenderRecords, type RenderView } from '../replica/record-view.js';
 import type { ReplicaSnapshot } from '../replica/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { pace } from '../lib/pace.js';
 import { CHUNK } from './execute.js';
-import { HandFull, type ColumnScan, type RecordSource, type RowFilter, type SourceDescription, type Walked } from './source.js';
+import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
 
 /** What the replica source is given by the read that uses it (signed URLs, id pairs, the clock). */
 export interface ReplicaHooks {
@@ -25,9 +25,6 @@ export interface ReplicaHooks {
   readonly dataSizes: (v1Ids: readonly string[]) => Promise<ReadonlyMap<string, number>>;
   readonly now: number;
 }
-
-/** The hand tests and comparisons read render data from: a stand-in for every render, nothing read (`settleTests`). */
-const STAND_IN = DataAtHand.standIn();
 
 /** Rounds of one evaluation that read render data missing from its hand, at most (each reads at least one render's). */
 const DATA_ROUNDS = 16;
@@ -119,15 +116,12 @@ export class ReplicaSource implements RecordSource {
    */
   async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY): Promise<T> {
     const hand = new DataAtHand();
+    const store = { sizes: this.hooks.dataSizes, many: this.hooks.data };
     for (let round = 0; ; round++) {
       const out = withDataAtHand(hand, evaluate);
-      const missed = hand.takeMissed();
-      if (missed.length === 0) return out;
+      if (hand.missed === 0) return out;
       if (round >= DATA_ROUNDS) throw new Error(`render data still missing after ${DATA_ROUNDS} rounds`);
-      let bytes = 0;
-      for (const n of (await this.hooks.dataSizes(missed)).values()) bytes += n;
-      if (hand.bytes + bytes > most) throw new HandFull(hand.bytes + bytes, most);
-      hand.fill(missed, await this.hooks.data(missed), bytes);
+      await readMissed(hand, store, most);
     }
   }
 
@@ -137,7 +131,7 @@ export class ReplicaSource implements RecordSource {
    * `{}` answers both exactly as the data would (a filter on data read every render's data of the scope: attack pass 5).
    */
   async settleTests<T>(evaluate: () => T): Promise<T> {
-    return withDataAtHand(STAND_IN, evaluate);
+    return withDataAtHand(STAND_IN_HAND, evaluate);
   }
 
   ref(rec: Rec): string {

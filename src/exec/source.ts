@@ -120,12 +120,3 @@ export interface RecordSource extends Lookup {
   columns?(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate): ColumnScan | undefined;
 }
 
-/**
- * An evaluation would hold more render data than it may (`most` bytes, the data's stored size): none of it was read. The
- * executor evaluates fewer items at a time; one item alone past its bound is refused (MAX_ITEM_MB).
- */
-export class HandFull extends Error {
-  constructor(readonly bytes: number, readonly most: number) {
-    super(`an evaluation would hold ${bytes} bytes of render data, more than ${most}`);
-  }
-}

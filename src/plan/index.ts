@@ -2,6 +2,7 @@ import type { Mappings } from '../config/mappings.js';
 import type { ExpansionBudget } from '../query/budget.js';
 import type { Lookup, Rec } from '../query/compile.js';
 import type { RenderDataStore } from '../store/render-extras.js';
+import { DataAtHand, dataFromHand, readMissed, withDataAtHand } from '../translate/data-at-hand.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate, type Overlay } from '../translate/records.js';
 import type { TimeUnit } from '../translate/time.js';
@@ -95,21 +96,25 @@ export class RecordIndex implements Lookup {
    * most one round per relation it crosses (MAX_RELATIONAL_DEPTH, at most 100); the loop ends when nothing is missed, or
    * when a round misses exactly what the one before it did (nothing more can be fetched: those answer empty, as absent).
    */
-  async settle<T>(evaluate: () => T): Promise<T> {
+  async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY): Promise<T> {
+    // render data is read from the evaluation's hand, weighed before it is read (the records hold none)
+    const hand = new DataAtHand();
     let last = '';
     for (let round = 0; ; round++) {
       this.missOne = new Set();
       this.missMany = new Map();
       this.missAll = new Map();
       const spent = this.env.budget.spent;
-      const out = evaluate();
-      if (!this.hasMisses || round >= MAX_ROUNDS) return out;
+      const out = withDataAtHand(hand, evaluate);
+      const data = hand.missed > 0;
+      if ((!this.hasMisses && !data) || round >= MAX_ROUNDS) return out;
       const misses = this.missKeys();
-      if (misses === last) return out;
+      if (misses === last && !data) return out;
       last = misses;
       // the round is evaluated again once its misses are fetched: its expansions are counted then
       this.env.budget.resetTo(spent);
-      await this.fill();
+      if (data) await readMissed(hand, this.env.renderData, most);
+      if (this.hasMisses) await this.fill();
     }
   }
 
@@ -120,35 +125,22 @@ export class RecordIndex implements Lookup {
 
   // ---------------------------------------------------------------- building records
 
-  async renders(list: readonly V1Render[], withData = true): Promise<Rec[]> {
-    const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
-    return list.map((r) => this.add('render', this.renderRecord(r, data.get(r.id) ?? {})));
+  /** Render records, kept (their data read from the hand of the evaluation that reads it). */
+  renders(list: readonly V1Render[]): Rec[] {
+    return list.map((r) => this.add('render', this.renderRecord(r)));
   }
 
   /**
-   * Render records a scan passes through: not kept in the index, and their ids not queued for the
-   * store — the scan answers (and so records) only the ones it keeps.
+   * One legacy render record (not kept in the index: streams pass through without retaining); its `data` is read from
+   * the evaluation's hand (`dataFromHand`).
    */
-  async scannedRenders(list: readonly V1Render[], withData: boolean): Promise<Rec[]> {
-    const data = withData ? await this.env.renderData.many(list.map((r) => r.id)) : new Map<string, unknown>();
-    return list.map((r) => this.renderRecord(r, data.get(r.id) ?? {}, false));
-  }
-
-  /** One legacy render record (not kept in the index: streams pass through without retaining). */
-  renderRecord(r: V1Render, data: unknown, answered = true): Rec {
+  renderRecord(r: V1Render, answered = true): Rec {
     const project = this.v1<V1Project>('project', this.env.ids.toLegacy('project', r.project.id));
-    return toLegacyRender(r, this.env, {
-      data,
+    return dataFromHand(toLegacyRender(r, this.env, {
       overlay: this.env.overlays.render?.get(r.id) as Overlay | undefined,
       projectThumbnail: project?.thumbnail_url ?? null,
       answered,
-    });
-  }
-
-  /** Fills `data` of render records built without it (only the page that is answered needs it). */
-  async withData(recs: readonly Rec[], v1Ids: readonly string[]): Promise<Rec[]> {
-    const data = await this.env.renderData.many(v1Ids);
-    return recs.map((r, i) => ({ ...r, data: data.get(v1Ids[i] as string) ?? {} }));
+    }), r.id);
   }
 
   project(p: V1Project): Rec {
@@ -198,7 +190,7 @@ export class RecordIndex implements Lookup {
       if (type === 'render') {
         const v1 = await ids.toV1('render', id);
         const r = v1 ? await catalog.render(v1) : undefined;
-        if (r) await this.renders([r]);
+        if (r) this.renders([r]);
         else this.absent.add(`render:${id}`);
       }
     });
@@ -208,7 +200,7 @@ export class RecordIndex implements Lookup {
       const id = parent.id as string;
       if (parentResource === 'project' && field === 'renders') {
         const p = this.v1<V1Project>('project', id);
-        const recs = p ? await this.renders(await this.firstByKey([p.id])) : [];
+        const recs = p ? this.renders(await this.firstByKey([p.id])) : [];
         this.setChildren('project', id, field, recs);
       } else if (parentResource === 'account' && field === 'projects') {
         // Directus lists related items in primary-key order, at most the default limit
@@ -220,7 +212,7 @@ export class RecordIndex implements Lookup {
         const t = this.v1<V1Team>('account', id);
         const projects = t ? await catalog.projectsOfTeam(t.id) : [];
         for (const x of projects) this.project(x);
-        const recs = t ? await this.renders(await this.firstByKey(projects.map((x) => x.id))) : [];
+        const recs = t ? this.renders(await this.firstByKey(projects.map((x) => x.id))) : [];
         this.setChildren('account', id, field, recs);
       } else {
         this.setChildren(parentResource, id, field, []);

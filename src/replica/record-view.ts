@@ -4,7 +4,7 @@ import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
 import type { RenderColumns } from './column-filter.js';
 import type { RecordBuilder } from './records.js';
 import type { RenderRows } from './render-rows.js';
-import { dataAtHand, renderDataOf } from './data-at-hand.js';
+import { dataAtHand, renderDataOf } from '../translate/data-at-hand.js';
 import { ShapedRecords } from './shaped-records.js';
 
 /**

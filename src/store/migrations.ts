@@ -373,6 +373,14 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('compare_samples').addColumn('request_id', 'varchar(36)').execute();
     },
   },
+  '0019_render_data_sizes': {
+    async up(db: Kysely<any>) {
+      // each render's data weighed without reading it (a read weighs the data it is about to read: length(data) read
+      // every value whole on SQLite — 300 MB for one refused expansion); rows written before are weighed once, here
+      await db.schema.alterTable('render_data').addColumn('data_chars', 'bigint').execute();
+      await sql`update render_data set data_chars = length(data)`.execute(db);
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

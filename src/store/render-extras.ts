@@ -37,10 +37,11 @@ export class RenderDataStore {
   keptBytes(): number { return this.kept.calculatedSize; }
 
   async put(v1Id: string, data: unknown, title: string | null, createdBy: string | null): Promise<void> {
+    const text = JSON.stringify(data ?? {});
     await this.db
       .insertInto('render_data')
-      .values({ v1_id: v1Id, data: JSON.stringify(data ?? {}), title, created_by: createdBy, created_at: this.now() })
-      .onConflict((oc) => oc.column('v1_id').doUpdateSet({ data: JSON.stringify(data ?? {}) }))
+      .values({ v1_id: v1Id, data: text, data_chars: text.length, title, created_by: createdBy, created_at: this.now() })
+      .onConflict((oc) => oc.column('v1_id').doUpdateSet({ data: text, data_chars: text.length }))
       .execute();
     this.kept.delete(v1Id);
     await this.bus?.publish('render_data', v1Id);
@@ -51,9 +52,10 @@ export class RenderDataStore {
    * adopted after a lost answer must not take another request's data). True when this call claimed it.
    */
   async claim(v1Id: string, data: unknown, title: string | null, createdBy: string | null): Promise<boolean> {
+    const text = JSON.stringify(data ?? {});
     const r = await this.db
       .insertInto('render_data')
-      .values({ v1_id: v1Id, data: JSON.stringify(data ?? {}), title, created_by: createdBy, created_at: this.now() })
+      .values({ v1_id: v1Id, data: text, data_chars: text.length, title, created_by: createdBy, created_at: this.now() })
       .onConflict((oc) => oc.column('v1_id').doNothing())
       .executeTakeFirst();
     this.kept.delete(v1Id);
@@ -73,8 +75,8 @@ export class RenderDataStore {
   }
 
   /**
-   * The stored size of each render's data (its JSON text's characters: no more than the bytes its answer writes), read
-   * without the data itself; absent ids hold none. A read weighs the data it is about to read first (src/replica/data-at-hand.ts).
+   * The stored size of each render's data (its JSON text's characters, `data_chars`: no more than the bytes its answer
+   * writes), read without the data itself; absent ids hold none. A read weighs the data it is about to read first (src/translate/data-at-hand.ts).
    */
   async sizes(v1Ids: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
@@ -86,7 +88,9 @@ export class RenderDataStore {
     }
     for (let i = 0; i < missing.length; i += 500) {
       const chunk = missing.slice(i, i + 500);
-      const rows = await this.db.selectFrom('render_data').select(['v1_id', sql<number>`length(data)`.as('size')]).where('v1_id', 'in', chunk).execute();
+      // (a row written before migration 0019 is weighed by its text)
+      const rows = await this.db.selectFrom('render_data').select(['v1_id', sql<number>`coalesce(data_chars, length(data))`.as('size')])
+        .where('v1_id', 'in', chunk).execute();
       for (const r of rows) out.set(r.v1_id, Number(r.size));
     }
     return out;

@@ -48,6 +48,8 @@ export interface IdMapTable {
 export interface RenderDataTable {
   v1_id: string;
   data: string;
+  /** The characters of `data` (its weight, read without it; null: written by an instance before 0019). */
+  data_chars: number | null;
   title: string | null;
   created_by: string | null;
   created_at: number;

@@ -136,7 +136,7 @@ export class ItemWrites {
       .catch((e: unknown) => request.log.warn({ err: e, render: result.render.id }, 'render index: the new render waits for the next sync'));
     const index = new RecordIndex(env);
     index.project(result.project);
-    const [rec] = await index.renders([result.render]);
+    const [rec] = index.renders([result.render]);
     const schema = deps.mappings.schemas.render as ResourceSchema;
     const related = { deep: q.deep, alias: q.alias, nestedLimit: env.nestedLimit };
     const shaped = await index.settle(() => compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget, related)(rec!));

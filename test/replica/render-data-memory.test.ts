@@ -3,7 +3,7 @@ import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { readsOutsideHand } from '../../src/replica/data-at-hand.js';
+import { readsOutsideHand } from '../../src/translate/data-at-hand.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
@@ -69,6 +69,45 @@ beforeAll(async () => {
   }
 }, 120_000);
 afterAll(async () => { await gw.close(); await sim.sim.close(); });
+
+type Answered = { status?: number; source: unknown; digest: string };
+
+/**
+ * Real HTTP clients that keep none of the body (a buffered body would be the test's memory, not the gateway's): each
+ * takes the first bytes of its answer, then stops reading (a slow client) while the memory the gateway holds for them
+ * all is measured (`pinned`); then each reads the rest, its body's digest taken.
+ */
+async function slowReaders(t: TestGateway, tok: string, urls: readonly string[]): Promise<{ pinned: number; answers: Answered[] }> {
+  const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  type Reader = { status?: number; source: unknown; h: ReturnType<typeof createHash>; res: http.IncomingMessage };
+  const start = (url: string) => new Promise<Reader>((ok, fail) => {
+    http.get(`${base}${url}`, { headers: { authorization: `Bearer ${tok}` } }, (res) => {
+      const h = createHash('sha256');
+      res.once('data', (c: Buffer) => {
+        h.update(c);
+        res.pause();
+        ok({ status: res.statusCode, source: res.headers['x-gateway-source'], h, res });
+      });
+      res.on('error', fail);
+    }).on('error', fail);
+  });
+  const finish = (r: Reader) => new Promise<Answered>((ok, fail) => {
+    r.res.on('data', (c: Buffer) => r.h.update(c));
+    r.res.on('end', () => ok({ status: r.status, source: r.source, digest: r.h.digest('hex') }));
+    r.res.on('error', fail);
+    r.res.resume();
+  });
+  heap();
+  const before = held();
+  const readers = await Promise.all(urls.map(start));
+  // (the gateway builds each answer until its socket pushes back)
+  await new Promise((r) => setTimeout(r, 1500));
+  heap();
+  const pinned = held() - before;
+  return { pinned, answers: await Promise.all(readers.map(finish)) };
+}
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('render data is read per answer, never held by the replica', () => {
   it('a restarted instance holding 48 MB of data reads none of it to answer a question without data', async () => {
@@ -200,9 +239,13 @@ describe('render data is read per answer, never held by the replica', () => {
     expect(readsOutsideHand()).toBe(outside);
   }, 120_000);
 
-  it('a page of large data is read and built a part at a time: four readers at once hold a few MB of it each (attack pass 5, H1)', async () => {
+  // the replica, and the live path (a team not yet in the replica, or INDEX_ENABLED=false: its records held each page's
+  // data, read whole — one page of 300 × 880 KB ended a 1 GB heap, attack pass 6)
+  const modes = [['index', {}], ['live', { INDEX_ENABLED: 'false' }]] as const;
+
+  it.each(modes)('a page of large data is read and built a part at a time: four readers at once hold a few MB of it each (%s; attack passes 5 and 6, H1)', async (mode, env) => {
     // one answer may hold 4 MB: each page of 48 MB is held up to it, and built the rest of the way as it is written
-    const small = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, ANSWER_MEMORY_MB_PER_KEY: '4' }, {}, { sim, simClock: true });
+    const small = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, ANSWER_MEMORY_MB_PER_KEY: '4', ...env }, {}, { sim, simClock: true });
     // how many renders' data each read of the store asked for (a spy would keep every answer it gave: all the data)
     const reads: number[] = [];
     const store = small.deps.renderData;
@@ -215,44 +258,16 @@ describe('render data is read per answer, never held by the replica', () => {
       const t = await small.login('ann@example.com');
       const ids = [...sent.keys()].map((v) => derivedUuid('render', v));
       const url = `/renders?fields=id,data&limit=100&sort=id&filter[id][_in]=${ids.join(',')}`;
-      expect((await fromReplica(small, t, '/renders?fields=id&limit=1')).headers['x-gateway-source']).toBe('index');
-      // the answer expected, as its digest: the readers are real HTTP clients that keep none of the body (a buffered body
-      // would be the test's memory, not the gateway's)
+      if (mode === 'index') expect((await fromReplica(small, t, '/renders?fields=id&limit=1')).headers['x-gateway-source']).toBe('index');
+      // the answer expected, as its digest
       const expected = [...sent.entries()].map(([v1, d]) => ({ id: derivedUuid('render', v1), data: d })).sort((a, b) => (a.id < b.id ? -1 : 1));
-      const digest = createHash('sha256').update(JSON.stringify({ data: expected })).digest('hex');
-      const base = await small.app.listen({ port: 0, host: '127.0.0.1' });
-      // each reader takes the first bytes of its answer, then stops reading (a slow client) while the four are measured
-      type Reader = { status?: number; source: unknown; h: ReturnType<typeof createHash>; res: http.IncomingMessage };
-      const start = () => new Promise<Reader>((ok, fail) => {
-        http.get(`${base}${url}`, { headers: { authorization: `Bearer ${t}` } }, (res) => {
-          const h = createHash('sha256');
-          res.once('data', (c: Buffer) => {
-            h.update(c);
-            res.pause();
-            ok({ status: res.statusCode, source: res.headers['x-gateway-source'], h, res });
-          });
-          res.on('error', fail);
-        }).on('error', fail);
-      });
-      const finish = (r: Reader) => new Promise<{ status?: number; source: unknown; digest: string }>((ok, fail) => {
-        r.res.on('data', (c: Buffer) => r.h.update(c));
-        r.res.on('end', () => ok({ status: r.status, source: r.source, digest: r.h.digest('hex') }));
-        r.res.on('error', fail);
-        r.res.resume();
-      });
-      heap();
-      const before = held();
-      const readers = await Promise.all([0, 1, 2, 3].map(() => start()));
-      // (the gateway builds each answer until its socket pushes back)
-      await new Promise((r) => setTimeout(r, 1500));
-      heap();
-      const pinned = held() - before;
-      const answers = await Promise.all(readers.map(finish));
+      const digest = sha(JSON.stringify({ data: expected }));
+      const { pinned, answers } = await slowReaders(small, t, [url, url, url, url]);
       // every reader is answered the stored data, whole and in order…
-      for (const a of answers) expect(a).toEqual({ status: 200, source: 'index', digest });
+      for (const a of answers) expect(a).toEqual({ status: 200, source: mode, digest });
       // …read from the store no more than a few renders' data at a time (all 48 in one read before)…
       expect(reads.length).toBeGreaterThanOrEqual(4 * 12);
-      expect(Math.max(...reads)).toBeLessThanOrEqual(4);
+      expect(Math.max(...reads)).toBeLessThanOrEqual(1);
       // …and four slow readers pin a few MB of it each, not their whole pages (4 × 48 MB of data and its JSON, before)
       expect(pinned).toBeLessThan(64 * MB);
     } finally {
@@ -260,12 +275,40 @@ describe('render data is read per answer, never held by the replica', () => {
     }
   }, 120_000);
 
-  it('one item whose data would pass MAX_ITEM_MB is refused before any of it is read (attack pass 5, M: read, then refused)', async () => {
-    const tight = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, MAX_ITEM_MB: '2' }, {}, { sim, simClock: true });
+  it.each(modes)('every item with its data (limit=-1, as JSON and as a file) is built a part at a time as it is written, not held whole (%s; attack pass 6, M1)', async (mode, env) => {
+    // (three heavy reads at once: the key's places are held until each answer is sent; one answer may hold 4 MB whole)
+    const t2 = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, HEAVY_READS_PER_KEY: '3', ANSWER_MEMORY_MB_PER_KEY: '4', ...env }, {}, { sim, simClock: true });
+    try {
+      const t = await t2.login('ann@example.com');
+      const order = mode === 'index' ? await fromReplica(t2, t, '/renders?fields=id&limit=-1') : await t2.get('/renders?fields=id&limit=-1', t);
+      expect(order.headers['x-gateway-source']).toBe(mode);
+      // the answers expected, from the stored data (renders created elsewhere: {}), in the walk's order and by id
+      const byUuid = new Map([...sent.entries()].map(([v1, d]) => [derivedUuid('render', v1), d]));
+      const walked = order.body.data.map((x: { id: string }) => ({ id: x.id, data: byUuid.get(x.id) ?? {} }));
+      const byId = [...walked].sort((a, b) => (a.id < b.id ? -1 : 1));
+      expect(walked.filter((x: { data: object }) => Object.keys(x.data).length > 0).length).toBe(sent.size);
+      const urls = ['/renders?fields=id,data&limit=-1', '/renders?fields=id,data&limit=-1&sort=id', '/renders?fields=id,data&limit=-1&export=json'];
+      const { pinned, answers } = await slowReaders(t2, t, urls);
+      expect(answers).toEqual([
+        { status: 200, source: mode, digest: sha(JSON.stringify({ data: walked })) },
+        { status: 200, source: mode, digest: sha(JSON.stringify({ data: byId })) },
+        { status: 200, source: mode, digest: sha(JSON.stringify(walked, null, '\t')) },
+      ]);
+      // three slow readers of 48 MB of data each pin a few MB, not their answers (each answer's 48 MB waited as JSON before)
+      expect(pinned).toBeLessThan(48 * MB);
+    } finally {
+      await t2.close();
+    }
+  }, 120_000);
+
+  it.each(modes)('one item whose data would pass MAX_ITEM_MB is refused before any of it is read (%s; attack pass 5, M: read, then refused)', async (mode, env) => {
+    const tight = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, MAX_ITEM_MB: '2', ...env }, {}, { sim, simClock: true });
     const many = vi.spyOn(tight.deps.renderData, 'many');
     try {
       const t = await tight.login('ann@example.com');
-      const projects = await fromReplica(tight, t, '/projects?fields=id,renders.id&limit=-1&deep[renders][_limit]=-1');
+      const url0 = '/projects?fields=id,renders.id&limit=-1&deep[renders][_limit]=-1';
+      const projects = mode === 'index' ? await fromReplica(tight, t, url0) : await tight.get(url0, t);
+      expect(projects.headers['x-gateway-source']).toBe(mode);
       const byUuid = new Set([...sent.keys()].map((v) => derivedUuid('render', v)));
       const withData = (p: { renders: { id: string }[] }) => p.renders.filter((r) => byUuid.has(r.id)).length;
       const big = projects.body.data.find((p: { renders: { id: string }[] }) => withData(p) >= 3);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadMappings } from '../../src/config/mappings.js';
-import { DataAtHand, withDataAtHand } from '../../src/replica/data-at-hand.js';
+import { DataAtHand, withDataAtHand } from '../../src/translate/data-at-hand.js';
 import { recordBuilder, type Overlays } from '../../src/replica/records.js';
 import { TeamReplica } from '../../src/replica/team-replica.js';
 import type { IdMapStore } from '../../src/store/idmap.js';

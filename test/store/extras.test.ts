@@ -181,12 +181,29 @@ describe('RenderDataStore', () => {
     now += 5;
     await s.put('rd1', { a: 2 }, 'Other', 'user-2');
     const rows = await db.kysely.selectFrom('render_data').selectAll().where('v1_id', 'in', ['rd1', 'rd2']).orderBy('v1_id').execute();
-    expect(rows).toEqual([
-      { v1_id: 'rd1', data: '{"a":2}', title: 'Title', created_by: 'user-1', created_at: now - 5 },
-      { v1_id: 'rd2', data: '{}', title: null, created_by: null, created_at: now - 5 },
+    expect(rows.map((r) => ({ ...r, data_chars: Number(r.data_chars) }))).toEqual([
+      { v1_id: 'rd1', data: '{"a":2}', data_chars: 7, title: 'Title', created_by: 'user-1', created_at: now - 5 },
+      { v1_id: 'rd2', data: '{}', data_chars: 2, title: null, created_by: null, created_at: now - 5 },
     ]);
     expect(heard).toEqual(['rd1', 'rd2', 'rd1']);
     expect(await s.many(['rd1', 'rd2', 'rd-none'])).toEqual(new Map<string, unknown>([['rd1', { a: 2 }], ['rd2', {}]]));
+  });
+
+  it('weighs data without reading it: its characters, also for a row written before they were kept (a read weighs before it reads)', async () => {
+    const s = new RenderDataStore(db.kysely, clock, bus);
+    const text = { t: 'ça – 🎬'.repeat(100) };
+    await s.put('rw1', text, null, null);
+    await s.claim('rw2', { a: 1 }, null, null);
+    await s.put('rw3', { b: 'x'.repeat(50) }, null, null);
+    // a row an instance before migration 0019 wrote: no weight kept, weighed by its text (characters, not bytes)
+    await db.kysely.updateTable('render_data').set({ data_chars: null }).where('v1_id', '=', 'rw3').execute();
+    const sizes = await new RenderDataStore(db.kysely, clock, bus).sizes(['rw1', 'rw2', 'rw3', 'rw-none']);
+    expect(sizes).toEqual(new Map([['rw1', JSON.stringify(text).length], ['rw2', 7], ['rw3', JSON.stringify({ b: 'x'.repeat(50) }).length]]));
+    // no more than the bytes the data's JSON is: what an answer writes
+    for (const [id, v] of [['rw1', text], ['rw2', { a: 1 }]] as const) expect(sizes.get(id)).toBeLessThanOrEqual(Buffer.byteLength(JSON.stringify(v)));
+    // read back as it was weighed (and a kept one weighed from memory)
+    expect((await s.many(['rw1'])).get('rw1')).toEqual(text);
+    expect((await s.sizes(['rw1'])).get('rw1')).toBe(JSON.stringify(text).length);
   });
 
   it('keeps at most DATA_KEPT_BYTES of data in memory, whatever the number of renders (attack re-check F4: 20 000 entries of any size)', async () => {
