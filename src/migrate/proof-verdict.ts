@@ -57,7 +57,8 @@ export async function runSnippets(
   for (const lang of SNIPPET_LANGUAGES) {
     const r = await runner.run(lang, handed.snippets, handed.fn, key, params);
     if (!r.ok) {
-      out.push(/is not installed here/.test(r.why) ? { lang, result: 'not run', reason: r.why } : { lang, result: 'failed', reason: r.why });
+      // (a program missing here, or the run's calls past their bound: the snippet is not compared, it did not fail)
+      out.push(r.notCompared || /is not installed here/.test(r.why) ? { lang, result: 'not run', reason: r.why } : { lang, result: 'failed', reason: r.why });
       continue;
     }
     if (handed.snippets.partial.length > 0) {
