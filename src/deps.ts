@@ -28,6 +28,7 @@ import { V1Client, type V1Meter, type V1Session } from './v1/client.js';
 import { KeyRing } from './v1/keys.js';
 import { HeavyReadGate } from './read/heavy.js';
 import { AnswerMemory } from './read/in-flight.js';
+import { DataRoom } from './read/data-room.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Metrics } from './ops/metrics.js';
 import { Lifecycle, V1Health } from './ops/v1-health.js';
@@ -72,6 +73,8 @@ export interface Deps {
   readonly heavyReads: HeavyReadGate;
   /** Bytes of answers built whole and not yet sent, per key and per instance (ANSWER_MEMORY_MB_PER_KEY, ANSWER_MEMORY_MB). */
   readonly answerMemory: AnswerMemory;
+  /** Render data being built into answers, per key and per instance (DATA_BUILD_MB*). */
+  readonly dataRoom: DataRoom;
   /** Client profiles: (client, query shape) counts for the migration guide (src/migrate/). */
   readonly shapes: ShapeRecorder;
   /** The deprecation rules every instance applies, and the calls they match (src/deprecate/). */
@@ -212,6 +215,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     usage,
     heavyReads: new HeavyReadGate(config.HEAVY_READS_PER_KEY, config.HEAVY_READS_QUEUE),
     answerMemory: new AnswerMemory(config.ANSWER_MEMORY_MB_PER_KEY * 1_048_576, config.ANSWER_MEMORY_MB * 1_048_576),
+    dataRoom: new DataRoom(config.DATA_BUILD_MB_PER_KEY * 1_048_576, config.DATA_BUILD_MB * 1_048_576),
     shapes,
     deprecations,
     credits: config.renderCredits,

@@ -111,6 +111,12 @@ export const ConfigSchema = z.object({
   ANSWER_MEMORY_MB_PER_KEY: z.coerce.number().positive().default(64),
   ANSWER_MEMORY_MB: z.coerce.number().positive().default(256),
   /**
+   * Render data being built into answers (its stored size), per key and per instance: an evaluation waits for room
+   * before it reads the data it missed (src/read/data-room.ts). Per key at least one item's worth (MAX_ITEM_MB).
+   */
+  DATA_BUILD_MB_PER_KEY: z.coerce.number().positive().default(16),
+  DATA_BUILD_MB: z.coerce.number().positive().default(64),
+  /**
    * A connection on which nothing moved for this long (a client that stopped reading its answer, or never sent its
    * request) is closed: what its answer held is given back. Above the worst v1 wait of a request; 0: never.
    */

@@ -23,6 +23,8 @@ export interface ReplicaHooks {
   readonly data: (v1Ids: readonly string[]) => Promise<ReadonlyMap<string, unknown>>;
   /** The stored size of these renders' data (absent: none), read without the data. */
   readonly dataSizes: (v1Ids: readonly string[]) => Promise<ReadonlyMap<string, number>>;
+  /** Room for data being built (the key's and the instance's), waited for before it is read (`RenderDataReader.room`). */
+  readonly room?: (bytes: number, holding: boolean) => Promise<() => void>;
   readonly now: number;
 }
 
@@ -116,12 +118,17 @@ export class ReplicaSource implements RecordSource {
    */
   async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY): Promise<T> {
     const hand = new DataAtHand();
-    const store = { sizes: this.hooks.dataSizes, many: this.hooks.data };
-    for (let round = 0; ; round++) {
-      const out = withDataAtHand(hand, evaluate);
-      if (hand.missed === 0) return out;
-      if (round >= DATA_ROUNDS) throw new Error(`render data still missing after ${DATA_ROUNDS} rounds`);
-      await readMissed(hand, store, most);
+    const { dataSizes, data, room } = this.hooks;
+    const store = { sizes: dataSizes, many: data, ...(room ? { room } : {}) };
+    try {
+      for (let round = 0; ; round++) {
+        const out = withDataAtHand(hand, evaluate);
+        if (hand.missed === 0) return out;
+        if (round >= DATA_ROUNDS) throw new Error(`render data still missing after ${DATA_ROUNDS} rounds`);
+        await readMissed(hand, store, most);
+      }
+    } finally {
+      hand.drop();
     }
   }
 

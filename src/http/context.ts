@@ -9,10 +9,11 @@ import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { hasOperatorHeader } from './request-token.js';
 import { requestContext, type RequestContextDeps } from './request-context.js';
+import type { RenderDataReader } from '../translate/data-at-hand.js';
 import type { V1Session } from '../v1/client.js';
 
 /** What a read's execution environment is built from. */
-export type ReadEnvDeps = Pick<Deps, 'cache' | 'overlays' | 'ids' | 'mappings' | 'config' | 'renderData' | 'credits'>;
+export type ReadEnvDeps = Pick<Deps, 'cache' | 'overlays' | 'ids' | 'mappings' | 'config' | 'renderData' | 'credits' | 'dataRoom'>;
 /** What parsing a request's legacy query uses (its context's clock and principal included). */
 export type QueryDeps = Pick<Deps, 'mappings' | 'config'> & RequestContextDeps;
 
@@ -38,11 +39,21 @@ export async function readEnv(deps: ReadEnvDeps, session: V1Session, meter: Call
     ids: deps.ids,
     mappings: deps.mappings,
     timeUnit: deps.config.V1_TIMESTAMP_UNIT,
-    renderData: deps.renderData,
+    renderData: renderDataOf(deps, session.partition),
     overlays: Object.fromEntries(loaded),
     nestedLimit: deps.config.QUERY_LIMIT_DEFAULT,
     budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS, deps.config.MAX_ITEM_MB),
     credits: deps.credits,
+  };
+}
+
+/** Render data as a read of `partition` reads it: weighed, room taken in the data room (per key, per instance), read. */
+export function renderDataOf(deps: Pick<Deps, 'renderData' | 'dataRoom'>, partition: string): RenderDataReader {
+  const store = deps.renderData;
+  return {
+    sizes: (ids) => store.sizes(ids),
+    many: (ids) => store.many(ids),
+    room: (bytes, holding) => deps.dataRoom.take(partition, bytes, holding),
   };
 }
 

@@ -1,8 +1,7 @@
 import type { Mappings } from '../config/mappings.js';
 import type { ExpansionBudget } from '../query/budget.js';
 import type { Lookup, Rec } from '../query/compile.js';
-import type { RenderDataStore } from '../store/render-extras.js';
-import { DataAtHand, dataFromHand, readMissed, withDataAtHand } from '../translate/data-at-hand.js';
+import { DataAtHand, dataFromHand, readMissed, withDataAtHand, type RenderDataReader } from '../translate/data-at-hand.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate, type Overlay } from '../translate/records.js';
 import type { TimeUnit } from '../translate/time.js';
@@ -17,7 +16,8 @@ export interface ExecEnv {
   readonly ids: IdTranslator;
   readonly mappings: Mappings;
   readonly timeUnit: TimeUnit;
-  readonly renderData: RenderDataStore;
+  /** Render data, read per evaluation (weighed, room taken, read: `readMissed`). */
+  readonly renderData: RenderDataReader;
   /** Overlays per resource type: v1 id → field values the gateway keeps. */
   readonly overlays: Readonly<Record<string, ReadonlyMap<string, Record<string, unknown>>>>;
   /** Items per one-to-many field (Directus's nested default limit). */
@@ -100,21 +100,25 @@ export class RecordIndex implements Lookup {
     // render data is read from the evaluation's hand, weighed before it is read (the records hold none)
     const hand = new DataAtHand();
     let last = '';
-    for (let round = 0; ; round++) {
-      this.missOne = new Set();
-      this.missMany = new Map();
-      this.missAll = new Map();
-      const spent = this.env.budget.spent;
-      const out = withDataAtHand(hand, evaluate);
-      const data = hand.missed > 0;
-      if ((!this.hasMisses && !data) || round >= MAX_ROUNDS) return out;
-      const misses = this.missKeys();
-      if (misses === last && !data) return out;
-      last = misses;
-      // the round is evaluated again once its misses are fetched: its expansions are counted then
-      this.env.budget.resetTo(spent);
-      if (data) await readMissed(hand, this.env.renderData, most);
-      if (this.hasMisses) await this.fill();
+    try {
+      for (let round = 0; ; round++) {
+        this.missOne = new Set();
+        this.missMany = new Map();
+        this.missAll = new Map();
+        const spent = this.env.budget.spent;
+        const out = withDataAtHand(hand, evaluate);
+        const data = hand.missed > 0;
+        if ((!this.hasMisses && !data) || round >= MAX_ROUNDS) return out;
+        const misses = this.missKeys();
+        if (misses === last && !data) return out;
+        last = misses;
+        // the round is evaluated again once its misses are fetched: its expansions are counted then
+        this.env.budget.resetTo(spent);
+        if (data) await readMissed(hand, this.env.renderData, most);
+        if (this.hasMisses) await this.fill();
+      }
+    } finally {
+      hand.drop();
     }
   }
 

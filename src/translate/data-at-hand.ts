@@ -13,6 +13,8 @@ export class DataAtHand {
   misses = 0;
   /** The stored size of the data in hand (its JSON text's characters). */
   bytes = 0;
+  /** What gives back the room the data in hand took (`RenderDataReader.room`). */
+  private readonly rooms: (() => void)[] = [];
 
   /** A hand that holds nothing and notes nothing: every render reads the stand-in (tests of a json field: null or not). */
   static standIn(): DataAtHand {
@@ -42,6 +44,16 @@ export class DataAtHand {
     const out = [...this.missedIds];
     this.missedIds.clear();
     return out;
+  }
+
+  /** Keeps the release of room taken for data in hand (given back by `drop`). */
+  took(release: () => void): void {
+    this.rooms.push(release);
+  }
+
+  /** The evaluation ended: the room its data took is given back. */
+  drop(): void {
+    for (const r of this.rooms.splice(0)) r();
   }
 
   /**
@@ -106,10 +118,15 @@ export class HandFull extends Error {
   }
 }
 
-/** Where render data is read from: its stored sizes first, then the data (the store, `RenderDataStore`). */
+/**
+ * Where render data is read from: its stored sizes first, then the data (the store, `RenderDataStore`). `room`: room for
+ * data being built, waited for before it is read (`holding`: the evaluation holds some already), given back when the
+ * evaluation ends (src/read/data-room.ts).
+ */
 export interface RenderDataReader {
   sizes(v1Ids: readonly string[]): Promise<ReadonlyMap<string, number>>;
   many(v1Ids: readonly string[]): Promise<ReadonlyMap<string, unknown>>;
+  room?(bytes: number, holding: boolean): Promise<() => void>;
 }
 
 /**
@@ -122,6 +139,7 @@ export async function readMissed(hand: DataAtHand, from: RenderDataReader, most 
   let bytes = 0;
   for (const n of (await from.sizes(missed)).values()) bytes += n;
   if (hand.bytes + bytes > most) throw new HandFull(hand.bytes + bytes, most);
+  if (from.room && bytes > 0) hand.took(await from.room(bytes, hand.bytes > 0));
   hand.fill(missed, await from.many(missed), bytes);
   return true;
 }

@@ -301,6 +301,48 @@ describe('render data is read per answer, never held by the replica', () => {
     }
   }, 120_000);
 
+  it.each(modes)("parallel reads of large items by one key are built one after another, within the key's room (%s; attack pass 7, N1)", async (mode, env) => {
+    const g = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, DATA_BUILD_MB_PER_KEY: '3', ...env }, {}, { sim, simClock: true });
+    // the most the key's evaluations held at once, as each took room
+    const room = g.deps.dataRoom;
+    const take = room.take.bind(room);
+    let most = 0;
+    let taken = 0;
+    room.take = async (key, bytes, holding) => {
+      const release = await take(key, bytes, holding);
+      taken++;
+      most = Math.max(most, room.held(key));
+      return release;
+    };
+    try {
+      const t = await g.login('ann@example.com');
+      const url0 = '/projects?fields=id,renders.id&limit=-1&deep[renders][_limit]=-1';
+      const projects = mode === 'index' ? await fromReplica(g, t, url0) : await g.get(url0, t);
+      const byUuid = new Map([...sent.entries()].map(([v1, d]) => [derivedUuid('render', v1), d]));
+      const inBig = (p: { renders: { id: string }[] }) => p.renders.filter((r) => byUuid.has(r.id));
+      const big = projects.body.data.find((p: { renders: { id: string }[] }) => inBig(p).length >= 3);
+      expect(big).toBeDefined();
+      // each item embeds its project's renders with their data: several MB an item, past the key's room of 3 MB
+      const itemBytes = inBig(big).reduce((n: number, r: { id: string }) => n + JSON.stringify(byUuid.get(r.id)).length, 0);
+      expect(itemBytes).toBeGreaterThan(3 * MB);
+      const url = `/renders?fields=id,project.renders.id,project.renders.data&deep[project][renders][_limit]=-1&filter[project][_eq]=${big.id}&limit=3&sort=id`;
+      const answers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => g.get(url, t)));
+      for (const a of answers) {
+        expect(a.status).toBe(200);
+        expect(a.body.data.length).toBe(3);
+        for (const item of a.body.data) {
+          expect(item.project.renders.map((r: { id: string; data: unknown }) => r.data)).toEqual(item.project.renders.map((r: { id: string }) => byUuid.get(r.id) ?? {}));
+        }
+      }
+      // every evaluation took room before it read, and the key never built more than one item's data at once
+      expect(taken).toBeGreaterThanOrEqual(6 * 3);
+      expect(most).toBeLessThanOrEqual(itemBytes);
+      expect(room.held()).toBe(0);
+    } finally {
+      await g.close();
+    }
+  }, 120_000);
+
   it.each(modes)('one item whose data would pass MAX_ITEM_MB is refused before any of it is read (%s; attack pass 5, M: read, then refused)', async (mode, env) => {
     const tight = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, MAX_ITEM_MB: '2', ...env }, {}, { sim, simClock: true });
     const many = vi.spyOn(tight.deps.renderData, 'many');

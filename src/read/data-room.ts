@@ -1,0 +1,72 @@
+/**
+ * The render data being built into answers — read from the store, parsed and projected, an evaluation at a time — by
+ * its stored size, bounded per key (its cache partition) and per instance. An evaluation takes room before it reads the
+ * data it missed and gives it back when it ends; one for which there is no room waits, in order, so one key's many
+ * parallel reads of large data are built one after another, not all at once (100 parallel reads of 16 MB items took an
+ * instance past 2 GB and held other keys' reads for seconds: attack pass 7, N1). Items once built are the answer
+ * memory's (src/read/in-flight.ts).
+ *
+ * Never a deadlock: an evaluation that holds room already is never made to wait for more (it grows past the bound by
+ * what it still reads, itself bounded by HAND_BYTES or MAX_ITEM_MB); one larger than a bound waits until nothing else
+ * of its key (or of the instance) is built.
+ */
+export class DataRoom {
+  private readonly byKey = new Map<string, number>();
+  private total = 0;
+  private readonly waiting: { key: string; bytes: number; go: () => void }[] = [];
+
+  constructor(private readonly perKeyBytes: number, private readonly totalBytes: number) {}
+
+  /** Room for `bytes` of `key`'s data; `holding`: the evaluation holds room already (it does not wait). The release is idempotent. */
+  async take(key: string, bytes: number, holding = false): Promise<() => void> {
+    // (a key's own waiters keep their order: none passes an earlier one of its key)
+    if (!holding && (this.waiting.some((w) => w.key === key) || !this.fits(key, bytes))) {
+      await new Promise<void>((go) => this.waiting.push({ key, bytes, go }));
+    } else {
+      this.add(key, bytes);
+    }
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.add(key, -bytes);
+      this.wake();
+    };
+  }
+
+  /** Bytes being built for `key`, or in the whole instance; evaluations waiting. */
+  held(key?: string): number {
+    return key === undefined ? this.total : this.byKey.get(key) ?? 0;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private fits(key: string, bytes: number): boolean {
+    const ofKey = this.byKey.get(key) ?? 0;
+    return (ofKey === 0 || ofKey + bytes <= this.perKeyBytes) && (this.total === 0 || this.total + bytes <= this.totalBytes);
+  }
+
+  private add(key: string, bytes: number): void {
+    const left = (this.byKey.get(key) ?? 0) + bytes;
+    if (left > 0) this.byKey.set(key, left);
+    else this.byKey.delete(key);
+    this.total += bytes;
+  }
+
+  /** Waiters that fit now are let in, in order (one that does not fit holds none of the others of other keys back). */
+  private wake(): void {
+    for (let i = 0; i < this.waiting.length;) {
+      const w = this.waiting[i]!;
+      const earlierOfKey = this.waiting.slice(0, i).some((x) => x.key === w.key);
+      if (!earlierOfKey && this.fits(w.key, w.bytes)) {
+        this.waiting.splice(i, 1);
+        this.add(w.key, w.bytes);
+        w.go();
+      } else {
+        i++;
+      }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { DataRoom } from '../../src/read/data-room.js';
+
+const tick = () => new Promise<void>((r) => setImmediate(r));
+
+describe('the data room: render data being built, bounded per key and per instance', () => {
+  it("a key's evaluations past its bound wait, in order, and go in as room is given back; other keys are not held by them", async () => {
+    const room = new DataRoom(10, 25);
+    const a1 = await room.take('a', 6);
+    const order: string[] = [];
+    const a2 = room.take('a', 6).then((r) => { order.push('a2'); return r; });
+    const a3 = room.take('a', 1).then((r) => { order.push('a3'); return r; });
+    // (a3 would fit beside a1, but does not pass a2, the earlier of its key)
+    const b1 = await room.take('b', 8);
+    await tick();
+    expect(order).toEqual([]);
+    expect({ a: room.held('a'), b: room.held('b'), all: room.held(), queued: room.queued }).toEqual({ a: 6, b: 8, all: 14, queued: 2 });
+    a1();
+    a1(); // (idempotent)
+    const r2 = await a2;
+    const r3 = await a3;
+    expect(order).toEqual(['a2', 'a3']);
+    expect(room.held('a')).toBe(7);
+    // the instance's bound: 7 + 8 + 12 > 25 — c waits until enough is given back
+    let c = false;
+    const c1 = room.take('c', 12).then((r) => { c = true; return r; });
+    await tick();
+    expect(c).toBe(false);
+    b1();
+    (await c1)();
+    expect(c).toBe(true);
+    r2();
+    r3();
+    expect({ all: room.held(), queued: room.queued }).toEqual({ all: 0, queued: 0 });
+  });
+
+  it('an evaluation holding room never waits for more (no deadlock), and one larger than a bound goes in alone', async () => {
+    const room = new DataRoom(10, 100);
+    const a = await room.take('k', 9);
+    const more = await room.take('k', 9, true); // it holds room: it grows past the bound rather than wait
+    expect(room.held('k')).toBe(18);
+    let big = false;
+    const large = room.take('k', 30).then((r) => { big = true; return r; });
+    await tick();
+    expect(big).toBe(false);
+    a();
+    await tick();
+    expect(big).toBe(false);
+    more();
+    (await large)();
+    expect(big).toBe(true);
+    expect(room.held()).toBe(0);
+  });
+});
