@@ -107,7 +107,7 @@ export const ConfigSchema = z.object({
   HEAVY_READS_QUEUE: int(0).default(64),
   /** A read whose answer may hold more items than this (rows × related items each row brings) is heavy (src/read/cost.ts). */
   HEAVY_READ_ITEMS: int(1).default(10_000),
-  /** Bytes of answers built whole and not yet sent, per key and per instance; past them: 503 with Retry-After. */
+  /** Bytes of answers built whole and not yet sent, per key and per instance; past them the rest of an answer streams (no refusal). */
   ANSWER_MEMORY_MB_PER_KEY: z.coerce.number().positive().default(64),
   ANSWER_MEMORY_MB: z.coerce.number().positive().default(256),
   /**
