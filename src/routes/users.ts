@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { settleItem } from '../exec/item-json.js';
 import { RecordIndex } from '../plan/index.js';
 import { compileProjection } from '../query/project.js';
 import { selectRecords, type QueryResult } from '../query/run.js';
@@ -42,7 +43,8 @@ async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser)
 export async function legacyUser(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<Record<string, unknown>> {
   const { q, schema, env, index, record } = await userRecord(deps, request, user);
   const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
-  const out = await index.settle(() => project(record));
+  // (one item: its render data past MAX_ITEM_MB is refused before it is read)
+  const out = await settleItem((f, most) => index.settle(f, most), () => project(record), deps.config.MAX_ITEM_MB);
   await deps.ids.flush();
   return out;
 }
@@ -55,11 +57,11 @@ async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser
   const { q, schema, env, index, record } = await userRecord(deps, request, user);
   // the projection charges the request's expansion budget (MAX_RELATED_ITEMS), as /users/me and every item read do
   const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
-  const out = await index.settle(() => {
+  const out = await settleItem((f, most) => index.settle(f, most), () => {
     const sel = selectRecords([record], q, deps.mappings.schemas, index, { numericStrings: true });
     const data = sel.rows ?? (sel.page ?? []).map(project);
     return sel.meta ? { meta: sel.meta, data } : { data };
-  });
+  }, deps.config.MAX_ITEM_MB);
   await deps.ids.flush();
   return out;
 }

@@ -343,6 +343,34 @@ describe('render data is read per answer, never held by the replica', () => {
     }
   }, 120_000);
 
+  it("/users/me expanding its accounts' renders' data past MAX_ITEM_MB is refused before any of it is read (review: read, then refused)", async () => {
+    const tight = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, MAX_ITEM_MB: '2' }, {}, { sim, simClock: true });
+    const reads: number[] = [];
+    const store = tight.deps.renderData;
+    const many = store.many.bind(store);
+    store.many = (ids) => {
+      reads.push(ids.length);
+      return many(ids);
+    };
+    try {
+      const t = await tight.login('ann@example.com');
+      const deep = 'deep[accounts][projects][_limit]=-1&deep[accounts][projects][renders][_limit]=-1';
+      for (const url of [`/users/me?fields=id,accounts.projects.renders.data&${deep}`, `/users?fields=id,accounts.projects.renders.data&${deep}`]) {
+        const r = await tight.get(url, t);
+        expect(r.status, url).toBe(400);
+        expect(r.body.errors[0].extensions.code).toBe('INVALID_QUERY');
+        expect(r.body.errors[0].message).toMatch(/MAX_ITEM_MB/);
+      }
+      expect(reads.reduce((a, b) => a + b, 0)).toBe(0);
+      // within the bound, the user is answered (and its accounts' renders' ids)
+      const ok = await tight.get('/users/me?fields=id,accounts.projects.renders.id', t);
+      expect(ok.status).toBe(200);
+      expect(ok.body.data.accounts.length).toBeGreaterThan(0);
+    } finally {
+      await tight.close();
+    }
+  }, 120_000);
+
   it.each(modes)('one item whose data would pass MAX_ITEM_MB is refused before any of it is read (%s; attack pass 5, M: read, then refused)', async (mode, env) => {
     const tight = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, MAX_ITEM_MB: '2', ...env }, {}, { sim, simClock: true });
     const many = vi.spyOn(tight.deps.renderData, 'many');
