@@ -9,9 +9,8 @@ import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import { mergeByKey } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { Best } from './best.js';
-import { itemTooLarge } from './item-json.js';
+import { AnswerParts, CHUNK } from './answer-parts.js';
 import { RawJson } from './raw-json.js';
-import { HandFull } from '../translate/data-at-hand.js';
 import type { ColumnScan, RecordSource } from './source.js';
 
 /** How an answer was computed (explain shows it beside the plan). */
@@ -42,17 +41,9 @@ export interface ExecContext {
   readonly lazy?: boolean;
 }
 
-/** Records projected, and answered items written, this many at a time; the event loop gets a turn between chunks. */
-export const CHUNK = 500;
 /** Past this many items an answer is written as a stream, a chunk at a time. */
 const STREAM_AFTER = 2000;
-/**
- * The render data (its stored size) one evaluation of several items may hold: past it the items are evaluated in more,
- * smaller parts (300 renders of 900 KB on one page were read and built at once: attack pass 5, H1). A part is read,
- * parsed and built in one turn of the event loop: small parts keep other requests' waits short (40 slow readers of
- * 4 MB parts held others' reads for seconds: attack pass 6).
- */
-export const HAND_BYTES = 1_048_576;
+
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -108,6 +99,8 @@ class Job {
   private readonly showsData: boolean;
   private tested = 0;
   private matched = 0;
+  /** Records made ready and projected a part at a time (`AnswerParts`). */
+  readonly parts: AnswerParts;
 
   constructor(
     private readonly resource: string,
@@ -126,6 +119,7 @@ class Job {
     this.expands = selectsRelations(q.fields, this.schema, schemas, q.alias);
     const root = (f: SelectNode) => (q.alias && Object.hasOwn(q.alias, f.path[0] as string) ? q.alias[f.path[0] as string] : f.path[0]);
     this.showsData = resource === 'render' && q.fields.some((f) => root(f) === '*' || root(f) === 'data');
+    this.parts = new AnswerParts(resource, source, ctx, () => this.shapeOne);
   }
 
   /**
@@ -169,79 +163,9 @@ class Job {
     return this.compiledShape;
   }
 
-  /** Projects records chunk by chunk (each settled on its own), the event loop given a turn between chunks. */
-  private async shape(recs: readonly Rec[]): Promise<unknown[]> {
-    const out: unknown[] = [];
-    for await (const part of this.shapeParts(recs)) for (const x of part) out.push(x);
-    return out;
-  }
-
-  /**
-   * Records projected a part at a time, in order: a chunk, or — when its evaluation would hold more render data than
-   * HAND_BYTES — smaller parts, down to one item, whose data past MAX_ITEM_MB is refused before any of it is read.
-   */
-  private async *shapeParts(recs: readonly Rec[]): AsyncGenerator<unknown[]> {
-    const shapeOne = this.shapeOne;
-    const itemMost = this.ctx.itemMb === undefined ? Number.POSITIVE_INFINITY : this.ctx.itemMb * 1_048_576;
-    const pending: (readonly Rec[])[] = [];
-    for (let i = 0; i < recs.length; i += CHUNK) pending.push(recs.slice(i, i + CHUNK));
-    let first = true;
-    for (let part = pending.shift(); part; part = pending.shift()) {
-      if (!first) await turn();
-      first = false;
-      const one = part.length === 1;
-      try {
-        const p = part;
-        yield await this.settleShapes(() => p.map((r) => shapeOne(r)), one ? itemMost : HAND_BYTES);
-      } catch (e) {
-        if (!(e instanceof HandFull)) throw e;
-        if (one) throw itemTooLarge(e.bytes, this.ctx.itemMb ?? 0);
-        // about twice as many parts as the data needs, in order
-        const n = Math.min(part.length, Math.max(2, Math.ceil((2 * e.bytes) / HAND_BYTES)));
-        const size = Math.ceil(part.length / n);
-        const parts: (readonly Rec[])[] = [];
-        for (let i = 0; i < part.length; i += size) parts.push(part.slice(i, i + size));
-        pending.unshift(...parts);
-      }
-    }
-  }
-
-  /**
-   * Projections, settled by the source: an evaluation run again (a round that missed render data, or a relation) counts
-   * its expansions once — the related-items budget is given back to where it stood before each round (and when the
-   * source gave the evaluation up: HandFull).
-   */
-  private settleShapes<T>(evaluate: () => T, most?: number): Promise<T> {
-    const budget = this.ctx.budget;
-    const before = budget.spent;
-    return this.source.settle(() => {
-      budget.resetTo(before);
-      return evaluate();
-    }, most).catch((e: unknown) => {
-      // a part given up for smaller ones expands nothing
-      if (e instanceof HandFull) budget.resetTo(before);
-      throw e;
-    });
-  }
-
   /** Filter tests and sort comparisons, settled by the source (`settleTests` where it has one). */
   private tests<T>(evaluate: () => T): Promise<T> {
     return this.source.settleTests ? this.source.settleTests(evaluate) : this.source.settle(evaluate);
-  }
-
-  /** Records about to be answered: made ready by the source, their id pairs recorded and written, then projected. */
-  private async answer(recs: readonly Rec[], refs: readonly string[]): Promise<unknown[]> {
-    const out: unknown[] = [];
-    for await (const part of this.answerParts(recs, refs)) for (const x of part) out.push(x);
-    return out;
-  }
-
-  /** `answer`, its items given a part at a time as they are projected (`shapeParts`). */
-  private async *answerParts(recs: readonly Rec[], refs: readonly string[]): AsyncGenerator<unknown[]> {
-    const ready = await this.source.prepare(recs, refs, this.resource);
-    this.source.remember(this.resource, refs);
-    await this.source.flush();
-    yield* this.shapeParts(ready);
   }
 
   /**
@@ -250,12 +174,12 @@ class Job {
    */
   private async page(recs: readonly Rec[], refs: readonly string[], meta: Record<string, number> | undefined): Promise<QueryResult> {
     if (!(this.ctx.lazy && (this.showsData || this.expands) && recs.length > 1)) {
-      const data = await this.answer(recs, refs);
+      const data = await this.parts.answer(recs, refs);
       return meta ? { meta, data } : { data };
     }
     const stream = (async function* (job: Job) {
       for (let i = 0; i < recs.length; i += CHUNK) {
-        for await (const part of job.answerParts(recs.slice(i, i + CHUNK), refs.slice(i, i + CHUNK))) yield* part;
+        for await (const part of job.parts.answerParts(recs.slice(i, i + CHUNK), refs.slice(i, i + CHUNK))) yield* part;
       }
     })(this);
     return meta ? { meta, data: [], stream, lazy: true } : { data: [], stream, lazy: true };
@@ -395,7 +319,7 @@ class Job {
         const refs = this.refs(kept);
         const ready = await source.prepare(kept, refs, this.resource);
         if (recordNow) source.remember(this.resource, refs);
-        const shaped = await this.shape(ready);
+        const shaped = await this.parts.shape(ready);
         kept.forEach((r, i) => best.add({ rec: pick(r, keys), ref: recordNow ? '' : (refs[i] as string), json: RawJson.of(shaped[i]) }));
         if (recordNow) await source.flush();
       } else {
@@ -416,7 +340,7 @@ class Job {
     const stream = (async function* (job: Job) {
       for (let i = 0; i < recs.length; i += CHUNK) {
         const chunk = recs.slice(i, i + CHUNK);
-        for await (const part of job.answerParts(chunk, job.refs(chunk))) yield* part;
+        for await (const part of job.parts.answerParts(chunk, job.refs(chunk))) yield* part;
         await turn();
       }
     })(this);
@@ -459,7 +383,7 @@ class Job {
       const kept = await this.tests(() => batch.filter((w) => this.keep(w.rec)));
       if (!lazyAll) return kept;
       const ready = await source.prepare(kept.map((k) => k.rec), kept.map((k) => k.ref), 'render');
-      const shaped = await this.shape(ready);
+      const shaped = await this.parts.shape(ready);
       // only what ordering needs stays on the heap; the answer itself waits as bytes
       return kept.map((k, i) => ({ at: k.at, rec: pick(k.rec, ['id', 'date_created']), ref: k.ref, json: RawJson.of(shaped[i]) }));
     }, rows);
@@ -498,7 +422,7 @@ class Job {
       for await (const out of picked) {
         const refs = out.map((e) => e.ref);
         if (!lazyAll) {
-          for await (const part of job.answerParts(out.map((e) => e.rec), refs)) yield* part;
+          for await (const part of job.parts.answerParts(out.map((e) => e.rec), refs)) yield* part;
           continue;
         }
         source.remember('render', refs);

@@ -8,7 +8,7 @@ import type { ReplicaSnapshot } from '../replica/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { pace } from '../lib/pace.js';
-import { CHUNK } from './execute.js';
+import { CHUNK } from './answer-parts.js';
 import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
 
 /** What the replica source is given by the read that uses it (signed URLs, id pairs, the clock). */

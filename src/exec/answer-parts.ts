@@ -1,0 +1,103 @@
+import type { ExpansionBudget } from '../query/budget.js';
+import type { Rec } from '../query/compile.js';
+import { HandFull } from '../translate/data-at-hand.js';
+import { itemTooLarge } from './item-json.js';
+import type { RecordSource } from './source.js';
+
+/** Records projected, and answered items written, this many at a time; the event loop gets a turn between chunks. */
+export const CHUNK = 500;
+
+/**
+ * The render data (its stored size) one evaluation of several items may hold: past it the items are evaluated in more,
+ * smaller parts (300 renders of 900 KB on one page were read and built at once: attack pass 5, H1). A part is read,
+ * parsed and built in one turn of the event loop: small parts keep other requests' waits short (40 slow readers of
+ * 4 MB parts held others' reads for seconds: attack pass 6).
+ */
+export const HAND_BYTES = 1_048_576;
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+/**
+ * The records an answer gives, made ready by the source (signed URLs, id pairs recorded and written) and projected a
+ * part at a time, each part one evaluation settled by the source within what it may hold of render data.
+ */
+export class AnswerParts {
+  constructor(
+    private readonly resource: string,
+    private readonly source: RecordSource,
+    /** The request's related-items budget, and MAX_ITEM_MB (the data one item may hold; none: no bound). */
+    private readonly ctx: { readonly budget: ExpansionBudget; readonly itemMb?: number | undefined },
+    /** The projection of one record as answered (compiled once by the execution). */
+    private readonly shapeOne: () => (r: Rec) => unknown,
+  ) {}
+
+  /** Projects records chunk by chunk (each settled on its own), the event loop given a turn between chunks. */
+  async shape(recs: readonly Rec[]): Promise<unknown[]> {
+    const out: unknown[] = [];
+    for await (const part of this.shapeParts(recs)) for (const x of part) out.push(x);
+    return out;
+  }
+
+  /**
+   * Records projected a part at a time, in order: a chunk, or — when its evaluation would hold more render data than
+   * HAND_BYTES — smaller parts, down to one item, whose data past MAX_ITEM_MB is refused before any of it is read.
+   */
+  async *shapeParts(recs: readonly Rec[]): AsyncGenerator<unknown[]> {
+    const shapeOne = this.shapeOne();
+    const itemMost = this.ctx.itemMb === undefined ? Number.POSITIVE_INFINITY : this.ctx.itemMb * 1_048_576;
+    const pending: (readonly Rec[])[] = [];
+    for (let i = 0; i < recs.length; i += CHUNK) pending.push(recs.slice(i, i + CHUNK));
+    let first = true;
+    for (let part = pending.shift(); part; part = pending.shift()) {
+      if (!first) await turn();
+      first = false;
+      const one = part.length === 1;
+      try {
+        const p = part;
+        yield await this.settleShapes(() => p.map((r) => shapeOne(r)), one ? itemMost : HAND_BYTES);
+      } catch (e) {
+        if (!(e instanceof HandFull)) throw e;
+        if (one) throw itemTooLarge(e.bytes, this.ctx.itemMb ?? 0);
+        // about twice as many parts as the data needs, in order
+        const n = Math.min(part.length, Math.max(2, Math.ceil((2 * e.bytes) / HAND_BYTES)));
+        const size = Math.ceil(part.length / n);
+        const parts: (readonly Rec[])[] = [];
+        for (let i = 0; i < part.length; i += size) parts.push(part.slice(i, i + size));
+        pending.unshift(...parts);
+      }
+    }
+  }
+
+  /**
+   * Projections, settled by the source: an evaluation run again (a round that missed render data, or a relation) counts
+   * its expansions once — the related-items budget is given back to where it stood before each round (and when the
+   * source gave the evaluation up: HandFull).
+   */
+  private settleShapes<T>(evaluate: () => T, most?: number): Promise<T> {
+    const budget = this.ctx.budget;
+    const before = budget.spent;
+    return this.source.settle(() => {
+      budget.resetTo(before);
+      return evaluate();
+    }, most).catch((e: unknown) => {
+      // a part given up for smaller ones expands nothing
+      if (e instanceof HandFull) budget.resetTo(before);
+      throw e;
+    });
+  }
+
+  /** Records about to be answered: made ready by the source, their id pairs recorded and written, then projected. */
+  async answer(recs: readonly Rec[], refs: readonly string[]): Promise<unknown[]> {
+    const out: unknown[] = [];
+    for await (const part of this.answerParts(recs, refs)) for (const x of part) out.push(x);
+    return out;
+  }
+
+  /** `answer`, its items given a part at a time as they are projected (`shapeParts`). */
+  async *answerParts(recs: readonly Rec[], refs: readonly string[]): AsyncGenerator<unknown[]> {
+    const ready = await this.source.prepare(recs, refs, this.resource);
+    this.source.remember(this.resource, refs);
+    await this.source.flush();
+    yield* this.shapeParts(ready);
+  }
+}
