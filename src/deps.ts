@@ -184,6 +184,10 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     : null;
   const webhooks = new WebhookReceiver({ config, clock, logger, metrics, readers, ledger: new WebhookLedger(db.kysely, now), owners: index?.store });
   fanOut(webhooks, { index, cache, bus, logger });
+  // answers not yet sent past their bounds hold back the building of more render data (their readers stopped reading)
+  const answerMemory = new AnswerMemory(config.ANSWER_MEMORY_MB_PER_KEY * 1_048_576, config.ANSWER_MEMORY_MB * 1_048_576);
+  const dataRoom = new DataRoom(config.DATA_BUILD_MB_PER_KEY * 1_048_576, config.DATA_BUILD_MB * 1_048_576, answerMemory);
+  answerMemory.onFree(() => dataRoom.recheck());
   const deps: Deps = {
     readers,
     webhooks,
@@ -214,8 +218,8 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     comparator: new Comparator(ids, compareStore, mappings.comparison),
     usage,
     heavyReads: new HeavyReadGate(config.HEAVY_READS_PER_KEY, config.HEAVY_READS_QUEUE),
-    answerMemory: new AnswerMemory(config.ANSWER_MEMORY_MB_PER_KEY * 1_048_576, config.ANSWER_MEMORY_MB * 1_048_576),
-    dataRoom: new DataRoom(config.DATA_BUILD_MB_PER_KEY * 1_048_576, config.DATA_BUILD_MB * 1_048_576),
+    answerMemory,
+    dataRoom,
     shapes,
     deprecations,
     credits: config.renderCredits,

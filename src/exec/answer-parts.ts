@@ -52,9 +52,13 @@ export class AnswerParts {
       if (!first) await turn();
       first = false;
       const one = part.length === 1;
+      // the room the part's data took is given back once the next part is asked for: its reader has counted it by then
+      // (held, or handed to its socket: the answer memory's), so no other evaluation is let in between
+      let drop: (() => void) | undefined;
       try {
         const p = part;
-        yield await this.settleShapes(() => p.map((r) => shapeOne(r)), one ? itemMost : HAND_BYTES);
+        const out = await this.settleShapes(() => p.map((r) => shapeOne(r)), one ? itemMost : HAND_BYTES, (d) => { drop = d; });
+        yield out;
       } catch (e) {
         if (!(e instanceof HandFull)) throw e;
         if (one) throw itemTooLarge(e.bytes, this.ctx.itemMb ?? 0);
@@ -64,6 +68,8 @@ export class AnswerParts {
         const parts: (readonly Rec[])[] = [];
         for (let i = 0; i < part.length; i += size) parts.push(part.slice(i, i + size));
         pending.unshift(...parts);
+      } finally {
+        drop?.();
       }
     }
   }
@@ -73,13 +79,13 @@ export class AnswerParts {
    * its expansions once — the related-items budget is given back to where it stood before each round (and when the
    * source gave the evaluation up: HandFull).
    */
-  private settleShapes<T>(evaluate: () => T, most?: number): Promise<T> {
+  private settleShapes<T>(evaluate: () => T, most?: number, kept?: (drop: () => void) => void): Promise<T> {
     const budget = this.ctx.budget;
     const before = budget.spent;
     return this.source.settle(() => {
       budget.resetTo(before);
       return evaluate();
-    }, most).catch((e: unknown) => {
+    }, most, kept).catch((e: unknown) => {
       // a part given up for smaller ones expands nothing
       if (e instanceof HandFull) budget.resetTo(before);
       throw e;

@@ -37,8 +37,8 @@ export class LiveSource implements RecordSource {
   }
 
   /** Relations fetched and render data read (weighed first: past `most` bytes, HandFull) until the evaluation misses none. */
-  settle<T>(evaluate: () => T, most?: number): Promise<T> {
-    return this.index.settle(evaluate, most);
+  settle<T>(evaluate: () => T, most?: number, kept?: (drop: () => void) => void): Promise<T> {
+    return this.index.settle(evaluate, most, kept);
   }
 
   /** Tests and comparisons read render data as the stand-in (see `ReplicaSource.settleTests`: a json field, never null). */

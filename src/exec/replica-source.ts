@@ -116,19 +116,24 @@ export class ReplicaSource implements RecordSource {
    * runs again, until nothing is missing (relations are held: nothing else is ever missing). Data that would take the
    * hand past `most` bytes (its stored size) is not read: HandFull.
    */
-  async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY): Promise<T> {
+  async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY, kept?: (drop: () => void) => void): Promise<T> {
     const hand = new DataAtHand();
+    let done = false;
     const { dataSizes, data, room } = this.hooks;
     const store = { sizes: dataSizes, many: data, ...(room ? { room } : {}) };
     try {
       for (let round = 0; ; round++) {
         const out = withDataAtHand(hand, evaluate);
-        if (hand.missed === 0) return out;
+        if (hand.missed === 0) {
+          done = true;
+          return out;
+        }
         if (round >= DATA_ROUNDS) throw new Error(`render data still missing after ${DATA_ROUNDS} rounds`);
         await readMissed(hand, store, most);
       }
     } finally {
-      hand.drop();
+      if (done && kept) kept(() => hand.drop());
+      else hand.drop();
     }
   }
 

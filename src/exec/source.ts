@@ -79,9 +79,11 @@ export interface RecordSource extends Lookup {
   readonly compactAfter: number;
   /**
    * Runs `evaluate` until the relations it reads are all at hand (the replica: once, and again with the render data it
-   * read). `most`: the bytes of data it may hold (the replica throws HandFull past them, nothing read).
+   * read). `most`: the bytes of data it may hold (the replica throws HandFull past them, nothing read). `kept`: the room
+   * the data took in the data room is not given back when the evaluation ends but handed to it, to give back once what
+   * was built is counted where it goes (a stream's next part asked for: src/exec/answer-parts.ts).
    */
-  settle<T>(evaluate: () => T, most?: number): Promise<T>;
+  settle<T>(evaluate: () => T, most?: number, kept?: (drop: () => void) => void): Promise<T>;
   /**
    * Optional: `settle` for filter tests and sort comparisons, which may read values as a stand-in where the stand-in
    * answers as the value would (the replica: render data, a json field only tested for null); else `settle`.

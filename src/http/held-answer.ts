@@ -33,6 +33,7 @@ export async function heldStream(
   const hold = await reserve(deps, ctx, reply);
   const most = itemBound(deps.config.MAX_ITEM_MB);
   const read: unknown[] = [];
+  const sizes: number[] = [];
   const it = items[Symbol.asyncIterator]();
   const as = (x: unknown): { item: unknown; bytes: number } => {
     if (json) {
@@ -47,10 +48,11 @@ export async function heldStream(
       const turn = pace(); // a long answer shares the event loop a slice at a time
       if (turn) await turn;
       const next = await it.next();
-      if (next.done) return drain(read);
+      if (next.done) return drain(read, undefined, undefined, given(hold, sizes));
       const { item, bytes } = as(next.value);
       read.push(item);
-      if (!hold.add(bytes)) return drain(read, it, (x) => as(x).item, () => hold.release());
+      if (!hold.add(bytes)) return drain(read, it, (x) => as(x).item, given(hold, sizes));
+      sizes.push(bytes);
     }
   } catch (e) {
     hold.release();
@@ -69,10 +71,25 @@ export async function heldItems(
 ): Promise<AsyncIterable<unknown> | undefined> {
   const hold = await reserve(deps, ctx, reply);
   const most = itemBound(deps.config.MAX_ITEM_MB);
+  const sizes: number[] = [];
   for (const item of data) {
-    if (!hold.add(most(measured(item, json)))) return drain([...data], undefined, undefined, () => hold.release());
+    const bytes = most(measured(item, json));
+    if (!hold.add(bytes)) return drain([...data], undefined, undefined, given(hold, sizes));
+    sizes.push(bytes);
   }
   return undefined;
+}
+
+/**
+ * One item answered whole (built already, whatever its size: at most MAX_ITEM_MB), held until the reply closes — carried
+ * past the answer memory's bounds when it does not fit, so that no more render data is built for its key meanwhile.
+ */
+export async function heldOne(
+  deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, item: unknown, json: boolean,
+): Promise<void> {
+  const hold = await reserve(deps, ctx, reply);
+  const bytes = itemBound(deps.config.MAX_ITEM_MB)(measured(item, json));
+  if (!hold.add(bytes)) hold.carry(bytes);
 }
 
 /**
@@ -103,6 +120,7 @@ async function heldPage(
   const hold = await reserve(deps, ctx, reply);
   const most = itemBound(deps.config.MAX_ITEM_MB);
   const read: unknown[] = [];
+  const sizes: number[] = [];
   const it = items[Symbol.asyncIterator]();
   try {
     for (;;) {
@@ -110,7 +128,9 @@ async function heldPage(
       if (next.done) return read;
       const item = next.value;
       read.push(item);
-      if (!hold.add(most(measured(item, json)))) return drain(read, it, (x) => x, () => hold.release());
+      const bytes = most(measured(item, json));
+      if (!hold.add(bytes)) return drain(read, it, (x) => x, given(hold, sizes));
+      sizes.push(bytes);
     }
   } catch (e) {
     hold.release();
@@ -125,24 +145,39 @@ function measured(item: unknown, json: boolean): number {
   return itemBytes(item)?.length ?? 4;
 }
 
+/** What `hold` holds for the items read, given back an item at a time (`sizes`: what each held) as each is handed on. */
+function given(hold: AnswerHold, sizes: readonly number[]): (i: number) => void {
+  return (i) => {
+    if (i >= sizes.length) hold.release();
+    else hold.settle(hold.held - sizes[i]!);
+  };
+}
+
 /**
- * Items given one at a time, each let go once given: first those read, then the rest of `more` as it is read. `written`
- * is told once those read have been given (the memory they held is given back then).
+ * Items given one at a time, each let go once given: first those read, then the rest of `more` as it is read. `handed`
+ * is told as each read is given, with its index (its writer counts it from then on, until sent), and with the count of
+ * those read once all are.
  */
 async function* drain(
-  read: unknown[], more?: AsyncIterator<unknown>, convert: (x: unknown) => unknown = (x) => x, written: () => void = () => {},
+  read: unknown[], more?: AsyncIterator<unknown>, convert: (x: unknown) => unknown = (x) => x, handed: (i: number) => void = () => {},
 ): AsyncGenerator<unknown> {
   for (let i = 0; i < read.length; i++) {
     const item = read[i];
     read[i] = undefined;
+    handed(i); // (its writer counts it from here: what it handed its socket and was not yet sent)
     yield item;
   }
-  written();
+  handed(read.length);
   if (!more) return;
-  for (;;) {
-    const next = await more.next();
-    if (next.done) return;
-    yield convert(next.value);
+  // (a reader gone stops the items' source too: what it holds — its data's room — is given back)
+  try {
+    for (;;) {
+      const next = await more.next();
+      if (next.done) return;
+      yield convert(next.value);
+    }
+  } finally {
+    await more.return?.();
   }
 }
 

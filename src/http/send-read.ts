@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
 import { explainList, explainOne } from '../plan/explain.js';
@@ -8,7 +7,8 @@ import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
 import { plainItem, plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
-import { heldAnswer, heldItems, internalWhole, isWhole, itemBound } from './held-answer.js';
+import { heldAnswer, heldOne, internalWhole, isWhole, itemBound } from './held-answer.js';
+import { pacedBody } from './paced-body.js';
 import { isInternal } from '../compare/legacy-side.js';
 import { jsonArrayEnvelope } from './json-stream.js';
 import type { RequestContext } from './request-context.js';
@@ -40,7 +40,7 @@ export async function sendList(
     if (!result.stream) void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
     const atEnd = explained ? () => explainList(read.plan, ctx.meter, source, read.from, read.how) : undefined;
     const body = jsonArrayEnvelope(items, ctx.log, result.meta, atEnd, itemBound(deps.config.MAX_ITEM_MB));
-    return reply.type('application/json; charset=utf-8').send(Readable.from(body));
+    return reply.type('application/json; charset=utf-8').send(await pacedBody(deps, ctx, reply, body));
   }
   const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: items } : { data: items };
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
@@ -54,8 +54,8 @@ export async function sendOne(
 ): Promise<FastifyReply | Record<string, unknown>> {
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   sourceHeaders(reply, read.source);
-  // (one item is sent whole, even past what one answer may hold: it is built already, and holds at most that bound)
-  await heldItems(deps, ctx, reply, [read.data], format === undefined);
+  // (one item is sent whole, even past what one answer may hold: it is built already, and holds at most MAX_ITEM_MB)
+  await heldOne(deps, ctx, reply, read.data, format === undefined);
   if (format) return sendExport(deps, ctx, reply, format, collection, read.data as object);
   if (wantsExplain(deps, ctx.request)) return { data: read.data, explain: explainOne(ctx.meter, read.source) };
   return keep(memo, reply, { data: read.data }, read.source, read.refreshAt);
@@ -86,11 +86,11 @@ async function sendExport(
   const name = exportFilename(collection, new Date(ctx.now), format);
   void reply.header('content-disposition', `attachment; filename="${name}"`).type(EXPORT_CONTENT_TYPE[format]);
   const csv = { escapeFormulas: deps.config.EXPORT_CSV_ESCAPE_FORMULAS };
-  if (Array.isArray(data)) return sendFile(reply, await exportPage(format, data, csv));
-  if (Symbol.asyncIterator in data) return sendFile(reply, exportStream(format, plainItems(data as AsyncIterable<unknown>), csv));
+  if (Array.isArray(data)) return sendFile(deps, ctx, reply, await exportPage(format, data, csv));
+  if (Symbol.asyncIterator in data) return sendFile(deps, ctx, reply, exportStream(format, plainItems(data as AsyncIterable<unknown>), csv));
   return reply.send(await exportOne(format, data, csv));
 }
 
-function sendFile(reply: FastifyReply, file: string | AsyncIterable<string>): FastifyReply {
-  return reply.send(typeof file === 'string' ? file : Readable.from(file));
+async function sendFile(deps: Deps, ctx: RequestContext, reply: FastifyReply, file: string | AsyncIterable<string>): Promise<FastifyReply> {
+  return reply.send(typeof file === 'string' ? file : await pacedBody(deps, ctx, reply, file));
 }

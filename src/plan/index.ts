@@ -96,10 +96,11 @@ export class RecordIndex implements Lookup {
    * most one round per relation it crosses (MAX_RELATIONAL_DEPTH, at most 100); the loop ends when nothing is missed, or
    * when a round misses exactly what the one before it did (nothing more can be fetched: those answer empty, as absent).
    */
-  async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY): Promise<T> {
+  async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY, kept?: (drop: () => void) => void): Promise<T> {
     // render data is read from the evaluation's hand, weighed before it is read (the records hold none)
     const hand = new DataAtHand();
     let last = '';
+    let done = false;
     try {
       for (let round = 0; ; round++) {
         this.missOne = new Set();
@@ -108,9 +109,11 @@ export class RecordIndex implements Lookup {
         const spent = this.env.budget.spent;
         const out = withDataAtHand(hand, evaluate);
         const data = hand.missed > 0;
+        done = true;
         if ((!this.hasMisses && !data) || round >= MAX_ROUNDS) return out;
         const misses = this.missKeys();
         if (misses === last && !data) return out;
+        done = false;
         last = misses;
         // the round is evaluated again once its misses are fetched: its expansions are counted then
         this.env.budget.resetTo(spent);
@@ -118,7 +121,8 @@ export class RecordIndex implements Lookup {
         if (this.hasMisses) await this.fill();
       }
     } finally {
-      hand.drop();
+      if (done && kept) kept(() => hand.drop());
+      else hand.drop();
     }
   }
 

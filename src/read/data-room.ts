@@ -6,16 +6,25 @@
  * instance past 2 GB and held other keys' reads for seconds: attack pass 7, N1). Items once built are the answer
  * memory's (src/read/in-flight.ts).
  *
+ * While a key's answers not yet sent hold more than the answer memory's bound for it (or the instance's answers more than
+ * the instance's: `sending.over`), its evaluations wait too: readers that stopped reading hold back the building of more
+ * (`recheck` when some is sent).
+ *
  * Never a deadlock: an evaluation that holds room already is never made to wait for more (it grows past the bound by
  * what it still reads, itself bounded by HAND_BYTES or MAX_ITEM_MB); one larger than a bound waits until nothing else
- * of its key (or of the instance) is built.
+ * of its key (or of the instance) is built. (Answers held whole never pass the answer memory's bounds: only what was
+ * built and handed to a socket does, and that is given back as it is sent or its client leaves.)
  */
 export class DataRoom {
   private readonly byKey = new Map<string, number>();
   private total = 0;
   private readonly waiting: { key: string; bytes: number; go: () => void }[] = [];
 
-  constructor(private readonly perKeyBytes: number, private readonly totalBytes: number) {}
+  constructor(
+    private readonly perKeyBytes: number,
+    private readonly totalBytes: number,
+    private readonly sending: { over(key: string): boolean } = { over: () => false },
+  ) {}
 
   /** Room for `bytes` of `key`'s data; `holding`: the evaluation holds room already (it does not wait). The release is idempotent. */
   async take(key: string, bytes: number, holding = false): Promise<() => void> {
@@ -43,7 +52,13 @@ export class DataRoom {
     return this.waiting.length;
   }
 
+  /** Lets in the waiters that fit now (some of the answers' memory was given back). */
+  recheck(): void {
+    if (this.waiting.length > 0) this.wake();
+  }
+
   private fits(key: string, bytes: number): boolean {
+    if (this.sending.over(key)) return false;
     const ofKey = this.byKey.get(key) ?? 0;
     return (ofKey === 0 || ofKey + bytes <= this.perKeyBytes) && (this.total === 0 || this.total + bytes <= this.totalBytes);
   }

@@ -4,13 +4,16 @@
  * built — an item at a time, before the next is serialised — never measured once it is whole.
  *
  * An answer that would pass either bound is never refused: its holder is told so (`add` answers false) and sends the rest
- * as a stream, each item built as the client reads it (a stream holds at most 64 KB waiting for its reader, and one item);
- * what it had built is given back once written. So one key never holds more than its bound, the instance never more
- * than its own, and readers that never read pin at most those bounds — they turn no other reader away.
+ * as a stream, each item built as the client reads it; what it had built is given back once written. What is built
+ * already is carried (`carry`), even past a bound: one item sent whole, a streamed chunk handed to its socket and not yet
+ * sent (src/http/paced-body.ts). Past a bound (`over`), no more render data is built for that key (or for any key, past
+ * the instance's: src/read/data-room.ts waits) until some is sent or its client gone — readers that stopped reading pin
+ * about the bound, not an item each (attack pass 8: 130 stalled readers of 16 MB items held 3.3 GB).
  */
 export class AnswerMemory {
   private readonly byKey = new Map<string, number>();
   private total = 0;
+  private readonly freed: (() => void)[] = [];
 
   constructor(private readonly perKeyBytes: number, private readonly totalBytes: number) {}
 
@@ -29,6 +32,22 @@ export class AnswerMemory {
     return key === undefined ? this.total : this.byKey.get(key) ?? 0;
   }
 
+  /** Whether `key` holds more than its bound, or the instance more than its own (only what was carried passes them). */
+  over(key: string): boolean {
+    return (this.byKey.get(key) ?? 0) > this.perKeyBytes || this.total > this.totalBytes;
+  }
+
+  /** `listener` is told each time bytes are given back. */
+  onFree(listener: () => void): void {
+    this.freed.push(listener);
+  }
+
+  /** @internal (AnswerHold) */
+  force(key: string, bytes: number): void {
+    this.byKey.set(key, (this.byKey.get(key) ?? 0) + bytes);
+    this.total += bytes;
+  }
+
   /** @internal (AnswerHold) */
   grow(key: string, mine: number, bytes: number): boolean {
     if (mine + bytes > this.most) return false;
@@ -45,6 +64,7 @@ export class AnswerMemory {
     if (left > 0) this.byKey.set(key, left);
     else this.byKey.delete(key);
     this.total -= bytes;
+    if (bytes > 0) for (const f of this.freed) f();
   }
 }
 
@@ -63,6 +83,24 @@ export class AnswerHold {
     if (this.done || !this.memory.grow(this.key, this.bytes, bytes)) return false;
     this.bytes += bytes;
     return true;
+  }
+
+  /** Adds bytes built already (an item sent whole, a chunk handed to the socket), even past a bound. */
+  carry(bytes: number): void {
+    if (this.done || bytes <= 0) return;
+    this.memory.force(this.key, bytes);
+    this.bytes += bytes;
+  }
+
+  /** What the answer holds is now `bytes` (a stream's bytes not yet sent): the rest is given back. */
+  settle(bytes: number): void {
+    if (this.done) return;
+    if (bytes > this.bytes) this.carry(bytes - this.bytes);
+    else if (bytes < this.bytes) {
+      const given = this.bytes - bytes;
+      this.bytes = bytes;
+      this.memory.shrink(this.key, given);
+    }
   }
 
   get held(): number { return this.bytes; }

@@ -1,10 +1,10 @@
-import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { plainItem } from '../exec/raw-json.js';
 import { parseLegacyQuery, type QueryDeps } from '../http/context.js';
 import { heldAnswer, isWhole, itemBound } from '../http/held-answer.js';
+import { pacedBody } from '../http/paced-body.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
 import { requestContext, type RequestContext } from '../http/request-context.js';
 import { planQuery } from '../plan/plan.js';
@@ -40,7 +40,7 @@ async function send(deps: ByQueryDeps, ctx: RequestContext, reply: FastifyReply,
   const items = await heldAnswer(deps, ctx, reply, result, selectsRelations(q.fields, schema, deps.mappings.schemas, q.alias), true);
   if (isWhole(items)) return { data: [...items] };
   const body = jsonArrayEnvelope(items, ctx.log, undefined, undefined, itemBound(deps.config.MAX_ITEM_MB));
-  return reply.type('application/json; charset=utf-8').send(Readable.from(body));
+  return reply.type('application/json; charset=utf-8').send(await pacedBody(deps, ctx, reply, body));
 }
 
 /** The ids a result names (its items hold the id alone), in primary-key order. */
