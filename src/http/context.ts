@@ -31,7 +31,9 @@ export async function requestSession(deps: RequestContextDeps, request: FastifyR
  * The execution environment of a legacy read on `session`: catalog, translators, overlays, budgets. Only the overlay
  * types the answer can contain are read (templates carry none).
  */
-export async function readEnv(deps: ReadEnvDeps, session: V1Session, meter: CallMeter, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS): Promise<ExecEnv> {
+export async function readEnv(
+  deps: ReadEnvDeps, session: V1Session, meter: CallMeter, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS, gone?: AbortSignal,
+): Promise<ExecEnv> {
   const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
   const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
   return {
@@ -39,7 +41,7 @@ export async function readEnv(deps: ReadEnvDeps, session: V1Session, meter: Call
     ids: deps.ids,
     mappings: deps.mappings,
     timeUnit: deps.config.V1_TIMESTAMP_UNIT,
-    renderData: renderDataOf(deps, session.partition),
+    renderData: renderDataOf(deps, session.partition, gone),
     overlays: Object.fromEntries(loaded),
     nestedLimit: deps.config.QUERY_LIMIT_DEFAULT,
     budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS, deps.config.MAX_ITEM_MB),
@@ -48,12 +50,12 @@ export async function readEnv(deps: ReadEnvDeps, session: V1Session, meter: Call
 }
 
 /** Render data as a read of `partition` reads it: weighed, room taken in the data room (per key, per instance), read. */
-export function renderDataOf(deps: Pick<Deps, 'renderData' | 'dataRoom'>, partition: string): RenderDataReader {
+export function renderDataOf(deps: Pick<Deps, 'renderData' | 'dataRoom'>, partition: string, gone?: AbortSignal): RenderDataReader {
   const store = deps.renderData;
   return {
     sizes: (ids) => store.sizes(ids),
     many: (ids) => store.many(ids),
-    room: (bytes, holding) => deps.dataRoom.take(partition, bytes, holding),
+    room: (bytes, holding) => deps.dataRoom.take(partition, bytes, holding, gone),
   };
 }
 

@@ -1,3 +1,8 @@
+import { errors } from '../errors/catalog.js';
+
+/** An evaluation waiting for room. */
+interface Waiter { readonly key: string; readonly bytes: number; readonly go: () => void }
+
 /**
  * The render data being built into answers — read from the store, parsed and projected, an evaluation at a time — by
  * its stored size, bounded per key (its cache partition) and per instance. An evaluation takes room before it reads the
@@ -18,7 +23,7 @@
 export class DataRoom {
   private readonly byKey = new Map<string, number>();
   private total = 0;
-  private readonly waiting: { key: string; bytes: number; go: () => void }[] = [];
+  private readonly waiting: Waiter[] = [];
 
   constructor(
     private readonly perKeyBytes: number,
@@ -26,11 +31,26 @@ export class DataRoom {
     private readonly sending: { over(key: string): boolean } = { over: () => false },
   ) {}
 
-  /** Room for `bytes` of `key`'s data; `holding`: the evaluation holds room already (it does not wait). The release is idempotent. */
-  async take(key: string, bytes: number, holding = false): Promise<() => void> {
+  /**
+   * Room for `bytes` of `key`'s data; `holding`: the evaluation holds room already (it does not wait). The release is
+   * idempotent. `gone` (the client left) ends the wait: a 503, nothing built for nobody.
+   */
+  async take(key: string, bytes: number, holding = false, gone?: AbortSignal): Promise<() => void> {
+    if (gone?.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
     // (a key's own waiters keep their order: none passes an earlier one of its key)
     if (!holding && (this.waiting.some((w) => w.key === key) || !this.fits(key, bytes))) {
-      await new Promise<void>((go) => this.waiting.push({ key, bytes, go }));
+      await new Promise<void>((go, fail) => {
+        const left = () => {
+          const i = this.waiting.indexOf(w);
+          if (i < 0) return; // (let in already: its release gives the room back)
+          this.waiting.splice(i, 1);
+          fail(errors.serviceUnavailable('The client has gone.', 'gateway'));
+          this.wake(); // (it may have held back later waiters of its key)
+        };
+        const w: Waiter = { key, bytes, go: () => { gone?.removeEventListener('abort', left); go(); } };
+        this.waiting.push(w);
+        gone?.addEventListener('abort', left, { once: true });
+      });
     } else {
       this.add(key, bytes);
     }

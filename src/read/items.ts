@@ -75,8 +75,8 @@ export class ItemReads {
     const release = isHeavy(q, plan, exporting, expected, config.HEAVY_READ_ITEMS) ? await this.gate.enter(session.partition, answer.gone) : undefined;
     if (release) answer.onEnd(release);
     try {
-      const env = await this.env(ctx, session);
-      const answered = await this.answer(q, plan, env, session, ctx.now, known, true);
+      const env = await this.env(ctx, session, answer.gone);
+      const answered = await this.answer(q, plan, env, session, ctx.now, known, true, answer.gone);
       await this.deps.ids.flush();
       const expands = selectsRelations(q.fields, this.schema, mappings.schemas, q.alias);
       return { q, plan, ...answered, expands };
@@ -98,14 +98,14 @@ export class ItemReads {
   }
 
   /** By id: from the replica when it holds the item; otherwise live (an item it has not seen yet, or not reachable: 403). */
-  async one(ctx: RequestContext, id: string, q: QueryNode, known?: ReadSource): Promise<OneRead> {
+  async one(ctx: RequestContext, id: string, q: QueryNode, known?: ReadSource, gone?: AbortSignal): Promise<OneRead> {
     const session = await ctx.session();
-    const env = await this.env(ctx, session);
+    const env = await this.env(ctx, session, gone);
     const byId = Query.with(q, {
       filter: Compare.create(FieldRef.create(['id']), '_eq', id),
       search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [],
     });
-    const { result, source, refreshAt } = await this.answer(byId, planQuery(byId, this.resource, this.planning), env, session, ctx.now, known);
+    const { result, source, refreshAt } = await this.answer(byId, planQuery(byId, this.resource, this.planning), env, session, ctx.now, known, false, gone);
     let data = result.data[0];
     let from = source;
     if (data === undefined) {
@@ -116,13 +116,14 @@ export class ItemReads {
     return { data, source: from, refreshAt };
   }
 
-  private env(ctx: RequestContext, session: V1Session): Promise<ExecEnv> {
-    return readEnv(this.deps, session, ctx.meter, this.resource === 'template' ? [] : ALL_OVERLAYS);
+  /** `gone`: the client left (a wait for room in the data room ends). */
+  private env(ctx: RequestContext, session: V1Session, gone?: AbortSignal): Promise<ExecEnv> {
+    return readEnv(this.deps, session, ctx.meter, this.resource === 'template' ? [] : ALL_OVERLAYS, gone);
   }
 
   /** `lazy`: the caller writes the answer as it is read (a list): a page of large items is given as a stream built as read. */
   private async answer(
-    q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false,
+    q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false, gone?: AbortSignal,
   ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
     const index = this.deps.index;
     // a source decided before the plan (the answer cache's look-up) without a scope is asked again when it is live:
@@ -145,7 +146,7 @@ export class ItemReads {
         flush: () => ids.flush(),
         data: (v1Ids) => this.deps.renderData.many(v1Ids),
         dataSizes: (v1Ids) => this.deps.renderData.sizes(v1Ids),
-        room: (bytes, holding) => this.deps.dataRoom.take(session.partition, bytes, holding),
+        room: (bytes, holding) => this.deps.dataRoom.take(session.partition, bytes, holding, gone),
         now,
       });
     }

@@ -63,7 +63,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);
-      return sendOne(deps, ctx, reply, memo, await reads.one(ctx, id, q, memo.source), format, schema.name);
+      return sendOne(deps, ctx, reply, memo, await reads.one(ctx, id, q, memo.source, answerEnd(reply).gone), format, schema.name);
     };
     for (const base of [path, `/items${path}`]) {
       app.get(base, list);

@@ -51,4 +51,39 @@ describe('the data room: render data being built, bounded per key and per instan
     expect(big).toBe(true);
     expect(room.held()).toBe(0);
   });
+
+  it('a waiter whose client left is dropped from the line (a 503, no room taken), and the next of its key goes in', async () => {
+    const room = new DataRoom(10, 100);
+    const a = await room.take('k', 8);
+    const gone = new AbortController();
+    const left = room.take('k', 8, false, gone.signal);
+    let next = false;
+    const after = room.take('k', 2).then((r) => { next = true; return r; });
+    await tick();
+    expect({ queued: room.queued, next }).toEqual({ queued: 2, next: false });
+    gone.abort();
+    await expect(left).rejects.toMatchObject({ status: 503 });
+    // the waiter behind it (2 bytes fit beside the 8 held) no longer waits behind one that will never read
+    (await after)();
+    expect(next).toBe(true);
+    expect(room.queued).toBe(0);
+    a();
+    expect(room.held()).toBe(0);
+    // one already gone waits for nothing
+    await expect(room.take('k', 1, false, gone.signal)).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('while the answers of a key not yet sent are past their bound, its evaluations wait; another key\'s do not', async () => {
+    const over = new Set<string>(['k']);
+    const room = new DataRoom(10, 100, { over: (key) => over.has(key) });
+    let k = false;
+    const waiting = room.take('k', 1).then((r) => { k = true; return r; });
+    (await room.take('other', 1))();
+    await tick();
+    expect(k).toBe(false);
+    over.delete('k');
+    room.recheck();
+    (await waiting)();
+    expect(k).toBe(true);
+  });
 });
