@@ -25,8 +25,13 @@ export class AnswerParts {
   constructor(
     private readonly resource: string,
     private readonly source: RecordSource,
-    /** The request's related-items budget, and MAX_ITEM_MB (the data one item may hold; none: no bound). */
-    private readonly ctx: { readonly budget: ExpansionBudget; readonly itemMb?: number | undefined },
+    /**
+     * The request's related-items budget, MAX_ITEM_MB (the data one item may hold; none: no bound), and `kept`: where the
+     * room an answer's data took goes when its caller gives it back (one item sent whole), else when the next part is asked for.
+     */
+    private readonly ctx: {
+      readonly budget: ExpansionBudget; readonly itemMb?: number | undefined; readonly kept?: ((drop: () => void) => void) | undefined;
+    },
     /** The projection of one record as answered (compiled once by the execution). */
     private readonly shapeOne: () => (r: Rec) => unknown,
   ) {}
@@ -57,7 +62,8 @@ export class AnswerParts {
       let drop: (() => void) | undefined;
       try {
         const p = part;
-        const out = await this.settleShapes(() => p.map((r) => shapeOne(r)), one ? itemMost : HAND_BYTES, (d) => { drop = d; });
+        const kept = this.ctx.kept;
+        const out = await this.settleShapes(() => p.map((r) => shapeOne(r)), one ? itemMost : HAND_BYTES, kept ?? ((d) => { drop = d; }));
         yield out;
       } catch (e) {
         if (!(e instanceof HandFull)) throw e;

@@ -39,6 +39,11 @@ export interface ExecContext {
    * relations expanded) is given as a stream built a part at a time (`QueryResult.lazy`), never whole at once.
    */
   readonly lazy?: boolean;
+  /**
+   * An answer of one item sent whole (a read by id): the room its render data took in the data room is handed here, to be
+   * given back once the answer is counted in the answer memory (so no other evaluation of the key is let in between).
+   */
+  readonly kept?: (drop: () => void) => void;
 }
 
 /** Past this many items an answer is written as a stream, a chunk at a time. */

@@ -8,15 +8,19 @@ import { LiveSource } from './live-source.js';
 
 /** A list answered live from v1 (the executor over a LiveSource). */
 export async function executeList(
-  resource: string, q: QueryNode, plan: Plan, env: ExecEnv, report?: (how: Execution) => void,
+  resource: string, q: QueryNode, plan: Plan, env: ExecEnv, report?: (how: Execution) => void, kept?: (drop: () => void) => void,
 ): Promise<{ result: QueryResult }> {
   const source = new LiveSource(env);
-  const result = await execute(resource, q, plan, source, { schemas: env.mappings.schemas, budget: env.budget, ...(report ? { report } : {}) });
+  const result = await execute(resource, q, plan, source, {
+    schemas: env.mappings.schemas, budget: env.budget, ...(report ? { report } : {}), ...(kept ? { kept } : {}),
+  });
   return { result };
 }
 
 /** One item by legacy uuid, live: 403 FORBIDDEN when unknown, unreachable or malformed (Directus). */
-export async function executeOne(resource: string, uuid: string, q: QueryNode, plan: (q: QueryNode) => Plan, env: ExecEnv): Promise<unknown> {
+export async function executeOne(
+  resource: string, uuid: string, q: QueryNode, plan: (q: QueryNode) => Plan, env: ExecEnv, kept?: (drop: () => void) => void,
+): Promise<unknown> {
   const byId = Query.with(q, {
     filter: Compare.create(FieldRef.create(['id']), '_eq', uuid.toLowerCase()),
     search: null,
@@ -27,7 +31,7 @@ export async function executeOne(resource: string, uuid: string, q: QueryNode, p
     aggregate: [],
     groupBy: [],
   });
-  const { result } = await executeList(resource, byId, plan(byId), env);
+  const { result } = await executeList(resource, byId, plan(byId), env, undefined, kept);
   const data = result.data[0];
   if (!data) throw errors.forbidden();
   return data;

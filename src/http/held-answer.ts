@@ -87,8 +87,12 @@ export async function heldItems(
 export async function heldOne(
   deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, item: unknown, json: boolean,
 ): Promise<void> {
+  await heldBytes(deps, ctx, reply, itemBound(deps.config.MAX_ITEM_MB)(measured(item, json)));
+}
+
+/** An answer serialised whole (`bytes` of it), held until the reply closes — carried past the bounds when it does not fit. */
+export async function heldBytes(deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply, bytes: number): Promise<void> {
   const hold = await reserve(deps, ctx, reply);
-  const bytes = itemBound(deps.config.MAX_ITEM_MB)(measured(item, json));
   if (!hold.add(bytes)) hold.carry(bytes);
 }
 

@@ -105,3 +105,15 @@ export class DataRoom {
     }
   }
 }
+
+/**
+ * Rooms an answer's evaluations handed over (`settle`'s `kept`), given back together once the answer is counted in the
+ * answer memory (or it failed): the room passes from the data room to the answer memory with no moment between.
+ */
+export class KeptRoom {
+  private readonly drops: (() => void)[] = [];
+  readonly keep = (drop: () => void): void => { this.drops.push(drop); };
+  release(): void {
+    for (const d of this.drops.splice(0)) d();
+  }
+}

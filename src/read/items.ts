@@ -98,18 +98,22 @@ export class ItemReads {
   }
 
   /** By id: from the replica when it holds the item; otherwise live (an item it has not seen yet, or not reachable: 403). */
-  async one(ctx: RequestContext, id: string, q: QueryNode, known?: ReadSource, gone?: AbortSignal): Promise<OneRead> {
+  /** `kept`: the room the item's render data took, handed to the caller to give back once the answer is counted. */
+  async one(
+    ctx: RequestContext, id: string, q: QueryNode, known?: ReadSource, gone?: AbortSignal, kept?: (drop: () => void) => void,
+  ): Promise<OneRead> {
     const session = await ctx.session();
     const env = await this.env(ctx, session, gone);
     const byId = Query.with(q, {
       filter: Compare.create(FieldRef.create(['id']), '_eq', id),
       search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [],
     });
-    const { result, source, refreshAt } = await this.answer(byId, planQuery(byId, this.resource, this.planning), env, session, ctx.now, known, false, gone);
+    const plan = planQuery(byId, this.resource, this.planning);
+    const { result, source, refreshAt } = await this.answer(byId, plan, env, session, ctx.now, known, false, gone, kept);
     let data = result.data[0];
     let from = source;
     if (data === undefined) {
-      data = await executeOne(this.resource, id, q, (x) => planQuery(x, this.resource, this.planning), env);
+      data = await executeOne(this.resource, id, q, (x) => planQuery(x, this.resource, this.planning), env, kept);
       from = { kind: 'live', reason: source.kind === 'index' ? 'the index does not hold this item' : source.reason };
     }
     await this.deps.ids.flush();
@@ -124,6 +128,7 @@ export class ItemReads {
   /** `lazy`: the caller writes the answer as it is read (a list): a page of large items is given as a stream built as read. */
   private async answer(
     q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false, gone?: AbortSignal,
+    kept?: (drop: () => void) => void,
   ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
     const index = this.deps.index;
     // a source decided before the plan (the answer cache's look-up) without a scope is asked again when it is live:
@@ -153,6 +158,7 @@ export class ItemReads {
     let how: Execution | undefined;
     const result = await execute(this.resource, q, plan, records, {
       schemas: this.deps.mappings.schemas, budget: env.budget, report: (h) => { how = h; }, itemMb: this.deps.config.MAX_ITEM_MB, lazy,
+      ...(kept ? { kept } : {}),
     });
     return { result, source, from: records.describe(plan), refreshAt, ...(how ? { how } : {}) };
   }

@@ -9,6 +9,7 @@ import { exportFormat } from '../shape/export.js';
 import { requestContext } from '../http/request-context.js';
 import { searchPreHandler } from '../http/search.js';
 import { sendList, sendOne } from '../http/send-read.js';
+import { KeptRoom } from '../read/data-room.js';
 import { isUuid } from '../lib/uuid.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { ItemReads, type AnswerEnd } from '../read/items.js';
@@ -63,7 +64,13 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);
-      return sendOne(deps, ctx, reply, memo, await reads.one(ctx, id, q, memo.source, answerEnd(reply).gone), format, schema.name);
+      // the room the item's render data took is given back once the item is counted in the answer memory (sendOne)
+      const kept = new KeptRoom();
+      try {
+        return await sendOne(deps, ctx, reply, memo, await reads.one(ctx, id, q, memo.source, answerEnd(reply).gone, kept.keep), format, schema.name);
+      } finally {
+        kept.release();
+      }
     };
     for (const base of [path, `/items${path}`]) {
       app.get(base, list);

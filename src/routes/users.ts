@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { settleItem } from '../exec/item-json.js';
 import { RecordIndex } from '../plan/index.js';
 import { compileProjection } from '../query/project.js';
@@ -6,6 +6,9 @@ import { selectRecords, type QueryResult } from '../query/run.js';
 import { searchPreHandler } from '../http/search.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from '../http/context.js';
+import { heldBytes } from '../http/held-answer.js';
+import { KeptRoom } from '../read/data-room.js';
+import { requestContext } from '../http/request-context.js';
 import { proxied } from '../config/route-modes.js';
 import { z } from 'zod';
 import { boundedEmail } from '../auth/credential-bounds.js';
@@ -39,12 +42,15 @@ async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser)
   return { q, schema, env, index, record };
 }
 
-/** The legacy User object, shaped by `fields` (`/users/me`). */
-export async function legacyUser(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<Record<string, unknown>> {
+/**
+ * The legacy User object, shaped by `fields` (`/users/me`). `kept`: the room its render data took in the data room, handed
+ * to the caller to give back once the answer is counted in the answer memory.
+ */
+export async function legacyUser(deps: Deps, request: FastifyRequest, user: LegacyUser, kept?: KeptRoom): Promise<Record<string, unknown>> {
   const { q, schema, env, index, record } = await userRecord(deps, request, user);
   const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
   // (one item: its render data past MAX_ITEM_MB is refused before it is read)
-  const out = await settleItem((f, most) => index.settle(f, most), () => project(record), deps.config.MAX_ITEM_MB);
+  const out = await settleItem((f, most) => index.settle(f, most, kept?.keep), () => project(record), deps.config.MAX_ITEM_MB);
   await deps.ids.flush();
   return out;
 }
@@ -53,11 +59,11 @@ export async function legacyUser(deps: Deps, request: FastifyRequest, user: Lega
  * `GET /users` and `SEARCH /users`: the users the legacy role reads — its own user alone, as Directus 10.10 answers the
  * role (its permission on directus_users is the current user) — with the whole query language over that one record.
  */
-async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser): Promise<QueryResult> {
+async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser, kept: KeptRoom): Promise<QueryResult> {
   const { q, schema, env, index, record } = await userRecord(deps, request, user);
   // the projection charges the request's expansion budget (MAX_RELATED_ITEMS), as /users/me and every item read do
   const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
-  const out = await settleItem((f, most) => index.settle(f, most), () => {
+  const out = await settleItem((f, most) => index.settle(f, most, kept.keep), () => {
     const sel = selectRecords([record], q, deps.mappings.schemas, index, { numericStrings: true });
     const data = sel.rows ?? (sel.page ?? []).map(project);
     return sel.meta ? { meta: sel.meta, data } : { data };
@@ -66,18 +72,39 @@ async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser
   return out;
 }
 
+/**
+ * Sends a user answer serialised once and held in the answer memory until sent (its accounts' renders' data may make it
+ * up to MAX_ITEM_MB: a reader that stops reading pins it, counted, as a read by id does).
+ */
+async function sendHeld(
+  deps: Deps, request: FastifyRequest, reply: FastifyReply, answer: (kept: KeptRoom) => Promise<unknown>,
+): Promise<FastifyReply> {
+  const kept = new KeptRoom();
+  try {
+    const text = JSON.stringify(await answer(kept));
+    await heldBytes(deps, requestContext(deps, request), reply, Buffer.byteLength(text));
+    return reply.type('application/json; charset=utf-8').send(text);
+  } finally {
+    kept.release(); // (the answer is counted: its data's room goes)
+  }
+}
+
 export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
   if (proxied(deps.config, '/users')) return;
-  app.get('/users/me', async (request) => {
+  app.get('/users/me', async (request, reply) => {
     if (!request.principal) throw errors.invalidCredentials();
-    return { data: await legacyUser(deps, request, request.principal.user) };
+    const user = request.principal.user;
+    return sendHeld(deps, request, reply, async (kept) => ({ data: await legacyUser(deps, request, user, kept) }));
   });
 
   // Directus's list of users, as the role reads it (Python clients look their user up with SEARCH /users)
-  const list = async (request: FastifyRequest) => {
+  const list = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.principal) throw errors.forbidden();
-    const result = await legacyUsers(deps, request, request.principal.user);
-    return result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
+    const user = request.principal.user;
+    return sendHeld(deps, request, reply, async (kept) => {
+      const result = await legacyUsers(deps, request, user, kept);
+      return result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
+    });
   };
   app.get('/users', list);
   app.route({ method: 'SEARCH', url: '/users', preHandler: searchPreHandler, handler: list });

@@ -49,12 +49,12 @@ beforeAll(async () => {
   bob = await gw.login('bob@example.com');
   await ready(ann);
   await ready(bob);
-  const of = (k: number) => {
-    const teams = new Set(sim.keys[k]!.teams.map((t) => t.id));
-    return [...sim.sim.world.renders.values()].filter((r) => teams.has(sim.sim.world.projects.get(r.projectId)?.teamId ?? '')).map((r) => r.id);
-  };
-  const annIds = of(0).slice(0, 8);
-  const bobIds = of(1).filter((id) => !annIds.includes(id));
+  const teamsOf = (k: number) => new Set(sim.keys[k]!.teams.map((t) => t.id));
+  const inTeams = (teams: Set<string>) =>
+    [...sim.sim.world.renders.values()].filter((r) => teams.has(sim.sim.world.projects.get(r.projectId)?.teamId ?? '')).map((r) => r.id);
+  // ann's large renders are in a team bob's key does not reach (his answers carry his render's data alone)
+  const annIds = inTeams(new Set([...teamsOf(0)].filter((t) => !teamsOf(1).has(t)))).slice(0, 8);
+  const bobIds = inTeams(teamsOf(1));
   expect(annIds.length).toBe(8);
   for (const [i, id] of annIds.entries()) {
     const text = `${i}:`.padEnd(ITEM, String.fromCharCode(97 + i));
@@ -163,6 +163,37 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       for (const r of readers) r.res?.resume();
       const want = sha(JSON.stringify({ data: ids.map((id) => ({ id, data: { text: big.get(id) } })) }));
       expect(await Promise.all(readers.map((r) => r.done))).toEqual(readers.map(() => want));
+      expect(await heldOnceClosed()).toBe(0);
+    } finally {
+      holding = false;
+      for (const r of readers) r.res?.resume();
+      many.mockRestore();
+    }
+  }, 120_000);
+
+  it('stalled readers of /users/me carrying large render data are held in the answer memory too: two built, the rest wait', async () => {
+    holding = true;
+    const deep = 'deep[accounts][projects][_limit]=-1&deep[accounts][projects][renders][_limit]=-1';
+    const url = `/users/me?fields=id,accounts.projects.renders.id,accounts.projects.renders.data&${deep}`;
+    const many = vi.spyOn(gw.deps.renderData, 'many');
+    const readers = [0, 1, 2, 3, 4, 5].map(() => stalled(url, bob));
+    try {
+      await settle(3000);
+      const answered = readers.filter((r) => r.answered).length;
+      expect(answered).toBeGreaterThanOrEqual(1);
+      expect(answered).toBeLessThanOrEqual(2);
+      expect(gw.deps.dataRoom.queued).toBe(readers.length - answered);
+      holding = false;
+      for (const r of readers) r.res?.resume();
+      const digests = await Promise.all(readers.map((r) => r.done));
+      // every answer the same, and it is the user with the render's data (read back once more, as JSON)
+      expect(new Set(digests).size).toBe(1);
+      const one = await fetch(`${base}${url}`, { headers: { authorization: `Bearer ${bob}` } });
+      const text = await one.text();
+      expect(sha(text)).toBe(digests[0]);
+      const renders = (JSON.parse(text) as { data: { accounts: { projects: { renders: { id: string; data: { text?: string } }[] }[] }[] } })
+        .data.accounts.flatMap((a) => a.projects.flatMap((p) => p.renders));
+      expect(renders.find((x) => x.id === bobs)?.data.text).toBe('B'.repeat(ITEM));
       expect(await heldOnceClosed()).toBe(0);
     } finally {
       holding = false;
