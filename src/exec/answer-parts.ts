@@ -15,6 +15,15 @@ export const CHUNK = 500;
  */
 export const HAND_BYTES = 1_048_576;
 
+/**
+ * The related items one evaluation of several items may expand: past it the next parts are cut smaller (each part is
+ * built in one turn of the event loop; 40 pages of 37 MB, 100 renders each embedding their project's renders, were
+ * built a whole page in a turn and held other users' reads for seconds: attack pass 8). An answer that expands
+ * relations begins with parts of FIRST_PART items, doubled while they stay below it.
+ */
+export const PART_RELATED = 2_000;
+export const FIRST_PART = 8;
+
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
 /**
@@ -34,6 +43,8 @@ export class AnswerParts {
     },
     /** The projection of one record as answered (compiled once by the execution). */
     private readonly shapeOne: () => (r: Rec) => unknown,
+    /** The projection expands relations: parts begin small and grow while they expand few (PART_RELATED). */
+    private readonly expands = false,
   ) {}
 
   /** Projects records chunk by chunk (each settled on its own), the event loop given a turn between chunks. */
@@ -45,15 +56,27 @@ export class AnswerParts {
 
   /**
    * Records projected a part at a time, in order: a chunk, or — when its evaluation would hold more render data than
-   * HAND_BYTES — smaller parts, down to one item, whose data past MAX_ITEM_MB is refused before any of it is read.
+   * HAND_BYTES — smaller parts, down to one item, whose data past MAX_ITEM_MB is refused before any of it is read. A
+   * projection that expands relations begins with FIRST_PART items a part and sizes each next part by what the last
+   * expanded (about PART_RELATED related items a part, at least one item).
    */
   async *shapeParts(recs: readonly Rec[]): AsyncGenerator<unknown[]> {
     const shapeOne = this.shapeOne();
     const itemMost = this.ctx.itemMb === undefined ? Number.POSITIVE_INFINITY : this.ctx.itemMb * 1_048_576;
+    const budget = this.ctx.budget;
+    // parts cut smaller (HandFull) wait here before the rest, taken from `next` on, `size` at a time
     const pending: (readonly Rec[])[] = [];
-    for (let i = 0; i < recs.length; i += CHUNK) pending.push(recs.slice(i, i + CHUNK));
+    let next = 0;
+    let size = this.expands ? FIRST_PART : CHUNK;
+    const take = (): readonly Rec[] | undefined => {
+      if (pending.length > 0) return pending.shift();
+      if (next >= recs.length) return undefined;
+      const part = recs.slice(next, next + size);
+      next += part.length;
+      return part;
+    };
     let first = true;
-    for (let part = pending.shift(); part; part = pending.shift()) {
+    for (let part = take(); part; part = take()) {
       if (!first) await turn();
       first = false;
       const one = part.length === 1;
@@ -63,7 +86,13 @@ export class AnswerParts {
       try {
         const p = part;
         const kept = this.ctx.kept;
+        const before = budget.spent;
         const out = await this.settleShapes(() => p.map((r) => shapeOne(r)), one ? itemMost : HAND_BYTES, kept ?? ((d) => { drop = d; }));
+        if (this.expands) {
+          // the next part: as many items as PART_RELATED holds at this part's expansions an item, at most twice this one's
+          const each = (budget.spent - before) / p.length;
+          size = Math.max(1, Math.min(CHUNK, 2 * p.length, each > 0 ? Math.floor(PART_RELATED / each) : CHUNK));
+        }
         yield out;
       } catch (e) {
         if (!(e instanceof HandFull)) throw e;

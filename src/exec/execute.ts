@@ -124,7 +124,7 @@ class Job {
     this.expands = selectsRelations(q.fields, this.schema, schemas, q.alias);
     const root = (f: SelectNode) => (q.alias && Object.hasOwn(q.alias, f.path[0] as string) ? q.alias[f.path[0] as string] : f.path[0]);
     this.showsData = resource === 'render' && q.fields.some((f) => root(f) === '*' || root(f) === 'data');
-    this.parts = new AnswerParts(resource, source, ctx, () => this.shapeOne);
+    this.parts = new AnswerParts(resource, source, ctx, () => this.shapeOne, this.expands);
   }
 
   /**

@@ -29,7 +29,7 @@ export const render = (s: Seed, i: number): Rec => ({
  */
 export class ArraySource implements RecordSource {
   readonly kind = 'live';
-  readonly nestedLimit = 25;
+  readonly nestedLimit: number = 25;
   readonly remembered: string[] = [];
   readonly prepared: string[] = [];
   /** What the executor asked, in order: prepare (its size), remember (its size), flush, and the withData of walks and scans. */
@@ -37,8 +37,8 @@ export class ArraySource implements RecordSource {
   scans = 0;
   constructor(protected readonly recs: Rec[], private readonly batch: number, readonly compactAfter: number, private readonly shuffle: number) {}
   one(resource: string, id: string): Rec | undefined { return resource === 'render' ? this.recs.find((r) => r.id === id) : undefined; }
-  many(): readonly Rec[] { return []; }
-  manyAll(): readonly Rec[] { return []; }
+  many(_resource: string, _parent: Rec, _field: string, _parentResource: string): readonly Rec[] { return []; }
+  manyAll(_resource: string, _parent: Rec, _field: string, _parentResource: string): readonly Rec[] { return []; }
   async settle<T>(evaluate: () => T): Promise<T> { return evaluate(); }
   ref(rec: Rec): string { return `ref:${rec.id as string}`; }
   private scope(plan: Plan): Rec[] {
