@@ -55,7 +55,7 @@ export function renderDataOf(deps: Pick<Deps, 'renderData' | 'dataRoom'>, partit
   return {
     sizes: (ids) => store.sizes(ids),
     many: (ids) => store.many(ids),
-    room: (bytes, holding) => deps.dataRoom.take(partition, bytes, holding, gone),
+    room: deps.dataRoom.forAnswer(partition, gone),
   };
 }
 

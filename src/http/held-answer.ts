@@ -165,23 +165,25 @@ function given(hold: AnswerHold, sizes: readonly number[]): (i: number) => void 
 async function* drain(
   read: unknown[], more?: AsyncIterator<unknown>, convert: (x: unknown) => unknown = (x) => x, handed: (i: number) => void = () => {},
 ): AsyncGenerator<unknown> {
-  for (let i = 0; i < read.length; i++) {
-    const item = read[i];
-    read[i] = undefined;
-    handed(i); // (its writer counts it from here: what it handed its socket and was not yet sent)
-    yield item;
-  }
-  handed(read.length);
-  if (!more) return;
-  // (a reader gone stops the items' source too: what it holds — its data's room — is given back)
+  // (a reader gone, whenever it goes, stops the items' source too: what it holds — its data's room — is given back;
+  // attack pass 9: a client that left while the items read were handed on left the source suspended, its room held)
   try {
+    for (let i = 0; i < read.length; i++) {
+      const item = read[i];
+      read[i] = undefined;
+      handed(i); // (its writer counts it from here: what it handed its socket and was not yet sent)
+      yield item;
+    }
+    handed(read.length);
+    if (!more) return;
     for (;;) {
       const next = await more.next();
       if (next.done) return;
       yield convert(next.value);
     }
   } finally {
-    await more.return?.();
+    handed(read.length);
+    await more?.return?.();
   }
 }
 

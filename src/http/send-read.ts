@@ -7,7 +7,7 @@ import type { Memo } from './answer-memo.js';
 import { wantsExplain } from './context.js';
 import { plainItem, plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
-import { heldAnswer, heldOne, internalWhole, isWhole, itemBound } from './held-answer.js';
+import { heldAnswer, heldBytes, heldOne, internalWhole, isWhole, itemBound } from './held-answer.js';
 import { pacedBody } from './paced-body.js';
 import { isInternal } from '../compare/legacy-side.js';
 import { jsonArrayEnvelope } from './json-stream.js';
@@ -54,9 +54,10 @@ export async function sendOne(
 ): Promise<FastifyReply | Record<string, unknown>> {
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   sourceHeaders(reply, read.source);
-  // (one item is sent whole, even past what one answer may hold: it is built already, and holds at most MAX_ITEM_MB)
-  await heldOne(deps, ctx, reply, read.data, format === undefined);
+  // (one item is sent whole, even past what one answer may hold: it is built already, and holds at most MAX_ITEM_MB; its
+  // file is held by its own bytes — an XML file of text full of `&` is five times the JSON: attack pass 9)
   if (format) return sendExport(deps, ctx, reply, format, collection, read.data as object);
+  await heldOne(deps, ctx, reply, read.data, true);
   if (wantsExplain(deps, ctx.request)) return { data: read.data, explain: explainOne(ctx.meter, read.source) };
   return keep(memo, reply, { data: read.data }, read.source, read.refreshAt);
 }
@@ -88,9 +89,12 @@ async function sendExport(
   const csv = { escapeFormulas: deps.config.EXPORT_CSV_ESCAPE_FORMULAS };
   if (Array.isArray(data)) return sendFile(deps, ctx, reply, await exportPage(format, data, csv));
   if (Symbol.asyncIterator in data) return sendFile(deps, ctx, reply, exportStream(format, plainItems(data as AsyncIterable<unknown>), csv));
-  return reply.send(await exportOne(format, data, csv));
+  return sendFile(deps, ctx, reply, await exportOne(format, data, csv));
 }
 
+/** A file whole (held by its own bytes until sent), or streamed as its reader takes it. */
 async function sendFile(deps: Deps, ctx: RequestContext, reply: FastifyReply, file: string | AsyncIterable<string>): Promise<FastifyReply> {
-  return reply.send(typeof file === 'string' ? file : await pacedBody(deps, ctx, reply, file));
+  if (typeof file !== 'string') return reply.send(await pacedBody(deps, ctx, reply, file));
+  await heldBytes(deps, ctx, reply, Buffer.byteLength(file));
+  return reply.send(file);
 }

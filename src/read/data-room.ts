@@ -63,6 +63,32 @@ export class DataRoom {
     };
   }
 
+  /**
+   * `take` for one answer of `key`: a wait ends when `gone` aborts (its reply closed: sent, or its client gone), and so
+   * does any room the answer still holds then — whatever path its items took (a stream dropped half-way, a source left
+   * suspended), the room never outlives the reply (attack pass 9: a client leaving a stream left its key's room held).
+   */
+  forAnswer(key: string, gone?: AbortSignal): (bytes: number, holding: boolean) => Promise<() => void> {
+    if (!gone) return (bytes, holding) => this.take(key, bytes, holding);
+    const held = new Set<() => void>();
+    gone.addEventListener('abort', () => {
+      for (const r of [...held]) r();
+    }, { once: true });
+    return async (bytes, holding) => {
+      const release = await this.take(key, bytes, holding, gone);
+      const once = () => {
+        held.delete(once);
+        release();
+      };
+      if (gone.aborted) {
+        release();
+        throw errors.serviceUnavailable('The client has gone.', 'gateway');
+      }
+      held.add(once);
+      return once;
+    };
+  }
+
   /** Bytes being built for `key`, or in the whole instance; evaluations waiting. */
   held(key?: string): number {
     return key === undefined ? this.total : this.byKey.get(key) ?? 0;

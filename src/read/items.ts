@@ -151,7 +151,7 @@ export class ItemReads {
         flush: () => ids.flush(),
         data: (v1Ids) => this.deps.renderData.many(v1Ids),
         dataSizes: (v1Ids) => this.deps.renderData.sizes(v1Ids),
-        room: (bytes, holding) => this.deps.dataRoom.take(session.partition, bytes, holding, gone),
+        room: this.deps.dataRoom.forAnswer(session.partition, gone),
         now,
       });
     }

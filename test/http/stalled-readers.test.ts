@@ -24,6 +24,9 @@ let bob: string;
 /** uuid → the text of its data (distinct per render: nothing is shared) */
 const big = new Map<string, string>();
 let bobs: string;
+/** A render of ann's whose data is a text of `&` (its XML file is five times its JSON) */
+let amp: string;
+const AMP = 3 * MB;
 
 /** Until the replica holds every team in reach (the ids answered are then the replica's). */
 async function ready(tok: string): Promise<void> {
@@ -53,7 +56,8 @@ beforeAll(async () => {
   const inTeams = (teams: Set<string>) =>
     [...sim.sim.world.renders.values()].filter((r) => teams.has(sim.sim.world.projects.get(r.projectId)?.teamId ?? '')).map((r) => r.id);
   // ann's large renders are in a team bob's key does not reach (his answers carry his render's data alone)
-  const annIds = inTeams(new Set([...teamsOf(0)].filter((t) => !teamsOf(1).has(t)))).slice(0, 8);
+  const annAll = inTeams(new Set([...teamsOf(0)].filter((t) => !teamsOf(1).has(t))));
+  const annIds = annAll.slice(0, 8);
   const bobIds = inTeams(teamsOf(1));
   expect(annIds.length).toBe(8);
   for (const [i, id] of annIds.entries()) {
@@ -61,6 +65,8 @@ beforeAll(async () => {
     big.set(derivedUuid('render', id), text);
     await gw.deps.renderData.put(id, { text }, null, null);
   }
+  amp = derivedUuid('render', annAll[8]!);
+  await gw.deps.renderData.put(annAll[8]!, { text: '&'.repeat(AMP) }, null, null);
   bobs = derivedUuid('render', bobIds[0]!);
   await gw.deps.renderData.put(bobIds[0]!, { text: 'B'.repeat(ITEM) }, null, null);
   base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
@@ -201,4 +207,40 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       many.mockRestore();
     }
   }, 120_000);
+
+  it.each(['id,data', 'id,data,project.name'])('a reader that leaves a streamed list (%s) half-way leaves no room held: the key reads on (attack pass 9, H: its room held until restart)', async (fields) => {
+    holding = true;
+    const ids = [...big.keys()];
+    const r = stalled(`/renders?fields=${fields}&filter[id][_in]=${ids.join(',')}&sort=id&limit=-1`, ann);
+    r.done.catch(() => {});
+    for (let i = 0; i < 200 && !r.answered; i++) await settle(20);
+    expect(r.answered).toBe(true);
+    await settle(500);
+    expect(gw.deps.dataRoom.held() + gw.deps.answerMemory.held()).toBeGreaterThan(0);
+    r.res!.destroy();
+    for (let i = 0; i < 200 && gw.deps.dataRoom.held() + gw.deps.answerMemory.held() > 0; i++) await settle(20);
+    expect({ room: gw.deps.dataRoom.held(), answers: gw.deps.answerMemory.held(), queued: gw.deps.dataRoom.queued }).toEqual({ room: 0, answers: 0, queued: 0 });
+    holding = false;
+    const again = await fetch(`${base}/renders/${ids[3]}?fields=data`, { headers: { authorization: `Bearer ${ann}` } });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { data: { data: { text: string } } }).data.data.text === big.get(ids[3]!)).toBe(true);
+  }, 60_000);
+
+  it('a file is held by its own bytes: a stalled reader of an XML file of text full of `&` is counted at five times the JSON (attack pass 9, H: counted at its JSON)', async () => {
+    holding = true;
+    const r = stalled(`/renders/${amp}?fields=data&export=xml`, ann);
+    try {
+      for (let i = 0; i < 200 && !r.answered; i++) await settle(20);
+      await settle(300);
+      const file = `<?xml version='1.0'?>\n<data>\n    <data>\n        <text>${'&amp;'.repeat(AMP)}</text>\n    </data>\n</data>`;
+      expect(gw.deps.answerMemory.held()).toBeGreaterThanOrEqual(Buffer.byteLength(file));
+      holding = false;
+      r.res!.resume();
+      expect(await r.done).toBe(sha(file));
+      expect(await heldOnceClosed()).toBe(0);
+    } finally {
+      holding = false;
+      r.res?.resume();
+    }
+  }, 60_000);
 });
