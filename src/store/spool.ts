@@ -3,7 +3,8 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+
+const NEWLINE = 0x0a;
 
 /**
  * A scratch file of JSON lines, for an answer that must be read twice without being held in memory (a CSV export:
@@ -29,12 +30,29 @@ export class Spool {
     if (!this.out.write(`${JSON.stringify(value)}\n`)) await once(this.out, 'drain');
   }
 
-  /** Every value written, in order (the file is closed for writing first). */
+  /**
+   * Every value written, in order (the file is closed for writing first). The file is read a chunk (64 KB) at a time as
+   * values are asked for: what is held is one value and a chunk, whatever the lines' length (readline's iterator read
+   * ahead up to 1 024 lines — a whole export of multi-MB rows, pinned by a reader that stopped: attack pass 10).
+   */
   async *read(): AsyncGenerator<unknown> {
     this.out.end();
     await once(this.out, 'finish');
-    const lines = createInterface({ input: createReadStream(this.file), crlfDelay: Number.POSITIVE_INFINITY });
-    for await (const line of lines) if (line) yield JSON.parse(line) as unknown;
+    let parts: Buffer[] = [];
+    const value = (line: Buffer): unknown => JSON.parse(line.toString('utf8')) as unknown;
+    for await (const chunk of createReadStream(this.file) as AsyncIterable<Buffer>) {
+      let start = 0;
+      // (a JSON text has no raw newline, and no byte of a multi-byte UTF-8 character is one)
+      for (let nl = chunk.indexOf(NEWLINE, start); nl >= 0; nl = chunk.indexOf(NEWLINE, start)) {
+        parts.push(chunk.subarray(start, nl));
+        const line = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+        parts = [];
+        start = nl + 1;
+        if (line.length > 0) yield value(line);
+      }
+      if (start < chunk.length) parts.push(chunk.subarray(start));
+    }
+    if (parts.length > 0) yield value(Buffer.concat(parts));
   }
 
   async remove(): Promise<void> {

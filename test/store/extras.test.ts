@@ -1,3 +1,5 @@
+import vm from 'node:vm';
+import v8 from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { existsSync, statSync } from 'node:fs';
 import { sql } from 'kysely';
@@ -474,6 +476,8 @@ describe('key check', () => {
   });
 });
 
+v8.setFlagsFromString('--expose-gc');
+
 describe('Spool', () => {
   it('gives back every value written, in order, and removes its file', async () => {
     const s = await Spool.open();
@@ -489,6 +493,34 @@ describe('Spool', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600); // readable by this user only
     await s.remove();
     expect(existsSync(dir)).toBe(false);
+  });
+
+  it('holds one value and a chunk while its reader waits, whatever the lines\' length (attack pass 10: 1 024 lines read ahead)', async () => {
+    const s = await Spool.open();
+    const MB = 1_048_576;
+    const big = (i: number) => ({ i, text: `${i}`.padEnd(2 * MB, 'x') });
+    for (let i = 0; i < 40; i++) await s.write(big(i));
+    const gc = vm.runInNewContext('gc') as () => void;
+    const held = () => {
+      gc();
+      gc();
+      const m = process.memoryUsage();
+      return m.heapUsed + m.external;
+    };
+    const before = held();
+    const it = s.read()[Symbol.asyncIterator]();
+    const first = await it.next();
+    expect((first.value as { i: number }).i).toBe(0);
+    await new Promise((r) => setTimeout(r, 200)); // (a read ahead would fill meanwhile)
+    // 40 lines of 2 MB: the whole file (80 MB, 160 MB as strings) was held before; now about one line
+    expect(held() - before).toBeLessThan(16 * MB);
+    let n = 1;
+    for (let v = await it.next(); !v.done; v = await it.next()) {
+      expect((v.value as { i: number; text: string })).toEqual(big(n));
+      n++;
+    }
+    expect(n).toBe(40);
+    await s.remove();
   });
 
   it('an empty spool reads nothing', async () => {
