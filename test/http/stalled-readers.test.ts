@@ -103,6 +103,12 @@ async function heldOnceClosed(): Promise<number> {
   return gw.deps.answerMemory.held();
 }
 
+/** The readers read on (and those answered later read at once). */
+function readOn(readers: readonly Reader[]): void {
+  holding = false;
+  for (const r of readers) r.res?.resume();
+}
+
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -135,8 +141,7 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       for (let i = 0; i < 100 && gw.deps.dataRoom.queued > waiting.length - 2; i++) await settle(20);
       expect(gw.deps.dataRoom.queued).toBe(waiting.length - 2);
       // each staying reader reads on: every answer is the item's data, whole
-      holding = false;
-      for (const r of readers) r.res?.resume();
+      readOn(readers);
       const staying = readers.filter((r) => !leaving.includes(r));
       const digests = await Promise.all(staying.map((r) => r.done));
       expect(digests).toEqual(staying.map((r) => sha(JSON.stringify({ data: { data: { text: big.get(ids[readers.indexOf(r)]!) } } }))));
@@ -145,8 +150,7 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       expect(read.length).toBe(staying.length + 1);
       expect(gw.deps.dataRoom.held()).toBe(0);
     } finally {
-      holding = false;
-      for (const r of readers) r.res?.resume();
+      readOn(readers);
       many.mockRestore();
     }
   }, 120_000);
@@ -165,14 +169,12 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       expect(built).toBeGreaterThanOrEqual(2);
       expect(built).toBeLessThanOrEqual(3);
       expect(gw.deps.answerMemory.held()).toBeLessThanOrEqual(BOUND_MB * MB + 2 * ITEM);
-      holding = false;
-      for (const r of readers) r.res?.resume();
+      readOn(readers);
       const want = sha(JSON.stringify({ data: ids.map((id) => ({ id, data: { text: big.get(id) } })) }));
       expect(await Promise.all(readers.map((r) => r.done))).toEqual(readers.map(() => want));
       expect(await heldOnceClosed()).toBe(0);
     } finally {
-      holding = false;
-      for (const r of readers) r.res?.resume();
+      readOn(readers);
       many.mockRestore();
     }
   }, 120_000);
@@ -189,8 +191,7 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       expect(answered).toBeGreaterThanOrEqual(1);
       expect(answered).toBeLessThanOrEqual(2);
       expect(gw.deps.dataRoom.queued).toBe(readers.length - answered);
-      holding = false;
-      for (const r of readers) r.res?.resume();
+      readOn(readers);
       const digests = await Promise.all(readers.map((r) => r.done));
       // every answer the same, and it is the user with the render's data (read back once more, as JSON)
       expect(new Set(digests).size).toBe(1);
@@ -202,8 +203,7 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       expect(renders.find((x) => x.id === bobs)?.data.text).toBe('B'.repeat(ITEM));
       expect(await heldOnceClosed()).toBe(0);
     } finally {
-      holding = false;
-      for (const r of readers) r.res?.resume();
+      readOn(readers);
       many.mockRestore();
     }
   }, 120_000);
