@@ -32,9 +32,14 @@ export class AnswerMemory {
     return key === undefined ? this.total : this.byKey.get(key) ?? 0;
   }
 
-  /** Whether `key` holds more than its bound, or the instance more than its own (only what was carried passes them). */
+  /**
+   * Whether `key` holds more than its bound, or — holding something itself — the instance more than its own (only what was
+   * carried passes them). A key that holds nothing is never over: past the instance's bound each key still builds an
+   * answer at a time (stalled readers of a few keys held every other key's reads of render data: a reading check).
+   */
   over(key: string): boolean {
-    return (this.byKey.get(key) ?? 0) > this.perKeyBytes || this.total > this.totalBytes;
+    const ofKey = this.byKey.get(key) ?? 0;
+    return ofKey > this.perKeyBytes || (ofKey > 0 && this.total > this.totalBytes);
   }
 
   /** `listener` is told each time bytes are given back. */

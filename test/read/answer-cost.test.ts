@@ -101,6 +101,23 @@ describe('the answer memory', () => {
     other();
     expect(m.held()).toBe(0);
   });
+
+  it('what was built is carried past the bounds; a key is over past its own, or — holding something — past the instance\'s, never when it holds nothing', () => {
+    const m = new AnswerMemory(100, 150);
+    const freed: number[] = [];
+    m.onFree(() => freed.push(m.held()));
+    const a = m.reserve('a');
+    a.carry(120); // an item sent whole, larger than the key's bound
+    expect([m.held('a'), m.over('a'), m.over('b')]).toEqual([120, true, false]);
+    const b = m.reserve('b');
+    b.carry(40); // the instance is past its bound now (160 > 150)
+    expect([m.over('b'), m.over('c')]).toEqual([true, false]); // b holds some, c nothing: c still builds an answer at a time
+    a.settle(30); // the socket took 90 of it
+    expect([m.held('a'), m.over('a'), m.over('b'), freed]).toEqual([30, false, false, [70]]);
+    a.release();
+    b.release();
+    expect(m.held()).toBe(0);
+  });
 });
 
 describe('through the gateway', () => {
