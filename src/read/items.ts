@@ -76,7 +76,7 @@ export class ItemReads {
     if (release) answer.onEnd(release);
     try {
       const env = await this.env(ctx, session, answer.gone);
-      const answered = await this.answer(q, plan, env, session, ctx.now, known, true, answer.gone);
+      const answered = await this.answer(q, plan, env, session, ctx.now, known, true);
       await this.deps.ids.flush();
       const expands = selectsRelations(q.fields, this.schema, mappings.schemas, q.alias);
       return { q, plan, ...answered, expands };
@@ -109,7 +109,7 @@ export class ItemReads {
       search: null, meta: [], limit: 1, offset: 0, sort: [], aggregate: [], groupBy: [],
     });
     const plan = planQuery(byId, this.resource, this.planning);
-    const { result, source, refreshAt } = await this.answer(byId, plan, env, session, ctx.now, known, false, gone, kept);
+    const { result, source, refreshAt } = await this.answer(byId, plan, env, session, ctx.now, known, false, kept);
     let data = result.data[0];
     let from = source;
     if (data === undefined) {
@@ -127,7 +127,7 @@ export class ItemReads {
 
   /** `lazy`: the caller writes the answer as it is read (a list): a page of large items is given as a stream built as read. */
   private async answer(
-    q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false, gone?: AbortSignal,
+    q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false,
     kept?: (drop: () => void) => void,
   ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
     const index = this.deps.index;
@@ -149,9 +149,10 @@ export class ItemReads {
         refresh: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind, walk)); },
         answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) ids.queue('render', v1, u); },
         flush: () => ids.flush(),
-        data: (v1Ids) => this.deps.renderData.many(v1Ids),
-        dataSizes: (v1Ids) => this.deps.renderData.sizes(v1Ids),
-        room: this.deps.dataRoom.forAnswer(session.partition, gone),
+        // render data as the request's environment reads it (weighed, room taken for this answer: renderDataOf)
+        data: (v1Ids) => env.renderData.many(v1Ids),
+        dataSizes: (v1Ids) => env.renderData.sizes(v1Ids),
+        ...(env.renderData.room ? { room: (bytes: number, holding: boolean) => env.renderData.room!(bytes, holding) } : {}),
         now,
       });
     }
