@@ -186,7 +186,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   fanOut(webhooks, { index, cache, bus, logger });
   // answers not yet sent past their bounds hold back the building of more render data (their readers stopped reading)
   const answerMemory = new AnswerMemory(config.ANSWER_MEMORY_MB_PER_KEY * 1_048_576, config.ANSWER_MEMORY_MB * 1_048_576);
-  const dataRoom = new DataRoom(config.DATA_BUILD_MB_PER_KEY * 1_048_576, config.DATA_BUILD_MB * 1_048_576, answerMemory);
+  const dataRoom = new DataRoom(config.DATA_BUILD_MB_PER_KEY * 1_048_576, config.DATA_BUILD_MB * 1_048_576, answerMemory, config.DATA_WAIT_MS);
   answerMemory.onFree(() => dataRoom.recheck());
   const deps: Deps = {
     readers,

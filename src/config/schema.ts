@@ -116,6 +116,8 @@ export const ConfigSchema = z.object({
    */
   DATA_BUILD_MB_PER_KEY: z.coerce.number().positive().default(16),
   DATA_BUILD_MB: z.coerce.number().positive().default(64),
+  /** The longest a read waits for that room (held by answers not yet read); past it: 503 with Retry-After. 0: no bound. */
+  DATA_WAIT_MS: int(0).default(30_000),
   /**
    * A connection on which nothing moved for this long (a client that stopped reading its answer, or never sent its
    * request) is closed: what its answer held is given back. Above the worst v1 wait of a request; 0: never.

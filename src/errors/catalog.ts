@@ -114,6 +114,12 @@ export const errors = {
     new GatewayError('SERVICE_UNAVAILABLE', `Service "${service}" is unavailable. ${reason}`, {
       extensions: { service, reason },
     }),
+  /** The gateway's own bounds are full for now (answers in flight, heavy reads): a 503 with when to try again. */
+  busy: (reason: string, retryAfterSeconds: number) =>
+    new GatewayError('SERVICE_UNAVAILABLE', `Service "gateway" is unavailable. ${reason}`, {
+      extensions: { service: 'gateway', reason },
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
   requestsExceeded: (retryAfterSeconds: number, now = Date.now()) =>
     new GatewayError('REQUESTS_EXCEEDED', `Too many requests, retry after ${retryAfterSeconds}s.`, {
       headers: { 'retry-after': String(retryAfterSeconds) },

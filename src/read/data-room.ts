@@ -1,5 +1,8 @@
 import { errors } from '../errors/catalog.js';
 
+/** Retry-After of a wait that ran out: the answers holding the room are sent (or dropped) within seconds of being read. */
+const WAITED_RETRY_SECONDS = 5;
+
 /** An evaluation waiting for room. */
 interface Waiter { readonly key: string; readonly bytes: number; readonly go: () => void }
 
@@ -29,25 +32,37 @@ export class DataRoom {
     private readonly perKeyBytes: number,
     private readonly totalBytes: number,
     private readonly sending: { over(key: string): boolean } = { over: () => false },
+    /** The longest an evaluation waits for room (DATA_WAIT_MS); past it a 503 with Retry-After. 0: no bound. */
+    private readonly waitMs = 0,
   ) {}
 
   /**
    * Room for `bytes` of `key`'s data; `holding`: the evaluation holds room already (it does not wait). The release is
-   * idempotent. `gone` (the client left) ends the wait: a 503, nothing built for nobody.
+   * idempotent. `gone` (the client left) ends the wait: a 503, nothing built for nobody. A wait longer than `waitMs` ends
+   * too, in a 503 with Retry-After: the room it waits for is held by answers whose readers are not reading — possibly
+   * its own client's, which reads no answer before every one has begun (its answers would wait for each other until the
+   * connection's idle timeout: attack pass 10).
    */
   async take(key: string, bytes: number, holding = false, gone?: AbortSignal): Promise<() => void> {
     if (gone?.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
     // (a key's own waiters keep their order: none passes an earlier one of its key)
     if (!holding && (this.waiting.some((w) => w.key === key) || !this.fits(key, bytes))) {
       await new Promise<void>((go, fail) => {
-        const left = () => {
+        const drop = (why: Error) => {
           const i = this.waiting.indexOf(w);
           if (i < 0) return; // (let in already: its release gives the room back)
           this.waiting.splice(i, 1);
-          fail(errors.serviceUnavailable('The client has gone.', 'gateway'));
+          gone?.removeEventListener('abort', left);
+          clearTimeout(timer);
+          fail(why);
           this.wake(); // (it may have held back later waiters of its key)
         };
-        const w: Waiter = { key, bytes, go: () => { gone?.removeEventListener('abort', left); go(); } };
+        const left = () => drop(errors.serviceUnavailable('The client has gone.', 'gateway'));
+        const timer = this.waitMs > 0
+          ? setTimeout(() => drop(errors.busy('Answers of this key not yet read hold the memory its answer needs; retry shortly.', WAITED_RETRY_SECONDS)), this.waitMs)
+          : undefined;
+        timer?.unref();
+        const w: Waiter = { key, bytes, go: () => { gone?.removeEventListener('abort', left); clearTimeout(timer); go(); } };
         this.waiting.push(w);
         gone?.addEventListener('abort', left, { once: true });
       });

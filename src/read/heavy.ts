@@ -2,6 +2,9 @@ import { errors } from '../errors/catalog.js';
 import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 
+/** Retry-After of a 503 for a full line (a heavy read takes seconds). */
+const BUSY_RETRY_SECONDS = 5;
+
 /**
  * A heavy read: one whose answer is large by its expected size — `expected` items (src/read/cost.ts: rows × the related
  * items each brings, whatever parameter asked) more than `maxItems` (HEAVY_READ_ITEMS), an export, `limit=-1` — or one
@@ -40,7 +43,7 @@ export class HeavyReadGate {
       return this.releaser(key);
     }
     const line = this.waiting.get(key) ?? [];
-    if (line.length >= this.queue) throw errors.serviceUnavailable('Too many exports and whole-scope reads of this key at once; retry shortly.', 'gateway');
+    if (line.length >= this.queue) throw errors.busy('Too many exports and whole-scope reads of this key at once; retry shortly.', BUSY_RETRY_SECONDS);
     if (gone?.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
     return new Promise<() => void>((resolve, reject) => {
       const waiter: Waiter = {

@@ -86,4 +86,33 @@ describe('the data room: render data being built, bounded per key and per instan
     (await waiting)();
     expect(k).toBe(true);
   });
+
+  it('a wait longer than its bound ends in a 503 with Retry-After, no room taken; the next of its key goes in (attack pass 10: a client\'s own answers waited for each other 300 s)', async () => {
+    const over = new Set<string>(['k']);
+    const room = new DataRoom(10, 100, { over: (key) => over.has(key) }, 40);
+    const started = Date.now();
+    const waited = room.take('k', 1);
+    await expect(waited).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', headers: { 'retry-after': '5' } });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(35);
+    expect({ queued: room.queued, held: room.held() }).toEqual({ queued: 0, held: 0 });
+    // one let in before its bound keeps its room (the timer is gone with the wait)
+    const later = room.take('k', 3);
+    over.delete('k');
+    room.recheck();
+    const release = await later;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(room.held('k')).toBe(3);
+    release();
+    // no bound: a wait lasts as long as the room is held
+    over.add('k');
+    const unbounded = new DataRoom(10, 100, { over: (key) => over.has(key) }, 0);
+    let settled = false;
+    const w = unbounded.take('k', 1).then((r) => { settled = true; return r; }, () => { settled = true; });
+    await new Promise((r) => setTimeout(r, 60));
+    expect(settled).toBe(false);
+    over.delete('k');
+    unbounded.recheck();
+    await w;
+    expect(unbounded.held('k')).toBe(1);
+  });
 });

@@ -5,14 +5,14 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /** No key starves another: per key, at most HEAVY_READS_PER_KEY heavy reads at once; the rest wait in order. */
 describe('the heavy-read gate', () => {
-  it('lets `perKey` in at once per key, queues the rest in order, and refuses past the queue with a 503', async () => {
+  it('lets `perKey` in at once per key, queues the rest in order, and refuses past the queue with a 503 and Retry-After', async () => {
     const gate = new HeavyReadGate(2, 2);
     const order: string[] = [];
     const a1 = await gate.enter('a');
     const a2 = await gate.enter('a');
     const a3 = gate.enter('a').then((r) => { order.push('a3'); return r; });
     const a4 = gate.enter('a').then((r) => { order.push('a4'); return r; });
-    await expect(gate.enter('a')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(gate.enter('a')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', headers: { 'retry-after': '5' } });
     const b1 = await gate.enter('b'); // another key never waits for a's
     expect(gate.load('a')).toEqual({ running: 2, waiting: 2 });
     a1();
