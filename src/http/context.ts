@@ -59,14 +59,18 @@ export function renderDataOf(deps: Pick<Deps, 'renderData' | 'dataRoom'>, partit
   };
 }
 
-/** The per-request pieces every legacy read needs: meter, v1 session and execution environment. */
+/**
+ * The per-request pieces every legacy read needs: meter, v1 session and execution environment. `gone`: the answer's end
+ * (src/read/answer-end.ts) — a wait for room in the data room ends with it, and the room its reads hold is given back.
+ */
 export async function requestEnv(
   deps: ReadEnvDeps & RequestContextDeps,
   request: FastifyRequest,
   overlayTypes: readonly OverlayType[] = ALL_OVERLAYS,
+  gone?: AbortSignal,
 ): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
   const { meter, session } = await requestSession(deps, request);
-  return { env: await readEnv(deps, session, meter, overlayTypes), meter, session };
+  return { env: await readEnv(deps, session, meter, overlayTypes, gone), meter, session };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Deps } from '../deps.js';
 import { ALL_OVERLAYS, readEnv, type ReadEnvDeps } from '../http/context.js';
 import type { RequestContext } from '../http/request-context.js';
 import type { ReadScope, ReadSource } from '../replica/service.js';
+import type { AnswerEnd } from './answer-end.js';
 import { execute, type Execution } from '../exec/execute.js';
 import { executeOne } from '../exec/live.js';
 import { LiveSource } from '../exec/live-source.js';
@@ -36,8 +37,6 @@ export interface ListRead {
   readonly expands: boolean;
 }
 
-/** The end of the answer a read is for: `onEnd` runs once it has closed (sent, or its client gone); `gone` aborts then. */
-export interface AnswerEnd { onEnd(fn: () => void): void; readonly gone: AbortSignal }
 
 /** A read by id, answered (`data` undefined never: a missing item is the executor's 403). */
 export interface OneRead {
@@ -88,11 +87,12 @@ export class ItemReads {
 
   /**
    * The read itself, without the heavy-read gate — for a caller that holds its key's place already (a write by query):
-   * from the replica when it holds the scope, else live, as a list read is answered.
+   * from the replica when it holds the scope, else live, as a list read is answered. `gone`: its answer's end (a wait for
+   * room ends, and the room its evaluations hold is given back then).
    */
-  async read(ctx: RequestContext, q: QueryNode): Promise<QueryResult> {
+  async read(ctx: RequestContext, q: QueryNode, gone?: AbortSignal): Promise<QueryResult> {
     const session = await ctx.session();
-    const { result } = await this.answer(q, planQuery(q, this.resource, this.planning), await this.env(ctx, session), session, ctx.now, undefined, true);
+    const { result } = await this.answer(q, planQuery(q, this.resource, this.planning), await this.env(ctx, session, gone), session, ctx.now, undefined, true);
     await this.deps.ids.flush();
     return result;
   }

@@ -12,17 +12,8 @@ import { sendList, sendOne } from '../http/send-read.js';
 import { KeptRoom } from '../read/data-room.js';
 import { isUuid } from '../lib/uuid.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { ItemReads, type AnswerEnd } from '../read/items.js';
-
-/** The reason an answer's signal gives (one made once: an abort with none builds a DOMException, its stack, every answer). */
-const CLOSED = new DOMException('The answer has ended (sent, or the client has gone).', 'AbortError');
-
-/** The answer's end: its raw response closing (sent, or the client gone). */
-function answerEnd(reply: FastifyReply): AnswerEnd {
-  const gone = new AbortController();
-  reply.raw.once('close', () => gone.abort(CLOSED));
-  return { gone: gone.signal, onEnd: (fn) => { if (gone.signal.aborted) fn(); else gone.signal.addEventListener('abort', fn, { once: true }); } };
-}
+import { answerEnd } from '../read/answer-end.js';
+import { ItemReads } from '../read/items.js';
 
 const ROUTES: readonly { path: string; resource: string }[] = [
   { path: '/renders', resource: 'render' },
@@ -48,7 +39,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);
-      return sendList(deps, ctx, reply, memo, await reads.list(ctx, q, format !== undefined, answerEnd(reply), memo.source), format, schema.name);
+      return sendList(deps, ctx, reply, memo, await reads.list(ctx, q, format !== undefined, answerEnd(reply.raw), memo.source), format, schema.name);
     };
     const one = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       requirePrincipal(request);
@@ -67,7 +58,7 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
       // the room the item's render data took is given back once the item is counted in the answer memory (sendOne)
       const kept = new KeptRoom();
       try {
-        return await sendOne(deps, ctx, reply, memo, await reads.one(ctx, id, q, memo.source, answerEnd(reply).gone, kept.keep), format, schema.name);
+        return await sendOne(deps, ctx, reply, memo, await reads.one(ctx, id, q, memo.source, answerEnd(reply.raw).gone, kept.keep), format, schema.name);
       } finally {
         kept.release();
       }

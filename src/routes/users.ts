@@ -8,6 +8,7 @@ import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from '../http/context.js';
 import { heldBytes } from '../http/held-answer.js';
 import { KeptRoom } from '../read/data-room.js';
+import { answerEnd } from '../read/answer-end.js';
 import { requestContext } from '../http/request-context.js';
 import { proxied } from '../config/route-modes.js';
 import { z } from 'zod';
@@ -26,10 +27,10 @@ const PatchMe = z.object({
  * The caller's user as a record (store fields, the accounts — v1 teams — the bound key reaches, accounts_owned: teams
  * where the role is admin), with the request's query and the record map its relations are looked up in.
  */
-async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser) {
+async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser, gone?: AbortSignal) {
   const schema = deps.mappings.schemas.user as ResourceSchema;
   const q = parseLegacyQuery(deps, request, schema);
-  const { env } = await requestEnv(deps, request, ['account']);
+  const { env } = await requestEnv(deps, request, ['account'], gone);
   const index = new RecordIndex(env);
   const teams = await env.catalog.teams();
   const expandsAccounts = q.fields.some((f) => (f.path[0] === 'accounts' || f.path[0] === 'accounts_owned' || f.path[0] === '*') && f.path.length > 1);
@@ -44,10 +45,12 @@ async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser)
 
 /**
  * The legacy User object, shaped by `fields` (`/users/me`). `kept`: the room its render data took in the data room, handed
- * to the caller to give back once the answer is counted in the answer memory.
+ * to the caller to give back once the answer is counted in the answer memory; `gone`: the answer's end.
  */
-export async function legacyUser(deps: Deps, request: FastifyRequest, user: LegacyUser, kept?: KeptRoom): Promise<Record<string, unknown>> {
-  const { q, schema, env, index, record } = await userRecord(deps, request, user);
+export async function legacyUser(
+  deps: Deps, request: FastifyRequest, user: LegacyUser, kept?: KeptRoom, gone?: AbortSignal,
+): Promise<Record<string, unknown>> {
+  const { q, schema, env, index, record } = await userRecord(deps, request, user, gone);
   const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
   // (one item: its render data past MAX_ITEM_MB is refused before it is read)
   const out = await settleItem((f, most) => index.settle(f, most, kept?.keep), () => project(record), deps.config.MAX_ITEM_MB);
@@ -59,8 +62,8 @@ export async function legacyUser(deps: Deps, request: FastifyRequest, user: Lega
  * `GET /users` and `SEARCH /users`: the users the legacy role reads — its own user alone, as Directus 10.10 answers the
  * role (its permission on directus_users is the current user) — with the whole query language over that one record.
  */
-async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser, kept: KeptRoom): Promise<QueryResult> {
-  const { q, schema, env, index, record } = await userRecord(deps, request, user);
+async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser, kept: KeptRoom, gone: AbortSignal): Promise<QueryResult> {
+  const { q, schema, env, index, record } = await userRecord(deps, request, user, gone);
   // the projection charges the request's expansion budget (MAX_RELATED_ITEMS), as /users/me and every item read do
   const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
   const out = await settleItem((f, most) => index.settle(f, most, kept.keep), () => {
@@ -77,11 +80,11 @@ async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser
  * up to MAX_ITEM_MB: a reader that stops reading pins it, counted, as a read by id does).
  */
 async function sendHeld(
-  deps: Deps, request: FastifyRequest, reply: FastifyReply, answer: (kept: KeptRoom) => Promise<unknown>,
+  deps: Deps, request: FastifyRequest, reply: FastifyReply, answer: (kept: KeptRoom, gone: AbortSignal) => Promise<unknown>,
 ): Promise<FastifyReply> {
   const kept = new KeptRoom();
   try {
-    const text = JSON.stringify(await answer(kept));
+    const text = JSON.stringify(await answer(kept, answerEnd(reply.raw).gone));
     await heldBytes(deps, requestContext(deps, request), reply, Buffer.byteLength(text));
     return reply.type('application/json; charset=utf-8').send(text);
   } finally {
@@ -94,22 +97,22 @@ export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/users/me', async (request, reply) => {
     if (!request.principal) throw errors.invalidCredentials();
     const user = request.principal.user;
-    return sendHeld(deps, request, reply, async (kept) => ({ data: await legacyUser(deps, request, user, kept) }));
+    return sendHeld(deps, request, reply, async (kept, gone) => ({ data: await legacyUser(deps, request, user, kept, gone) }));
   });
 
   // Directus's list of users, as the role reads it (Python clients look their user up with SEARCH /users)
   const list = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.principal) throw errors.forbidden();
     const user = request.principal.user;
-    return sendHeld(deps, request, reply, async (kept) => {
-      const result = await legacyUsers(deps, request, user, kept);
+    return sendHeld(deps, request, reply, async (kept, gone) => {
+      const result = await legacyUsers(deps, request, user, kept, gone);
       return result.meta ? { meta: result.meta, data: result.data } : { data: result.data };
     });
   };
   app.get('/users', list);
   app.route({ method: 'SEARCH', url: '/users', preHandler: searchPreHandler, handler: list });
 
-  app.patch('/users/me', async (request) => {
+  app.patch('/users/me', async (request, reply) => {
     if (!request.principal) throw errors.invalidCredentials();
     const body = request.body ?? {};
     if (typeof body !== 'object' || Array.isArray(body)) throw errors.invalidPayload('Invalid payload.');
@@ -125,7 +128,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: Deps): void {
         ...(parsed.data.email !== undefined ? { email: parsed.data.email } : {}),
       });
       if (!updated) throw errors.invalidCredentials();
-      return { data: await legacyUser(deps, request, updated) };
+      return { data: await legacyUser(deps, request, updated, undefined, answerEnd(reply.raw).gone) };
     } catch (e) {
       if (e instanceof DuplicateEmailError) {
         throw errors.recordNotUnique('directus_users', 'email');

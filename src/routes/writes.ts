@@ -46,7 +46,7 @@ function writeRoutes(app: FastifyInstance, deps: Deps): void {
         app.patch(`${base}/:id`, refuse);
       } else {
         app.patch(base, (request, reply) => writes.patchMany(request, reply, collection));
-        app.patch<{ Params: { id: string } }>(`${base}/:id`, (request) => writes.patchOne(request, collection, request.params.id));
+        app.patch<{ Params: { id: string } }>(`${base}/:id`, (request, reply) => writes.patchOne(request, reply, collection, request.params.id));
       }
       app.delete(base, refuse);
       app.delete(`${base}/:id`, refuse);
@@ -54,7 +54,7 @@ function writeRoutes(app: FastifyInstance, deps: Deps): void {
   }
   // the legacy document's singular path (a route prefix of its own for ROUTE_MODES)
   if (!proxied(deps.config, '/render')) {
-    app.patch<{ Params: { id: string } }>('/render/:id', (request) => writes.patchOne(request, 'renders', request.params.id));
+    app.patch<{ Params: { id: string } }>('/render/:id', (request, reply) => writes.patchOne(request, reply, 'renders', request.params.id));
   }
   // any other collection under /items (unknown, or a system collection): 403 FORBIDDEN, as Directus answers it
   // (SEARCH only on the collection's route: Directus has none on an item's)

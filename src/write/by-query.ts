@@ -12,19 +12,13 @@ import { Compare, FieldRef, Query, Select, Sort, type QueryNode } from '../query
 import { selectsRelations } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { searchQuery } from '../query/search-body.js';
+import { answerEnd } from '../read/answer-end.js';
 import { expectedItems } from '../read/cost.js';
 import { isHeavy } from '../read/heavy.js';
 import type { ItemReads } from '../read/items.js';
 
 /** What a write by query uses. */
 export type ByQueryDeps = QueryDeps & Pick<Deps, 'heavyReads' | 'overlays' | 'ids' | 'answerMemory'>;
-
-/** The reply's end: `gone` aborts when the client leaves before the answer was written; `onClose` runs once it closes. */
-function replyEnd(reply: FastifyReply): { gone: AbortSignal; onClose: (fn: () => void) => void } {
-  const gone = new AbortController();
-  reply.raw.once('close', () => { if (!reply.raw.writableFinished) gone.abort(); });
-  return { gone: gone.signal, onClose: (fn) => { reply.raw.once('close', fn); } };
-}
 
 type Answer = { readonly data: readonly unknown[]; readonly stream?: AsyncIterable<unknown> };
 
@@ -72,22 +66,22 @@ export async function patchByQuery(
   // heavy by the answer it gives (the items with `?fields=`, their expansions), not by the ids it reads first
   const answer = Query.with(q, { fields: url.fields, ...(url.deep ? { deep: url.deep } : {}), ...(url.alias ? { alias: url.alias } : {}) });
   const expected = expectedItems(answer, schema, deps.mappings.schemas, deps.config.QUERY_LIMIT_DEFAULT, plan.ids);
-  const end = replyEnd(reply);
+  const end = answerEnd(reply.raw);
   const release = isHeavy(answer, plan, false, expected, deps.config.HEAVY_READ_ITEMS) ? await deps.heavyReads.enter(session.partition, end.gone) : undefined;
-  if (release) end.onClose(release);
+  if (release) end.onEnd(release);
   try {
     const byId = [Sort.create(FieldRef.create(['id']), 'asc')];
     if (Object.keys(values).length === 0) {
       // nothing to change: the items the query reads are the answer — every matched item read in primary-key order (no
       // read by id: on v1 that is a call an item); a page of them (a limit, an offset) is put in that order here
-      if (q.limit === -1 && q.offset === 0) return await send(deps, ctx, reply, await reads.read(ctx, Query.with(answer, { sort: byId })), answer, schema);
+      if (q.limit === -1 && q.offset === 0) return await send(deps, ctx, reply, await reads.read(ctx, Query.with(answer, { sort: byId }), end.gone), answer, schema);
       const keepId = url.fields.some((f) => f.path[0] === 'id' || f.path[0] === '*');
       const page: Record<string, unknown>[] = [];
-      await eachValue(await reads.read(ctx, Query.with(answer, { fields: [...url.fields, Select.create(['id'])] })), (x) => page.push(x));
+      await eachValue(await reads.read(ctx, Query.with(answer, { fields: [...url.fields, Select.create(['id'])] }), end.gone), (x) => page.push(x));
       const sorted = page.filter((x) => typeof x.id === 'string').sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
       return await send(deps, ctx, reply, { data: keepId ? sorted : sorted.map(({ id: _id, ...rest }) => rest) }, answer, schema);
     }
-    const ids = await idsOf(await reads.read(ctx, q));
+    const ids = await idsOf(await reads.read(ctx, q, end.gone));
     const userId = request.principal?.user.id ?? null;
     for (const id of ids) {
       if (end.gone.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
@@ -100,7 +94,7 @@ export async function patchByQuery(
     const back = Query.with(answer, {
       filter: Compare.create(FieldRef.create(['id']), '_in', ids), search: null, sort: byId, limit: -1, offset: 0, meta: [], aggregate: [], groupBy: [],
     });
-    return await send(deps, ctx, reply, await reads.read(ctx, back), back, schema);
+    return await send(deps, ctx, reply, await reads.read(ctx, back, end.gone), back, schema);
   } catch (e) {
     release?.();
     throw e;

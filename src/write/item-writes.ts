@@ -10,6 +10,7 @@ import { RecordIndex } from '../plan/index.js';
 import { planQuery } from '../plan/plan.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
+import { answerEnd } from '../read/answer-end.js';
 import { ItemReads } from '../read/items.js';
 import { checkBatchLength, itemKey, runBatch, type ItemOutcome } from './batch.js';
 import { patchByQuery } from './by-query.js';
@@ -84,9 +85,7 @@ export class ItemWrites {
     if (Array.isArray(body)) {
       parseLegacyQuery(this.deps, request, this.deps.mappings.schemas.render as ResourceSchema); // the query is checked first
       // capped (MAX_BATCH_MUTATION), and no render is made (and billed) once the client has gone
-      const gone = new AbortController();
-      reply.raw.once('close', () => { if (!reply.raw.writableFinished) gone.abort(); });
-      const bounds = { max: this.deps.config.MAX_BATCH_MUTATION, gone: gone.signal };
+      const bounds = { max: this.deps.config.MAX_BATCH_MUTATION, gone: answerEnd(reply.raw).gone };
       answer = await runBatch(body, (item) => this.checkCreate(c, item), (item, i) => run(item, key ? itemKey(key, i) : undefined, true), bounds)
         .catch(toAnswer);
     } else answer = (await run(body, key, false)).answer;
@@ -145,13 +144,13 @@ export class ItemWrites {
   }
 
   /** PATCH of one item: only the fields the role may update (kept as overlays), then the item read back with `?fields=`. */
-  async patchOne(request: FastifyRequest, collection: string, id: string): Promise<{ data: unknown }> {
+  async patchOne(request: FastifyRequest, reply: FastifyReply, collection: string, id: string): Promise<{ data: unknown }> {
     requirePrincipal(request);
     const c = collectionFor(this.deps.mappings, collection, 'update');
     const values = writableValues(c, 'update', itemBody(request.body));
     checkOverlayValues(values);
     if (!isUuid(id)) throw errors.forbidden();
-    const [data] = await this.update(request, c, [id.toLowerCase()], values);
+    const [data] = await this.update(request, answerEnd(reply.raw).gone, c, [id.toLowerCase()], values);
     return { data };
   }
 
@@ -195,7 +194,7 @@ export class ItemWrites {
     }
     const ids = [...new Set(changes.map((x) => x.id))].sort();
     // every item is checked (reachable, else 403) before any is changed
-    const data = await this.update(request, c, ids, undefined, changes);
+    const data = await this.update(request, answerEnd(reply.raw).gone, c, ids, undefined, changes);
     return { data };
   }
 
@@ -210,16 +209,17 @@ export class ItemWrites {
 
   /**
    * Checks that every item is reachable (403 otherwise, before anything is written), writes the values as overlays, and
-   * reads the items back through the same request environment (its v1 reads are cached), with the new overlays.
+   * reads the items back through the same request environment (its v1 reads are cached), with the new overlays. `gone`:
+   * the answer's end (a wait for room in the data room ends with it).
    */
   private async update(
-    request: FastifyRequest, c: Collection, ids: readonly string[], values?: Record<string, unknown>,
+    request: FastifyRequest, gone: AbortSignal, c: Collection, ids: readonly string[], values?: Record<string, unknown>,
     changes: readonly { id: string; values: Record<string, unknown> }[] = ids.map((id) => ({ id, values: values ?? {} })),
   ): Promise<unknown[]> {
     const deps = this.deps;
     const resource = c.resource as 'render' | 'project' | 'account';
     const q = parseLegacyQuery(deps, request, deps.mappings.schemas[resource] as ResourceSchema);
-    const { env } = await requestEnv(deps, request);
+    const { env } = await requestEnv(deps, request, undefined, gone);
     const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
     const plan = (x: typeof q) => planQuery(x, resource, planning);
     const v1Ids = new Map<string, string>();
