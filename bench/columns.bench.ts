@@ -9,7 +9,7 @@
  */
 import { loadMappings } from '../src/config/mappings.js';
 import { execute, type Execution } from '../src/exec/execute.js';
-import { bodyJson } from '../src/exec/item-json.js';
+import { bodyJson } from '../src/lib/item-bytes.js';
 import { ReplicaSource } from '../src/exec/replica-source.js';
 import type { RecordSource } from '../src/exec/source.js';
 import { planQuery } from '../src/plan/plan.js';

@@ -6,7 +6,7 @@
  * last page), and with the team's kept items, cold (let go before each page) and warm (the same rows answered again).
  * µs per record, median of 40 pages each.
  */
-import { bodyJson } from '../src/exec/item-json.js';
+import { bodyJson } from '../src/lib/item-bytes.js';
 import { execute } from '../src/exec/execute.js';
 import type { RecordSource } from '../src/exec/source.js';
 import { planQuery } from '../src/plan/plan.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
-import { bodyJson } from '../src/exec/item-json.js';
+import { bodyJson } from '../src/lib/item-bytes.js';
 import { execute } from '../src/exec/execute.js';
 import { jsonArrayEnvelope } from '../src/http/json-stream.js';
 import { planQuery } from '../src/plan/plan.js';

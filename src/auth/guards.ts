@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../errors/catalog.js';
-import { hasOperatorHeader, requestToken } from '../http/request-token.js';
+import { hasOperatorHeader, requestToken } from './request-token.js';
 import { safeEqual } from '../store/crypto.js';
 import type { Principal } from './authenticate.js';
 

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { errors } from '../errors/catalog.js';
-import { parseCookies, serializeCookie } from '../http/request-token.js';
+import { parseCookies, serializeCookie } from './request-token.js';
 import type { Clock } from '../lib/clock.js';
 import type { SessionStore } from '../store/sessions.js';
 import type { UserStore } from '../store/users.js';

@@ -6,7 +6,7 @@
  * accept the cookie as the last of the carriers, after `Authorization` and `?access_token=` (`requestToken`).
  */
 import type { Config } from '../config/schema.js';
-import { parseCookies, serializeCookie } from '../http/request-token.js';
+import { parseCookies, serializeCookie } from './request-token.js';
 import type { JwtService } from './jwt.js';
 
 export type AuthMode = 'json' | 'cookie' | 'session';

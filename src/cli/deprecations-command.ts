@@ -71,7 +71,7 @@ export async function deprecationsCommand(deps: Deps, argv: readonly string[]): 
   }
 }
 
-/** A client id as the migration report names one (src/migrate/client.ts). */
+/** A client id as the migration report names one (src/auth/client-id.ts). */
 const CLIENT_ID = /^(user:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|static:\S+?)(~\S+)?$/i;
 
 function readRules(file: string | undefined): unknown {

@@ -17,7 +17,7 @@ import { readRecords } from '../lib/csv.js';
 import { reportLink } from '../compare/links.js';
 import { startStandin } from './standin.js';
 import { buildApp } from '../app.js';
-import { buildMigrationReport } from '../migrate/service.js';
+import { buildMigrationReport } from '../admin/migration-report.js';
 import { reportHtml, reportMarkdown } from '../migrate/render.js';
 import { ClientShapeStore } from '../store/client-shapes.js';
 import { indexCommand } from './index-command.js';

@@ -1,7 +1,7 @@
 import type { ExpansionBudget } from '../query/budget.js';
 import type { Rec } from '../query/compile.js';
 import { HandFull } from '../translate/data-at-hand.js';
-import { itemTooLarge } from './item-json.js';
+import { itemTooLarge } from './item-bound.js';
 import type { RecordSource } from './source.js';
 
 /** Records projected, and answered items written, this many at a time; the event loop gets a turn between chunks. */

@@ -1,4 +1,4 @@
-import { itemBytes } from './item-json.js';
+import { itemBytes } from '../lib/item-bytes.js';
 
 /**
  * An item already serialised, as UTF-8 bytes: entries waiting in merge and scan buffers are kept so, off the V8 heap,

@@ -1,3 +1,4 @@
+import type { Tallied } from '../query/aggregate.js';
 import type { FilterNode, SortNode } from '../query/ast.js';
 import type { Lookup, Predicate, Rec } from '../query/compile.js';
 import type { MergeSource } from '../plan/merge.js';
@@ -37,12 +38,6 @@ export interface SourceDescription {
   readonly calls: readonly PlannedCall[];
 }
 
-/** One group of a tally: its key (the group fields' values as records answer them), its records, and per counted field its non-null values. */
-export interface Tallied {
-  readonly key: readonly unknown[];
-  readonly n: number;
-  readonly nonNull: readonly number[];
-}
 
 /**
  * A filter answered on a source's columns (the replica's typed arrays): which records of the scope pass it, counted or

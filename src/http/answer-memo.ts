@@ -1,13 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
-import { bodyJson } from '../exec/item-json.js';
+import { bodyJson } from '../lib/item-bytes.js';
 import { answerCacheKey } from '../replica/answer-cache.js';
 import type { ReadSource, ReplicaService } from '../replica/service.js';
 import type { CallMeter } from '../plan/meter.js';
 import type { V1Session } from '../v1/client.js';
 import { exportFormat } from '../shape/export.js';
-import { requestContext } from './request-context.js';
-import { routeFacts } from './route-facts.js';
+import { requestContext } from '../read/request-context.js';
+import { routeFacts } from '../auth/route-facts.js';
 import { questionOf } from './search.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

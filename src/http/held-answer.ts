@@ -1,11 +1,12 @@
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
 import { plainItem, RawJson } from '../exec/raw-json.js';
-import { itemBytes, itemTooLarge, keepJson } from '../exec/item-json.js';
+import { itemTooLarge } from '../exec/item-bound.js';
+import { itemBytes, keepJson } from '../lib/item-bytes.js';
 import { pace } from '../lib/pace.js';
 import type { AnswerHold } from '../read/in-flight.js';
 import { errors } from '../errors/catalog.js';
-import type { RequestContext } from './request-context.js';
+import type { RequestContext } from '../read/request-context.js';
 
 /**
  * Answers built whole before a byte is sent (an expanded stream, a JSON body, a file of a page, an item) are held in the

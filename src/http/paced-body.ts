@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
 import type { AnswerHold } from '../read/in-flight.js';
-import type { RequestContext } from './request-context.js';
+import type { RequestContext } from '../read/request-context.js';
 
 /**
  * A streamed body written as its reader takes it. The next chunk is asked for — and so built: an item of render data, a

@@ -1,17 +1,17 @@
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
-import { explainList, explainOne } from '../plan/explain.js';
+import { explainList, explainOne } from '../shape/explain.js';
 import type { ListRead, OneRead } from '../read/items.js';
 import type { ReadSource } from '../replica/service.js';
 import type { Memo } from './answer-memo.js';
-import { wantsExplain } from './context.js';
+import { wantsExplain } from '../read/context.js';
 import { plainItem, plainItems } from '../exec/raw-json.js';
 import { EXPORT_CONTENT_TYPE, exportFilename, exportOne, exportPage, exportStream, type ExportFormat } from '../shape/export.js';
 import { heldAnswer, heldBytes, heldOne, internalWhole, isWhole, itemBound } from './held-answer.js';
 import { pacedBody } from './paced-body.js';
 import { isInternal } from '../compare/legacy-side.js';
 import { jsonArrayEnvelope } from './json-stream.js';
-import type { RequestContext } from './request-context.js';
+import type { RequestContext } from '../read/request-context.js';
 
 /**
  * Sends a list read as the legacy API answers it: a file (`?export=`), a stream (`limit=-1`), or one JSON body (kept by

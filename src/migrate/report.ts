@@ -1,7 +1,7 @@
 import type { ClientDeprecation } from './deprecation-progress.js';
 import type { Mappings } from '../config/mappings.js';
 import { medianOf, type ClientShapeStore, type ShapeRow } from '../store/client-shapes.js';
-import { principalOf } from './client.js';
+import { principalOf } from '../auth/client-id.js';
 import { clientWork, type BlockedField, type Equivalent } from './equivalent.js';
 import { equivalentOfShape } from './instantiate.js';
 import { prove, type Proof, type ProofDeps, type Samples } from './prove.js';

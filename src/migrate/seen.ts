@@ -1,6 +1,6 @@
 import type { UserAgentFamily } from '../config/mappings.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientId } from './client.js';
+import { clientId } from '../auth/client-id.js';
 import type { SeenRequest } from './recorder.js';
 import { cutName } from './shape.js';
 

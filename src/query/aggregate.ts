@@ -2,6 +2,13 @@ import { FieldRef, type AggregateNode, type FieldRef as FieldRefT, type SortNode
 import { compileGetter, type Lookup, type Rec } from './compile.js';
 import type { ResourceSchema, SchemaRegistry } from './schema.js';
 
+/** One group of a tally: its key (the group fields' values as records answer them), its records, and per counted field its non-null values. */
+export interface Tallied {
+  readonly key: readonly unknown[];
+  readonly n: number;
+  readonly nonNull: readonly number[];
+}
+
 export interface AggregateOptions {
   /** Directus on PostgreSQL returns count/sum/avg as strings (bigint/numeric). */
   readonly numericStrings: boolean;

@@ -58,9 +58,8 @@ export class DataRoom {
           this.wake(); // (it may have held back later waiters of its key)
         };
         const left = () => drop(errors.serviceUnavailable('The client has gone.', 'gateway'));
-        const timer = this.waitMs > 0
-          ? setTimeout(() => drop(errors.busy('Answers of this key not yet read hold the memory its answer needs; retry shortly.', WAITED_RETRY_SECONDS)), this.waitMs)
-          : undefined;
+        const waited = () => drop(errors.busy('Answers of this key not yet read hold the memory its answer needs; retry shortly.', WAITED_RETRY_SECONDS));
+        const timer = this.waitMs > 0 ? setTimeout(waited, this.waitMs) : undefined;
         timer?.unref();
         const w: Waiter = { key, bytes, go: () => { gone?.removeEventListener('abort', left); clearTimeout(timer); go(); } };
         this.waiting.push(w);

@@ -1,7 +1,7 @@
-import type { Deps } from '../deps.js';
-import { ALL_OVERLAYS, readEnv, type ReadEnvDeps } from '../http/context.js';
-import type { RequestContext } from '../http/request-context.js';
-import type { ReadScope, ReadSource } from '../replica/service.js';
+import type { Mappings } from '../config/mappings.js';
+import { ALL_OVERLAYS, readEnv, type ReadEnvDeps } from './context.js';
+import type { RequestContext } from './request-context.js';
+import type { ReadScope, ReadSource, ReplicaService } from '../replica/service.js';
 import type { AnswerEnd } from './answer-end.js';
 import { execute, type Execution } from '../exec/execute.js';
 import { executeOne } from '../exec/live.js';
@@ -20,7 +20,7 @@ import { expectedItems } from './cost.js';
 import { isHeavy, type HeavyReadGate } from './heavy.js';
 
 /** What the item reads use (given by the route file, from the composition root's set). */
-export type ItemReadsDeps = ReadEnvDeps & Pick<Deps, 'index'>;
+export type ItemReadsDeps = ReadEnvDeps & { readonly index: ReplicaService | null };
 
 /** A list read, answered: the query and its plan, the result, where it came from and until when it may be kept. */
 export interface ListRead {
@@ -50,7 +50,7 @@ export interface OneRead {
  * then answered from the replica when every team in scope is backfilled (a stale team synced first), else live from v1.
  */
 export class ItemReads {
-  private readonly planning: { statusToV1: Deps['mappings']['status']['toV1']; schemas: Deps['mappings']['schemas'] };
+  private readonly planning: { statusToV1: Mappings['status']['toV1']; schemas: Mappings['schemas'] };
 
   constructor(
     private readonly deps: ItemReadsDeps, private readonly resource: string, private readonly schema: ResourceSchema, private readonly gate: HeavyReadGate,

@@ -1,4 +1,4 @@
-import type { ColumnScan, Tallied } from '../exec/source.js';
+import type { Tallied } from '../query/aggregate.js';
 import type { SortNode } from '../query/ast.js';
 import type { Rec } from '../query/compile.js';
 import { codedField, type CodedField, type RenderColumns, type RowTest, type StatusForm } from './column-filter.js';
@@ -126,9 +126,10 @@ function groupCode(cols: RenderColumns, names: readonly string[]): { code(row: n
 
 /**
  * A render filter answered on the columns of the teams in scope: counted, tallied by a coded field into small arrays
- * indexed by code (a row with an overlay is read from its record), or walked to build only the records that pass.
+ * indexed by code (a row with an overlay is read from its record), or walked to build only the records that pass. It is
+ * the executor's `ColumnScan` (src/exec/source.ts), held to it where the replica's source hands it out.
  */
-export class RenderColumnScan implements ColumnScan {
+export class RenderColumnScan {
   constructor(private readonly teams: readonly TeamColumns[]) {}
 
   count(): { tested: number; matched: number } {

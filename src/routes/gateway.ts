@@ -6,7 +6,7 @@ import { mappingReport } from '../translate/coverage.js';
 import { reportCsp, reportHtml } from '../compare/report-html.js';
 import { validReportLink } from '../compare/links.js';
 import { errors } from '../errors/catalog.js';
-import { migrationReportJson } from '../migrate/service.js';
+import { migrationReportJson } from '../admin/migration-report.js';
 
 /** The gateway's own operator routes under /_gateway/ (operator token, checked on the matched route). */
 export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {

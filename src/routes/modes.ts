@@ -1,6 +1,6 @@
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance } from 'fastify';
-import { ANSWERED_BY, ComparisonModes } from '../compare/modes.js';
+import { ANSWERED_BY, ComparisonModes } from '../http/comparison-modes.js';
 import { anyLegacyMode, routeMode, ROUTE_PREFIXES } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
 
@@ -18,7 +18,7 @@ declare module 'fastify' {
 
 /**
  * Per-route modes (ROUTE_MODES): translate (default), proxy (@fastify/http-proxy to LEGACY_BASE_URL), and shadow and
- * compare (src/compare/modes.ts), hooked in here.
+ * compare (src/http/comparison-modes.ts), hooked in here.
  */
 export async function registerModes(app: FastifyInstance, deps: Deps): Promise<void> {
   const { config } = deps;

@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { settleItem } from '../exec/item-json.js';
+import { settleItem } from '../exec/item-bound.js';
 import { RecordIndex } from '../plan/index.js';
 import { compileProjection } from '../query/project.js';
 import { selectRecords, type QueryResult } from '../query/run.js';
 import { searchPreHandler } from '../http/search.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { parseLegacyQuery, requestEnv } from '../http/context.js';
+import { parseLegacyQuery, requestEnv } from '../read/context.js';
 import { heldBytes } from '../http/held-answer.js';
 import { KeptRoom } from '../read/data-room.js';
 import { answerEnd } from '../read/answer-end.js';
-import { requestContext } from '../http/request-context.js';
+import { requestContext } from '../read/request-context.js';
 import { proxied } from '../config/route-modes.js';
 import { z } from 'zod';
 import { boundedEmail } from '../auth/credential-bounds.js';

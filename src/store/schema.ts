@@ -176,7 +176,7 @@ export interface CompareSamplesTable {
   translated: string | null;
   request: string;
   created_at: number;
-  /** The client of the compared request (src/migrate/client.ts); null before migration 0012 or when unknown. */
+  /** The client of the compared request (src/auth/client-id.ts); null before migration 0012 or when unknown. */
   client: string | null;
   /** The answer's request line in compare_requests (migration 0018; `request` is empty then), null before. */
   request_id: string | null;

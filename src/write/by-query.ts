@@ -2,11 +2,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { plainItem } from '../exec/raw-json.js';
-import { parseLegacyQuery, type QueryDeps } from '../http/context.js';
+import { parseLegacyQuery, type QueryDeps } from '../read/context.js';
 import { heldAnswer, isWhole, itemBound } from '../http/held-answer.js';
 import { pacedBody } from '../http/paced-body.js';
 import { jsonArrayEnvelope } from '../http/json-stream.js';
-import { requestContext, type RequestContext } from '../http/request-context.js';
+import { requestContext, type RequestContext } from '../read/request-context.js';
 import { planQuery } from '../plan/plan.js';
 import { Compare, FieldRef, Query, Select, Sort, type QueryNode } from '../query/ast.js';
 import { selectsRelations } from '../query/project.js';
@@ -74,7 +74,9 @@ export async function patchByQuery(
     if (Object.keys(values).length === 0) {
       // nothing to change: the items the query reads are the answer — every matched item read in primary-key order (no
       // read by id: on v1 that is a call an item); a page of them (a limit, an offset) is put in that order here
-      if (q.limit === -1 && q.offset === 0) return await send(deps, ctx, reply, await reads.read(ctx, Query.with(answer, { sort: byId }), end.gone), answer, schema);
+      if (q.limit === -1 && q.offset === 0) {
+        return await send(deps, ctx, reply, await reads.read(ctx, Query.with(answer, { sort: byId }), end.gone), answer, schema);
+      }
       const keepId = url.fields.some((f) => f.path[0] === 'id' || f.path[0] === '*');
       const page: Record<string, unknown>[] = [];
       await eachValue(await reads.read(ctx, Query.with(answer, { fields: [...url.fields, Select.create(['id'])] }), end.gone), (x) => page.push(x));

@@ -3,7 +3,7 @@ import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
-import { parseLegacyQuery, requestEnv, type QueryDeps, type ReadEnvDeps } from '../http/context.js';
+import { parseLegacyQuery, requestEnv, type QueryDeps, type ReadEnvDeps } from '../read/context.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeOne } from '../exec/live.js';
 import { RecordIndex } from '../plan/index.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
-import { requestContext } from '../../src/http/request-context.js';
+import { requestContext } from '../../src/read/request-context.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 

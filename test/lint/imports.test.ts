@@ -83,6 +83,44 @@ const v1Breaks = (g: Map<string, Edge[]>) => breaks(g, 'src/v1/', (to) => !to.st
 /** The operator actions (admin/) are called by the command line (cli/), never the other way round. */
 const adminBreaks = (g: Map<string, Edge[]>) => breaks(g, 'src/admin/', (to) => !to.startsWith('src/cli/'));
 
+/** The place a file stands in: its folder under src/ (`src/read`), or itself for a file at src/'s top (`src/deps.ts`). */
+const placeOf = (f: string) => (f.split('/').length > 2 ? f.split('/').slice(0, 2).join('/') : f);
+
+/**
+ * The import graph between places (folders, and the files at src/'s top), type imports included: a cycle here — two
+ * folders importing each other, or a folder importing the composition root (`deps.ts`) that builds it — is a layer that
+ * points up (issue 40: ten such pairs, and sixteen arrows running back up).
+ */
+function places(g: Map<string, Edge[]>): Map<string, Edge[]> {
+  const out = new Map<string, Edge[]>();
+  for (const [f, es] of g) {
+    const from = placeOf(f);
+    const list = out.get(from) ?? [];
+    for (const e of es) {
+      if (!e.spec.startsWith('.') || !g.has(e.to)) continue;
+      const to = placeOf(e.to);
+      if (to !== from && !list.some((x) => x.to === to)) list.push({ to, typeOnly: e.typeOnly, spec: e.spec });
+    }
+    out.set(from, list);
+  }
+  return out;
+}
+
+/** The floors a list names (`a/`, `b.ts`; `c/` …: one floor a `;`, bottom first) → place → floor. */
+function floorsOf(list: string): Map<string, number> {
+  const out = new Map<string, number>();
+  list.split(';').forEach((floor, i) => {
+    for (const name of floor.split(',').map((x) => x.replace(/`/g, '').trim()).filter(Boolean)) out.set(`src/${name.replace(/\/$/, '')}`, i);
+  });
+  return out;
+}
+
+/** Imports between places that do not run down the floors (a place on no floor breaks too). */
+function floorBreaks(g: Map<string, Edge[]>, floors: Map<string, number>): string[] {
+  return [...g].flatMap(([from, es]) => es.filter((e) => !(floors.has(from) && floors.has(e.to) && floors.get(e.to)! < floors.get(from)!))
+    .map((e) => `${from} → ${e.to}`));
+}
+
 describe('src/ import structure', () => {
   const g = graph();
 
@@ -117,7 +155,34 @@ describe('src/ import structure', () => {
     expect(adminBreaks(g)).toEqual([]);
   });
 
+  it('has layers that only point down: no two folders import each other, no folder imports the composition root, type imports included', () => {
+    const found = cycles(places(g));
+    expect(found).toEqual([]);
+    expect(places(g).size).toBeGreaterThan(20);
+  });
+
+  it('holds docs/architecture.md\'s floors: every place imports only places on floors below its own, and every place is on one', () => {
+    const text = readFileSync('docs/architecture.md', 'utf8').replace(/\s+/g, ' ');
+    const list = /The order, bottom up \(one floor a `;`\): (.*?) — each place imports only/.exec(text)?.[1];
+    expect(list).toBeDefined();
+    const floors = floorsOf(list!);
+    expect(floorBreaks(places(g), floors)).toEqual([]);
+    // the list is read: a planted upward import breaks it
+    expect(floorBreaks(new Map([['src/lib', [{ to: 'src/store', typeOnly: true, spec: '../store/x.js' }]]]), floors)).toEqual(['src/lib → src/store']);
+  });
+
   it('finds a planted cycle and a planted layer break (the checks can fail)', () => {
+    // two folders importing each other through different files, and a folder importing the composition root
+    const folders = new Map<string, Edge[]>([
+      ['src/http/send-read.ts', [{ to: 'src/compare/legacy-side.ts', typeOnly: false, spec: '../compare/legacy-side.js' }]],
+      ['src/compare/legacy-side.ts', []],
+      ['src/compare/modes.ts', [{ to: 'src/http/route-facts.ts', typeOnly: true, spec: '../http/route-facts.js' }]],
+      ['src/http/route-facts.ts', []],
+      ['src/deps.ts', [{ to: 'src/read/items.ts', typeOnly: false, spec: './read/items.js' }]],
+      ['src/read/items.ts', [{ to: 'src/deps.ts', typeOnly: true, spec: '../deps.js' }]],
+    ]);
+    expect(cycles(folders)).toEqual([['src/deps.ts', 'src/read/items.ts']]);
+    expect(cycles(places(folders))).toEqual([['src/compare', 'src/http'], ['src/deps.ts', 'src/read']]);
     const planted = new Map<string, Edge[]>([
       ['src/a.ts', [{ to: 'src/b.ts', typeOnly: true, spec: './b.js' }]],
       ['src/b.ts', [{ to: 'src/a.ts', typeOnly: false, spec: './a.js' }]],

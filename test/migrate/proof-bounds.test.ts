@@ -3,7 +3,7 @@ import { internalHeaders } from '../../src/compare/legacy-side.js';
 import { INTERNAL_ANSWER_BYTES } from '../../src/http/held-answer.js';
 import { equivalentOfShape } from '../../src/migrate/instantiate.js';
 import { prove, PROOF_PATHS } from '../../src/migrate/prove.js';
-import { proofDeps } from '../../src/migrate/service.js';
+import { proofDeps } from '../../src/admin/migration-report.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**

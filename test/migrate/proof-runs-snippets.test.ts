@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { equivalentOfShape } from '../../src/migrate/instantiate.js';
 import { prove, type Samples } from '../../src/migrate/prove.js';
 import type { ShapeReport } from '../../src/migrate/report.js';
-import { buildMigrationReport, proofDeps } from '../../src/migrate/service.js';
+import { buildMigrationReport, proofDeps } from '../../src/admin/migration-report.js';
 import type { SnippetLanguage } from '../../src/migrate/snippet-run.js';
 import { renderSnippets, type Snippets } from '../../src/migrate/snippets.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { equivalentOfShape, instantiate } from '../../src/migrate/instantiate.js';
 import { prove, sampleValues, valuesFrom, type Samples } from '../../src/migrate/prove.js';
-import { proofDeps } from '../../src/migrate/service.js';
+import { proofDeps } from '../../src/admin/migration-report.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { equivalentOfShape } from '../../src/migrate/instantiate.js';
 import { prove } from '../../src/migrate/prove.js';
 import { migrationReport, type MigrationReport } from '../../src/migrate/report.js';
-import { proofDeps } from '../../src/migrate/service.js';
+import { proofDeps } from '../../src/admin/migration-report.js';
 import { ClientShapeStore } from '../../src/store/client-shapes.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 

@@ -9,7 +9,7 @@ import { run as cli } from '../../src/cli/main.js';
 import type { ClientReport, MigrationReport } from '../../src/migrate/report.js';
 import { equivalentOfShape } from '../../src/migrate/instantiate.js';
 import { prove, sampleValues } from '../../src/migrate/prove.js';
-import { buildMigrationReport, proofDeps } from '../../src/migrate/service.js';
+import { buildMigrationReport, proofDeps } from '../../src/admin/migration-report.js';
 import { reportMarkdown } from '../../src/migrate/render.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 

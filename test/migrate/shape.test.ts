@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadMappings } from '../../src/config/mappings.js';
-import { clientId, userAgentFamily } from '../../src/migrate/client.js';
+import { clientId, userAgentFamily } from '../../src/auth/client-id.js';
 import { shapeKey, shapeOf } from '../../src/migrate/shape.js';
 import { parseQuery } from '../../src/query/parse-query.js';
 import { parseQueryString } from '../../src/query/querystring.js';

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RawJson } from '../../src/exec/raw-json.js';
-import { RequestContext } from '../../src/http/request-context.js';
+import { RequestContext } from '../../src/read/request-context.js';
 import { planQuery } from '../../src/plan/plan.js';
 import { parseQuery } from '../../src/query/parse-query.js';
 import { searchQuery } from '../../src/query/search-body.js';

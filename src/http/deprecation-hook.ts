@@ -3,9 +3,9 @@ import { isInternal } from '../compare/legacy-side.js';
 import { legacyAnswers } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
-import { routeFacts } from '../http/route-facts.js';
-import { clientId } from '../migrate/client.js';
-import { refusalOf } from './rules.js';
+import { routeFacts } from '../auth/route-facts.js';
+import { clientId } from '../auth/client-id.js';
+import { refusalOf } from '../deprecate/rules.js';
 
 /**
  * The deprecation rules on the request path (registered after authentication): a legacy request the gateway answers,

@@ -6,14 +6,14 @@ import type { JwtService } from '../auth/jwt.js';
 import type { Config } from '../config/schema.js';
 import { routeMode } from '../config/route-modes.js';
 import { errors } from '../errors/catalog.js';
-import { routeFacts } from '../http/route-facts.js';
+import { routeFacts } from '../auth/route-facts.js';
 import type { Metrics } from '../ops/metrics.js';
 import { searchQuery } from '../query/search-body.js';
 import { sha256 } from '../store/crypto.js';
 import type { UserStore } from '../store/users.js';
-import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from './legacy-side.js';
-import { requestLine } from './redact.js';
-import { parseBody, type Answer, type Comparator } from './service.js';
+import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from '../compare/legacy-side.js';
+import { requestLine } from '../compare/redact.js';
+import { parseBody, type Answer, type Comparator } from '../compare/service.js';
 import type { ShapeRecorder } from '../migrate/recorder.js';
 import { comparedRequest } from '../migrate/seen.js';
 

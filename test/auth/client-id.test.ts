@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadMappings, MappingError } from '../../src/config/mappings.js';
-import { clientId, userAgentCacheChars, userAgentFamily } from '../../src/migrate/client.js';
+import { clientId, userAgentCacheChars, userAgentFamily } from '../../src/auth/client-id.js';
 
 const F = loadMappings('mappings').userAgentFamilies;
 

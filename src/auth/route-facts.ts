@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import '../auth/guards.js';
+import './guards.js';
 
 /** What the gateway asks of a request's matched route: its template, its access class, whether its lines are quiet. */
 export interface RouteFacts {

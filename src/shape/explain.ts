@@ -1,8 +1,8 @@
 import type { Execution } from '../exec/execute.js';
 import type { SourceDescription } from '../exec/source.js';
 import type { ReadSource } from '../replica/service.js';
-import type { CallMeter } from './meter.js';
-import type { Plan } from './plan.js';
+import type { CallMeter } from '../plan/meter.js';
+import type { Plan } from '../plan/plan.js';
 
 /** What explain and the response headers say about where an answer came from. */
 export function describeSource(source: ReadSource): Record<string, unknown> {

@@ -1,10 +1,10 @@
 import { internalHeaders } from '../compare/legacy-side.js';
 import type { Deps } from '../deps.js';
 import { ClientShapeStore } from '../store/client-shapes.js';
-import { PROOF_BOUNDS, type ProofDeps } from './prove.js';
-import { snippetRunner } from './snippet-run.js';
-import { clientReports, reportHead, type ClientReport, type MigrationReport } from './report.js';
-import { clientDeprecations } from './deprecation-progress.js';
+import { PROOF_BOUNDS, type ProofDeps } from '../migrate/prove.js';
+import { snippetRunner } from '../migrate/snippet-run.js';
+import { clientReports, reportHead, type ClientReport, type MigrationReport } from '../migrate/report.js';
+import { clientDeprecations } from '../migrate/deprecation-progress.js';
 import { progressOf } from '../deprecate/progress.js';
 
 /** Asks the gateway itself (in process): what `app.inject` offers. */

@@ -1,5 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.js';
+import type { Mappings } from '../config/mappings.js';
+import type { Config } from '../config/schema.js';
+import type { V1Cache } from '../plan/cache.js';
+import type { OverlayStore, RenderDataStore } from '../store/render-extras.js';
+import type { IdTranslator } from '../translate/ids.js';
+import type { DataRoom } from './data-room.js';
 import { Catalog } from '../plan/catalog.js';
 import type { ExecEnv } from '../plan/index.js';
 import { CallMeter } from '../plan/meter.js';
@@ -7,15 +12,29 @@ import type { QueryNode } from '../query/ast.js';
 import { ExpansionBudget } from '../query/budget.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { hasOperatorHeader } from './request-token.js';
+import { hasOperatorHeader } from '../auth/request-token.js';
 import { requestContext, type RequestContextDeps } from './request-context.js';
 import type { RenderDataReader } from '../translate/data-at-hand.js';
 import type { V1Session } from '../v1/client.js';
 
 /** What a read's execution environment is built from. */
-export type ReadEnvDeps = Pick<Deps, 'cache' | 'overlays' | 'ids' | 'mappings' | 'config' | 'renderData' | 'credits' | 'dataRoom'>;
+export interface ReadEnvDeps extends RenderDataDeps {
+  readonly cache: V1Cache;
+  readonly overlays: OverlayStore;
+  readonly ids: IdTranslator;
+  readonly mappings: Mappings;
+  readonly config: Config;
+  /** render_credits figures per v1 team id (RENDER_CREDITS, parsed once). */
+  readonly credits: Config['renderCredits'];
+}
+
+/** Where a request's render data is read from, and the room it is built in. */
+export interface RenderDataDeps {
+  readonly renderData: RenderDataStore;
+  readonly dataRoom: DataRoom;
+}
 /** What parsing a request's legacy query uses (its context's clock and principal included). */
-export type QueryDeps = Pick<Deps, 'mappings' | 'config'> & RequestContextDeps;
+export type QueryDeps = { readonly mappings: Mappings; readonly config: Config } & RequestContextDeps;
 
 export type OverlayType = 'render' | 'project' | 'account';
 export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'account'];
@@ -50,7 +69,7 @@ export async function readEnv(
 }
 
 /** Render data as a read of `partition` reads it: weighed, room taken in the data room (per key, per instance), read. */
-export function renderDataOf(deps: Pick<Deps, 'renderData' | 'dataRoom'>, partition: string, gone?: AbortSignal): RenderDataReader {
+export function renderDataOf(deps: RenderDataDeps, partition: string, gone?: AbortSignal): RenderDataReader {
   const store = deps.renderData;
   return {
     sizes: (ids) => store.sizes(ids),
@@ -100,7 +119,7 @@ export function parseLegacyQuery(deps: QueryDeps, request: FastifyRequest, resou
 }
 
 /** Explain output is given to operators (X-Gateway-Operator-Token) or to everyone when EXPLAIN_ENABLED. */
-export function wantsExplain(deps: Pick<Deps, 'config'>, request: FastifyRequest): boolean {
+export function wantsExplain(deps: { readonly config: Config }, request: FastifyRequest): boolean {
   if (request.headers['x-gateway-explain'] !== '1') return false;
   if (deps.config.EXPLAIN_ENABLED) return true;
   return hasOperatorHeader(request, deps.config.GATEWAY_ADMIN_TOKEN);

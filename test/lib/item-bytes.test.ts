@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { execute } from '../../src/exec/execute.js';
-import { bodyJson, itemBytes, keepJson } from '../../src/exec/item-json.js';
+import { bodyJson, itemBytes, keepJson } from '../../src/lib/item-bytes.js';
 import { RawJson } from '../../src/exec/raw-json.js';
 import { ReplicaSource } from '../../src/exec/replica-source.js';
 import type { RecordSource } from '../../src/exec/source.js';
