@@ -1,6 +1,6 @@
 import { hashPassword } from '../auth/passwords.js';
 import { HEADER_WIDTH, LINE, WIDTH } from '../lib/csv.js';
-import { mapLimit } from '../plan/limit.js';
+import { mapLimit } from '../lib/limit.js';
 import type { Deps } from '../deps.js';
 import { isUuid } from '../lib/uuid.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';

@@ -14,7 +14,7 @@ export function itemTooLarge(bytes: number, mb: number): Error {
 }
 
 /**
- * One item evaluated with `settle` (a RecordIndex's: the POST answer, the user reads): the render data it would hold past
+ * One item evaluated with `settle` (a RecordMap's: the POST answer, the user reads): the render data it would hold past
  * MAX_ITEM_MB (`mb`) is refused with `itemTooLarge` before any of it is read.
  */
 export async function settleItem<T>(settle: (evaluate: () => T, most: number) => Promise<T>, evaluate: () => T, mb: number): Promise<T> {

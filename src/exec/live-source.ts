@@ -1,5 +1,5 @@
 import type { Rec } from '../query/compile.js';
-import { RecordIndex, type ExecEnv } from '../plan/index.js';
+import { RecordMap, type ExecEnv } from '../live/record-map.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { STAND_IN_HAND, withDataAtHand } from '../translate/data-at-hand.js';
@@ -9,18 +9,18 @@ import type { PlannedCall, RecordSource, SourceDescription, Walked } from './sou
 /**
  * Live v1 as a record source: it fetches what the plan asks for — renders or projects by id, a team's projects, a
  * project's render pages (a status pushed down, pages sized by the plan) — and builds legacy records from them.
- * Relations are looked up through a RecordIndex, which fetches what an evaluation missed (`settle`).
+ * Relations are looked up through a RecordMap, which fetches what an evaluation missed (`settle`).
  */
 export class LiveSource implements RecordSource {
   readonly kind = 'live';
   readonly compactAfter = 2000;
   readonly nestedLimit: number;
-  private readonly index: RecordIndex;
+  private readonly index: RecordMap;
   /** The v1 id each render record was built from. */
   private readonly v1Ids = new WeakMap<Rec, string>();
 
   constructor(private readonly env: ExecEnv) {
-    this.index = new RecordIndex(env);
+    this.index = new RecordMap(env);
     this.nestedLimit = env.nestedLimit;
   }
 

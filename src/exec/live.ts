@@ -1,7 +1,7 @@
 import { errors } from '../errors/catalog.js';
 import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
 import type { QueryResult } from '../query/run.js';
-import type { ExecEnv } from '../plan/index.js';
+import type { ExecEnv } from '../live/record-map.js';
 import type { Plan } from '../plan/plan.js';
 import { execute, type Execution } from './execute.js';
 import { LiveSource } from './live-source.js';

@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { bodyJson } from '../lib/item-bytes.js';
 import { answerCacheKey } from '../replica/answer-cache.js';
 import type { ReadSource, ReplicaService } from '../replica/service.js';
-import type { CallMeter } from '../plan/meter.js';
+import type { CallMeter } from '../live/meter.js';
 import type { V1Session } from '../v1/client.js';
 import { exportFormat } from '../shape/export.js';
 import { requestContext } from '../read/request-context.js';

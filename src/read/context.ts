@@ -1,13 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import type { Mappings } from '../config/mappings.js';
 import type { Config } from '../config/schema.js';
-import type { V1Cache } from '../plan/cache.js';
+import type { V1Cache } from '../live/v1-cache.js';
 import type { OverlayStore, RenderDataStore } from '../store/render-extras.js';
 import type { IdTranslator } from '../translate/ids.js';
 import type { DataRoom } from './data-room.js';
-import { Catalog } from '../plan/catalog.js';
-import type { ExecEnv } from '../plan/index.js';
-import { CallMeter } from '../plan/meter.js';
+import { Catalog } from '../live/catalog.js';
+import type { ExecEnv } from '../live/record-map.js';
+import { CallMeter } from '../live/meter.js';
 import type { QueryNode } from '../query/ast.js';
 import { ExpansionBudget } from '../query/budget.js';
 import { parseQuery } from '../query/parse-query.js';

@@ -8,7 +8,7 @@ import { executeOne } from '../exec/live.js';
 import { LiveSource } from '../exec/live-source.js';
 import { ReplicaSource } from '../exec/replica-source.js';
 import type { RecordSource, SourceDescription } from '../exec/source.js';
-import type { ExecEnv } from '../plan/index.js';
+import type { ExecEnv } from '../live/record-map.js';
 import { planQuery, type Plan } from '../plan/plan.js';
 import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
 import { selectsRelations } from '../query/project.js';

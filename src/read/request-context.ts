@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/authenticate.js';
 import { requirePrincipal } from '../auth/guards.js';
 import type { Clock } from '../lib/clock.js';
-import { CallMeter } from '../plan/meter.js';
+import { CallMeter } from '../live/meter.js';
 import type { V1Meter, V1Session } from '../v1/client.js';
 import { SpareRetries } from '../v1/spare-retries.js';
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { ReplicaSnapshot } from './snapshot.js';
-import { mapLimit } from '../plan/limit.js';
+import { mapLimit } from '../lib/limit.js';
 import type { Rec } from '../query/compile.js';
 import type { IndexStore } from '../store/render-index.js';
 import type { V1Session } from '../v1/client.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
-import type { TeamReaders } from '../plan/team-readers.js';
+import type { TeamReaders } from '../live/team-readers.js';
 import type { IndexStore } from '../store/render-index.js';
 import type { RenderDataStore } from '../store/render-extras.js';
 import type { V1Session } from '../v1/client.js';

@@ -8,7 +8,7 @@ import type { ChangeBus } from '../store/changes.js';
 import type { OverlayStore, RenderDataStore } from '../store/render-extras.js';
 import type { Database } from '../store/schema.js';
 import type { IdTranslator } from '../translate/ids.js';
-import type { TeamReaders } from '../plan/team-readers.js';
+import type { TeamReaders } from '../live/team-readers.js';
 import type { Rec } from '../query/compile.js';
 import type { ReplicaSnapshot } from './snapshot.js';
 import { IndexStore } from '../store/render-index.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
 import { pace } from '../lib/pace.js';
-import { mapLimit } from '../plan/limit.js';
+import { mapLimit } from '../lib/limit.js';
 import type { IndexStore } from '../store/render-index.js';
 import type { V1Session } from '../v1/client.js';
 import { V1NotFoundError } from '../v1/errors.js';

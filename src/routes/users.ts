@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { settleItem } from '../exec/item-bound.js';
-import { RecordIndex } from '../plan/index.js';
+import { RecordMap } from '../live/record-map.js';
 import { compileProjection } from '../query/project.js';
 import { selectRecords, type QueryResult } from '../query/run.js';
 import { searchPreHandler } from '../http/search.js';
@@ -31,7 +31,7 @@ async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser,
   const schema = deps.mappings.schemas.user as ResourceSchema;
   const q = parseLegacyQuery(deps, request, schema);
   const { env } = await requestEnv(deps, request, ['account'], gone);
-  const index = new RecordIndex(env);
+  const index = new RecordMap(env);
   const teams = await env.catalog.teams();
   const expandsAccounts = q.fields.some((f) => (f.path[0] === 'accounts' || f.path[0] === 'accounts_owned' || f.path[0] === '*') && f.path.length > 1);
   const accounts = expandsAccounts ? await index.accounts(teams) : teams.map((t) => index.add('account', { id: deps.ids.toLegacy('account', t.id) }, t));

@@ -1,7 +1,7 @@
 import type { Execution } from '../exec/execute.js';
 import type { SourceDescription } from '../exec/source.js';
 import type { ReadSource } from '../replica/service.js';
-import type { CallMeter } from '../plan/meter.js';
+import type { CallMeter } from '../live/meter.js';
 import type { Plan } from '../plan/plan.js';
 
 /** What explain and the response headers say about where an answer came from. */

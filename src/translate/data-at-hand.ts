@@ -1,7 +1,7 @@
 /**
  * The data the gateway sent for renders it created is the client's own (up to MAX_PAYLOAD_BYTES a render): no record
  * holds it — neither the replica's views nor the live path's records. A read reads it from the store for the renders it
- * evaluates, one evaluation at a time (`ReplicaSource.settle`, `RecordIndex.settle` on the live path): the evaluation runs
+ * evaluates, one evaluation at a time (`ReplicaSource.settle`, `RecordMap.settle` on the live path): the evaluation runs
  * with a hand of data; a render whose data is not in it reads a stand-in and is noted; the noted renders' data is weighed,
  * read (`readMissed`) and the evaluation runs again, until nothing is missing. The hand is dropped with the evaluation:
  * nothing of it stays in memory past the answer that read it.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ReplicaService } from '../replica/service.js';
-import type { V1Cache } from '../plan/cache.js';
+import type { V1Cache } from '../live/v1-cache.js';
 import type { ChangeBus } from '../store/changes.js';
 import type { WebhookReceiver } from './receiver.js';
 

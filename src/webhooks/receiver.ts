@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { IndexStore } from '../store/render-index.js';
 import { errors, type GatewayError } from '../errors/catalog.js';
-import type { TeamReaders } from '../plan/team-readers.js';
+import type { TeamReaders } from '../live/team-readers.js';
 import type { WebhookLedger } from '../store/webhook-events.js';
 import { epochMs } from '../translate/time.js';
 import { V1NotFoundError } from '../v1/errors.js';

@@ -1,7 +1,7 @@
 import { errors } from '../errors/catalog.js';
 import { fromV1Error } from '../errors/v1-errors.js';
-import type { Catalog } from '../plan/catalog.js';
-import type { ExecEnv } from '../plan/index.js';
+import type { Catalog } from '../live/catalog.js';
+import type { ExecEnv } from '../live/record-map.js';
 import type { EarlierAttempt } from '../store/idempotency.js';
 import { epochMs } from '../translate/time.js';
 import { V1Error, V1NetworkError, V1NotFoundError, V1ServerError } from '../v1/errors.js';

@@ -6,7 +6,7 @@ import { toGatewayError } from '../errors/handler.js';
 import { parseLegacyQuery, requestEnv, type QueryDeps, type ReadEnvDeps } from '../read/context.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeOne } from '../exec/live.js';
-import { RecordIndex } from '../plan/index.js';
+import { RecordMap } from '../live/record-map.js';
 import { planQuery } from '../plan/plan.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
@@ -133,7 +133,7 @@ export class ItemWrites {
     // v1 has made (and billed) the render: a failure to note it here must not fail the answer (the next sync finds it)
     await deps.index?.applyRender(result.render, { data: input.data })
       .catch((e: unknown) => request.log.warn({ err: e, render: result.render.id }, 'render index: the new render waits for the next sync'));
-    const index = new RecordIndex(env);
+    const index = new RecordMap(env);
     index.project(result.project);
     const [rec] = index.renders([result.render]);
     const schema = deps.mappings.schemas.render as ResourceSchema;

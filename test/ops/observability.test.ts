@@ -3,7 +3,7 @@ import { call } from '../helpers/sim.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { startMetricsServer } from '../../src/ops/metrics-server.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { CallMeter } from '../../src/plan/meter.js';
+import { CallMeter } from '../../src/live/meter.js';
 import { Metrics } from '../../src/ops/metrics.js';
 
 let gw: TestGateway;

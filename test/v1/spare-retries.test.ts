@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CallMeter } from '../../src/plan/meter.js';
+import { CallMeter } from '../../src/live/meter.js';
 import { V1Client, type V1CallInfo } from '../../src/v1/client.js';
 import { V1ServerError } from '../../src/v1/errors.js';
 import { SpareRetries } from '../../src/v1/spare-retries.js';

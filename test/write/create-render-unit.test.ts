@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/catalog.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import type { ExecEnv } from '../../src/plan/index.js';
+import type { ExecEnv } from '../../src/live/record-map.js';
 import type { EarlierAttempt } from '../../src/store/idempotency.js';
 import type { V1Session } from '../../src/v1/client.js';
 import { V1BadRequestError, V1NetworkError, V1NotFoundError, V1PaymentRequiredError, V1ServerError, V1UnauthorizedError } from '../../src/v1/errors.js';

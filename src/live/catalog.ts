@@ -10,8 +10,8 @@ import {
   type V1TeamMember,
   type V1TemplateSummary,
 } from '../v1/schemas.js';
-import type { V1Cache } from './cache.js';
-import { mapLimit } from './limit.js';
+import type { V1Cache } from './v1-cache.js';
+import { mapLimit } from '../lib/limit.js';
 import type { CallMeter } from './meter.js';
 
 /**

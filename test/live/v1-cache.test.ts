@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { V1Cache } from '../../src/plan/cache.js';
+import { V1Cache } from '../../src/live/v1-cache.js';
 
 describe('V1Cache lifetimes', () => {
   const cache = new V1Cache({ metadataMs: 60_000, renderActiveMs: 2_000, renderFinalMs: 300_000, signedUrlMs: 45_000 });

@@ -33,7 +33,7 @@ export interface ExecEnv {
  * recorded (and answers empty); `fill()` then fetches every miss in one bounded fan-out and the caller
  * evaluates again — so relations are fetched only when a query really touches them.
  */
-export class RecordIndex implements Lookup {
+export class RecordMap implements Lookup {
   private readonly byType = new Map<string, Map<string, Rec>>();
   private readonly children = new Map<string, Rec[]>();
   private readonly v1Of = new Map<string, unknown>();

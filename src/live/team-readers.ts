@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { V1Cache } from './cache.js';
+import type { V1Cache } from './v1-cache.js';
 import type { V1Meter, V1Session } from '../v1/client.js';
 import { V1UnauthorizedError } from '../v1/errors.js';
 import { Catalog } from './catalog.js';

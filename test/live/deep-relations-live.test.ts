@@ -63,15 +63,15 @@ describe('deep relational paths, live and from the replica', () => {
 
 describe('the live path\'s rounds', () => {
   it('settle goes on for as many rounds as a chain of misses needs (a chain of 9, one level fetched a round)', async () => {
-    const { RecordIndex } = await import('../../src/plan/index.js');
+    const { RecordMap } = await import('../../src/live/record-map.js');
     const { ExpansionBudget } = await import('../../src/query/budget.js');
     const asked: string[] = [];
     const env = {
       catalog: { map: async <T>(xs: readonly T[], fn: (x: T) => Promise<void>) => { for (const x of xs) await fn(x); } },
       ids: { toV1: async (_t: string, id: string) => { asked.push(id); return undefined; } },
       budget: new ExpansionBudget(1000),
-    } as unknown as ConstructorParameters<typeof RecordIndex>[0];
-    const records = new RecordIndex(env);
+    } as unknown as ConstructorParameters<typeof RecordMap>[0];
+    const records = new RecordMap(env);
     let rounds = 0;
     // level k is looked up only once level k-1 is known (absent counts as known): one new miss a round
     const out = await records.settle(() => {
