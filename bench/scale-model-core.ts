@@ -1,6 +1,6 @@
 /**
  * The scale model of docs/scale.md, pure and deterministic (seeded): a population of teams, the replica's background
- * sync simulated tick by tick as src/replica/scheduler.ts runs it (due at half the bound, never more often than the
+ * sync simulated tick by tick as src/replica/sync/scheduler.ts runs it (due at half the bound, never more often than the
  * budget allows, calls reserved per team and per key per calendar minute, the periodic full reconcile, a team counted
  * as webhook-fed only while a delivery arrived within INDEX_RECONCILE_MS), then memory, instances, the store and the
  * backfill derived from measured per-unit costs. bench/scale-model.ts runs it and prints the tables.
@@ -8,13 +8,13 @@
 import { Rng } from '../src/sim/rng.js';
 
 /**
- * The calls one sync of a team reserves (src/replica/freshness.ts `syncCallsFor`, as of this model): its project list, a
+ * The calls one sync of a team reserves (src/replica/sync/freshness.ts `syncCallsFor`, as of this model): its project list, a
  * head check per project, its renders not yet final (at most two a project). Copied, not imported: the model keeps the
  * rule it was run with while the sync changes.
  */
 export const syncCallsFor = (projects: number, moving: number): number => projects + Math.min(moving, 2 * projects) + 1;
 
-/** How often a team's budget lets it be synced (src/replica/freshness.ts `budgetIntervalMs`, copied likewise). */
+/** How often a team's budget lets it be synced (src/replica/sync/freshness.ts `budgetIntervalMs`, copied likewise). */
 export function budgetIntervalMs(calls: number, callsPerMin: number): number {
   if (!Number.isFinite(callsPerMin)) return 0;
   const perMinute = Math.floor(callsPerMin / calls);
@@ -46,7 +46,7 @@ export interface Settings {
   readonly perKeyPerMin: number; // INDEX_SYNC_CALLS_PER_KEY_PER_MIN
   readonly concurrency: number; // INDEX_SYNC_CONCURRENCY
   readonly tickMs: number; // the replica's background tick
-  readonly headPage: number; // the first page of a head check (src/replica/sync.ts)
+  readonly headPage: number; // the first page of a head check (src/replica/sync/sync.ts)
   readonly pageMax: number; // v1's largest page
   /** Quiet projects are head-checked once every this many syncs (1: every sync, as the code does today). */
   readonly quietEvery: number;
@@ -372,7 +372,7 @@ function renderRowsFound(st: TeamState, gapS: number, D: number, costs: Costs): 
 
 /**
  * The renders a head check rewrites for their signed URLs alone: a render in a head page whose held URLs are in the
- * last fifth of their lifetime is written again with v1's fresh ones (src/replica/sync.ts `differs`), so each head
+ * last fifth of their lifetime is written again with v1's fresh ones (src/replica/sync/sync.ts `differs`), so each head
  * render with outputs is rewritten every 0.8 × the URLs' lifetime while its project is checked; a statement a project.
  */
 function urlRefreshes(st: TeamState, gapS: number, costs: Costs): { statements: number; rows: number } {

@@ -5,9 +5,9 @@
  */
 import { loadMappings } from '../src/config/mappings.js';
 import { ReplicaSource } from '../src/exec/replica-source.js';
-import { recordBuilder } from '../src/replica/records.js';
-import { ReplicaSnapshot } from '../src/replica/snapshot.js';
-import { TeamReplica } from '../src/replica/team-replica.js';
+import { recordBuilder } from '../src/replica/team/records.js';
+import { ReplicaSnapshot } from '../src/replica/reads/snapshot.js';
+import { TeamReplica } from '../src/replica/team/team-replica.js';
 import { SimClock } from '../src/sim/clock.js';
 import { World } from '../src/sim/world.js';
 import type { IdMapStore } from '../src/store/idmap.js';

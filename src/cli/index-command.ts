@@ -1,6 +1,6 @@
 import { AdminError } from '../admin/operations.js';
 import type { Deps } from '../deps.js';
-import { repair, verifyTeam, type Drift } from '../replica/verify.js';
+import { repair, verifyTeam, type Drift } from '../replica/sync/verify.js';
 import type { V1Session } from '../v1/client.js';
 import { out } from './out.js';
 import { startProgress, type ProgressOptions, type Sample } from './progress.js';

@@ -1,10 +1,10 @@
 import type { CompareNode, FilterNode } from '../query/ast.js';
 import type { Predicate, Rec } from '../query/compile.js';
-import { compileColumnFilter, statusForm } from '../replica/column-filter.js';
-import { RenderColumnScan, type TeamColumns } from '../replica/column-scan.js';
+import { compileColumnFilter, statusForm } from '../replica/team/column-filter.js';
+import { RenderColumnScan, type TeamColumns } from '../replica/team/column-scan.js';
 import { DataAtHand, readMissed, STAND_IN_HAND, withDataAtHand } from '../translate/data-at-hand.js';
-import { RenderRecords, type RenderView } from '../replica/record-view.js';
-import type { ReplicaSnapshot } from '../replica/snapshot.js';
+import { RenderRecords, type RenderView } from '../replica/team/record-view.js';
+import type { ReplicaSnapshot } from '../replica/reads/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { pace } from '../lib/pace.js';

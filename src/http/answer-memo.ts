@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { bodyJson } from '../lib/item-bytes.js';
-import { answerCacheKey } from '../replica/answer-cache.js';
+import { answerCacheKey } from '../replica/reads/answer-cache.js';
 import type { ReadSource, ReplicaService } from '../replica/service.js';
 import type { CallMeter } from '../live/meter.js';
 import type { V1Session } from '../v1/client.js';

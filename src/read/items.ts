@@ -15,7 +15,7 @@ import { selectsRelations } from '../query/project.js';
 import type { QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { V1Session } from '../v1/client.js';
-import { RefreshWalk } from '../replica/output-refresh.js';
+import { RefreshWalk } from '../replica/reads/output-refresh.js';
 import { expectedItems } from './cost.js';
 import { isHeavy, type HeavyReadGate } from './heavy.js';
 

@@ -10,29 +10,29 @@ import type { Database } from '../store/schema.js';
 import type { IdTranslator } from '../translate/ids.js';
 import type { TeamReaders } from '../live/team-readers.js';
 import type { Rec } from '../query/compile.js';
-import type { ReplicaSnapshot } from './snapshot.js';
+import type { ReplicaSnapshot } from './reads/snapshot.js';
 import { IndexStore } from '../store/render-index.js';
 import { SyncCallStore } from '../store/sync-calls.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
-import { AnswerCache } from './answer-cache.js';
-import { SyncBudget } from './budget.js';
-import { activeBoundOf, activityOf, boundFrom, boundOf } from './freshness.js';
-import { SyncLeases } from './lease.js';
-import { OutputRefresh, type RefreshWalk } from './output-refresh.js';
-import { Peers } from './peers.js';
-import { ReadSources, type ReadSource } from './read-source.js';
-import type { ReadScope } from './read-scope.js';
-import { RecordInputs } from './record-inputs.js';
-import { TeamRegistry } from './registry.js';
-import { SyncScheduler } from './scheduler.js';
-import { ages, rendersIn, teamStatus, type StatusRow, type TeamStatus } from './status.js';
-import { TeamSync } from './sync.js';
-import type { TeamReplica } from './team-replica.js';
+import { AnswerCache } from './reads/answer-cache.js';
+import { SyncBudget } from './sync/budget.js';
+import { activeBoundOf, activityOf, boundFrom, boundOf } from './sync/freshness.js';
+import { SyncLeases } from './sync/lease.js';
+import { OutputRefresh, type RefreshWalk } from './reads/output-refresh.js';
+import { Peers } from './holding/peers.js';
+import { ReadSources, type ReadSource } from './reads/read-source.js';
+import type { ReadScope } from './reads/read-scope.js';
+import { RecordInputs } from './holding/record-inputs.js';
+import { TeamRegistry } from './holding/registry.js';
+import { SyncScheduler } from './sync/scheduler.js';
+import { ages, rendersIn, teamStatus, type StatusRow, type TeamStatus } from './reads/status.js';
+import { TeamSync } from './sync/sync.js';
+import type { TeamReplica } from './team/team-replica.js';
 
-export type { ReadSource } from './read-source.js';
-export type { PartialState, ReadScope } from './read-scope.js';
-export type { TeamStatus } from './status.js';
+export type { ReadSource } from './reads/read-source.js';
+export type { PartialState, ReadScope } from './reads/read-scope.js';
+export type { TeamStatus } from './reads/status.js';
 
 /** What the replica uses, given by the composition root (src/deps.ts). */
 export interface ReplicaServiceDeps {

@@ -8,7 +8,7 @@ import type { Db } from './db.js';
  * - SQLite (one host): `PRAGMA data_version` changes whenever another connection (another process: the CLI)
  *   commits; polled every 250 ms, a change signals a resync.
  * On a resync each holder of memory reads again what it keeps, or only what changed: the replica's teams catch up from
- * their change marks (src/replica/catch-up.ts).
+ * their change marks (src/replica/holding/catch-up.ts).
  * A publisher's own instance hears its change at once (before the write's answer is sent).
  */
 export interface ChangeBus {

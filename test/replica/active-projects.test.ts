@@ -1,12 +1,12 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TeamReplica } from '../../src/replica/team-replica.js';
+import type { TeamReplica } from '../../src/replica/team/team-replica.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /**
- * Active projects first, quiet ones in rotation (src/replica/rotation.ts, scheduler.ts, sync.ts): one team of 20
+ * Active projects first, quiet ones in rotation (src/replica/sync/rotation.ts, scheduler.ts, sync.ts): one team of 20
  * projects on a tight budget (120 calls a minute; a sync of every project takes 23), renders made in v1 every few seconds
  * in two projects and once in a quiet one, no webhooks. Simulated time walks a second at a time (the
  * simulator's manual clock, the background tick each second); a recording proxy in front of the simulator tells which

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnswerCache, answerCacheKey } from '../../src/replica/answer-cache.js';
-import { refreshAt } from '../../src/replica/signed-urls.js';
+import { AnswerCache, answerCacheKey } from '../../src/replica/reads/answer-cache.js';
+import { refreshAt } from '../../src/replica/sync/signed-urls.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';

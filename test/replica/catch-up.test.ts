@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDb } from '../../src/store/db.js';
 import { IndexStore, type ChangesSince } from '../../src/store/render-index.js';
-import type { TeamReplica } from '../../src/replica/team-replica.js';
+import type { TeamReplica } from '../../src/replica/team/team-replica.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import type { V1Render } from '../../src/v1/schemas.js';
 import { databases } from '../helpers/databases.js';

@@ -4,7 +4,7 @@ import type { FilterNode } from '../../src/query/ast.js';
 import { compileFilter } from '../../src/query/compile.js';
 import { parseQuery } from '../../src/query/parse-query.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
-import { compileColumnFilter } from '../../src/replica/column-filter.js';
+import { compileColumnFilter } from '../../src/replica/team/column-filter.js';
 import { ctx, schemas } from '../query/fixtures.js';
 import { filterArb, PROJECTS, renderArb, world } from './column-world.js';
 

@@ -7,7 +7,7 @@ import { planQuery } from '../../src/plan/plan.js';
 import { unlimited } from '../../src/query/budget.js';
 import { parseQuery } from '../../src/query/parse-query.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
-import type { ReplicaSnapshot } from '../../src/replica/snapshot.js';
+import type { ReplicaSnapshot } from '../../src/replica/reads/snapshot.js';
 import { ctx, mappings, schemas } from '../query/fixtures.js';
 import { RENDER_STATUSES, type V1Render } from '../../src/v1/schemas.js';
 import { filterArb, PROJECTS, renderArb, T0, TEAMS, uuid, world, type GenRender } from './column-world.js';

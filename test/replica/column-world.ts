@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { ReplicaSource } from '../../src/exec/replica-source.js';
-import { recordBuilder, type Overlays } from '../../src/replica/records.js';
-import { ReplicaSnapshot } from '../../src/replica/snapshot.js';
-import { TeamReplica } from '../../src/replica/team-replica.js';
+import { recordBuilder, type Overlays } from '../../src/replica/team/records.js';
+import { ReplicaSnapshot } from '../../src/replica/reads/snapshot.js';
+import { TeamReplica } from '../../src/replica/team/team-replica.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
 import { derivedUuid, IdTranslator } from '../../src/translate/ids.js';
 import { RENDER_STATUSES, type V1Project, type V1Render, type V1Team } from '../../src/v1/schemas.js';

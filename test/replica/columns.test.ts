@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadMappings } from '../../src/config/mappings.js';
-import { Columns, ordered, uuidKey } from '../../src/replica/columns.js';
-import { recordBuilder } from '../../src/replica/records.js';
-import { TeamReplica } from '../../src/replica/team-replica.js';
+import { Columns, ordered, uuidKey } from '../../src/replica/team/columns.js';
+import { recordBuilder } from '../../src/replica/team/records.js';
+import { TeamReplica } from '../../src/replica/team/team-replica.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
 import { derivedUuid, IdTranslator } from '../../src/translate/ids.js';
 import type { V1Render } from '../../src/v1/schemas.js';

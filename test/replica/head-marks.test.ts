@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HeadMarks } from '../../src/replica/head-marks.js';
+import { HeadMarks } from '../../src/replica/team/head-marks.js';
 
-/** A project's activity (src/replica/head-marks.ts): the newest created_at of a render held in it, against a window. */
+/** A project's activity (src/replica/team/head-marks.ts): the newest created_at of a render held in it, against a window. */
 describe('HeadMarks: project activity', () => {
   const now = 1_800_000_000_000;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoadQueue } from '../../src/replica/load-queue.js';
+import { LoadQueue } from '../../src/replica/holding/load-queue.js';
 
 /** A promise released by hand. */
 function gate(): { wait: Promise<void>; open: () => void } {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NO_OUTPUT, OutputCodec } from '../../src/replica/output-codec.js';
+import { NO_OUTPUT, OutputCodec } from '../../src/replica/team/output-codec.js';
 
 const hex = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: n, maxLength: n });
 const renderId = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789'), minLength: 6, maxLength: 20 }).map((s) => `rend_${s}`);

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetIntervalMs, cadenceFrom, syncCallsFor, syncCallsWith, type FreshnessConfig } from '../../src/replica/freshness.js';
-import { CYCLE_UNIT_MS, dueMax, headsDue, phaseHash, phasesIn } from '../../src/replica/rotation.js';
+import { budgetIntervalMs, cadenceFrom, syncCallsFor, syncCallsWith, type FreshnessConfig } from '../../src/replica/sync/freshness.js';
+import { CYCLE_UNIT_MS, dueMax, headsDue, phaseHash, phasesIn } from '../../src/replica/sync/rotation.js';
 
 /**
- * The rotation of quiet projects (src/replica/rotation.ts) and the cadence it is used with (src/replica/freshness.ts),
+ * The rotation of quiet projects (src/replica/sync/rotation.ts) and the cadence it is used with (src/replica/sync/freshness.ts),
  * on simulated time: which projects each sync checks, that every project is checked within the stated bound whatever
  * cycles the syncs used, and that a minute's syncs fit the budget the cadence was computed for.
  */

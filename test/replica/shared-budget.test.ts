@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncCallsOf } from '../../src/replica/freshness.js';
+import { syncCallsOf } from '../../src/replica/sync/freshness.js';
 import { databases } from '../helpers/databases.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';

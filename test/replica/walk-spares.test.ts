@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Spend } from '../../src/replica/budget.js';
+import { Spend } from '../../src/replica/sync/budget.js';
 
 /** A walk of a team (backfill, sync) has spare GET attempts past V1_RETRIES, once v1 has answered it, and counts them as calls. */
 describe('the spare retries of a walk', () => {

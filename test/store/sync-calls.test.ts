@@ -3,7 +3,7 @@ import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
 import { IndexStore } from '../../src/store/render-index.js';
 import { SyncCallStore } from '../../src/store/sync-calls.js';
-import { SyncLeases } from '../../src/replica/lease.js';
+import { SyncLeases } from '../../src/replica/sync/lease.js';
 import type { V1Team } from '../../src/v1/schemas.js';
 import { databases } from '../helpers/databases.js';
 

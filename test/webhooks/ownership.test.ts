@@ -127,7 +127,7 @@ for (const db of await databases()) {
       await sql`update index_renders set team_id = ${teamA}, project_id = ${projectOf(teamA).id}, updated_at = ${4_102_444_800}, render = ${poisoned}
         where render_id = ${victim.id}`.execute(kysely);
       await sql`insert into render_versions (v1_id, updated_at, rank) values (${victim.id}, ${4_102_444_800_000}, ${9})`.execute(kysely);
-      const { verifyTeam, repair } = await import('../../src/replica/verify.js');
+      const { verifyTeam, repair } = await import('../../src/replica/sync/verify.js');
       const sessionFor = async (team: string) => (await gw.deps.readers.sessionFor(team, { onCall: () => undefined }))?.session;
       const drift = [...await verifyTeam(gw.deps.index!.store, (await sessionFor(teamA))!, teamA), ...await verifyTeam(gw.deps.index!.store, (await sessionFor(teamB))!, teamB)];
       expect(drift.find((d) => d.id === victim.id && d.team === teamB)?.kind).toBe('missing render');

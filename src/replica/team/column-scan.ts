@@ -1,6 +1,6 @@
-import type { Tallied } from '../query/aggregate.js';
-import type { SortNode } from '../query/ast.js';
-import type { Rec } from '../query/compile.js';
+import type { Tallied } from '../../query/aggregate.js';
+import type { SortNode } from '../../query/ast.js';
+import type { Rec } from '../../query/compile.js';
 import { codedField, type CodedField, type RenderColumns, type RowTest, type StatusForm } from './column-filter.js';
 import { OVERLAY, REMOVED, type Columns } from './columns.js';
 

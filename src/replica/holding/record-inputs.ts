@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import type { Mappings } from '../config/mappings.js';
-import type { ChangeBus } from '../store/changes.js';
-import type { OverlayStore } from '../store/render-extras.js';
-import type { IdTranslator } from '../translate/ids.js';
-import { recordBuilder, type Overlays, type RecordBuilder } from './records.js';
-import type { TeamReplica } from './team-replica.js';
+import type { Config } from '../../config/schema.js';
+import type { Mappings } from '../../config/mappings.js';
+import type { ChangeBus } from '../../store/changes.js';
+import type { OverlayStore } from '../../store/render-extras.js';
+import type { IdTranslator } from '../../translate/ids.js';
+import { recordBuilder, type Overlays, type RecordBuilder } from '../team/records.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 export interface RecordInputsDeps {
   readonly logger: Logger;

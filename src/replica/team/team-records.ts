@@ -1,5 +1,5 @@
-import type { Rec } from '../query/compile.js';
-import type { V1Project, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
+import type { Rec } from '../../query/compile.js';
+import type { V1Project, V1Team, V1TeamMember, V1TemplateSummary } from '../../v1/schemas.js';
 import { ordered } from './columns.js';
 import type { RecordBuilder } from './records.js';
 

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { IndexStore, RenderRow } from '../store/render-index.js';
-import type { RenderDataStore } from '../store/render-extras.js';
+import type { IndexStore, RenderRow } from '../../store/render-index.js';
+import type { RenderDataStore } from '../../store/render-extras.js';
 import type { TeamRegistry } from './registry.js';
-import type { TeamReplica } from './team-replica.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 export interface CatchUpDeps {
   readonly logger: Logger;

@@ -1,7 +1,7 @@
-import type { IndexStore } from '../store/render-index.js';
-import type { V1Session } from '../v1/client.js';
-import { V1NotFoundError } from '../v1/errors.js';
-import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
+import type { IndexStore } from '../../store/render-index.js';
+import type { V1Session } from '../../v1/client.js';
+import { V1NotFoundError } from '../../v1/errors.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render } from '../../v1/schemas.js';
 
 /** One difference between the replica and live v1. */
 export interface Drift {

@@ -1,4 +1,4 @@
-import { itemBytes, keepJson } from '../lib/item-bytes.js';
+import { itemBytes, keepJson } from '../../lib/item-bytes.js';
 
 /** Projected records a team keeps (with their JSON text): the pages a hot list answers again and again. */
 const SHAPED_KEPT = 512;

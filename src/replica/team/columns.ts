@@ -1,8 +1,8 @@
-import { IdColumn } from '../lib/id-column.js';
-import { hashString, TextColumn } from '../lib/text-column.js';
-import { TimeColumn } from '../lib/time-column.js';
-import { derivedUuid } from '../translate/ids.js';
-import { RENDER_STATUSES } from '../v1/schemas.js';
+import { IdColumn } from '../../lib/id-column.js';
+import { hashString, TextColumn } from '../../lib/text-column.js';
+import { TimeColumn } from '../../lib/time-column.js';
+import { derivedUuid } from '../../translate/ids.js';
+import { RENDER_STATUSES } from '../../v1/schemas.js';
 
 /** The code of each v1 render status in the status column. */
 export const STATUS_CODE = new Map(RENDER_STATUSES.map((s, i) => [s, i]));

@@ -1,10 +1,10 @@
-import type { Clock } from '../lib/clock.js';
-import type { IndexStore } from '../store/render-index.js';
-import type { V1Team } from '../v1/schemas.js';
+import type { Clock } from '../../lib/clock.js';
+import type { IndexStore } from '../../store/render-index.js';
+import type { V1Team } from '../../v1/schemas.js';
 import { evict, type EvictionOptions } from './eviction.js';
 import type { RecordInputs } from './record-inputs.js';
 import { LoadQueue } from './load-queue.js';
-import { TeamReplica } from './team-replica.js';
+import { TeamReplica } from '../team/team-replica.js';
 
 /** Renders read from the store applied between two turns of the event loop. */
 const LOAD_SLICE = 250;

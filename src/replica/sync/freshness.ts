@@ -1,6 +1,6 @@
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 import { cycles, dueMax, phaseHash, phasesIn } from './rotation.js';
-import type { TeamReplica } from './team-replica.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /** INDEX_ACTIVE_MS is also the window of a project's activity: a render created in it within that long. */
 export type FreshnessConfig = Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'INDEX_ACTIVE_MS'>;

@@ -1,4 +1,4 @@
-import { epochMs } from '../translate/time.js';
+import { epochMs } from '../../translate/time.js';
 
 /**
  * Per project, its head mark: the newest created_at as of the last walk of its list that completed (where the next

@@ -1,16 +1,16 @@
 import { LRUCache } from 'lru-cache';
-import type { Config } from '../config/schema.js';
-import type { Clock } from '../lib/clock.js';
+import type { Config } from '../../config/schema.js';
+import type { Clock } from '../../lib/clock.js';
 import { ReplicaSnapshot } from './snapshot.js';
-import type { V1Session } from '../v1/client.js';
-import type { V1Team } from '../v1/schemas.js';
-import type { SyncBudget } from './budget.js';
-import { cadenceOf, epochOf, isFresh } from './freshness.js';
-import type { RecordInputs } from './record-inputs.js';
-import type { TeamRegistry } from './registry.js';
-import type { SyncScheduler } from './scheduler.js';
+import type { V1Session } from '../../v1/client.js';
+import type { V1Team } from '../../v1/schemas.js';
+import type { SyncBudget } from '../sync/budget.js';
+import { cadenceOf, epochOf, isFresh } from '../sync/freshness.js';
+import type { RecordInputs } from '../holding/record-inputs.js';
+import type { TeamRegistry } from '../holding/registry.js';
+import type { SyncScheduler } from '../sync/scheduler.js';
 import { pendingProjects, scopeHeld, type PartialState, type ReadScope } from './read-scope.js';
-import type { TeamReplica } from './team-replica.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /** Where a read is answered from, and why. */
 export type ReadSource =

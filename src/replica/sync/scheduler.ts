@@ -1,20 +1,20 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import type { Clock } from '../lib/clock.js';
-import type { TeamReaders } from '../live/team-readers.js';
-import type { IndexStore } from '../store/render-index.js';
-import type { RenderDataStore } from '../store/render-extras.js';
-import type { V1Session } from '../v1/client.js';
-import { V1UnauthorizedError } from '../v1/errors.js';
-import type { V1Team } from '../v1/schemas.js';
+import type { Config } from '../../config/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import type { TeamReaders } from '../../live/team-readers.js';
+import type { IndexStore } from '../../store/render-index.js';
+import type { RenderDataStore } from '../../store/render-extras.js';
+import type { V1Session } from '../../v1/client.js';
+import { V1UnauthorizedError } from '../../v1/errors.js';
+import type { V1Team } from '../../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
 import { activityOf, cadenceOf, dueAfter, syncCallsWith } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
-import type { Peers } from './peers.js';
-import type { TeamRegistry } from './registry.js';
+import type { Peers } from '../holding/peers.js';
+import type { TeamRegistry } from '../holding/registry.js';
 import { headsDue } from './rotation.js';
 import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
-import type { TeamReplica } from './team-replica.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 export interface SyncSchedulerDeps {
   readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>;

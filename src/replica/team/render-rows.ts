@@ -1,10 +1,10 @@
-import { stateOf, supersedes as supersedesState } from '../store/recency.js';
+import { stateOf, supersedes as supersedesState } from '../../store/recency.js';
 import type { RecordBuilder } from './records.js';
-import { FINAL_STATUSES, RENDER_STATUSES, type RenderStatus, type V1Render } from '../v1/schemas.js';
+import { FINAL_STATUSES, RENDER_STATUSES, type RenderStatus, type V1Render } from '../../v1/schemas.js';
 import { CLOUD, Codes, Columns, DOWNLOAD_READY, OVERLAY, PAIRED, REMOVED, rowBytes, STATUS_CODE, uuidHash } from './columns.js';
 import { OutputCodec, type PackedOutput } from './output-codec.js';
-import { RowTable } from '../lib/row-table.js';
-import { hashString } from '../lib/text-column.js';
+import { RowTable } from '../../lib/row-table.js';
+import { hashString } from '../../lib/text-column.js';
 
 /** A render as the replica holds it, rebuilt as v1 showed it. */
 export interface RenderEntry {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { TeamReplica } from './team-replica.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 export interface EvictionOptions {
   /** INDEX_MEMORY_MB in bytes. */

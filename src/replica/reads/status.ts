@@ -1,5 +1,5 @@
-import type { TeamCounted } from '../store/render-index.js';
-import type { TeamReplica } from './team-replica.js';
+import type { TeamCounted } from '../../store/render-index.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /** One team as the operator route shows it. */
 export interface TeamStatus {

@@ -1,6 +1,6 @@
-import type { Rec } from '../query/compile.js';
-import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../store/render-index.js';
-import type { V1Render, V1Team, V1TeamMember } from '../v1/schemas.js';
+import type { Rec } from '../../query/compile.js';
+import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../../store/render-index.js';
+import type { V1Render, V1Team, V1TeamMember } from '../../v1/schemas.js';
 import type { RenderColumns } from './column-filter.js';
 import { HeadMarks } from './head-marks.js';
 import { RenderRecords } from './record-view.js';

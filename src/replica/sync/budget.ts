@@ -1,9 +1,9 @@
-import type { Clock } from '../lib/clock.js';
-import { minuteOf, type SyncCallStore } from '../store/sync-calls.js';
-import type { V1Meter } from '../v1/client.js';
-import { SpareRetries } from '../v1/spare-retries.js';
+import type { Clock } from '../../lib/clock.js';
+import { minuteOf, type SyncCallStore } from '../../store/sync-calls.js';
+import type { V1Meter } from '../../v1/client.js';
+import { SpareRetries } from '../../v1/spare-retries.js';
 import { syncCallsOf } from './freshness.js';
-import type { TeamReplica } from './team-replica.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /** Spare GET attempts one walk of a team may take (a walk of 1 700 pages under 25 % faults needs about ten). */
 const WALK_SPARE_RETRIES = 200;

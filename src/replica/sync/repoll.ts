@@ -1,7 +1,7 @@
-import type { V1Session } from '../v1/client.js';
-import { V1NotFoundError } from '../v1/errors.js';
-import { V1_PAGE_MAX, type RenderStatus, type V1Render } from '../v1/schemas.js';
-import type { TeamReplica } from './team-replica.js';
+import type { V1Session } from '../../v1/client.js';
+import { V1NotFoundError } from '../../v1/errors.js';
+import { V1_PAGE_MAX, type RenderStatus, type V1Render } from '../../v1/schemas.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /** The steps of the sync a re-poll uses (its fan-out, its writes). */
 export interface RepollSteps {

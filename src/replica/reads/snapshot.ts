@@ -1,6 +1,6 @@
-import type { Lookup, Rec } from '../query/compile.js';
-import type { Plan } from '../plan/plan.js';
-import type { TeamReplica } from './team-replica.js';
+import type { Lookup, Rec } from '../../query/compile.js';
+import type { Plan } from '../../plan/plan.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /**
  * The teams a request may read, as the replica holds them: the records of each resource and a synchronous Lookup for

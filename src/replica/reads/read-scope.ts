@@ -1,4 +1,4 @@
-import type { TeamReplica } from './team-replica.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /**
  * What a read can touch, in legacy uuids, as its plan narrows it: the records it names (`ids`), the projects

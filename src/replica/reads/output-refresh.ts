@@ -1,17 +1,17 @@
-import type { Config } from '../config/schema.js';
-import type { Clock } from '../lib/clock.js';
+import type { Config } from '../../config/schema.js';
+import type { Clock } from '../../lib/clock.js';
 import type { ReplicaSnapshot } from './snapshot.js';
-import { mapLimit } from '../lib/limit.js';
-import type { Rec } from '../query/compile.js';
-import type { IndexStore } from '../store/render-index.js';
-import type { V1Session } from '../v1/client.js';
-import { V1NotFoundError } from '../v1/errors.js';
-import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
-import type { Peers } from './peers.js';
-import { outputExpiry, refreshAt, urlExpiry } from './signed-urls.js';
-import { SyncAborted, type TeamSync } from './sync.js';
-import type { ProjectEntry } from './team-records.js';
-import type { TeamReplica } from './team-replica.js';
+import { mapLimit } from '../../lib/limit.js';
+import type { Rec } from '../../query/compile.js';
+import type { IndexStore } from '../../store/render-index.js';
+import type { V1Session } from '../../v1/client.js';
+import { V1NotFoundError } from '../../v1/errors.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render } from '../../v1/schemas.js';
+import type { Peers } from '../holding/peers.js';
+import { outputExpiry, refreshAt, urlExpiry } from '../sync/signed-urls.js';
+import { SyncAborted, type TeamSync } from '../sync/sync.js';
+import type { ProjectEntry } from '../team/team-records.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /**
  * When a project's signed thumbnail (its poster) must be refreshed: its expiry read from the URL once per copy held, its

@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../lib/clock.js';
-import { pace } from '../lib/pace.js';
-import { mapLimit } from '../lib/limit.js';
-import type { IndexStore } from '../store/render-index.js';
-import type { V1Session } from '../v1/client.js';
-import { V1NotFoundError } from '../v1/errors.js';
-import { V1_PAGE_MAX, type V1Project, type V1Render } from '../v1/schemas.js';
+import type { Clock } from '../../lib/clock.js';
+import { pace } from '../../lib/pace.js';
+import { mapLimit } from '../../lib/limit.js';
+import type { IndexStore } from '../../store/render-index.js';
+import type { V1Session } from '../../v1/client.js';
+import { V1NotFoundError } from '../../v1/errors.js';
+import { V1_PAGE_MAX, type V1Project, type V1Render } from '../../v1/schemas.js';
 import { repollMoving } from './repoll.js';
 import { nearExpiry, outputExpiry, urlExpiry } from './signed-urls.js';
-import type { TeamReplica } from './team-replica.js';
+import type { TeamReplica } from '../team/team-replica.js';
 
 /** What a sync changed, for the other instances (they read these rows from the store). */
 export interface SyncChanges {

@@ -1,5 +1,5 @@
-import type { CompareNode, FilterNode } from '../query/ast.js';
-import type { Predicate, Rec } from '../query/compile.js';
+import type { CompareNode, FilterNode } from '../../query/ast.js';
+import type { Predicate, Rec } from '../../query/compile.js';
 import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
 
 /** One team's render columns as a column filter reads them: codes, and what a record without an overlay shows for each. */

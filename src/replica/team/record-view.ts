@@ -1,10 +1,10 @@
-import type { Rec } from '../query/compile.js';
-import { RENDER_STATUSES, type V1Project } from '../v1/schemas.js';
+import type { Rec } from '../../query/compile.js';
+import { RENDER_STATUSES, type V1Project } from '../../v1/schemas.js';
 import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
 import type { RenderColumns } from './column-filter.js';
 import type { RecordBuilder } from './records.js';
 import type { RenderRows } from './render-rows.js';
-import { dataAtHand, renderDataOf } from '../translate/data-at-hand.js';
+import { dataAtHand, renderDataOf } from '../../translate/data-at-hand.js';
 import { ShapedRecords } from './shaped-records.js';
 
 /**

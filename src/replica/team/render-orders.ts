@@ -1,5 +1,5 @@
-import type { Rec } from '../query/compile.js';
-import { sortYielding } from '../plan/sort-yielding.js';
+import type { Rec } from '../../query/compile.js';
+import { sortYielding } from '../../plan/sort-yielding.js';
 import { ordered } from './columns.js';
 import type { RenderRows } from './render-rows.js';
 

@@ -1,10 +1,10 @@
-import { toIso } from '../translate/time.js';
+import { toIso } from '../../translate/time.js';
 import {
   downloadReady, teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate, type Overlay, type TranslateContext,
-} from '../translate/records.js';
-import type { Rec } from '../query/compile.js';
-import type { IdType } from '../translate/ids.js';
-import type { RenderStatus, V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
+} from '../../translate/records.js';
+import type { Rec } from '../../query/compile.js';
+import type { IdType } from '../../translate/ids.js';
+import type { RenderStatus, V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../../v1/schemas.js';
 
 /** Builds the legacy records of the replica (translation lives in src/translate; this only says what to call). */
 export interface RecordBuilder {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { ChangeBus } from '../store/changes.js';
-import type { IndexStore } from '../store/render-index.js';
-import type { RenderDataStore } from '../store/render-extras.js';
+import type { ChangeBus } from '../../store/changes.js';
+import type { IndexStore } from '../../store/render-index.js';
+import type { RenderDataStore } from '../../store/render-extras.js';
 import { CatchUp } from './catch-up.js';
 import type { TeamRegistry } from './registry.js';
 

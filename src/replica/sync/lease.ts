@@ -1,4 +1,4 @@
-import type { IndexStore } from '../store/render-index.js';
+import type { IndexStore } from '../../store/render-index.js';
 
 /** A team's sync lease while this instance holds it. */
 export interface HeldLease {
