@@ -1,4 +1,4 @@
-import { itemBytes } from '../lib/item-bytes.js';
+import { itemBytes, itemBytesInTurns } from '../lib/item-bytes.js';
 
 /**
  * An item already serialised, as UTF-8 bytes: entries waiting in merge and scan buffers are kept so, off the V8 heap,
@@ -8,6 +8,10 @@ export class RawJson {
   constructor(readonly json: Uint8Array) {}
   static of(value: unknown): RawJson {
     return new RawJson(itemBytes(value) ?? Buffer.from('null'));
+  }
+  /** `of` for a value that may be large: written a slice a turn of the event loop at a time (src/lib/json-in-turns.ts). */
+  static async inTurns(value: unknown): Promise<RawJson> {
+    return new RawJson((await itemBytesInTurns(value)) ?? Buffer.from('null'));
   }
   /** The item itself, parsed back from its bytes. */
   value(): unknown {

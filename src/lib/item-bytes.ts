@@ -1,3 +1,5 @@
+import { jsonInTurns, largeValue } from './json-in-turns.js';
+
 /**
  * The JSON text of answered items, kept beside items that are given again unchanged (a replica render's projected
  * record, kept until its row changes) as UTF-8 bytes: a body is copied together from the kept bytes instead of
@@ -17,6 +19,26 @@ function ownBytes(s: string): Buffer {
 export function keepJson<T extends object>(item: T): T {
   texts.set(item, ownBytes(JSON.stringify(item)));
   return Object.freeze(item);
+}
+
+/**
+ * `keepJson` for an item that may be large (src/lib/json-in-turns.ts): its text is written a slice a turn of the event
+ * loop at a time, so one item of many MB holds no other request back while it is serialised.
+ */
+export async function keepJsonInTurns<T extends object>(item: T): Promise<T> {
+  if (!largeValue(item)) return keepJson(item);
+  texts.set(item, (await jsonInTurns(item)) ?? Buffer.from('null'));
+  return Object.freeze(item);
+}
+
+/** `itemBytes` for an item that may be large: a large one is written a slice a turn at a time (not kept). */
+export async function itemBytesInTurns(item: unknown): Promise<Buffer | undefined> {
+  if (typeof item === 'object' && item !== null) {
+    const kept = texts.get(item);
+    if (kept !== undefined) return kept;
+    if (largeValue(item)) return jsonInTurns(item);
+  }
+  return itemBytes(item);
 }
 
 /** JSON.stringify(item) as UTF-8 bytes, the kept ones when there are (undefined: the item has no JSON). */

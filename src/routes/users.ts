@@ -7,6 +7,7 @@ import { searchPreHandler } from '../http/search.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { parseLegacyQuery, requestEnv } from '../read/context.js';
 import { heldBytes } from '../http/held-answer.js';
+import { itemBytesInTurns } from '../lib/item-bytes.js';
 import { KeptRoom } from '../read/data-room.js';
 import { answerEnd } from '../read/answer-end.js';
 import { requestContext } from '../read/request-context.js';
@@ -84,9 +85,10 @@ async function sendHeld(
 ): Promise<FastifyReply> {
   const kept = new KeptRoom();
   try {
-    const text = JSON.stringify(await answer(kept, answerEnd(reply.raw).gone));
-    await heldBytes(deps, requestContext(deps, request), reply, Buffer.byteLength(text));
-    return reply.type('application/json; charset=utf-8').send(text);
+    // (a large answer's text is written a slice a turn of the event loop at a time: src/lib/json-in-turns.ts)
+    const body = (await itemBytesInTurns(await answer(kept, answerEnd(reply.raw).gone))) ?? Buffer.from('null');
+    await heldBytes(deps, requestContext(deps, request), reply, body.length);
+    return reply.type('application/json; charset=utf-8').send(body);
   } finally {
     kept.release(); // (the answer is counted: its data's room goes)
   }
