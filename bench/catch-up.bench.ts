@@ -17,7 +17,7 @@ import { SimClock } from '../src/sim/clock.js';
 import { World } from '../src/sim/world.js';
 import { openDb } from '../src/store/db.js';
 import { migrate } from '../src/store/migrations.js';
-import { IndexStore } from '../src/store/render-index.js';
+import { ReplicaStore } from '../src/store/replica-store.js';
 import type { Database } from '../src/store/schema.js';
 import { supersedesSql } from '../src/store/recency.js';
 import { LIFECYCLE_RANK, type V1Render, type V1Team } from '../src/v1/schemas.js';
@@ -64,7 +64,7 @@ const cpuSince = (from: NodeJS.CpuUsage) => { const c = process.cpuUsage(from); 
 async function fill(path: string, target?: string): Promise<{ inserts: number; updates: number; insertsCpu: number; updatesCpu: number }> {
   const db = await openDb(path);
   await migrate(db.kysely, target);
-  const store = new IndexStore(db.kysely, () => Date.now());
+  const store = new ReplicaStore(db.kysely, () => Date.now());
   let ms = 0;
   let insertsCpu = 0;
   for (const team of teams) {

@@ -18,7 +18,7 @@ import { SimClock } from '../src/sim/clock.js';
 import { World } from '../src/sim/world.js';
 import { openDb } from '../src/store/db.js';
 import { migrate } from '../src/store/migrations.js';
-import { IndexStore } from '../src/store/render-index.js';
+import { ReplicaStore } from '../src/store/replica-store.js';
 import { derivedUuid } from '../src/translate/ids.js';
 import type { V1Session } from '../src/v1/client.js';
 import type { V1Team } from '../src/v1/schemas.js';
@@ -38,7 +38,7 @@ const teams: V1Team[] = [...world.teams.values()].map((t) => ({ id: t.id, name: 
 {
   const db = await openDb(url);
   await migrate(db.kysely);
-  const store = new IndexStore(db.kysely, () => Date.now());
+  const store = new ReplicaStore(db.kysely, () => Date.now());
   for (const team of teams) {
     await store.putTeam(team, []);
     const projects = [...world.projects.values()].filter((p) => p.teamId === team.id).map((p) => world.projectView(p));

@@ -1,6 +1,6 @@
 /**
  * Bytes a render costs in an SQLite store, measured with the store's own code: the simulator's `bench` world (100 000
- * renders, v1 objects as the simulator serves them, signed output URLs included) written through IndexStore, then the
+ * renders, v1 objects as the simulator serves them, signed output URLs included) written through ReplicaStore, then the
  * rows the rest of the gateway keeps per render (an id pair, the webhook ledger's newest state, a delivery), each step's
  * growth of the store after a checkpoint (SQLite: the file; PostgreSQL: pg_database_size), and how many statements a
  * second the store commits: batched, one at a time, and from 8 connections at once. One process, a few minutes; inputs
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openDb } from '../src/store/db.js';
 import { migrate } from '../src/store/migrations.js';
-import { IndexStore } from '../src/store/render-index.js';
+import { ReplicaStore } from '../src/store/replica-store.js';
 import { IdMapStore } from '../src/store/idmap.js';
 import { WebhookLedger } from '../src/store/webhook-events.js';
 import { SimClock } from '../src/sim/clock.js';
@@ -51,7 +51,7 @@ const renders = [...byTeam.values()].reduce((n, l) => n + l.length, 0);
 const jsonBytes = [...byTeam.values()].flat().reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r)), 0);
 
 const start = await size();
-const index = new IndexStore(db.kysely);
+const index = new ReplicaStore(db.kysely);
 for (const p of world.projects.values()) await index.putProjects(p.teamId, [world.projectView(p)]);
 const projects = await size();
 let t0 = performance.now();

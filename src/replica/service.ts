@@ -11,7 +11,7 @@ import type { IdTranslator } from '../translate/ids.js';
 import type { TeamReaders } from '../live/team-readers.js';
 import type { Rec } from '../query/compile.js';
 import type { ReplicaSnapshot } from './reads/snapshot.js';
-import { IndexStore } from '../store/render-index.js';
+import { ReplicaStore } from '../store/replica-store.js';
 import { SyncCallStore } from '../store/sync-calls.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
@@ -65,7 +65,7 @@ export interface ReplicaServiceDeps {
 export class ReplicaService {
   /** This instance, as its leases and announcements name it. */
   readonly holder = randomUUID();
-  readonly store: IndexStore;
+  readonly store: ReplicaStore;
   /** Serialised answers of replica reads, valid while the teams they were read from keep their versions. */
   readonly answers: AnswerCache;
   private readonly registry: TeamRegistry;
@@ -83,7 +83,7 @@ export class ReplicaService {
     const { config, logger, clock, bus } = deps;
     const closed = () => this.closed;
     const busy = (teamId: string) => this.scheduler.busy(teamId);
-    this.store = new IndexStore(deps.db.kysely, () => clock.now());
+    this.store = new ReplicaStore(deps.db.kysely, () => clock.now());
     this.answers = new AnswerCache(config.ANSWER_CACHE_MB * 1024 * 1024);
     this.inputs = new RecordInputs({
       logger, bus, ids: deps.ids, mappings: deps.mappings, overlays: deps.overlays, timeUnit: config.V1_TIMESTAMP_UNIT, credits: deps.credits,

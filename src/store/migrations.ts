@@ -298,7 +298,7 @@ const migrations: Record<string, Migration> = {
   '0015_index_change_marks': {
     async up(db: Kysely<any>) {
       // a change number per render row, so an instance that lost the change bus reads only what changed since its
-      // mark (src/store/render-index.ts): PostgreSQL the writing transaction's id, SQLite a counter that never goes back
+      // mark (src/store/replica-store.ts): PostgreSQL the writing transaction's id, SQLite a counter that never goes back
       await db.schema.alterTable('index_renders').addColumn('change_seq', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
       // the change number of the last rewrite of the team's rows that cannot be followed row by row (a repair, a dropped project)
       await db.schema.alterTable('index_teams').addColumn('reset_seq', 'bigint').execute();

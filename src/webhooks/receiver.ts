@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { IndexStore } from '../store/render-index.js';
+import type { ReplicaStore } from '../store/replica-store.js';
 import { errors, type GatewayError } from '../errors/catalog.js';
 import type { TeamReaders } from '../live/team-readers.js';
 import type { WebhookLedger } from '../store/webhook-events.js';
@@ -32,7 +32,7 @@ export interface WebhookReceiverDeps {
   readonly ledger: WebhookLedger;
   readonly readers: TeamReaders;
   /** The replica's store, when there is one: the owners of the renders it holds. */
-  readonly owners: Pick<IndexStore, 'ownerOf'> | undefined;
+  readonly owners: Pick<ReplicaStore, 'ownerOf'> | undefined;
 }
 export interface Delivery { readonly team: string; readonly raw: Buffer; readonly signature: string | undefined }
 

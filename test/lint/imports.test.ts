@@ -69,7 +69,7 @@ const FORBIDDEN_AT_RUN_TIME = (e: Edge) =>
 /**
  * The store is the bottom layer: what it may import, type imports included (a type from a feature ties the store to
  * that feature all the same). Itself; the pure helpers of lib/; the v1 contract's schemas and types, which are what
- * it keeps (render-index.ts stores v1 objects; recency.ts ranks v1 statuses). Nothing else: not errors/ nor config/
+ * it keeps (replica-store.ts stores v1 objects; recency.ts ranks v1 statuses). Nothing else: not errors/ nor config/
  * (no store module needs them), no feature (compare/, replica/, migrate/ …), no v1 client, no log/. A migration
  * carries the rules it applies inside the store (redaction-0010.ts): replaying it must not follow a feature's changes.
  */

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDb } from '../../src/store/db.js';
-import { IndexStore, type ChangesSince } from '../../src/store/render-index.js';
+import { ReplicaStore } from '../../src/store/replica-store.js';
+import type { ChangesSince } from '../../src/store/replica-rows.js';
 import type { TeamReplica } from '../../src/replica/team/team-replica.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import type { V1Render } from '../../src/v1/schemas.js';
@@ -140,7 +141,7 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
       // SQLite: a commit B's poll sees, before the late writer takes the one write lock
       if (name === 'sqlite') await a.deps.index!.store.putProjects(team, [t.projects.values().next().value!.project]);
       const tx = other.kysely.transaction().execute(async (trx) => {
-        await new IndexStore(trx, () => now).putRenders(team, [late], now);
+        await new ReplicaStore(trx, () => now).putRenders(team, [late], now);
         written();
         await held;
       });

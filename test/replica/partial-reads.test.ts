@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import type { IndexStore } from '../../src/store/render-index.js';
+import type { ReplicaStore } from '../../src/store/replica-store.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { databases } from '../helpers/databases.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -74,7 +74,7 @@ describe.each(await databases())('after a restart on $name, reads do not wait fo
     // the restarted gateway on a clock of its own, set to the simulator's time: moving it moves nothing in v1
     gw = await startGateway(env, {}, { sim, clock: gwClock = new ManualClock(sim.sim.world.clock.now()) });
     // every team's read of its renders from the store is held until the test opens its gate
-    const store = gw.deps.index!.store as IndexStore;
+    const store = gw.deps.index!.store as ReplicaStore;
     const eachRenders = store.eachRenders.bind(store);
     for (const id of teams()) gates.set(id, gate());
     store.eachRenders = async (teamId, each, pageSize) => {
@@ -194,7 +194,7 @@ async function backfillHeld(held: ReturnType<typeof gate>): Promise<BackfillHeld
   expect(projectsOf(teamA).filter((p) => rendersOf(p.id).length > 0).length).toBeGreaterThanOrEqual(2);
   // teamA's projects are walked one at a time: the first with renders is walked whole, the next stops at its first
   // page until the test opens the gate
-  const store = gw.deps.index!.store as IndexStore;
+  const store = gw.deps.index!.store as ReplicaStore;
   const putRenders = store.putRenders.bind(store);
   let first: string | undefined;
   let blocked: string | undefined;

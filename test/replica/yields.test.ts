@@ -12,7 +12,7 @@ import { TeamReplica } from '../../src/replica/team/team-replica.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
 import { migrate } from '../../src/store/migrations.js';
-import { IndexStore } from '../../src/store/render-index.js';
+import { ReplicaStore } from '../../src/store/replica-store.js';
 import { IdTranslator } from '../../src/translate/ids.js';
 import { RENDER_STATUSES, type V1Render, type V1Team } from '../../src/v1/schemas.js';
 import { FieldRef, Sort } from '../../src/query/ast.js';
@@ -51,12 +51,12 @@ async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns
 
 describe('a team read whole from the store', () => {
   let db: Db;
-  let store: IndexStore;
+  let store: ReplicaStore;
   const N = 50_000;
   beforeAll(async () => {
     db = await openDb(join(mkdtempSync(join(tmpdir(), 'gw-yields-')), 'store.db'));
     await migrate(db.kysely);
-    store = new IndexStore(db.kysely, () => 1);
+    store = new ReplicaStore(db.kysely, () => 1);
     await store.putTeam(team, []);
     await store.putProjects(team.id, Array.from({ length: 10 }, (_, p) => ({
       id: `proj_${p}`, name: `p${p}`, team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateOf, supersedes, supersedesSql } from '../../src/store/recency.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
-import { IndexStore } from '../../src/store/render-index.js';
+import { ReplicaStore } from '../../src/store/replica-store.js';
 import { WebhookLedger } from '../../src/store/webhook-events.js';
 import { RENDER_STATUSES, type RenderStatus, type V1Render } from '../../src/v1/schemas.js';
 import { databases } from '../helpers/databases.js';
@@ -39,8 +39,8 @@ for (const db of await databases()) {
       expect(() => supersedesSql('x; drop table users')).toThrow();
     });
 
-    it('the store\'s rows follow it (IndexStore.putRenders)', async () => {
-      const store = new IndexStore(d.kysely);
+    it('the store\'s rows follow it (ReplicaStore.putRenders)', async () => {
+      const store = new ReplicaStore(d.kysely);
       for (const c of cases) {
         await store.putRenders('team_recency', [c.held]);
         await store.putRenders('team_recency', [c.next]);

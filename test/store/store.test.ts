@@ -180,11 +180,11 @@ describe('SQLite durability (SQLITE_SYNCHRONOUS)', () => {
 const counted = await databases();
 describe.each(counted)('the replica\'s team counts on $name', ({ url }) => {
   it('counts each team not in memory (renders, projects, renders not yet final), and leaves the held ones to memory', async () => {
-    const { IndexStore } = await import('../../src/store/render-index.js');
+    const { ReplicaStore } = await import('../../src/store/replica-store.js');
     const db = await openDb(url);
     try {
       await migrate(db.kysely);
-      const ix = new IndexStore(db.kysely, () => 1);
+      const ix = new ReplicaStore(db.kysely, () => 1);
       const team = (id: string) => ({ id, name: id, account_id: `acct_${id}`, role: 'admin' as const, created_at: 1 });
       const render = (id: string, teamId: string, project: string, status: 'queued' | 'complete') => ({
         id, name: id, status, type: 'local' as const, project: { id: project, team: teamId }, created_by: null, created_at: 1_700_000_000, updated_at: null,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
-import { IndexStore } from '../../src/store/render-index.js';
+import { ReplicaStore } from '../../src/store/replica-store.js';
 import { SyncCallStore } from '../../src/store/sync-calls.js';
 import { SyncLeases } from '../../src/replica/sync/lease.js';
 import type { V1Team } from '../../src/v1/schemas.js';
@@ -47,8 +47,8 @@ describe.each(await databases())('the shared sync budget and leases on $name', (
 
   it('a live holder\'s heartbeat keeps its lease past 2 × heartbeat; a dead one\'s is taken over after it ran out, not before', async () => {
     const clock = () => now;
-    const storeA = new IndexStore(one.kysely, clock);
-    const storeB = new IndexStore(two.kysely, clock);
+    const storeA = new ReplicaStore(one.kysely, clock);
+    const storeB = new ReplicaStore(two.kysely, clock);
     await storeA.putTeam({ id: 'lease_team', name: 'L' } as unknown as V1Team, []);
     const a = new SyncLeases(storeA, 'holder-a', 40);
     const b = new SyncLeases(storeB, 'holder-b', 40);

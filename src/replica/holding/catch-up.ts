@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
-import type { IndexStore, RenderRow } from '../../store/render-index.js';
+import type { ReplicaStore } from '../../store/replica-store.js';
+import type { RenderRow } from '../../store/replica-rows.js';
 import type { RenderDataStore } from '../../store/render-extras.js';
 import type { TeamRegistry } from './registry.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
 export interface CatchUpDeps {
   readonly logger: Logger;
-  readonly store: IndexStore;
+  readonly store: ReplicaStore;
   readonly renderData: RenderDataStore;
   readonly registry: TeamRegistry;
   /** A team being synced or backfilled here: its row and projects are this instance's own writes (not read again). */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChangeBus } from '../../store/changes.js';
-import type { IndexStore } from '../../store/render-index.js';
+import type { ReplicaStore } from '../../store/replica-store.js';
 import type { RenderDataStore } from '../../store/render-extras.js';
 import { CatchUp } from './catch-up.js';
 import type { TeamRegistry } from './registry.js';
@@ -10,7 +10,7 @@ export interface PeersDeps {
   readonly holder: string;
   readonly bus: ChangeBus;
   readonly logger: Logger;
-  readonly store: IndexStore;
+  readonly store: ReplicaStore;
   readonly renderData: RenderDataStore;
   readonly registry: TeamRegistry;
   /** A team being synced or backfilled here is this instance's own writes: it is not read again. */

@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
-import type { IndexStore } from '../../store/render-index.js';
+import type { ReplicaStore } from '../../store/replica-store.js';
 import type { V1Team } from '../../v1/schemas.js';
 import { evict, type EvictionOptions } from './eviction.js';
 import type { RecordInputs } from './record-inputs.js';
@@ -15,7 +15,7 @@ const turn = () => new Promise<void>((r) => setImmediate(r));
 const LOADS_AT_ONCE = 2;
 
 export interface TeamRegistryDeps {
-  readonly store: IndexStore;
+  readonly store: ReplicaStore;
   readonly clock: Clock;
   readonly inputs: RecordInputs;
   readonly eviction: EvictionOptions;

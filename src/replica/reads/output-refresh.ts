@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { ReplicaSnapshot } from './snapshot.js';
 import { mapLimit } from '../../lib/limit.js';
 import type { Rec } from '../../query/compile.js';
-import type { IndexStore } from '../../store/render-index.js';
+import type { ReplicaStore } from '../../store/replica-store.js';
 import type { V1Session } from '../../v1/client.js';
 import { V1NotFoundError } from '../../v1/errors.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render } from '../../v1/schemas.js';
@@ -56,7 +56,7 @@ export class RefreshWalk {
 export interface OutputRefreshDeps {
   readonly config: Pick<Config, 'FANOUT_CONCURRENCY' | 'SIGNED_URL_TTL_MS'>;
   readonly clock: Clock;
-  readonly store: IndexStore;
+  readonly store: ReplicaStore;
   readonly sync: TeamSync;
   readonly peers: Peers;
 }

@@ -1,4 +1,4 @@
-import type { TeamCounted } from '../../store/render-index.js';
+import type { TeamCounted } from '../../store/replica-rows.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
 /** One team as the operator route shows it. */

@@ -1,4 +1,4 @@
-import type { IndexStore } from '../../store/render-index.js';
+import type { ReplicaStore } from '../../store/replica-store.js';
 
 /** A team's sync lease while this instance holds it. */
 export interface HeldLease {
@@ -14,7 +14,7 @@ export interface HeldLease {
  * team is taken over at most 2 × heartbeat after its last renewal, never before its lease ran out.
  */
 export class SyncLeases {
-  constructor(private readonly store: IndexStore, private readonly holder: string, readonly heartbeatMs: number) {}
+  constructor(private readonly store: ReplicaStore, private readonly holder: string, readonly heartbeatMs: number) {}
 
   /** How long a lease lasts past its last renewal. */
   get leaseMs(): number {

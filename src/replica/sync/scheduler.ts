@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TeamReaders } from '../../live/team-readers.js';
-import type { IndexStore } from '../../store/render-index.js';
+import type { ReplicaStore } from '../../store/replica-store.js';
 import type { RenderDataStore } from '../../store/render-extras.js';
 import type { V1Session } from '../../v1/client.js';
 import { V1UnauthorizedError } from '../../v1/errors.js';
@@ -20,7 +20,7 @@ export interface SyncSchedulerDeps {
   readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>;
   readonly logger: Logger;
   readonly clock: Clock;
-  readonly store: IndexStore;
+  readonly store: ReplicaStore;
   readonly renderData: RenderDataStore;
   readonly readers: TeamReaders;
   readonly registry: TeamRegistry;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../lib/clock.js';
 import { pace } from '../../lib/pace.js';
 import { mapLimit } from '../../lib/limit.js';
-import type { IndexStore } from '../../store/render-index.js';
+import type { ReplicaStore } from '../../store/replica-store.js';
 import type { V1Session } from '../../v1/client.js';
 import { V1NotFoundError } from '../../v1/errors.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render } from '../../v1/schemas.js';
@@ -18,7 +18,7 @@ export interface SyncChanges {
 }
 
 export interface SyncOptions {
-  readonly store: IndexStore;
+  readonly store: ReplicaStore;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly concurrency: number;

@@ -1,4 +1,4 @@
-import type { IndexStore } from '../../store/render-index.js';
+import type { ReplicaStore } from '../../store/replica-store.js';
 import type { V1Session } from '../../v1/client.js';
 import { V1NotFoundError } from '../../v1/errors.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render } from '../../v1/schemas.js';
@@ -18,7 +18,7 @@ export interface Drift {
  * lists the differences. A render that moved on in v1 since the replica last saw it counts as drift: run it right after
  * a sync, or accept that the moving ones may differ by one step.
  */
-export async function verifyTeam(store: IndexStore, s: V1Session, teamId: string): Promise<Drift[]> {
+export async function verifyTeam(store: ReplicaStore, s: V1Session, teamId: string): Promise<Drift[]> {
   const out: Drift[] = [];
   const row = await store.team(teamId);
   if (!row || row.state !== 'ready') return [{ team: teamId, kind: 'not backfilled', id: teamId }];
@@ -87,7 +87,7 @@ export interface Repair {
  * every team's drift at once: a render moved out of one team is found missing by the other.
  */
 export async function repair(
-  store: IndexStore, drift: readonly Drift[], sessionFor: (team: string) => Promise<V1Session | undefined>, seenAt: number,
+  store: ReplicaStore, drift: readonly Drift[], sessionFor: (team: string) => Promise<V1Session | undefined>, seenAt: number,
 ): Promise<Repair> {
   const teams = new Set<string>();
   const live = drift.flatMap((d) => (d.live ? [d.live] : []));

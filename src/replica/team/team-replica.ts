@@ -1,5 +1,5 @@
 import type { Rec } from '../../query/compile.js';
-import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../../store/render-index.js';
+import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../../store/replica-rows.js';
 import type { V1Render, V1Team, V1TeamMember } from '../../v1/schemas.js';
 import type { RenderColumns } from './column-filter.js';
 import { HeadMarks } from './head-marks.js';
@@ -32,7 +32,7 @@ export class TeamReplica {
   /** When a legacy request last read the team (background syncs run for teams being read). */
   readAt = 0;
   /**
-   * The store's change mark this copy holds every render change before (`IndexStore.changeMark`): a lost change bus is
+   * The store's change mark this copy holds every render change before (`ReplicaStore.changeMark`): a lost change bus is
    * caught up from it (`catch-up.ts`). Null: unknown (a team adopted empty), read whole again instead.
    */
   changeMark: number | null = null;

@@ -2,42 +2,7 @@ import { sql, SqliteAdapter, type Kysely, type RawBuilder } from 'kysely';
 import { LIFECYCLE_RANK, type V1Project, type V1Render, type V1Team, type V1TeamMember, type V1TemplateSummary } from '../v1/schemas.js';
 import type { Database } from './schema.js';
 import { supersedesSql } from './recency.js';
-
-export type BackfillState = 'backfilling' | 'ready';
-
-/** What the store keeps of one indexed team besides its renders. */
-export interface TeamRow {
-  readonly team: V1Team;
-  readonly members: readonly V1TeamMember[];
-  readonly state: BackfillState;
-  readonly backfilledAt: number | null;
-  readonly syncedAt: number | null;
-  readonly webhookAt: number | null;
-  /** When the last sync of the team started, on whichever instance (null: none since migration 0014). */
-  readonly syncStartedAt?: number | null;
-}
-
-export interface ProjectRow {
-  readonly project: V1Project;
-  readonly templates: readonly V1TemplateSummary[] | null;
-  readonly backfilled: boolean;
-  /** The newest created_at as of the last completed walk of the project's list (null: never walked to the end). */
-  readonly headMark?: number | null;
-}
-
-/** A render as v1 showed it, and when the gateway saw it (signed URLs are dated from then). */
-export interface RenderRow {
-  readonly render: V1Render;
-  readonly seenAt: number;
-}
-
-/** What changed in a team's renders since a change mark (`IndexStore.changesSince`). */
-export interface ChangesSince {
-  /** Rows read. */
-  readonly rows: number;
-  /** The mark to read from next time (every change not read here is at or after it). */
-  readonly mark: number;
-}
+import { toProjectRow, toTeamRow, type ChangesSince, type ProjectRow, type RenderRow, type TeamCounted, type TeamRow } from './replica-rows.js';
 
 const updatedOf = (r: V1Render) => r.updated_at ?? r.created_at;
 /** Render rows read a page at a time (a SQLite page is read and parsed in one turn of the event loop: ~10 ms at 500). */
@@ -47,11 +12,8 @@ const COUNT_PAGE_ROWS = 1000;
 /** The lifecycle rank of a final render (complete, failed). */
 const FINAL_RANK = LIFECYCLE_RANK.complete;
 
-/** A team's row with its counts (`IndexStore.teams`). */
-export type TeamCounted = TeamRow & { readonly renders: number; readonly projects: number; readonly moving: number };
-
 /**
- * The render index in the store (SQLite or PostgreSQL): teams with their backfill state and sync times, projects
+ * The replica's tables in the store (SQLite or PostgreSQL): teams with their backfill state and sync times, projects
  * with their templates and per-project backfill checkpoint, and every render as v1 last showed it. A render row is
  * only ever replaced by a state that is not older (updated_at, then the lifecycle rank) — in one statement, so two
  * instances (or a webhook and a sync) writing one render at once agree. One instance syncs a team at a time: the
@@ -68,7 +30,7 @@ export type TeamCounted = TeamRow & { readonly renders: number; readonly project
  * followed row by row — a repair's rewrite — records its number in the team's row (`reset_seq`): a copy older than it is
  * read whole again.
  */
-export class IndexStore {
+export class ReplicaStore {
   private readonly sqlite: boolean;
 
   constructor(private readonly db: Kysely<Database>, private readonly now: () => number = Date.now) {
@@ -401,26 +363,4 @@ export class IndexStore {
     await this.db.deleteFrom('index_projects').where('team_id', '=', teamId).execute();
     await this.db.deleteFrom('index_teams').where('team_id', '=', teamId).execute();
   }
-}
-
-function toTeamRow(r: Database['index_teams']): TeamRow {
-  const n = (v: number | null) => (v === null ? null : Number(v));
-  return {
-    team: JSON.parse(r.team) as V1Team,
-    members: JSON.parse(r.members) as V1TeamMember[],
-    state: r.state === 'ready' ? 'ready' : 'backfilling',
-    backfilledAt: n(r.backfilled_at),
-    syncedAt: n(r.synced_at),
-    webhookAt: n(r.webhook_at),
-    ...(r.sync_started_at === null || r.sync_started_at === undefined ? {} : { syncStartedAt: Number(r.sync_started_at) }),
-  };
-}
-
-function toProjectRow(r: Database['index_projects']): ProjectRow {
-  return {
-    project: JSON.parse(r.project) as V1Project,
-    templates: r.templates === null ? null : (JSON.parse(r.templates) as V1TemplateSummary[]),
-    backfilled: Number(r.backfilled) === 1,
-    headMark: r.head_mark === null || r.head_mark === undefined ? null : Number(r.head_mark),
-  };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
-import { IndexStore } from '../../src/store/render-index.js';
+import { ReplicaStore } from '../../src/store/replica-store.js';
 import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../../src/v1/schemas.js';
 import { databases } from '../helpers/databases.js';
 
@@ -10,11 +10,11 @@ const [{ url }] = (await databases()) as unknown as [{ url: string }];
 let db: Db;
 let now = 2_000_000_000_000;
 const clock = () => now;
-let ix: IndexStore;
+let ix: ReplicaStore;
 beforeAll(async () => {
   db = await openDb(url);
   await migrate(db.kysely);
-  ix = new IndexStore(db.kysely, clock);
+  ix = new ReplicaStore(db.kysely, clock);
 });
 afterAll(async () => db.close());
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
-import { IndexStore, type RenderRow } from '../../src/store/render-index.js';
+import { ReplicaStore } from '../../src/store/replica-store.js';
+import type { RenderRow } from '../../src/store/replica-rows.js';
 import type { V1Project, V1Render, V1Team } from '../../src/v1/schemas.js';
 import { databases } from '../helpers/databases.js';
 
@@ -19,11 +20,11 @@ const render = (id: string, projectId: string, status: V1Render['status'], updat
 
 describe.each(dbs)('change marks on $name', ({ name, url }) => {
   let db: Db;
-  let ix: IndexStore;
+  let ix: ReplicaStore;
   beforeAll(async () => {
     db = await openDb(url);
     await migrate(db.kysely);
-    ix = new IndexStore(db.kysely, () => 5_000);
+    ix = new ReplicaStore(db.kysely, () => 5_000);
     for (const t of ['t1', 't2', 't3']) await ix.putTeam(team(t), []);
     await ix.putProjects('t1', [project('p1'), project('p2')]);
     await ix.putProjects('t2', [project('q1')]);
@@ -77,7 +78,7 @@ describe.each(dbs)('change marks on $name', ({ name, url }) => {
     // the late writer: its own connection, a transaction open across the reader's mark
     const other = name === 'sqlite' ? await openDb(url) : db;
     const late = other.kysely.transaction().execute(async (tx) => {
-      await new IndexStore(tx, () => 6_000).putRenders('t1', [render('late', 'p1', 'queued', 30)]);
+      await new ReplicaStore(tx, () => 6_000).putRenders('t1', [render('late', 'p1', 'queued', 30)]);
       written();
       await held;
     });
