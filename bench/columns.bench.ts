@@ -8,7 +8,8 @@
  * of every kind, signed outputs; bench/sim-team.ts) instead of plain generated renders.
  */
 import { loadMappings } from '../src/config/mappings.js';
-import { execute, type Execution } from '../src/exec/execute.js';
+import { execute } from '../src/exec/execute.js';
+import type { Execution } from '../src/exec/execution.js';
 import { bodyJson } from '../src/lib/item-bytes.js';
 import { ReplicaSource } from '../src/exec/replica-source.js';
 import type { RecordSource } from '../src/exec/source.js';

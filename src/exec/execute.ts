@@ -1,54 +1,21 @@
 import type { FilterNode, QueryNode, SelectNode } from '../query/ast.js';
-import { aggregateRows, countRow, orderGroups } from '../query/aggregate.js';
-import type { ExpansionBudget } from '../query/budget.js';
+import { aggregateRows } from '../query/aggregate.js';
 import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from '../query/compile.js';
 import { fieldsToSelect } from '../query/fields-used.js';
 import { compileProjection, selectsRelations, type Projector } from '../query/project.js';
 import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
-import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
+import type { ResourceSchema } from '../query/schema.js';
 import { mergeByKey } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { Best } from './best.js';
 import { AnswerParts, CHUNK } from './answer-parts.js';
+import { countOnColumns } from './column-count.js';
+import type { ExecContext, Execution } from './execution.js';
 import { RawJson } from './raw-json.js';
 import type { ColumnScan, RecordSource } from './source.js';
 
-/** How an answer was computed (explain shows it beside the plan). */
-export interface Execution {
-  readonly strategy:
-    | 'newest-first walk' | 'oldest-first walk' | 'aggregate over the scope' | 'top-k over the scope' | 'sort of the scope'
-    // the filter answered on the source's columns: counted without records, or only the records passing it built
-    | 'count on the columns' | 'aggregate over the column matches' | 'top-k over the column matches' | 'sort of the column matches'
-    // a page read from an order the source keeps sorted, rows tested on its columns until the page is full
-    | 'page of a kept order';
-  /** Records tested against the filter (a streamed answer counts those tested before its first item). */
-  readonly tested: number;
-  readonly matched: number;
-}
-
-export interface ExecContext {
-  readonly schemas: SchemaRegistry;
-  /** Related items this request's answer may still expand (MAX_RELATED_ITEMS). */
-  readonly budget: ExpansionBudget;
-  /** Told how the answer was computed. */
-  readonly report?: (how: Execution) => void;
-  /** MAX_ITEM_MB: the render data one item may hold is refused past it before it is read (default: no bound). */
-  readonly itemMb?: number;
-  /**
-   * The caller writes the answer as its items are read (a list read): a page whose items may be large (render data, or
-   * relations expanded) is given as a stream built a part at a time (`QueryResult.lazy`), never whole at once.
-   */
-  readonly lazy?: boolean;
-  /**
-   * An answer of one item sent whole (a read by id): the room its render data took in the data room is handed here, to be
-   * given back once the answer is counted in the answer memory (so no other evaluation of the key is let in between).
-   */
-  readonly kept?: (drop: () => void) => void;
-}
-
 /** Past this many items an answer is written as a stream, a chunk at a time. */
 const STREAM_AFTER = 2000;
-
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -245,24 +212,13 @@ class Job {
 
   /** `count` aggregates, grouped by at most two column fields, counted on the columns (undefined: not such a question). */
   private async countOnColumns(cols: ColumnScan): Promise<QueryResult | undefined> {
-    const { q } = this;
-    if (q.groupBy.length > 2 || q.aggregate.some((a) => a.fn !== 'count')) return undefined;
-    if (q.groupBy.some((g) => g.fn || g.path.length !== 1)) return undefined;
-    const keys = q.groupBy.map((g) => g.path[0] as string);
-    // (the same field twice groups as once: one key in each row)
-    if (new Set(keys).size !== keys.length) return undefined;
-    const tally = cols.tally(keys, q.aggregate.map((a) => (a.field === '*' ? 'id' : a.field)));
-    if (!tally) return undefined;
-    const options = { numericStrings: true };
-    const rows = tally.groups.map((t) => countRow(keys.map((key, i) => ({ key, value: t.key[i] })), q.aggregate, t.n, t.nonNull, options));
-    // with no group key there is one row, also when nothing matched
-    if (keys.length === 0 && rows.length === 0) rows.push(countRow([], q.aggregate, 0, q.aggregate.map(() => 0), options));
-    this.tested = tally.tested;
-    this.matched = tally.groups.reduce((n, t) => n + t.n, 0);
-    const meta = buildMeta(q, await this.total(tally.tested), this.matched);
+    const counted = countOnColumns(this.q, cols);
+    if (!counted) return undefined;
+    this.tested = counted.tested;
+    this.matched = counted.matched;
+    const meta = buildMeta(this.q, await this.total(counted.tested), this.matched);
     this.report('count on the columns');
-    const data = orderGroups(rows, keys, q.sort, q.limit, q.offset, options);
-    return meta ? { meta, data } : { data };
+    return meta ? { meta, data: counted.data } : { data: counted.data };
   }
 
   private async aggregate(feed: Feed): Promise<QueryResult> {

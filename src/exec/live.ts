@@ -3,7 +3,8 @@ import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
 import type { QueryResult } from '../query/run.js';
 import type { ExecEnv } from '../live/record-map.js';
 import type { Plan } from '../plan/plan.js';
-import { execute, type Execution } from './execute.js';
+import { execute } from './execute.js';
+import type { Execution } from './execution.js';
 import { LiveSource } from './live-source.js';
 
 /** A list answered live from v1 (the executor over a LiveSource). */

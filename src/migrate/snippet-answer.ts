@@ -6,7 +6,7 @@ import type { Lookup, Rec } from '../query/compile.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import type { Equivalent } from './equivalent-model.js';
-import { mainCall } from './snippets.js';
+import { mainCall } from './snippet-common.js';
 import type { Shape } from './shape.js';
 
 /** What the snippet's items are read back with: the legacy records of v1 objects (the proof's `recordsOf`). */

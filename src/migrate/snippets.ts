@@ -1,10 +1,6 @@
-import { LIST_PARAMS, type Equivalent, type FilterCond, type StepArgs, type V1Call } from './equivalent.js';
+import type { Equivalent, StepArgs, V1Call } from './equivalent.js';
+import { COMPARE, comparesTimes, jsParam, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { own } from './own.js';
-
-/** The comparison of a time test, in every language. */
-const COMPARE: Readonly<Partial<Record<FilterCond['test'], string>>> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
-/** Whether an equivalent's steps compare times (the snippets then carry the two time helpers). */
-const comparesTimes = (e: Equivalent) => e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test)));
 
 /**
  * Runnable renderings of a v1 equivalent: a Node function (fetch), a Python function (standard library only) and a
@@ -19,37 +15,6 @@ export interface Snippets {
   /** Steps the snippets leave to the client (named in a comment): the snippet's answer is not the whole answer. */
   readonly partial: readonly string[];
 }
-
-/** The calls a resource's answer is made of, by resource (the other calls are looked up or walked through). */
-const MAIN_CALLS: Readonly<Record<string, readonly string[]>> = {
-  render: ['render', 'renders'], project: ['projects', 'project'], account: ['teams'], template: ['templates'], user: ['me'],
-};
-
-/** A parameter read in JavaScript (`params.status`; a name that is no identifier by its key: `params["account.name"]`). */
-const jsParam = (name: string) => (/^[A-Za-z_$][\w$]*$/.test(name) ? `params.${name}` : `params[${JSON.stringify(name)}]`);
-
-/** Text put in a comment of a program that runs: on one line (a shape's details come from what clients sent). */
-const oneLine = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ');
-
-/** The call whose result the legacy answer is made of (a template list walks the projects: its answer is the templates). */
-export function mainCall(e: Equivalent): string | null {
-  const names = e.calls.map((c) => c.name);
-  for (const n of own(MAIN_CALLS, e.resource ?? '') ?? []) if (names.includes(n)) return n;
-  if (names.includes('me')) return 'me';
-  for (const n of ['render', 'renders', 'projects', 'templates', 'teams', 'me']) {
-    if (e.resource === 'render' && n === 'projects') continue;
-    if (names.includes(n)) return n;
-  }
-  return names[0] ?? null;
-}
-
-const listParam = (each: string): string | undefined => (Object.hasOwn(LIST_PARAMS, each) ? LIST_PARAMS[each] : undefined);
-const singular = (name: string) => (listParam(name) ? name : name.replace(/ies$/, 'y').replace(/s$/, ''));
-const statusTable = (e: Equivalent): Record<string, string> => {
-  const out: Record<string, string> = {};
-  for (const [legacy, v1s] of Object.entries(e.statuses ?? {})) for (const s of v1s) out[s] = legacy;
-  return out;
-};
 
 /** `{project.id}` → an expression of the loop item; `{team_id}` → a parameter; other text kept. */
 function expr(value: string, each: string | null, lang: 'js' | 'py'): string {

@@ -1,4 +1,4 @@
-import type { Execution } from '../exec/execute.js';
+import type { Execution } from '../exec/execution.js';
 import type { SourceDescription } from '../exec/source.js';
 import type { ReadSource } from '../replica/service.js';
 import type { CallMeter } from '../live/meter.js';

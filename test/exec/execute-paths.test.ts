@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Best } from '../../src/exec/best.js';
-import { execute, type Execution } from '../../src/exec/execute.js';
+import { execute } from '../../src/exec/execute.js';
+import type { Execution } from '../../src/exec/execution.js';
 import { RawJson } from '../../src/exec/raw-json.js';
 import { planQuery } from '../../src/plan/plan.js';
 import { unlimited } from '../../src/query/budget.js';

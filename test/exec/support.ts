@@ -1,4 +1,5 @@
-import { execute, type Execution } from '../../src/exec/execute.js';
+import { execute } from '../../src/exec/execute.js';
+import type { Execution } from '../../src/exec/execution.js';
 import type { RecordSource, Walked } from '../../src/exec/source.js';
 import type { MergeSource } from '../../src/plan/merge.js';
 import { planQuery, type Plan } from '../../src/plan/plan.js';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { execute, type Execution } from '../../src/exec/execute.js';
+import { execute } from '../../src/exec/execute.js';
+import type { Execution } from '../../src/exec/execution.js';
 import { ReplicaSource } from '../../src/exec/replica-source.js';
 import type { RecordSource } from '../../src/exec/source.js';
 import { planQuery } from '../../src/plan/plan.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { execute, type Execution } from '../../src/exec/execute.js';
+import { execute } from '../../src/exec/execute.js';
+import type { Execution } from '../../src/exec/execution.js';
 import { ReplicaSource } from '../../src/exec/replica-source.js';
 import type { RecordSource } from '../../src/exec/source.js';
 import { planQuery } from '../../src/plan/plan.js';

@@ -1,0 +1,41 @@
+import { LIST_PARAMS, type Equivalent, type FilterCond } from './equivalent.js';
+import { own } from './own.js';
+
+/** What the Node, Python and curl renderings of an equivalent share (src/migrate/snippets.ts). Pure. */
+
+/** The comparison of a time test, in every language. */
+export const COMPARE: Readonly<Partial<Record<FilterCond['test'], string>>> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+/** Whether an equivalent's steps compare times (the snippets then carry the two time helpers). */
+export const comparesTimes = (e: Equivalent) => e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test)));
+
+/** The calls a resource's answer is made of, by resource (the other calls are looked up or walked through). */
+export const MAIN_CALLS: Readonly<Record<string, readonly string[]>> = {
+  render: ['render', 'renders'], project: ['projects', 'project'], account: ['teams'], template: ['templates'], user: ['me'],
+};
+
+/** A parameter read in JavaScript (`params.status`; a name that is no identifier by its key: `params["account.name"]`). */
+export const jsParam = (name: string) => (/^[A-Za-z_$][\w$]*$/.test(name) ? `params.${name}` : `params[${JSON.stringify(name)}]`);
+
+/** Text put in a comment of a program that runs: on one line (a shape's details come from what clients sent). */
+export const oneLine = (text: string) => text.replace(/[\r\n\u2028\u2029]+/g, ' ');
+
+/** The call whose result the legacy answer is made of (a template list walks the projects: its answer is the templates). */
+export function mainCall(e: Equivalent): string | null {
+  const names = e.calls.map((c) => c.name);
+  for (const n of own(MAIN_CALLS, e.resource ?? '') ?? []) if (names.includes(n)) return n;
+  if (names.includes('me')) return 'me';
+  for (const n of ['render', 'renders', 'projects', 'templates', 'teams', 'me']) {
+    if (e.resource === 'render' && n === 'projects') continue;
+    if (names.includes(n)) return n;
+  }
+  return names[0] ?? null;
+}
+
+export const listParam = (each: string): string | undefined => (Object.hasOwn(LIST_PARAMS, each) ? LIST_PARAMS[each] : undefined);
+export const singular = (name: string) => (listParam(name) ? name : name.replace(/ies$/, 'y').replace(/s$/, ''));
+export const statusTable = (e: Equivalent): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const [legacy, v1s] of Object.entries(e.statuses ?? {})) for (const s of v1s) out[s] = legacy;
+  return out;
+};
+
