@@ -1,3 +1,4 @@
+import type { FilterNode } from './ast.js';
 import type { Issues } from './issues.js';
 
 /**
@@ -29,5 +30,21 @@ export class TermCount {
     this.over = true;
     this.issues.add('filter', `The filter has more than ${this.cap} terms`);
     return false;
+  }
+}
+
+/** The terms of a parsed filter: each `_and`/`_or` and each comparison, relational quantifiers and what they hold. */
+export function termsOf(node: FilterNode | null): number {
+  if (!node) return 0;
+  switch (node.kind) {
+    case 'And':
+    case 'Or': {
+      let n = 1;
+      for (const c of node.children) n += termsOf(c);
+      return n;
+    }
+    case 'Relation': return 1 + termsOf(node.filter);
+    case 'Compare': return 1;
+    case 'True': return 0;
   }
 }

@@ -2,6 +2,7 @@ import { FieldRef, Sort, type DeepNode, type SelectNode } from './ast.js';
 import type { ExpansionBudget } from './budget.js';
 import { compileFilter, compileSearch, compileSort, dateFn, type Lookup, type Rec } from './compile.js';
 import { withAliases, type DateFunction, type ResourceSchema, type SchemaRegistry } from './schema.js';
+import { termsOf } from './list-caps.js';
 
 interface SelTree { star: boolean; children: Map<string, SelTree>; fns: { field: string; fn: DateFunction }[]; counts: string[]; order: string[] }
 const tree = (): SelTree => ({ star: false, children: new Map(), fns: [], counts: [], order: [] });
@@ -91,7 +92,11 @@ export interface RelatedOptions {
  * The related items `deep` asks for: every related item (Lookup.manyAll) filtered, searched, sorted (its `_sort`, else
  * primary-key order; the id breaks ties), then offset and limit (the default limit unless `_limit`; -1: all).
  */
-function chooseRelated(all: readonly Rec[], d: DeepNode, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, nestedLimit: number): Rec[] {
+function chooseRelated(
+  all: readonly Rec[], d: DeepNode, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, nestedLimit: number, budget?: ExpansionBudget,
+): Rec[] {
+  // every candidate is tested (and sorted) before any is kept: counted first, whatever the filter keeps
+  budget?.chargeTests(all.length, termsOf(d.filter) + (d.search ? 1 : 0) + d.sort.length);
   const filter = compileFilter(d.filter, resource, schemas, lookup);
   const search = compileSearch(d.search, resource);
   const byId = Sort.create(FieldRef.create(['id']), 'asc');
@@ -143,7 +148,7 @@ function projectorFor(
       };
     }
     return (r: Rec, o: Record<string, unknown>) => {
-      const items = d ? chooseRelated(lookup.manyAll?.(rel.resource, r, source, parentKey) ?? [], d, relSchema, schemas, lookup, nestedLimit)
+      const items = d ? chooseRelated(lookup.manyAll?.(rel.resource, r, source, parentKey) ?? [], d, relSchema, schemas, lookup, nestedLimit, budget)
         : lookup.many(rel.resource, r, source, parentKey);
       budget?.charge(items.length);
       o[name] = subProject ? items.map(subProject) : items.map((x) => x.id);
