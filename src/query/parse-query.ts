@@ -9,6 +9,7 @@ import {
 } from './ast.js';
 import type { DynamicContext } from './dynamic.js';
 import { Issues } from './issues.js';
+import { QUERY_CAPS, withinCap } from './list-caps.js';
 import { fieldOf, parseFilter } from './parse-filter.js';
 import { integer, list, objectParam, parseAggregate, parseFields, parseGroupBy, parseSort } from './parse-params.js';
 import { withAliases, type ResourceSchema, type SchemaRegistry } from './schema.js';
@@ -31,7 +32,7 @@ export const DEFAULT_MAX_RELATIONAL_DEPTH = 10;
  */
 function parseAlias(raw: unknown, resource: ResourceSchema, issues: Issues): Record<string, string> | undefined {
   const value = objectParam(raw, 'alias', '"alias" must be an object', issues);
-  if (!value) return undefined;
+  if (!value || !withinCap(Object.keys(value), QUERY_CAPS.alias, 'alias', 'alias', issues)) return undefined;
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, of] of Object.entries(value)) {
     const at = `alias.${name}`;
@@ -68,7 +69,9 @@ function deepLevel(
   let limit: number | undefined;
   let offset = 0;
   let page: number | undefined;
-  for (const key of Object.keys(raw)) {
+  const keys = Object.keys(raw);
+  if (!withinCap(keys, QUERY_CAPS.deepKeys, 'deep', path, issues)) return { filter, search, sort, offset, children };
+  for (const key of keys) {
     const v = raw[key];
     const at = `${path}.${key}`;
     if (key.startsWith('_')) {
