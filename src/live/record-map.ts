@@ -83,8 +83,10 @@ export class RecordMap implements Lookup {
     return [];
   }
 
-  setChildren(parentResource: string, parentId: string, field: string, recs: Rec[]): void {
+  /** The related records of a parent's field; `whole`: they are every one (a `deep` option or `count()` reads them too). */
+  setChildren(parentResource: string, parentId: string, field: string, recs: Rec[], whole = false): void {
     this.children.set(`${parentResource}:${parentId}:${field}`, recs);
+    if (whole) this.children.set(`${parentResource}:${parentId}:${field}:all`, recs);
   }
 
   get hasMisses(): boolean {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { settleItem } from '../exec/item-bound.js';
 import { RecordMap } from '../live/record-map.js';
 import { compileProjection } from '../query/project.js';
+import type { QueryNode } from '../query/ast.js';
 import { selectRecords, type QueryResult } from '../query/run.js';
 import { searchPreHandler } from '../http/search.js';
 import type { ResourceSchema } from '../query/schema.js';
@@ -39,10 +40,14 @@ async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser,
   const record = index.add('user', {
     id: user.id, first_name: user.firstName, last_name: user.lastName, email: user.email, role: user.role,
   });
-  index.setChildren('user', user.id, 'accounts', accounts);
-  index.setChildren('user', user.id, 'accounts_owned', accounts.filter((_a, i) => teams[i]?.role === 'admin'));
+  // (every account the key reaches: deep[accounts][…] chooses among them as Directus does)
+  index.setChildren('user', user.id, 'accounts', accounts, true);
+  index.setChildren('user', user.id, 'accounts_owned', accounts.filter((_a, i) => teams[i]?.role === 'admin'), true);
   return { q, schema, env, index, record };
 }
+
+/** How related items are chosen: `deep` and `alias` as every read applies them (attack pass 11, M: /users/me ignored deep). */
+const relatedOf = (q: QueryNode, nestedLimit: number) => ({ deep: q.deep, alias: q.alias, nestedLimit });
 
 /**
  * The legacy User object, shaped by `fields` (`/users/me`). `kept`: the room its render data took in the data room, handed
@@ -52,7 +57,7 @@ export async function legacyUser(
   deps: Deps, request: FastifyRequest, user: LegacyUser, kept?: KeptRoom, gone?: AbortSignal,
 ): Promise<Record<string, unknown>> {
   const { q, schema, env, index, record } = await userRecord(deps, request, user, gone);
-  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
+  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget, relatedOf(q, env.nestedLimit));
   // (one item: its render data past MAX_ITEM_MB is refused before it is read)
   const out = await settleItem((f, most) => index.settle(f, most, kept?.keep), () => project(record), deps.config.MAX_ITEM_MB);
   await deps.ids.flush();
@@ -66,7 +71,7 @@ export async function legacyUser(
 async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser, kept: KeptRoom, gone: AbortSignal): Promise<QueryResult> {
   const { q, schema, env, index, record } = await userRecord(deps, request, user, gone);
   // the projection charges the request's expansion budget (MAX_RELATED_ITEMS), as /users/me and every item read do
-  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget);
+  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget, relatedOf(q, env.nestedLimit));
   const out = await settleItem((f, most) => index.settle(f, most, kept.keep), () => {
     const sel = selectRecords([record], q, deps.mappings.schemas, index, { numericStrings: true });
     const data = sel.rows ?? (sel.page ?? []).map(project);

@@ -65,4 +65,30 @@ describe('the users the legacy role reads: its own', () => {
     expect(anonymous.statusCode).toBe(403);
     expect((await gw.get('/users')).status).toBe(403);
   });
+
+  it('deep applies under the user as under /accounts: _limit and _filter choose each account\'s related items (attack pass 11, M: ignored)', async () => {
+    type Acc = { id: string; renders: { id: string; title: string }[] };
+    const byId = (list: Acc[]) => Object.fromEntries(list.map((a) => [a.id, a.renders]));
+    const fields = 'id,renders.id,renders.title';
+    // the reference: the same accounts read as /accounts, with the same deep options
+    const ref = async (deep: string) => byId((await gw.get(`/accounts?fields=${fields}&${deep}`, token)).body.data as Acc[]);
+    const mine = async (deep: string) => {
+      const one = await gw.get(`/users/me?fields=accounts.${fields.split(',').join(',accounts.')}&${deep.replace(/deep\[/g, 'deep[accounts][')}`, token);
+      expect(one.status).toBe(200);
+      const list = await gw.get(`/users?fields=accounts.${fields.split(',').join(',accounts.')}&${deep.replace(/deep\[/g, 'deep[accounts][')}`, token);
+      expect(list.body.data).toEqual([one.body.data]);
+      return byId(one.body.data.accounts as Acc[]);
+    };
+    const limited = await mine('deep[renders][_limit]=1');
+    expect(Object.values(limited).every((r) => r.length <= 1)).toBe(true);
+    expect(Object.values(limited).some((r) => r.length === 1)).toBe(true);
+    expect(limited).toEqual(await ref('deep[renders][_limit]=1'));
+    const all = await ref('deep[renders][_limit]=-1');
+    const title = Object.values(all).flat()[0]!.title;
+    const filtered = await mine(`deep[renders][_filter][title][_eq]=${encodeURIComponent(title)}`);
+    expect(filtered).toEqual(await ref(`deep[renders][_filter][title][_eq]=${encodeURIComponent(title)}`));
+    expect(Object.values(filtered).flat().every((r) => r.title === title)).toBe(true);
+    expect(Object.values(filtered).flat().length).toBeGreaterThan(0);
+    expect(Object.values(filtered).flat().length).toBeLessThan(Object.values(all).flat().length);
+  });
 });
