@@ -49,7 +49,7 @@ export class ExpansionBudget {
    * parent held the instance 10–16 s, the items it rejected never counted).
    */
   chargeTests(candidates: number, terms: number): void {
-    this.used += Math.ceil((candidates * (terms + 1)) / TESTS_A_UNIT);
+    this.used += (candidates * (terms + 1)) / TESTS_A_UNIT; // (a fraction of a unit: a few tests cost next to nothing)
     if (this.used > this.max) {
       throw errors.invalidQuery([{
         path: 'deep',
