@@ -52,6 +52,7 @@ export async function requestSession(deps: RequestContextDeps, request: FastifyR
  */
 export async function readEnv(
   deps: ReadEnvDeps, session: V1Session, meter: CallMeter, overlayTypes: readonly OverlayType[] = ALL_OVERLAYS, gone?: AbortSignal,
+  afterWrite = false,
 ): Promise<ExecEnv> {
   const catalog = new Catalog(session, deps.cache, meter, deps.config.FANOUT_CONCURRENCY);
   const loaded = await Promise.all(overlayTypes.map(async (t) => [t, await deps.overlays.ofType(t)] as const));
@@ -60,7 +61,7 @@ export async function readEnv(
     ids: deps.ids,
     mappings: deps.mappings,
     timeUnit: deps.config.V1_TIMESTAMP_UNIT,
-    renderData: renderDataOf(deps, session.partition, gone),
+    renderData: renderDataOf(deps, session.partition, gone, afterWrite),
     overlays: Object.fromEntries(loaded),
     nestedLimit: deps.config.QUERY_LIMIT_DEFAULT,
     budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS, deps.config.MAX_ITEM_MB),
@@ -69,27 +70,29 @@ export async function readEnv(
 }
 
 /** Render data as a read of `partition` reads it: weighed, room taken in the data room (per key, per instance), read. */
-export function renderDataOf(deps: RenderDataDeps, partition: string, gone?: AbortSignal): RenderDataReader {
+export function renderDataOf(deps: RenderDataDeps, partition: string, gone?: AbortSignal, afterWrite = false): RenderDataReader {
   const store = deps.renderData;
   return {
     sizes: (ids) => store.sizes(ids),
     many: (ids) => store.many(ids),
-    room: deps.dataRoom.forAnswer(partition, gone),
+    room: deps.dataRoom.forAnswer(partition, gone, afterWrite),
   };
 }
 
 /**
  * The per-request pieces every legacy read needs: meter, v1 session and execution environment. `gone`: the answer's end
  * (src/read/answer-end.ts) — a wait for room in the data room ends with it, and the room its reads hold is given back.
+ * `afterWrite`: the environment reads the answer of a write already made (its waits for room never end in a 503).
  */
 export async function requestEnv(
   deps: ReadEnvDeps & RequestContextDeps,
   request: FastifyRequest,
   overlayTypes: readonly OverlayType[] = ALL_OVERLAYS,
   gone?: AbortSignal,
+  afterWrite = false,
 ): Promise<{ env: ExecEnv; meter: CallMeter; session: V1Session }> {
   const { meter, session } = await requestSession(deps, request);
-  return { env: await readEnv(deps, session, meter, overlayTypes, gone), meter, session };
+  return { env: await readEnv(deps, session, meter, overlayTypes, gone, afterWrite), meter, session };
 }
 
 /**

@@ -41,9 +41,11 @@ export class DataRoom {
    * idempotent. `gone` (the client left) ends the wait: a 503, nothing built for nobody. A wait longer than `waitMs` ends
    * too, in a 503 with Retry-After: the room it waits for is held by answers whose readers are not reading — possibly
    * its own client's, which reads no answer before every one has begun (its answers would wait for each other until the
-   * connection's idle timeout: attack pass 10).
+   * connection's idle timeout: attack pass 10). `afterWrite`: the answer of a write already made — its wait ends by
+   * going in past the bound instead (a write's own answer is never turned into a retryable 503: attack pass 11, M — a
+   * client obeying Retry-After made the render twice).
    */
-  async take(key: string, bytes: number, holding = false, gone?: AbortSignal): Promise<() => void> {
+  async take(key: string, bytes: number, holding = false, gone?: AbortSignal, afterWrite = false): Promise<() => void> {
     if (gone?.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
     // (a key's own waiters keep their order: none passes an earlier one of its key)
     if (!holding && (this.waiting.some((w) => w.key === key) || !this.fits(key, bytes))) {
@@ -58,7 +60,9 @@ export class DataRoom {
           this.wake(); // (it may have held back later waiters of its key)
         };
         const left = () => drop(errors.serviceUnavailable('The client has gone.', 'gateway'));
-        const waited = () => drop(errors.busy('Answers of this key not yet read hold the memory its answer needs; retry shortly.', WAITED_RETRY_SECONDS));
+        const waited = afterWrite
+          ? () => { if (this.waiting.includes(w)) { this.waiting.splice(this.waiting.indexOf(w), 1); this.add(key, bytes); w.go(); } }
+          : () => drop(errors.busy('Answers of this key not yet read hold the memory its answer needs; retry shortly.', WAITED_RETRY_SECONDS));
         const timer = this.waitMs > 0 ? setTimeout(waited, this.waitMs) : undefined;
         timer?.unref();
         const w: Waiter = { key, bytes, go: () => { gone?.removeEventListener('abort', left); clearTimeout(timer); go(); } };
@@ -81,15 +85,16 @@ export class DataRoom {
    * `take` for one answer of `key`: a wait ends when `gone` aborts (its reply closed: sent, or its client gone), and so
    * does any room the answer still holds then — whatever path its items took (a stream dropped half-way, a source left
    * suspended), the room never outlives the reply (attack pass 9: a client leaving a stream left its key's room held).
+   * `afterWrite`: as `take`'s.
    */
-  forAnswer(key: string, gone?: AbortSignal): (bytes: number, holding: boolean) => Promise<() => void> {
-    if (!gone) return (bytes, holding) => this.take(key, bytes, holding);
+  forAnswer(key: string, gone?: AbortSignal, afterWrite = false): (bytes: number, holding: boolean) => Promise<() => void> {
+    if (!gone) return (bytes, holding) => this.take(key, bytes, holding, undefined, afterWrite);
     const held = new Set<() => void>();
     gone.addEventListener('abort', () => {
       for (const r of [...held]) r();
     }, { once: true });
     return async (bytes, holding) => {
-      const release = await this.take(key, bytes, holding, gone);
+      const release = await this.take(key, bytes, holding, gone, afterWrite);
       const once = () => {
         held.delete(once);
         release();

@@ -89,11 +89,12 @@ export class ItemReads {
   /**
    * The read itself, without the heavy-read gate — for a caller that holds its key's place already (a write by query):
    * from the replica when it holds the scope, else live, as a list read is answered. `gone`: its answer's end (a wait for
-   * room ends, and the room its evaluations hold is given back then).
+   * room ends, and the room its evaluations hold is given back then); `afterWrite`: the answer of a write already made.
    */
-  async read(ctx: RequestContext, q: QueryNode, gone?: AbortSignal): Promise<QueryResult> {
+  async read(ctx: RequestContext, q: QueryNode, gone?: AbortSignal, afterWrite = false): Promise<QueryResult> {
     const session = await ctx.session();
-    const { result } = await this.answer(q, planQuery(q, this.resource, this.planning), await this.env(ctx, session, gone), session, ctx.now, undefined, true);
+    const env = await this.env(ctx, session, gone, afterWrite);
+    const { result } = await this.answer(q, planQuery(q, this.resource, this.planning), env, session, ctx.now, undefined, true);
     await this.deps.ids.flush();
     return result;
   }
@@ -122,8 +123,8 @@ export class ItemReads {
   }
 
   /** `gone`: the client left (a wait for room in the data room ends). */
-  private env(ctx: RequestContext, session: V1Session, gone?: AbortSignal): Promise<ExecEnv> {
-    return readEnv(this.deps, session, ctx.meter, this.resource === 'template' ? [] : ALL_OVERLAYS, gone);
+  private env(ctx: RequestContext, session: V1Session, gone?: AbortSignal, afterWrite = false): Promise<ExecEnv> {
+    return readEnv(this.deps, session, ctx.meter, this.resource === 'template' ? [] : ALL_OVERLAYS, gone, afterWrite);
   }
 
   /** `lazy`: the caller writes the answer as it is read (a list): a page of large items is given as a stream built as read. */

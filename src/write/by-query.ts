@@ -96,7 +96,7 @@ export async function patchByQuery(
     const back = Query.with(answer, {
       filter: Compare.create(FieldRef.create(['id']), '_in', ids), search: null, sort: byId, limit: -1, offset: 0, meta: [], aggregate: [], groupBy: [],
     });
-    return await send(deps, ctx, reply, await reads.read(ctx, back, end.gone), back, schema);
+    return await send(deps, ctx, reply, await reads.read(ctx, back, end.gone, true), back, schema);
   } catch (e) {
     release?.();
     throw e;

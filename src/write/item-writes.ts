@@ -3,7 +3,7 @@ import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../errors/catalog.js';
 import { toGatewayError } from '../errors/handler.js';
-import { parseLegacyQuery, requestEnv, type QueryDeps, type ReadEnvDeps } from '../read/context.js';
+import { parseLegacyQuery, renderDataOf, requestEnv, type QueryDeps, type ReadEnvDeps } from '../read/context.js';
 import { isUuid } from '../lib/uuid.js';
 import { executeOne } from '../exec/live.js';
 import { RecordMap } from '../live/record-map.js';
@@ -101,7 +101,8 @@ export class ItemWrites {
     const input = this.checkCreate(c, item);
     // the query (fields) is checked before anything is created
     const q = parseLegacyQuery(deps, request, deps.mappings.schemas.render as ResourceSchema);
-    const { env, session } = await requestEnv(deps, request);
+    // (render data is read only for the answer, once the render is made: its waits never end in a 503)
+    const { env, session } = await requestEnv(deps, request, undefined, undefined, true);
     const claimed = async (ids: readonly string[]) =>
       new Set([...(await deps.renderData.claimed(ids)), ...(await deps.idempotency.claimedRenders(ids))]);
     const result = await createRender(input, {
@@ -219,7 +220,7 @@ export class ItemWrites {
     const deps = this.deps;
     const resource = c.resource as 'render' | 'project' | 'account';
     const q = parseLegacyQuery(deps, request, deps.mappings.schemas[resource] as ResourceSchema);
-    const { env } = await requestEnv(deps, request, undefined, gone);
+    const { env, session } = await requestEnv(deps, request, undefined, gone);
     const planning = { statusToV1: deps.mappings.status.toV1, schemas: deps.mappings.schemas };
     const plan = (x: typeof q) => planQuery(x, resource, planning);
     const v1Ids = new Map<string, string>();
@@ -231,7 +232,10 @@ export class ItemWrites {
     }
     const userId = request.principal?.user.id ?? null;
     for (const ch of changes) if (Object.keys(ch.values).length > 0) await deps.overlays.set(resource, v1Ids.get(ch.id)!, ch.values, userId);
-    const fresh = { ...env, overlays: { ...env.overlays, [resource]: await deps.overlays.ofType(resource) } };
+    // (read back once written: its waits for room never end in a 503)
+    const fresh = {
+      ...env, overlays: { ...env.overlays, [resource]: await deps.overlays.ofType(resource) }, renderData: renderDataOf(deps, session.partition, gone, true),
+    };
     const out: unknown[] = [];
     for (const id of ids) out.push(await executeOne(resource, id, q, plan, fresh));
     await deps.ids.flush();

@@ -112,4 +112,37 @@ describe('a read waiting for room its key\'s unread answers hold (attack pass 10
       expect(digest(await read(again.res))).toBe(digest(JSON.stringify({ data: { data: { text: big.get(ids[i]!) } } })));
     }
   }, 120_000);
+
+  it('a write made while its key\'s unread answers hold the room is answered 200 once it waited, never a 503 (attack pass 11, M: the render was made, then 503 with Retry-After)', async () => {
+    const ids = [...big.keys()];
+    const where = await gw.get(`/renders/${ids[0]}?fields=project,account`, ann);
+    expect(where.status).toBe(200);
+    const { project, account } = where.body.data as { project: string; account: string };
+    // two large answers begun and not read: the key's answer memory (16 MB) is past its bound
+    const held = await Promise.all(ids.slice(0, 2).map((id) => begin(`/renders/${id}?fields=data`)));
+    expect(held.map((b) => b.res.statusCode)).toEqual([200, 200]);
+    try {
+      const title = `after-write ${Date.now()}`;
+      const created = await fetch(`${base}/renders`, {
+        method: 'POST', headers: { authorization: `Bearer ${ann}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ project, account, title, data: { made: title } }),
+      });
+      expect(created.status).toBe(200);
+      const made = ((await created.json()) as { data: { id: string; title: string; data: unknown } }).data;
+      expect({ title: made.title, data: made.data }).toEqual({ title, data: { made: title } });
+      // the same while a PATCH by query changes it: answered with the item as changed
+      const patched = await fetch(`${base}/renders?fields=id,title,data`, {
+        method: 'PATCH', headers: { authorization: `Bearer ${ann}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: { filter: { id: { _eq: made.id } } }, data: { title: `${title} (2)` } }),
+      });
+      expect(patched.status).toBe(200);
+      expect(((await patched.json()) as { data: unknown[] }).data).toEqual([{ id: made.id, title: `${title} (2)`, data: { made: title } }]);
+      // made once
+      const listed = await gw.get(`/renders?fields=id&filter[title][_starts_with]=${encodeURIComponent(title)}`, ann);
+      expect(listed.body.data).toEqual([{ id: made.id }]);
+    } finally {
+      const bodies = await Promise.all(held.map((b) => read(b.res)));
+      expect(bodies.map(digest)).toEqual(ids.slice(0, 2).map((id) => digest(JSON.stringify({ data: { data: { text: big.get(id) } } }))));
+    }
+  }, 120_000);
 });

@@ -115,4 +115,16 @@ describe('the data room: render data being built, bounded per key and per instan
     await w;
     expect(unbounded.held('k')).toBe(1);
   });
+
+  it('the answer of a write already made goes in past the bound once its wait ran out, never refused (attack pass 11, M)', async () => {
+    const over = new Set<string>(['k']);
+    const room = new DataRoom(10, 100, { over: (key) => over.has(key) }, 40);
+    let inAt = 0;
+    const started = Date.now();
+    const release = await room.take('k', 7, false, undefined, true).then((r) => { inAt = Date.now(); return r; });
+    expect(inAt - started).toBeGreaterThanOrEqual(35);
+    expect({ held: room.held('k'), queued: room.queued }).toEqual({ held: 7, queued: 0 });
+    release();
+    expect(room.held()).toBe(0);
+  });
 });
