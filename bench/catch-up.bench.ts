@@ -114,31 +114,31 @@ log(`store: ${TEAMS} teams, ${world.renders.size} renders; ${changed} renders of
 const a = await replica();
 const b = await replica();
 let t = performance.now();
-for (const team of teams) await b.index!.load(team.id);
+for (const team of teams) await b.replica!.load(team.id);
 log(`B reads the 10 teams whole (one after another): ${(performance.now() - t).toFixed(0)} ms`);
-const held = teams.map((x) => b.index!.team(x.id)!);
+const held = teams.map((x) => b.replica!.team(x.id)!);
 
 // A's writes B does not hear of
 for (const team of teams) {
   const some = rendersOf(team.id).slice(0, changed).map((r) => ({ ...r, name: `${r.name} (changed)`, updated_at: (r.updated_at ?? r.created_at) + 60 }));
-  await a.index!.store.putRenders(team.id, some, Date.now());
+  await a.replica!.store.putRenders(team.id, some, Date.now());
 }
-const store = b.index!.store;
+const store = b.replica!.store;
 let rows = 0;
 const original = store.changesSince.bind(store);
 store.changesSince = async (...args) => { const r = await original(...args); rows += r.rows; return r; };
 t = performance.now();
 await b.bus.sync();
-await b.index!.idle();
+await b.replica!.idle();
 const catchUpMs = performance.now() - t;
-const same = teams.every((x, i) => b.index!.team(x.id) === held[i]);
-const current = teams.every((x) => b.index!.team(x.id)!.render(rendersOf(x.id)[0]!.id)!.render.name.endsWith('(changed)'));
+const same = teams.every((x, i) => b.replica!.team(x.id) === held[i]);
+const current = teams.every((x) => b.replica!.team(x.id)!.render(rendersOf(x.id)[0]!.id)!.render.name.endsWith('(changed)'));
 log(`B catches up after the resync: ${catchUpMs.toFixed(0)} ms, ${rows} rows read (teams kept: ${same}, current: ${current})`);
 
 // what a resync cost before: the teams read whole again
 const c = await replica();
 t = performance.now();
-await Promise.all(teams.map((x) => c.index!.load(x.id)));
+await Promise.all(teams.map((x) => c.replica!.load(x.id)));
 log(`a replica reading the 10 teams whole (at once): ${(performance.now() - t).toFixed(0)} ms`);
 await a.close();
 await b.close();

@@ -73,7 +73,7 @@ async function run(spares: string): Promise<void> {
     else if (r.headers['x-gateway-partial']) out.partial++;
     else out.index++;
   }
-  const states = (await deps.index!.status()).map((t) => t.state);
+  const states = (await deps.replica!.status()).map((t) => t.state);
   log(`V1_RETRY_BUDGET_PER_READ=${spares}: ${JSON.stringify(out)}; teams ${states.join(',')}`);
   await app.close();
   await deps.close();

@@ -10,12 +10,12 @@ import { createLogger } from '../src/log/logger.js';
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with --expose-gc');
 const deps = await createDeps(loadConfig(process.env), createLogger('silent'));
-const teams = (await deps.index!.status()).map((t) => t.team);
+const teams = (await deps.replica!.status()).map((t) => t.team);
 gc();
 const before = process.memoryUsage().heapUsed;
 let renders = 0;
 for (const id of teams) {
-  const t = await deps.index!.load(id);
+  const t = await deps.replica!.load(id);
   if (!t) continue;
   t.renderRecords(); // the legacy records a scan builds (kept)
   t.newestFirst();

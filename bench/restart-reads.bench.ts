@@ -69,7 +69,7 @@ const scope = { resource: 'render', ids: null, projects: [derivedUuid('project',
 
 for (const wait of ['250', '600000']) {
   const deps = await replica(wait);
-  const index = deps.index!;
+  const index = deps.replica!;
   let gap = 0; let lastTick = performance.now();
   const iv = setInterval(() => { const n = performance.now(); gap = Math.max(gap, n - lastTick); lastTick = n; }, 1);
   let t = performance.now();
@@ -94,7 +94,7 @@ for (const wait of ['250', '600000']) {
   const each: number[] = [];
   for (const team of teams) {
     const s = performance.now();
-    await deps.index!.load(team.id);
+    await deps.replica!.load(team.id);
     each.push(performance.now() - s);
   }
   log(`one after another (the first read's wait before): ${(performance.now() - t).toFixed(0)} ms (${each.map((x) => x.toFixed(0)).join(', ')})`);

@@ -28,12 +28,12 @@ const gw = await startGateway({ INDEX_ACTIVE_MS: '3600000', LOG_LEVEL: 'silent' 
 const sim = gw.s.sim;
 await gw.addUser(0, 'check@example.com');
 const teamIds = gw.s.keys[0]!.teams.map((t) => t.id);
-await gw.deps.index!.syncNow(teamIds);
+await gw.deps.replica!.syncNow(teamIds);
 // renders still moving in the seeded world end; the first syncs see them final
 sim.clock.advance(60_000);
 const calls = () => [...sim.stats].filter(([k]) => k !== 'GET /v1/teams' && k !== 'GET /v1/me').reduce((n, [, v]) => n + v, 0);
 const changes = async () => Number((await sql<{ n: number }>`select total_changes() as n`.execute(gw.deps.db.kysely)).rows[0]!.n);
-const index = gw.deps.index!;
+const index = gw.deps.replica!;
 const person = sim.world.people.get(gw.s.keys[0]!.user_id)!;
 const projectsOf = new Map<string, string[]>();
 for (const p of sim.world.projects.values()) if (teamIds.includes(p.teamId)) projectsOf.set(p.teamId, [...(projectsOf.get(p.teamId) ?? []), p.id]);

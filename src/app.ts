@@ -120,7 +120,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onError', async (request, _reply, err) => {
     if (err instanceof V1UnauthorizedError && request.principal) {
       deps.forgetKey(request.principal.user.id);
-      deps.index?.forgetReach(); // and the index checks reach again (KEY_RECHECK_MS is an upper bound)
+      deps.replica?.forgetReach(); // and the index checks reach again (KEY_RECHECK_MS is an upper bound)
     }
   });
 
@@ -158,9 +158,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerGatewayRoutes(app, deps);
   registerDeprecationRoutes(app, deps);
   registerWebhookRoutes(app, deps);
-  if (deps.index) {
-    deps.metrics.index(deps.index);
-    deps.index.start();
+  if (deps.replica) {
+    deps.metrics.index(deps.replica);
+    deps.replica.start();
   }
   return app;
 }

@@ -91,7 +91,7 @@ export interface Deps {
   /** v1 render events, checked and applied (to the replica and the caches). */
   readonly webhooks: WebhookReceiver;
   /** The replica (null when INDEX_ENABLED=false: every read is answered live). */
-  readonly index: ReplicaService | null;
+  readonly replica: ReplicaService | null;
   /** The v1 API as this legacy user's bound key sees it. */
   v1For(userId: string, meter?: V1Meter, requestId?: string): Promise<V1Session>;
   /** The cache partition of the user's key when the key is held in memory (undefined otherwise). */
@@ -183,7 +183,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     ? new ReplicaService({ config, logger, clock, bus, db, ids, mappings, overlays, renderData, credits: config.renderCredits }, readers)
     : null;
   const webhooks = new WebhookReceiver({ config, clock, logger, metrics, readers, ledger: new WebhookLedger(db.kysely, now), owners: index?.store });
-  fanOut(webhooks, { index, cache, bus, logger });
+  fanOut(webhooks, { replica: index, cache, bus, logger });
   // answers not yet sent past their bounds hold back the building of more render data (their readers stopped reading)
   const answerMemory = new AnswerMemory(config.ANSWER_MEMORY_MB_PER_KEY * 1_048_576, config.ANSWER_MEMORY_MB * 1_048_576);
   const dataRoom = new DataRoom(config.DATA_BUILD_MB_PER_KEY * 1_048_576, config.DATA_BUILD_MB * 1_048_576, answerMemory, config.DATA_WAIT_MS);
@@ -191,7 +191,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const deps: Deps = {
     readers,
     webhooks,
-    index,
+    replica: index,
     metrics,
     v1Health,
     lifecycle: new Lifecycle(),

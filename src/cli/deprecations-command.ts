@@ -32,7 +32,7 @@ export async function deprecationsCommand(deps: Deps, argv: readonly string[]): 
     case 'clear': {
       const body = action === 'clear' ? { rules: [] } : readRules(values.file);
       // the rules name legacy routes: the app's routes are known once it is built (nothing listens; no replica started)
-      const app = await buildApp({ ...deps, index: null });
+      const app = await buildApp({ ...deps, replica: null });
       try {
         await app.ready();
         const set = await d.replace(body).catch((e: unknown) => {

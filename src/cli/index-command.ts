@@ -52,7 +52,7 @@ function notSynced(deps: Deps, e: unknown, o: IndexCommandOptions): string {
 export async function indexCommand(
   deps: Deps, action: string | undefined, named: readonly string[] | undefined, repairing = false, o: IndexCommandOptions = {},
 ): Promise<number> {
-  const index = deps.index;
+  const index = deps.replica;
   if (!index) throw new AdminError('the render index is disabled (INDEX_ENABLED=false)');
   if (action === 'status') {
     for (const t of await index.status()) {

@@ -15,45 +15,45 @@ export class LiveSource implements RecordSource {
   readonly kind = 'live';
   readonly compactAfter = 2000;
   readonly nestedLimit: number;
-  private readonly index: RecordMap;
+  private readonly records: RecordMap;
   /** The v1 id each render record was built from. */
   private readonly v1Ids = new WeakMap<Rec, string>();
 
   constructor(private readonly env: ExecEnv) {
-    this.index = new RecordMap(env);
+    this.records = new RecordMap(env);
     this.nestedLimit = env.nestedLimit;
   }
 
   one(resource: string, id: string): Rec | undefined {
-    return this.index.one(resource, id);
+    return this.records.one(resource, id);
   }
 
   many(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
-    return this.index.many(resource, parent, field, parentResource);
+    return this.records.many(resource, parent, field, parentResource);
   }
 
   manyAll(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[] {
-    return this.index.manyAll(resource, parent, field, parentResource);
+    return this.records.manyAll(resource, parent, field, parentResource);
   }
 
   /** Relations fetched and render data read (weighed first: past `most` bytes, HandFull) until the evaluation misses none. */
   settle<T>(evaluate: () => T, most?: number, kept?: (drop: () => void) => void): Promise<T> {
-    return this.index.settle(evaluate, most, kept);
+    return this.records.settle(evaluate, most, kept);
   }
 
   /** Tests and comparisons read render data as the stand-in (see `ReplicaSource.settleTests`: a json field, never null). */
   settleTests<T>(evaluate: () => T): Promise<T> {
-    return this.index.settle(() => withDataAtHand(STAND_IN_HAND, evaluate));
+    return this.records.settle(() => withDataAtHand(STAND_IN_HAND, evaluate));
   }
 
   ref(rec: Rec): string {
     return this.v1Ids.get(rec) ?? (rec.id as string);
   }
 
-  /** Render records of v1 renders, each named by its v1 id (not kept by the index, pairs not queued; data read from the hand). */
+  /** Render records of v1 renders, each named by its v1 id (not kept in the record map, pairs not queued; data read from the hand). */
   private built(list: readonly V1Render[]): Rec[] {
     return list.map((r) => {
-      const rec = this.index.renderRecord(r, false);
+      const rec = this.records.renderRecord(r, false);
       this.v1Ids.set(rec, r.id);
       return rec;
     });
@@ -81,7 +81,7 @@ export class LiveSource implements RecordSource {
     } else {
       projects = (await catalog.map(teams ?? (await catalog.teams()), (t) => catalog.projectsOfTeam(t.id))).flat();
     }
-    for (const p of projects) this.index.project(p);
+    for (const p of projects) this.records.project(p);
     return projects;
   }
 
@@ -92,14 +92,14 @@ export class LiveSource implements RecordSource {
       const teamIds = plan.scope.accounts ? new Set((await this.teams(plan)).map((t) => t.id)) : null;
       const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('render', u)))).filter((x): x is string => !!x);
       const renders = (await catalog.map(v1, (id) => catalog.render(id))).filter((r): r is V1Render => !!r && (!teamIds || teamIds.has(r.project.team)));
-      const recs = this.index.renders(renders);
+      const recs = this.records.renders(renders);
       recs.forEach((r, i) => this.v1Ids.set(r, (renders[i] as V1Render).id));
       return recs;
     }
     const teamIds = new Set((await this.teams(plan)).map((t) => t.id));
     const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('project', u)))).filter((x): x is string => !!x);
     const projects = (await catalog.map(v1, (id) => catalog.project(id))).filter((p): p is V1Project => !!p && teamIds.has(p.team.id));
-    return projects.map((p) => this.index.project(p));
+    return projects.map((p) => this.records.project(p));
   }
 
   async walk<T extends { readonly at: number }>(plan: Plan, _withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
@@ -134,12 +134,12 @@ export class LiveSource implements RecordSource {
     }
     let recs: Rec[];
     if (resource === 'project') {
-      recs = (await catalog.map(await this.teams(plan), (t) => catalog.projectsOfTeam(t.id))).flat().map((p) => this.index.project(p));
+      recs = (await catalog.map(await this.teams(plan), (t) => catalog.projectsOfTeam(t.id))).flat().map((p) => this.records.project(p));
     } else if (resource === 'account') {
-      recs = await this.index.accounts(await this.teams(plan));
+      recs = await this.records.accounts(await this.teams(plan));
     } else if (resource === 'template') {
       const projects = await this.projects({ ...plan, scope: { ...plan.scope, projects: null } });
-      recs = (await catalog.map(projects, async (p) => (await catalog.templatesOf(p.id)).map((t) => this.index.template(t, p)))).flat();
+      recs = (await catalog.map(projects, async (p) => (await catalog.templatesOf(p.id)).map((t) => this.records.template(t, p)))).flat();
     } else {
       throw new TypeError(`no records for ${resource}`);
     }

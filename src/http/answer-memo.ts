@@ -35,16 +35,16 @@ export class Memo {
    * reach, fresh teams): no v1 session, meter or snapshot is made. False when it could not (then `recall`).
    */
   static answerHeld(deps: Deps, request: FastifyRequest, reply: FastifyReply, id = ''): boolean {
-    const index = deps.index;
-    if (!index || !Memo.offered(index, request)) return false;
+    const replica = deps.replica;
+    if (!replica || !Memo.offered(replica, request)) return false;
     const ctx = requestContext(deps, request);
     const user = ctx.principal.user.id;
     const partition = ctx.partitionHeld;
     if (partition === undefined) return false;
     const key = answerCacheKey(partition, user, routeFacts(request).url ?? '', id, questionOf(request));
-    if (key === null || !index.answers.holds(key)) return false;
-    const epoch = index.epochHeld(partition, ctx.now);
-    const body = epoch === undefined ? undefined : index.answers.get(key, epoch, ctx.now);
+    if (key === null || !replica.answers.holds(key)) return false;
+    const epoch = replica.epochHeld(partition, ctx.now);
+    const body = epoch === undefined ? undefined : replica.answers.get(key, epoch, ctx.now);
     if (body === undefined) return false;
     void reply.header('x-gateway-v1-calls', '0').header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
     void reply.type(JSON_TYPE).send(body);
@@ -52,15 +52,15 @@ export class Memo {
   }
 
   static async recall(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: V1Session, meter: CallMeter, id = ''): Promise<Memo | null> {
-    const index = deps.index;
+    const replica = deps.replica;
     const ctx = requestContext(deps, request);
-    if (!index || !Memo.offered(index, request)) return new Memo(deps, null, undefined, ctx.now);
+    if (!replica || !Memo.offered(replica, request)) return new Memo(deps, null, undefined, ctx.now);
     const key = answerCacheKey(session.partition, ctx.principal.user.id, routeFacts(request).url ?? '', id, questionOf(request));
     // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
-    if (key === null || !index.answers.holds(key)) return new Memo(deps, key, undefined, ctx.now);
-    const source = await index.source(session, ctx.now);
+    if (key === null || !replica.answers.holds(key)) return new Memo(deps, key, undefined, ctx.now);
+    const source = await replica.source(session, ctx.now);
     if (source.kind === 'index') {
-      const body = index.answers.get(key, source.epoch, ctx.now);
+      const body = replica.answers.get(key, source.epoch, ctx.now);
       if (body) {
         void reply.header('x-gateway-v1-calls', String(meter.calls)).header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
         void reply.type(JSON_TYPE).send(body);
@@ -71,15 +71,15 @@ export class Memo {
   }
 
   /** Whether this request's answer may come from, or go to, the cache at all (not an export, not explained). */
-  private static offered(index: ReplicaService, request: FastifyRequest): boolean {
-    return index.answers.enabled && request.headers['x-gateway-explain'] !== '1' && !exportFormat(request.query);
+  private static offered(replica: ReplicaService, request: FastifyRequest): boolean {
+    return replica.answers.enabled && request.headers['x-gateway-explain'] !== '1' && !exportFormat(request.query);
   }
 
   /** Sends `body`, kept under this request's key when it was read from the index at `source`. */
   keep(reply: FastifyReply, body: unknown, source: ReadSource, refreshAt: number): FastifyReply {
     // items the replica keeps serialised are written from their kept text (the same bytes JSON.stringify writes)
     const text = bodyJson(body);
-    const answers = this.deps.index?.answers;
+    const answers = this.deps.replica?.answers;
     if (answers && this.key !== null && source.kind === 'index') {
       void reply.header(MEMO_HEADER, 'miss');
       answers.misses++; // (counted here, once per read the cache could have answered)

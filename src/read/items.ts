@@ -21,7 +21,7 @@ import { expectedItems } from './cost.js';
 import { isHeavy, type HeavyReadGate } from './heavy.js';
 
 /** What the item reads use (given by the route file, from the composition root's set). */
-export type ItemReadsDeps = ReadEnvDeps & { readonly index: ReplicaService | null };
+export type ItemReadsDeps = ReadEnvDeps & { readonly replica: ReplicaService | null };
 
 /** A list read, answered: the query and its plan, the result, where it came from and until when it may be kept. */
 export interface ListRead {
@@ -116,7 +116,7 @@ export class ItemReads {
     let from = source;
     if (data === undefined) {
       data = await executeOne(this.resource, id, q, (x) => planQuery(x, this.resource, this.planning), env, kept);
-      from = { kind: 'live', reason: source.kind === 'index' ? 'the index does not hold this item' : source.reason };
+      from = { kind: 'live', reason: source.kind === 'index' ? 'the replica does not hold this item' : source.reason };
     }
     await this.deps.ids.flush();
     return { data, source: from, refreshAt };
@@ -132,14 +132,14 @@ export class ItemReads {
     q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false,
     kept?: (drop: () => void) => void,
   ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
-    const index = this.deps.index;
+    const replica = this.deps.replica;
     // a source decided before the plan (the answer cache's look-up) without a scope is asked again when it is live:
     // with the read's scope, a part of the reach still loading or backfilling may answer it
-    const source: ReadSource = known && (known.kind === 'index' || !index) ? known
-      : index ? await index.source(session, now, readScope(q, plan, this.deps.mappings.schemas)) : { kind: 'live', reason: 'INDEX_ENABLED=false' };
+    const source: ReadSource = known && (known.kind === 'index' || !replica) ? known
+      : replica ? await replica.source(session, now, readScope(q, plan, this.deps.mappings.schemas)) : { kind: 'live', reason: 'INDEX_ENABLED=false' };
     let refreshAt = Number.POSITIVE_INFINITY;
     let records: RecordSource;
-    if (source.kind === 'live' || !index) {
+    if (source.kind === 'live' || !replica) {
       records = new LiveSource(env);
     } else {
       const snap = source.snapshot;
@@ -148,7 +148,7 @@ export class ItemReads {
       const walk = new RefreshWalk(q.limit === -1);
       records = new ReplicaSource(snap, {
         // an answer kept for later is not given past the moment its first signed URL must be refreshed
-        refresh: async (recs, kind) => { refreshAt = Math.min(refreshAt, await index.refreshOutputs(session, snap, recs, kind, walk)); },
+        refresh: async (recs, kind) => { refreshAt = Math.min(refreshAt, await replica.refreshOutputs(session, snap, recs, kind, walk)); },
         answered: (uuids) => { for (const [v1, u] of snap.unpaired(uuids)) ids.queue('render', v1, u); },
         flush: () => ids.flush(),
         // render data as the request's environment reads it (weighed, room taken for this answer: renderDataOf)

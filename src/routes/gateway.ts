@@ -32,7 +32,7 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
       })()));
     });
     // the render index per team: renders indexed, backfill state, age, last webhook, last sync, sync calls, bound
-    op.get('/_gateway/index', async () => ({ enabled: !!deps.index, data: deps.index ? await deps.index.status() : [] }));
+    op.get('/_gateway/index', async () => ({ enabled: !!deps.replica, data: deps.replica ? await deps.replica.status() : [] }));
   });
   // read-only views of the report for a browser, opened by a short-lived link (`legacy-gateway compare link`)
   const linked = (request: FastifyRequest) => {

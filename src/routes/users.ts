@@ -33,17 +33,17 @@ async function userRecord(deps: Deps, request: FastifyRequest, user: LegacyUser,
   const schema = deps.mappings.schemas.user as ResourceSchema;
   const q = parseLegacyQuery(deps, request, schema);
   const { env } = await requestEnv(deps, request, ['account'], gone);
-  const index = new RecordMap(env);
+  const records = new RecordMap(env);
   const teams = await env.catalog.teams();
   const expandsAccounts = q.fields.some((f) => (f.path[0] === 'accounts' || f.path[0] === 'accounts_owned' || f.path[0] === '*') && f.path.length > 1);
-  const accounts = expandsAccounts ? await index.accounts(teams) : teams.map((t) => index.add('account', { id: deps.ids.toLegacy('account', t.id) }, t));
-  const record = index.add('user', {
+  const accounts = expandsAccounts ? await records.accounts(teams) : teams.map((t) => records.add('account', { id: deps.ids.toLegacy('account', t.id) }, t));
+  const record = records.add('user', {
     id: user.id, first_name: user.firstName, last_name: user.lastName, email: user.email, role: user.role,
   });
   // (every account the key reaches: deep[accounts][…] chooses among them as Directus does)
-  index.setChildren('user', user.id, 'accounts', accounts, true);
-  index.setChildren('user', user.id, 'accounts_owned', accounts.filter((_a, i) => teams[i]?.role === 'admin'), true);
-  return { q, schema, env, index, record };
+  records.setChildren('user', user.id, 'accounts', accounts, true);
+  records.setChildren('user', user.id, 'accounts_owned', accounts.filter((_a, i) => teams[i]?.role === 'admin'), true);
+  return { q, schema, env, records, record };
 }
 
 /** How related items are chosen: `deep` and `alias` as every read applies them (attack pass 11, M: /users/me ignored deep). */
@@ -56,10 +56,10 @@ const relatedOf = (q: QueryNode, nestedLimit: number) => ({ deep: q.deep, alias:
 export async function legacyUser(
   deps: Deps, request: FastifyRequest, user: LegacyUser, kept?: KeptRoom, gone?: AbortSignal,
 ): Promise<Record<string, unknown>> {
-  const { q, schema, env, index, record } = await userRecord(deps, request, user, gone);
-  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget, relatedOf(q, env.nestedLimit));
+  const { q, schema, env, records, record } = await userRecord(deps, request, user, gone);
+  const project = compileProjection(q.fields, schema, deps.mappings.schemas, records, env.budget, relatedOf(q, env.nestedLimit));
   // (one item: its render data past MAX_ITEM_MB is refused before it is read)
-  const out = await settleItem((f, most) => index.settle(f, most, kept?.keep), () => project(record), deps.config.MAX_ITEM_MB);
+  const out = await settleItem((f, most) => records.settle(f, most, kept?.keep), () => project(record), deps.config.MAX_ITEM_MB);
   await deps.ids.flush();
   return out;
 }
@@ -69,11 +69,11 @@ export async function legacyUser(
  * role (its permission on directus_users is the current user) — with the whole query language over that one record.
  */
 async function legacyUsers(deps: Deps, request: FastifyRequest, user: LegacyUser, kept: KeptRoom, gone: AbortSignal): Promise<QueryResult> {
-  const { q, schema, env, index, record } = await userRecord(deps, request, user, gone);
+  const { q, schema, env, records, record } = await userRecord(deps, request, user, gone);
   // the projection charges the request's expansion budget (MAX_RELATED_ITEMS), as /users/me and every item read do
-  const project = compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget, relatedOf(q, env.nestedLimit));
-  const out = await settleItem((f, most) => index.settle(f, most, kept.keep), () => {
-    const sel = selectRecords([record], q, deps.mappings.schemas, index, { numericStrings: true });
+  const project = compileProjection(q.fields, schema, deps.mappings.schemas, records, env.budget, relatedOf(q, env.nestedLimit));
+  const out = await settleItem((f, most) => records.settle(f, most, kept.keep), () => {
+    const sel = selectRecords([record], q, deps.mappings.schemas, records, { numericStrings: true });
     const data = sel.rows ?? (sel.page ?? []).map(project);
     return sel.meta ? { meta: sel.meta, data } : { data };
   }, deps.config.MAX_ITEM_MB);

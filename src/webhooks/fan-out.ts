@@ -10,9 +10,9 @@ import type { WebhookReceiver } from './receiver.js';
  * through the bus), and it replaces every cached copy of the render on this instance (every key's partition); the
  * other instances drop theirs (their next read fetches the fresh one).
  */
-export function fanOut(receiver: WebhookReceiver, o: { index: ReplicaService | null; cache: V1Cache; bus: ChangeBus; logger: Logger }): void {
+export function fanOut(receiver: WebhookReceiver, o: { replica: ReplicaService | null; cache: V1Cache; bus: ChangeBus; logger: Logger }): void {
   const me = randomUUID();
-  receiver.onRender((r) => o.index?.applyRender(r, { webhook: true }));
+  receiver.onRender((r) => o.replica?.applyRender(r, { webhook: true }));
   receiver.onRender((r) => {
     o.cache.replaceEverywhere(`render:${r.id}`, r, o.cache.renderTtl(r));
     void o.bus.publish('render_cache', `${me} ${r.id}`).catch((e: unknown) => o.logger.warn({ err: e }, 'could not tell the other instances'));

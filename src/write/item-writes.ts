@@ -36,7 +36,7 @@ function renderInput(values: Record<string, unknown>): { project: string; accoun
 }
 
 /** What the item writes use (given by the route file, from the composition root's set). */
-export type ItemWritesDeps = ReadEnvDeps & QueryDeps & Pick<Deps, 'clock' | 'idempotency' | 'index' | 'heavyReads' | 'answerMemory'>;
+export type ItemWritesDeps = ReadEnvDeps & QueryDeps & Pick<Deps, 'clock' | 'idempotency' | 'replica' | 'heavyReads' | 'answerMemory'>;
 
 /**
  * The legacy writes as Directus answers them to the legacy role (mappings/permissions.json): POST /renders (one item or
@@ -132,14 +132,14 @@ export class ItemWrites {
     env.catalog.rememberRender(result.render);
     // in the render index before the answer: the creator's next list shows it (other instances within the bus's delay)
     // v1 has made (and billed) the render: a failure to note it here must not fail the answer (the next sync finds it)
-    await deps.index?.applyRender(result.render, { data: input.data })
-      .catch((e: unknown) => request.log.warn({ err: e, render: result.render.id }, 'render index: the new render waits for the next sync'));
-    const index = new RecordMap(env);
-    index.project(result.project);
-    const [rec] = index.renders([result.render]);
+    await deps.replica?.applyRender(result.render, { data: input.data })
+      .catch((e: unknown) => request.log.warn({ err: e, render: result.render.id }, 'render records: the new render waits for the next sync'));
+    const records = new RecordMap(env);
+    records.project(result.project);
+    const [rec] = records.renders([result.render]);
     const schema = deps.mappings.schemas.render as ResourceSchema;
     const related = { deep: q.deep, alias: q.alias, nestedLimit: env.nestedLimit };
-    const shaped = await index.settle(() => compileProjection(q.fields, schema, deps.mappings.schemas, index, env.budget, related)(rec!));
+    const shaped = await records.settle(() => compileProjection(q.fields, schema, deps.mappings.schemas, records, env.budget, related)(rec!));
     await deps.ids.flush();
     return { answer: { status: 200, body: { data: shaped } }, id: String(rec!.id) };
   }

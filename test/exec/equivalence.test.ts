@@ -19,7 +19,7 @@ function useGateway(mode: 'live' | 'index'): void {
     token = await gw.login('ann@example.com');
     projects = (await gw.get('/projects?limit=-1&fields=id,account', token)).body.data;
     if (mode === 'index') {
-      await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
+      await gw.deps.replica!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
       expect((await gw.get('/renders?limit=1', token)).headers['x-gateway-source']).toBe('index');
     }
   });

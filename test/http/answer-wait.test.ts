@@ -32,7 +32,7 @@ beforeAll(async () => {
   ann = await gw.login('ann@example.com');
   for (let i = 0; i < 300; i++) {
     await gw.get('/renders?limit=1&fields=id', ann);
-    const s = await gw.deps.index!.status();
+    const s = await gw.deps.replica!.status();
     if (s.length > 0 && s.every((x) => x.state === 'ready')) break;
     await new Promise((r) => setTimeout(r, 10));
   }

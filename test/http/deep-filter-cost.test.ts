@@ -17,7 +17,7 @@ beforeAll(async () => {
   gw = await startGateway({ MAX_RELATED_ITEMS: '500', ANSWER_CACHE_MB: '0' }, {}, { sim });
   await gw.addUser(0, 'deep-cost@example.com');
   tok = await gw.login('deep-cost@example.com');
-  for (const t of sim.keys[0]!.teams) await gw.deps.index!.syncNow([t.id]);
+  for (const t of sim.keys[0]!.teams) await gw.deps.replica!.syncNow([t.id]);
 }, 120_000);
 afterAll(async () => { await gw.close(); await sim.sim.close(); });
 

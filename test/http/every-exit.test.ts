@@ -82,7 +82,7 @@ for (const setup of setups) {
       gw = await startGateway(env, { scale: 'small' });
       await gw.addUser(0, 'exits@example.com');
       token = await gw.login('exits@example.com');
-      if (setup.source === 'index') await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
+      if (setup.source === 'index') await gw.deps.replica!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
       const all = (await gw.get('/renders?limit=-1&fields=date_created&sort=date_created', token)).body.data as Item[];
       expect(all.length).toBeGreaterThan(200); // pages of 100 are walked over several pages
       dates = [0.1, 0.3, 0.5, 0.7, 0.9].map((f) => all[Math.floor(all.length * f)]!.date_created as string);

@@ -23,7 +23,7 @@ beforeAll(async () => {
   gw = await startGateway({ EXPORT_CSV_ESCAPE_FORMULAS: 'false' }, { scale: 'tiny' });
   await gw.addUser(0, 'ann@example.com');
   token = await gw.login('ann@example.com');
-  await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
+  await gw.deps.replica!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
 });
 afterAll(async () => gw.close());
 
@@ -155,7 +155,7 @@ describe('Directus features beyond the legacy document, as Directus 10 answers t
       const project = [...gw.s.sim.world.projects.values()].find((p) => gw.s.keys[0]!.teams.some((t) => t.id === p.teamId))!;
       const person = gw.s.sim.world.authenticate(`Bearer ${gw.s.keys[0]!.api_key}`);
       for (const n of [1, 2]) gw.s.sim.world.createRender(person, { project_id: project.id, name: `counted ${n}` });
-      await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
+      await gw.deps.replica!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
       const url = '/projects?fields=id,count(renders)&filter[count(renders)][_gt]=8&sort=-count(renders),id';
       const a = await gw.get(url, token);
       const b = await live.get(url, tl);
@@ -266,7 +266,7 @@ describe('formula cells in CSV exports (EXPORT_CSV_ESCAPE_FORMULAS)', () => {
         payload: { project: derivedUuid('project', project.id), account: derivedUuid('account', project.teamId), title: '@probe', data: { cmd: '-1+cmd', n: -5 } },
       });
       expect(created.statusCode).toBe(200);
-      await g.deps.index!.syncNow(teams);
+      await g.deps.replica!.syncNow(teams);
       const query = 'fields=title,data&filter[title][_contains]=probe&sort=title&export=csv';
       // (a render without stored data has `data: {}`: its own column, as Directus flattens an empty object)
       const expected = '"title","data.cmd","data.n","data"\n"\'@probe","\'-1+cmd",-5,\n"\'=1+1 probe",,,"{}"';

@@ -32,7 +32,7 @@ const AMP = 3 * MB;
 async function ready(tok: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     await gw.get('/renders?limit=1&fields=id', tok);
-    const s = await gw.deps.index!.status();
+    const s = await gw.deps.replica!.status();
     if (s.length > 0 && s.every((x) => x.state === 'ready')) return;
     await new Promise((r) => setTimeout(r, 10));
   }

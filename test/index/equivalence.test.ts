@@ -34,7 +34,7 @@ beforeAll(async () => {
   // each store names the same v1 person with its own legacy user uuid: answers are compared with one put for the other
   liveUser = await live.addUser(0, 'ann@example.com');
   idxUser = await idx.addUser(0, 'ann@example.com');
-  await idx.deps.index!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
+  await idx.deps.replica!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
 });
 afterAll(async () => {
   await live.close();
@@ -105,7 +105,7 @@ describe('index and live paths under random changes in v1', () => {
         if (how === 'duplicate') expect(await deliver(c.now)).toBe(204);
         if (how === 'older-after' && c.was) expect(await deliver(c.was)).toBe(204);
         // applied at once (before any read or sync), whole — renders new to the gateway too — and never moved back
-        expect(idx.deps.index!.team(teamA)!.render(c.now.id)?.render.status).toBe(c.now.status);
+        expect(idx.deps.replica!.team(teamA)!.render(c.now.id)?.render.status).toBe(c.now.status);
       }
       sim.sim.clock.advance(RECONCILE + 1);
       const tl = await live.login('ann@example.com');

@@ -19,7 +19,7 @@ beforeAll(async () => {
   await replica.addUser(0, 'deep-replica@example.com');
   liveToken = await live.login('deep-live@example.com');
   replicaToken = await replica.login('deep-replica@example.com');
-  for (const t of sim.keys[0]!.teams) await replica.deps.index!.syncNow([t.id]);
+  for (const t of sim.keys[0]!.teams) await replica.deps.replica!.syncNow([t.id]);
 });
 afterAll(async () => { await live.close(); await replica.close(); await sim.sim.close(); });
 

@@ -45,7 +45,7 @@ describe('webhook receiver', () => {
     const id = created.json().data.id;
     expect((await gw.get(`/renders/${id}?fields=status`, token)).body.data.status).toBe('draft'); // now cached for 10 minutes
     // every render of the team known to the store (a render new to the gateway costs one v1 call: its owner is confirmed)
-    await gw.deps.index!.syncNow([teamA]);
+    await gw.deps.replica!.syncNow([teamA]);
     const callsBefore = (await (await fetch(`${sim.url}/_sim/stats`)).json() as any).requests['GET /v1/renders/:id'] ?? 0;
     sim.sim.clock.advance(10_000);
     sim.sim.world.tick();

@@ -79,13 +79,13 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
       {}, { sim: { ...sim, url: proxy.url }, simClock: true },
     );
     await gw.addUser(0, 'ann@example.com');
-    await gw.deps.index!.syncNow([team]);
-    t = (await gw.deps.index!.load(team))!;
+    await gw.deps.replica!.syncNow([team]);
+    t = (await gw.deps.replica!.load(team))!;
     projects = [...t.projects.keys()].sort();
     expect(projects).toHaveLength(20);
     // every seeded render older than the activity window and final: no project is active
     sim.sim.world.advance(130_000);
-    await gw.deps.index!.syncNow([team]);
+    await gw.deps.replica!.syncNow([team]);
     expect((await statusRow()).active_projects).toBe(0);
 
     const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
@@ -98,25 +98,25 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
     quietOne = candidates[2]!;
     make(active[0]);
     make(active[1]);
-    await gw.deps.index!.syncNow([team]); // a whole sync (no project active yet) finds them: both projects active
+    await gw.deps.replica!.syncNow([team]); // a whole sync (no project active yet) finds them: both projects active
     expect((await statusRow()).active_projects).toBe(2);
 
     // the walk starts with a minute of its own (the budget is counted per calendar minute; the setup's syncs spent this one)
     sim.sim.world.advance(60_000 - (now() % 60_000));
     const before = calls.length;
-    await gw.deps.index!.syncNow([team]); // the command line's sync: every project, though two are active
+    await gw.deps.replica!.syncNow([team]); // the command line's sync: every project, though two are active
     wholeHeads = headsOf(calls.slice(before));
     loopStart = now();
     for (let step = 1; step <= 240; step++) {
       sim.sim.world.advance(TICK);
       if (step % 3 === 0) make(active[(step / 3) % 2]!);
       if (step === 60) make(quietOne);
-      const activity = gw.deps.index!.activity(t);
-      stated.push({ at: now(), bound: gw.deps.index!.boundOf(t), activeBound: activity.boundMs, active: activity.projects });
+      const activity = gw.deps.replica!.activity(t);
+      stated.push({ at: now(), bound: gw.deps.replica!.boundOf(t), activeBound: activity.boundMs, active: activity.projects });
       t.readAt = now(); // the team is being read: the background tick keeps it synced
       const from = calls.length;
       const before = t.syncedAt;
-      await gw.deps.index!.tick();
+      await gw.deps.replica!.tick();
       if (t.syncedAt !== before) {
         expect(t.syncedAt).toBe(now());
         syncs.push({ at: now(), heads: headsOf(calls.slice(from)) });
@@ -147,8 +147,8 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
 
   it('shows both bounds on /_gateway/index: the active projects\' and the team\'s (a true bound for its quiet projects) above it', async () => {
     const row = await statusRow();
-    expect(row.bound_ms).toBe(gw.deps.index!.boundOf(t));
-    expect(row.active_bound_ms).toBe(gw.deps.index!.activity(t).boundMs);
+    expect(row.bound_ms).toBe(gw.deps.replica!.boundOf(t));
+    expect(row.active_bound_ms).toBe(gw.deps.replica!.activity(t).boundMs);
     expect(row.active_projects).toBe(activeAt(now() + 1).size);
     expect(status.length).toBe(24);
     for (const s of status) expect(s.bound_ms).toBeGreaterThan(s.active_bound_ms);
@@ -233,29 +233,29 @@ describe('active projects first, quiet ones in rotation (no webhooks)', () => {
 
   it('explains a read with both bounds: the largest of its teams\' and of their active projects\'', async () => {
     // every team of the key held (a read covers them all); this team's bounds are the largest
-    await gw.deps.index!.syncNow(sim.keys[0]!.teams.map((x) => x.id));
+    await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((x) => x.id));
     const token = await gw.login('ann@example.com');
     const read = await gw.get('/renders?limit=1', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
     expect(read.headers['x-gateway-source']).toBe('index');
-    expect(read.body.explain.bound_ms).toBe(gw.deps.index!.boundOf(t));
-    expect(read.body.explain.active_bound_ms).toBe(gw.deps.index!.activity(t).boundMs);
+    expect(read.body.explain.bound_ms).toBe(gw.deps.replica!.boundOf(t));
+    expect(read.body.explain.active_bound_ms).toBe(gw.deps.replica!.activity(t).boundMs);
     expect(read.body.explain.active_bound_ms).toBeLessThan(read.body.explain.bound_ms);
   });
 
   it('counts a render the gateway learns of outside a sync (its own create, a webhook): its project is active at once', async () => {
-    const before = gw.deps.index!.activity(t).projects;
+    const before = gw.deps.replica!.activity(t).projects;
     const project = projects.find((p) => !active.includes(p) && p !== quietOne && !activeAt(now() + 1).has(p))!;
     const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
     const r = sim.sim.world.createRender(person, { project_id: project, name: 'applied' });
-    await gw.deps.index!.applyRender(r);
+    await gw.deps.replica!.applyRender(r);
     expect((await statusRow()).active_projects).toBe(before + 1);
     sim.sim.world.advance(30_000); // past any interval: the next background sync checks that project among the first
     const from = calls.length;
     t.readAt = now();
-    await gw.deps.index!.tick();
+    await gw.deps.replica!.tick();
     expect(t.syncedAt).toBe(now());
     const ours = headsOf(calls.slice(from)).filter((p) => projects.includes(p));
-    const first = ours.slice(0, gw.deps.index!.activity(t).projects);
+    const first = ours.slice(0, gw.deps.replica!.activity(t).projects);
     expect(first).toContain(project);
   });
 });

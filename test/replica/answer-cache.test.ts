@@ -85,19 +85,19 @@ describe('the answer cache in front of the render index', () => {
 
   it('gives the same bytes again with no read, and says so', async () => {
     const url = '/renders?filter[status][_eq]=complete&sort=-date_created&limit=5&fields=id,title,status,output';
-    const misses = gw.deps.index!.answers.misses;
+    const misses = gw.deps.replica!.answers.misses;
     const first = await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
     expect(first.headers['x-gateway-source']).toBe('index');
     expect(first.headers['x-gateway-answer-cache']).toBe('miss');
-    expect(gw.deps.index!.answers.misses).toBe(misses + 1); // counted once
-    const hits = gw.deps.index!.answers.hits;
+    expect(gw.deps.replica!.answers.misses).toBe(misses + 1); // counted once
+    const hits = gw.deps.replica!.answers.hits;
     const again = await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
     expect(again.headers['x-gateway-answer-cache']).toBe('hit');
     expect(again.headers['x-gateway-v1-calls']).toBe('0');
     expect(again.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(again.body).toBe(first.body);
-    expect(gw.deps.index!.answers.hits).toBe(hits + 1);
-    expect(gw.deps.index!.answers.misses).toBe(misses + 1);
+    expect(gw.deps.replica!.answers.hits).toBe(hits + 1);
+    expect(gw.deps.replica!.answers.misses).toBe(misses + 1);
     // by id too, and the same answer as the list's item
     const id = first.json().data[0].id as string;
     const one = await gw.get(`/renders/${id}?fields=id,title,status,output`, token);
@@ -218,7 +218,7 @@ describe('how long a kept answer is given', () => {
     expect(urls.length).toBeGreaterThan(0);
     const expiresAt = Math.min(...urls.map((u) => Number(new URL(u).searchParams.get('expires')) * 1000));
     const id = first.body.data[0].id as string;
-    const t = gw.deps.index!.team(sim.keys[0]!.teams.find((x) => gw.deps.index!.team(x.id)?.renderV1(id))!.id)!;
+    const t = gw.deps.replica!.team(sim.keys[0]!.teams.find((x) => gw.deps.replica!.team(x.id)?.renderV1(id))!.id)!;
     const seenAt = t.renderState(t.renderV1(id)!)!.seenAt;
     const deadline = refreshAt(expiresAt, seenAt);
     expect(deadline - sim.sim.clock.now()).toBeLessThan(MAX_AGE); // the URL, not the age, ends this answer
@@ -251,7 +251,7 @@ describe('how long a kept answer is given', () => {
         expect(r.status).toBe(200);
         expect(memo(r)).toBeUndefined();
       }
-      expect(off.deps.index!.answers.hits).toBe(0);
+      expect(off.deps.replica!.answers.hits).toBe(0);
     } finally {
       await off.app.close();
       await off.deps.close();

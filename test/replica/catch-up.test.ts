@@ -34,8 +34,8 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
     await a.addUser(0, 'ann@example.com');
     await b.deps.ids.load();
     team = sim.keys[0]!.teams[0]!.id;
-    await a.deps.index!.syncNow(sim.keys[0]!.teams.map((x) => x.id)); // every team of the key: B's reads are the replica's
-    t = (await b.deps.index!.load(team))!;
+    await a.deps.replica!.syncNow(sim.keys[0]!.teams.map((x) => x.id)); // every team of the key: B's reads are the replica's
+    t = (await b.deps.replica!.load(team))!;
     expect(t.size).toBeGreaterThan(10);
   });
   afterAll(async () => {
@@ -56,12 +56,12 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
     } else {
       await b.deps.bus.sync(); // the poll, now: another connection committed
     }
-    await b.deps.index!.idle();
+    await b.deps.replica!.idle();
   };
 
   /** Spies on B's store reads: whole team reads, and the rows read since marks. */
   const watch = () => {
-    const store = b.deps.index!.store;
+    const store = b.deps.replica!.store;
     const whole = vi.spyOn(store, 'eachRenders');
     const since = vi.spyOn(store, 'changesSince');
     return {
@@ -76,7 +76,7 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
   };
 
   it('B\'s team reads only what A changed meanwhile, in place', async () => {
-    const ix = a.deps.index!;
+    const ix = a.deps.replica!;
     const now = sim.sim.world.clock.now();
     const [first, second] = [...t.projects.keys()];
     const held = t.render(t.projectRenderIds(first!)[0]!)!.render;
@@ -95,7 +95,7 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
       expect(t.has(made.id)).toBe(false);
       const size = t.size;
       await lose();
-      expect(b.deps.index!.team(team)).toBe(t); // the same copy, not read again
+      expect(b.deps.replica!.team(team)).toBe(t); // the same copy, not read again
       expect(t.render(held.id)!.render.status).toBe('failed');
       expect(t.has(made.id)).toBe(true);
       // the data A wrote is answered by B (read from the store: the replica holds none)
@@ -118,12 +118,12 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
 
   it('a resync with nothing new rebuilds nothing: the team keeps its version (its records and kept answers stand)', async () => {
     const version = t.version;
-    if (name === 'sqlite') await a.deps.index!.store.putProjects(team, [t.projects.values().next().value!.project]); // a commit the poll sees
+    if (name === 'sqlite') await a.deps.replica!.store.putProjects(team, [t.projects.values().next().value!.project]); // a commit the poll sees
     await lose();
     await b.deps.ids.load(); // the imported ids read again, as a resync does (the same pairs)
     const read = await b.get(`/projects/${derivedUuid('project', [...t.projects.keys()][0]!)}?fields=id`, await b.login('ann@example.com'));
     expect(read.status).toBe(200); // (a read waits for the overlays read again)
-    expect(b.deps.index!.team(team)).toBe(t);
+    expect(b.deps.replica!.team(team)).toBe(t);
     expect(t.version).toBe(version);
   });
 
@@ -139,7 +139,7 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
     const w = watch();
     try {
       // SQLite: a commit B's poll sees, before the late writer takes the one write lock
-      if (name === 'sqlite') await a.deps.index!.store.putProjects(team, [t.projects.values().next().value!.project]);
+      if (name === 'sqlite') await a.deps.replica!.store.putProjects(team, [t.projects.values().next().value!.project]);
       const tx = other.kysely.transaction().execute(async (trx) => {
         await new ReplicaStore(trx, () => now).putRenders(team, [late], now);
         written();
@@ -148,14 +148,14 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
       await inside;
       // PostgreSQL: a write committed meanwhile, by a transaction younger than the late one — B reads it now
       const early: V1Render = { ...late, id: `rend_early_${name}`, name: 'early' };
-      if (name === 'postgres') await a.deps.index!.store.putRenders(team, [early], now);
+      if (name === 'postgres') await a.deps.replica!.store.putRenders(team, [early], now);
       await lose();
       if (name === 'postgres') expect(t.has(early.id)).toBe(true);
       expect(t.has(late.id)).toBe(false); // not committed yet
       commit();
       await tx;
       await lose();
-      expect(b.deps.index!.team(team)).toBe(t);
+      expect(b.deps.replica!.team(team)).toBe(t);
       expect(t.has(late.id)).toBe(true);
       expect(w.whole()).toBe(0);
     } finally {
@@ -167,8 +167,8 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
   it('a catch-up the store fails keeps the copy as it was, and the next one catches it up', async () => {
     const some = t.render(t.projectRenderIds([...t.projects.keys()][0]!)[0]!)!.render;
     const moved: V1Render = { ...some, name: 'moved while the store was away', updated_at: (some.updated_at ?? some.created_at) + 120_000 };
-    await a.deps.index!.store.putRenders(team, [moved], sim.sim.world.clock.now());
-    const store = b.deps.index!.store;
+    await a.deps.replica!.store.putRenders(team, [moved], sim.sim.world.clock.now());
+    const store = b.deps.replica!.store;
     const original = store.changesSince.bind(store);
     let away = true;
     const refused = vi.spyOn(store, 'changesSince')
@@ -176,12 +176,12 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
     try {
       await lose();
       expect(refused.mock.calls.some((c) => c[0] === team)).toBe(true);
-      expect(b.deps.index!.team(team)).toBe(t); // kept, not dropped
+      expect(b.deps.replica!.team(team)).toBe(t); // kept, not dropped
       expect(t.render(some.id)!.render.name).toBe(some.name);
       away = false;
-      if (name === 'sqlite') await a.deps.index!.store.putProjects(team, [t.projects.values().next().value!.project]); // a commit the poll sees
+      if (name === 'sqlite') await a.deps.replica!.store.putProjects(team, [t.projects.values().next().value!.project]); // a commit the poll sees
       await lose();
-      expect(b.deps.index!.team(team)).toBe(t);
+      expect(b.deps.replica!.team(team)).toBe(t);
       expect(t.render(some.id)!.render.name).toBe('moved while the store was away');
     } finally {
       refused.mockRestore();
@@ -197,7 +197,7 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
     expect(backRenders.length).toBeGreaterThan(1);
     const [vanished, ...kept] = backRenders;
     const project = t.projects.get(back)!.project;
-    const store = a.deps.index!.store;
+    const store = a.deps.replica!.store;
     const w = watch();
     try {
       await store.dropProjects([gone, back]);
@@ -205,7 +205,7 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
       await store.putRenders(team, kept, sim.sim.world.clock.now());
       const size = t.size;
       await lose();
-      expect(b.deps.index!.team(team)).toBe(t);
+      expect(b.deps.replica!.team(team)).toBe(t);
       expect(t.projects.has(gone)).toBe(false);
       expect(goneRenders.some((id) => t.has(id))).toBe(false);
       expect(t.projects.has(back)).toBe(true);
@@ -220,12 +220,12 @@ describe.each(dbs)('catching up after a lost change bus on $name', ({ name, url 
 
   it('a repair on A makes B read the team whole on its next read', async () => {
     const some = t.render(t.projectRenderIds([...t.projects.keys()][0]!)[0]!)!.render;
-    await a.deps.index!.store.overwriteRenders([{ ...some, name: 'repaired' }]);
+    await a.deps.replica!.store.overwriteRenders([{ ...some, name: 'repaired' }]);
     await lose();
-    expect(b.deps.index!.team(team)).toBeUndefined();
+    expect(b.deps.replica!.team(team)).toBeUndefined();
     const w = watch();
     try {
-      const again = (await b.deps.index!.load(team))!;
+      const again = (await b.deps.replica!.load(team))!;
       expect(again).not.toBe(t);
       expect(again.render(some.id)!.render.name).toBe('repaired');
       expect(w.whole()).toBe(1);

@@ -19,7 +19,7 @@ beforeAll(async () => {
   token = await gw.login('ann@example.com');
   await gw.get('/renders?limit=1', token);
   for (let i = 0; i < 300; i++) {
-    const s = (await gw.deps.index!.status()).filter((x) => sim.keys[0]!.teams.some((k) => k.id === x.team));
+    const s = (await gw.deps.replica!.status()).filter((x) => sim.keys[0]!.teams.some((k) => k.id === x.team));
     if (s.length === sim.keys[0]!.teams.length && s.every((x) => x.state === 'ready')) break;
     await new Promise((r) => setTimeout(r, 10));
     await gw.get('/renders?limit=1', token);

@@ -15,7 +15,7 @@ const calls = (sim: RunningSim, key: string) => sim.sim.stats.get(key) ?? 0;
 async function gateway(sim: RunningSim, env: Record<string, string> = {}): Promise<{ gw: TestGateway; token: string }> {
   const gw = await startGateway({ INDEX_MAX_STALENESS_MS: '5000', ...env }, {}, { sim, simClock: true });
   await gw.addUser(0, 'ann@example.com');
-  await gw.deps.index!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
+  await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
   return { gw, token: await gw.login('ann@example.com') };
 }
 
@@ -57,8 +57,8 @@ describe('sync budget and coalescing', () => {
       const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === sim.keys[0]!.teams[0]!.id)!;
       const made = sim.sim.world.createRender(sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`), { project_id: project.id, name: 'found by the tick' });
       sim.sim.clock.advance(2_600); // past half the bound
-      await gw.deps.index!.tick();
-      expect(gw.deps.index!.team(sim.keys[0]!.teams[0]!.id)!.has(made.id)).toBe(true);
+      await gw.deps.replica!.tick();
+      expect(gw.deps.replica!.team(sim.keys[0]!.teams[0]!.id)!.has(made.id)).toBe(true);
       const r = await gw.get('/renders?filter[title][_eq]=found by the tick&fields=id', token);
       expect(r.body.data).toEqual([{ id: derivedUuid('render', made.id) }]);
       expect(r.headers['x-gateway-v1-calls']).toBe('0');
@@ -107,7 +107,7 @@ describe('head sync', () => {
       await gw.get('/projects?limit=-1&fields=id', token);
       const team = sim.keys[0]!.teams[0]!.id;
       const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!;
-      const spy = vi.spyOn(gw.deps.index!, 'applyRender').mockRejectedValueOnce(new Error('store down'));
+      const spy = vi.spyOn(gw.deps.replica!, 'applyRender').mockRejectedValueOnce(new Error('store down'));
       const res = await gw.app.inject({ method: 'POST', url: '/renders', headers: { authorization: `Bearer ${token}` },
         payload: { project: derivedUuid('project', project.id), account: derivedUuid('account', team), data: {}, title: 'kept anyway' } });
       expect(res.statusCode).toBe(200);
@@ -245,7 +245,7 @@ describe('an export of a whole reach whose every signed URL is due', () => {
     const { gw, token } = await gateway(sim, { INDEX_MAX_STALENESS_MS: '36000000', INDEX_RECONCILE_MS: '36000000', KEY_RECHECK_MS: '36000000' });
     try {
       await gw.get('/renders?limit=1', token); // the key's reach is known
-      await gw.deps.index!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
+      await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
       sim.sim.clock.advance(540_000); // every URL (outputs and project thumbnails) in the last fifth of its life
       const teams = new Set(sim.keys[0]!.teams.map((t) => t.id));
       const projects = [...sim.sim.world.projects.values()].filter((p) => teams.has(p.teamId));
@@ -284,7 +284,7 @@ describe('reach and isolation', () => {
     try {
       await gw.addUser(3, 'other@example.com');
       const other = await gw.login('other@example.com');
-      await gw.deps.index!.syncNow(sim.keys[3]!.teams.map((t) => t.id));
+      await gw.deps.replica!.syncNow(sim.keys[3]!.teams.map((t) => t.id));
       const mine = new Set(sim.keys[0]!.teams.map((t) => derivedUuid('account', t.id)));
       const theirs = new Set(sim.keys[3]!.teams.map((t) => derivedUuid('account', t.id)));
       const a = await gw.get('/renders?limit=-1&fields=id,account', token);
@@ -336,23 +336,23 @@ describe('backfill', () => {
     let projectId = '';
     try {
       await gw.addUser(0, 'ann@example.com');
-      await gw.deps.index!.syncNow([team]);
-      const t = gw.deps.index!.team(team)!;
+      await gw.deps.replica!.syncNow([team]);
+      const t = gw.deps.replica!.team(team)!;
       projectId = [...t.projects.keys()].find((p) => t.head(p) !== null)!;
       mark = t.headMark(projectId);
       expect(mark).not.toBeNull();
       const row = await gw.deps.db.kysely.selectFrom('index_projects').select('head_mark').where('project_id', '=', projectId).executeTakeFirst();
       expect(Number(row?.head_mark)).toBe(mark);
       // a sync of the quiet team walks the heads again but writes no mark that did not move
-      const writes = vi.spyOn(gw.deps.index!.store, 'setHeadMark');
+      const writes = vi.spyOn(gw.deps.replica!.store, 'setHeadMark');
       const walks = calls(sim, 'GET /v1/renders');
-      await gw.deps.index!.syncNow([team]);
+      await gw.deps.replica!.syncNow([team]);
       expect(calls(sim, 'GET /v1/renders')).toBeGreaterThan(walks);
       expect(writes).not.toHaveBeenCalled();
       writes.mockRestore();
       // a render newer than the mark arrives by webhook (as the gateway's own create would): the head moves, the mark not
       const known = t.render(t.projectRenderIds(projectId)[0]!)!.render;
-      await gw.deps.index!.applyRender({ ...known, id: 'rend_arrived_by_webhook', created_at: (mark as number) + 100, updated_at: null, status: 'queued' });
+      await gw.deps.replica!.applyRender({ ...known, id: 'rend_arrived_by_webhook', created_at: (mark as number) + 100, updated_at: null, status: 'queued' });
       expect(t.head(projectId)).toBe((mark as number) + 100);
       expect(t.headMark(projectId)).toBe(mark);
     } finally {
@@ -361,7 +361,7 @@ describe('backfill', () => {
     }
     const again = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL }, {}, { sim, simClock: true });
     try {
-      const t = (await again.deps.index!.load(team))!;
+      const t = (await again.deps.replica!.load(team))!;
       expect(t.head(projectId)).toBe((mark as number) + 100);
       expect(t.headMark(projectId)).toBe(mark); // (without the stored mark it would be the head)
     } finally {
@@ -381,8 +381,8 @@ describe('backfill', () => {
       // v1 fails every render page after the first few: the backfill stops part way
       await fetch(`${sim.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ rules: [{ kind: 'error500', path: '/v1/renders', method: 'GET' }] }) });
-      await gw.deps.index!.syncNow([team]).catch(() => undefined);
-      const state = (await gw.deps.index!.status()).find((s) => s.team === team);
+      await gw.deps.replica!.syncNow([team]).catch(() => undefined);
+      const state = (await gw.deps.replica!.status()).find((s) => s.team === team);
       expect(state?.state).toBe('backfilling');
       expect(state?.last_error).toBeTruthy();
     } finally {
@@ -393,7 +393,7 @@ describe('backfill', () => {
     // part way: checkpoint the first projects by hand as a crash after them would have left them
     const again = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL }, {}, { sim, simClock: true });
     try {
-      const store = again.deps.index!.store;
+      const store = again.deps.replica!.store;
       const firstHalf = projects.slice(0, Math.floor(projects.length / 2));
       const s = await again.deps.readers.sessionFor(team, { onCall: () => undefined });
       for (const p of firstHalf) {
@@ -402,12 +402,12 @@ describe('backfill', () => {
         await store.markProjectBackfilled(p.id);
       }
       const before = calls(sim, 'GET /v1/renders');
-      await again.deps.index!.syncNow([team]);
+      await again.deps.replica!.syncNow([team]);
       const walked = calls(sim, 'GET /v1/renders') - before;
       // only the other projects' pages were read (each project here fits one page)
       expect(walked).toBe(projects.length - firstHalf.length);
-      expect((await again.deps.index!.status()).find((x) => x.team === team)?.state).toBe('ready');
-      expect(again.deps.index!.team(team)!.size).toBe([...sim.sim.world.renders.values()].filter((r) => r.teamId === team).length);
+      expect((await again.deps.replica!.status()).find((x) => x.team === team)?.state).toBe('ready');
+      expect(again.deps.replica!.team(team)!.size).toBe([...sim.sim.world.renders.values()].filter((r) => r.teamId === team).length);
     } finally {
       await again.app.close();
       await again.deps.close();
@@ -455,9 +455,9 @@ describe('what operators see, memory, overlays', () => {
         const r = await gw.get('/renders?limit=1&meta=total_count', token);
         expect(r.headers['x-gateway-source']).toBe('index');
         expect(r.body.meta.total_count).toBe(all);
-        expect(gw.deps.index!.rendersInMemory).toBeLessThan(all); // not every team stayed in memory
+        expect(gw.deps.replica!.rendersInMemory).toBeLessThan(all); // not every team stayed in memory
         // the team loaded last (to be read) is the one kept, not the first to go
-        expect(teams.some((t) => gw.deps.index!.team(t) !== undefined)).toBe(true);
+        expect(teams.some((t) => gw.deps.replica!.team(t) !== undefined)).toBe(true);
       }
     } finally {
       await gw.close();

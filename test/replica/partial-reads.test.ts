@@ -49,7 +49,7 @@ afterAll(async () => {
 async function backfilled(gw: TestGateway, token: string): Promise<void> {
   await vi.waitFor(async () => {
     await gw.get('/renders?limit=1', token);
-    const s = await gw.deps.index!.status();
+    const s = await gw.deps.replica!.status();
     expect(teams().every((id) => s.find((x) => x.team === id)?.state === 'ready')).toBe(true);
   }, { timeout: 20_000, interval: 10 });
 }
@@ -74,7 +74,7 @@ describe.each(await databases())('after a restart on $name, reads do not wait fo
     // the restarted gateway on a clock of its own, set to the simulator's time: moving it moves nothing in v1
     gw = await startGateway(env, {}, { sim, clock: gwClock = new ManualClock(sim.sim.world.clock.now()) });
     // every team's read of its renders from the store is held until the test opens its gate
-    const store = gw.deps.index!.store as ReplicaStore;
+    const store = gw.deps.replica!.store as ReplicaStore;
     const eachRenders = store.eachRenders.bind(store);
     for (const id of teams()) gates.set(id, gate());
     store.eachRenders = async (teamId, each, pageSize) => {
@@ -108,7 +108,7 @@ describe.each(await databases())('after a restart on $name, reads do not wait fo
   });
 
   it('reads wait for the loads only until INDEX_LOAD_WAIT_MS after the first read asked for them', async () => {
-    const index = gw.deps.index!;
+    const index = gw.deps.replica!;
     const waited = index.loadWaits;
     expect(waited).toBeGreaterThan(0); // the first read waited (at most INDEX_LOAD_WAIT_MS)
     gwClock.advance(1_000);
@@ -123,7 +123,7 @@ describe.each(await databases())('after a restart on $name, reads do not wait fo
   it('once one team is read, its renders by id and by project are answered from it, partial; a whole-scope read goes live', async () => {
     const [teamA, teamB] = teams();
     gates.get(teamA!)!.open();
-    await vi.waitFor(() => expect(gw.deps.index!.team(teamA!)).toBeDefined(), { interval: 5 });
+    await vi.waitFor(() => expect(gw.deps.replica!.team(teamA!)).toBeDefined(), { interval: 5 });
     // teamA's place went to the next team in line
     await vi.waitFor(() => expect([...started].sort()).toEqual(teams().slice(0, 3).sort()), { interval: 5 });
     const project = projectsOf(teamA!)[0]!;
@@ -169,7 +169,7 @@ describe.each(await databases())('after a restart on $name, reads do not wait fo
     const p2 = await gw.get(url, token);
     expect([partial(p1), partial(p2), memo(p1), memo(p2)]).toEqual(['1', '1', undefined, undefined]);
     for (const g of gates.values()) g.open();
-    await vi.waitFor(() => expect(teams().every((id) => gw.deps.index!.team(id) !== undefined)).toBe(true), { interval: 5 });
+    await vi.waitFor(() => expect(teams().every((id) => gw.deps.replica!.team(id) !== undefined)).toBe(true), { interval: 5 });
     const whole = await gw.get(url, token);
     expect([source(whole), partial(whole), memo(whole)]).toEqual(['index', undefined, 'miss']);
     const again = await gw.get(url, token);
@@ -194,7 +194,7 @@ async function backfillHeld(held: ReturnType<typeof gate>): Promise<BackfillHeld
   expect(projectsOf(teamA).filter((p) => rendersOf(p.id).length > 0).length).toBeGreaterThanOrEqual(2);
   // teamA's projects are walked one at a time: the first with renders is walked whole, the next stops at its first
   // page until the test opens the gate
-  const store = gw.deps.index!.store as ReplicaStore;
+  const store = gw.deps.replica!.store as ReplicaStore;
   const putRenders = store.putRenders.bind(store);
   let first: string | undefined;
   let blocked: string | undefined;
@@ -211,12 +211,12 @@ async function backfillHeld(held: ReturnType<typeof gate>): Promise<BackfillHeld
   };
   await gw.get('/renders?limit=1', token); // starts the backfills
   await vi.waitFor(async () => {
-    const t = gw.deps.index!.team(teamA);
+    const t = gw.deps.replica!.team(teamA);
     expect(t?.state).toBe('backfilling');
     expect(first !== undefined && t!.projects.get(first)?.backfilled).toBe(true);
     expect(blocked).toBeDefined();
     // the other teams are done
-    for (const id of teams().slice(1)) expect(gw.deps.index!.team(id)?.state).toBe('ready');
+    for (const id of teams().slice(1)) expect(gw.deps.replica!.team(id)?.state).toBe('ready');
   }, { timeout: 20_000, interval: 10 });
   const walking = { id: blocked! };
   // the renders of the project being walked are answered live once (their uuids resolved live after that)
@@ -299,7 +299,7 @@ describe('during a backfill, a read of checkpointed projects is answered from th
     await gw.addUser(bobKey, 'bob@example.com');
     const bob = await gw.login('bob@example.com');
     const other = projectsOf(teams()[1]!).find((p) => rendersOf(p.id).length > 0)!;
-    expect(gw.deps.index!.team(teams()[1]!)?.state).toBe('ready');
+    expect(gw.deps.replica!.team(teams()[1]!)?.state).toBe('ready');
     const theirs = derivedUuid('project', other.id);
     for (const q of [`filter[project][_in]=${done_},${theirs}`, `filter[project][_eq]=${theirs}`, `filter[id][_eq]=${renderOf(other.id)}`]) {
       const b = await gw.get(`/renders?fields=id,project&${q}&limit=-1`, bob);
@@ -358,7 +358,7 @@ describe('during a backfill, a checkpointed project older than the bound', () =>
     const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
     const made = sim.sim.world.createRender(person, { project_id: done.id, name: 'made after the walk' });
     sim.sim.world.advance(60_000);
-    await gw.deps.index!.syncNow(teams().slice(1)); // the teams held whole are fresh
+    await gw.deps.replica!.syncNow(teams().slice(1)); // the teams held whole are fresh
     const r = await gw.get(url, token, OPERATOR);
     expect([r.status, source(r), partial(r)]).toEqual([200, 'live', undefined]);
     // the stale copy is pending again

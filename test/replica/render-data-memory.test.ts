@@ -36,7 +36,7 @@ const sent = new Map<string, { i: number; text: string }>();
 async function ready(t: TestGateway, tok: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     await t.get('/renders?limit=1&fields=id', tok);
-    const s = await t.deps.index!.status();
+    const s = await t.deps.replica!.status();
     if (s.length > 0 && s.every((x) => x.state === 'ready')) return;
     await new Promise((r) => setTimeout(r, 10));
   }

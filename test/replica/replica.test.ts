@@ -21,7 +21,7 @@ const teamA = () => sim.keys[0]!.teams[0]!.id;
 async function backfilled(t: TestGateway, tok: string): Promise<void> {
   await t.get('/renders?limit=1', tok);
   for (let i = 0; i < 200; i++) {
-    const s = (await t.deps.index!.status()).filter((x) => sim.keys[0]!.teams.some((k) => k.id === x.team));
+    const s = (await t.deps.replica!.status()).filter((x) => sim.keys[0]!.teams.some((k) => k.id === x.team));
     if (s.length === sim.keys[0]!.teams.length && s.every((x) => x.state === 'ready')) return;
     await new Promise((r) => setTimeout(r, 10));
     await t.get('/renders?limit=1', tok);
@@ -168,7 +168,7 @@ describe('render index with webhooks', () => {
     try {
       await g.addUser(0, 'ann@example.com');
       const t = await g.login('ann@example.com');
-      await g.deps.index!.syncNow(s.keys[0]!.teams.map((x) => x.id));
+      await g.deps.replica!.syncNow(s.keys[0]!.teams.map((x) => x.id));
       const base = await g.app.listen({ port: 0, host: '127.0.0.1' });
       await fetch(`${s.url}/_sim/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ team_id: team, url: `${base}/_gateway/webhooks/v1/${team}`, secret }) });
@@ -183,7 +183,7 @@ describe('render index with webhooks', () => {
       expect(r.body.data).toEqual([{ id: derivedUuid('render', made.id), status: g.deps.mappings.status.toLegacy[s.sim.world.renders.get(made.id)!.status] }]);
       expect(r.headers['x-gateway-v1-calls']).toBe('0');
       expect(s.sim.stats.get('GET /v1/projects') ?? 0).toBe(syncsBefore); // no sync found it: the webhook did
-      const row = (await g.deps.index!.status()).find((x) => x.team === team)!;
+      const row = (await g.deps.replica!.status()).find((x) => x.team === team)!;
       expect(row.last_webhook).not.toBeNull();
       expect(row.bound_ms).toBe(60_000);
     } finally {

@@ -59,7 +59,7 @@ describe('quiet projects rotation, a sync starting late', () => {
       {}, { sim: { ...sim, url: proxy.url }, simClock: true },
     );
     await gw.addUser(0, 'ann@example.com');
-    const index = gw.deps.index!;
+    const index = gw.deps.replica!;
     await index.syncNow([team]);
     t = (await index.load(team))!;
     projects = [...t.projects.keys()].sort();

@@ -38,7 +38,7 @@ describe('instances on one PostgreSQL spend one budget', () => {
     for (let i = 0; i < 3; i++) gws.push(await startGateway(env, {}, { sim, simClock: true }));
     await gws[0]!.addUser(0, 'ann@example.com');
     for (const g of gws.slice(1)) await g.deps.ids.load();
-    await gws[0]!.deps.index!.syncNow([sim.keys[0]!.teams[0]!.id]);
+    await gws[0]!.deps.replica!.syncNow([sim.keys[0]!.teams[0]!.id]);
   });
   afterAll(async () => {
     for (const g of gws) await g.close();
@@ -52,9 +52,9 @@ describe('instances on one PostgreSQL spend one budget', () => {
     let one = 0;
     for (let round = 0; round < 10; round++) {
       for (const g of gws.slice(0, n)) {
-        const t = (await g.deps.index!.load(team))!;
+        const t = (await g.deps.replica!.load(team))!;
         const was = syncCalls(sim);
-        await g.deps.index!.syncTeam(t, false).catch(() => undefined);
+        await g.deps.replica!.syncTeam(t, false).catch(() => undefined);
         one = Math.max(one, syncCalls(sim) - was);
       }
       sim.sim.clock.advance(1_000);
@@ -66,7 +66,7 @@ describe('instances on one PostgreSQL spend one budget', () => {
     expect(spent).toBeLessThanOrEqual(limit);
     // every instance sees the one count (the store's)
     for (const g of gws.slice(0, n)) {
-      const row = (await g.deps.index!.status()).find((x) => x.team === team)!;
+      const row = (await g.deps.replica!.status()).find((x) => x.team === team)!;
       expect(row.sync_calls_last_minute).toBeLessThanOrEqual(limit);
       expect(row.sync_calls_last_minute).toBeGreaterThanOrEqual(spent);
     }
@@ -74,8 +74,8 @@ describe('instances on one PostgreSQL spend one budget', () => {
 
   it('a read-time sync of a team another instance is syncing goes through that sync: no second sync, its sync time taken', async () => {
     const team = sim.keys[0]!.teams[0]!.id;
-    const a = gws[0]!.deps.index!;
-    const b = gws[1]!.deps.index!;
+    const a = gws[0]!.deps.replica!;
+    const b = gws[1]!.deps.replica!;
     const other = 'another-instance'; // an instance syncing the team (its lease, its announcement), as a store row shows it
     nextMinute(sim); // the team is stale everywhere, and the minute's budget fresh
     while (!(await a.store.lease(team, other, a.leaseMs, true))) await new Promise((r) => setTimeout(r, 20));
@@ -99,9 +99,9 @@ describe('instances on one PostgreSQL spend one budget', () => {
   it('a dead lease holder\'s team is taken over by another instance after its lease ran out (2 × heartbeat), not before', async () => {
     const team = sim.keys[0]!.teams[0]!.id;
     const dead = await startGateway({ DATABASE_URL: url, INDEX_LEASE_HEARTBEAT_MS: '3000' }, {}, { sim, simClock: true });
-    const b = gws[1]!.deps.index!;
+    const b = gws[1]!.deps.replica!;
     nextMinute(sim); // a fresh budget
-    const ix = dead.deps.index!;
+    const ix = dead.deps.replica!;
     expect(ix.leaseMs).toBe(6_000);
     // the holder takes the team's lease as its sync does (once the others' background syncs let go of it), then dies
     // without giving it back
@@ -138,13 +138,13 @@ describe('the per-key budget', () => {
       await gw.addUser(0, 'ann@example.com');
       const teams = sim.keys[0]!.teams.map((t) => t.id);
       expect(teams.length).toBeGreaterThan(1);
-      await gw.deps.index!.syncNow(teams);
+      await gw.deps.replica!.syncNow(teams);
       nextMinute(sim);
       const before = syncCalls(sim);
       let attempts = 0;
       for (let round = 0; round < 5; round++) {
         for (const id of teams) {
-          await gw.deps.index!.syncTeam((await gw.deps.index!.load(id))!, false);
+          await gw.deps.replica!.syncTeam((await gw.deps.replica!.load(id))!, false);
           attempts++;
         }
         sim.sim.clock.advance(1_000);
@@ -154,9 +154,9 @@ describe('the per-key budget', () => {
       expect(spent).toBeGreaterThan(0);
       expect(spent).toBeLessThanOrEqual(perKey);
       // each team's bound: the calls one sync of it needs over its share of the key's budget
-      const rows = await gw.deps.index!.status();
+      const rows = await gw.deps.replica!.status();
       for (const id of teams) {
-        const t = gw.deps.index!.team(id)!;
+        const t = gw.deps.replica!.team(id)!;
         expect(rows.find((r) => r.team === id)!.bound_ms).toBe(expectedBound(syncCallsOf(t), perKey / teams.length, t.projects.size));
       }
     } finally {
@@ -174,15 +174,15 @@ describe('the computed staleness bound', () => {
     try {
       await gw.addUser(0, 'ann@example.com');
       const id = sim.keys[0]!.teams[0]!.id;
-      await gw.deps.index!.syncNow([id]);
+      await gw.deps.replica!.syncNow([id]);
       nextMinute(sim);
-      const t = (await gw.deps.index!.load(id))!;
+      const t = (await gw.deps.replica!.load(id))!;
       const starts: number[] = [];
       const bounds: number[] = [];
       for (let s = 0; s < 180; s++) {
-        await gw.deps.index!.tick();
+        await gw.deps.replica!.tick();
         if (starts.at(-1) !== t.syncedAt) starts.push(t.syncedAt!);
-        bounds.push(gw.deps.index!.boundOf(t));
+        bounds.push(gw.deps.replica!.boundOf(t));
         sim.sim.clock.advance(1_000);
       }
       const bound = Math.max(...bounds);
@@ -206,12 +206,12 @@ describe('the computed staleness bound', () => {
     try {
       await gw.addUser(0, 'ann@example.com');
       const teams = sim.keys[0]!.teams.map((t) => t.id);
-      await gw.deps.index!.syncNow(teams);
+      await gw.deps.replica!.syncNow(teams);
       const token = await gw.login('ann@example.com');
       const read = await gw.get('/renders?limit=1', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
       expect(read.headers['x-gateway-source']).toBe('index');
       const expected = new Map(teams.map((id) => {
-        const t = gw.deps.index!.team(id)!;
+        const t = gw.deps.replica!.team(id)!;
         return [id, expectedBound(syncCallsOf(t), perMin, t.projects.size)];
       }));
       const largest = Math.max(...expected.values());
@@ -224,7 +224,7 @@ describe('the computed staleness bound', () => {
       // an instance that does not hold the teams in memory computes the same bounds from the store's rows
       const other = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, INDEX_SYNC_CALLS_PER_MIN: String(perMin) }, {}, { sim, simClock: true });
       try {
-        for (const row of await other.deps.index!.status()) {
+        for (const row of await other.deps.replica!.status()) {
           if (!expected.has(row.team)) continue;
           expect(row.in_memory).toBe(false);
           expect(row.bound_ms).toBe(expected.get(row.team));

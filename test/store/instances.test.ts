@@ -163,7 +163,7 @@ describe('the render index on two instances', () => {
       await a3.addUser(2, 'index@example.com');
       await b3.deps.ids.load();
       const tok = await a3.login('index@example.com');
-      await a3.deps.index!.syncNow(person.teams.map((t) => t.id));
+      await a3.deps.replica!.syncNow(person.teams.map((t) => t.id));
       const rid = `instances-read-${Date.now()}`;
       const onB = await b3.get('/renders?limit=2000&fields=id,status', tok, { 'x-request-id': rid });
       expect(onB.headers['x-gateway-source']).toBe('index'); // read from the store A filled: no backfill of its own
@@ -183,7 +183,7 @@ describe('the render index on two instances', () => {
       const res = await a3.app.inject({ method: 'POST', url: `/_gateway/webhooks/v1/${team}`, headers: { 'content-type': 'application/json', 'x-webhook-signature': `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}` }, payload: raw });
       expect(res.statusCode).toBe(204);
       await heardOnB;
-      await b3.deps.index!.idle();
+      await b3.deps.replica!.idle();
       const seen = await b3.get(`/renders?filter[id][_eq]=${derivedUuid('render', render.id)}&fields=status`, tok);
       expect(seen.body.data).toEqual([{ status: 'failed' }]);
       expect(seen.headers['x-gateway-v1-calls']).toBe('0');
@@ -194,23 +194,23 @@ describe('the render index on two instances', () => {
         payload: { project: derivedUuid('project', project.id), account: derivedUuid('account', team), data: { n: 1 }, title: 'made on A' } });
       expect(created.statusCode).toBe(200);
       await heardCreate;
-      await b3.deps.index!.idle();
+      await b3.deps.replica!.idle();
       expect((await b3.get('/renders?filter[title][_eq]=made on A&fields=id', tok)).body.data).toEqual([{ id: created.json().data.id }]);
       // the lease: while A holds a team's, B cannot take it (and takes it once A lets go). (Each instance's background
       // syncs take the team's lease too, for the length of a sync: under load one held it when A asked — it is asked
       // again until that sync let go.)
       const take = async (gw: typeof a3) => {
         for (let i = 0; i < 100; i++) {
-          if (await gw.deps.index!.store.lease(team, gw.deps.index!.holder, 60_000)) return true;
+          if (await gw.deps.replica!.store.lease(team, gw.deps.replica!.holder, 60_000)) return true;
           await new Promise((r) => setTimeout(r, 50));
         }
         return false;
       };
       expect(await take(a3)).toBe(true);
-      expect(await b3.deps.index!.store.lease(team, b3.deps.index!.holder, 60_000)).toBe(false);
-      await a3.deps.index!.store.release(team, a3.deps.index!.holder);
+      expect(await b3.deps.replica!.store.lease(team, b3.deps.replica!.holder, 60_000)).toBe(false);
+      await a3.deps.replica!.store.release(team, a3.deps.replica!.holder);
       expect(await take(b3)).toBe(true);
-      await b3.deps.index!.store.release(team, b3.deps.index!.holder);
+      await b3.deps.replica!.store.release(team, b3.deps.replica!.holder);
     } finally {
       await a3.close();
       await b3.close();

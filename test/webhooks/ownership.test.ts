@@ -34,7 +34,7 @@ for (const db of await databases()) {
       await gw.addUser(0, 'owner@example.com');
       token = await gw.login('owner@example.com');
       base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
-      await gw.deps.index!.syncNow([teamB]); // B's renders are in the store; A's are not (yet)
+      await gw.deps.replica!.syncNow([teamB]); // B's renders are in the store; A's are not (yet)
     });
     afterAll(async () => { await gw.close(); await sim.sim.close(); });
 
@@ -60,7 +60,7 @@ for (const db of await databases()) {
       expect(((await res.json()) as any).errors[0].extensions.code).toBe('FORBIDDEN');
       expect(await metric()).toBe(before + 1);
       expect(gw.logs.join('')).toContain('another team or project');
-      expect(await gw.deps.index!.store.ownerOf(victim.id)).toEqual({ team: teamB, project: victim.project.id });
+      expect(await gw.deps.replica!.store.ownerOf(victim.id)).toEqual({ team: teamB, project: victim.project.id });
       const list = await gw.get('/renders?limit=-1&fields=id,title,project', token);
       expect(list.status).toBe(200);
       const seen = list.body.data.find((r: { id: string }) => r.id === derivedUuid('render', victim.id));
@@ -81,7 +81,7 @@ for (const db of await databases()) {
       const own = renderIn(teamA);
       const res = await deliver(teamA, { ...own, id: 'rend_not_in_v1_0001', name: 'invented' }, secretA);
       expect(res.status).toBe(403);
-      expect(await gw.deps.index!.store.ownerOf('rend_not_in_v1_0001')).toBeUndefined();
+      expect(await gw.deps.replica!.store.ownerOf('rend_not_in_v1_0001')).toBeUndefined();
     });
 
     it('answers 503 (deliver again) when v1 does not show a render born a moment ago yet, not a 403 for good', async () => {
@@ -89,7 +89,7 @@ for (const db of await databases()) {
       const born = Math.floor(now() / 1000);
       const res = await deliver(teamA, { ...own, id: 'rend_just_born_0001', created_at: born, updated_at: born }, secretA);
       expect(res.status).toBe(503);
-      expect(await gw.deps.index!.store.ownerOf('rend_just_born_0001')).toBeUndefined();
+      expect(await gw.deps.replica!.store.ownerOf('rend_just_born_0001')).toBeUndefined();
     });
 
     it('answers 503 while v1 cannot confirm a new render (so v1 delivers again), and applies the same delivery once it can', async () => {
@@ -109,14 +109,14 @@ for (const db of await databases()) {
         await fetch(`${sim.url}/_sim/faults`, { method: 'DELETE' });
       }
       expect((await send()).status).toBe(204); // the same delivery id: it was not recorded as applied
-      expect(await gw.deps.index!.store.ownerOf(fresh.id)).toEqual({ team: teamA, project: fresh.project.id });
+      expect(await gw.deps.replica!.store.ownerOf(fresh.id)).toEqual({ team: teamA, project: fresh.project.id });
     });
 
     it('the store never rewrites an owner, whatever the state\'s recency', async () => {
       const victim = renderIn(teamB);
-      await gw.deps.index!.store.putRenders(teamA, [{ ...victim, name: 'moved', project: projectOf(teamA), updated_at: 4_102_444_800 }]);
-      expect(await gw.deps.index!.store.ownerOf(victim.id)).toEqual({ team: teamB, project: victim.project.id });
-      const [row] = await gw.deps.index!.store.rendersById([victim.id]);
+      await gw.deps.replica!.store.putRenders(teamA, [{ ...victim, name: 'moved', project: projectOf(teamA), updated_at: 4_102_444_800 }]);
+      expect(await gw.deps.replica!.store.ownerOf(victim.id)).toEqual({ team: teamB, project: victim.project.id });
+      const [row] = await gw.deps.replica!.store.rendersById([victim.id]);
       expect(row!.render.name).toBe(victim.name);
     });
 
@@ -129,13 +129,13 @@ for (const db of await databases()) {
       await sql`insert into render_versions (v1_id, updated_at, rank) values (${victim.id}, ${4_102_444_800_000}, ${9})`.execute(kysely);
       const { verifyTeam, repair } = await import('../../src/replica/sync/verify.js');
       const sessionFor = async (team: string) => (await gw.deps.readers.sessionFor(team, { onCall: () => undefined }))?.session;
-      const drift = [...await verifyTeam(gw.deps.index!.store, (await sessionFor(teamA))!, teamA), ...await verifyTeam(gw.deps.index!.store, (await sessionFor(teamB))!, teamB)];
+      const drift = [...await verifyTeam(gw.deps.replica!.store, (await sessionFor(teamA))!, teamA), ...await verifyTeam(gw.deps.replica!.store, (await sessionFor(teamB))!, teamB)];
       expect(drift.find((d) => d.id === victim.id && d.team === teamB)?.kind).toBe('missing render');
-      const done = await repair(gw.deps.index!.store, drift, sessionFor, now());
+      const done = await repair(gw.deps.replica!.store, drift, sessionFor, now());
       expect(done.rewritten).toBeGreaterThanOrEqual(1);
       expect([...done.teams].sort()).toEqual([teamA, teamB].sort());
-      expect(await gw.deps.index!.store.ownerOf(victim.id)).toEqual({ team: teamB, project: victim.project.id });
-      const [row] = await gw.deps.index!.store.rendersById([victim.id]);
+      expect(await gw.deps.replica!.store.ownerOf(victim.id)).toEqual({ team: teamB, project: victim.project.id });
+      const [row] = await gw.deps.replica!.store.rendersById([victim.id]);
       expect(row!.render.name).toBe(victim.name);
       const version = await sql<{ n: number }>`select count(*) as n from render_versions where v1_id = ${victim.id}`.execute(kysely);
       expect(Number(version.rows[0]!.n)).toBe(0);

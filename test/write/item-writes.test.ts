@@ -40,7 +40,7 @@ beforeAll(async () => {
   for (const c of ['renders', 'projects', 'accounts', 'templates']) {
     for (const x of (await gw.get(`/${c}?limit=-1&fields=id`, token)).body.data as { id: string }[]) known.add(x.id);
   }
-  await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
+  await gw.deps.replica!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
 });
 afterAll(async () => gw.close());
 

@@ -15,7 +15,7 @@ beforeAll(async () => {
   gw = await startGateway({ HEAVY_READS_PER_KEY: '1', MAX_BATCH_MUTATION: '5' }, { scale: 'tiny' });
   await gw.addUser(0, 'ann@example.com');
   token = await gw.login('ann@example.com');
-  await gw.deps.index!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
+  await gw.deps.replica!.syncNow(gw.s.keys[0]!.teams.map((t) => t.id));
   all = ((await gw.get('/renders?limit=-1&fields=id', token)).body.data as { id: string }[]).map((r) => r.id).sort();
   key = partitionOf(gw.s.keys[0]!.api_key);
 });
