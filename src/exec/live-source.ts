@@ -19,6 +19,11 @@ export class LiveSource implements RecordSource {
   /** The v1 id each render record was built from. */
   private readonly v1Ids = new WeakMap<Rec, string>();
 
+  /** What the record map answers moves with each round of fetched misses (`Lookup.version`). */
+  get version(): number {
+    return this.records.version;
+  }
+
   constructor(private readonly env: ExecEnv) {
     this.records = new RecordMap(env);
     this.nestedLimit = env.nestedLimit;

@@ -85,6 +85,7 @@ export class RecordMap implements Lookup {
 
   /** The related records of a parent's field; `whole`: they are every one (a `deep` option or `count()` reads them too). */
   setChildren(parentResource: string, parentId: string, field: string, recs: Rec[], whole = false): void {
+    this.version++;
     this.children.set(`${parentResource}:${parentId}:${field}`, recs);
     if (whole) this.children.set(`${parentResource}:${parentId}:${field}:all`, recs);
   }
@@ -176,7 +177,11 @@ export class RecordMap implements Lookup {
 
   // ---------------------------------------------------------------- fetching misses
 
+  /** Moves with every round that fetched what was missed (`Lookup.version`). */
+  version = 0;
+
   private async fill(): Promise<void> {
+    this.version++;
     const { catalog, ids } = this.env;
     const ones = [...this.missOne].map((k) => {
       const i = k.indexOf(':');
@@ -232,6 +237,7 @@ export class RecordMap implements Lookup {
 
   /** Every related record of the one-to-many lists asked whole (`manyAll`). */
   private async fillAll(): Promise<void> {
+    this.version++;
     const { catalog } = this.env;
     const everyRender = async (projectIds: readonly string[]) => {
       const out: V1Render[] = [];

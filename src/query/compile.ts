@@ -15,6 +15,11 @@ export interface Lookup {
   many(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[];
   /** Every related record of a one-to-many field, in no particular order (count(), deep). */
   manyAll?(resource: string, parent: Rec, field: string, parentResource: string): readonly Rec[];
+  /**
+   * Moves each time what the look-ups answer may have changed (a live record map filled what it missed); absent: they
+   * never change. A relational filter's answer for one related parent is kept while it stays the same.
+   */
+  readonly version?: number;
 }
 
 const collator = new Intl.Collator('en', { sensitivity: 'variant' });
@@ -189,9 +194,18 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
                 return cur;
               };
             })();
+      // the answer for one holder is the same for every record reaching it (renders of one project): walked once per
+      // holder, not once per record — nested relations multiplied the walks (attack pass 12, H: four levels of
+      // project.renders froze an instance for minutes)
+      const known = new WeakMap<Rec, { readonly version: number | undefined; readonly some: boolean }>();
       const some = (r: Rec) => {
         const p = parentGet(r);
-        return !!p && lookup.many(rel, p, o2m, holderKey).some(child);
+        if (!p) return false;
+        const k = known.get(p);
+        if (k && k.version === lookup.version) return k.some;
+        const found = lookup.many(rel, p, o2m, holderKey).some(child);
+        known.set(p, { version: lookup.version, some: found });
+        return found;
       };
       return node.quantifier === 'some' ? some : (r) => !some(r);
     }
