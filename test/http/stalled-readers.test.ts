@@ -99,6 +99,17 @@ function stalled(url: string, token: string, patch?: unknown): Reader {
   return r;
 }
 
+/**
+ * How many of the answered readers' answers the answer memory holds (by their size), at least one. Two at most are built
+ * for a stalled key; an answer whose every byte went to the kernel's socket buffers is sent, no longer held, and the
+ * key builds the next — under load the loopback's buffers grew to take a whole 10 MB answer, and a third was built
+ * (a flaky count of answers begun).
+ */
+function heldAnswers(answered: readonly Reader[]): number {
+  const size = Number(answered[0]!.res!.headers['content-length']);
+  return Math.max(1, Math.round(gw.deps.answerMemory.held() / size));
+}
+
 /** What the answer memory holds once the replies closed (a reply closes just after its client read the last byte). */
 async function heldOnceClosed(): Promise<number> {
   for (let i = 0; i < 100 && gw.deps.answerMemory.held() > 0; i++) await settle(20);
@@ -137,7 +148,7 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       // two items built (the first within the 16 MB bound, the second carried past it); the other six wait, built later
       const answered = readers.filter((r) => r.answered);
       expect(answered.length).toBeGreaterThanOrEqual(1);
-      expect(answered.length).toBeLessThanOrEqual(2);
+      expect(heldAnswers(answered)).toBeLessThanOrEqual(2);
       expect(memory.held()).toBeLessThanOrEqual(BOUND_MB * MB + ITEM + MB);
       const waiting = readers.filter((r) => !r.answered);
       expect(gw.deps.dataRoom.queued).toBe(waiting.length);
@@ -202,7 +213,7 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
       await settle(3000);
       const answered = readers.filter((r) => r.answered).length;
       expect(answered).toBeGreaterThanOrEqual(1);
-      expect(answered).toBeLessThanOrEqual(2);
+      expect(heldAnswers(readers.filter((r) => r.answered))).toBeLessThanOrEqual(2);
       expect(gw.deps.dataRoom.queued).toBe(readers.length - answered);
       // one of those waiting leaves: it waits no more (issue 38: /users/me passed no client-gone signal)
       const leaving = readers.find((r) => !r.answered)!;
