@@ -4,7 +4,9 @@ import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { STAND_IN_HAND, withDataAtHand } from '../translate/data-at-hand.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team } from '../v1/schemas.js';
+import { TestTurn } from '../query/test-turn.js';
 import type { PlannedCall, RecordSource, SourceDescription, Walked } from './source.js';
+import { testInRounds } from './test-rounds.js';
 
 /**
  * Live v1 as a record source: it fetches what the plan asks for — renders or projects by id, a team's projects, a
@@ -18,6 +20,8 @@ export class LiveSource implements RecordSource {
   private readonly records: RecordMap;
   /** The v1 id each render record was built from. */
   private readonly v1Ids = new WeakMap<Rec, string>();
+  /** The tests relational walks may make a round (`settleTests` runs rounds until none stops short). */
+  readonly turn = new TestTurn();
 
   /** What the record map answers moves with each round of fetched misses (`Lookup.version`). */
   get version(): number {
@@ -48,7 +52,7 @@ export class LiveSource implements RecordSource {
 
   /** Tests and comparisons read render data as the stand-in (see `ReplicaSource.settleTests`: a json field, never null). */
   settleTests<T>(evaluate: () => T): Promise<T> {
-    return this.records.settle(() => withDataAtHand(STAND_IN_HAND, evaluate));
+    return testInRounds(this.turn, () => withDataAtHand(STAND_IN_HAND, evaluate), (round) => this.records.settle(round));
   }
 
   ref(rec: Rec): string {

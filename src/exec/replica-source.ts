@@ -8,6 +8,8 @@ import type { ReplicaSnapshot } from '../replica/reads/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { pace } from '../lib/pace.js';
+import { TestTurn } from '../query/test-turn.js';
+import { testInRounds } from './test-rounds.js';
 import { CHUNK } from './answer-parts.js';
 import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
 
@@ -92,6 +94,8 @@ export class ReplicaSource implements RecordSource {
   readonly kind = 'replica';
   readonly compactAfter = Number.POSITIVE_INFINITY;
   readonly nestedLimit: number;
+  /** The tests relational walks may make a round (`settleTests` runs rounds until none stops short). */
+  readonly turn = new TestTurn();
 
   constructor(readonly snapshot: ReplicaSnapshot, private readonly hooks: ReplicaHooks) {
     this.nestedLimit = snapshot.nestedLimit;
@@ -146,8 +150,8 @@ export class ReplicaSource implements RecordSource {
    * tests only for null (`_null`, `_nnull`) and a sort compares as equal, and stored data is never null — the stand-in
    * `{}` answers both exactly as the data would (a filter on data read every render's data of the scope: attack pass 5).
    */
-  async settleTests<T>(evaluate: () => T): Promise<T> {
-    return withDataAtHand(STAND_IN_HAND, evaluate);
+  settleTests<T>(evaluate: () => T): Promise<T> {
+    return testInRounds(this.turn, () => withDataAtHand(STAND_IN_HAND, evaluate));
   }
 
   ref(rec: Rec): string {

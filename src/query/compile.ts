@@ -4,6 +4,8 @@ import { compileCompare, compileRootCompare, type Getter, type Predicate, type R
 import { fieldOf } from './parse-filter.js';
 import type { DateFunction, FieldDef, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
 import { isUuid } from '../lib/uuid.js';
+import { termsOf } from './list-caps.js';
+import type { TestTurn } from './test-turn.js';
 
 export type { Predicate, Rec } from './compare.js';
 
@@ -20,6 +22,8 @@ export interface Lookup {
    * never change. A relational filter's answer for one related parent is kept while it stays the same.
    */
   readonly version?: number;
+  /** The tests a relational filter's walks may make in this round of an evaluation (absent: any number). */
+  readonly turn?: TestTurn;
 }
 
 const collator = new Intl.Collator('en', { sensitivity: 'variant' });
@@ -196,20 +200,41 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
             })();
       // the answer for one holder is the same for every record reaching it (renders of one project): walked once per
       // holder, not once per record — nested relations multiplied the walks (attack pass 12, H: four levels of
-      // project.renders froze an instance for minutes)
-      const known = new WeakMap<Rec, { readonly version: number | undefined; readonly some: boolean }>();
+      // project.renders froze an instance for minutes). Every related item is walked (a join, as Directus does: not the
+      // first 100 a nested list shows), its tests counted on the lookup's turn: a walk stopped short goes on next round.
+      const known = new WeakMap<Rec, Walk>();
+      const cost = termsOf(node.filter) + 1;
+      const turn = lookup.turn;
+      const all = lookup.manyAll ? lookup.manyAll.bind(lookup) : lookup.many.bind(lookup);
       const some = (r: Rec) => {
         const p = parentGet(r);
         if (!p) return false;
-        const k = known.get(p);
-        if (k && k.version === lookup.version) return k.some;
-        const found = lookup.many(rel, p, o2m, holderKey).some(child);
-        known.set(p, { version: lookup.version, some: found });
-        return found;
+        let k = known.get(p);
+        if (!k || k.version !== lookup.version) known.set(p, (k = { version: lookup.version, at: 0, some: undefined }));
+        if (k.some !== undefined) return k.some;
+        // (the list is kept while its walk goes on over rounds: read once)
+        const items = (k.items ??= all(rel, p, o2m, holderKey));
+        for (; k.at < items.length; k.at++) {
+          if (turn && !turn.spend(cost)) return false; // provisional: the round is run again
+          const hit = child(items[k.at] as Rec);
+          if (turn?.short) return false; // a walk under this one stopped: this item is tested again next round
+          if (hit) break;
+        }
+        k.items = undefined;
+        return (k.some = k.at < items.length);
       };
       return node.quantifier === 'some' ? some : (r) => !some(r);
     }
   }
+}
+
+/** How far a relational filter's walk of one holder got: its answer once known. */
+interface Walk {
+  readonly version: number | undefined;
+  at: number;
+  some: boolean | undefined;
+  /** The holder's related items while the walk goes on. */
+  items?: readonly Rec[] | undefined;
 }
 
 /** `search`: case-insensitive substring over string fields; exact on numbers and uuids (Directus). */

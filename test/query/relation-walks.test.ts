@@ -28,7 +28,12 @@ function world() {
       walks++;
       return renders.filter((x) => x.project === parent.id);
     },
-    manyAll: (_resource, parent, field, parentResource) => (parentResource === 'project' && field === 'renders' ? renders.filter((x) => x.project === parent.id) : []),
+    // (a relational filter walks every related item: manyAll; so does a deep option's choice)
+    manyAll: (_resource, parent, field, parentResource) => {
+      if (parentResource !== 'project' || field !== 'renders') return [];
+      walks++;
+      return renders.filter((x) => x.project === parent.id);
+    },
   };
   return { projects, renders, lookup, walks: () => walks };
 }
@@ -70,7 +75,8 @@ describe('relational filters walk each holder once (attack pass 12, H)', () => {
     const holder = w.renders.find((r) => r.title === 'needle')!.project;
     // (a render's project is its own: only the holder's renders reach a render titled "needle")
     expect(out.map((p) => p.renders.map((r) => r.id))).toEqual(w.projects.map((p) => (p.id === holder ? w.renders.filter((r) => r.project === holder).map((r) => r.id) : [])));
-    expect(w.walks()).toBeLessThanOrEqual(2 * 6);
+    // 2 levels × 6 projects, and each parent's candidates once
+    expect(w.walks()).toBeLessThanOrEqual(2 * 6 + 6);
     // a 500 000-character search under 6 parents of 12 candidates: 6 × 12 × 15 626 tests, 11 250 units — past a budget of 5 000
     const long = { filter: null, search: 'x'.repeat(500_000), sort: [], offset: 0, limit: -1, children: {} };
     const searching = compileProjection([{ kind: 'Select', path: ['renders', 'id'] }], schemas.project as ResourceSchema, schemas, w.lookup, new ExpansionBudget(5_000), { deep: { filter: null, search: null, sort: [], offset: 0, children: { renders: long } } });

@@ -1,0 +1,22 @@
+import type { TestTurn } from '../query/test-turn.js';
+import { pace } from '../lib/pace.js';
+
+/**
+ * Runs a batch's filter tests (`evaluate`) round after round until no relational walk stops short, the event loop given a
+ * turn between rounds (`pace`): a costly relational filter is slow for its own client, never a stall for the others.
+ * `settle` runs one round to its end (the live source fetches what the round missed) and says if it was whole.
+ */
+export async function testInRounds<T>(
+  turn: TestTurn, evaluate: () => T, settle: (round: () => T) => Promise<T> = async (round) => round(),
+): Promise<T> {
+  for (;;) {
+    let whole = true;
+    const out = await settle(() => {
+      const r = turn.round(evaluate);
+      whole = r.whole;
+      return r.out;
+    });
+    if (whole) return out;
+    await (pace() ?? new Promise<void>((resolve) => setImmediate(resolve)));
+  }
+}
