@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { FieldDef, ResourceSchema, SchemaRegistry } from '../query/schema.js';
+import { isRecordResource, ONE_TO_MANY, oneToMany } from '../query/resources.js';
 import { RENDER_STATUSES, type RenderStatus } from '../v1/schemas.js';
 
 const FieldTypeSchema = z.enum(['uuid', 'string', 'text', 'integer', 'float', 'boolean', 'timestamp', 'json', 'alias']);
@@ -176,6 +177,7 @@ export function loadMappings(dir: string): Mappings {
         if (!fields[s.replace(/^-/, '')]) problems.push(`resources.json: ${name}.defaultSort names unknown field "${s}"`);
       schemas[name] = Object.freeze({ key: name, name: r.collection, fields: Object.freeze(fields), defaultSort: Object.freeze([...r.defaultSort]) });
     }
+    checkOneToMany(resources, problems);
   }
   const toLegacy = statuses?.render.toLegacy ?? {};
   const toV1: Record<string, RenderStatus[]> = Object.fromEntries((statuses?.render.legacyValues ?? []).map((l) => [l, []]));
@@ -217,6 +219,29 @@ export function loadMappings(dir: string): Mappings {
  * The role must be one the gateway can honour: known collections and fields, update only of overlay fields, create only
  * of renders (with what POST /renders carries), no delete (v1 cannot undo a render).
  */
+/**
+ * The one-to-many fields between record resources are the relations the code knows (`ONE_TO_MANY`, each source's table
+ * of how to reach the children): one the code lacks, or one the mappings lack, is a start-up error.
+ */
+function checkOneToMany(resources: Readonly<Record<string, ResourceMapping>>, problems: string[]): void {
+  const seen = new Set<string>();
+  for (const [name, r] of Object.entries(resources)) {
+    if (!isRecordResource(name)) continue;
+    for (const [fname, f] of Object.entries(r.fields)) {
+      if (f.relation?.kind !== 'o2m') continue;
+      const rel = oneToMany(name, fname);
+      if (!rel) {
+        problems.push(`resources.json: ${name}.fields.${fname}: a one-to-many relation the gateway does not know (src/query/resources.ts)`);
+        continue;
+      }
+      seen.add(rel);
+      if (ONE_TO_MANY[rel].child !== f.relation.resource)
+        problems.push(`resources.json: ${name}.fields.${fname}: relates to "${f.relation.resource}", the gateway lists ${ONE_TO_MANY[rel].child}`);
+    }
+  }
+  for (const rel of Object.keys(ONE_TO_MANY)) if (!seen.has(rel)) problems.push(`resources.json: the one-to-many field ${rel} is missing`);
+}
+
 function checkPermissions(
   collections: Readonly<Record<string, CollectionPermission>>, resources: Readonly<Record<string, ResourceMapping>>, problems: string[],
 ): void {

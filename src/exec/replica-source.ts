@@ -159,17 +159,7 @@ export class ReplicaSource implements RecordSource {
   }
 
   async byIds(resource: string, plan: Plan): Promise<Rec[]> {
-    if (resource === 'render') return this.snapshot.scope('render', plan);
-    const out: Rec[] = [];
-    const teams = this.snapshot.inScope(plan);
-    for (const id of new Set((plan.ids ?? []).map((u) => u.toLowerCase()))) {
-      for (const t of teams) {
-        const v1 = resource === 'project' ? t.projectV1(id) : undefined;
-        const rec = v1 ? t.projectRecord(v1) : undefined;
-        if (rec) out.push(rec);
-      }
-    }
-    return out;
+    return this.snapshot.scope(resource, plan);
   }
 
   async walk<T extends { readonly at: number }>(

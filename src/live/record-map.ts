@@ -1,6 +1,7 @@
 import type { Mappings } from '../config/mappings.js';
 import type { ExpansionBudget } from '../query/budget.js';
 import type { Lookup, Rec } from '../query/compile.js';
+import { isRecordResource, oneToMany, type OneToMany, type RecordResource } from '../query/resources.js';
 import { DataAtHand, dataFromHand, readMissed, withDataAtHand, type RenderDataReader } from '../translate/data-at-hand.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate, type Overlay } from '../translate/records.js';
@@ -42,7 +43,7 @@ export class RecordMap implements Lookup {
   private missMany = new Map<string, { parentResource: string; parent: Rec; field: string }>();
   private missAll = new Map<string, { parentResource: string; parent: Rec; field: string }>();
 
-  constructor(private readonly env: ExecEnv) {}
+  constructor(readonly env: ExecEnv) {}
 
   add(type: string, rec: Rec, v1?: unknown): Rec {
     let m = this.byType.get(type);
@@ -56,7 +57,7 @@ export class RecordMap implements Lookup {
   }
 
   /** The v1 object a project or account record was built from (relations are looked up through it). */
-  private v1<T>(type: string, uuid: string): T | undefined {
+  v1<T>(type: string, uuid: string): T | undefined {
     return this.v1Of.get(`${type}:${uuid}`) as T | undefined;
   }
 
@@ -182,92 +183,52 @@ export class RecordMap implements Lookup {
 
   private async fill(): Promise<void> {
     this.version++;
-    const { catalog, ids } = this.env;
+    const { catalog } = this.env;
     const ones = [...this.missOne].map((k) => {
       const i = k.indexOf(':');
       return { type: k.slice(0, i), id: k.slice(i + 1) };
     });
     await catalog.map(ones, async ({ type, id }) => {
-      if (type === 'project') {
-        const v1 = await ids.toV1('project', id);
-        const p = v1 ? await catalog.project(v1) : undefined;
-        if (p) this.project(p);
-        else this.absent.add(`project:${id}`);
-        return;
-      }
-      if (type === 'account') {
-        const v1 = await ids.toV1('account', id);
-        const team = v1 ? (await catalog.teams()).find((t) => t.id === v1) : undefined;
-        if (team) await this.accounts([team]);
-        else this.absent.add(`account:${id}`);
-        return;
-      }
-      if (type === 'render') {
-        const v1 = await ids.toV1('render', id);
-        const r = v1 ? await catalog.render(v1) : undefined;
-        if (r) this.renders([r]);
-        else this.absent.add(`render:${id}`);
-      }
+      // (a template is never fetched alone: it is read with its project's list)
+      if (isRecordResource(type) && !(await FETCH_ONE[type](this, id))) this.absent.add(`${type}:${id}`);
     });
     await this.fillAll();
-    const manys = [...this.missMany.values()];
-    await catalog.map(manys, async ({ parentResource, parent, field }) => {
+    await catalog.map([...this.missMany.values()], async ({ parentResource, parent, field }) => {
       const id = parent.id as string;
-      if (parentResource === 'project' && field === 'renders') {
-        const p = this.v1<V1Project>('project', id);
-        const recs = p ? this.renders(await this.firstByKey([p.id])) : [];
-        this.setChildren('project', id, field, recs);
-      } else if (parentResource === 'account' && field === 'projects') {
-        // Directus lists related items in primary-key order, at most the default limit
-        const t = this.v1<V1Team>('account', id);
-        const byKey = (x: V1Project) => this.env.ids.derive('project', x.id);
-        const projects = t ? (await catalog.projectsOfTeam(t.id)).slice().sort((a, b) => (byKey(a) < byKey(b) ? -1 : 1)).slice(0, this.env.nestedLimit) : [];
-        this.setChildren('account', id, field, projects.map((x) => this.project(x)));
-      } else if (parentResource === 'account' && field === 'renders') {
-        const t = this.v1<V1Team>('account', id);
-        const projects = t ? await catalog.projectsOfTeam(t.id) : [];
-        for (const x of projects) this.project(x);
-        const recs = t ? this.renders(await this.firstByKey(projects.map((x) => x.id))) : [];
-        this.setChildren('account', id, field, recs);
-      } else {
-        this.setChildren(parentResource, id, field, []);
-      }
+      const rel = oneToMany(parentResource, field);
+      this.setChildren(parentResource, id, field, rel ? await CHILDREN[rel].first(this, id) : []);
     });
   }
 
   /** Every related record of the one-to-many lists asked whole (`manyAll`). */
   private async fillAll(): Promise<void> {
     this.version++;
-    const { catalog } = this.env;
-    const everyRender = async (projectIds: readonly string[]) => {
-      const out: V1Render[] = [];
-      for (const id of projectIds) for await (const page of catalog.renderPages(id)) out.push(...page);
-      return this.renders(out);
-    };
-    await catalog.map([...this.missAll.entries()], async ([k, { parentResource, parent, field }]) => {
-      const id = parent.id as string;
-      let recs: Rec[] = [];
-      if (parentResource === 'project' && field === 'renders') {
-        const p = this.v1<V1Project>('project', id);
-        if (p) recs = await everyRender([p.id]);
-      } else if (parentResource === 'account') {
-        const t = this.v1<V1Team>('account', id);
-        const projects = t ? await catalog.projectsOfTeam(t.id) : [];
-        if (field === 'projects') recs = projects.map((x) => this.project(x));
-        else if (field === 'renders') {
-          for (const x of projects) this.project(x);
-          recs = await everyRender(projects.map((x) => x.id));
-        }
-      }
-      this.children.set(k, recs);
+    await this.env.catalog.map([...this.missAll.entries()], async ([k, { parentResource, parent, field }]) => {
+      const rel = oneToMany(parentResource, field);
+      this.children.set(k, rel ? await CHILDREN[rel].all(this, parent.id as string) : []);
     });
+  }
+
+  /** Every render of these projects, as records. */
+  async everyRender(projectIds: readonly string[]): Promise<Rec[]> {
+    const out: V1Render[] = [];
+    for (const id of projectIds) for await (const page of this.env.catalog.renderPages(id)) out.push(...page);
+    return this.renders(out);
+  }
+
+  /** The projects of the team an account uuid names, each kept as a record (none: the account is not known). */
+  async teamProjects(account: string): Promise<V1Project[]> {
+    const t = this.v1<V1Team>('account', account);
+    const projects = t ? await this.env.catalog.projectsOfTeam(t.id) : [];
+    for (const x of projects) this.project(x);
+    return projects;
   }
 
   /**
    * The first `nestedLimit` renders across projects in primary-key (legacy uuid) order, as Directus lists related items:
    * every page is read (v1 has no such order), keeping only the best ones so far.
    */
-  private async firstByKey(projectIds: readonly string[]): Promise<V1Render[]> {
+  async firstByKey(projectIds: readonly string[]): Promise<V1Render[]> {
     const n = this.env.nestedLimit;
     if (n <= 0) return [];
     const key = (r: V1Render) => this.env.ids.derive('render', r.id);
@@ -283,3 +244,62 @@ export class RecordMap implements Lookup {
     return best.map((x) => x.r);
   }
 }
+
+/** How a record missed by a look-up is fetched, by resource: false when v1 has no such record (it is absent). */
+const FETCH_ONE: Readonly<Record<RecordResource, (map: RecordMap, id: string) => Promise<boolean>>> = {
+  async project(map, id) {
+    const v1 = await map.env.ids.toV1('project', id);
+    const p = v1 ? await map.env.catalog.project(v1) : undefined;
+    if (p) map.project(p);
+    return !!p;
+  },
+  async account(map, id) {
+    const v1 = await map.env.ids.toV1('account', id);
+    const team = v1 ? (await map.env.catalog.teams()).find((t) => t.id === v1) : undefined;
+    if (team) await map.accounts([team]);
+    return !!team;
+  },
+  async render(map, id) {
+    const v1 = await map.env.ids.toV1('render', id);
+    const r = v1 ? await map.env.catalog.render(v1) : undefined;
+    if (r) map.renders([r]);
+    return !!r;
+  },
+  template: async () => true,
+};
+
+/**
+ * How each one-to-many relation's children are fetched: the first `nestedLimit` in primary-key order (Directus lists
+ * related items so; v1 has no such order: every page is read), or every one (`manyAll`).
+ */
+const CHILDREN: Readonly<Record<OneToMany, { first(map: RecordMap, parent: string): Promise<Rec[]>; all(map: RecordMap, parent: string): Promise<Rec[]> }>> = {
+  'project.renders': {
+    async first(map, id) {
+      const p = map.v1<V1Project>('project', id);
+      return p ? map.renders(await map.firstByKey([p.id])) : [];
+    },
+    async all(map, id) {
+      const p = map.v1<V1Project>('project', id);
+      return p ? map.everyRender([p.id]) : [];
+    },
+  },
+  'account.renders': {
+    async first(map, id) {
+      const projects = await map.teamProjects(id);
+      return map.renders(await map.firstByKey(projects.map((x) => x.id)));
+    },
+    async all(map, id) {
+      return map.everyRender((await map.teamProjects(id)).map((x) => x.id));
+    },
+  },
+  'account.projects': {
+    async first(map, id) {
+      const byKey = (x: V1Project) => map.env.ids.derive('project', x.id);
+      const projects = (await map.teamProjects(id)).slice().sort((a, b) => (byKey(a) < byKey(b) ? -1 : 1)).slice(0, map.env.nestedLimit);
+      return projects.map((x) => map.project(x));
+    },
+    async all(map, id) {
+      return (await map.teamProjects(id)).map((x) => map.project(x));
+    },
+  },
+};

@@ -1,7 +1,7 @@
 import type { Lookup, Rec } from '../query/compile.js';
 import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
 import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
-import { own } from './own.js';
+import { isRecordResource, ONE_TO_MANY, oneToMany, type RecordResource } from '../query/resources.js';
 import type { Mappings } from '../config/mappings.js';
 import type { IdTranslator } from '../translate/ids.js';
 import type { TimeUnit } from '../translate/time.js';
@@ -11,8 +11,10 @@ export type Results = ReadonlyMap<string, unknown[]>;
 
 /** Legacy records of what the calls returned (nothing the gateway keeps: no render data, no overlay), and a look-up over them. */
 export function recordsOf(
-  results: Results, resource: string, d: { readonly ids: IdTranslator; readonly mappings: Mappings; readonly timeUnit: TimeUnit },
+  results: Results, resource: string,
+  d: { readonly ids: IdTranslator; readonly mappings: Mappings; readonly timeUnit: TimeUnit; readonly limitDefault?: number },
 ): { records: Rec[]; lookup: Lookup } {
+  const nestedLimit = d.limitDefault ?? 100; // (QUERY_LIMIT_DEFAULT: the nested default too)
   const ctx = { ids: d.ids, mappings: d.mappings, timeUnit: d.timeUnit };
   const v1Projects = [...(results.get('projects') ?? []), ...(results.get('project') ?? [])] as V1Project[];
   const projectById = new Map(v1Projects.map((p) => [p.id, p]));
@@ -36,18 +38,22 @@ export function recordsOf(
     const p = projectById.get(t.project_id);
     if (p) templateRecs.push(add('template', toLegacyTemplate(t, p, ctx)));
   }
+  const all: Readonly<Record<RecordResource, readonly Rec[]>> = { render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs };
+  // a relation's children: the child records whose many-to-one field names the parent (the rule every source follows)
   const childrenOf = (parent: Rec, field: string, parentResource: string): Rec[] => {
-    if (parentResource === 'project' && field === 'renders') return renderRecs.filter((r) => r.project === parent.id);
-    if (parentResource === 'account' && field === 'renders') return renderRecs.filter((r) => r.account === parent.id);
-    if (parentResource === 'account' && field === 'projects') return projectRecs.filter((r) => r.account === parent.id);
-    return [];
+    const rel = oneToMany(parentResource, field);
+    if (!rel) return [];
+    const { child, via } = ONE_TO_MANY[rel];
+    return all[child].filter((r) => r[via] === parent.id);
   };
   const lookup: Lookup = {
     one: (type, id) => byType.get(type)?.get(id),
-    many: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
+    // a nested list: the first `nestedLimit` in primary-key order, as the gateway and Directus list them
+    many: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource)
+      .sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : (a.id as string) > (b.id as string) ? 1 : 0)).slice(0, nestedLimit),
     manyAll: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
   };
-  const records = own({ render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs }, resource) ?? [];
+  const records = isRecordResource(resource) ? [...all[resource]] : [];
   return { records, lookup };
 }
 

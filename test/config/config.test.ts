@@ -62,6 +62,23 @@ describe('mappings', () => {
       ]));
     }
   });
+  it('a one-to-many relation the code does not know, or one it knows and the mappings lack, stops start-up (issue 40: relations as a table)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'map-'));
+    cpSync('mappings', dir, { recursive: true });
+    const resources = JSON.parse(readFileSync(join(dir, 'resources.json'), 'utf8'));
+    resources.template.fields.renders = { type: 'alias', relation: { kind: 'o2m', resource: 'render' }, source: { kind: 'derived', from: 'x' } };
+    delete resources.account.fields.projects;
+    resources.project.fields.renders.relation.resource = 'template';
+    writeFileSync(join(dir, 'resources.json'), JSON.stringify(resources));
+    let problems: readonly string[] = [];
+    try { loadMappings(dir); } catch (e) { problems = (e as MappingError).problems; }
+    expect(problems).toEqual(expect.arrayContaining([
+      'resources.json: template.fields.renders: a one-to-many relation the gateway does not know (src/query/resources.ts)',
+      'resources.json: project.fields.renders: relates to "template", the gateway lists render',
+      'resources.json: the one-to-many field account.projects is missing',
+    ]));
+    expect(problems).toHaveLength(3);
+  });
   it('names the field of a malformed resource, and a broken file never hides another file\'s problems', () => {
     const dir = mkdtempSync(join(tmpdir(), 'map-'));
     cpSync('mappings', dir, { recursive: true });

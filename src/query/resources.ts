@@ -1,0 +1,33 @@
+/**
+ * The legacy resources answered from records, and the one-to-many relations between them: the tables every record
+ * source, the migration proof and the planner key by resource are `Record`s over these names, so a new resource (or
+ * relation) added here is a compile error in each place that must learn it. `mappings/resources.json` holds the fields;
+ * at start-up its one-to-many relations are checked against `ONE_TO_MANY` (src/config/mappings.ts).
+ */
+export const RECORD_RESOURCES = ['render', 'project', 'template', 'account'] as const;
+export type RecordResource = (typeof RECORD_RESOURCES)[number];
+
+export function isRecordResource(name: string): name is RecordResource {
+  return (RECORD_RESOURCES as readonly string[]).includes(name);
+}
+
+/** A one-to-many relation: `parent`'s alias field `field` lists the `child` records whose many-to-one `via` names it. */
+export interface OneToManyRule {
+  readonly parent: RecordResource;
+  readonly field: string;
+  readonly child: RecordResource;
+  readonly via: string;
+}
+
+export const ONE_TO_MANY = {
+  'project.renders': { parent: 'project', field: 'renders', child: 'render', via: 'project' },
+  'account.renders': { parent: 'account', field: 'renders', child: 'render', via: 'account' },
+  'account.projects': { parent: 'account', field: 'projects', child: 'project', via: 'account' },
+} as const satisfies Readonly<Record<string, OneToManyRule>>;
+export type OneToMany = keyof typeof ONE_TO_MANY;
+
+/** The relation of `parentResource`'s field `field`, or undefined (not a one-to-many the records reach). */
+export function oneToMany(parentResource: string, field: string): OneToMany | undefined {
+  const name = `${parentResource}.${field}`;
+  return Object.hasOwn(ONE_TO_MANY, name) ? (name as OneToMany) : undefined;
+}
