@@ -11,7 +11,7 @@ import type { Shape } from './shape.js';
  */
 export * from './equivalent-model.js';
 import {
-  V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type FilterCond, type Param, type V1Call,
+  LIST_PARAMS, V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type FilterCond, type Param, type V1Call,
 } from './equivalent-model.js';
 
 /** The legacy date fields, by the v1 time they are read from. */
@@ -264,7 +264,18 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
   // a list read until offset + limit items may stop early only when the client keeps every item it reads
   const thinned = steps.some((s) => s.kind === 'filter' || s.kind === 'search');
   const final = thinned ? calls.map((c) => (c.stopAfter ? { ...c, stopAfter: false } : c)) : calls;
-  return { resource, calls: final, clientSteps: steps, params, statuses, blocked, unverified, notes };
+  return { resource, calls: final, clientSteps: steps, params: listsNamed(params, final), statuses, blocked, unverified, notes };
+}
+
+/**
+ * A parameter a call walks id by id (`each: 'project_id'`) is given as its list (`project_ids`: the name the snippets
+ * read; the report named the single id, so a client following it passed nothing — held-out check of issue 39).
+ */
+function listsNamed(params: readonly Param[], calls: readonly V1Call[]): Param[] {
+  const walked = new Set(calls.flatMap((c) => (c.each && own(LIST_PARAMS, c.each) ? [c.each] : [])));
+  return params.map((p) => (walked.has(p.name)
+    ? { name: own(LIST_PARAMS, p.name) as string, legacy: `${p.legacy}s (a list: a JSON array or comma-separated)`, v1: `each ${p.v1}` }
+    : p));
 }
 
 /** What v1 cannot do for this query: filter, search, sort, page, count, group. */

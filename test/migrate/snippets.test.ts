@@ -128,6 +128,9 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     const of = await legacy('GET', `/renders?filter[project][_in]=${projects.join(',')}&sort=-date_created&limit=12&fields=id,project,date_created`);
     expect(new Set(of.body.data.map((r: { project: string }) => r.project)).size).toBe(2); // both projects in the answer
     const shape = await recordedShape('GET', '/renders', url);
+    // the report names the parameter the snippets read: the list (it named project_id, which none of them reads)
+    expect(equivalentOfShape(shape, gw.deps.mappings, 100).params.map((p) => p.name)).toContain('project_ids');
+    expect(equivalentOfShape(shape, gw.deps.mappings, 100).params.map((p) => p.name)).not.toContain('project_id');
     const out = await runAll(shape, { project_ids: await Promise.all(projects.map((p) => v1Of('project', p))), limit: 12 });
     const want = await legacyAsV1(l.body.data);
     // the same items, newest first; renders created at the same time may come in another order (the legacy API breaks
@@ -229,5 +232,75 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     expect(l.status).toBe(200);
     const out = await runAll(await recordedShape('PATCH', '/render/:id', `/render/${first}`, ['title']), { render_id: await v1Of('render', first), title: 'Renamed' });
     for (const got of [out.node, out.python, out.curl]) expect(v1List(got)).toEqual([{ id: await v1Of('render', first), name: l.body.data.title }]);
+  });
+
+  it('text and times as the gateway reads them: an upper-case accented search, a title sort over accents and case, a date with an offset (held-out check of issue 39: the jq script folded ASCII only, sorted by code point and ignored the zone)', async () => {
+    const project = (await legacy('GET', '/projects?limit=1&fields=id,account')).body.data[0];
+    for (const title of ['Café au lait', 'CAFÉ noir', 'Élan', 'apple', 'Apple', 'Zebra', 'école', 'Ecole']) {
+      expect((await legacy('POST', '/renders', { project: project.id, account: project.account, title, data: {} })).status).toBe(200);
+    }
+    const search = '/renders?search=CAF%C3%89&fields=id,title&limit=-1&sort=id';
+    const found = await legacy('GET', search);
+    const hits = found.body.data.map((r: { title: string }) => r.title) as string[];
+    expect(hits).toEqual(expect.arrayContaining(['CAFÉ noir', 'Café au lait']));
+    for (const t of hits) expect(t.toLowerCase()).toContain('café');
+    const bySearch = await runAll(await recordedShape('GET', '/renders', search), { search: 'CAFÉ', limit: 100 });
+    const byId = (xs: { id: string }[]) => [...xs].sort((a, b) => a.id.localeCompare(b.id));
+    for (const [lang, got] of Object.entries(bySearch)) expect(byId(v1List(got)), lang).toEqual(byId(await legacyAsV1(found.body.data)));
+
+    const sorted = `/renders?filter[project][_eq]=${project.id}&sort=title&fields=id,title&limit=-1`;
+    const inOrder = await legacy('GET', sorted);
+    const titles = inOrder.body.data.map((r: { title: string }) => r.title) as string[];
+    // (the reference: the legacy collation's order; apple before Apple, Ecole before école, Élan among the e's)
+    expect(titles.filter((t) => ['apple', 'Apple', 'Ecole', 'école', 'Élan', 'Zebra'].includes(t))).toEqual(['apple', 'Apple', 'Ecole', 'école', 'Élan', 'Zebra']);
+    const bySort = await runAll(await recordedShape('GET', '/renders', sorted), { project_id: await gw.deps.ids.toV1('project', project.id), limit: 100 });
+    // (a render an earlier test renamed keeps its new title in the gateway only — an overlay v1 cannot show: left out)
+    const legacyOrder = await legacyAsV1(inOrder.body.data);
+    for (const [lang, got] of Object.entries(bySort)) {
+      const named = new Map(v1List(got).map((r) => [r.id, r.name]));
+      const same = legacyOrder.filter((r) => named.get(r.id) === r.name).map((r) => r.id);
+      expect(same.length, lang).toBeGreaterThan(legacyOrder.length - 2);
+      // (in title order: renders of one title may come in another order — the legacy API breaks ties by its uuid)
+      const titleOf = (id: string) => named.get(id);
+      expect(v1List(got).map((r) => r.id).filter((id) => same.includes(id)).map(titleOf), lang).toEqual(same.map(titleOf));
+    }
+
+    // a window's bound written with an offset: the instant it names (22:00+05:00 is 17:00 UTC)
+    const all = (await legacy('GET', '/renders?limit=-1&fields=date_created&sort=date_created')).body.data.map((r: { date_created: string }) => r.date_created);
+    const middle = new Date(all[Math.floor(all.length / 2)] as string);
+    const shifted = new Date(middle.getTime() + 5 * 3_600_000).toISOString().slice(0, 19) + '+05:00';
+    const windowUrl = `/renders?filter[date_created][_gte]=${encodeURIComponent(shifted)}&fields=id,title&limit=-1&sort=id`;
+    const win = await legacy('GET', windowUrl);
+    expect(win.body.data.length).toBeGreaterThan(0);
+    expect(win.body.data.length).toBeLessThan(all.length);
+    const byWindow = await runAll(await recordedShape('GET', '/renders', windowUrl), { date_created_gte: shifted });
+    const wantIds = (await legacyAsV1(win.body.data)).map((r) => r.id).sort();
+    for (const [lang, got] of Object.entries(byWindow)) expect(v1List(got).map((r) => r.id).sort(), lang).toEqual(wantIds);
+  });
+
+  it('a project search: v1 projects carry no status, the jq step reads none (held-out check of issue 39: jq exited 5)', async () => {
+    const word = String((await legacy('GET', '/projects?limit=1&fields=title')).body.data[0].title).split(' ')[0] as string;
+    const url = `/projects?search=${encodeURIComponent(word)}&fields=id,title`;
+    const l = await legacy('GET', url);
+    expect(l.body.data.length).toBeGreaterThan(0);
+    const out = await runAll(await recordedShape('GET', '/projects', url), { search: word, limit: 100 });
+    const want = await Promise.all(l.body.data.map(async (p: { id: string; title: string }) => ({ id: await v1Of('project', p.id), name: p.title })));
+    for (const [lang, got] of Object.entries(out)) expect(v1List(got), lang).toEqual(want);
+  });
+
+  it('a failed v1 call ends every snippet with an error, never with an empty answer (held-out check of issue 39: curl printed [] and exit 0)', async () => {
+    const url = '/renders?filter[date_updated][_gte]=2020-01-01&fields=id,title&limit=-1';
+    await legacy('GET', url);
+    const s = renderSnippets(equivalentOfShape(await recordedShape('GET', '/renders', url), gw.deps.mappings, 100), 'legacyEquivalent');
+    const bad = { ...process.env, V1: gw.s.url, KEY: 'not-a-key', PARAMS: JSON.stringify({ date_updated_gte: '2020-01-01' }), DATE_UPDATED_GTE: '2020-01-01' };
+    const sub = mkdtempSync(join(dir, 'bad-'));
+    writeFileSync(join(sub, 'snippet.sh'), s.curl);
+    writeFileSync(join(sub, 'snippet.mjs'), `${s.node}\nconsole.log(JSON.stringify(await legacyEquivalent(process.env.V1, process.env.KEY, JSON.parse(process.env.PARAMS))));\n`);
+    writeFileSync(join(sub, 'snippet.py'), `${s.python}\nimport os\nprint(json.dumps(legacyEquivalent(os.environ["V1"], os.environ["KEY"], json.loads(os.environ["PARAMS"]))))\n`);
+    for (const [cmd, file] of [['sh', 'snippet.sh'], ['node', 'snippet.mjs'], ['python3', 'snippet.py']] as const) {
+      const failed = await run(cmd, [join(sub, file)], { env: bad, cwd: sub }).then((r) => ({ code: 0, out: r.stdout }), (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }));
+      expect(failed.code, cmd).not.toBe(0);
+      expect(failed.out.trim(), cmd).toBe('');
+    }
   });
 });
