@@ -42,9 +42,22 @@ export interface ClientStep {
  */
 export interface FilterCond {
   readonly field: string;
-  readonly test: 'eq' | 'in' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte';
+  readonly test: 'eq' | 'in' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | TextTest;
   readonly param: string;
 }
+
+/**
+ * The legacy text operators a client step tests (`_contains` → `contains`): a substring, a prefix or a suffix, `i` any
+ * case (lower-cased both sides, as the gateway does), `n` negated; a null value passes none of them (as in SQL).
+ */
+export const TEXT_TESTS = {
+  contains: { at: 'in', ci: false, neg: false }, ncontains: { at: 'in', ci: false, neg: true }, icontains: { at: 'in', ci: true, neg: false },
+  starts_with: { at: 'start', ci: false, neg: false }, nstarts_with: { at: 'start', ci: false, neg: true },
+  istarts_with: { at: 'start', ci: true, neg: false }, nistarts_with: { at: 'start', ci: true, neg: true },
+  ends_with: { at: 'end', ci: false, neg: false }, nends_with: { at: 'end', ci: false, neg: true },
+  iends_with: { at: 'end', ci: true, neg: false }, niends_with: { at: 'end', ci: true, neg: true },
+} as const satisfies Readonly<Record<string, { readonly at: 'in' | 'start' | 'end'; readonly ci: boolean; readonly neg: boolean }>>;
+export type TextTest = keyof typeof TEXT_TESTS;
 
 
 /** v1 field paths (`name`, `project.id`, `created_at`); `status` compared as legacy names through the statuses table. */

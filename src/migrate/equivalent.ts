@@ -11,7 +11,7 @@ import type { Shape } from './shape.js';
  */
 export * from './equivalent-model.js';
 import {
-  LIST_PARAMS, V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type FilterCond, type Param, type V1Call,
+  LIST_PARAMS, TEXT_TESTS, V1_FIELD, type BlockedField, type TextTest, type ClientStep, type Equivalent, type FilterCond, type Param, type V1Call,
 } from './equivalent-model.js';
 
 /** The legacy date fields, by the v1 time they are read from. */
@@ -311,6 +311,12 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
       time(field, path, 'lte', `${path}_to`);
       continue;
     }
+    // a text condition (title _icontains): tested by the client on the v1 text, a parameter of its own (title_icontains)
+    const text = c.op.slice(1);
+    if (field && !TIMES.has(field) && own(TEXT_TESTS, text) && typeof c.value === 'string') {
+      conds.push({ field, test: text as TextTest, param: `${path}_${text}` });
+      continue;
+    }
     const test = c.op === '_eq' ? 'eq' : c.op === '_in' ? 'in' : c.op === '_neq' ? 'neq' : null;
     if (!field || !test) simple = false;
     else conds.push({ field, test, param: path });
@@ -377,7 +383,9 @@ function listParams(shape: Shape, q: QueryNode, steps: readonly ClientStep[], pa
     if (s.args?.op !== 'filter') continue;
     for (const c of s.args.conds) {
       if (own(TIME_TESTS_BY_TEST, c.test)) continue; // (listed with their step)
-      add({ name: c.param, legacy: `${c.param} (${c.test === 'in' ? 'a list of values' : 'the value'} the filter compares)`,
+      const text = own(TEXT_TESTS, c.test);
+      const what = text ? `the text the filter's _${c.test} tests` : `${c.test === 'in' ? 'a list of values' : 'the value'} the filter compares`;
+      add({ name: c.param, legacy: `${c.param} (${what})`,
         v1: `compared with ${c.field}${c.field === 'status' ? ' as a legacy status name' : ''}` });
     }
   }

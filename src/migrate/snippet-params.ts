@@ -1,5 +1,6 @@
 import { resolveDynamic } from '../query/dynamic.js';
-import { LIST_PARAMS, type Equivalent } from './equivalent-model.js';
+import { LIST_PARAMS, TEXT_TESTS, type Equivalent } from './equivalent-model.js';
+import { own } from './own.js';
 import type { Shape } from './shape.js';
 
 /** The top-level conditions of a legacy filter (an `_and` of them included), by `path op`: their values. */
@@ -63,6 +64,10 @@ export async function snippetParams(
         const [, path, end] = time as unknown as [string, string, string];
         const v = end === 'from' || end === 'to' ? list(conds.get(`${path} _between`))[end === 'from' ? 0 : 1] : conds.get(`${path} _${end}`);
         out[c.param] = date(v);
+        continue;
+      }
+      if (own(TEXT_TESTS, c.test)) {
+        out[c.param] = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);
         continue;
       }
       const op = c.test === 'in' ? '_in' : c.test === 'neq' ? '_neq' : '_eq';

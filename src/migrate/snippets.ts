@@ -1,4 +1,4 @@
-import type { Equivalent, StepArgs, V1Call } from './equivalent.js';
+import { TEXT_TESTS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
 import { COMPARE, comparesTimes, jsParam, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { own } from './own.js';
 
@@ -80,6 +80,12 @@ function jsStep(a: StepArgs): string {
       return a.conds.map((c) => {
         const v = jsParam(c.param);
         const time = own(COMPARE, c.test);
+        const text = own(TEXT_TESTS, c.test);
+        if (text) {
+          const lc = text.ci ? '.toLowerCase()' : '';
+          const fn = text.at === 'in' ? 'includes' : text.at === 'start' ? 'startsWith' : 'endsWith';
+          return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return v != null && ${text.neg ? '!' : ''}String(v)${lc}.${fn}(${v}${lc}); });`;
+        }
         const test = time ? `ms(val(x, '${c.field}')) != null && ms(val(x, '${c.field}')) ${time} instant(${v})`
           : c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))` : `val(x, '${c.field}') ${c.test === 'eq' ? '===' : '!=='} ${v}`;
         return `  out = out.filter((x) => ${test});`;
@@ -112,6 +118,12 @@ function pyStep(a: StepArgs): string {
         const v = `params[${JSON.stringify(c.param)}]`;
         const got = `val(x, ${JSON.stringify(c.field)})`;
         const time = own(COMPARE, c.test);
+        const text = own(TEXT_TESTS, c.test);
+        if (text) {
+          const lc = text.ci ? '.lower()' : '';
+          const t = text.at === 'in' ? `(${v}${lc} in str(v)${lc})` : `str(v)${lc}.${text.at === 'start' ? 'startswith' : 'endswith'}(${v}${lc})`;
+          return `    out = [x for x in out if (lambda v: v is not None and ${text.neg ? 'not ' : ''}${t})(${got})]`;
+        }
         const test = time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
           : c.test === 'in' ? `${got} in ${v}` : `${got} ${c.test === 'eq' ? '==' : '!='} ${v}`;
         return `    out = [x for x in out if ${test}]`;
@@ -269,6 +281,15 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
 /** The environment variable a curl script reads a parameter from (`account.name` → `ACCOUNT_NAME`). */
 export const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
 
+type TextRule = (typeof TEXT_TESTS)[keyof typeof TEXT_TESTS];
+
+/** A text condition in jq: `$v` tested as text (lower-cased both sides with `i`), a null passing none. */
+function jqText(value: string, param: string, t: TextRule): string {
+  const lc = t.ci ? ' | lower' : '';
+  const fn = t.at === 'in' ? 'contains' : t.at === 'start' ? 'startswith' : 'endswith';
+  return `map(select(${value} as $v | $v != null and (($v | tostring${lc}) | ${fn}(${param}${lc}))${t.neg ? ' == false' : ''}))`;
+}
+
 /** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
 function jqStep(a: StepArgs): string {
   const val = (f: string) => (f === 'status' ? '($S[.status // ""] // .status)' : `.${f}`);
@@ -277,7 +298,7 @@ function jqStep(a: StepArgs): string {
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
-      return a.conds.map((c) => (own(COMPARE, c.test)
+      return a.conds.map((c) => (own(TEXT_TESTS, c.test) ? jqText(val(c.field), env(c.param), own(TEXT_TESTS, c.test) as TextRule) : own(COMPARE, c.test)
         ? `map(select((${val(c.field)} | ms) as $t | $t != null and $t ${own(COMPARE, c.test)} (${env(c.param)} | instant)))`
         : c.test === 'in'
           // (a list given as a JSON array or comma-separated; `index` of a list answers a position, null when absent)
