@@ -52,7 +52,7 @@ export class LiveSource implements RecordSource {
 
   /** Tests and comparisons read render data as the stand-in (see `ReplicaSource.settleTests`: a json field, never null). */
   settleTests<T>(evaluate: () => T): Promise<T> {
-    return testInRounds(this.turn, () => withDataAtHand(STAND_IN_HAND, evaluate), (round) => this.records.settle(round));
+    return testInRounds(this.turn, () => withDataAtHand(STAND_IN_HAND, evaluate), (round) => this.records.settle(round), this.env.gone);
   }
 
   ref(rec: Rec): string {

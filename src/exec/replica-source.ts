@@ -9,7 +9,7 @@ import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { pace } from '../lib/pace.js';
 import { TestTurn } from '../query/test-turn.js';
-import { testInRounds } from './test-rounds.js';
+import { stopIfGone, testInRounds } from './test-rounds.js';
 import { CHUNK } from './answer-parts.js';
 import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
 
@@ -28,6 +28,8 @@ export interface ReplicaHooks {
   /** Room for data being built (the key's and the instance's), waited for before it is read (`RenderDataReader.room`). */
   readonly room?: (bytes: number, holding: boolean) => Promise<() => void>;
   readonly now: number;
+  /** The answer's end: once aborted (its client gone), a scan and its test rounds stop. */
+  readonly gone?: AbortSignal;
 }
 
 /** Rounds of one evaluation that read render data missing from its hand, at most (each reads at least one render's). */
@@ -60,6 +62,7 @@ class RowRun<T> implements MergeSource<T> {
 
   constructor(
     private readonly rows: readonly number[], private readonly next: (rows: readonly number[]) => Promise<T[]>, private size: number,
+    private readonly gone?: AbortSignal,
   ) {}
 
   head(): T | undefined {
@@ -71,6 +74,7 @@ class RowRun<T> implements MergeSource<T> {
       // a long walk shares the event loop a slice at a time
       const turn = this.i > 0 ? pace() : undefined;
       if (turn) await turn;
+      if (this.i > 0) stopIfGone(this.gone);
       const slice = this.rows.slice(this.i, this.i + this.size);
       this.i += slice.length;
       this.size = Math.min(WALK_BATCH_MOST, this.size * 2);
@@ -151,7 +155,7 @@ export class ReplicaSource implements RecordSource {
    * `{}` answers both exactly as the data would (a filter on data read every render's data of the scope: attack pass 5).
    */
   settleTests<T>(evaluate: () => T): Promise<T> {
-    return testInRounds(this.turn, () => withDataAtHand(STAND_IN_HAND, evaluate));
+    return testInRounds(this.turn, () => withDataAtHand(STAND_IN_HAND, evaluate), undefined, this.hooks.gone);
   }
 
   ref(rec: Rec): string {
@@ -195,7 +199,7 @@ export class ReplicaSource implements RecordSource {
           batch.push(new WalkedRow(rec, raw < 1e11 ? raw * 1000 : raw));
         }
         return test ? convert(batch, tested) : convert(batch);
-      }, first);
+      }, first, this.hooks.gone);
     });
   }
 
@@ -213,6 +217,7 @@ export class ReplicaSource implements RecordSource {
         await take(held.length <= SCAN_BATCH ? held : held.slice(i, i + SCAN_BATCH));
         const turn = pace();
         if (turn) await turn;
+        stopIfGone(this.hooks.gone);
       }
     }
     return n;

@@ -27,6 +27,8 @@ export interface ExecEnv {
   readonly budget: ExpansionBudget;
   /** Operator-configured render_credits figures per v1 team id. */
   readonly credits?: Readonly<Record<string, unknown>>;
+  /** The answer's end: aborted once its client has gone (a long evaluation stops between its rounds). */
+  readonly gone?: AbortSignal;
 }
 
 /**

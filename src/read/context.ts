@@ -66,6 +66,7 @@ export async function readEnv(
     nestedLimit: deps.config.QUERY_LIMIT_DEFAULT,
     budget: new ExpansionBudget(deps.config.MAX_RELATED_ITEMS, deps.config.MAX_ITEM_MB),
     credits: deps.credits,
+    ...(gone ? { gone } : {}),
   };
 }
 

@@ -156,6 +156,7 @@ export class ItemReads {
         dataSizes: (v1Ids) => env.renderData.sizes(v1Ids),
         ...(env.renderData.room ? { room: (bytes: number, holding: boolean) => env.renderData.room!(bytes, holding) } : {}),
         now,
+        ...(env.gone ? { gone: env.gone } : {}),
       });
     }
     let how: Execution | undefined;

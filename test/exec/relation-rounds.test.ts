@@ -11,7 +11,9 @@ import { TeamReplica } from '../../src/replica/team/team-replica.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
 import { IdTranslator } from '../../src/translate/ids.js';
 import { RENDER_STATUSES, type V1Render, type V1Team } from '../../src/v1/schemas.js';
-import { mappings, schemas } from '../query/fixtures.js';
+import { ctx, mappings, schemas } from '../query/fixtures.js';
+import { planQuery } from '../../src/plan/plan.js';
+import { parseQuery } from '../../src/query/parse-query.js';
 
 /**
  * A relational filter's walk (every render of a holder project, against each term under it) is spread over rounds of a
@@ -144,11 +146,79 @@ describe('the replica source tests a batch in rounds', () => {
     on = false;
     // every render of the one project reaches the holder with the matching render: the whole batch passes
     expect(got.length).toBe(512);
-    // 20 000 renders × 101 tests: about 2 M, at most TESTS_A_ROUND (500 000) a round
-    expect(rounds).toBeGreaterThanOrEqual(4);
+    // 20 000 renders × 101 tests: about 2 M, at most TESTS_A_ROUND (250 000) a round
+    expect(rounds).toBeGreaterThanOrEqual(8);
     expect(turns).toBeGreaterThanOrEqual(rounds - 1);
     // none match: the same walk, the other answer
     const miss = compileFilter(filterOf(titles.slice(0, 99)), render, schemas, source);
     expect(await source.settleTests(() => batch.filter(miss))).toEqual([]);
+  });
+
+  /** A team of 20 projects of 500 renders, as the replica source holds it. */
+  function twentyProjects(gone?: AbortSignal): { t: TeamReplica; source: ReplicaSource } {
+    const t = new TeamReplica({ team, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, builder);
+    for (let p = 0; p < 20; p++) {
+      t.setProject({
+        project: { id: `proj_${p}`, name: `p${p}`, team: { id: team.id, name: team.name }, created_by: null, created_at: T0, updated_at: null, thumbnail_url: null },
+        templates: [], backfilled: true,
+      }, 1);
+    }
+    for (let i = 0; i < 10_000; i++) t.apply({ ...v1Render(i), project: { id: `proj_${i % 20}`, team: team.id } }, 1);
+    const source = new ReplicaSource(new ReplicaSnapshot([t], 100), {
+      refresh: async () => {}, answered: () => {}, flush: async () => {}, data: async () => new Map(), dataSizes: async () => new Map(), now: 10,
+      ...(gone ? { gone } : {}),
+    });
+    return { t, source };
+  }
+
+  it('a round that stopped reads nothing more: no holder, no list (attack pass 14, H2: 600 walks built 12 000 lists in one turn)', async () => {
+    const { t, source } = twentyProjects();
+    // 600 relational terms, hoisted: 600 walks of each of the 20 projects
+    const or = Or.create(Array.from({ length: 600 }, (_, i) => Relation.create(['project', 'renders'], 'some',
+      Compare.create(FieldRef.create(['title']), '_icontains', `zz${i}qq`))));
+    let readWhileShort = 0;
+    let lists = 0;
+    const counted = new Proxy(source, {
+      get(target, key, receiver) {
+        if (key === 'one' || key === 'manyAll' || key === 'many') {
+          return (...a: unknown[]) => {
+            if (target.turn.short) readWhileShort++;
+            if (key === 'manyAll') lists++;
+            return (Reflect.get(target, key, receiver) as (...x: unknown[]) => unknown).apply(target, a);
+          };
+        }
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const keep = compileFilter(or, render, schemas, counted);
+    const batch = t.renderRecords().slice(0, 512);
+    let rounds = 0;
+    const got = await source.settleTests(() => (rounds++, batch.filter(keep)));
+    expect(got).toEqual([]);
+    // every walk made, over many rounds, and nothing read by a round after it stopped
+    expect(lists).toBe(600 * 20);
+    expect(rounds).toBeGreaterThan(10);
+    expect(readWhileShort).toBe(0);
+  });
+
+  it('once its client has gone, no further round is run and the scan stops (attack pass 14, H2: abandoned filters ran for minutes)', async () => {
+    const ended = new AbortController();
+    const { t, source } = twentyProjects(ended.signal);
+    const keep = compileFilter(filterOf(Array.from({ length: 100 }, (_, i) => `absent ${i}`)), render, schemas, source);
+    const batch = t.renderRecords().slice(0, 512);
+    let rounds = 0;
+    const asked = source.settleTests(() => {
+      rounds++;
+      if (rounds === 2) ended.abort();
+      return batch.filter(keep);
+    });
+    await expect(asked).rejects.toMatchObject({ status: 503 });
+    expect(rounds).toBe(2);
+    // a scan: no batch after the one during which the client left
+    const plan = planQuery(parseQuery({ limit: '-1' }, render, ctx()), 'render', { statusToV1: mappings.status.toV1, schemas });
+    const again = twentyProjects(AbortSignal.abort());
+    let batches = 0;
+    await expect(again.source.scan('render', plan, false, () => { batches++; })).rejects.toMatchObject({ status: 503 });
+    expect(batches).toBe(1);
   });
 });
