@@ -172,6 +172,19 @@ export class TeamReplica {
   /** Every legacy record is built again on next use (overlays or imported ids changed). */
   invalidateRecords(): void {
     this.rows.reidentify();
+    this.recordsChanged();
+  }
+
+  /**
+   * The overlays changed (`renders`: the v1 ids of the renders whose own overlays did): those rows' flags are read again
+   * and every record built from the overlays is built anew; uuids stand.
+   */
+  overlaysChanged(renders: Iterable<string>): void {
+    this.rows.reflag(renders);
+    this.recordsChanged();
+  }
+
+  private recordsChanged(): void {
     this.records.clearRelated();
     this.orders.resetAll();
     this.teamRecords.accountChanged();
