@@ -202,7 +202,9 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
       // holder, not once per record — nested relations multiplied the walks (attack pass 12, H: four levels of
       // project.renders froze an instance for minutes). Every related item is walked (a join, as Directus does: not the
       // first 100 a nested list shows), its tests counted on the lookup's turn: a walk stopped short goes on next round.
-      const known = new WeakMap<Rec, Walk>();
+      // (by the holder's id: a walk spread over rounds goes on where it stopped even if the holder's record was built
+      // again meanwhile — a sync or an overlay write rebuilds project records — so every round moves it on)
+      const known = new Map<unknown, Walk>();
       const cost = termsOf(node.filter) + 1;
       const turn = lookup.turn;
       const all = lookup.manyAll ? lookup.manyAll.bind(lookup) : lookup.many.bind(lookup);
@@ -212,8 +214,9 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
         if (turn?.short) return false;
         const p = parentGet(r);
         if (!p) return false;
-        let k = known.get(p);
-        if (!k || k.version !== lookup.version) known.set(p, (k = { version: lookup.version, at: 0, some: undefined }));
+        const key = p.id ?? p;
+        let k = known.get(key);
+        if (!k || k.version !== lookup.version) known.set(key, (k = { version: lookup.version, at: 0, some: undefined }));
         if (k.some !== undefined) return k.some;
         if (!k.items) {
           // (the list is kept while its walk goes on over rounds: read once, its items counted as tests — each is built)

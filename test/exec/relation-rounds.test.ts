@@ -89,6 +89,25 @@ describe('a relational walk in rounds', () => {
     expect(Math.max(...between)).toBeLessThanOrEqual(20_000 + 50);
   });
 
+  it('a holder whose record is built again between rounds: the walk goes on where it stopped (a sync rebuilds project records)', async () => {
+    const w = world();
+    const titles = ['absent', 'r1-2999'];
+    const turn = new TestTurn(2_000);
+    const base = w.lookup(turn);
+    // every look-up of a project answers a new copy of its record
+    const fresh: Lookup = { ...base, one: (resource, id) => { const r = base.one(resource, id); return r ? { ...r } : undefined; }, turn };
+    const keep = compileFilter(filterOf(titles), render, schemas, fresh);
+    const batch = w.renders.filter((_, i) => i % 500 === 0);
+    let rounds = 0;
+    const got = await testInRounds(turn, () => {
+      if (++rounds > 500) throw new Error('the walk does not move on');
+      return batch.filter(keep);
+    });
+    expect(got).toEqual(batch.filter(compileFilter(filterOf(titles), render, schemas, w.lookup())));
+    expect(got.length).toBeGreaterThan(0);
+    expect(rounds).toBeGreaterThan(2);
+  });
+
   it('nested walks stop and go on too: the same answer as without rounds, for some and none', async () => {
     const w = world();
     const titles = ['absent', 'r2-2999'];
