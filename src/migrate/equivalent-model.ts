@@ -68,6 +68,8 @@ export type StepArgs =
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
   | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }
   | { readonly op: 'count'; readonly groupBy: string | null }
+  /** `meta=filter_count`: the items left after the filter and search, counted before the sort and the page. */
+  | { readonly op: 'meta' }
   | { readonly op: 'keep'; readonly field: string; readonly param: string };
 
 /** Legacy field → the v1 field it is read from, per resource (what the snippets filter, sort and group on). */

@@ -261,8 +261,9 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     steps.push({ kind: 'translate', detail: `ids: v1 ${Object.values(PREFIX).join(' ')} ids instead of legacy uuids (the ids export pairs them)` });
     if (statuses) steps.push({ kind: 'translate', detail: 'statuses: v1 names (mappings/statuses.json); timestamps: v1 numbers, not ISO strings' });
   }
-  // a list read until offset + limit items may stop early only when the client keeps every item it reads
-  const thinned = steps.some((s) => s.kind === 'filter' || s.kind === 'search');
+  // a list read until offset + limit items may stop early only when the client keeps every item it reads (and counts
+  // none: filter_count counts every item)
+  const thinned = steps.some((s) => s.kind === 'filter' || s.kind === 'search' || s.args?.op === 'meta');
   const final = thinned ? calls.map((c) => (c.stopAfter ? { ...c, stopAfter: false } : c)) : calls;
   return { resource, calls: final, clientSteps: steps, params: listsNamed(params, final), statuses, blocked, unverified, notes };
 }
@@ -338,7 +339,15 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
     });
     return;
   }
-  if (shape.meta.length > 0) steps.push({ kind: 'count', detail: `meta ${shape.meta.join(', ')}: count the items (v1 gives no totals)` });
+  // meta: filter_count is the length of the filtered list, before the page (every item is then walked); total_count
+  // counts the whole collection, which these calls do not walk (left to the client)
+  const all = shape.meta.includes('*');
+  if (all || shape.meta.includes('filter_count')) {
+    steps.push({ kind: 'count', detail: 'meta filter_count: the items left after the filter, before the page (v1 gives no totals)', args: { op: 'meta' } });
+  }
+  if (all || shape.meta.includes('total_count')) {
+    steps.push({ kind: 'count', detail: 'meta total_count: count every item of the collection (every list, no filter: v1 gives no totals)' });
+  }
   if (shape.kind === 'list') {
     const natural = plan?.strategy === 'merge' || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
     if (!natural) {

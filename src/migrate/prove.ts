@@ -16,7 +16,7 @@ import { LIST_PARAMS, type Equivalent, type V1Call } from './equivalent.js';
 import { instantiate, planOf, queryString, type Values } from './instantiate.js';
 import { bare, own } from './own.js';
 import type { Shape } from './shape.js';
-import { snippetData, snippetDifferences } from './snippet-answer.js';
+import { metaDifferences, snippetData, snippetDifferences } from './snippet-answer.js';
 import { snippetParams } from './snippet-params.js';
 import type { SnippetRunner } from './snippet-run.js';
 import { renderSnippets, type Snippets } from './snippets.js';
@@ -364,7 +364,10 @@ export async function prove(
     const got = snippetData(output, shape, q, e, results, (r) => recordsOf(r, shape.resource as string, d), d.mappings, bounds.relatedItems);
     if (!got.ok) return { result: 'not run', reason: got.why };
     const aggregate = shape.aggregate.length > 0 || shape.groupBy.length > 0;
-    const found = snippetDifferences((legacy?.body as { data?: unknown } | null)?.data, got, q, d.mappings, aggregate, records);
+    const found = [
+      ...snippetDifferences((legacy?.body as { data?: unknown } | null)?.data, got, q, d.mappings, aggregate, records),
+      ...metaDifferences((legacy?.body as { meta?: unknown } | null)?.meta, got.meta, shape.meta),
+    ];
     return found.length === 0 ? { result: 'equal' } : { result: 'differs', paths: found };
   });
   return combined(evaluated, ran, handed.snippets);

@@ -102,6 +102,8 @@ function jsStep(a: StepArgs): string {
       return `  out = out.slice(${a.offset ? `params.${a.offset}` : '0'}, ${a.offset ? `params.${a.offset} + ` : ''}params.${a.limit});`;
     case 'keep':
       return `  out = out.map((x) => ({ ...x, ${a.field}: params.${a.param} })); // the value you keep yourself`;
+    case 'meta':
+      return '  const meta = { filter_count: out.length }; // (the legacy answer is { meta, data })';
     case 'count':
       if (!a.groupBy) return '  out = [{ count: out.length }];';
       return `  const groups = new Map();\n  for (const x of out) groups.set(val(x, '${a.groupBy}'), (groups.get(val(x, '${a.groupBy}')) ?? 0) + 1);\n` +
@@ -139,6 +141,8 @@ function pyStep(a: StepArgs): string {
       return a.offset ? `    out = out[params["${a.offset}"]:params["${a.offset}"] + params["${a.limit}"]]` : `    out = out[:params["${a.limit}"]]`;
     case 'keep':
       return `    out = [dict(x, ${a.field}=params[${JSON.stringify(a.param)}]) for x in out]  # the value you keep yourself`;
+    case 'meta':
+      return '    meta = {"filter_count": len(out)}  # (the legacy answer is {"meta": ..., "data": ...})';
     case 'count':
       if (!a.groupBy) return '    out = [{"count": len(out)}]';
       return `    groups = {}\n    for x in out:\n        k = val(x, ${JSON.stringify(a.groupBy)})\n        groups[k] = groups.get(k, 0) + 1\n` +
@@ -199,7 +203,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     `  let out = r.${main ?? 'none'} ?? [];`,
     ...steps.map((s) => jsStep(s.args as StepArgs)),
     ...(partial.length ? [todo('  //')] : []),
-    '  return out;',
+    metaOf(e) ? '  return { meta, data: out };' : '  return out;',
     '}',
   ].join('\n');
   const python = [
@@ -272,11 +276,14 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     `    out = r.get(${JSON.stringify(main ?? 'none')}, [])`,
     ...steps.map((s) => pyStep(s.args as StepArgs)),
     ...(partial.length ? [todo('    #')] : []),
-    '    return out',
+    metaOf(e) ? '    return {"meta": meta, "data": out}' : '    return out',
     '',
   ].join('\n');
   return { node, python, curl: renderCurl(e), partial };
 }
+
+/** The snippets answer `{ meta, data }`: the shape asks for filter_count. */
+const metaOf = (e: Equivalent): boolean => e.clientSteps.some((s) => s.args?.op === 'meta');
 
 /** The environment variable a curl script reads a parameter from (`account.name` → `ACCOUNT_NAME`). */
 export const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
@@ -315,6 +322,8 @@ function jqStep(a: StepArgs): string {
         : `.[:(${env(a.limit)} | tonumber)]`;
     case 'keep':
       return `map(.${a.field} = ${env(a.param)})`;
+    case 'meta':
+      return 'length as $filter_count | .';
     case 'count':
       return a.groupBy
         ? `group_by(${val(a.groupBy)}) | map({${JSON.stringify(a.groupBy.split('.').at(-1))}: (.[0] | ${val(a.groupBy)}), count: length})`
@@ -416,6 +425,7 @@ function renderCurl(e: Equivalent): string {
     '(if (.z // "Z") == "Z" then 0 else (.z | (if .[0:1] == "-" then -1 else 1 end) * ' +
     '((.[1:3] | tonumber) * 60 + (.[3:] | ltrimstr(":") | if . == "" then 0 else tonumber end)) * 60000) end); ' : '';
   const text = steps.some((x) => x.includes('lower') || x.includes('textkey')) ? JQ_TEXT : '';
-  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}' '${defs}${text}${steps.length ? steps.join(' | ') : '.'}' ${mainCall(e) ?? 'none'}.json`);
+  const program = `${steps.length ? steps.join(' | ') : '.'}${metaOf(e) ? ' | {meta: {filter_count: $filter_count}, data: .}' : ''}`;
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}' '${defs}${text}${program}' ${mainCall(e) ?? 'none'}.json`);
   return lines.join('\n');
 }
