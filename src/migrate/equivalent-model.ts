@@ -42,7 +42,7 @@ export interface ClientStep {
  */
 export interface FilterCond {
   readonly field: string;
-  readonly test: 'eq' | 'in' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | TextTest;
+  readonly test: 'eq' | 'in' | 'nin' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | TextTest;
   readonly param: string;
 }
 

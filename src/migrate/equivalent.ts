@@ -318,6 +318,11 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
       conds.push({ field, test: text as TextTest, param: `${path}_${text}` });
       continue;
     }
+    // (_nin: a parameter of its own, status_nin — status is the per-status lists' parameter)
+    if (field && c.op === '_nin') {
+      conds.push({ field, test: 'nin', param: `${path}_nin` });
+      continue;
+    }
     const test = c.op === '_eq' ? 'eq' : c.op === '_in' ? 'in' : c.op === '_neq' ? 'neq' : null;
     if (!field || !test) simple = false;
     else conds.push({ field, test, param: path });
@@ -393,7 +398,9 @@ function listParams(shape: Shape, q: QueryNode, steps: readonly ClientStep[], pa
     for (const c of s.args.conds) {
       if (own(TIME_TESTS_BY_TEST, c.test)) continue; // (listed with their step)
       const text = own(TEXT_TESTS, c.test);
-      const what = text ? `the text the filter's _${c.test} tests` : `${c.test === 'in' ? 'a list of values' : 'the value'} the filter compares`;
+      const several = c.test === 'in' || c.test === 'nin';
+      const what = text ? `the text the filter's _${c.test} tests`
+        : `${several ? 'a list of values' : 'the value'} the filter ${c.test === 'nin' ? 'excludes' : 'compares'}`;
       add({ name: c.param, legacy: `${c.param} (${what})`,
         v1: `compared with ${c.field}${c.field === 'status' ? ' as a legacy status name' : ''}` });
     }

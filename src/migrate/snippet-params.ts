@@ -70,6 +70,11 @@ export async function snippetParams(
         out[c.param] = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);
         continue;
       }
+      if (c.test === 'nin') {
+        const path = c.param.slice(0, -'_nin'.length);
+        out[c.param] = await Promise.all(list(conds.get(`${path} _nin`)).map((x) => v1Of(path, x)));
+        continue;
+      }
       const op = c.test === 'in' ? '_in' : c.test === 'neq' ? '_neq' : '_eq';
       const v = conds.get(`${c.param} ${op}`);
       out[c.param] = op === '_in' ? await Promise.all(list(v).map((x) => v1Of(c.param, x))) : await v1Of(c.param, v);

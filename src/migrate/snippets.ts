@@ -87,7 +87,9 @@ function jsStep(a: StepArgs): string {
           return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return v != null && ${text.neg ? '!' : ''}String(v)${lc}.${fn}(${v}${lc}); });`;
         }
         const test = time ? `ms(val(x, '${c.field}')) != null && ms(val(x, '${c.field}')) ${time} instant(${v})`
-          : c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))` : `val(x, '${c.field}') ${c.test === 'eq' ? '===' : '!=='} ${v}`;
+          : c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))`
+            : c.test === 'nin' ? `val(x, '${c.field}') != null && !${v}.includes(val(x, '${c.field}'))`
+              : `val(x, '${c.field}') ${c.test === 'eq' ? '===' : '!=='} ${v}`;
         return `  out = out.filter((x) => ${test});`;
       }).join('\n');
     case 'search':
@@ -127,7 +129,8 @@ function pyStep(a: StepArgs): string {
           return `    out = [x for x in out if (lambda v: v is not None and ${text.neg ? 'not ' : ''}${t})(${got})]`;
         }
         const test = time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
-          : c.test === 'in' ? `${got} in ${v}` : `${got} ${c.test === 'eq' ? '==' : '!='} ${v}`;
+          : c.test === 'in' ? `${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`
+            : `${got} ${c.test === 'eq' ? '==' : '!='} ${v}`;
         return `    out = [x for x in out if ${test}]`;
       }).join('\n');
     case 'search':
@@ -155,8 +158,11 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
   const main = mainCall(e);
   const partial = e.clientSteps.filter((s) => s.kind !== 'translate' && !s.args && s.kind !== 'join').map((s) => s.detail);
   const status = JSON.stringify(statusTable(e));
-  const steps = e.clientSteps.filter((s) => s.args);
-  const todo = (c: string) => partial.map((p) => `${c} TODO (not done by this snippet): ${oneLine(p)}`).join('\n');
+  // each step where it belongs: a TODO comment in its place, so a client filling it in does it before the steps after
+  // it (a filter left after the count counted the unfiltered items: held-out check of issue 39)
+  const inOrder = (c: string, code: (a: StepArgs) => string) => e.clientSteps
+    .filter((s) => s.args || (s.kind !== 'translate' && s.kind !== 'join'))
+    .map((s) => (s.args ? code(s.args) : `${c} TODO (not done by this snippet): ${oneLine(s.detail)}`));
   const times = comparesTimes(e);
   // `val` reads a v1 path; a status is read as its legacy name (what the legacy client filters and groups on)
   const node = [
@@ -201,8 +207,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     '  const r = {};',
     ...e.calls.map(jsCall),
     `  let out = r.${main ?? 'none'} ?? [];`,
-    ...steps.map((s) => jsStep(s.args as StepArgs)),
-    ...(partial.length ? [todo('  //')] : []),
+    ...inOrder('  //', jsStep),
     metaOf(e) ? '  return { meta, data: out };' : '  return out;',
     '}',
   ].join('\n');
@@ -274,8 +279,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     '    r = {}',
     ...e.calls.map(pyCall),
     `    out = r.get(${JSON.stringify(main ?? 'none')}, [])`,
-    ...steps.map((s) => pyStep(s.args as StepArgs)),
-    ...(partial.length ? [todo('    #')] : []),
+    ...inOrder('    #', pyStep),
     metaOf(e) ? '    return {"meta": meta, "data": out}' : '    return out',
     '',
   ].join('\n');
@@ -310,6 +314,9 @@ function jqStep(a: StepArgs): string {
         : c.test === 'in'
           // (a list given as a JSON array or comma-separated; `index` of a list answers a position, null when absent)
           ? `map(select(${val(c.field)} as $v | ${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])))`
+          : c.test === 'nin'
+            ? `map(select(${val(c.field)} as $v | $v != null and ` +
+              `(${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])) == null))`
           : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
     case 'search':
       return `map(select([.name, $S[.status // ""]] | map(select(type == "string") | lower | contains(${env(a.param)} | lower)) | any))`;
