@@ -121,6 +121,9 @@ export class RenderDataStore {
   }
 }
 
+/** Overlay rows one upsert statement writes (6 values a row: well within SQLite's bound on a statement's variables). */
+const OVERLAY_ROWS = 150;
+
 export class OverlayStore {
   /** All overlays per type, kept in memory (few rows; every read needs them), dropped when any instance writes. */
   private readonly kept = new Map<string, Promise<Map<string, Record<string, unknown>>>>();
@@ -138,15 +141,31 @@ export class OverlayStore {
   }
 
   async set(type: string, v1Id: string, values: Readonly<Record<string, unknown>>, userId: string | null): Promise<void> {
-    for (const [field, value] of Object.entries(values)) {
-      await this.db
-        .insertInto('overlays')
-        .values({ type, v1_id: v1Id, field, value: JSON.stringify(value), updated_by: userId, updated_at: this.now() })
-        .onConflict((oc) =>
-          oc.columns(['type', 'v1_id', 'field']).doUpdateSet({ value: JSON.stringify(value), updated_by: userId, updated_at: this.now() }),
-        )
-        .execute();
-    }
+    await this.setMany(type, [{ v1Id, values }], userId);
+  }
+
+  /**
+   * The values of many items of one type kept in one transaction (multi-row upserts of OVERLAY_ROWS rows), one change
+   * published: a write by query of 2 000 items wrote a row and a commit an item, and published a change an item (attack
+   * pass 14 and its re-check, H1: 2 ms an item on the event loop).
+   */
+  async setMany(
+    type: string, items: readonly { readonly v1Id: string; readonly values: Readonly<Record<string, unknown>> }[], userId: string | null,
+  ): Promise<void> {
+    const at = this.now();
+    const rows = items.flatMap(({ v1Id, values }) => Object.entries(values).map(([field, value]) => ({
+      type, v1_id: v1Id, field, value: JSON.stringify(value), updated_by: userId, updated_at: at,
+    })));
+    if (rows.length === 0) return;
+    await this.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < rows.length; i += OVERLAY_ROWS) {
+        await tx.insertInto('overlays').values(rows.slice(i, i + OVERLAY_ROWS))
+          .onConflict((oc) => oc.columns(['type', 'v1_id', 'field']).doUpdateSet((eb) => ({
+            value: eb.ref('excluded.value'), updated_by: eb.ref('excluded.updated_by'), updated_at: eb.ref('excluded.updated_at'),
+          })))
+          .execute();
+      }
+    });
     this.kept.delete(type);
     await this.bus?.publish('overlays', type);
   }

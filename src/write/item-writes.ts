@@ -231,7 +231,8 @@ export class ItemWrites {
       v1Ids.set(id, v1Id);
     }
     const userId = request.principal?.user.id ?? null;
-    for (const ch of changes) if (Object.keys(ch.values).length > 0) await deps.overlays.set(resource, v1Ids.get(ch.id)!, ch.values, userId);
+    // (one transaction, one change published)
+    await deps.overlays.setMany(resource, changes.map((ch) => ({ v1Id: v1Ids.get(ch.id)!, values: ch.values })), userId);
     // (read back once written: its waits for room never end in a 503)
     const fresh = {
       ...env, overlays: { ...env.overlays, [resource]: await deps.overlays.ofType(resource) }, renderData: renderDataOf(deps, session.partition, gone, true),

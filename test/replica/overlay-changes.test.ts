@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RecordInputs } from '../../src/replica/holding/record-inputs.js';
 import { RenderRows } from '../../src/replica/team/render-rows.js';
+import { RenderRecords } from '../../src/replica/team/record-view.js';
 import { TeamReplica } from '../../src/replica/team/team-replica.js';
 import type { ChangeBus } from '../../src/store/changes.js';
 import type { OverlayStore } from '../../src/store/render-extras.js';
@@ -78,5 +79,23 @@ describe('overlay writes and the replica', () => {
     await inputs.ready;
     expect(t.renderRecord('rend_5')!.title).toBe('title 5');
     expect(reidentified).not.toHaveBeenCalled();
+  });
+
+  it('an overlaid render\'s title, status and dates are read from its overlay and columns, never by building its whole record (re-check of attack pass 14: a filter over 2 000 overlaid titles built a record a test)', async () => {
+    const { bus, stored, inputs, t } = setup();
+    await inputs.ready;
+    for (let i = 0; i < 1_000; i++) stored.set(`rend_${i}`, { title: `kept ${i}` });
+    await bus.publish('overlays', 'render');
+    await inputs.ready;
+    const built = vi.spyOn(RenderRecords.prototype, 'fullRecord');
+    const views = t.renderRecords();
+    const titles = views.map((v) => v.title as string);
+    expect(titles.filter((x) => x.startsWith('kept '))).toHaveLength(1_000);
+    expect(titles[1_500]).toBe('title 1500');
+    expect(views.map((v) => v.status)).toEqual(Array.from({ length: 2_000 }, (_, i) => mappings.status.toLegacy[RENDER_STATUSES[i % 7]!]));
+    expect(views[3]!.date_created).toBe(new Date((T0 + 3) * 1000).toISOString());
+    expect(built).not.toHaveBeenCalled();
+    // a field the view reads from the record (output) still builds it, with the overlay
+    expect(t.renderRecord('rend_3')!.title).toBe('kept 3');
   });
 });

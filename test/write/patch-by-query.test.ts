@@ -38,8 +38,12 @@ describe('PATCH {query, data}', () => {
     expect(byIdCalls(await simStats())).toBe(0);
   });
 
-  it('limit -1 updates every matched item, as Directus does (was an empty answer)', async () => {
+  it('limit -1 updates every matched item, as Directus does (was an empty answer); one transaction and one change a 100 items', async () => {
+    let published = 0;
+    gw.deps.bus.on('overlays', () => { published++; });
     const res = await patch('/renders?fields=id,title', { query: { limit: -1 }, data: { title: 'all of them' } });
+    // (a change an item before: each read every overlay back and rebuilt every team's records — attack pass 14, H1)
+    expect(published).toBe(Math.ceil(all.length / 100));
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual(all.map((id) => ({ id, title: 'all of them' })));
     const read = await gw.get('/renders?limit=-1&fields=title', token);

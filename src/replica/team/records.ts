@@ -18,6 +18,8 @@ export interface RecordBuilder {
   iso(t: number | null): string | null;
   downloadReady(r: Pick<V1Render, 'status' | 'output'>): boolean;
   hasOverlay(type: string, v1Id: string): boolean;
+  /** The field values the gateway keeps for a v1 id (its overlay), if any. */
+  overlayOf(type: string, v1Id: string): Readonly<Record<string, unknown>> | undefined;
   /** The fields of a legacy render (every one is readable on a record of the replica). */
   readonly renderFields: readonly string[];
   render(r: V1Render, data: unknown, project: V1Project | undefined): Rec;
@@ -45,6 +47,7 @@ export function recordBuilder(ctx: TranslateContext, overlays: () => Overlays, c
     iso: (t) => toIso(t, ctx.timeUnit),
     downloadReady: (r) => downloadReady(r, ctx.mappings),
     hasOverlay: (type, id) => overlay(type, id) !== undefined,
+    overlayOf: (type, id) => overlay(type, id),
     renderFields: render ? Object.keys(render.fields) : [],
     render: (r, data, project) =>
       toLegacyRender(r, ctx, { data, overlay: overlay('render', r.id), projectThumbnail: project?.thumbnail_url ?? null, answered: false }),
