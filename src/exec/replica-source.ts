@@ -120,13 +120,16 @@ export class ReplicaSource implements RecordSource {
   shaped(rec: Rec, key: string, project: (r: Rec) => unknown): unknown {
     // a render's view is kept by its team's records, by row; any other record is projected
     const view = rec as Partial<RenderView>;
-    return view.t instanceof RenderRecords && typeof view.row === 'number' ? view.t.shaped(view.row, key, () => project(rec)) : project(rec);
+    // (an item shaped in a round that stopped short — a deep filter's walk — is provisional: not kept)
+    return view.t instanceof RenderRecords && typeof view.row === 'number'
+      ? view.t.shaped(view.row, key, () => project(rec), () => !this.turn.short) : project(rec);
   }
 
   /**
    * Runs `evaluate` with a hand of render data: the data it read and did not have is weighed, read from the store, and it
    * runs again, until nothing is missing (relations are held: nothing else is ever missing). Data that would take the
-   * hand past `most` bytes (its stored size) is not read: HandFull.
+   * hand past `most` bytes (its stored size) is not read: HandFull. Each run is a round of `turn`: one whose relational
+   * walks stopped short runs again after a turn of the event loop.
    */
   async settle<T>(evaluate: () => T, most = Number.POSITIVE_INFINITY, kept?: (drop: () => void) => void): Promise<T> {
     const hand = new DataAtHand();
@@ -135,7 +138,15 @@ export class ReplicaSource implements RecordSource {
     const store = { sizes: dataSizes, many: data, ...(room ? { room } : {}) };
     try {
       for (let round = 0; ; round++) {
-        const out = withDataAtHand(hand, evaluate);
+        // (in rounds of tests: a deep _filter's relational walks stop when a round's allowance is spent, the event loop
+        // turns, and the evaluation runs again from where they stopped — none after the client has gone)
+        const { out, whole } = this.turn.round(() => withDataAtHand(hand, evaluate));
+        if (!whole) {
+          round--;
+          await (pace() ?? new Promise<void>((resolve) => setImmediate(resolve)));
+          stopIfGone(this.hooks.gone);
+          continue;
+        }
         if (hand.missed === 0) {
           done = true;
           return out;

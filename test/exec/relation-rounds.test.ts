@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Compare, FieldRef, Or, Relation, type FilterNode } from '../../src/query/ast.js';
 import { compileFilter, type Lookup, type Rec } from '../../src/query/compile.js';
+import { unlimited } from '../../src/query/budget.js';
+import { compileProjection } from '../../src/query/project.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
 import { TestTurn } from '../../src/query/test-turn.js';
 import { ReplicaSource } from '../../src/exec/replica-source.js';
@@ -239,5 +241,32 @@ describe('the replica source tests a batch in rounds', () => {
     let batches = 0;
     await expect(again.source.scan('render', plan, false, () => { batches++; })).rejects.toMatchObject({ status: 503 });
     expect(batches).toBe(1);
+  });
+
+  it('a deep _filter with a relational _or, projected: in rounds the event loop turns between, the answer a plain evaluation\'s (re-check of attack pass 14: 18–66 s in one turn)', async () => {
+    const { t, source } = twentyProjects();
+    // the renders of the project holding "title 9983" (proj_3): a walk of each project's 500 renders × 101 tests
+    const relational = Relation.create(['project', 'renders'], 'some', Or.create([
+      ...Array.from({ length: 100 }, (_, i) => Compare.create(FieldRef.create(['title']), '_icontains', `zz${i}qq`)),
+      Compare.create(FieldRef.create(['title']), '_eq', 'title 9983'),
+    ]));
+    const deep = { filter: relational, search: null, sort: [], offset: 0, limit: -1, children: {} };
+    const related = { deep: { filter: null, search: null, sort: [], offset: 0, children: { renders: deep } }, nestedLimit: 100 };
+    const fields = [{ kind: 'Select' as const, path: ['renders', 'id'] }];
+    const projectSchema = schemas.project as ResourceSchema;
+    const projects = t.projectRecords();
+    let rounds = 0;
+    let turns = 0;
+    let on = true;
+    const spin = () => { if (!on) return; turns++; setImmediate(spin); };
+    setImmediate(spin);
+    const project = compileProjection(fields, projectSchema, schemas, source, unlimited(), related);
+    const got = await source.settle(() => (rounds++, projects.map((p) => project(p)))) as { renders: { id: string }[] }[];
+    on = false;
+    const holder = projects.findIndex((p) => t.rendersOfProject(t.projectV1(p.id as string)!).some((r) => r.title === 'title 9983'));
+    expect(holder).toBeGreaterThanOrEqual(0);
+    expect(got.map((p) => p.renders.length)).toEqual(projects.map((_, i) => (i === holder ? 500 : 0)));
+    expect(rounds).toBeGreaterThan(3);
+    expect(turns).toBeGreaterThanOrEqual(rounds - 1);
   });
 });

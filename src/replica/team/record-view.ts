@@ -185,11 +185,12 @@ export class RenderRecords implements RenderColumns {
    * A row's record as answered by a selection that reads the record alone (`key` naming it; `make` projects it): kept,
    * frozen and with its JSON text, until the row changes.
    */
-  shaped(row: number, key: string, make: () => unknown): unknown {
-    // an item made while render data was missing from the hand is made again once it is read: not kept
+  shaped(row: number, key: string, make: () => unknown, whole: () => boolean = () => true): unknown {
+    // an item made while render data was missing from the hand is made again once it is read: not kept (nor one made in
+    // a round that stopped short: `whole`)
     const hand = dataAtHand();
     const before = hand?.misses ?? 0;
-    return this.shapedCache.get(row, key, make, () => (hand?.misses ?? 0) === before);
+    return this.shapedCache.get(row, key, make, () => (hand?.misses ?? 0) === before && whole());
   }
 
   /**
