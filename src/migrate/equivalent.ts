@@ -314,18 +314,24 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
     }
     // a text condition (title _icontains): tested by the client on the v1 text, a parameter of its own (title_icontains)
     const text = c.op.slice(1);
+    // (one parameter a name: a second condition of one kind on one field — two _ncontains — is left to the client, as
+    // its value would overwrite the first's)
+    const once = (cond: FilterCond) => {
+      if (conds.some((x) => x.param === cond.param)) simple = false;
+      else conds.push(cond);
+    };
     if (field && !TIMES.has(field) && own(TEXT_TESTS, text) && typeof c.value === 'string') {
-      conds.push({ field, test: text as TextTest, param: `${path}_${text}` });
+      once({ field, test: text as TextTest, param: `${path}_${text}` });
       continue;
     }
-    // (_nin: a parameter of its own, status_nin — status is the per-status lists' parameter)
-    if (field && c.op === '_nin') {
-      conds.push({ field, test: 'nin', param: `${path}_nin` });
+    // (_nin: a parameter of its own, status_nin — status is the per-status lists' parameter; a null in it: left out)
+    if (field && !TIMES.has(field) && c.op === '_nin' && Array.isArray(c.value) && !c.value.includes(null)) {
+      once({ field, test: 'nin', param: `${path}_nin` });
       continue;
     }
     const test = c.op === '_eq' ? 'eq' : c.op === '_in' ? 'in' : c.op === '_neq' ? 'neq' : null;
     if (!field || !test) simple = false;
-    else conds.push({ field, test, param: path });
+    else once({ field, test, param: path });
   }
   if (conds.length > 0 || !simple) {
     steps.push({ kind: 'filter', detail: `filter: ${shape.filterTree ?? ''}`, ...(simple ? { args: { op: 'filter', conds } } : {}) });

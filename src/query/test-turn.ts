@@ -32,9 +32,9 @@ export class TestTurn {
     return true;
   }
 
-  /** This round's allowance is spent (or it stopped): every walk returns at once, reading nothing. */
+  /** This round's allowance is spent (or it stopped): every walk returns at once, reading nothing. Outside a round: false. */
   get short(): boolean {
-    return this.stopped;
+    return this.active && this.stopped;
   }
 
   /**

@@ -153,7 +153,11 @@ export class OverlayStore {
     type: string, items: readonly { readonly v1Id: string; readonly values: Readonly<Record<string, unknown>> }[], userId: string | null,
   ): Promise<void> {
     const at = this.now();
-    const rows = items.flatMap(({ v1Id, values }) => Object.entries(values).map(([field, value]) => ({
+    // one row a (item, field), the later value winning: PostgreSQL refuses an upsert that names a row twice (a PATCH of
+    // keys [X, X]: a review of this change)
+    const merged = new Map<string, Record<string, unknown>>();
+    for (const { v1Id, values } of items) merged.set(v1Id, { ...merged.get(v1Id), ...values });
+    const rows = [...merged].flatMap(([v1Id, values]) => Object.entries(values).map(([field, value]) => ({
       type, v1_id: v1Id, field, value: JSON.stringify(value), updated_by: userId, updated_at: at,
     })));
     if (rows.length === 0) return;

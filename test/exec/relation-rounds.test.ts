@@ -110,6 +110,17 @@ describe('a relational walk in rounds', () => {
     expect(rounds).toBeGreaterThan(2);
   });
 
+  it('outside a round, nothing is short: a walk evaluated after a round that stopped is whole (a review of this change)', () => {
+    const turn = new TestTurn(1);
+    const w = world();
+    const keep = compileFilter(filterOf(['r1-2999']), render, schemas, w.lookup(turn));
+    const r = turn.round(() => w.renders.slice(0, 1).filter(keep));
+    expect(r.whole).toBe(false);
+    expect(turn.short).toBe(false);
+    // (the same filter, outside any round: its walk is made whole — project 0 holds no such title)
+    expect(w.renders.slice(3_000, 3_001).filter(keep)).toHaveLength(1);
+  });
+
   it('nested walks stop and go on too: the same answer as without rounds, for some and none', async () => {
     const w = world();
     const titles = ['absent', 'r2-2999'];

@@ -52,6 +52,15 @@ describe('the v1 equivalent of a shape, from its plan', () => {
     expect(e.clientSteps.find((s) => s.kind === 'page')?.args).toEqual({ op: 'page', offset: 'offset', limit: 'limit' });
   });
 
+  it('two conditions of one kind on one field are left to the client, not given one parameter the second overwrites (a review of this change)', () => {
+    const e = eq('/renders', 'filter[_and][0][title][_ncontains]=draft&filter[_and][1][title][_ncontains]=test&limit=5');
+    const s = renderSnippets(e, 'f');
+    expect(s.partial.length).toBeGreaterThan(0);
+    const one = eq('/renders', 'filter[title][_ncontains]=draft&limit=5');
+    expect(renderSnippets(one, 'f').partial).toEqual([]);
+    expect(one.params.map((p) => p.name)).toContain('title_ncontains');
+  });
+
   it('counts, meta and what the snippets cannot do are named; the snippets say so', () => {
     expect(clientWork(eq('/renders', 'meta=filter_count&limit=1')).map((s) => s.kind)).toContain('count');
     const or = eq('/renders', 'filter[_or][0][title][_contains]=a&filter[_or][1][status][_eq]=failed');

@@ -49,6 +49,8 @@ export class RecordInputs {
    * published 2 000 changes, each read back and applied: attack pass 14, H1). Reads wait for it (`settled`, `ready`).
    */
   private reloadSoon(): Promise<void> {
+    // (a reload under way is outdated now: it neither applies what it read nor says the inputs are settled)
+    this.seq++;
     this.settled = false;
     this.soon ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.soon = undefined;
