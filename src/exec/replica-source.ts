@@ -9,7 +9,7 @@ import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { pace } from '../lib/pace.js';
 import { TestTurn } from '../query/test-turn.js';
-import { stopIfGone, testInRounds } from './test-rounds.js';
+import { nextRound, stopIfGone, testInRounds } from './test-rounds.js';
 import { CHUNK } from './answer-parts.js';
 import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
 
@@ -143,8 +143,7 @@ export class ReplicaSource implements RecordSource {
         const { out, whole } = this.turn.round(() => withDataAtHand(hand, evaluate));
         if (!whole) {
           round--;
-          await (pace() ?? new Promise<void>((resolve) => setImmediate(resolve)));
-          stopIfGone(this.hooks.gone);
+          await nextRound(this.hooks.gone);
           continue;
         }
         if (hand.missed === 0) {

@@ -20,9 +20,17 @@ export async function testInRounds<T>(
       return r.out;
     });
     if (whole) return out;
-    await (pace() ?? new Promise<void>((resolve) => setImmediate(resolve)));
-    stopIfGone(gone);
+    await nextRound(gone);
   }
+}
+
+/**
+ * Between two rounds: always a turn of the event loop (the paced one when other long reads wait, else the next), then
+ * the 503 of a gone client. Shared by the test rounds here and the replica's settle (its projections' rounds).
+ */
+export async function nextRound(gone: AbortSignal | undefined): Promise<void> {
+  await (pace() ?? new Promise<void>((resolve) => setImmediate(resolve)));
+  stopIfGone(gone);
 }
 
 /** Throws the 503 a gone client's read ends with (nobody reads it: the work stops). */

@@ -121,7 +121,7 @@ function changedIds(held: Overlays, loaded: OverlayEntries): Map<string, Set<str
   const out = new Map<string, Set<string>>();
   const text = (o: Record<string, unknown> | undefined) => (o ? JSON.stringify(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1))) : '');
   for (const [type, now] of loaded) {
-    const before = (held as Readonly<Record<string, ReadonlyMap<string, Record<string, unknown>>>>)[type] ?? new Map();
+    const before = held[type] ?? new Map<string, Record<string, unknown>>();
     const ids = new Set<string>();
     for (const id of new Set([...before.keys(), ...now.keys()])) if (text(before.get(id)) !== text(now.get(id))) ids.add(id);
     if (ids.size > 0) out.set(type, ids);
