@@ -1,6 +1,7 @@
 import { internalHeaders } from '../compare/legacy-side.js';
 import type { Deps } from '../deps.js';
 import { ClientShapeStore } from '../store/client-shapes.js';
+import { ClientLabelStore, clientOfLabel, labelOf } from '../store/client-labels.js';
 import { PROOF_BOUNDS, type ProofDeps } from '../migrate/prove.js';
 import { snippetRunner } from '../migrate/snippet-run.js';
 import { clientReports, reportHead, type ClientReport, type MigrationReport } from '../migrate/report.js';
@@ -63,11 +64,35 @@ export async function* migrationReportJson(deps: Deps, inject: Inject, o: { clie
   yield ']}}';
 }
 
+/** Who a client acts as, for the operator (the report is the operator's): the user's email, or a static token's name and its user's. */
+function ownerLookup(deps: Deps): (client: string) => Promise<string | undefined> {
+  let tokens: Promise<Map<string, { name: string; userId: string }>> | undefined;
+  const emails = new Map<string, Promise<string | undefined>>();
+  const emailOf = (userId: string) => {
+    let e = emails.get(userId);
+    if (!e) emails.set(userId, (e = deps.users.byId(userId).then((u) => u?.email)));
+    return e;
+  };
+  return async (client) => {
+    const [kind, id = ''] = (client.split('~')[0] ?? '').split(':');
+    if (kind === 'user') return emailOf(id);
+    tokens ??= deps.users.listStaticTokens().then((all) => new Map(all.map((t) => [t.id, { name: t.name, userId: t.user_id }])));
+    const t = (await tokens).get(id);
+    if (!t) return undefined;
+    const email = await emailOf(t.userId);
+    return `token "${t.name}"${email ? ` of ${email}` : ''}`;
+  };
+}
+
 /** The report's head and its clients, one at a time, each with its deprecation rules and its calls to them (issue 41). */
 async function migrationParts(deps: Deps, inject: Inject, o: { client?: string; prove: boolean }) {
   await deps.shapes.flush();
+  const labels = await new ClientLabelStore(deps.db.kysely).all();
+  // --client names a client, a principal or a label
+  const client = o.client ? (clientOfLabel(labels, o.client) ?? o.client) : undefined;
+  const owner = ownerLookup(deps);
   const options = {
-    ...(o.client ? { client: o.client } : {}),
+    ...(client ? { client } : {}),
     prove: o.prove,
     now: deps.clock.now(),
     retentionDays: deps.config.MIGRATE_RETENTION_DAYS,
@@ -77,13 +102,16 @@ async function migrationParts(deps: Deps, inject: Inject, o: { client?: string; 
   };
   await deps.deprecations.flush();
   const now = deps.clock.now();
-  const progress = progressOf(deps.deprecations.list(), await deps.deprecations.calls(o.client?.split('~')[0]), now);
+  const progress = progressOf(deps.deprecations.list(), await deps.deprecations.calls(client?.split('~')[0]), now);
   const ruleFor = deps.deprecations.ruleFor.bind(deps.deprecations);
   const head = reportHead(options);
   const clients = (async function* () {
     for await (const c of clientReports(new ClientShapeStore(deps.db.kysely), o.prove ? proofDeps(deps, inject) : null, options)) {
       const deprecations = clientDeprecations(c, ruleFor, progress, now);
-      yield deprecations.length ? { ...c, deprecations } : c;
+      const label = labelOf(labels, c.client);
+      const who = await owner(c.client);
+      const { client: id, ...rest } = c;
+      yield { client: id, ...(label ? { label } : {}), ...(who ? { owner: who } : {}), ...rest, ...(deprecations.length ? { deprecations } : {}) };
     }
   })();
   return { head, clients };

@@ -11,7 +11,11 @@ const ENTRIES: readonly Entry[] = [
                                             the migration guide: per client (user:<id>, static:<token id>, with
                                             ~<user-agent family>) its query shapes, their v1 equivalents and snippets,
                                             proofs against v1, blocked fields and a verdict (docs/migration.md);
-                                            --client names one (migrate report without it lists them all)`),
+                                            --client names one (a client id, a principal or a label; without it
+                                            the report lists them all)`),
+  entry('migrate label', `  migrate label CLIENT --label TEXT | --clear
+                                            names a client (user:<id>~<family>) or every client of a principal
+                                            (user:<id>, static:<token id>) in the migration report`),
   entry('users add', `  users add --email E --password P --key sk_… [--first F] [--last L] [--role uuid] [--id uuid]
                                             (--password-stdin / --key-stdin, or LEGACY_GATEWAY_PASSWORD /
                                             LEGACY_GATEWAY_KEY, keep secrets out of the process list)`),

@@ -20,6 +20,7 @@ import { buildApp } from '../app.js';
 import { buildMigrationReport } from '../admin/migration-report.js';
 import { reportHtml, reportMarkdown } from '../migrate/render.js';
 import { ClientShapeStore } from '../store/client-shapes.js';
+import { ClientLabelStore, labelProblem } from '../store/client-labels.js';
 import { indexCommand } from './index-command.js';
 import { replayCommand } from './replay-command.js';
 import { deprecationsCommand } from './deprecations-command.js';
@@ -96,12 +97,34 @@ async function unknownClient(deps: Deps, client: string): Promise<string> {
  */
 function refuseLeftovers(group: string | undefined, action: string | undefined, arg: string | undefined, rest: readonly string[]): void {
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
-  if (group === 'migrate' && action !== undefined && action !== 'report') {
-    throw new UsageError(`unknown migrate command "${action}" (migrate alone applies the store's migrations; migrate report [--client ID])`);
+  if (group === 'migrate' && action !== undefined && action !== 'report' && action !== 'label') {
+    throw new UsageError(`unknown migrate command "${action}" (migrate alone applies the store's migrations; migrate report [--client ID]; ` +
+      'migrate label CLIENT --label TEXT)');
   }
-  if ((group === 'migrate' || group === 'index') && arg !== undefined) {
+  if ((group === 'migrate' || group === 'index') && action !== 'label' && arg !== undefined) {
     throw new UsageError(`unexpected argument "${arg}"${group === 'index' ? ' (a team is named with --team)' : ' (a client is named with --client)'}`);
   }
+}
+
+/** `migrate label CLIENT --label TEXT | --clear`: the operator's name for a client in the migration report (store only). */
+async function labelCommand(client: string | undefined, label: string | undefined, clear: boolean): Promise<number> {
+  if (!client) throw new UsageError('migrate label needs a client: migrate label user:<id>~<family> --label TEXT (or --clear)');
+  if ((label === undefined) === !clear) throw new UsageError('migrate label takes one of --label TEXT and --clear');
+  const problem = labelProblem(client, label ?? null);
+  if (problem) throw new UsageError(problem);
+  const config = storeConfig();
+  const db = await onStore(config, async () => {
+    const d = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+    await migrate(d.kysely);
+    return d;
+  });
+  try {
+    const done = await new ClientLabelStore(db.kysely).set(client, label ?? null);
+    out(label !== undefined ? `${client} is labelled "${label.trim()}"` : done ? `${client} has no label now` : `${client} had no label`);
+  } finally {
+    await db.close();
+  }
+  return 0;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -142,6 +165,8 @@ export async function run(argv: string[]): Promise<number> {
       client: { type: 'string' },
       format: { type: 'string' },
       'skip-proof': { type: 'boolean' },
+      label: { type: 'string' },
+      clear: { type: 'boolean' },
     },
   });
   const [group, action, arg] = positionals;
@@ -159,6 +184,7 @@ export async function run(argv: string[]): Promise<number> {
   const password = await secret(values.password, values['password-stdin'], 'LEGACY_GATEWAY_PASSWORD');
   const key = await secret(values.key, values['key-stdin'], 'LEGACY_GATEWAY_KEY');
   refuseLeftovers(group, action, arg, positionals.slice(3));
+  if (group === 'migrate' && action === 'label') return labelCommand(arg, values.label, values.clear === true);
   if (group === 'migrate' && action !== 'report') {
     const config = storeConfig();
     const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });

@@ -61,10 +61,14 @@ function shapeMd(s: ShapeReport): string[] {
   return out;
 }
 
+/** A client as the report names it: its label, else its id (the label is the operator's, escaped all the same). */
+const clientName = (c: ClientReport): string => (c.label ? `${mdText(c.label)} (${c.client})` : c.client);
+
 function clientMd(c: ClientReport, now: number): string[] {
   return [
-    `### ${c.client} — ${c.verdict}`,
+    `### ${clientName(c)} — ${c.verdict}`,
     '',
+    ...(c.owner ? [`Acts as ${mdText(c.owner)}; User-Agent family ${c.userAgentFamily}.`, ''] : []),
     `${c.requests} requests, errors ${pct(c.errorRate)}, diff rate ${pct(c.diffRate)}; ${c.shapes.length} shapes.`,
     '',
     `**Ready**: ${c.readiness.ready === null ? 'proofs not run' : `${pct(c.readiness.ready)} of its calls`} — shapes exact ${c.readiness.exact}, ` +
@@ -90,9 +94,10 @@ export function reportMarkdown(r: MigrationReport): string {
     '',
     '## Clients',
     '',
-    '| Client | Verdict | Ready (calls) | Requests | Shapes | Errors | Diff rate | Blocked fields |',
-    '|---|---|---|---|---|---|---|---|',
-    ...r.clients.map((c) => `| ${c.client} | ${c.verdict} | ${pct(c.readiness.ready)} | ${c.requests} | ${c.shapes.length} | ${pct(c.errorRate)} | ` +
+    '| Client | Acts as | Verdict | Ready (calls) | Requests | Shapes | Errors | Diff rate | Blocked fields |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...r.clients.map((c) => `| ${clientName(c)} | ${c.owner ? mdText(c.owner) : '—'} | ${c.verdict} | ${pct(c.readiness.ready)} | ` +
+      `${c.requests} | ${c.shapes.length} | ${pct(c.errorRate)} | ` +
       `${pct(c.diffRate)} | ` +
       `${c.blocked.map((b) => b.field).join(', ') || '—'} |`),
     '',
@@ -123,7 +128,7 @@ export function reportHtml(r: MigrationReport): string {
   const flushTable = () => {
     if (!table) return;
     const [head, , ...rows] = table;
-    const cells = (l: string) => l.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = (l: string) => l.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim()); // (an escaped \| is in a cell)
     const cell = (c: string) => { const cls = own(VERDICT_CLASS, c); return `<td${cls ? ` class="${cls}"` : ''}>${inline(c)}</td>`; };
     out.push('<table><tr>' + cells(head ?? '').map((c) => `<th>${inline(c)}</th>`).join('') + '</tr>' +
       rows.map((l) => '<tr>' + cells(l).map(cell).join('') + '</tr>')

@@ -63,6 +63,10 @@ export interface ShapeReport {
 
 export interface ClientReport {
   readonly client: string;
+  /** The operator's label for it (`legacy-gateway migrate label`), its own or its principal's. */
+  readonly label?: string;
+  /** Who it acts as, for the operator: the user's email, or a static token's name and its user's email. */
+  readonly owner?: string;
   readonly principal: string;
   readonly userAgentFamily: string;
   readonly verdict: Verdict;

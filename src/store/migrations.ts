@@ -381,6 +381,16 @@ const migrations: Record<string, Migration> = {
       await sql`update render_data set data_chars = length(data)`.execute(db);
     },
   },
+  '0020_client_labels': {
+    async up(db: Kysely<any>) {
+      // the migration report's labels for its clients, set by the operator (legacy-gateway migrate label)
+      await db.schema.createTable('client_labels')
+        .addColumn('client', 'varchar(200)', (c) => c.primaryKey())
+        .addColumn('label', 'varchar(200)', (c) => c.notNull())
+        .addColumn('set_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

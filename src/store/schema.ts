@@ -202,6 +202,12 @@ export interface ClientShapesTable {
   compared: number;
   differing: number;
 }
+/** The operator's label for a client or a principal (`user:…`, `static:…`), shown in the migration report (migration 0020). */
+export interface ClientLabelsTable {
+  client: string;
+  label: string;
+  set_at: number;
+}
 /** Deprecation rules (migration 0017): one row a rule, its JSON as set, when its id was first set. */
 export interface DeprecationRulesTable {
   id: string;
@@ -245,6 +251,7 @@ export interface Database {
   index_changes: IndexChangesTable;
   index_dropped_projects: IndexDroppedProjectsTable;
   client_shapes: ClientShapesTable;
+  client_labels: ClientLabelsTable;
   deprecation_rules: DeprecationRulesTable;
   deprecation_calls: DeprecationCallsTable;
 }

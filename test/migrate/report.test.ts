@@ -10,7 +10,7 @@ import type { ClientReport, MigrationReport } from '../../src/migrate/report.js'
 import { equivalentOfShape } from '../../src/migrate/instantiate.js';
 import { prove, sampleValues } from '../../src/migrate/prove.js';
 import { buildMigrationReport, proofDeps } from '../../src/admin/migration-report.js';
-import { reportMarkdown } from '../../src/migrate/render.js';
+import { reportHtml, reportMarkdown } from '../../src/migrate/render.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 
 const exec = promisify(execFile);
@@ -237,6 +237,50 @@ describe('the migration report of recorded traffic', () => {
     expect(html).not.toMatch(/<script|<link|src=|href="http/i);
     expect(html).toContain('<td class="ready">ready</td>');
   }, 180_000); // two proven reports: every read shape's snippets run in three languages
+
+  it('labels a client for the operator: migrate label sets one, --client finds it, each client says who it acts as (issue 39)', async () => {
+    const env = { ...TEST_ENV, V1_BASE_URL: gw.s.url, DATABASE_URL: gw.config.DATABASE_URL, LOG_LEVEL: 'silent' };
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    const nightly = `static:${staticId}`;
+    try {
+      // on a principal (every client of the token), and on one client (a user's python program)
+      expect(await cli(['migrate', 'label', nightly, '--label', 'Nightly | export <script>'])).toBe(0);
+      expect(await cli(['migrate', 'label', `user:${userB}~python-urllib`, '--label', '  Finance sync '])).toBe(0);
+      await expect(cli(['migrate', 'label', 'bob', '--label', 'x'])).rejects.toThrow(/not a client id/);
+      await expect(cli(['migrate', 'label', nightly])).rejects.toThrow(/one of --label TEXT and --clear/);
+      await expect(cli(['migrate', 'label', nightly, '--label', 'x', '--clear'])).rejects.toThrow(/one of --label TEXT and --clear/);
+      await expect(cli(['migrate', 'label', nightly, '--label', 'two\nlines'])).rejects.toThrow(/one line/);
+      await expect(cli(['migrate', 'label', nightly, '--label', 'x'.repeat(201)])).rejects.toThrow(/at most 200/);
+      const whole = await buildMigrationReport(gw.deps, (o) => gw.app.inject(o), { prove: false });
+      const by = new Map(whole.clients.map((c) => [c.client, c]));
+      expect(by.get(`${nightly}~curl`)).toMatchObject({ label: 'Nightly | export <script>', owner: 'token "nightly curl" of sdk@example.com' });
+      expect(by.get(`user:${userB}~python-urllib`)).toMatchObject({ label: 'Finance sync', owner: 'python@example.com' });
+      expect(by.get(`user:${userA}~node`)?.owner).toBe('sdk@example.com');
+      expect(by.get(`user:${userA}~node`)?.label).toBeUndefined();
+      // a label names its client wherever a client is asked for: the command line and the operator route
+      const one = await buildMigrationReport(gw.deps, (o) => gw.app.inject(o), { client: 'finance SYNC', prove: false });
+      expect(one.clients.map((c) => c.client)).toEqual([`user:${userB}~python-urllib`]);
+      const res = await gw.get('/_gateway/migrate?prove=false&client=Finance%20sync', TEST_ENV.GATEWAY_ADMIN_TOKEN);
+      expect((res.body.data as MigrationReport).clients.map((c) => [c.client, c.label, c.owner]))
+        .toEqual([[`user:${userB}~python-urllib`, 'Finance sync', 'python@example.com']]);
+      // Markdown and HTML: the label is text (a pipe stays in its cell, a tag is escaped)
+      const md = reportMarkdown(whole);
+      expect(md).toContain(`### Nightly \\| export \\<script\\> (${nightly}~curl) — `);
+      expect(md).toContain('Acts as token \\"nightly curl\\" of sdk\\@example\\.com; User-Agent family curl.');
+      const html = reportHtml(whole);
+      expect(html).not.toContain('<script');
+      const row = html.split('<tr>').find((r) => r.includes(`(${nightly}~curl)`))!;
+      expect(row.match(/<td/g)).toHaveLength(9);
+      expect(row).toContain(`<td>Nightly | export &lt;script&gt; (${nightly}~curl)</td><td>token &quot;nightly curl&quot; of sdk@example.com</td>`);
+      // taken away
+      expect(await cli(['migrate', 'label', nightly, '--clear'])).toBe(0);
+      const after = await buildMigrationReport(gw.deps, (o) => gw.app.inject(o), { client: nightly, prove: false });
+      expect(after.clients[0]?.label).toBeUndefined();
+    } finally {
+      process.env = saved;
+    }
+  }, 60_000);
 
   it('a proof names the field that differs: a title only the gateway keeps (overlay) is not what v1 answers', async () => {
     const session = await gw.deps.v1For(userA);
