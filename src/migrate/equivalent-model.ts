@@ -40,9 +40,14 @@ export interface ClientStep {
  * or milliseconds) with an ISO 8601 date parameter (a date alone is midnight UTC; no zone is UTC); an item without the
  * time fails them, as a null fails a comparison in the legacy API.
  */
+/** The flag tests (`_null: true`), each with the test it is when true. */
+export const FLAG_TESTS = { null: 'absent', nnull: 'present', empty: 'blank', nempty: 'filled' } as const;
+export type FlagTest = keyof typeof FLAG_TESTS;
+
 export interface FilterCond {
   readonly field: string;
-  readonly test: 'eq' | 'in' | 'nin' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | TextTest;
+  /** `null`/`nnull`/`empty`/`nempty`: a boolean parameter (true: the test; false: its opposite, as Directus 10.3+ reads it). */
+  readonly test: 'eq' | 'in' | 'nin' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | TextTest | FlagTest;
   readonly param: string;
 }
 
@@ -67,10 +72,13 @@ export type StepArgs =
   | { readonly op: 'search'; readonly param: string }
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
   | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }
-  | { readonly op: 'count'; readonly groupBy: string | null }
+  /** Rows counted (`count(*)`, or `count(id)`: `of` the field, the legacy `{count: {id: n}}`), per group of the v1 path `groupBy` named `as`. */
+  | { readonly op: 'count'; readonly groupBy: string | null; readonly as: string | null; readonly of: string | null }
   /** `meta=filter_count`: the items left after the filter and search, counted before the sort and the page. */
-  | { readonly op: 'meta' }
-  | { readonly op: 'keep'; readonly field: string; readonly param: string };
+  | { readonly op: 'meta'; readonly count: 'filter_count' | 'total_count' }
+  | { readonly op: 'keep'; readonly field: string; readonly param: string }
+  /** Each item given `as`: the `field` of the item of call `from` whose id is its `by` (a template given its project's created_at). */
+  | { readonly op: 'attach'; readonly from: string; readonly by: string; readonly field: string; readonly as: string };
 
 /** Legacy field → the v1 field it is read from, per resource (what the snippets filter, sort and group on). */
 export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>> = {

@@ -1,6 +1,7 @@
 import type { Mappings } from '../config/mappings.js';
 import type { Plan } from '../plan/plan.js';
 import type { FilterNode, QueryNode } from '../query/ast.js';
+import { ONE_TO_MANY } from '../query/resources.js';
 import { own } from './own.js';
 import type { Shape } from './shape.js';
 
@@ -11,7 +12,8 @@ import type { Shape } from './shape.js';
  */
 export * from './equivalent-model.js';
 import {
-  LIST_PARAMS, TEXT_TESTS, V1_FIELD, type BlockedField, type TextTest, type ClientStep, type Equivalent, type FilterCond, type Param, type V1Call,
+  FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, V1_FIELD, type BlockedField, type FlagTest, type TextTest, type ClientStep, type Equivalent, type FilterCond,
+  type Param, type V1Call,
 } from './equivalent-model.js';
 
 /** The legacy date fields, by the v1 time they are read from. */
@@ -144,6 +146,26 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
     steps.push({ kind: 'join', detail: `${rel}: match by v1 id (${target ?? 'related'} from the calls above)` });
   }
   const reads = (q?.fields ?? []).map((f) => f.path.join('.'));
+  // a one-to-many list read as ids (`renders`, or through `*`) or counted (`count(renders)`): its children listed too, so
+  // the list is made of them (a path through it, `renders.title`, is joined above)
+  for (const rule of Object.values(ONE_TO_MANY)) {
+    if (rule.parent !== resource || !reads.some((r) => r === rule.field || r === '*')) continue;
+    const joined = steps.some((s) => s.kind === 'join' && s.detail.startsWith(`${rule.field}:`));
+    if (rule.child === 'project' || (rule.child === 'render' && resource === 'account')) {
+      if (!has('projects')) {
+        calls.push(call({ name: 'projects', method: 'GET', path: '/v1/projects', query: { team_id: '{team.id}', limit: PAGE }, each: 'teams', cursor: true,
+          why: `${rule.field}: the team's projects` }));
+      }
+    }
+    if (rule.child === 'render' && !has('renders')) {
+      calls.push(call({ name: 'renders', method: 'GET', path: '/v1/renders', query: { project_id: '{project.id}', limit: PAGE }, each: 'projects', cursor: true,
+        why: `${rule.field}: the related renders` }));
+    }
+    if (!joined) {
+      steps.push({ kind: 'join',
+        detail: `${rule.field}: the v1 ids of the ${rule.child}s whose ${rule.via} is this ${resource} (as many as the default limit, in legacy-id order)` });
+    }
+  }
   if (resource === 'account' && (reads.includes('owner') || reads.includes('*') || plan?.relations.includes('owner'))) {
     calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', why: 'owner: the first admin' }));
   }
@@ -243,16 +265,25 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
       calls.push(call({ name: 'templates', method: 'GET', path: '/v1/templates', query: { project_id: given ? '{project_id}' : '{project.id}' },
         each: given ? null : 'projects',
         why: "each project's templates (date_created and poster are the project's)" }));
+      // the legacy order (-date_created): its project's creation, newest first (projects come per team)
+      if (shape.kind === 'list' && shape.sort.length === 0 && shape.aggregate.length === 0 && shape.groupBy.length === 0) {
+        steps.push({ kind: 'join', detail: "date_created: each template's project's created_at",
+          args: { op: 'attach', from: 'projects', by: 'project_id', field: 'created_at', as: 'project_created_at' } });
+        steps.push({ kind: 'sort', detail: 'newest project first (the legacy date_created of a template is its project\'s)',
+          args: { op: 'sort', keys: [{ field: 'project_created_at', desc: true }] } });
+      }
     }
-    if (shape.kind === 'one' && (resource === 'template' || resource === 'account')) {
-      steps.push({ kind: 'filter', detail: `the ${resource} with that id (v1 ${resource === 'template' ? 'lists templates per project' : 'gives teams by id'})`,
-        check: resource === 'account' });
+    // (an account by id is GET /v1/teams/{team_id}; a template has no v1 read by id: its project's list, then the one)
+    if (shape.kind === 'one' && resource === 'template') {
+      params.push(param('template_id', 'template'));
+      steps.push({ kind: 'filter', detail: 'the template with that id (v1 lists templates per project)',
+        args: { op: 'filter', conds: [{ field: 'id', test: 'eq', param: 'template_id' }] } });
     }
     joins(resource, plan, q, m, calls, steps);
     if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
       notes.push('order: the legacy answer sorts accounts by their legacy uuid, which v1 teams do not carry (/v1/teams has its own order)');
     }
-    addClientSteps(shape, q, plan, steps, params);
+    addClientSteps(shape, q, plan, steps, params, calls);
     if (shape.kind === 'list') listParams(shape, q, steps, params, limitDefault);
   } else {
     notes.push('no v1 equivalent: the gateway answers this route itself');
@@ -280,7 +311,7 @@ function listsNamed(params: readonly Param[], calls: readonly V1Call[]): Param[]
 }
 
 /** What v1 cannot do for this query: filter, search, sort, page, count, group. */
-function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[], params: Param[]): void {
+function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[], params: Param[], calls: readonly V1Call[]): void {
   const resource = shape.resource ?? '';
   const v1 = own(V1_FIELD, resource) ?? {};
   const enforced = new Set<string>();
@@ -324,6 +355,11 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
       once({ field, test: text as TextTest, param: `${path}_${text}` });
       continue;
     }
+    // _null, _nnull, _empty, _nempty: a boolean of their own (title_null), either way
+    if (field && own(FLAG_TESTS, text) && typeof c.value === 'boolean') {
+      once({ field, test: text as FlagTest, param: `${path}_${text}` });
+      continue;
+    }
     // (_nin: a parameter of its own, status_nin — status is the per-status lists' parameter; a null in it: left out)
     if (field && !TIMES.has(field) && c.op === '_nin' && Array.isArray(c.value) && !c.value.includes(null)) {
       once({ field, test: 'nin', param: `${path}_nin` });
@@ -343,21 +379,30 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
   if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
     const kind = shape.groupBy.length > 0 ? 'group' : shape.aggregate.every((a) => a.startsWith('count')) ? 'count' : 'aggregate';
     const by = shape.groupBy.length === 1 ? own(v1, shape.groupBy[0]) : undefined;
-    const countOnly = shape.aggregate.length === 1 && shape.aggregate[0] === 'count(*)';
+    // count(*), or count(id) (an id is never null: every row), the one aggregate
+    const countOnly = shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)');
+    const of = shape.aggregate[0] === 'count(id)' ? 'id' : null;
     steps.push({
       kind, detail: `${shape.aggregate.join(', ') || 'rows'}${shape.groupBy.length ? ` grouped by ${shape.groupBy.join(', ')}` : ''}`,
-      ...(countOnly && (shape.groupBy.length === 0 || by) ? { args: { op: 'count', groupBy: by ?? null } } : {}),
+      ...(countOnly && (shape.groupBy.length === 0 || by)
+        ? { args: { op: 'count', groupBy: by ?? null, as: by ? (shape.groupBy[0] ?? null) : null, of } } : {}),
     });
     return;
   }
   // meta: filter_count is the length of the filtered list, before the page (every item is then walked); total_count
-  // counts the whole collection, which these calls do not walk (left to the client)
+  // the length of the whole collection, before any client step — when the calls walk all of it (no project, account,
+  // id or status of the filter narrowing them, no stop after a page); otherwise left to the client
   const all = shape.meta.includes('*');
   if (all || shape.meta.includes('filter_count')) {
-    steps.push({ kind: 'count', detail: 'meta filter_count: the items left after the filter, before the page (v1 gives no totals)', args: { op: 'meta' } });
+    steps.push({ kind: 'count', detail: 'meta filter_count: the items left after the filter, before the page (v1 gives no totals)',
+      args: { op: 'meta', count: 'filter_count' } });
   }
   if (all || shape.meta.includes('total_count')) {
-    steps.push({ kind: 'count', detail: 'meta total_count: count every item of the collection (every list, no filter: v1 gives no totals)' });
+    const whole = !plan?.scope.projects && !plan?.scope.accounts && plan?.strategy !== 'direct' && !calls.some((c) => c.perStatus || c.stopAfter);
+    steps.splice(whole ? 0 : steps.length, 0, {
+      kind: 'count', detail: 'meta total_count: every item of the collection, counted before any filter (v1 gives no totals)',
+      ...(whole ? { args: { op: 'meta', count: 'total_count' } as const } : {}),
+    });
   }
   if (shape.kind === 'list') {
     const natural = plan?.strategy === 'merge' || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
@@ -405,7 +450,7 @@ function listParams(shape: Shape, q: QueryNode, steps: readonly ClientStep[], pa
       if (own(TIME_TESTS_BY_TEST, c.test)) continue; // (listed with their step)
       const text = own(TEXT_TESTS, c.test);
       const several = c.test === 'in' || c.test === 'nin';
-      const what = text ? `the text the filter's _${c.test} tests`
+      const what = own(FLAG_TESTS, c.test) ? `true or false, as the filter's _${c.test} gives it` : text ? `the text the filter's _${c.test} tests`
         : `${several ? 'a list of values' : 'the value'} the filter ${c.test === 'nin' ? 'excludes' : 'compares'}`;
       add({ name: c.param, legacy: `${c.param} (${what})`,
         v1: `compared with ${c.field}${c.field === 'status' ? ' as a legacy status name' : ''}` });

@@ -14,8 +14,10 @@ export interface Proof {
   readonly request?: string;
   /** The differing fields as paths (`data[0].data`), each once, with the kind of difference. */
   readonly differences: readonly { readonly path: string; readonly kind: string }[];
-  /** v1 calls the equivalent made. */
+  /** v1 calls the equivalent made (in the first draw). */
   readonly v1Calls: number;
+  /** How many draws of values it was asked with, when more than one (each equal, or the first that was not). */
+  readonly draws?: number;
   /** Each snippet the report hands out, run against v1 with the client's key and read back: what it gave. */
   readonly snippets?: readonly SnippetProof[];
 }

@@ -234,18 +234,23 @@ const order = (a: unknown, b: unknown): number => {
  * the values seen (items on both sides); `_between` a window from the lower to the upper quarter; text operators a part of
  * a value. Never a degenerate draw (`_gt` equal to `_lt`, a one-value `_in`) where the samples offer two values.
  */
-export function valuesFrom(resource: string, samples: Samples, m: Mappings): Values {
-  const title = String(own(samples, 'render')?.[0]?.title ?? 'a');
+export function valuesFrom(resource: string, samples: Samples, m: Mappings, draw = 0): Values {
+  const titles = own(samples, 'render') ?? [];
+  const title = String(titles[draw % Math.max(1, titles.length)]?.title ?? 'a');
   return {
     value: (path, op) => {
-      if (op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty') return true;
+      // a flag both ways: true, then false (a `_null: true` over text that is never null is empty on both sides)
+      if (op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty') return draw % 2 === 0;
       const seen = valuesAt(resource, path, samples, m);
-      const v = seen[0];
-      if (op === '_in' || op === '_nin') return seen.length > 1 ? [seen[0], seen[seen.length - 1]] : [v];
+      const v = seen[draw % Math.max(1, seen.length)];
+      if (op === '_in' || op === '_nin') {
+        if (seen.length < 2) return [v];
+        return draw === 0 || seen.length < 4 ? [seen[0], seen[seen.length - 1]] : [seen[1], seen[seen.length - 2]];
+      }
       const sorted = [...seen].sort(order);
       const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-      if (op === '_between' || op === '_nbetween') return sorted.length > 1 ? [at(0.25), at(0.75)] : [v, v];
-      if (/^_[gl]te?$/.test(op)) return sorted.length > 1 ? at(0.5) : v ?? null;
+      if (op === '_between' || op === '_nbetween') return sorted.length > 1 ? (draw === 0 ? [at(0.25), at(0.75)] : [at(0.1), at(0.5)]) : [v, v];
+      if (/^_[gl]te?$/.test(op)) return sorted.length > 1 ? at(draw === 0 ? 0.5 : 0.25) : v ?? null;
       if (typeof v === 'string' && /contains|starts_with|ends_with/.test(op)) return op.includes('ends') ? v.slice(-4) : v.slice(0, 4);
       return v ?? null;
     },
@@ -255,6 +260,9 @@ export function valuesFrom(resource: string, samples: Samples, m: Mappings): Val
     offset: 5,
   };
 }
+
+/** How many draws of values a filtered shape is proven with. */
+export const PROOF_DRAWS = 2;
 
 /** Values shown as `?` (two for a list operator), paging as asked: the request a report shows. */
 const MASKED: Values = {
@@ -287,11 +295,17 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Sam
   const accounts = own(at('account'), '_in') ?? own(own(at('project') as Record<string, Record<string, unknown>> | undefined, 'account'), '_in');
   if (Array.isArray(accounts)) params.team_ids = (await Promise.all(accounts.map(async (a) => (await ids.toV1('account', String(a))) ?? ''))).join(',');
   const id = shape.kind === 'one' ? (own(samples, shape.resource ?? '')?.[0]?.id as string | undefined) : uuidAt('id');
+  if (id && shape.resource === 'template') params.template_id = (await ids.toV1('template', id)) ?? '';
   if (id && (shape.resource === 'render' || shape.resource === 'project' || shape.resource === 'account')) {
     const type = shape.resource;
     const v1 = (await ids.toV1(type, id)) ?? '';
     params[shape.resource === 'render' ? 'render_id' : shape.resource === 'account' ? 'team_id' : 'project_id'] = v1;
     params.render_ids = v1;
+  }
+  // renders by several ids: each is read (render_ids, the list the call loops over)
+  const idList = shape.kind === 'one' ? undefined : own(at('id'), '_in');
+  if (shape.resource === 'render' && Array.isArray(idList) && idList.length > 1) {
+    params.render_ids = (await Promise.all(idList.map(async (u) => (await ids.toV1('render', String(u))) ?? ''))).join(',');
   }
   return params;
 }
@@ -316,59 +330,75 @@ export async function prove(
   if (!samples.render?.length) return none('the key reaches no render to draw values from');
   const sampleId = own(samples, shape.resource)?.[0]?.id as string | undefined;
   if (shape.kind === 'one' && !sampleId) return none(`the key reaches no ${shape.resource} to draw values from`);
-  const values = valuesFrom(shape.resource, samples, d.mappings);
-  const raw = instantiate(shape, values);
-  const planned = planOf(shape, d.mappings, d.limitDefault, values);
-  if (!planned) return none('the shape cannot be planned');
-  const callParams = await paramsOf(raw, shape, samples, d.ids, d.mappings);
-  const qs = queryString(raw);
-  const base = shape.route.replace(':id', sampleId ?? '');
-  // the request as shown: the values drawn are the proof's, from the client's data, and are not written to the report
-  const shownQs = queryString(instantiate(shape, MASKED));
-  const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${shape.route}${shownQs ? `?${shownQs}` : ''}`;
-  const ask = async () => d.legacy(userId, 'GET', `${base}${qs ? `?${qs}` : ''}`);
-  // a question the gateway itself refuses (a budget, a bound): not proven (its equivalent could be unbounded)
-  const refused = (l: { status: number; body: unknown }): Proof | undefined => (l.status < 400 ? undefined
-    : { ...none(`the gateway refuses this question (${l.status} ${errorCode(l.body)}): its v1 equivalent is not run`), request, v1Calls: calls });
-  // a read of every item (limit=-1) asks v1 first, within the proof's bound: the gateway is then asked only a question the bound holds
-  let legacy = shape.pagination === 'all' ? undefined : await ask();
-  if (legacy && refused(legacy)) return refused(legacy) as Proof;
-  const bounds = d.bounds ?? PROOF_BOUNDS;
-  calls = 0;
-  let results: Results;
-  const guard = () => { if (calls > bounds.v1Calls) throw new OverBound(`the equivalent needs more than ${bounds.v1Calls} v1 calls`); };
-  try {
-    results = await runCalls(e, callParams, session, guard);
-  } catch (err) {
-    if (err instanceof OverBound) return { ...none(`${err.message} (the proof's bound): not proven`), request, v1Calls: calls };
-    return { result: 'differs', request, reason: `the v1 calls failed: ${(err as Error).message}`, differences: [], v1Calls: calls };
+  const resource: string = shape.resource;
+  // one question, asked with the values of one draw
+  const drawn = async (values: Values): Promise<Proof> => {
+    const raw = instantiate(shape, values);
+    const planned = planOf(shape, d.mappings, d.limitDefault, values);
+    if (!planned) return none('the shape cannot be planned');
+    const callParams = await paramsOf(raw, shape, samples, d.ids, d.mappings);
+    const qs = queryString(raw);
+    const base = shape.route.replace(':id', sampleId ?? '');
+    // the request as shown: the values drawn are the proof's, from the client's data, and are not written to the report
+    const shownQs = queryString(instantiate(shape, MASKED));
+    const request = `${shape.method === 'SEARCH' ? 'GET' : shape.method} ${shape.route}${shownQs ? `?${shownQs}` : ''}`;
+    const ask = async () => d.legacy(userId, 'GET', `${base}${qs ? `?${qs}` : ''}`);
+    // a question the gateway itself refuses (a budget, a bound): not proven (its equivalent could be unbounded)
+    const refused = (l: { status: number; body: unknown }): Proof | undefined => (l.status < 400 ? undefined
+      : { ...none(`the gateway refuses this question (${l.status} ${errorCode(l.body)}): its v1 equivalent is not run`), request, v1Calls: calls });
+    // a read of every item (limit=-1) asks v1 first, within the proof's bound: the gateway is then asked only a question the bound holds
+    let legacy = shape.pagination === 'all' ? undefined : await ask();
+    if (legacy && refused(legacy)) return refused(legacy) as Proof;
+    const bounds = d.bounds ?? PROOF_BOUNDS;
+    calls = 0;
+    let results: Results;
+    const guard = () => { if (calls > bounds.v1Calls) throw new OverBound(`the equivalent needs more than ${bounds.v1Calls} v1 calls`); };
+    try {
+      results = await runCalls(e, callParams, session, guard);
+    } catch (err) {
+      if (err instanceof OverBound) return { ...none(`${err.message} (the proof's bound): not proven`), request, v1Calls: calls };
+      return { result: 'differs', request, reason: `the v1 calls failed: ${(err as Error).message}`, differences: [], v1Calls: calls };
+    }
+    legacy ??= await ask();
+    if (refused(legacy)) return refused(legacy) as Proof;
+    const { records, lookup } = recordsOf(results, resource, d);
+    // one item: the one with that id (the client asked v1 for it, or picks it from the list)
+    const q = shape.kind === 'one'
+      ? Query.with(planned.q, { filter: Compare.create(FieldRef.create(['id']), '_eq', sampleId ?? ''), limit: 1, offset: 0 })
+      : planned.q;
+    const answer = answerOf(records, q, d.mappings.schemas, lookup, bounds.relatedItems);
+    if (!answer) {
+      return { ...none(`the answer expands more than ${bounds.relatedItems} related items (the proof's bound): not proven`), request, v1Calls: calls };
+    }
+    const body = shape.kind === 'one' ? { data: answer.data[0] ?? null } : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data };
+    const diffs: Difference[] = diffAnswers(legacy, { status: 200, body }, { rules: d.mappings.comparison, unordered: false, identity: () => undefined });
+    const evaluated: Proof = { result: diffs.length === 0 ? 'equal' : 'differs', request, v1Calls: calls, differences: listed(diffs) };
+    if (!d.snippets) return { ...evaluated, reason: 'the snippets were not run (no runner): the calls were read by the gateway\'s evaluator' };
+    const key = (await d.keyOf?.(userId)) ?? '';
+    const params = await snippetParams(shape, e, raw, callParams, {
+      limitDefault: d.limitDefault, now: d.now?.() ?? Date.now(), toV1: (t, u) => d.ids.toV1(t as 'render', u),
+    });
+    const ran = await runSnippets(d.snippets, handed, key, params, (output) => {
+      const got = snippetData(output, shape, q, e, results, (r) => recordsOf(r, shape.resource as string, d), d.mappings, bounds.relatedItems,
+        (type, v1Id) => d.ids.toLegacy(type, v1Id));
+      if (!got.ok) return { result: 'not run', reason: got.why };
+      const aggregate = shape.aggregate.length > 0 || shape.groupBy.length > 0;
+      const found = [
+        ...snippetDifferences((legacy?.body as { data?: unknown } | null)?.data, got, q, d.mappings, aggregate, records),
+        ...metaDifferences((legacy?.body as { meta?: unknown } | null)?.meta, got.meta, shape.meta),
+      ];
+      return found.length === 0 ? { result: 'equal' } : { result: 'differs', paths: found };
+    });
+    return combined(evaluated, ran, handed.snippets);
+  };
+  // a filtered shape is asked twice, with values drawn apart (a flag both ways, another value, another window): equal
+  // only when every draw is; the first draw that is not says so
+  const draws = shape.filter.length > 0 ? PROOF_DRAWS : 1;
+  let first: Proof | undefined;
+  for (let i = 0; i < draws; i++) {
+    const p = await drawn(valuesFrom(resource, samples, d.mappings, i));
+    if (!first) first = p;
+    if (p.result !== 'equal') return i === 0 ? p : { ...p, reason: `draw ${i + 1} of ${draws}: ${p.reason ?? 'it differs'}` };
   }
-  legacy ??= await ask();
-  if (refused(legacy)) return refused(legacy) as Proof;
-  const { records, lookup } = recordsOf(results, shape.resource, d);
-  // one item: the one with that id (the client asked v1 for it, or picks it from the list)
-  const q = shape.kind === 'one'
-    ? Query.with(planned.q, { filter: Compare.create(FieldRef.create(['id']), '_eq', sampleId ?? ''), limit: 1, offset: 0 })
-    : planned.q;
-  const answer = answerOf(records, q, d.mappings.schemas, lookup, bounds.relatedItems);
-  if (!answer) return { ...none(`the answer expands more than ${bounds.relatedItems} related items (the proof's bound): not proven`), request, v1Calls: calls };
-  const body = shape.kind === 'one' ? { data: answer.data[0] ?? null } : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data };
-  const diffs: Difference[] = diffAnswers(legacy, { status: 200, body }, { rules: d.mappings.comparison, unordered: false, identity: () => undefined });
-  const evaluated: Proof = { result: diffs.length === 0 ? 'equal' : 'differs', request, v1Calls: calls, differences: listed(diffs) };
-  if (!d.snippets) return { ...evaluated, reason: 'the snippets were not run (no runner): the calls were read by the gateway\'s evaluator' };
-  const key = (await d.keyOf?.(userId)) ?? '';
-  const params = await snippetParams(shape, e, raw, callParams, {
-    limitDefault: d.limitDefault, now: d.now?.() ?? Date.now(), toV1: (t, u) => d.ids.toV1(t as 'render', u),
-  });
-  const ran = await runSnippets(d.snippets, handed, key, params, (output) => {
-    const got = snippetData(output, shape, q, e, results, (r) => recordsOf(r, shape.resource as string, d), d.mappings, bounds.relatedItems);
-    if (!got.ok) return { result: 'not run', reason: got.why };
-    const aggregate = shape.aggregate.length > 0 || shape.groupBy.length > 0;
-    const found = [
-      ...snippetDifferences((legacy?.body as { data?: unknown } | null)?.data, got, q, d.mappings, aggregate, records),
-      ...metaDifferences((legacy?.body as { meta?: unknown } | null)?.meta, got.meta, shape.meta),
-    ];
-    return found.length === 0 ? { result: 'equal' } : { result: 'differs', paths: found };
-  });
-  return combined(evaluated, ran, handed.snippets);
+  return { ...(first as Proof), ...(draws > 1 ? { draws } : {}) };
 }

@@ -8,6 +8,9 @@ import type { ResourceSchema } from '../query/schema.js';
 import type { Equivalent } from './equivalent-model.js';
 import { mainCall } from './snippet-common.js';
 import type { Shape } from './shape.js';
+import { ID_TYPES, type IdType } from '../translate/ids.js';
+
+const isIdType = (t: string): t is IdType => Object.hasOwn(ID_TYPES, t);
 
 /** What the snippet's items are read back with: the legacy records of v1 objects (the proof's `recordsOf`). */
 export type ReadBack = (results: Map<string, unknown[]>) => { records: Rec[]; lookup: Lookup };
@@ -40,21 +43,29 @@ const numeric = (v: unknown) => (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test
  */
 export function snippetData(
   output: unknown, shape: Shape, q: QueryNode, e: Equivalent, results: ReadonlyMap<string, unknown[]>, readBack: ReadBack,
-  m: Mappings, maxRelated: number,
+  m: Mappings, maxRelated: number, legacyId: (type: IdType, v1Id: string) => string,
 ): SnippetData {
   // a shape with meta=filter_count: the snippet answers { meta, data }, as the legacy API does
   const withMeta = output && typeof output === 'object' && !Array.isArray(output) && Array.isArray((output as { data?: unknown }).data);
   if (withMeta) {
     const { meta, data } = output as { meta?: unknown; data: unknown[] };
-    const inner = snippetData(data, shape, q, e, results, readBack, m, maxRelated);
+    const inner = snippetData(data, shape, q, e, results, readBack, m, maxRelated, legacyId);
     return inner.ok && meta && typeof meta === 'object' ? { ...inner, meta: meta as Readonly<Record<string, unknown>> } : inner;
   }
   if (!Array.isArray(output)) return { ok: false, why: 'the snippet printed no list' };
   if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
-    if (shape.groupBy.length > 1 || (shape.groupBy.length === 1 && shape.groupBy[0] !== 'status')) {
+    const by = shape.groupBy.length === 1 ? shape.groupBy[0] ?? '' : undefined;
+    // a group keyed by a many-to-one relation (`project`): its v1 id translated as the report says (ids export)
+    const related = by && Object.hasOwn(m.schemas[q.resource]?.fields ?? {}, by) ? m.schemas[q.resource]?.fields[by]?.relation : undefined;
+    if (shape.groupBy.length > 1 || (by !== undefined && by !== 'status' && !(related?.kind === 'm2o' && isIdType(related.resource)))) {
       return { ok: false, why: `grouped by ${shape.groupBy.join(', ')}: the snippet's groups are keyed by v1 values` };
     }
-    return { ok: true, data: output.map((g) => normalisedGroup(g)), records: [] };
+    const key = (g: unknown) => {
+      if (!by || !related || !g || typeof g !== 'object' || !Object.hasOwn(g, by)) return g;
+      const v = (g as Record<string, unknown>)[by];
+      return { ...(g as object), [by]: typeof v === 'string' ? legacyId(related.resource as IdType, v) : v };
+    };
+    return { ok: true, data: output.map((g) => normalisedGroup(key(g))), records: [] };
   }
   const main = mainCall(e);
   if (!main) return { ok: false, why: 'the equivalent makes no call' };

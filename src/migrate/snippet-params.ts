@@ -1,5 +1,5 @@
 import { resolveDynamic } from '../query/dynamic.js';
-import { LIST_PARAMS, TEXT_TESTS, type Equivalent } from './equivalent-model.js';
+import { FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, type Equivalent } from './equivalent-model.js';
 import { own } from './own.js';
 import type { Shape } from './shape.js';
 
@@ -70,6 +70,12 @@ export async function snippetParams(
         out[c.param] = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);
         continue;
       }
+      if (own(FLAG_TESTS, c.test)) {
+        // true or false as the filter gives it (a bare flag, `filter[title][_null]`, is true)
+        const v = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);
+        out[c.param] = !(v === false || v === 'false');
+        continue;
+      }
       if (c.test === 'nin') {
         const path = c.param.slice(0, -'_nin'.length);
         out[c.param] = await Promise.all(list(conds.get(`${path} _nin`)).map((x) => v1Of(path, x)));
@@ -77,6 +83,8 @@ export async function snippetParams(
       }
       const op = c.test === 'in' ? '_in' : c.test === 'neq' ? '_neq' : '_eq';
       const v = conds.get(`${c.param} ${op}`);
+      // (a value the calls already take: a template's id, read by id, is filtered for)
+      if (v === undefined && Object.hasOwn(out, c.param)) continue;
       out[c.param] = op === '_in' ? await Promise.all(list(v).map((x) => v1Of(c.param, x))) : await v1Of(c.param, v);
     }
   }

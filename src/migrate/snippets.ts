@@ -1,4 +1,4 @@
-import { TEXT_TESTS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
+import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
 import { COMPARE, comparesTimes, jsParam, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { own } from './own.js';
 
@@ -81,6 +81,12 @@ function jsStep(a: StepArgs): string {
         const v = jsParam(c.param);
         const time = own(COMPARE, c.test);
         const text = own(TEXT_TESTS, c.test);
+        const flag = own(FLAG_TESTS, c.test);
+        if (flag) {
+          const has = flag === 'absent' || flag === 'present' ? 'v == null' : "v == null || v === ''";
+          const yes = flag === 'absent' || flag === 'blank';
+          return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return (${has}) === ${yes ? '' : '!'}(${v} === true || ${v} === 'true'); });`;
+        }
         if (text) {
           const lc = text.ci ? '.toLowerCase()' : '';
           const fn = text.at === 'in' ? 'includes' : text.at === 'start' ? 'startsWith' : 'endsWith';
@@ -104,12 +110,16 @@ function jsStep(a: StepArgs): string {
       return `  out = out.slice(${a.offset ? `params.${a.offset}` : '0'}, ${a.offset ? `params.${a.offset} + ` : ''}params.${a.limit});`;
     case 'keep':
       return `  out = out.map((x) => ({ ...x, ${a.field}: params.${a.param} })); // the value you keep yourself`;
+    case 'attach':
+      return `  { const by = new Map((r.${a.from} ?? []).map((y) => [y.id, y.${a.field}])); out = out.map((x) => ({ ...x, ${a.as}: by.get(x.${a.by}) })); }`;
     case 'meta':
-      return '  const meta = { filter_count: out.length }; // (the legacy answer is { meta, data })';
-    case 'count':
-      if (!a.groupBy) return '  out = [{ count: out.length }];';
+      return `  meta.${a.count} = out.length;`;
+    case 'count': {
+      const n = (x: string) => (a.of ? `{ ${a.of}: ${x} }` : x);
+      if (!a.groupBy) return `  out = [{ count: ${n('out.length')} }];`;
       return `  const groups = new Map();\n  for (const x of out) groups.set(val(x, '${a.groupBy}'), (groups.get(val(x, '${a.groupBy}')) ?? 0) + 1);\n` +
-        `  out = [...groups].map(([k, n]) => ({ ${a.groupBy.split('.').at(-1)}: k, count: n }));`;
+        `  out = [...groups].map(([k, n]) => ({ ${JSON.stringify(a.as ?? a.groupBy)}: k, count: ${n('n')} }));`;
+    }
   }
 }
 
@@ -123,6 +133,12 @@ function pyStep(a: StepArgs): string {
         const got = `val(x, ${JSON.stringify(c.field)})`;
         const time = own(COMPARE, c.test);
         const text = own(TEXT_TESTS, c.test);
+        const flag = own(FLAG_TESTS, c.test);
+        if (flag) {
+          const has = flag === 'absent' || flag === 'present' ? '(v is None)' : '(v is None or v == "")';
+          const yes = flag === 'absent' || flag === 'blank';
+          return `    out = [x for x in out if (lambda v: ${has} == (${yes ? '' : 'not '}${v} in (True, "true")))(${got})]`;
+        }
         if (text) {
           const lc = text.ci ? '.lower()' : '';
           const t = text.at === 'in' ? `(${v}${lc} in str(v)${lc})` : `str(v)${lc}.${text.at === 'start' ? 'startswith' : 'endswith'}(${v}${lc})`;
@@ -144,12 +160,17 @@ function pyStep(a: StepArgs): string {
       return a.offset ? `    out = out[params["${a.offset}"]:params["${a.offset}"] + params["${a.limit}"]]` : `    out = out[:params["${a.limit}"]]`;
     case 'keep':
       return `    out = [dict(x, ${a.field}=params[${JSON.stringify(a.param)}]) for x in out]  # the value you keep yourself`;
+    case 'attach':
+      return `    by = {y["id"]: y.get(${JSON.stringify(a.field)}) for y in r.get(${JSON.stringify(a.from)}, [])}\n` +
+        `    out = [dict(x, ${a.as}=by.get(x.get(${JSON.stringify(a.by)}))) for x in out]`;
     case 'meta':
-      return '    meta = {"filter_count": len(out)}  # (the legacy answer is {"meta": ..., "data": ...})';
-    case 'count':
-      if (!a.groupBy) return '    out = [{"count": len(out)}]';
+      return `    meta["${a.count}"] = len(out)`;
+    case 'count': {
+      const n = (x: string) => (a.of ? `{${JSON.stringify(a.of)}: ${x}}` : x);
+      if (!a.groupBy) return `    out = [{"count": ${n('len(out)')}}]`;
       return `    groups = {}\n    for x in out:\n        k = val(x, ${JSON.stringify(a.groupBy)})\n        groups[k] = groups.get(k, 0) + 1\n` +
-        `    out = [{${JSON.stringify(a.groupBy.split('.').at(-1))}: k, "count": n} for k, n in groups.items()]`;
+        `    out = [{${JSON.stringify(a.as ?? a.groupBy)}: k, "count": ${n('n')}} for k, n in groups.items()]`;
+    }
   }
 }
 
@@ -207,6 +228,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     '  const r = {};',
     ...e.calls.map(jsCall),
     `  let out = r.${main ?? 'none'} ?? [];`,
+    ...(metaOf(e) ? ['  const meta = {}; // (the legacy answer is { meta, data })'] : []),
     ...inOrder('  //', jsStep),
     metaOf(e) ? '  return { meta, data: out };' : '  return out;',
     '}',
@@ -279,6 +301,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     '    r = {}',
     ...e.calls.map(pyCall),
     `    out = r.get(${JSON.stringify(main ?? 'none')}, [])`,
+    ...(metaOf(e) ? ['    meta = {}  # (the legacy answer is {"meta": ..., "data": ...})'] : []),
     ...inOrder('    #', pyStep),
     metaOf(e) ? '    return {"meta": meta, "data": out}' : '    return out',
     '',
@@ -301,6 +324,14 @@ function jqText(value: string, param: string, t: TextRule): string {
   return `map(select(${value} as $v | $v != null and (($v | tostring${lc}) | ${fn}(${param}${lc}))${t.neg ? ' == false' : ''}))`;
 }
 
+type FlagRule = (typeof FLAG_TESTS)[keyof typeof FLAG_TESTS];
+/** A flag test in jq: the parameter is "true" or "false" (from the environment). */
+function jqFlag(value: string, param: string, rule: FlagRule): string {
+  const has = rule === 'absent' || rule === 'present' ? '$v == null' : '($v == null or $v == "")';
+  const yes = rule === 'absent' || rule === 'blank';
+  return `map(select(${value} as $v | (${has}) == ((${param} | tostring) ${yes ? '==' : '!='} "true")))`;
+}
+
 /** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
 function jqStep(a: StepArgs): string {
   const val = (f: string) => (f === 'status' ? '($S[.status // ""] // .status)' : `.${f}`);
@@ -309,7 +340,8 @@ function jqStep(a: StepArgs): string {
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
-      return a.conds.map((c) => (own(TEXT_TESTS, c.test) ? jqText(val(c.field), env(c.param), own(TEXT_TESTS, c.test) as TextRule) : own(COMPARE, c.test)
+      return a.conds.map((c) => (own(FLAG_TESTS, c.test) ? jqFlag(val(c.field), env(c.param), own(FLAG_TESTS, c.test) as FlagRule)
+        : own(TEXT_TESTS, c.test) ? jqText(val(c.field), env(c.param), own(TEXT_TESTS, c.test) as TextRule) : own(COMPARE, c.test)
         ? `map(select((${val(c.field)} | ms) as $t | $t != null and $t ${own(COMPARE, c.test)} (${env(c.param)} | instant)))`
         : c.test === 'in'
           // (a list given as a JSON array or comma-separated; `index` of a list answers a position, null when absent)
@@ -329,12 +361,16 @@ function jqStep(a: StepArgs): string {
         : `.[:(${env(a.limit)} | tonumber)]`;
     case 'keep':
       return `map(.${a.field} = ${env(a.param)})`;
+    case 'attach':
+      return `(($${a.from}[0] | map({key: .id, value: .${a.field}}) | from_entries) as $by | map(.${a.as} = $by[.${a.by}]))`;
     case 'meta':
-      return 'length as $filter_count | .';
-    case 'count':
+      return `length as $${a.count} | .`;
+    case 'count': {
+      const n = a.of ? `{${JSON.stringify(a.of)}: length}` : 'length';
       return a.groupBy
-        ? `group_by(${val(a.groupBy)}) | map({${JSON.stringify(a.groupBy.split('.').at(-1))}: (.[0] | ${val(a.groupBy)}), count: length})`
-        : '[{count: length}]';
+        ? `group_by(${val(a.groupBy)}) | map({${JSON.stringify(a.as ?? a.groupBy)}: (.[0] | ${val(a.groupBy)}), count: ${n}})`
+        : `[{count: ${n}}]`;
+    }
   }
 }
 
@@ -432,7 +468,10 @@ function renderCurl(e: Equivalent): string {
     '(if (.z // "Z") == "Z" then 0 else (.z | (if .[0:1] == "-" then -1 else 1 end) * ' +
     '((.[1:3] | tonumber) * 60 + (.[3:] | ltrimstr(":") | if . == "" then 0 else tonumber end)) * 60000) end); ' : '';
   const text = steps.some((x) => x.includes('lower') || x.includes('textkey')) ? JQ_TEXT : '';
-  const program = `${steps.length ? steps.join(' | ') : '.'}${metaOf(e) ? ' | {meta: {filter_count: $filter_count}, data: .}' : ''}`;
-  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}' '${defs}${text}${program}' ${mainCall(e) ?? 'none'}.json`);
+  const counts = e.clientSteps.flatMap((x) => (x.args?.op === 'meta' ? [`${x.args.count}: $${x.args.count}`] : []));
+  const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
+  // (a call's items another step reads: --slurpfile)
+  const slurp = [...new Set(e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from] : [])))].map((f) => ` --slurpfile ${f} ${f}.json`).join('');
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${text}${program}' ${mainCall(e) ?? 'none'}.json`);
   return lines.join('\n');
 }

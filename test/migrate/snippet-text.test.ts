@@ -53,7 +53,7 @@ describe('snippet text', () => {
       ...equivalent('x'),
       clientSteps: [
         { kind: 'filter', detail: 'filter: title _regex ?' },
-        { kind: 'count', detail: 'count(*)', args: { op: 'count', groupBy: null } },
+        { kind: 'count', detail: 'count(*)', args: { op: 'count', groupBy: null, as: null, of: null } },
       ],
     } as unknown as Equivalent;
     const s = renderSnippets(e, 'f');
