@@ -121,6 +121,33 @@ export class RenderDataStore {
   }
 }
 
+/** The longest id list a change names (PostgreSQL's NOTIFY takes 8 000 bytes); past it the change names the type alone. */
+const CHANGE_IDS_CHARS = 6_000;
+
+/** An overlay change as published: `type` (all its items) or `type:id,id,…` (those items). */
+export function overlayKey(type: string, v1Ids: readonly string[]): string {
+  const list = v1Ids.join(',');
+  return list.length > 0 && list.length <= CHANGE_IDS_CHARS ? `${type}:${list}` : type;
+}
+
+/** A published overlay change read back: its type (`*`: every type) and the items it names (undefined: all of them). */
+export function overlayChange(key: string): { type: string; ids?: readonly string[] } {
+  const at = key.indexOf(':');
+  return at < 0 ? { type: key } : { type: key.slice(0, at), ids: key.slice(at + 1).split(',') };
+}
+
+/** `held` with the items `ids` set to what `rows` holds of them (an item absent from rows: no overlay now). */
+export function applyRows(
+  held: Map<string, Record<string, unknown>>, ids: readonly string[], rows: ReadonlyMap<string, Record<string, unknown>>,
+): Map<string, Record<string, unknown>> {
+  for (const id of ids) {
+    const r = rows.get(id);
+    if (r) held.set(id, r);
+    else held.delete(id);
+  }
+  return held;
+}
+
 /** Overlay rows one upsert statement writes (6 values a row: well within SQLite's bound on a statement's variables). */
 const OVERLAY_ROWS = 150;
 
@@ -133,9 +160,17 @@ export class OverlayStore {
     private readonly now: () => number = Date.now,
     private readonly bus?: ChangeBus,
   ) {
-    bus?.on('overlays', (type) => {
-      if (type === '*') this.kept.clear();
-      else this.kept.delete(type);
+    bus?.on('overlays', (key) => {
+      const change = overlayChange(key);
+      if (change.type === '*') this.kept.clear();
+      else if (!change.ids) this.kept.delete(change.type);
+      else {
+        // only those items read again: the rest of the type's overlays stand (a write of 40 000 items in chunks of 100
+        // read every overlay back after each chunk: attack pass 15)
+        const held = this.kept.get(change.type);
+        const ids = change.ids;
+        if (held) this.kept.set(change.type, held.then(async (m) => applyRows(new Map(m), ids, await this.ofIds(change.type, ids))));
+      }
     });
     bus?.onResync(() => this.kept.clear());
   }
@@ -170,8 +205,25 @@ export class OverlayStore {
           .execute();
       }
     });
-    this.kept.delete(type);
-    await this.bus?.publish('overlays', type);
+    const ids = [...merged.keys()];
+    const key = overlayKey(type, ids);
+    if (!this.bus) this.kept.delete(type);
+    await this.bus?.publish('overlays', key);
+  }
+
+  /** The overlays of some items of a type (those a change names), by v1 id; an item without any is absent. */
+  async ofIds(type: string, v1Ids: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+    const out = new Map<string, Record<string, unknown>>();
+    for (let i = 0; i < v1Ids.length; i += 500) {
+      const rows = await this.db.selectFrom('overlays').select(['v1_id', 'field', 'value']).where('type', '=', type)
+        .where('v1_id', 'in', v1Ids.slice(i, i + 500)).execute();
+      for (const r of rows) {
+        const o = out.get(r.v1_id) ?? {};
+        o[r.field] = JSON.parse(r.value);
+        out.set(r.v1_id, o);
+      }
+    }
+    return out;
   }
 
   /** All overlays of a type (they are few: one row per PATCHed field). Callers must not change the map. */

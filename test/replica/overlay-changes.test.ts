@@ -5,7 +5,7 @@ import { RenderRows } from '../../src/replica/team/render-rows.js';
 import { RenderRecords } from '../../src/replica/team/record-view.js';
 import { TeamReplica } from '../../src/replica/team/team-replica.js';
 import type { ChangeBus } from '../../src/store/changes.js';
-import type { OverlayStore } from '../../src/store/render-extras.js';
+import { overlayKey, type OverlayStore } from '../../src/store/render-extras.js';
 import type { IdMapStore } from '../../src/store/idmap.js';
 import { IdTranslator } from '../../src/translate/ids.js';
 import { RENDER_STATUSES, type V1Render, type V1Team } from '../../src/v1/schemas.js';
@@ -28,8 +28,13 @@ function setup() {
   } as unknown as ChangeBus;
   const stored = new Map<string, Record<string, unknown>>();
   let reads = 0;
+  let idsRead = 0;
   const overlays = {
     ofType: async (type: string) => { reads++; return type === 'render' ? new Map([...stored].map(([k, v]) => [k, { ...v }])) : new Map(); },
+    ofIds: async (type: string, v1Ids: readonly string[]) => {
+      idsRead += v1Ids.length;
+      return new Map(type === 'render' ? v1Ids.flatMap((id) => (stored.has(id) ? [[id, { ...stored.get(id) }] as const] : [])) : []);
+    },
   } as unknown as OverlayStore;
   const ids = new IdTranslator({ imported: async () => [] } as unknown as IdMapStore);
   const teams: TeamReplica[] = [];
@@ -49,7 +54,7 @@ function setup() {
     } as V1Render, 1);
   }
   teams.push(t);
-  return { bus, stored, inputs, t, reads: () => reads };
+  return { bus, stored, inputs, t, teams, reads: () => reads, idsRead: () => idsRead };
 }
 
 afterEach(() => vi.restoreAllMocks());
@@ -79,6 +84,42 @@ describe('overlay writes and the replica', () => {
     await inputs.ready;
     expect(t.renderRecord('rend_5')!.title).toBe('title 5');
     expect(reidentified).not.toHaveBeenCalled();
+  });
+
+  it('a change that names its items reads those items only, and a team holding none of them keeps its records (attack pass 15: every chunk of a write by query read every overlay back)', async () => {
+    const { bus, stored, inputs, t, teams, reads, idsRead } = setup();
+    const other = new TeamReplica({ team: { ...team, id: 'team_x' }, members: [], state: 'ready', backfilledAt: 1, syncedAt: 1, webhookAt: null }, inputs.builder);
+    other.apply({
+      id: 'rend_x', name: 'x', status: 'complete', type: 'cloud', project: { id: 'proj_x', team: 'team_x' }, created_by: null, created_at: T0, updated_at: null,
+    } as V1Render, 1);
+    teams.push(other);
+    await inputs.ready;
+    const readsBefore = reads();
+    const otherRebuilt = vi.spyOn(other as unknown as { recordsChanged: () => void }, 'recordsChanged');
+    const mineRebuilt = vi.spyOn(t as unknown as { recordsChanged: () => void }, 'recordsChanged');
+    // 2 000 items written in chunks of 100, each chunk its own change naming its items
+    for (let c = 0; c < 20; c++) {
+      const chunk = Array.from({ length: 100 }, (_, i) => `rend_${c * 100 + i}`);
+      for (const id of chunk) stored.set(id, { title: `kept ${id}` });
+      await bus.publish('overlays', overlayKey('render', chunk));
+      await inputs.ready;
+    }
+    expect(reads() - readsBefore).toBe(0); // no type read whole
+    expect(idsRead()).toBe(2_000); // each item read back once
+    expect(t.renderRecord('rend_1999')!.title).toBe('kept rend_1999');
+    expect(t.renderRecord('rend_0')!.title).toBe('kept rend_0');
+    expect(mineRebuilt).toHaveBeenCalledTimes(20);
+    expect(otherRebuilt).not.toHaveBeenCalled();
+    // an overlay taken away, named: v1's title again
+    stored.delete('rend_7');
+    await bus.publish('overlays', overlayKey('render', ['rend_7']));
+    await inputs.ready;
+    expect(t.renderRecord('rend_7')!.title).toBe('title 7');
+    // a change that names no item (another instance's, too long to name them): every overlay read again
+    await bus.publish('overlays', 'render');
+    await inputs.ready;
+    expect(reads() - readsBefore).toBe(3);
+    expect(inputs.settled).toBe(true);
   });
 
   it('an overlaid render\'s title, status and dates are read from its overlay and columns, never by building its whole record (re-check of attack pass 14: a filter over 2 000 overlaid titles built a record a test)', async () => {

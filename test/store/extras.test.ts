@@ -287,7 +287,7 @@ describe('OverlayStore', () => {
     await s.set('project', 'p1', { title: 'B' }, 'u2');
     await s.set('project', 'p2', { n: null }, null);
     await s.set('render', 'p1', { title: 'R' }, null);
-    expect(heard).toEqual(['project', 'project', 'project', 'render']);
+    expect(heard).toEqual(['project:p1', 'project:p1', 'project:p2', 'render:p1']); // (each change names its items)
     expect(await s.ofType('project')).toEqual(new Map<string, unknown>([['p1', { title: 'B', tags: ['x'] }], ['p2', { n: null }]]));
     expect(await s.ofType('render')).toEqual(new Map([['p1', { title: 'R' }]]));
     expect(await s.ofType('none')).toEqual(new Map());

@@ -145,15 +145,18 @@ export class RenderRows {
    * re-derived every render's uuid of every team, per item written (attack pass 14, H1: a 100-key PATCH froze an
    * instance of 40 000 renders 13–15 s).
    */
-  reflag(v1Ids: Iterable<string>): void {
+  reflag(v1Ids: Iterable<string>): boolean {
     const c = this.c;
+    let held = false;
     for (const id of v1Ids) {
       const i = this.row(id);
       if (i === undefined || ((c.flags[i] as number) & REMOVED) !== 0) continue;
+      held = true;
       const f = (c.flags[i] as number) & ~OVERLAY;
       c.flags[i] = this.builder.hasOverlay('render', id) ? f | OVERLAY : f;
     }
-    c.writes++;
+    if (held) c.writes++;
+    return held;
   }
 
   /** Frees the columns' and look-ups' spare room (after a load or a backfill). */

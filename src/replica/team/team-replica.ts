@@ -176,11 +176,13 @@ export class TeamReplica {
   }
 
   /**
-   * The overlays changed (`renders`: the v1 ids of the renders whose own overlays did): those rows' flags are read again
-   * and every record built from the overlays is built anew; uuids stand.
+   * The overlays changed (`renders`: the v1 ids of the renders whose own overlays did; `others`: a project's or an
+   * account's did too): those rows' flags are read again and every record built from the overlays is built anew; uuids
+   * stand.
    */
-  overlaysChanged(renders: Iterable<string>): void {
-    this.rows.reflag(renders);
+  overlaysChanged(renders: Iterable<string>, others = true): void {
+    // (only other teams' renders changed: nothing of this team is built from them)
+    if (!this.rows.reflag(renders) && !others) return;
     this.recordsChanged();
   }
 
