@@ -91,6 +91,28 @@ describe('a relational walk in rounds', () => {
     expect(Math.max(...between)).toBeLessThanOrEqual(20_000 + 50);
   });
 
+  it('many relational terms over one holder: a known answer is read without looking the holder up again (attack pass 15: 5–9 s in one round)', async () => {
+    const w = world();
+    let holders = 0;
+    const counting = (turn: TestTurn): Lookup => {
+      const l = w.lookup(turn);
+      return { ...l, one: (resource, id) => { holders++; return l.one(resource, id); } };
+    };
+    // 300 terms, each its own walk of project.renders: 299 find nothing, the last finds the project's first render
+    const terms = Array.from({ length: 300 }, (_, i) => Relation.create(['project', 'renders'], 'some',
+      Compare.create(FieldRef.create(['title']), '_eq', i === 299 ? 'r0-0' : `absent ${i}`)));
+    const turn = new TestTurn(250_000);
+    const keep = compileFilter(Or.create(terms), render, schemas, counting(turn));
+    // every render of p0: 3 000 records × 300 terms, each answer known after its walk
+    const batch = w.renders.filter((r) => r.project === 'p0');
+    let rounds = 0;
+    const { value } = await atTurns(w.tests, () => testInRounds(turn, () => (rounds++, batch.filter(keep))));
+    expect(value).toHaveLength(3_000);
+    expect(rounds).toBeGreaterThan(5); // (the walks, 300 × 3 000 × 2 tests, over rounds)
+    // the holder is looked up for its walks (once a term and round), never once an answer: 900 000 before
+    expect(holders).toBeLessThan(300 * (rounds + 1));
+  });
+
   it('a holder whose record is built again between rounds: the walk goes on where it stopped (a sync rebuilds project records)', async () => {
     const w = world();
     const titles = ['absent', 'r1-2999'];
