@@ -1,5 +1,6 @@
 import type { FilterNode, QueryNode, SelectNode } from '../query/ast.js';
-import { aggregateRows } from '../query/aggregate.js';
+import { aggregateRows, aggregateRowsInTurns, aggregatesJson } from '../query/aggregate.js';
+import { pace } from '../lib/pace.js';
 import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from '../query/compile.js';
 import { fieldsToSelect } from '../query/fields-used.js';
 import { compileProjection, selectsRelations, type Projector } from '../query/project.js';
@@ -240,9 +241,11 @@ class Job {
     const meta = buildMeta(q, await this.total(scanned), matched.length);
     this.report(this.onColumns ? 'aggregate over the column matches' : 'aggregate over the scope');
     // (a json field is only counted — not null — in an aggregate: render data is read as the stand-in)
-    const rows = await this.tests(() =>
-      aggregateRows(matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, this.schema, this.ctx.schemas, source, { numericStrings: true }),
-    );
+    const args = [matched, q.aggregate, q.groupBy, q.sort, q.limit, q.offset, this.schema, this.ctx.schemas, source, { numericStrings: true }] as const;
+    // held records (nothing to fetch, no render data asked) are grouped a slice at a time, the event loop turning between
+    const rows = !Number.isFinite(source.compactAfter) && !aggregatesJson(q.aggregate, q.groupBy, this.schema)
+      ? await aggregateRowsInTurns(...args, pace)
+      : await this.tests(() => aggregateRows(...args));
     return meta ? { meta, data: rows } : { data: rows };
   }
 

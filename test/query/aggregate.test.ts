@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Aggregate, FieldRef, Sort } from '../../src/query/ast.js';
-import { aggregateRows } from '../../src/query/aggregate.js';
+import { AGGREGATE_SLICE, aggregateRows, aggregateRowsInTurns } from '../../src/query/aggregate.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
 import { fieldsToSelect } from '../../src/query/fields-used.js';
 import { parseQuery } from '../../src/query/parse-query.js';
@@ -49,5 +49,28 @@ describe('several fields of one function (Directus 10: one object per function)'
     expect(run([['count', '*'], ['count', 'id']])).toEqual([{ count: { id: '4' } }]);
     expect(run([['count', 'n'], ['count', '*']])).toEqual([{ count: '4' }]);
     expect(run([['count', '*'], ['count', 'x']], ['kind'])).toEqual([{ kind: 'a', count: { x: '1' } }, { kind: 'b', count: { x: '2' } }]);
+  });
+});
+
+describe('aggregating in turns (attack pass 15: 100 group keys over 40 000 renders grouped in one turn held an instance 2–3 s)', () => {
+  it('the rows of aggregateRows, the work cut in slices with a turn asked between them', async () => {
+    const wide: ResourceSchema = {
+      key: 'item', name: 'items', defaultSort: ['id'],
+      fields: Object.fromEntries([['id', { name: 'id', type: 'integer' }], ...Array.from({ length: 40 }, (_, i) => [`f${i}`, { name: `f${i}`, type: 'string' }])]),
+    } as ResourceSchema;
+    // 20 000 records, 40 group keys (the last one varies most), and a distinct count
+    const recs = Array.from({ length: 20_000 }, (_, i) => Object.fromEntries([['id', i], ...Array.from({ length: 40 }, (_, k) => [`f${k}`, `v${k === 39 ? i % 5_000 : i % (k + 2)}`])]));
+    const groupBy = Array.from({ length: 40 }, (_, k) => FieldRef.create([`f${k}`]));
+    const aggs = [Aggregate.create('count' as never, '*'), Aggregate.create('countDistinct' as never, 'id')];
+    const sort = [Sort.create(FieldRef.create(['f39']), 'desc')];
+    const args = [recs, aggs, groupBy, sort, -1, 3, wide, { item: wide }, lookup, { numericStrings: true }] as const;
+    let turns = 0;
+    const inTurns = await aggregateRowsInTurns(...args, () => { turns++; return turns % 2 ? Promise.resolve() : undefined; });
+    const whole = aggregateRows(...args);
+    expect(whole.length).toBe(20_000 - 3); // (every record its own group: the keys' cycles never meet; offset 3)
+    expect(inTurns).toEqual(whole);
+    // 20 000 × 40 keys, then the groups: a turn asked at least every AGGREGATE_SLICE units of work
+    expect(turns).toBeGreaterThanOrEqual(Math.floor((20_000 * 40) / AGGREGATE_SLICE));
+    expect(whole.map((r) => r.f39).slice(0, 2)).toEqual(['v999', 'v998']); // (sorted as text, descending, after 3 of v999)
   });
 });
