@@ -12,7 +12,7 @@ import type { RecordSource, SourceDescription } from '../exec/source.js';
 import type { ExecEnv } from '../live/record-map.js';
 import { planQuery, type Plan } from '../plan/plan.js';
 import { Compare, FieldRef, Query, type QueryNode } from '../query/ast.js';
-import { selectsRelations } from '../query/project.js';
+import { copiesOf, selectsRelations } from '../query/project.js';
 import type { QueryResult } from '../query/run.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { V1Session } from '../v1/client.js';
@@ -129,10 +129,11 @@ export class ItemReads {
 
   /** `lazy`: the caller writes the answer as it is read (a list): a page of large items is given as a stream built as read. */
   private async answer(
-    q: QueryNode, plan: Plan, env: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false,
+    q: QueryNode, plan: Plan, asked: ExecEnv, session: V1Session, now: number, known?: ReadSource, lazy = false,
     kept?: (drop: () => void) => void,
   ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
     const replica = this.deps.replica;
+    const env = roomForCopies(asked, q, this.resource, this.deps.mappings.schemas);
     // a source decided before the plan (the answer cache's look-up) without a scope is asked again when it is live:
     // with the read's scope, a part of the reach still loading or backfilling may answer it
     const source: ReadSource = known && (known.kind === 'index' || !replica) ? known
@@ -207,4 +208,15 @@ function crossesMany(resource: string, path: string, schemas: SchemaRegistry): b
     cur = schemas[rel.resource];
   }
   return false;
+}
+
+/** The environment whose data room is asked for render data times the copies the selection writes of it (its aliases). */
+function roomForCopies(env: ExecEnv, q: QueryNode, resource: string, schemas: SchemaRegistry): ExecEnv {
+  const schema = Object.hasOwn(schemas, resource) ? schemas[resource] : undefined;
+  const room = env.renderData.room?.bind(env.renderData);
+  if (!room || !schema || !Object.hasOwn(schema.fields, 'data')) return env;
+  const copies = copiesOf(q.fields, schema, schemas, 'data', q.alias);
+  if (copies <= 1) return env;
+  const data = env.renderData;
+  return { ...env, renderData: { sizes: (ids) => data.sizes(ids), many: (ids) => data.many(ids), room: (bytes, holding) => room(bytes * copies, holding) } };
 }

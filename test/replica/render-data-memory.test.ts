@@ -301,6 +301,34 @@ describe('render data is read per answer, never held by the replica', () => {
     }
   }, 120_000);
 
+  it.each(modes)("a render's data asked under several names takes room for every copy it writes (%s; attack pass 15: 17 aliases charged once)", async (mode, env) => {
+    const g = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, ...env }, {}, { sim, simClock: true });
+    const room = g.deps.dataRoom;
+    const take = room.take.bind(room);
+    const asked: number[] = [];
+    room.take = async (key, bytes, holding) => { asked.push(bytes); return take(key, bytes, holding); };
+    try {
+      const t = await g.login('ann@example.com');
+      const [v1, data] = [...sent.entries()][5]!;
+      const id = derivedUuid('render', v1);
+      const stored = JSON.stringify(data).length;
+      const url = `/renders/${id}?fields=id,data,d1,d2,d3&alias[d1]=data&alias[d2]=data&alias[d3]=data`;
+      const res = mode === 'index' ? await fromReplica(g, t, url) : await g.get(url, t);
+      expect(res.status).toBe(200);
+      for (const k of ['data', 'd1', 'd2', 'd3']) expect(res.body.data[k], k).toEqual(data);
+      // four copies written: four times its stored size asked (once before)
+      expect(Math.max(...asked)).toBeGreaterThanOrEqual(4 * stored);
+      // the same item without aliases: its stored size
+      asked.length = 0;
+      const plain = await g.get(`/renders/${id}?fields=id,data`, t);
+      expect(plain.body.data.data).toEqual(data);
+      expect(Math.max(...asked)).toBeLessThan(2 * stored);
+      expect(room.held()).toBe(0);
+    } finally {
+      await g.close();
+    }
+  }, 120_000);
+
   it.each(modes)("parallel reads of large items by one key are built one after another, within the key's room (%s; attack pass 7, N1)", async (mode, env) => {
     const g = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, DATA_BUILD_MB_PER_KEY: '3', ...env }, {}, { sim, simClock: true });
     // the most the key's evaluations held at once, as each took room
