@@ -88,6 +88,7 @@ export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>
     user_created: 'created_by', 'account.name': 'team.name' },
   account: { id: 'id', name: 'name', date_created: 'created_at' },
   template: { id: 'id', title: 'name', description: 'description' },
+  user: { id: 'id', email: 'email' },
 };
 
 /** A value the client passes in: a legacy value turned into its v1 form. */

@@ -171,6 +171,18 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
   }
 }
 
+/** The path every one of `children` compares with `_eq` (no function), if they all compare one. */
+function sameFieldEq(children: readonly FilterNode[]): string | undefined {
+  let path: string | undefined;
+  for (const c of children) {
+    if (c.kind !== 'Compare' || c.op !== '_eq' || c.field.fn || c.field.path.length !== 1) return undefined;
+    const p = c.field.path.join('.');
+    if (path !== undefined && p !== path) return undefined;
+    path = p;
+  }
+  return path;
+}
+
 /** Every path a query's filter compares (relation conditions through their relation). */
 function filterPathsOf(q: QueryNode | null): string[] {
   const out: string[] = [];
@@ -215,7 +227,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
       ...(shape.body.length === 1 && shape.body[0] === 'title' ? { args: { op: 'keep', field: 'name', param: 'title' } } : {}) });
   } else if (shape.kind === 'me') {
     calls.push(call({ name: 'me', method: 'GET', path: '/v1/me', why: 'the person the key acts as' }));
-    if (shape.fields.some((f) => f.startsWith('accounts')) || shape.fields.length === 0) {
+    if (shape.fields.some((f) => f.startsWith('accounts') || f === '*' || f.startsWith('*.')) || shape.fields.length === 0) {
       calls.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: 'accounts: every team the key reaches' }));
     }
   } else if ((shape.kind === 'list' || shape.kind === 'one') && resource && q) {
@@ -329,6 +341,14 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
     }
   };
   for (const c of conjuncts) {
+    // an _or of one field's _eq (status complete or failed): an _in, its values the _or's (a parameter of its own)
+    const either = c.kind === 'Or' ? sameFieldEq(c.children) : undefined;
+    if (either && own(v1, either) && !TIMES.has(own(v1, either) as string)) {
+      const field = own(v1, either) as string;
+      if (conds.some((x) => x.param === `${either}_or`)) simple = false;
+      else conds.push({ field, test: 'in', param: `${either}_or` });
+      continue;
+    }
     if (c.kind !== 'Compare' || c.field.fn) { simple = false; continue; }
     const path = c.field.path.join('.');
     if (enforced.has(`${path} ${c.op}`)) continue;

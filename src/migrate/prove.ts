@@ -261,6 +261,20 @@ export function valuesFrom(resource: string, samples: Samples, m: Mappings, draw
   };
 }
 
+/** The fields of a resource only the gateway keeps (no v1 source: `store` or `none` in the mappings). */
+function keptOnly(m: Mappings, resource: string): string[] {
+  return Object.entries(own(m.resources, resource)?.fields ?? {}).filter(([, f]) => f.source.kind === 'store' || f.source.kind === 'none').map(([k]) => k);
+}
+
+/** `body` with the top-level `fields` of its item (`data`, an object) left out. */
+function withoutFields(body: unknown, fields: readonly string[]): unknown {
+  if (fields.length === 0 || !body || typeof body !== 'object') return body;
+  const data = (body as { data?: unknown }).data;
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return body;
+  const kept = Object.fromEntries(Object.entries(data).filter(([k]) => !fields.includes(k)));
+  return { ...(body as object), data: kept };
+}
+
 /** How many draws of values a filtered shape is proven with. */
 export const PROOF_DRAWS = 2;
 
@@ -321,7 +335,7 @@ export async function prove(
   if (shape.kind === 'create' || shape.kind === 'update' || shape.kind === 'delete') {
     return none('a write: proofs do not create or change data (the snippet test runs it against the simulator)');
   }
-  if (shape.kind === 'me' || shape.kind === 'other' || !shape.resource) return none('answered from what the gateway keeps (users)');
+  if (shape.kind === 'other' || !shape.resource) return none('answered from what the gateway keeps (users)');
   let calls = 0;
   const session = await d.session(userId, () => { calls++; });
   // one sample per user and report
@@ -361,6 +375,9 @@ export async function prove(
     }
     legacy ??= await ask();
     if (refused(legacy)) return refused(legacy) as Proof;
+    // the user (/users/me): what only the gateway keeps (names, role: blocked, listed as such) is left out of both sides
+    const hide = shape.kind === 'me' ? keptOnly(d.mappings, resource) : [];
+    legacy = { ...legacy, body: withoutFields(legacy.body, hide) };
     const { records, lookup } = recordsOf(results, resource, d);
     // one item: the one with that id (the client asked v1 for it, or picks it from the list)
     const q = shape.kind === 'one'
@@ -370,7 +387,8 @@ export async function prove(
     if (!answer) {
       return { ...none(`the answer expands more than ${bounds.relatedItems} related items (the proof's bound): not proven`), request, v1Calls: calls };
     }
-    const body = shape.kind === 'one' ? { data: answer.data[0] ?? null } : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data };
+    const body = withoutFields(shape.kind === 'one' || shape.kind === 'me' ? { data: answer.data[0] ?? null }
+      : answer.meta ? { meta: answer.meta, data: answer.data } : { data: answer.data }, hide);
     const diffs: Difference[] = diffAnswers(legacy, { status: 200, body }, { rules: d.mappings.comparison, unordered: false, identity: () => undefined });
     const evaluated: Proof = { result: diffs.length === 0 ? 'equal' : 'differs', request, v1Calls: calls, differences: listed(diffs) };
     if (!d.snippets) return { ...evaluated, reason: 'the snippets were not run (no runner): the calls were read by the gateway\'s evaluator' };
@@ -382,6 +400,7 @@ export async function prove(
       const got = snippetData(output, shape, q, e, results, (r) => recordsOf(r, shape.resource as string, d), d.mappings, bounds.relatedItems,
         (type, v1Id) => d.ids.toLegacy(type, v1Id));
       if (!got.ok) return { result: 'not run', reason: got.why };
+      if (hide.length > 0) Object.assign(got, { data: (withoutFields({ data: got.data }, hide) as { data: unknown }).data });
       const aggregate = shape.aggregate.length > 0 || shape.groupBy.length > 0;
       const found = [
         ...snippetDifferences((legacy?.body as { data?: unknown } | null)?.data, got, q, d.mappings, aggregate, records),

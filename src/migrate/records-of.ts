@@ -1,6 +1,6 @@
 import type { Lookup, Rec } from '../query/compile.js';
 import { teamOwner, toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
-import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary } from '../v1/schemas.js';
+import type { V1Project, V1Render, V1Team, V1TeamMember, V1TemplateSummary, V1User } from '../v1/schemas.js';
 import { isRecordResource, ONE_TO_MANY, oneToMany, type RecordResource } from '../query/resources.js';
 import type { Mappings } from '../config/mappings.js';
 import type { IdTranslator } from '../translate/ids.js';
@@ -38,9 +38,16 @@ export function recordsOf(
     const p = projectById.get(t.project_id);
     if (p) templateRecs.push(add('template', toLegacyTemplate(t, p, ctx)));
   }
+  // the person the key acts as (GET /v1/me): the legacy user, as far as v1 knows it (names and role are the gateway's)
+  const me = (results.get('me') ?? [])[0] as V1User | undefined;
+  const userRecs = me ? [add('user', { id: d.ids.toLegacy('user', me.id), email: me.email ?? null })] : [];
+  const owned = new Set(teams.filter((t) => t.role === 'admin').map((t) => d.ids.toLegacy('account', t.id)));
   const all: Readonly<Record<RecordResource, readonly Rec[]>> = { render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs };
   // a relation's children: the child records whose many-to-one field names the parent (the rule every source follows)
   const childrenOf = (parent: Rec, field: string, parentResource: string): Rec[] => {
+    // the user's accounts: every team the key reaches; accounts_owned: those where its role is admin
+    if (parentResource === 'user' && field === 'accounts') return accountRecs;
+    if (parentResource === 'user' && field === 'accounts_owned') return accountRecs.filter((a) => owned.has(a.id as string));
     const rel = oneToMany(parentResource, field);
     if (!rel) return [];
     const { child, via } = ONE_TO_MANY[rel];
@@ -49,11 +56,12 @@ export function recordsOf(
   const lookup: Lookup = {
     one: (type, id) => byType.get(type)?.get(id),
     // a nested list: the first `nestedLimit` in primary-key order, as the gateway and Directus list them
-    many: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource)
-      .sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : (a.id as string) > (b.id as string) ? 1 : 0)).slice(0, nestedLimit),
+    // (the user's accounts: in /v1/teams' order, as the gateway lists the teams the key reaches)
+    many: (_r, parent, field, parentResource) => (parentResource === 'user' ? childrenOf(parent, field, parentResource) : childrenOf(parent, field, parentResource)
+      .sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : (a.id as string) > (b.id as string) ? 1 : 0)).slice(0, nestedLimit)),
     manyAll: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
   };
-  const records = isRecordResource(resource) ? [...all[resource]] : [];
+  const records = isRecordResource(resource) ? [...all[resource]] : resource === 'user' ? userRecs : [];
   return { records, lookup };
 }
 

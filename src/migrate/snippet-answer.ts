@@ -56,14 +56,16 @@ export function snippetData(
   if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
     const by = shape.groupBy.length === 1 ? shape.groupBy[0] ?? '' : undefined;
     // a group keyed by a many-to-one relation (`project`): its v1 id translated as the report says (ids export)
-    const related = by && Object.hasOwn(m.schemas[q.resource]?.fields ?? {}, by) ? m.schemas[q.resource]?.fields[by]?.relation : undefined;
-    if (shape.groupBy.length > 1 || (by !== undefined && by !== 'status' && !(related?.kind === 'm2o' && isIdType(related.resource)))) {
+    const relation = by && Object.hasOwn(m.schemas[q.resource]?.fields ?? {}, by) ? m.schemas[q.resource]?.fields[by]?.relation : undefined;
+    // (a group keyed by ids: a many-to-one relation's, or the creator's — user_created holds a user's)
+    const idType = relation?.kind === 'm2o' && isIdType(relation.resource) ? relation.resource : by === 'user_created' ? 'user' : undefined;
+    if (shape.groupBy.length > 1 || (by !== undefined && by !== 'status' && !idType)) {
       return { ok: false, why: `grouped by ${shape.groupBy.join(', ')}: the snippet's groups are keyed by v1 values` };
     }
     const key = (g: unknown) => {
-      if (!by || !related || !g || typeof g !== 'object' || !Object.hasOwn(g, by)) return g;
+      if (!by || !idType || !g || typeof g !== 'object' || !Object.hasOwn(g, by)) return g;
       const v = (g as Record<string, unknown>)[by];
-      return { ...(g as object), [by]: typeof v === 'string' ? legacyId(related.resource as IdType, v) : v };
+      return { ...(g as object), [by]: typeof v === 'string' ? legacyId(idType, v) : v };
     };
     return { ok: true, data: output.map((g) => normalisedGroup(key(g))), records: [] };
   }
@@ -77,7 +79,7 @@ export function snippetData(
   const schemas = m.schemas;
   const project = compileProjection(q.fields, schemas[q.resource] as ResourceSchema, schemas, lookup, new ExpansionBudget(maxRelated));
   const items = records.map((r) => project(r));
-  return { ok: true, data: shape.kind === 'one' ? items[0] ?? null : items, records };
+  return { ok: true, data: shape.kind === 'one' || shape.kind === 'me' ? items[0] ?? null : items, records };
 }
 
 /** A legacy aggregate row with its numbers as numbers (Directus gives counts as text on PostgreSQL). */

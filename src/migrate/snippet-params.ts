@@ -70,6 +70,14 @@ export async function snippetParams(
         out[c.param] = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);
         continue;
       }
+      if (c.test === 'in' && c.param.endsWith('_or')) {
+        // an _or of one field's _eq: its values, each in its v1 form (ids)
+        const path = c.param.slice(0, -'_or'.length);
+        const branches = conds.get(' _or');
+        const values = Array.isArray(branches) ? branches.map((b) => own(own(b as Record<string, unknown>, path) as Record<string, unknown>, '_eq')) : [];
+        out[c.param] = await Promise.all(values.filter((v) => v !== undefined).map((x) => v1Of(path, x)));
+        continue;
+      }
       if (own(FLAG_TESTS, c.test)) {
         // true or false as the filter gives it (a bare flag, `filter[title][_null]`, is true)
         const v = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);

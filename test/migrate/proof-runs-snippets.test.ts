@@ -52,6 +52,10 @@ const SURVEYED = [
   '/items/templates?limit=5',
   '/renders?filter[title][_null]=true&fields=id&limit=-1',
   '/renders?meta=total_count&limit=5&fields=id,title',
+  '/users/me?fields=id,email',
+  '/users/me?fields=id,accounts,accounts_owned',
+  '/renders?filter[_or][0][status][_eq]=complete&filter[_or][1][status][_eq]=failed&fields=id&limit=-1',
+  '/renders?aggregate[count]=*&groupBy[]=user_created',
 ];
 
 beforeAll(async () => {
@@ -115,7 +119,8 @@ describe('the proof runs the snippets it hands out', () => {
       'GET /projects fields=* paging=all', 'GET /projects/:id fields=*', 'GET /accounts fields=*', 'GET /accounts/:id fields=*',
       'GET /projects fields=count(renders),id,title', 'GET /renders aggregate=count(id) groupBy=project', 'GET /renders fields=id,title filter=id _in ?',
       'GET /items/templates fields=* paging=limit', 'GET /renders fields=id filter=title _null ? paging=all', 'GET /renders fields=id,title paging=limit meta=total_count',
-      'GET /templates/:id fields=*',
+      'GET /templates/:id fields=*', 'GET /users/me fields=accounts,accounts_owned,id',
+      'GET /renders fields=id filter=or(status _eq ?,status _eq ?) paging=all', 'GET /renders aggregate=count(*) groupBy=user_created',
     ];
     const byKey = new Map(shapes.map((s) => [s.key, s]));
     for (const key of surveyed) {
@@ -127,6 +132,10 @@ describe('the proof runs the snippets it hands out', () => {
       expect(p.snippets?.map((x) => x.result), line).toEqual(['equal', 'equal', 'equal']);
       expect(s!.snippets.partial, line).toEqual([]);
     }
+    // the user's email: v1's (GET /v1/me) is not the login email the gateway keeps for this user — said, in every language
+    const me = byKey.get('GET /users/me fields=email,id')?.proof;
+    expect(me?.result).toBe('differs');
+    expect(me?.differences.map((x) => x.path).sort()).toEqual(['curl: data.email', 'data.email', 'node: data.email', 'python: data.email']);
     // a flag both ways: _null true (no title is null: nothing) and false (every render), each side asked
     expect(byKey.get('GET /renders fields=id filter=title _null ? paging=all')?.proof?.draws).toBe(2);
   });
