@@ -57,8 +57,11 @@ export function recordsOf(
     one: (type, id) => byType.get(type)?.get(id),
     // a nested list: the first `nestedLimit` in primary-key order, as the gateway and Directus list them
     // (the user's accounts: in /v1/teams' order, as the gateway lists the teams the key reaches)
-    many: (_r, parent, field, parentResource) => (parentResource === 'user' ? childrenOf(parent, field, parentResource) : childrenOf(parent, field, parentResource)
-      .sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : (a.id as string) > (b.id as string) ? 1 : 0)).slice(0, nestedLimit)),
+    many: (_r, parent, field, parentResource) => {
+      const children = childrenOf(parent, field, parentResource);
+      if (parentResource === 'user') return children;
+      return children.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : (a.id as string) > (b.id as string) ? 1 : 0)).slice(0, nestedLimit);
+    },
     manyAll: (_r, parent, field, parentResource) => childrenOf(parent, field, parentResource),
   };
   const records = isRecordResource(resource) ? [...all[resource]] : resource === 'user' ? userRecs : [];
