@@ -73,7 +73,10 @@ export function bodyJson(body: unknown): Buffer {
       text += value;
       continue;
     }
-    parts.push(Buffer.from(text), ...value);
+    // (one at a time: spreading 160 000 parts into push overflowed the call stack — a 500 for a limit=-1 aggregate of
+    // 80 000 groups, attack pass 15's re-check)
+    parts.push(Buffer.from(text));
+    for (const p of value) parts.push(p);
     text = '';
   }
   parts.push(Buffer.from(`${text}}`));
