@@ -208,8 +208,12 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
       const cost = termsOf(node.filter) + 1;
       const turn = lookup.turn;
       const all = lookup.manyAll ? lookup.manyAll.bind(lookup) : lookup.many.bind(lookup);
-      // (a holder one step away is known by the id the record holds: its walk's answer read without building it)
-      const step = parentPath.length === 1 ? (parentPath[0] as string) : undefined;
+      // (a holder is known by the id of the record's first step — itself one step away, or remembered from that id: its
+      // walk's answer read without building the records between; the re-check of attack pass 15 found two steps,
+      // project.account.renders, looked up through parentGet for every known answer, 65 s)
+      const step = parentPath.length > 0 ? (parentPath[0] as string) : undefined;
+      const hops = new Map<string, unknown>();
+      let hopsAt = lookup.version;
       const some = (r: Rec) => {
         // a round stopped short reads nothing more — not a holder, not a list (600 walks of 20 projects built 12 000
         // lists of their renders in the round after it stopped: 2.6 s in one turn, attack pass 14, H2)
@@ -217,12 +221,15 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
         // a known answer is read without looking the holder up: 500 terms over a project's renders asked 500 answers a
         // render, each building its project's record anew (attack pass 15: a deep _filter held an instance 5–9 s in one
         // round). (It is not counted: a round evaluated again reads every answer known so far, and must get further.)
-        const held = step !== undefined ? r[step] : undefined;
-        const done = typeof held === 'string' ? known.get(held) : undefined;
+        if (hopsAt !== lookup.version) { hops.clear(); hopsAt = lookup.version; }
+        const first = step !== undefined ? r[step] : undefined;
+        const held = typeof first !== 'string' ? undefined : parentPath.length === 1 ? first : hops.get(first);
+        const done = held !== undefined ? known.get(held) : undefined;
         if (done && done.version === lookup.version && done.some !== undefined) return done.some;
         const p = parentGet(r);
         if (!p) return false;
         const key = p.id ?? p;
+        if (parentPath.length > 1 && typeof first === 'string') hops.set(first, key);
         let k = known.get(key);
         if (!k || k.version !== lookup.version) known.set(key, (k = { version: lookup.version, at: 0, some: undefined }));
         if (k.some !== undefined) return k.some;

@@ -113,6 +113,30 @@ describe('a relational walk in rounds', () => {
     expect(holders).toBeLessThan(300 * (rounds + 1));
   });
 
+  it('a holder two steps away (project.account.renders): a known answer is read by the first step\'s id, the records between not looked up again (re-check of attack pass 15: 65 s)', async () => {
+    const w = world();
+    let looked = 0;
+    const account: Rec = { id: 'a0' };
+    const base = w.lookup();
+    const lookup = (turn: TestTurn): Lookup => ({
+      one: (resource, id) => { looked++; return resource === 'account' ? account : { ...(base.one(resource, id) as Rec), account: 'a0' }; },
+      many: (_resource, parent) => (parent.id === 'a0' ? w.renders.slice(0, 100) : []),
+      manyAll: (_resource, parent) => (parent.id === 'a0' ? w.renders : []),
+      turn,
+    });
+    const terms = Array.from({ length: 100 }, (_, i) => Relation.create(['project', 'account', 'renders'], 'some',
+      Compare.create(FieldRef.create(['title']), '_eq', i === 99 ? 'r2-0' : `absent ${i}`)));
+    const turn = new TestTurn(250_000);
+    const keep = compileFilter(Or.create(terms), render, schemas, lookup(turn));
+    const batch = w.renders.filter((r) => r.project === 'p0').slice(0, 1_000);
+    let rounds = 0;
+    const { value } = await atTurns(w.tests, () => testInRounds(turn, () => (rounds++, batch.filter(keep))));
+    expect(value).toHaveLength(1_000); // (the account's renders hold r2-0: every render of it passes)
+    expect(rounds).toBeGreaterThan(5);
+    // looked up for the walks (two records a term and round at most), never for each of the 100 000 answers
+    expect(looked).toBeLessThan(2 * 100 * (rounds + 1));
+  });
+
   it('a holder whose record is built again between rounds: the walk goes on where it stopped (a sync rebuilds project records)', async () => {
     const w = world();
     const titles = ['absent', 'r1-2999'];
