@@ -391,6 +391,12 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0021_overlays_by_time': {
+    async up(db: Kysely<any>) {
+      // a resync reads back the overlays written since the newest it read (src/store/render-extras.ts)
+      await db.schema.createIndex('overlays_by_time').on('overlays').columns(['type', 'updated_at']).execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -121,6 +121,12 @@ export class RenderDataStore {
   }
 }
 
+/**
+ * How far before the newest update time read a resync looks (writers' clocks and commits: a value written with an
+ * earlier time, committed after a read, is still found).
+ */
+const RESYNC_MARGIN_MS = 5_000;
+
 /** The longest id list a change names (PostgreSQL's NOTIFY takes 8 000 bytes); past it the change names the type alone. */
 const CHANGE_IDS_CHARS = 6_000;
 
@@ -152,8 +158,10 @@ export function applyRows(
 const OVERLAY_ROWS = 150;
 
 export class OverlayStore {
-  /** All overlays per type, kept in memory (few rows; every read needs them), dropped when any instance writes. */
+  /** All overlays per type, kept in memory (every read needs them), the items a change names read again. */
   private readonly kept = new Map<string, Promise<Map<string, Record<string, unknown>>>>();
+  /** Per type, the newest update time read (a resync reads back what was written since). */
+  private readonly since = new Map<string, number>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -167,12 +175,43 @@ export class OverlayStore {
       else {
         // only those items read again: the rest of the type's overlays stand (a write of 40 000 items in chunks of 100
         // read every overlay back after each chunk: attack pass 15)
-        const held = this.kept.get(change.type);
         const ids = change.ids;
-        if (held) this.kept.set(change.type, held.then(async (m) => applyRows(new Map(m), ids, await this.ofIds(change.type, ids))));
+        this.patch(change.type, async (m) => applyRows(new Map(m), ids, await this.ofIds(change.type, ids)));
       }
     });
-    bus?.onResync(() => this.kept.clear());
+    // another process may have written (SQLite: any commit of another connection; PostgreSQL: a lost connection): the
+    // items written since the newest value read, less a margin, are read back — not every overlay (two instances on one
+    // SQLite file read every overlay back at each other's commits, every second or so: the re-check of attack pass 15)
+    bus?.onResync(() => {
+      for (const type of [...this.kept.keys()]) {
+        const from = this.since.get(type);
+        if (from === undefined) { this.kept.delete(type); continue; }
+        this.patch(type, async (m) => {
+          const ids = await this.writtenSince(type, from - RESYNC_MARGIN_MS);
+          return ids.length === 0 ? m : applyRows(new Map(m), ids, await this.ofIds(type, ids));
+        });
+      }
+    });
+  }
+
+  /** The overlays of a type kept, changed by `change` once they are read (a failure drops them: read whole next time). */
+  private patch(type: string, change: (m: Map<string, Record<string, unknown>>) => Promise<Map<string, Record<string, unknown>>>): void {
+    const held = this.kept.get(type);
+    if (!held) return;
+    const next = held.then(change);
+    this.kept.set(type, next);
+    next.catch(() => { if (this.kept.get(type) === next) this.kept.delete(type); });
+  }
+
+  /** The items of a type with a value written at or after `at` (their update times as written). */
+  private async writtenSince(type: string, at: number): Promise<string[]> {
+    const rows = await this.db.selectFrom('overlays').select('v1_id').distinct().where('type', '=', type).where('updated_at', '>=', at).execute();
+    return rows.map((r) => r.v1_id);
+  }
+
+  /** Notes the newest update time read of a type. */
+  private saw(type: string, at: number): void {
+    if (at > (this.since.get(type) ?? Number.NEGATIVE_INFINITY)) this.since.set(type, at);
   }
 
   async set(type: string, v1Id: string, values: Readonly<Record<string, unknown>>, userId: string | null): Promise<void> {
@@ -215,9 +254,10 @@ export class OverlayStore {
   async ofIds(type: string, v1Ids: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
     const out = new Map<string, Record<string, unknown>>();
     for (let i = 0; i < v1Ids.length; i += 500) {
-      const rows = await this.db.selectFrom('overlays').select(['v1_id', 'field', 'value']).where('type', '=', type)
+      const rows = await this.db.selectFrom('overlays').select(['v1_id', 'field', 'value', 'updated_at']).where('type', '=', type)
         .where('v1_id', 'in', v1Ids.slice(i, i + 500)).execute();
       for (const r of rows) {
+        this.saw(type, Number(r.updated_at));
         const o = out.get(r.v1_id) ?? {};
         o[r.field] = JSON.parse(r.value);
         out.set(r.v1_id, o);
@@ -238,9 +278,10 @@ export class OverlayStore {
   }
 
   private async load(type: string): Promise<Map<string, Record<string, unknown>>> {
-    const rows = await this.db.selectFrom('overlays').select(['v1_id', 'field', 'value']).where('type', '=', type).execute();
+    const rows = await this.db.selectFrom('overlays').select(['v1_id', 'field', 'value', 'updated_at']).where('type', '=', type).execute();
     const out = new Map<string, Record<string, unknown>>();
     for (const r of rows) {
+      this.saw(type, Number(r.updated_at));
       const o = out.get(r.v1_id) ?? {};
       o[r.field] = JSON.parse(r.value);
       out.set(r.v1_id, o);

@@ -1,4 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openChangeBus } from '../../src/store/changes.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrations.js';
@@ -54,3 +57,43 @@ for (const { name, url } of await databases()) {
     });
   });
 }
+
+describe('two processes on one SQLite file (re-check of attack pass 15, H: each read every overlay back at the other\'s commits)', () => {
+  it('a resync reads back the items written since, not every overlay', async () => {
+    const url = join(mkdtempSync(join(tmpdir(), 'gw-overlay-resync-')), 'store.db');
+    const one = await openDb(url);
+    const two = await openDb(url);
+    opened.push(one, two);
+    await migrate(one.kysely);
+    let t = 1_000;
+    const busOne = await openChangeBus(one, url, 0);
+    const busTwo = await openChangeBus(two, url, 0);
+    const mine = new OverlayStore(one.kysely, () => t, busOne);
+    const theirs = new OverlayStore(two.kysely, () => t, busTwo);
+    await mine.setMany('render', Array.from({ length: 5_000 }, (_, i) => ({ v1Id: `rend_${i}`, values: { title: `t${i}` } })), 'u1');
+    expect((await mine.ofType('render')).size).toBe(5_000);
+    t = 30_000; // (a later write of its own: the newest time it has read — a resync looks from a margin before it)
+    await mine.setMany('render', [{ v1Id: 'rend_9', values: { title: 'mine' } }], 'u1');
+    await mine.ofType('render');
+    await busOne.sync(); // (its own commits are seen once: the version it starts from)
+    // the other process writes two items, one of them new, a minute later
+    t = 61_000;
+    await theirs.setMany('render', [{ v1Id: 'rend_7', values: { title: 'changed' } }, { v1Id: 'rend_new', values: { title: 'new' } }], 'u2');
+    const loaded = vi.spyOn(mine as unknown as { load: (type: string) => Promise<unknown> }, 'load');
+    const read: string[][] = [];
+    const ofIds = mine.ofIds.bind(mine);
+    vi.spyOn(mine, 'ofIds').mockImplementation(async (type, ids) => { read.push([...ids]); return ofIds(type, ids); });
+    await busOne.sync(); // SQLite's poll: another connection committed — a resync
+    const after = await mine.ofType('render');
+    expect(after.get('rend_7')).toEqual({ title: 'changed' });
+    expect(after.get('rend_new')).toEqual({ title: 'new' });
+    expect(after.get('rend_8')).toEqual({ title: 't8' });
+    expect(after.size).toBe(5_001);
+    expect(loaded).not.toHaveBeenCalled(); // no type read whole
+    expect(read.flat().sort()).toEqual(['rend_7', 'rend_9', 'rend_new']); // (written since 30 000 less the margin)
+    // the same as every overlay read anew
+    expect(after).toEqual(await new OverlayStore(one.kysely, () => t).ofType('render'));
+    await busOne.close();
+    await busTwo.close();
+  });
+});

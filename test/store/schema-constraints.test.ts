@@ -218,7 +218,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
     await fresh();
     const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and name not like 'sqlite_autoindex%'`.execute(db.kysely)).rows.map((r) => r.name).sort();
     expect(names).toEqual(['client_shapes_seen', 'compare_samples_field', 'index_dropped_projects_changes', 'index_projects_team', 'index_renders_changes',
-      'index_renders_project', 'refresh_tokens_session', 'webhook_events_received']);
+      'index_renders_project', 'overlays_by_time', 'refresh_tokens_session', 'webhook_events_received']);
     const cols = async (index: string) => (await sql<{ name: string }>`select name from pragma_index_info(${index})`.execute(db.kysely)).rows.map((r) => r.name);
     expect(await cols('compare_samples_field')).toEqual(['route', 'path', 'kind']);
     expect(await cols('client_shapes_seen')).toEqual(['last_seen']);
@@ -227,6 +227,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
     expect(await cols('index_projects_team')).toEqual(['team_id']);
     expect(await cols('index_renders_changes')).toEqual(['team_id', 'change_seq']); // also every look-up by team
     expect(await cols('index_renders_project')).toEqual(['project_id']);
+    expect(await cols('overlays_by_time')).toEqual(['type', 'updated_at']); // (a resync's overlays written since)
     const idMap = (await sql<{ sql: string }>`select sql from sqlite_master where name = 'id_map'`.execute(db.kysely)).rows[0]!.sql;
     expect(idMap).toMatch(/without rowid\s*$/i);
   });

@@ -166,7 +166,12 @@ function changedIds(held: Overlays, loaded: OverlayEntries): Map<string, Set<str
   for (const [type, now] of loaded) {
     const before = held[type] ?? new Map<string, Record<string, unknown>>();
     const ids = new Set<string>();
-    for (const id of new Set([...before.keys(), ...now.keys()])) if (text(before.get(id)) !== text(now.get(id))) ids.add(id);
+    // (an item's values are the same object when it did not change: only the others are compared as text)
+    for (const id of new Set([...before.keys(), ...now.keys()])) {
+      const a = before.get(id);
+      const b = now.get(id);
+      if (a !== b && text(a) !== text(b)) ids.add(id);
+    }
     if (ids.size > 0) out.set(type, ids);
   }
   return out;
