@@ -68,19 +68,30 @@ export function compileProjection(
 }
 
 /**
- * How many times the selection answers the root record's field `field` — itself and each alias of it (`*` counts it
- * once). Render data asked under 17 names is written 17 times: the room it takes is counted so (attack pass 15: eight
- * reads of a 900 KB item under 17 aliases built 15 MB answers side by side, charged 900 KB each).
+ * How many times the selection answers render `data` at any level — itself, each alias of it, and each
+ * path to it through a relation or an alias of one (`*` counts it once a level). Data asked under 17 names is written
+ * 17 times: the room it takes is counted so (attack pass 15: eight reads of a 900 KB item under 17 aliases built 15 MB
+ * answers side by side, charged 900 KB each; its re-check: 17 aliases of a relation, each with its `data`).
  */
 export function copiesOf(
-  fields: readonly SelectNode[], base: ResourceSchema, schemas: SchemaRegistry, field: string, alias?: Readonly<Record<string, string>>,
+  fields: readonly SelectNode[], base: ResourceSchema, schemas: SchemaRegistry, alias?: Readonly<Record<string, string>>,
 ): number {
   const resource = withAliases(base, alias);
-  const t = buildTree(fields, resource, schemas);
-  const names = t.star ? [...Object.keys(resource.fields), ...t.order.filter((n) => !Object.hasOwn(resource.fields, n))] : t.order;
-  let n = 0;
-  for (const name of new Set(names)) if ((fieldDef(resource, name)?.aliasOf ?? name) === field && fieldDef(resource, name)) n++;
-  return n;
+  const count = (t: SelTree, at: ResourceSchema, depth: number): number => {
+    if (depth > 16) return 0;
+    const names = t.star ? [...Object.keys(at.fields), ...t.order.filter((n) => !Object.hasOwn(at.fields, n))] : t.order;
+    let n = 0;
+    for (const name of new Set(names)) {
+      const f = fieldDef(at, name);
+      if (!f) continue;
+      if (at.key === 'render' && (f.aliasOf ?? name) === 'data' && !t.children.has(name)) n++;
+      const sub = t.children.get(name);
+      const next = f.relation ? schemas[f.relation.resource] : undefined;
+      if (sub && next) n += count(sub, next, depth + 1);
+    }
+    return n;
+  };
+  return count(buildTree(fields, resource, schemas), resource, 0);
 }
 
 /** The name of a selection that reads the record alone (its fields, each with the field it answers), else undefined. */

@@ -214,8 +214,8 @@ function crossesMany(resource: string, path: string, schemas: SchemaRegistry): b
 function roomForCopies(env: ExecEnv, q: QueryNode, resource: string, schemas: SchemaRegistry): ExecEnv {
   const schema = Object.hasOwn(schemas, resource) ? schemas[resource] : undefined;
   const room = env.renderData.room?.bind(env.renderData);
-  if (!room || !schema || !Object.hasOwn(schema.fields, 'data')) return env;
-  const copies = copiesOf(q.fields, schema, schemas, 'data', q.alias);
+  if (!room || !schema) return env;
+  const copies = copiesOf(q.fields, schema, schemas, q.alias);
   if (copies <= 1) return env;
   const data = env.renderData;
   return { ...env, renderData: { sizes: (ids) => data.sizes(ids), many: (ids) => data.many(ids), room: (bytes, holding) => room(bytes * copies, holding) } };

@@ -318,6 +318,14 @@ describe('render data is read per answer, never held by the replica', () => {
       for (const k of ['data', 'd1', 'd2', 'd3']) expect(res.body.data[k], k).toEqual(data);
       // four copies written: four times its stored size asked (once before)
       expect(Math.max(...asked)).toBeGreaterThanOrEqual(4 * stored);
+      // a relation asked under several names, each with its renders' data (the re-check of attack pass 15: charged once)
+      const project = (await g.get(`/renders/${id}?fields=project`, t)).body.data.project as string;
+      asked.length = 0;
+      const only = `deep[r1][_filter][id][_eq]=${id}&deep[r2][_filter][id][_eq]=${id}&deep[renders][_filter][id][_eq]=${id}`;
+      const rel = await g.get(`/projects/${project}?fields=id,renders.data,r1.data,r2.data&alias[r1]=renders&alias[r2]=renders&${only}`, t);
+      expect(rel.status).toBe(200);
+      for (const k of ['renders', 'r1', 'r2']) expect(rel.body.data[k].map((r: { data: unknown }) => r.data), k).toEqual([data]);
+      expect(Math.max(...asked)).toBeGreaterThanOrEqual(3 * stored);
       // the same item without aliases: its stored size
       asked.length = 0;
       const plain = await g.get(`/renders/${id}?fields=id,data`, t);
