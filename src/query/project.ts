@@ -189,9 +189,27 @@ function projectorFor(
         o[name] = rec ? subProject(rec) : null;
       };
     }
+    // a parent's chosen items, once a round has chosen them whole: a round run again (a deep _filter's walks go on in
+    // rounds) reads them back instead of testing every candidate again — 500 relational terms over 20 projects' renders
+    // re-tested every known answer each round, ~0.5 s a round, and other users' paced reads waited for several rounds
+    // (the re-check of attack pass 15). Charged as if tested, so every round counts alike.
+    const chosen = choice ? new Map<unknown, { version: number | undefined; items: readonly Rec[]; candidates: number }>() : undefined;
+    const choose = (r: Rec): readonly Rec[] => {
+      if (!choice || !chosen) return lookup.many(rel.resource, r, source, parentKey);
+      const key = r.id ?? r;
+      const hit = chosen.get(key);
+      if (hit && hit.version === lookup.version) {
+        budget?.chargeTests(hit.candidates, choice.terms);
+        return hit.items;
+      }
+      const all = lookup.manyAll?.(rel.resource, r, source, parentKey) ?? [];
+      const items = chooseRelated(all, choice, nestedLimit, budget);
+      // (a round that stopped short answered some walks provisionally: nothing of it is kept)
+      if (lookup.turn === undefined || !lookup.turn.short) chosen.set(key, { version: lookup.version, items, candidates: all.length });
+      return items;
+    };
     return (r: Rec, o: Record<string, unknown>) => {
-      const items = choice ? chooseRelated(lookup.manyAll?.(rel.resource, r, source, parentKey) ?? [], choice, nestedLimit, budget)
-        : lookup.many(rel.resource, r, source, parentKey);
+      const items = choose(r);
       budget?.charge(items.length);
       o[name] = subProject ? items.map(subProject) : items.map((x) => x.id);
     };
