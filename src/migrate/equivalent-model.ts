@@ -66,6 +66,12 @@ export type TextTest = keyof typeof TEXT_TESTS;
 
 
 /** v1 field paths (`name`, `project.id`, `created_at`); `status` compared as legacy names through the statuses table. */
+/** One aggregate a client computes: its function, the v1 path it reads (`*`: rows), the legacy field it answers. */
+export interface AggregateFn { readonly fn: 'count' | 'countDistinct' | 'min' | 'max'; readonly field: string; readonly as: string }
+
+/** The arguments of one kind of step. */
+export type StepArgsOf<K extends StepArgs['op']> = Extract<StepArgs, { readonly op: K }>;
+
 export type StepArgs =
   | { readonly op: 'merge'; readonly desc: boolean }
   | { readonly op: 'filter'; readonly conds: readonly FilterCond[] }
@@ -77,6 +83,8 @@ export type StepArgs =
   /** `meta=filter_count`: the items left after the filter and search, counted before the sort and the page. */
   | { readonly op: 'meta'; readonly count: 'filter_count' | 'total_count' }
   | { readonly op: 'keep'; readonly field: string; readonly param: string }
+  /** One row of aggregates without groups: `count(*)`, `count(id)`, `countDistinct(f)`, and `min`/`max` of a time (an ISO date). */
+  | { readonly op: 'aggregate'; readonly fns: readonly AggregateFn[] }
   /** Each item given `as`: the `field` of the item of call `from` whose id is its `by` (a template given its project's created_at). */
   | { readonly op: 'attach'; readonly from: string; readonly by: string; readonly field: string; readonly as: string };
 

@@ -13,7 +13,7 @@ import type { Shape } from './shape.js';
 export * from './equivalent-model.js';
 import {
   FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, V1_FIELD, type BlockedField, type FlagTest, type TextTest, type ClientStep, type Equivalent, type FilterCond,
-  type Param, type V1Call,
+  type Param, type StepArgsOf, type V1Call,
 } from './equivalent-model.js';
 
 /** The legacy date fields, by the v1 time they are read from. */
@@ -169,6 +169,23 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
   if (resource === 'account' && (reads.includes('owner') || reads.includes('*') || plan?.relations.includes('owner'))) {
     calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', why: 'owner: the first admin' }));
   }
+}
+
+/** The aggregates of a shape (`fn(field)`) a client can compute from v1's objects, or undefined when one cannot be. */
+function aggregateFns(aggregates: readonly string[], v1: Readonly<Record<string, string>>): StepArgsOf<'aggregate'>['fns'] | undefined {
+  const out: { fn: 'count' | 'countDistinct' | 'min' | 'max'; field: string; as: string }[] = [];
+  for (const a of aggregates) {
+    const m = /^(count|countDistinct|min|max)\((.+)\)$/.exec(a);
+    if (!m) return undefined;
+    const [, fn, field] = m as unknown as [string, 'count' | 'countDistinct' | 'min' | 'max', string];
+    if (fn === 'count' && (field === '*' || field === 'id')) { out.push({ fn, field: field === '*' ? '*' : 'id', as: field }); continue; }
+    const path = own(v1, field);
+    if (!path) return undefined;
+    if (fn === 'countDistinct' && path !== 'status') out.push({ fn, field: path, as: field }); // (a status counts by legacy name)
+    else if ((fn === 'min' || fn === 'max') && TIMES.has(path)) out.push({ fn, field: path, as: field });
+    else return undefined;
+  }
+  return out;
 }
 
 /** The path every one of `children` compares with `_eq` (no function), if they all compare one. */
@@ -399,6 +416,12 @@ function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: Cl
   if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
     const kind = shape.groupBy.length > 0 ? 'group' : shape.aggregate.every((a) => a.startsWith('count')) ? 'count' : 'aggregate';
     const by = shape.groupBy.length === 1 ? own(v1, shape.groupBy[0]) : undefined;
+    // count(*), count(id), countDistinct of a field v1 has, min/max of a time: one row, done by the client
+    const fns = shape.groupBy.length > 0 ? undefined : aggregateFns(shape.aggregate, v1);
+    if (fns && !(shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)'))) {
+      steps.push({ kind, detail: shape.aggregate.join(', '), args: { op: 'aggregate', fns } });
+      return;
+    }
     // count(*), or count(id) (an id is never null: every row), the one aggregate
     const countOnly = shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)');
     const of = shape.aggregate[0] === 'count(id)' ? 'id' : null;

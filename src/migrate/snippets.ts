@@ -110,6 +110,18 @@ function jsStep(a: StepArgs): string {
       return `  out = out.slice(${a.offset ? `params.${a.offset}` : '0'}, ${a.offset ? `params.${a.offset} + ` : ''}params.${a.limit});`;
     case 'keep':
       return `  out = out.map((x) => ({ ...x, ${a.field}: params.${a.param} })); // the value you keep yourself`;
+    case 'aggregate': {
+      const parts = a.fns.map((f) => {
+        const put = `(row.${f.fn} ??= {})[${JSON.stringify(f.as)}]`;
+        if (f.fn === 'count') return f.field === '*' ? 'row.count = out.length;' : `${put} = out.length;`;
+        if (f.fn === 'countDistinct') return `${put} = new Set(out.map((x) => val(x, '${f.field}')).filter((v) => v != null).map(String)).size;`;
+        // a v1 time (seconds or ms) as the legacy ISO date
+        const pick = f.fn === 'min' ? '(m, v) => (v < m ? v : m)' : '(m, v) => (v > m ? v : m)';
+        return `{ const ts = out.map((x) => val(x, '${f.field}')).filter((t) => t != null).map((t) => (t < 1e11 ? t * 1000 : t)); ` +
+          `${put} = ts.length ? new Date(ts.reduce(${pick})).toISOString() : null; }`;
+      });
+      return `  { const row = {}; ${parts.join(' ')} out = [row]; }`;
+    }
     case 'attach':
       return `  { const by = new Map((r.${a.from} ?? []).map((y) => [y.id, y.${a.field}])); out = out.map((x) => ({ ...x, ${a.as}: by.get(x.${a.by}) })); }`;
     case 'meta':
@@ -160,6 +172,20 @@ function pyStep(a: StepArgs): string {
       return a.offset ? `    out = out[params["${a.offset}"]:params["${a.offset}"] + params["${a.limit}"]]` : `    out = out[:params["${a.limit}"]]`;
     case 'keep':
       return `    out = [dict(x, ${a.field}=params[${JSON.stringify(a.param)}]) for x in out]  # the value you keep yourself`;
+    case 'aggregate': {
+      const lines = ['    row = {}'];
+      for (const f of a.fns) {
+        const put = `row.setdefault(${JSON.stringify(f.fn)}, {})[${JSON.stringify(f.as)}]`;
+        if (f.fn === 'count') lines.push(f.field === '*' ? '    row["count"] = len(out)' : `    ${put} = len(out)`);
+        else if (f.fn === 'countDistinct') lines.push(`    ${put} = len({str(v) for v in (val(x, ${JSON.stringify(f.field)}) for x in out) if v is not None})`);
+        else {
+          lines.push(`    ts = [t * 1000 if t < 1e11 else t for t in (val(x, ${JSON.stringify(f.field)}) for x in out) if t is not None]`);
+          lines.push(`    ${put} = iso(${f.fn}(ts)) if ts else None`);
+        }
+      }
+      lines.push('    out = [row]');
+      return lines.join('\n');
+    }
     case 'attach':
       return `    by = {y["id"]: y.get(${JSON.stringify(a.field)}) for y in r.get(${JSON.stringify(a.from)}, [])}\n` +
         `    out = [dict(x, ${a.as}=by.get(x.get(${JSON.stringify(a.by)}))) for x in out]`;
@@ -259,6 +285,11 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     '',
     '    def post(path, body):',
     '        return ask("POST", path, None, body)',
+    '',
+    '    def iso(ms):',
+    '        # a time in ms as the legacy ISO 8601 date (milliseconds, Z)',
+    '        from datetime import datetime as _dt, timezone as _tz',
+    '        return _dt.fromtimestamp(int(ms) // 1000, _tz.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (int(ms) % 1000)',
     '',
     '    def items(x):',
     '        return x["data"] if isinstance(x.get("data"), list) else [x]',
@@ -361,6 +392,25 @@ function jqStep(a: StepArgs): string {
         : `.[:(${env(a.limit)} | tonumber)]`;
     case 'keep':
       return `map(.${a.field} = ${env(a.param)})`;
+    case 'aggregate': {
+      // (one object a function: min of two fields is {min: {a: …, b: …}})
+      const byFn = new Map<string, string[]>();
+      let count: string | undefined;
+      for (const f of a.fns) {
+        let v: string;
+        if (f.fn === 'count') v = 'length';
+        else if (f.fn === 'countDistinct') v = `(map(.${f.field} | select(. != null) | tostring) | unique | length)`;
+        else {
+          // a v1 time (seconds or ms) as the legacy ISO date, its milliseconds kept
+          v = `(map(.${f.field} | select(. != null) | if . < 100000000000 then . * 1000 else . end) | ${f.fn} | if . == null then null else ` +
+            `((. / 1000 | floor | todate | sub("Z$"; "")) + "." + ((. % 1000 | floor | tostring) as $m | ("000" + $m)[($m | length):]) + "Z") end)`;
+        }
+        if (f.fn === 'count' && f.field === '*') { count = v; continue; }
+        byFn.set(f.fn, [...(byFn.get(f.fn) ?? []), `${JSON.stringify(f.as)}: ${v}`]);
+      }
+      const parts = [...(count ? [`count: ${count}`] : []), ...[...byFn].map(([fn, kv]) => `${fn}: {${kv.join(', ')}}`)];
+      return `[{${parts.join(', ')}}]`;
+    }
     case 'attach':
       return `(($${a.from}[0] | map({key: .id, value: .${a.field}}) | from_entries) as $by | map(.${a.as} = $by[.${a.by}]))`;
     case 'meta':

@@ -56,6 +56,7 @@ const SURVEYED = [
   '/users/me?fields=id,accounts,accounts_owned',
   '/renders?filter[_or][0][status][_eq]=complete&filter[_or][1][status][_eq]=failed&fields=id&limit=-1',
   '/renders?aggregate[count]=*&groupBy[]=user_created',
+  '/renders?aggregate[min]=date_created&aggregate[max]=date_created&aggregate[countDistinct]=project',
 ];
 
 beforeAll(async () => {
@@ -121,6 +122,7 @@ describe('the proof runs the snippets it hands out', () => {
       'GET /items/templates fields=* paging=limit', 'GET /renders fields=id filter=title _null ? paging=all', 'GET /renders fields=id,title paging=limit meta=total_count',
       'GET /templates/:id fields=*', 'GET /users/me fields=accounts,accounts_owned,id',
       'GET /renders fields=id filter=or(status _eq ?,status _eq ?) paging=all', 'GET /renders aggregate=count(*) groupBy=user_created',
+      'GET /renders aggregate=countDistinct(project),max(date_created),min(date_created)',
     ];
     const byKey = new Map(shapes.map((s) => [s.key, s]));
     for (const key of surveyed) {
