@@ -21,19 +21,8 @@ const num = (v: number | null, strings: boolean) => (v === null ? null : strings
  * the top level, groups ordered by the first groupBy field unless sorted (then by the other group keys,
  * so ties are stable), limit/offset applied to groups.
  */
-export function aggregateRows(
-  records: readonly Rec[],
-  aggregates: readonly AggregateNode[],
-  groupBy: readonly FieldRefT[],
-  sort: readonly SortNode[],
-  limit: number,
-  offset: number,
-  resource: ResourceSchema,
-  schemas: SchemaRegistry,
-  lookup: Lookup,
-  options: AggregateOptions,
-): Record<string, unknown>[] {
-  const steps = aggregating(records, aggregates, groupBy, sort, limit, offset, resource, schemas, lookup, options);
+export function aggregateRows(...args: AggregateArgs): Record<string, unknown>[] {
+  const steps = aggregating(...args);
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
@@ -54,12 +43,9 @@ export const AGGREGATE_SLICE = 20_000;
  * group's values) and awaited when it answers a promise — 100 group keys over 40 000 renders grouped in one turn held
  * an instance 2–3 s (attack pass 15). The same rows as aggregateRows.
  */
-export async function aggregateRowsInTurns(
-  records: readonly Rec[], aggregates: readonly AggregateNode[], groupBy: readonly FieldRefT[], sort: readonly SortNode[], limit: number,
-  offset: number, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, options: AggregateOptions,
-  turn: () => Promise<void> | undefined,
-): Promise<Record<string, unknown>[]> {
-  const steps = aggregating(records, aggregates, groupBy, sort, limit, offset, resource, schemas, lookup, options);
+export async function aggregateRowsInTurns(...args: [...AggregateArgs, turn: () => Promise<void> | undefined]): Promise<Record<string, unknown>[]> {
+  const turn = args[10];
+  const steps = aggregating(...(args.slice(0, 10) as AggregateArgs));
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
@@ -68,18 +54,14 @@ export async function aggregateRowsInTurns(
   }
 }
 
-function* aggregating(
-  records: readonly Rec[],
-  aggregates: readonly AggregateNode[],
-  groupBy: readonly FieldRefT[],
-  sort: readonly SortNode[],
-  limit: number,
-  offset: number,
-  resource: ResourceSchema,
-  schemas: SchemaRegistry,
-  lookup: Lookup,
-  options: AggregateOptions,
-): Generator<void, Record<string, unknown>[]> {
+/** What aggregateRows reads: the records, the aggregates, the group fields, the groups' sort and page, where to read. */
+type AggregateArgs = [
+  records: readonly Rec[], aggregates: readonly AggregateNode[], groupBy: readonly FieldRefT[], sort: readonly SortNode[], limit: number,
+  offset: number, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, options: AggregateOptions,
+];
+
+function* aggregating(...[records, aggregates, groupBy, sort, limit, offset, resource, schemas, lookup, options]: AggregateArgs)
+  : Generator<void, Record<string, unknown>[]> {
   let work = 0;
   const spent = (n: number) => { work += n; if (work < AGGREGATE_SLICE) return false; work = 0; return true; };
   const keyGetters = groupBy.map((g) => {

@@ -256,14 +256,22 @@ export class OverlayStore {
     for (let i = 0; i < v1Ids.length; i += 500) {
       const rows = await this.db.selectFrom('overlays').select(['v1_id', 'field', 'value', 'updated_at']).where('type', '=', type)
         .where('v1_id', 'in', v1Ids.slice(i, i + 500)).execute();
-      for (const r of rows) {
-        this.saw(type, Number(r.updated_at));
-        const o = out.get(r.v1_id) ?? {};
-        o[r.field] = JSON.parse(r.value);
-        out.set(r.v1_id, o);
-      }
+      this.gather(type, rows, out);
     }
     return out;
+  }
+
+  /** Rows (one a field) gathered into each item's values, the newest update time noted. */
+  private gather(
+    type: string, rows: readonly { v1_id: string; field: string; value: string; updated_at: number }[], into: Map<string, Record<string, unknown>>,
+  ): Map<string, Record<string, unknown>> {
+    for (const r of rows) {
+      this.saw(type, Number(r.updated_at));
+      const o = into.get(r.v1_id) ?? {};
+      o[r.field] = JSON.parse(r.value);
+      into.set(r.v1_id, o);
+    }
+    return into;
   }
 
   /** All overlays of a type (they are few: one row per PATCHed field). Callers must not change the map. */
@@ -279,13 +287,6 @@ export class OverlayStore {
 
   private async load(type: string): Promise<Map<string, Record<string, unknown>>> {
     const rows = await this.db.selectFrom('overlays').select(['v1_id', 'field', 'value', 'updated_at']).where('type', '=', type).execute();
-    const out = new Map<string, Record<string, unknown>>();
-    for (const r of rows) {
-      this.saw(type, Number(r.updated_at));
-      const o = out.get(r.v1_id) ?? {};
-      o[r.field] = JSON.parse(r.value);
-      out.set(r.v1_id, o);
-    }
-    return out;
+    return this.gather(type, rows, new Map());
   }
 }
