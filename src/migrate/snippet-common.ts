@@ -39,3 +39,5 @@ export const statusTable = (e: Equivalent): Record<string, string> => {
   return out;
 };
 
+/** The snippets answer `{ meta, data }`: the shape asks for filter_count or total_count. */
+export const metaOf = (e: Equivalent): boolean => e.clientSteps.some((s) => s.args?.op === 'meta');

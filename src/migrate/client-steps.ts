@@ -1,0 +1,211 @@
+import type { Plan } from '../plan/plan.js';
+import type { FilterNode, QueryNode } from '../query/ast.js';
+import { own } from './own.js';
+import type { Shape } from './shape.js';
+import {
+  FLAG_TESTS, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param, type StepArgsOf, type TextTest, type V1Call,
+} from './equivalent-model.js';
+
+/**
+ * The client steps of a read's equivalent — what v1 cannot do for the query (filter, search, sort, page, count, group,
+ * aggregate), each with the arguments the snippets write it out from, or in words when they cannot — and the legacy
+ * parameters of a list shape. Pure; src/migrate/equivalent.ts composes them with the calls.
+ */
+
+/** The legacy date fields, by the v1 time they are read from. */
+const TIMES = new Set(['created_at', 'updated_at']);
+const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = { _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte' };
+const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = { gt: true, gte: true, lt: true, lte: true };
+/** The aggregates of a shape (`fn(field)`) a client can compute from v1's objects, or undefined when one cannot be. */
+function aggregateFns(aggregates: readonly string[], v1: Readonly<Record<string, string>>): StepArgsOf<'aggregate'>['fns'] | undefined {
+  const out: { fn: 'count' | 'countDistinct' | 'min' | 'max'; field: string; as: string }[] = [];
+  for (const a of aggregates) {
+    const m = /^(count|countDistinct|min|max)\((.+)\)$/.exec(a);
+    if (!m) return undefined;
+    const [, fn, field] = m as unknown as [string, 'count' | 'countDistinct' | 'min' | 'max', string];
+    if (fn === 'count' && (field === '*' || field === 'id')) { out.push({ fn, field: field === '*' ? '*' : 'id', as: field }); continue; }
+    const path = own(v1, field);
+    if (!path) return undefined;
+    if (fn === 'countDistinct' && path !== 'status') out.push({ fn, field: path, as: field }); // (a status counts by legacy name)
+    else if ((fn === 'min' || fn === 'max') && TIMES.has(path)) out.push({ fn, field: path, as: field });
+    else return undefined;
+  }
+  return out;
+}
+
+/** The path every one of `children` compares with `_eq` (no function), if they all compare one. */
+function sameFieldEq(children: readonly FilterNode[]): string | undefined {
+  let path: string | undefined;
+  for (const c of children) {
+    if (c.kind !== 'Compare' || c.op !== '_eq' || c.field.fn || c.field.path.length !== 1) return undefined;
+    const p = c.field.path.join('.');
+    if (path !== undefined && p !== path) return undefined;
+    path = p;
+  }
+  return path;
+}
+
+/** What v1 cannot do for this query: filter, search, sort, page, count, group. */
+export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[], params: Param[], calls: readonly V1Call[]): void {
+  const resource = shape.resource ?? '';
+  const v1 = own(V1_FIELD, resource) ?? {};
+  const enforced = new Set<string>();
+  if (resource === 'render' && statusEqAtTop(q)) enforced.add('status _eq');
+  if (plan?.scope.projects && resource === 'render') ['project _eq', 'project _in'].forEach((x) => enforced.add(x));
+  if (plan?.scope.accounts) ['account _eq', 'account _in', 'project.account _eq', 'project.account _in'].forEach((x) => enforced.add(x));
+  if (plan?.strategy === 'direct' || shape.kind === 'one') ['id _eq', 'id _in'].forEach((x) => enforced.add(x));
+  const conjuncts = !q.filter ? [] : q.filter.kind === 'And' ? q.filter.children : [q.filter];
+  const conds: FilterCond[] = [];
+  let simple = true;
+  const time = (field: string, path: string, test: FilterCond['test'], name: string) => {
+    conds.push({ field, test, param: name });
+    if (!params.some((p) => p.name === name)) {
+      params.push({ name, legacy: `${path} (an ISO 8601 date; $NOW and its adjustments resolved by you)`, v1: `compared with ${field} (seconds or ms)` });
+    }
+  };
+  for (const c of conjuncts) {
+    // an _or of one field's _eq (status complete or failed): an _in, its values the _or's (a parameter of its own)
+    const either = c.kind === 'Or' ? sameFieldEq(c.children) : undefined;
+    if (either && own(v1, either) && !TIMES.has(own(v1, either) as string)) {
+      const field = own(v1, either) as string;
+      if (conds.some((x) => x.param === `${either}_or`)) simple = false;
+      else conds.push({ field, test: 'in', param: `${either}_or` });
+      continue;
+    }
+    if (c.kind !== 'Compare' || c.field.fn) { simple = false; continue; }
+    const path = c.field.path.join('.');
+    if (enforced.has(`${path} ${c.op}`)) continue;
+    const field = own(v1, path);
+    // a date compared: its v1 time against the date given (an incremental sync's window)
+    if (field && TIMES.has(field) && own(TIME_TESTS, c.op)) {
+      time(field, path, own(TIME_TESTS, c.op) as FilterCond['test'], `${path}_${c.op.slice(1)}`);
+      continue;
+    }
+    if (field && TIMES.has(field) && c.op === '_between') {
+      time(field, path, 'gte', `${path}_from`);
+      time(field, path, 'lte', `${path}_to`);
+      continue;
+    }
+    // a text condition (title _icontains): tested by the client on the v1 text, a parameter of its own (title_icontains)
+    const text = c.op.slice(1);
+    // (one parameter a name: a second condition of one kind on one field — two _ncontains — is left to the client, as
+    // its value would overwrite the first's)
+    const once = (cond: FilterCond) => {
+      if (conds.some((x) => x.param === cond.param)) simple = false;
+      else conds.push(cond);
+    };
+    if (field && !TIMES.has(field) && own(TEXT_TESTS, text) && typeof c.value === 'string') {
+      once({ field, test: text as TextTest, param: `${path}_${text}` });
+      continue;
+    }
+    // _null, _nnull, _empty, _nempty: a boolean of their own (title_null), either way
+    if (field && own(FLAG_TESTS, text) && typeof c.value === 'boolean') {
+      once({ field, test: text as FlagTest, param: `${path}_${text}` });
+      continue;
+    }
+    // (_nin: a parameter of its own, status_nin — status is the per-status lists' parameter; a null in it: left out)
+    if (field && !TIMES.has(field) && c.op === '_nin' && Array.isArray(c.value) && !c.value.includes(null)) {
+      once({ field, test: 'nin', param: `${path}_nin` });
+      continue;
+    }
+    const test = c.op === '_eq' ? 'eq' : c.op === '_in' ? 'in' : c.op === '_neq' ? 'neq' : null;
+    if (!field || !test) simple = false;
+    else once({ field, test, param: path });
+  }
+  if (conds.length > 0 || !simple) {
+    steps.push({ kind: 'filter', detail: `filter: ${shape.filterTree ?? ''}`, ...(simple ? { args: { op: 'filter', conds } } : {}) });
+  }
+  if (shape.search) {
+    steps.push({ kind: 'search', detail: 'search: keep items whose text fields contain the string, any case (v1 search= matches names only, by relevance)',
+      args: { op: 'search', param: 'search' } });
+  }
+  if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
+    const kind = shape.groupBy.length > 0 ? 'group' : shape.aggregate.every((a) => a.startsWith('count')) ? 'count' : 'aggregate';
+    const by = shape.groupBy.length === 1 ? own(v1, shape.groupBy[0]) : undefined;
+    // count(*), count(id), countDistinct of a field v1 has, min/max of a time: one row, done by the client
+    const fns = shape.groupBy.length > 0 ? undefined : aggregateFns(shape.aggregate, v1);
+    if (fns && !(shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)'))) {
+      steps.push({ kind, detail: shape.aggregate.join(', '), args: { op: 'aggregate', fns } });
+      return;
+    }
+    // count(*), or count(id) (an id is never null: every row), the one aggregate
+    const countOnly = shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)');
+    const of = shape.aggregate[0] === 'count(id)' ? 'id' : null;
+    steps.push({
+      kind, detail: `${shape.aggregate.join(', ') || 'rows'}${shape.groupBy.length ? ` grouped by ${shape.groupBy.join(', ')}` : ''}`,
+      ...(countOnly && (shape.groupBy.length === 0 || by)
+        ? { args: { op: 'count', groupBy: by ?? null, as: by ? (shape.groupBy[0] ?? null) : null, of } } : {}),
+    });
+    return;
+  }
+  // meta: filter_count is the length of the filtered list, before the page (every item is then walked); total_count
+  // the length of the whole collection, before any client step — when the calls walk all of it (no project, account,
+  // id or status of the filter narrowing them, no stop after a page); otherwise left to the client
+  const all = shape.meta.includes('*');
+  if (all || shape.meta.includes('filter_count')) {
+    steps.push({ kind: 'count', detail: 'meta filter_count: the items left after the filter, before the page (v1 gives no totals)',
+      args: { op: 'meta', count: 'filter_count' } });
+  }
+  if (all || shape.meta.includes('total_count')) {
+    const whole = !plan?.scope.projects && !plan?.scope.accounts && plan?.strategy !== 'direct' && !calls.some((c) => c.perStatus || c.stopAfter);
+    steps.splice(whole ? 0 : steps.length, 0, {
+      kind: 'count', detail: 'meta total_count: every item of the collection, counted before any filter (v1 gives no totals)',
+      ...(whole ? { args: { op: 'meta', count: 'total_count' } as const } : {}),
+    });
+  }
+  if (shape.kind === 'list') {
+    const natural = plan?.strategy === 'merge' || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
+    if (!natural) {
+      const keys = (shape.sort.length ? shape.sort : q.sort.length ? [] : defaultSortOf(resource))
+        .map((k) => ({ field: own(v1, k.replace(/^-/, '')), desc: k.startsWith('-') }));
+      const ok = keys.length > 0 && keys.every((k) => k.field);
+      steps.push({
+        kind: 'sort',
+        detail: `sort by ${shape.sort.length ? shape.sort.join(', ') : 'the default order (newest first)'} (v1 orders by created_at only, per list)`,
+        ...(ok ? { args: { op: 'sort', keys: keys as { field: string; desc: boolean }[] } } : {}),
+      });
+    }
+    const offset = shape.pagination === 'page' || shape.pagination === 'offset' ? 'offset' : null;
+    if (shape.pagination !== 'all') {
+      steps.push({ kind: 'page', detail: offset ? 'skip offset items, take limit (v1 pages by cursor)' : 'take the first limit items',
+        args: { op: 'page', offset, limit: 'limit' } });
+    }
+  }
+}
+
+/** The filter is `status _eq` or an and of conditions with one: the render lists are asked per v1 status. */
+export function statusEqAtTop(q: QueryNode): boolean {
+  const top = !q.filter ? [] : q.filter.kind === 'And' ? q.filter.children : [q.filter];
+  return top.some((c) => c.kind === 'Compare' && !c.field.fn && c.field.path.length === 1 && c.field.path[0] === 'status' && c.op === '_eq');
+}
+
+const defaultSortOf = (resource: string): string[] => (resource === 'account' ? ['id'] : ['-date_created']);
+
+/**
+ * Every legacy parameter of a list shape the snippets take, with its v1 form: the status (one list per v1 status it
+ * stands for), the filter values the client steps compare, the search string, and paging — `limit` with the default the
+ * legacy API applies when the client sends none, `page` turned into an offset.
+ */
+export function listParams(shape: Shape, q: QueryNode, steps: readonly ClientStep[], params: Param[], limitDefault: number): void {
+  const add = (p: Param) => { if (!params.some((x) => x.name === p.name)) params.push(p); };
+  if (statusEqAtTop(q)) add({ name: 'status', legacy: 'status (a legacy status name)', v1: 'each v1 status it stands for (statuses below): one list each' });
+  for (const s of steps) {
+    if (s.args?.op !== 'filter') continue;
+    for (const c of s.args.conds) {
+      if (own(TIME_TESTS_BY_TEST, c.test)) continue; // (listed with their step)
+      const text = own(TEXT_TESTS, c.test);
+      const several = c.test === 'in' || c.test === 'nin';
+      const what = own(FLAG_TESTS, c.test) ? `true or false, as the filter's _${c.test} gives it` : text ? `the text the filter's _${c.test} tests`
+        : `${several ? 'a list of values' : 'the value'} the filter ${c.test === 'nin' ? 'excludes' : 'compares'}`;
+      add({ name: c.param, legacy: `${c.param} (${what})`,
+        v1: `compared with ${c.field}${c.field === 'status' ? ' as a legacy status name' : ''}` });
+    }
+  }
+  if (shape.search) add({ name: 'search', legacy: 'search (the string)', v1: 'matched in name and the status, any case (client step)' });
+  if (shape.pagination === 'all' || shape.pagination === 'none') return;
+  const legacy = shape.pagination === 'default' ? `no limit sent: the legacy default, ${limitDefault}`
+    : shape.pagination === 'limit' ? 'limit' : `limit (the legacy default, ${limitDefault}, when none is sent)`;
+  add({ name: 'limit', legacy, v1: 'the first limit items, after the steps above' });
+  if (shape.pagination === 'page') add({ name: 'offset', legacy: 'page (from 1)', v1: 'offset = (page − 1) × limit items skipped' });
+  if (shape.pagination === 'offset') add({ name: 'offset', legacy: 'offset', v1: 'offset items skipped' });
+}

@@ -1,0 +1,191 @@
+import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs } from './equivalent.js';
+import { COMPARE, comparesTimes, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
+import { own } from './own.js';
+
+/**
+ * The curl rendering of an equivalent (src/migrate/snippets.ts renders all three): a POSIX sh script of curl calls with
+ * the cursor loop, each call's items in a JSON file, then the client steps as one jq program. Pure.
+ */
+
+/** The environment variable a curl script reads a parameter from (`account.name` → `ACCOUNT_NAME`). */
+export const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+
+type TextRule = (typeof TEXT_TESTS)[keyof typeof TEXT_TESTS];
+
+/** A text condition in jq: `$v` tested as text (lower-cased both sides with `i`), a null passing none. */
+function jqText(value: string, param: string, t: TextRule): string {
+  const lc = t.ci ? ' | lower' : '';
+  const fn = t.at === 'in' ? 'contains' : t.at === 'start' ? 'startswith' : 'endswith';
+  return `map(select(${value} as $v | $v != null and (($v | tostring${lc}) | ${fn}(${param}${lc}))${t.neg ? ' == false' : ''}))`;
+}
+
+type FlagRule = (typeof FLAG_TESTS)[keyof typeof FLAG_TESTS];
+/** A flag test in jq: the parameter is "true" or "false" (from the environment). */
+function jqFlag(value: string, param: string, rule: FlagRule): string {
+  const has = rule === 'absent' || rule === 'present' ? '$v == null' : '($v == null or $v == "")';
+  const yes = rule === 'absent' || rule === 'blank';
+  return `map(select(${value} as $v | (${has}) == ((${param} | tostring) ${yes ? '==' : '!='} "true")))`;
+}
+
+/** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
+function jqStep(a: StepArgs): string {
+  const val = (f: string) => (f === 'status' ? '($S[.status // ""] // .status)' : `.${f}`);
+  const env = (p: string) => `$ENV.${envName(p)}`;
+  switch (a.op) {
+    case 'merge':
+      return `sort_by(${a.desc ? '-' : ''}.created_at)`;
+    case 'filter':
+      return a.conds.map((c) => (own(FLAG_TESTS, c.test) ? jqFlag(val(c.field), env(c.param), own(FLAG_TESTS, c.test) as FlagRule)
+        : own(TEXT_TESTS, c.test) ? jqText(val(c.field), env(c.param), own(TEXT_TESTS, c.test) as TextRule) : own(COMPARE, c.test)
+        ? `map(select((${val(c.field)} | ms) as $t | $t != null and $t ${own(COMPARE, c.test)} (${env(c.param)} | instant)))`
+        : c.test === 'in'
+          // (a list given as a JSON array or comma-separated; `index` of a list answers a position, null when absent)
+          ? `map(select(${val(c.field)} as $v | ${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])))`
+          : c.test === 'nin'
+            ? `map(select(${val(c.field)} as $v | $v != null and ` +
+              `(${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])) == null))`
+          : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
+    case 'search':
+      return `map(select([.name, $S[.status // ""]] | map(select(type == "string") | lower | contains(${env(a.param)} | lower)) | any))`;
+    case 'sort':
+      return a.keys.length === 1 && a.keys[0]
+        ? `sort_by(${val(a.keys[0].field)} | textkey)${a.keys[0].desc ? ' | reverse' : ''}`
+        : `sort_by(${a.keys.map((k) => val(k.field)).join(', ')})`;
+    case 'page':
+      return a.offset ? `.[(${env(a.offset)} | tonumber):((${env(a.offset)} | tonumber) + (${env(a.limit)} | tonumber))]`
+        : `.[:(${env(a.limit)} | tonumber)]`;
+    case 'keep':
+      return `map(.${a.field} = ${env(a.param)})`;
+    case 'aggregate': {
+      // (one object a function: min of two fields is {min: {a: …, b: …}})
+      const byFn = new Map<string, string[]>();
+      let count: string | undefined;
+      for (const f of a.fns) {
+        let v: string;
+        if (f.fn === 'count') v = 'length';
+        else if (f.fn === 'countDistinct') v = `(map(.${f.field} | select(. != null) | tostring) | unique | length)`;
+        else {
+          // a v1 time (seconds or ms) as the legacy ISO date, its milliseconds kept
+          v = `(map(.${f.field} | select(. != null) | if . < 100000000000 then . * 1000 else . end) | ${f.fn} | if . == null then null else ` +
+            `((. / 1000 | floor | todate | sub("Z$"; "")) + "." + ((. % 1000 | floor | tostring) as $m | ("000" + $m)[($m | length):]) + "Z") end)`;
+        }
+        if (f.fn === 'count' && f.field === '*') { count = v; continue; }
+        byFn.set(f.fn, [...(byFn.get(f.fn) ?? []), `${JSON.stringify(f.as)}: ${v}`]);
+      }
+      const parts = [...(count ? [`count: ${count}`] : []), ...[...byFn].map(([fn, kv]) => `${fn}: {${kv.join(', ')}}`)];
+      return `[{${parts.join(', ')}}]`;
+    }
+    case 'attach':
+      return `(($${a.from}[0] | map({key: .id, value: .${a.field}}) | from_entries) as $by | map(.${a.as} = $by[.${a.by}]))`;
+    case 'meta':
+      return `length as $${a.count} | .`;
+    case 'count': {
+      const n = a.of ? `{${JSON.stringify(a.of)}: length}` : 'length';
+      return a.groupBy
+        ? `group_by(${val(a.groupBy)}) | map({${JSON.stringify(a.as ?? a.groupBy)}: (.[0] | ${val(a.groupBy)}), count: ${n}})`
+        : `[{count: ${n}}]`;
+    }
+  }
+}
+
+/**
+ * Text in jq as the other languages compare it. `lower`: lower case in Latin (with Latin-1 and Latin Extended-A),
+ * Greek and Cyrillic letters, as JavaScript's toLowerCase — jq's own `ascii_downcase` leaves `É` as it is (held-out
+ * check of issue 39: a search for "CAFÉ" found nothing). `textkey`: the order the legacy collation gives, approximated
+ * as the Python snippet does — letters first, accents stripped (Latin-1 and Latin Extended-A), case folded; then the
+ * text itself; nulls last.
+ */
+const FOLDED = Array.from({ length: 0x180 - 0xc0 }, (_, i) => String.fromCodePoint(0xc0 + i).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase());
+const JQ_TEXT = 'def lower: explode | map(if (. >= 65 and . <= 90) or (. >= 192 and . <= 222 and . != 215) or (. >= 913 and . <= 939 and . != 930) ' +
+  'or (. >= 1040 and . <= 1071) then . + 32 elif . >= 1024 and . <= 1039 then . + 80 elif . == 376 then 255 ' +
+  'elif ((. >= 256 and . <= 311) or (. >= 330 and . <= 375)) and . % 2 == 0 and . != 304 then . + 1 ' +
+  'elif ((. >= 313 and . <= 328) or (. >= 377 and . <= 382)) and . % 2 == 1 then . + 1 else . end) | implode; ' +
+  `def textkey: if . == null then [1] elif type == "string" then [0, (lower | explode | map(if . >= 192 and . < 384 then ${JSON.stringify(FOLDED)}[. - 192] ` +
+  'else ([.] | implode) end) | add // ""), ' +
+  '(explode | map(if . >= 65 and . <= 90 then . + 32 elif . >= 97 and . <= 122 then . - 32 else . end) | implode)] else [0, .] end; ';
+
+/** The environment variables a curl script reads its parameters from, each once. */
+const envNames = (e: Equivalent): string[] => [...new Set(['LIMIT', 'OFFSET', ...e.params.map((p) => envName(p.name))])];
+
+/** A curl script (POSIX sh, curl and jq): the calls with the cursor loop, then the client steps as jq. */
+export function renderCurl(e: Equivalent): string {
+  const lines = [
+    '#!/bin/sh',
+    `# V1 (base URL) and KEY (a v1 key) in the environment; parameters too: ${envNames(e).join(', ')}`,
+    'set -eu',
+    '# (no call is piped: a failed call — a revoked key, a 404, a 429 — ends the script with an error, never with an empty answer)',
+    'list() { # every item of a v1 list: next_cursor is passed until it is null (a short page is not the end)',
+    '  CURSOR=',
+    '  while :; do',
+    '    PAGE=$(curl -sSf -G "$1" ${CURSOR:+--data-urlencode "cursor=$CURSOR"} -H "Authorization: Bearer $KEY")',
+    `    printf '%s\\n' "$PAGE" | jq -c '.data[]'`,
+    `    CURSOR=$(printf '%s\\n' "$PAGE" | jq -r '.next_cursor // empty'); [ -n "$CURSOR" ] || break`,
+    '  done',
+    '}',
+    'one() {',
+    '  BODY=$(curl -sSf "$1" -H "Authorization: Bearer $KEY")',
+    `  printf '%s\\n' "$BODY" | jq -c 'if (.data | type) == "array" then .data[] else . end'`,
+    '}',
+  ];
+  for (const c of e.calls) {
+    const item = c.each ? singular(c.each) : null;
+    let loopPath: string | null = null;
+    const sh = (v: string) => {
+      const m = /^\{([^}]+)\}$/.exec(v);
+      if (!m) return v;
+      const name = (m[1] ?? '').replace(/, optional$/, '');
+      if (name === 'v1_status') return '$V1_STATUS';
+      if (item && name.startsWith(`${item}.`)) {
+        loopPath = `.${name.split('.').slice(1).join('.')}`;
+        return `$${envName(name)}`;
+      }
+      return `$${envName(name)}`;
+    };
+    const path = c.path.replace(/\{[^}]+\}/g, sh);
+    const qs = Object.entries(c.query).map(([k, v]) => `${k}=${sh(v)}`).join('&');
+    const url = `"$V1${path}${qs ? `?${qs}` : ''}"`;
+    lines.push(`# ${c.name}: ${c.why}`);
+    if (c.method === 'POST') {
+      const body = Object.entries(c.body ?? {}).filter(([, v]) => !v.includes('optional'));
+      const args = body.map(([k, v]) => (k === 'values' ? `--argjson ${k} "${sh(v)}"` : `--arg ${k} "${sh(v)}"`)).join(' ');
+      lines.push(`BODY=$(curl -sSf -X POST "$V1${path}" -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\`);
+      lines.push(`  -d "$(jq -n ${args} '{${body.map(([k]) => `${k}: $${k}`).join(', ')}}')")`);
+      lines.push(`printf '%s\\n' "$BODY" | jq -s '.' > ${c.name}.json`);
+      continue;
+    }
+    const table = JSON.stringify(e.statuses ?? {});
+    const fetch = c.perStatus
+      ? `for V1_STATUS in $(jq -rn --arg s "$STATUS" --argjson T '${table}' '$T[$s][]?'); do ${c.cursor ? 'list' : 'one'} ${url}; done`
+      : `${c.cursor ? 'list' : 'one'} ${url}`;
+    const list = c.each ? listParam(c.each) : undefined;
+    if (list) {
+      // each id of the list parameter, given as a JSON array or a comma-separated list
+      const ids = `$(printf '%s' "$${envName(list)}" | tr -d '[]" ' | tr ',' ' ')`;
+      lines.push(`for ${envName(item ?? '')} in ${ids}; do ${fetch}; done > ${c.name}.jsonl`);
+    } else if (item && c.each) {
+      const v = `${envName(item)}_${envName((loopPath ?? '.id').slice(1))}`;
+      lines.push(`jq -r '.[] | ${loopPath ?? '.id'}' ${c.each}.json > ${c.name}.each`);
+      lines.push(`while read -r ${v}; do ${fetch}; done < ${c.name}.each > ${c.name}.jsonl`);
+    } else lines.push(`${fetch} > ${c.name}.jsonl`);
+    lines.push(`jq -s '.' ${c.name}.jsonl > ${c.name}.json`);
+  }
+  const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
+  for (const s of e.clientSteps) {
+    if (s.kind !== 'translate' && !s.args && s.kind !== 'join') lines.push(`# TODO (not done by this script): ${oneLine(s.detail)}`);
+  }
+  // a v1 time in ms (seconds or ms given); an ISO 8601 date in ms (its zone ignored: UTC; a date alone is midnight)
+  const defs = comparesTimes(e) ? 'def ms: if . == null then null elif . < 100000000000 then . * 1000 else . end; ' +
+    // (an offset is taken off: 22:00+05:00 is 17:00 UTC — the held-out check of issue 39 found the zone ignored)
+    'def instant: (if test("[T ]") then . else . + "T00:00:00" end) | capture("^(?<d>[0-9]{4}-[0-9]{2}-[0-9]{2})[T ](?<t>[0-9]{2}:[0-9]{2}(:[0-9]{2})?)' +
+    '(\\\\.(?<f>[0-9]+))?(?<z>Z|[+-][0-9]{2}(:?[0-9]{2})?)?$") | ' +
+    '((.d + "T" + (.t | if length == 5 then . + ":00" else . end) + "Z") | fromdateiso8601) * 1000 + (((.f // "") + "000")[0:3] | tonumber) - ' +
+    '(if (.z // "Z") == "Z" then 0 else (.z | (if .[0:1] == "-" then -1 else 1 end) * ' +
+    '((.[1:3] | tonumber) * 60 + (.[3:] | ltrimstr(":") | if . == "" then 0 else tonumber end)) * 60000) end); ' : '';
+  const text = steps.some((x) => x.includes('lower') || x.includes('textkey')) ? JQ_TEXT : '';
+  const counts = e.clientSteps.flatMap((x) => (x.args?.op === 'meta' ? [`${x.args.count}: $${x.args.count}`] : []));
+  const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
+  // (a call's items another step reads: --slurpfile)
+  const slurp = [...new Set(e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from] : [])))].map((f) => ` --slurpfile ${f} ${f}.json`).join('');
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${text}${program}' ${mainCall(e) ?? 'none'}.json`);
+  return lines.join('\n');
+}
