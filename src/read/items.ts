@@ -215,6 +215,8 @@ function roomForCopies(env: ExecEnv, q: QueryNode, resource: string, schemas: Sc
   const schema = Object.hasOwn(schemas, resource) ? schemas[resource] : undefined;
   const room = env.renderData.room?.bind(env.renderData);
   if (!room || !schema) return env;
+  // (most reads name no data, no `*` and no alias: nothing to count on the hot path)
+  if (!q.alias && !q.fields.some((f) => f.path.includes('data') || f.path.includes('*'))) return env;
   const copies = copiesOf(q.fields, schema, schemas, q.alias);
   if (copies <= 1) return env;
   const data = env.renderData;
