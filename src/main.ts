@@ -7,7 +7,8 @@ import { ConfigError, loadConfig, settingLookalikes } from './config/schema.js';
 import { listening, missingMappings, StartupError } from './config/startup.js';
 import { MappingError } from './config/mappings.js';
 import { createDeps } from './deps.js';
-import { storeFolderProblem, storeUnreachable } from './store/db.js';
+import { sqliteFile, storeFolderProblem, storeUnreachable } from './store/db.js';
+import { claimSqliteStore, StoreClaimedError } from './store/instance-claim.js';
 import { WrongEncryptionKeyError } from './store/key-check.js';
 import { createLogger } from './log/logger.js';
 import type { Simulator } from './sim/server.js';
@@ -30,9 +31,13 @@ async function main(): Promise<void> {
   let simWorld = '';
   // the simulator and demo set-up are loaded only in demo mode (a deployment never carries them in memory)
   const demo: Demo | undefined = config.demo ? await import('./demo.js') : undefined;
+  // a port in use is said before the demo writes its secrets, store and world (a failed start leaves nothing behind)
+  if (demo && config.PORT !== 0) await listening('PORT', config.PORT, config.HOST, () => portFree(config.PORT, config.HOST), 'HOST');
+  // one gateway serves an SQLite file (claimed before the demo writes anything; several instances need PostgreSQL)
+  const file = sqliteFile(config.DATABASE_URL);
+  const claim = file ? claimSqliteStore(file) : undefined;
+  if (claim) process.once('exit', () => claim.release()); // a failed start or a stop leaves no claim behind
   if (demo) {
-    // a port in use is said before the demo writes its secrets, store and world (a failed start leaves nothing behind)
-    if (config.PORT !== 0) await listening('PORT', config.PORT, config.HOST, () => portFree(config.PORT, config.HOST), 'HOST');
     const { demoSecrets, startDemoSimulator, registerDemoWebhooks } = demo;
     const secrets = demoSecrets(config);
     config = loadConfig({ ...secrets, ...process.env });
@@ -84,6 +89,7 @@ async function main(): Promise<void> {
           metricsServer?.close();
           await deps.close();
           await sim?.close();
+          claim?.release();
         },
         graceMs: config.SHUTDOWN_GRACE_MS,
         exit: (code) => process.exit(code),
@@ -104,7 +110,7 @@ main().catch((e: unknown) => {
     process.stderr.write(`${elsewhere}\n`);
     process.exit(78);
   }
-  if (e instanceof ConfigError || e instanceof MappingError || e instanceof WrongEncryptionKeyError || world) {
+  if (e instanceof ConfigError || e instanceof MappingError || e instanceof WrongEncryptionKeyError || e instanceof StoreClaimedError || world) {
     process.stderr.write(`${(e as Error).message}\n`);
     process.exit(78);
   }

@@ -14,6 +14,13 @@ export async function pingDb(db: Db): Promise<void> {
 const isPostgres = (url: string) => /^postgres(ql)?:\/\//.test(url);
 const sqlitePath = (url: string) => url.replace(/^sqlite:(\/\/)?/, '').replace(/^file:/, '');
 
+/** The SQLite file a store URL names; undefined for PostgreSQL and `:memory:`. */
+export function sqliteFile(url: string): string | undefined {
+  if (isPostgres(url)) return undefined;
+  const path = sqlitePath(url);
+  return path === ':memory:' || path === '' ? undefined : path;
+}
+
 /**
  * Checked before anything is created (start-up and the command line): an SQLite file whose folder does not exist is a
  * mistake to name, not a folder to create (openDb would create it). Undefined when the location is usable.

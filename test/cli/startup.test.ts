@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
@@ -180,5 +180,73 @@ describe('the command line names a mistyped variable', { timeout: 60_000 }, () =
     const r = await run(BIN, ['users', 'list'], { ...deployed(dir), DATABASE_URL: join(dir, 'data', 'g.db'), INDEX_ENABLEDD: 'false' }, dir);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('warning: INDEX_ENABLEDD is not a setting of the gateway and is ignored: did you mean INDEX_ENABLED?\n');
+  });
+});
+
+describe('one gateway serves an SQLite file (several instances need PostgreSQL)', { timeout: 90_000 }, () => {
+  /** Starts the compiled gateway and resolves once it listens (the caller stops it). */
+  function started(env: Record<string, string>, cwd: string): Promise<import('node:child_process').ChildProcess> {
+    return new Promise((ok, fail) => {
+      const child = spawn(process.execPath, [MAIN], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('Server listening at')) ok(child);
+      });
+      child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+      child.on('close', (code) => fail(new Error(`exited ${code}: ${out}`)));
+    });
+  }
+  const stopped = (child: import('node:child_process').ChildProcess) =>
+    new Promise<void>((r) => { child.once('close', () => r()); child.kill('SIGTERM'); });
+
+  it('a second gateway on the same file is refused naming the first and PostgreSQL; the command line runs beside it; a stop frees it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-claim-'));
+    const env = deployed(dir);
+    const first = await started(env, dir);
+    try {
+      const claim = JSON.parse(readFileSync(join(dir, 'gateway.db.instance'), 'utf8')) as { pid: number; host: string };
+      expect(claim).toMatchObject({ pid: first.pid, host: hostname() });
+      const second = await run(MAIN, [], env, dir);
+      expect(second.code, second.stdout + second.stderr).toBe(78);
+      oneLine(second);
+      expect(second.stderr).toContain(`DATABASE_URL: the SQLite store ${join(dir, 'gateway.db')} is already served by another gateway (process ${first.pid} on ${hostname()}`);
+      expect(second.stderr).toContain('several instances need PostgreSQL');
+      expect(second.stdout).not.toContain('Server listening at');
+      // the refused start took nothing: the first's claim is still there, unchanged
+      expect(JSON.parse(readFileSync(join(dir, 'gateway.db.instance'), 'utf8'))).toEqual(claim);
+      const cli = await run(BIN, ['users', 'list'], env, dir);
+      expect(cli.code, cli.stderr).toBe(0);
+    } finally {
+      await stopped(first);
+    }
+    expect(existsSync(join(dir, 'gateway.db.instance'))).toBe(false); // released at the stop
+    const again = await run(MAIN, [], env, dir);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('Server listening at');
+  });
+
+  it('a claim left by a process that died, or not renewed for 30 s by another host, is taken over; a live one from another host is not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-stale-'));
+    const env = deployed(dir);
+    const file = join(dir, 'gateway.db.instance');
+    // a process of this host that is gone
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => gone.once('close', r));
+    writeFileSync(file, JSON.stringify({ host: hostname(), pid: gone.pid, token: 'dead', since: Date.now() }));
+    const r1 = await run(MAIN, [], env, dir);
+    expect(r1.code, r1.stderr).toBe(0);
+    expect(r1.stdout).toContain('Server listening at');
+    // another host, touched just now: refused
+    writeFileSync(file, JSON.stringify({ host: 'elsewhere.example', pid: 1, token: 'live', since: Date.now() }));
+    const r2 = await run(MAIN, [], env, dir);
+    expect(r2.code).toBe(78);
+    expect(r2.stderr).toContain('(process 1 on elsewhere.example, since');
+    // the same claim, last touched 60 s ago: lapsed
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(file, old, old);
+    const r3 = await run(MAIN, [], env, dir);
+    expect(r3.code, r3.stderr).toBe(0);
+    expect(r3.stdout).toContain('Server listening at');
   });
 });

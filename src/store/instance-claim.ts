@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+
+/**
+ * One gateway serves an SQLite store at a time. SQLite's driver answers on the event loop: a second gateway on the same
+ * file waits for the first's write lock there (up to `busy_timeout`, 5 s) and reads the first's commits back at each of
+ * its own — attack pass 15's re-check measured other users' reads stalled 10–21 s while one instance wrote 40 000 renders.
+ * Several instances need PostgreSQL (docs/configuration.md); the command line (`node dist/src/cli/main.js`) is not a
+ * gateway and opens the store beside one.
+ *
+ * The claim is a file beside the store (`<store>.instance`): made exclusively, it names the host, the process and a
+ * token; the holder touches it every `BEAT_MS`. A claim is stale (taken over) when its process is gone from this host, or
+ * when it has not been touched for `STALE_MS` (another host, a frozen process).
+ */
+export const BEAT_MS = 10_000;
+export const STALE_MS = 30_000;
+
+interface Holder { readonly host: string; readonly pid: number; readonly token: string; readonly since: number }
+
+/** Tokens this process holds (two gateways built in one process are refused like two processes). */
+const heldHere = new Set<string>();
+
+export class StoreClaimedError extends Error {
+  constructor(readonly path: string, readonly holder: Holder | undefined) {
+    const who = holder ? `process ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}` : 'another process';
+    super(
+      `DATABASE_URL: the SQLite store ${path} is already served by another gateway (${who}). One gateway serves an SQLite ` +
+        'file; several instances need PostgreSQL (DATABASE_URL=postgres://…, docs/configuration.md). The command line ' +
+        `may run beside it. A stopped gateway's claim (${path}.instance) lapses ${STALE_MS / 1000} s after its last beat.`,
+    );
+    this.name = 'StoreClaimedError';
+  }
+}
+
+export interface StoreClaim { release(): void }
+
+const claimPath = (store: string) => `${store}.instance`;
+
+function readHolder(path: string): Holder | undefined {
+  try {
+    const h = JSON.parse(readFileSync(path, 'utf8')) as Partial<Holder>;
+    if (typeof h.host === 'string' && typeof h.pid === 'number' && typeof h.token === 'string' && typeof h.since === 'number') return h as Holder;
+  } catch {
+    // unreadable or half-written: judged by its age alone
+  }
+  return undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+}
+
+function stale(path: string, holder: Holder | undefined, now: number): boolean {
+  let touched: number;
+  try {
+    touched = statSync(path).mtimeMs;
+  } catch {
+    return true; // gone meanwhile
+  }
+  if (now - touched > STALE_MS) return true;
+  if (!holder || holder.host !== hostname()) return false;
+  if (heldHere.has(holder.token)) return false;
+  // this process's own pid on a claim it does not hold: an earlier life of a restarted container (pid 1 again)
+  return holder.pid === process.pid || !alive(holder.pid);
+}
+
+function tryCreate(path: string, holder: Holder): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    writeSync(fd, JSON.stringify(holder));
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/**
+ * Claims the SQLite file `store` for this gateway, or throws `StoreClaimedError` naming the holder. The claim is kept
+ * fresh until `release()` (at shutdown); a process that dies leaves a claim the next start takes over.
+ */
+export function claimSqliteStore(store: string, now: () => number = Date.now): StoreClaim {
+  const path = claimPath(store);
+  mkdirSync(dirname(path), { recursive: true });
+  const mine: Holder = { host: hostname(), pid: process.pid, token: randomBytes(12).toString('hex'), since: now() };
+  let got = tryCreate(path, mine);
+  if (!got) {
+    const holder = readHolder(path);
+    if (!stale(path, holder, now())) throw new StoreClaimedError(store, holder);
+    // moved aside atomically: of two starts that both judged it stale, one renames it and the other's create decides
+    const aside = `${path}.stale-${mine.token}`;
+    try {
+      renameSync(path, aside);
+      rmSync(aside, { force: true });
+    } catch {
+      // the other start moved it first
+    }
+    got = tryCreate(path, mine);
+    if (!got) throw new StoreClaimedError(store, readHolder(path));
+  }
+  heldHere.add(mine.token);
+  const beat = setInterval(() => {
+    try {
+      const t = new Date(now());
+      utimesSync(path, t, t);
+    } catch {
+      // removed by hand: the next start may claim it; this one keeps serving
+    }
+  }, BEAT_MS).unref();
+  return {
+    release() {
+      clearInterval(beat);
+      if (!heldHere.delete(mine.token)) return;
+      if (readHolder(path)?.token === mine.token) rmSync(path, { force: true });
+    },
+  };
+}
