@@ -4,7 +4,7 @@ import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { STAND_IN_HAND, withDataAtHand } from '../translate/data-at-hand.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team } from '../v1/schemas.js';
-import { TestTurn } from '../query/test-turn.js';
+import { ROUND_MS, TESTS_A_ROUND, TestTurn } from '../query/test-turn.js';
 import type { PlannedCall, RecordSource, SourceDescription, Walked } from './source.js';
 import { testInRounds } from './test-rounds.js';
 
@@ -21,7 +21,7 @@ export class LiveSource implements RecordSource {
   /** The v1 id each render record was built from. */
   private readonly v1Ids = new WeakMap<Rec, string>();
   /** The tests relational walks may make a round (`settleTests` runs rounds until none stops short). */
-  readonly turn = new TestTurn();
+  readonly turn = new TestTurn(TESTS_A_ROUND, { ms: ROUND_MS, now: () => performance.now() });
 
   /** What the record map answers moves with each round of fetched misses (`Lookup.version`). */
   get version(): number {

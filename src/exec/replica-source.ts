@@ -8,7 +8,7 @@ import type { ReplicaSnapshot } from '../replica/reads/snapshot.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { pace } from '../lib/pace.js';
-import { TestTurn } from '../query/test-turn.js';
+import { ROUND_MS, TESTS_A_ROUND, TestTurn } from '../query/test-turn.js';
 import { nextRound, stopIfGone, testInRounds } from './test-rounds.js';
 import { CHUNK } from './answer-parts.js';
 import type { ColumnScan, RecordSource, RowFilter, SourceDescription, Walked } from './source.js';
@@ -99,7 +99,7 @@ export class ReplicaSource implements RecordSource {
   readonly compactAfter = Number.POSITIVE_INFINITY;
   readonly nestedLimit: number;
   /** The tests relational walks may make a round (`settleTests` runs rounds until none stops short). */
-  readonly turn = new TestTurn();
+  readonly turn = new TestTurn(TESTS_A_ROUND, { ms: ROUND_MS, now: () => performance.now() });
 
   constructor(readonly snapshot: ReplicaSnapshot, private readonly hooks: ReplicaHooks) {
     this.nestedLimit = snapshot.nestedLimit;

@@ -243,6 +243,7 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
           if (turn && !turn.spend(cost)) return false; // provisional: the round is run again
           const hit = child(items[k.at] as Rec);
           if (turn?.short) return false; // a walk under this one stopped: this item is tested again next round
+          turn?.moved();
           if (hit) break;
         }
         k.items = undefined;

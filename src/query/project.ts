@@ -1,6 +1,7 @@
 import { FieldRef, Sort, type DeepNode, type SelectNode } from './ast.js';
 import type { ExpansionBudget } from './budget.js';
 import { compileFilter, compileSearch, compileSort, dateFn, type Lookup, type Rec } from './compile.js';
+import type { TestTurn } from './test-turn.js';
 import { withAliases, type DateFunction, type ResourceSchema, type SchemaRegistry } from './schema.js';
 import { termsOf } from './list-caps.js';
 
@@ -136,15 +137,35 @@ function compileChoice(d: DeepNode, resource: ResourceSchema, schemas: SchemaReg
 }
 
 /**
- * The related items `deep` asks for: every related item (Lookup.manyAll) filtered, searched, sorted (its `_sort`, else
- * primary-key order; the id breaks ties), then offset and limit (the default limit unless `_limit`; -1: all).
+ * A parent's related items being chosen: its candidates (Lookup.manyAll), how many are tested, those kept so far. The
+ * tests are made in the rounds of the lookup's turn (as a relational filter's walks are): a choice stopped short goes on
+ * where it stopped in the next round (attack pass 15's second re-check: one parent's 10 000 candidates × 400 terms were
+ * tested in one turn, 0.2–1 s).
  */
-function chooseRelated(all: readonly Rec[], c: Choice, nestedLimit: number, budget?: ExpansionBudget): Rec[] {
-  // every candidate is tested (and sorted) before any is kept: counted first, whatever the filter keeps
-  budget?.chargeTests(all.length, c.terms);
-  const kept = all.filter(c.keep).sort(c.cmp);
-  const limit = c.d.limit ?? nestedLimit;
-  return limit === -1 ? kept.slice(c.d.offset) : kept.slice(c.d.offset, c.d.offset + limit);
+interface Choosing { readonly version: number | undefined; readonly all: readonly Rec[]; at: number; readonly kept: Rec[]; items?: readonly Rec[] }
+
+/**
+ * The related items `deep` asks for: every related item filtered, searched, sorted (its `_sort`, else primary-key order;
+ * the id breaks ties), then offset and limit (the default limit unless `_limit`; -1: all). Every candidate is counted
+ * against the budget before any is tested, whatever the filter keeps (in every round alike); undefined while the round's
+ * tests are spent (provisional: the round is run again).
+ */
+function chooseRelated(c: Choosing, choice: Choice, nestedLimit: number, turn: TestTurn | undefined, budget?: ExpansionBudget): readonly Rec[] | undefined {
+  budget?.chargeTests(c.all.length, choice.terms);
+  if (c.items) return c.items;
+  const cost = choice.terms + 1;
+  for (; c.at < c.all.length; c.at++) {
+    if (turn && !turn.spend(cost)) return undefined;
+    const x = c.all[c.at] as Rec;
+    const keep = choice.keep(x);
+    if (turn?.short) return undefined; // a walk under this filter stopped: this candidate is tested again next round
+    turn?.moved();
+    if (keep) c.kept.push(x);
+  }
+  const kept = c.kept.sort(choice.cmp);
+  const limit = choice.d.limit ?? nestedLimit;
+  c.items = limit === -1 ? kept.slice(choice.d.offset) : kept.slice(choice.d.offset, choice.d.offset + limit);
+  return c.items;
 }
 
 /** True when the selection lists or expands related items (what MAX_RELATED_ITEMS counts). */
@@ -189,24 +210,20 @@ function projectorFor(
         o[name] = rec ? subProject(rec) : null;
       };
     }
-    // a parent's chosen items, once a round has chosen them whole: a round run again (a deep _filter's walks go on in
-    // rounds) reads them back instead of testing every candidate again — 500 relational terms over 20 projects' renders
-    // re-tested every known answer each round, ~0.5 s a round, and other users' paced reads waited for several rounds
-    // (the re-check of attack pass 15). Charged as if tested, so every round counts alike.
-    const chosen = choice ? new Map<unknown, { version: number | undefined; items: readonly Rec[]; candidates: number }>() : undefined;
+    // a parent's chosen items, and how far their choice got: a round run again (tests go on in rounds) reads them back,
+    // or goes on where it stopped, instead of testing every candidate again — 500 relational terms over 20 projects'
+    // renders re-tested every known answer each round, ~0.5 s a round (the re-check of attack pass 15)
+    const chosen = choice ? new Map<unknown, Choosing>() : undefined;
     const choose = (r: Rec): readonly Rec[] => {
       if (!choice || !chosen) return lookup.many(rel.resource, r, source, parentKey);
       const key = r.id ?? r;
-      const hit = chosen.get(key);
-      if (hit && hit.version === lookup.version) {
-        budget?.chargeTests(hit.candidates, choice.terms);
-        return hit.items;
+      let c = chosen.get(key);
+      if (!c || c.version !== lookup.version) {
+        if (lookup.turn?.short) return []; // (the round stopped: nothing more is read)
+        c = { version: lookup.version, all: lookup.manyAll?.(rel.resource, r, source, parentKey) ?? [], at: 0, kept: [] };
+        chosen.set(key, c);
       }
-      const all = lookup.manyAll?.(rel.resource, r, source, parentKey) ?? [];
-      const items = chooseRelated(all, choice, nestedLimit, budget);
-      // (a round that stopped short answered some walks provisionally: nothing of it is kept)
-      if (lookup.turn === undefined || !lookup.turn.short) chosen.set(key, { version: lookup.version, items, candidates: all.length });
-      return items;
+      return chooseRelated(c, choice, nestedLimit, lookup.turn, budget) ?? [];
     };
     return (r: Rec, o: Record<string, unknown>) => {
       const items = choose(r);

@@ -161,6 +161,69 @@ describe('a relational walk in rounds', () => {
     expect(asked).toBeLessThan(3 * 3_000 * 40 * 2);
   });
 
+  it('a deep _filter\'s own tests are made in rounds: one parent\'s candidates × terms spread over turns, the answer a plain projection\'s (second re-check of attack pass 15)', async () => {
+    const w = world();
+    // 50 terms on the title: every candidate of every parent tested against all of them (p1 holds the one that matches)
+    const titles = [...Array.from({ length: 49 }, (_, i) => `absent ${i}`), 'r1-17'];
+    const filter = Or.create(titles.map((t) => Compare.create(FieldRef.create(['title']), '_eq', t)));
+    const deep = { filter, search: null, sort: [], offset: 0, limit: -1, children: {} };
+    const related = { deep: { filter: null, search: null, sort: [], offset: 0, children: { renders: deep } }, nestedLimit: 100 };
+    const fields = [{ kind: 'Select' as const, path: ['renders', 'id'] }];
+    const parents: Rec[] = [{ id: 'p0' }, { id: 'p1' }, { id: 'p2' }];
+    const plain = compileProjection(fields, schemas.project as ResourceSchema, schemas, w.lookup(), unlimited(), related);
+    const reference = parents.map((x) => plain(x));
+    const turn = new TestTurn(20_000);
+    const project = compileProjection(fields, schemas.project as ResourceSchema, schemas, w.lookup(turn), unlimited(), related);
+    let rounds = 0;
+    const { value, seen } = await atTurns(w.tests, () => testInRounds(turn, () => (rounds++, parents.map((x) => project(x)))));
+    expect(value).toEqual(reference);
+    expect((value as { renders: unknown[] }[]).map((x) => x.renders)).toEqual([[], [{ id: 'r1-17' }], []]);
+    // 3 × 3 000 candidates × 51: many rounds, a turn apart, none far past its allowance (before: a parent's 150 000 in one)
+    expect(rounds).toBeGreaterThan(10);
+    const between = seen.slice(1).map((n, i) => n - (seen[i] as number));
+    expect(Math.max(...between)).toBeLessThanOrEqual(20_000 + 50);
+  });
+
+  it('a round also ends on time once it has moved on, and only after as long again as it took to move (every round moves on)', () => {
+    let now = 0;
+    const turn = new TestTurn(1e12, { ms: 10, now: () => now });
+    // nothing tested whole yet: the round goes on past its time (re-reading what earlier rounds answered)
+    const slow = turn.round(() => {
+      for (let i = 0; i < 30; i++) { now++; if (!turn.spend(1)) return i; }
+      turn.moved(); // moved at 30: the round may end at 60, not before
+      for (let i = 0; ; i++) { now++; if (!turn.spend(1)) return now; }
+    });
+    expect(slow).toEqual({ out: 60, whole: false });
+    // moved at once: it ends at its time, 10 after it began
+    now = 100;
+    const quick = turn.round(() => {
+      turn.moved();
+      for (;;) { now++; if (!turn.spend(1)) return now - 100; }
+    });
+    expect(quick).toEqual({ out: 10, whole: false });
+    // outside a round, nothing stops
+    now += 1_000;
+    expect(turn.spend(1)).toBe(true);
+  });
+
+  it('a walk in timed rounds ends with the plain answer, every round moving on, however slow the tests', async () => {
+    const w = world();
+    // the clock is the titles read: a round of 50 "ms" reads about 50 of them (100 once it has to move on first)
+    const turn = new TestTurn(1e12, { ms: 50, now: () => w.tests() });
+    const titles = ['absent', 'r1-2999'];
+    const keep = compileFilter(filterOf(titles), render, schemas, { ...w.lookup(), turn });
+    const batch = w.renders.filter((_, i) => i % 500 === 0);
+    const reference = batch.filter(compileFilter(filterOf(titles), render, schemas, w.lookup()));
+    let rounds = 0;
+    const { value, seen } = await atTurns(w.tests, () => testInRounds(turn, () => (rounds++, batch.filter(keep))));
+    expect(value).toEqual(reference);
+    expect(value.length).toBeGreaterThan(0);
+    // 9 000 renders × 2 terms over rounds of about 50–100 reads each
+    expect(rounds).toBeGreaterThan(50);
+    const between = seen.slice(1).map((n, i) => n - (seen[i] as number));
+    expect(Math.max(...between)).toBeLessThanOrEqual(300);
+  });
+
   it('a holder whose record is built again between rounds: the walk goes on where it stopped (a sync rebuilds project records)', async () => {
     const w = world();
     const titles = ['absent', 'r1-2999'];
