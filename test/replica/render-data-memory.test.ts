@@ -276,8 +276,11 @@ describe('render data is read per answer, never held by the replica', () => {
   }, 120_000);
 
   it.each(modes)('every item with its data (limit=-1, as JSON and as a file) is built a part at a time as it is written, not held whole (%s; attack pass 6, M1)', async (mode, env) => {
-    // (three heavy reads at once: the key's places are held until each answer is sent; one answer may hold 4 MB whole)
-    const t2 = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, HEAVY_READS_PER_KEY: '3', ANSWER_MEMORY_MB_PER_KEY: '4', ...env }, {}, { sim, simClock: true });
+    // (three heavy reads at once: the key's places are held until each answer is sent. A stalled reader pins up to two
+    // chunks, the one its socket holds and the one ready after it, each an item of 1 MB and a few bytes: two readers may
+    // pin just over 4 MB, and the third waited its DATA_WAIT_MS for a 503 — on some machines, by 283 bytes. 8 MB a key
+    // leaves room for the three, far below the 144 MB their answers are)
+    const t2 = await startGateway({ DATABASE_URL: gw.config.DATABASE_URL, HEAVY_READS_PER_KEY: '3', ANSWER_MEMORY_MB_PER_KEY: '8', ...env }, {}, { sim, simClock: true });
     try {
       const t = await t2.login('ann@example.com');
       const order = mode === 'index' ? await fromReplica(t2, t, '/renders?fields=id&limit=-1') : await t2.get('/renders?fields=id&limit=-1', t);
