@@ -172,8 +172,24 @@ export class ReplicaSource implements RecordSource {
     return rec.id as string;
   }
 
+  /**
+   * The records of the plan's ids, a slice of ids at a time, the event loop turning between slices (a write by query
+   * read its 40 000 items back by id in one turn, 0.4 s: attack pass 15's second re-check).
+   */
   async byIds(resource: string, plan: Plan): Promise<Rec[]> {
-    return this.snapshot.scope(resource, plan);
+    const ids = plan.ids;
+    if (!ids || ids.length <= SCAN_BATCH) return this.snapshot.scope(resource, plan);
+    const out: Rec[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < ids.length; i += SCAN_BATCH) {
+      // (an id named in two slices, in two cases, is answered once, as one plan's ids are)
+      const slice = ids.slice(i, i + SCAN_BATCH).filter((x) => !seen.has(x.toLowerCase()) && seen.add(x.toLowerCase()));
+      for (const r of this.snapshot.scope(resource, { ...plan, ids: slice })) out.push(r);
+      const turn = pace();
+      if (turn) await turn;
+      stopIfGone(this.hooks.gone);
+    }
+    return out;
   }
 
   async walk<T extends { readonly at: number }>(

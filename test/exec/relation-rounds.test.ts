@@ -336,6 +336,24 @@ describe('the replica source tests a batch in rounds', () => {
     return { t, source };
   }
 
+  it('records by many ids are read a slice of ids at a time, the event loop turning between (second re-check of attack pass 15: 40 000 in one turn)', async () => {
+    const { t, source } = twentyProjects();
+    const uuids = t.renderRecords().map((r) => r.id as string);
+    // every render, some named twice (one of them in capitals): each answered once
+    const ids = [...uuids, ...uuids.slice(0, 700).map((u) => u.toUpperCase())];
+    const plan = { ...planQuery(parseQuery({ limit: '-1' }, render, ctx()), 'render', { statusToV1: mappings.status.toV1, schemas }), ids };
+    const whole = source.snapshot.scope('render', plan);
+    let turns = 0;
+    let on = true;
+    const spin = () => { if (!on) return; turns++; setImmediate(spin); };
+    setImmediate(spin);
+    const got = await source.byIds('render', plan);
+    on = false;
+    expect(got.map((r) => r.id).sort()).toEqual(whole.map((r) => r.id).sort());
+    expect(got).toHaveLength(10_000);
+    expect(turns).toBeGreaterThan(3);
+  });
+
   it('a round that stopped reads nothing more: no holder, no list (attack pass 14, H2: 600 walks built 12 000 lists in one turn)', async () => {
     const { t, source } = twentyProjects();
     // 600 relational terms, hoisted: 600 walks of each of the 20 projects

@@ -73,4 +73,21 @@ describe('aggregating in turns (attack pass 15: 100 group keys over 40 000 rende
     expect(turns).toBeGreaterThanOrEqual(Math.floor((20_000 * 40) / AGGREGATE_SLICE));
     expect(whole.map((r) => r.f39).slice(0, 2)).toEqual(['v999', 'v998']); // (sorted as text, descending, after 3 of v999)
   });
+
+  it('a group field named many times is one group key, and ordering many groups is cut in slices too (its re-check: 100 names of 22 fields)', async () => {
+    const recs = Array.from({ length: 20_000 }, (_, i) => ({ id: i, kind: i % 2 ? 'a' : 'b', n: i, x: null }));
+    const twice = (names: string[]) => names.map((g) => FieldRef.create([g]));
+    const aggs = [Aggregate.create('count' as never, '*')];
+    const args = (groupBy: string[]) => [recs, aggs, twice(groupBy), [], -1, 0, schema, { item: schema }, lookup, { numericStrings: true }] as const;
+    const named100 = Array.from({ length: 100 }, (_, i) => (i % 2 ? 'kind' : 'id'));
+    let turns = 0;
+    const got = await aggregateRowsInTurns(...args(named100), () => { turns++; return undefined; });
+    expect(got).toEqual(aggregateRows(...args(['id', 'kind'])));
+    expect(got).toHaveLength(20_000);
+    expect(got[0]).toEqual({ id: 0, kind: 'b', count: '1' });
+    // grouping (20 000 × 2 keys), the rows (20 000 × 3) and their order (20 000 × 2): 7 slices, a turn asked between
+    // (before: every name grouped again, 20 000 × 100, and the order read in one go)
+    expect(turns).toBeGreaterThanOrEqual(6);
+    expect(turns).toBeLessThanOrEqual(8);
+  });
 });
