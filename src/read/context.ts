@@ -97,15 +97,18 @@ export async function requestEnv(
 }
 
 /**
- * Parses the request's legacy query for `resource`. `onDynamic` is told when a dynamic variable (`$NOW`,
+ * Parses the request's legacy query for `resource` (or `raw`, a query given otherwise: a write's body query, with the
+ * request's caller and clock; the request is never rewritten). `onDynamic` is told when a dynamic variable (`$NOW`,
  * `$CURRENT_USER`, …) was resolved, however it was spelled (a JSON filter may escape its `$`): such an answer depends on
  * the clock or the caller and is never kept.
  */
-export function parseLegacyQuery(deps: QueryDeps, request: FastifyRequest, resource: ResourceSchema, onDynamic?: () => void): QueryNode {
+export function parseLegacyQuery(
+  deps: QueryDeps, request: FastifyRequest, resource: ResourceSchema, onDynamic?: () => void, raw: unknown = request.query,
+): QueryNode {
   const ctx = requestContext(deps, request);
   const user = ctx.principal.user;
   const used = onDynamic ?? (() => undefined);
-  return parseQuery((request.query ?? {}) as Record<string, unknown>, resource, {
+  return parseQuery((raw ?? {}) as Record<string, unknown>, resource, {
     schemas: deps.mappings.schemas,
     dynamic: {
       get now() { used(); return new Date(ctx.now); },

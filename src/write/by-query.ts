@@ -120,12 +120,5 @@ const WRITE_CHUNK = 100;
 
 /** The body's query, parsed by the one parser with the request's caller and clock (Directus's form: a `filter` object, …). */
 function bodyQuery(deps: QueryDeps, request: FastifyRequest, schema: ResourceSchema, query: unknown): QueryNode {
-  const raw = { ...searchQuery({ query }, {}).raw, fields: 'id' };
-  const urlQuery = request.query;
-  request.query = raw;
-  try {
-    return parseLegacyQuery(deps, request, schema);
-  } finally {
-    request.query = urlQuery;
-  }
+  return parseLegacyQuery(deps, request, schema, undefined, { ...searchQuery({ query }, {}).raw, fields: 'id' });
 }
