@@ -1,5 +1,6 @@
 import type { Plan } from '../plan/plan.js';
 import type { FilterNode, QueryNode } from '../query/ast.js';
+import { DATE_FUNCTIONS, type DateFunction } from '../query/schema.js';
 import { own } from './own.js';
 import type { Shape } from './shape.js';
 import {
@@ -16,6 +17,13 @@ import {
 const TIMES = new Set(['created_at', 'updated_at']);
 const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = { _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte' };
 const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = { gt: true, gte: true, lt: true, lte: true };
+/** The operators a part of a date (`year(date_created)`) is compared with, as numbers. */
+const PART_TESTS: Readonly<Record<string, FilterCond['test']>> = {
+  _eq: 'eq', _neq: 'neq', _in: 'in', _nin: 'nin', _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte',
+};
+const isDatePart = (fn: string): fn is DateFunction => (DATE_FUNCTIONS as readonly string[]).includes(fn);
+/** What a part of a date is, as the legacy API (PostgreSQL) reads it. */
+const PART_MEANS: Readonly<Record<string, string>> = { week: ', the ISO week', weekday: ', 0 = Sunday', month: ', 1–12' };
 /** The aggregates of a shape (`fn(field)`) a client can compute from v1's objects, or undefined when one cannot be. */
 function aggregateFns(aggregates: readonly string[], v1: Readonly<Record<string, string>>): StepArgsOf<'aggregate'>['fns'] | undefined {
   const out: { fn: 'count' | 'countDistinct' | 'min' | 'max'; field: string; as: string }[] = [];
@@ -72,10 +80,25 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
       else conds.push({ field, test: 'in', param: `${either}_or` });
       continue;
     }
-    if (c.kind !== 'Compare' || c.field.fn) { simple = false; continue; }
+    if (c.kind !== 'Compare') { simple = false; continue; }
     const path = c.field.path.join('.');
-    if (enforced.has(`${path} ${c.op}`)) continue;
     const field = own(v1, path);
+    // (one parameter a name: a second condition of one kind on one field — two _ncontains — is left to the client, as
+    // its value would overwrite the first's)
+    const once = (cond: FilterCond) => {
+      if (conds.some((x) => x.param === cond.param)) simple = false;
+      else conds.push(cond);
+    };
+    if (c.field.fn) {
+      // a part of a date (year(date_created) _eq 2026): that part of the v1 time, in UTC, compared as a number
+      const test = own(PART_TESTS, c.op);
+      const numbers = (Array.isArray(c.value) ? c.value : [c.value]).every((x) => x !== null && x !== '' && Number.isFinite(Number(x)));
+      const fn = c.field.fn;
+      if (field && TIMES.has(field) && test && numbers && isDatePart(fn)) once({ field, test, param: `${path}_${fn}_${test}`, part: fn });
+      else simple = false;
+      continue;
+    }
+    if (enforced.has(`${path} ${c.op}`)) continue;
     // a date compared: its v1 time against the date given (an incremental sync's window)
     if (field && TIMES.has(field) && own(TIME_TESTS, c.op)) {
       time(field, path, own(TIME_TESTS, c.op) as FilterCond['test'], `${path}_${c.op.slice(1)}`);
@@ -88,12 +111,6 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     }
     // a text condition (title _icontains): tested by the client on the v1 text, a parameter of its own (title_icontains)
     const text = c.op.slice(1);
-    // (one parameter a name: a second condition of one kind on one field — two _ncontains — is left to the client, as
-    // its value would overwrite the first's)
-    const once = (cond: FilterCond) => {
-      if (conds.some((x) => x.param === cond.param)) simple = false;
-      else conds.push(cond);
-    };
     if (field && !TIMES.has(field) && own(TEXT_TESTS, text) && typeof c.value === 'string') {
       once({ field, test: text as TextTest, param: `${path}_${text}` });
       continue;
@@ -192,6 +209,13 @@ export function listParams(shape: Shape, q: QueryNode, steps: readonly ClientSte
   for (const s of steps) {
     if (s.args?.op !== 'filter') continue;
     for (const c of s.args.conds) {
+      if (c.part) {
+        const several = c.test === 'in' || c.test === 'nin';
+        const means = `${several ? 'a list of numbers' : 'a number'}: the ${c.part} the filter's _${c.test} compares${own(PART_MEANS, c.part) ?? ''}`;
+        add({ name: c.param, legacy: `${c.param} (${means})`,
+          v1: `compared with the ${c.part} of ${c.field} (seconds or ms) in UTC` });
+        continue;
+      }
       if (own(TIME_TESTS_BY_TEST, c.test)) continue; // (listed with their step)
       const text = own(TEXT_TESTS, c.test);
       const several = c.test === 'in' || c.test === 'nin';

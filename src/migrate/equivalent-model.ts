@@ -1,4 +1,5 @@
 // What a v1 equivalent is made of — its calls, client steps, parameters, blocked fields — built by equivalent.ts.
+import type { DateFunction } from '../query/schema.js';
 
 /** The list parameters a call may walk id by id, by the name of the id in its path (`each: 'project_id'`: each of `project_ids`). */
 export const LIST_PARAMS: Readonly<Record<string, string>> = { render_id: 'render_ids', project_id: 'project_ids', team_id: 'team_ids' };
@@ -49,6 +50,11 @@ export interface FilterCond {
   /** `null`/`nnull`/`empty`/`nempty`: a boolean parameter (true: the test; false: its opposite, as Directus 10.3+ reads it). */
   readonly test: 'eq' | 'in' | 'nin' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | TextTest | FlagTest;
   readonly param: string;
+  /**
+   * The part of the time `field` holds that is compared, as a number (`year(date_created)`): in UTC, as the legacy API on
+   * PostgreSQL reads it — `week` the ISO week, `weekday` 0 for Sunday, `month` from 1. Undefined: the value itself.
+   */
+  readonly part?: DateFunction;
 }
 
 /**

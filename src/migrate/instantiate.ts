@@ -82,7 +82,8 @@ function typeAt(m: Mappings, resource: string, path: string): string | undefined
  */
 const placeholders = (m: Mappings, resource: string): Values => ({
   value: (path, op) => {
-    const type = typeAt(m, resource, path);
+    // (a part of a date, `year(date_created)`, is a number)
+    const type = /^\w+\(.*\)$/.test(path) ? 'integer' : typeAt(m, resource, path);
     const ids = type === 'uuid' || path.endsWith('id') || path === 'project' || path === 'account' || path.endsWith('.project') || path.endsWith('.account');
     const pair = type === 'timestamp' ? ['2020-01-01T00:00:00.000Z', '2020-02-01T00:00:00.000Z']
       : type === 'integer' || type === 'float' ? [1, 2]

@@ -1,12 +1,12 @@
 import type { Mappings } from '../config/mappings.js';
 import { diffAnswers, type Difference } from '../compare/diff.js';
 import { Compare, FieldRef, Query } from '../query/ast.js';
-import type { Lookup, Rec } from '../query/compile.js';
+import { dateFn, type Lookup, type Rec } from '../query/compile.js';
 import type { QueryNode } from '../query/ast.js';
 import { ExpansionBudget } from '../query/budget.js';
 import { compileProjection } from '../query/project.js';
 import { selectRecords, type QueryResult } from '../query/run.js';
-import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
+import { DATE_FUNCTIONS, type DateFunction, type ResourceSchema, type SchemaRegistry } from '../query/schema.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
 import type { TimeUnit } from '../translate/time.js';
@@ -207,6 +207,12 @@ export async function sampleValues(session: V1Session, d: Pick<ProofDeps, 'ids' 
 
 /** The distinct values of `path` over the samples of `resource` (through many-to-one relations), in the samples' order. */
 function valuesAt(resource: string, path: string, samples: Samples, m: Mappings): unknown[] {
+  // a part of a date (`year(date_created)`): the parts of the dates seen, as numbers
+  const fn = /^(\w+)\((.*)\)$/.exec(path);
+  if (fn && (DATE_FUNCTIONS as readonly string[]).includes(fn[1] as string)) {
+    const part = dateFn(fn[1] as DateFunction);
+    return [...new Set(valuesAt(resource, fn[2] as string, samples, m).map((v) => part(v)).filter((v): v is number => v !== null))];
+  }
   const parts = path.replace(/^\w+\((.*)\)$/, '$1').split('.');
   let type = resource;
   for (let i = 0; i < parts.length - 1; i++) {

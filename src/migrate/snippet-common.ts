@@ -6,7 +6,12 @@ import { own } from './own.js';
 /** The comparison of a time test, in every language. */
 export const COMPARE: Readonly<Partial<Record<FilterCond['test'], string>>> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 /** Whether an equivalent's steps compare times (the snippets then carry the two time helpers). */
-export const comparesTimes = (e: Equivalent) => e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test)));
+export const comparesTimes = (e: Equivalent) => e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test) || c.part));
+/** Whether a filter step compares a part of a date (`year(date_created)`): the snippets define how to read one. */
+export const comparesParts = (e: Equivalent) => e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => c.part));
+
+/** A part's comparison: the operator between two numbers (`==` for eq); in and nin are lists. */
+export const PART_COMPARE: Readonly<Record<string, string>> = { eq: '==', neq: '!=', gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
 /** The calls a resource's answer is made of, by resource (the other calls are looked up or walked through). */
 export const MAIN_CALLS: Readonly<Record<string, readonly string[]>> = {

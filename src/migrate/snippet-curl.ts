@@ -1,5 +1,5 @@
 import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs } from './equivalent.js';
-import { COMPARE, comparesTimes, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
+import { COMPARE, comparesParts, comparesTimes, listParam, PART_COMPARE, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { own } from './own.js';
 
 /**
@@ -27,6 +27,14 @@ function jqFlag(value: string, param: string, rule: FlagRule): string {
   return `map(select(${value} as $v | (${has}) == ((${param} | tostring) ${yes ? '==' : '!='} "true")))`;
 }
 
+/** A part of a date compared in jq (`part` reads it in UTC; the parameter a number, or a list of them for in and nin). */
+function jqPart(value: string, param: string, part: string, test: string): string {
+  const op = own(PART_COMPARE, test);
+  if (op) return `map(select((${value} | part("${part}")) as $p | $p != null and $p ${op} (${param} | tonumber)))`;
+  const list = `(${param} | (if startswith("[") then fromjson else split(",") end) | map(tonumber))`;
+  return `map(select((${value} | part("${part}")) as $p | $p != null and (${list} | index([$p])) ${test === 'nin' ? '== null' : '!= null'}))`;
+}
+
 /** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
 function jqStep(a: StepArgs): string {
   const val = (f: string) => (f === 'status' ? '($S[.status // ""] // .status)' : `.${f}`);
@@ -35,7 +43,8 @@ function jqStep(a: StepArgs): string {
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
-      return a.conds.map((c) => (own(FLAG_TESTS, c.test) ? jqFlag(val(c.field), env(c.param), own(FLAG_TESTS, c.test) as FlagRule)
+      return a.conds.map((c) => (c.part ? jqPart(val(c.field), env(c.param), c.part, c.test)
+        : own(FLAG_TESTS, c.test) ? jqFlag(val(c.field), env(c.param), own(FLAG_TESTS, c.test) as FlagRule)
         : own(TEXT_TESTS, c.test) ? jqText(val(c.field), env(c.param), own(TEXT_TESTS, c.test) as TextRule) : own(COMPARE, c.test)
         ? `map(select((${val(c.field)} | ms) as $t | $t != null and $t ${own(COMPARE, c.test)} (${env(c.param)} | instant)))`
         : c.test === 'in'
@@ -181,11 +190,15 @@ export function renderCurl(e: Equivalent): string {
     '((.d + "T" + (.t | if length == 5 then . + ":00" else . end) + "Z") | fromdateiso8601) * 1000 + (((.f // "") + "000")[0:3] | tonumber) - ' +
     '(if (.z // "Z") == "Z" then 0 else (.z | (if .[0:1] == "-" then -1 else 1 end) * ' +
     '((.[1:3] | tonumber) * 60 + (.[3:] | ltrimstr(":") | if . == "" then 0 else tonumber end)) * 60000) end); ' : '';
+  // a part of a v1 time in UTC, as the legacy API reads it (week: the ISO week; weekday: 0 = Sunday; month from 1)
+  const parts = comparesParts(e) ? 'def part($p): if . == null then null else (ms / 1000 | floor) as $s | ($s | gmtime) as $g | ' +
+    '{year: $g[0], month: ($g[1] + 1), day: $g[2], hour: $g[3], minute: $g[4], second: ($g[5] | floor), weekday: $g[6], ' +
+    'week: ($s | strftime("%V") | tonumber)}[$p] end; ' : '';
   const text = steps.some((x) => x.includes('lower') || x.includes('textkey')) ? JQ_TEXT : '';
   const counts = e.clientSteps.flatMap((x) => (x.args?.op === 'meta' ? [`${x.args.count}: $${x.args.count}`] : []));
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
   const slurp = [...new Set(e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from] : [])))].map((f) => ` --slurpfile ${f} ${f}.json`).join('');
-  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${text}${program}' ${mainCall(e) ?? 'none'}.json`);
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${parts}${text}${program}' ${mainCall(e) ?? 'none'}.json`);
   return lines.join('\n');
 }

@@ -59,6 +59,13 @@ export async function snippetParams(
   for (const step of e.clientSteps) {
     if (step.args?.op !== 'filter') continue;
     for (const c of step.args.conds) {
+      if (c.part) {
+        // a part of a date (`year(date_created)`): a number, or a list of them
+        const path = c.param.slice(0, -(c.part.length + c.test.length + 2));
+        const v = conds.get(`${c.part}(${path}) _${c.test}`);
+        out[c.param] = c.test === 'in' || c.test === 'nin' ? list(v).map(Number) : Number(v);
+        continue;
+      }
       const time = /^(.*)_(gt|gte|lt|lte|from|to)$/.exec(c.param);
       if (time && c.test !== 'eq' && c.test !== 'in' && c.test !== 'neq') {
         const [, path, end] = time as unknown as [string, string, string];

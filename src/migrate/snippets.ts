@@ -1,5 +1,5 @@
 import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
-import { COMPARE, comparesTimes, jsParam, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
+import { COMPARE, comparesParts, comparesTimes, jsParam, PART_COMPARE, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
 import { renderCurl } from './snippet-curl.js';
 
 export { envName } from './snippet-curl.js';
@@ -95,6 +95,13 @@ function jsStep(a: StepArgs): string {
           const fn = text.at === 'in' ? 'includes' : text.at === 'start' ? 'startsWith' : 'endsWith';
           return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return v != null && ${text.neg ? '!' : ''}String(v)${lc}.${fn}(${v}${lc}); });`;
         }
+        if (c.part) {
+          const p = `part(val(x, '${c.field}'), '${c.part}')`;
+          const op = own(PART_COMPARE, c.test);
+          const t = op ? `p != null && p ${op === '==' ? '===' : op === '!=' ? '!==' : op} Number(${v})`
+            : `p != null && ${c.test === 'nin' ? '!' : ''}[].concat(${v}).map(Number).includes(p)`;
+          return `  out = out.filter((x) => { const p = ${p}; return ${t}; });`;
+        }
         const test = time ? `ms(val(x, '${c.field}')) != null && ms(val(x, '${c.field}')) ${time} instant(${v})`
           : c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))`
             : c.test === 'nin' ? `val(x, '${c.field}') != null && !${v}.includes(val(x, '${c.field}'))`
@@ -158,6 +165,11 @@ function pyStep(a: StepArgs): string {
           const lc = text.ci ? '.lower()' : '';
           const t = text.at === 'in' ? `(${v}${lc} in str(v)${lc})` : `str(v)${lc}.${text.at === 'start' ? 'startswith' : 'endswith'}(${v}${lc})`;
           return `    out = [x for x in out if (lambda v: v is not None and ${text.neg ? 'not ' : ''}${t})(${got})]`;
+        }
+        if (c.part) {
+          const op = own(PART_COMPARE, c.test);
+          const t = op ? `p ${op} float(${v})` : `p ${c.test === 'nin' ? 'not in' : 'in'} [float(y) for y in (${v} if isinstance(${v}, list) else [${v}])]`;
+          return `    out = [x for x in out if (lambda p: p is not None and ${t})(part(${got}, ${JSON.stringify(c.part)}))]`;
         }
         const test = time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
           : c.test === 'in' ? `${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`
@@ -254,6 +266,18 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
       '  const ms = (t) => (t == null ? null : t < 1e11 ? t * 1000 : t);',
       "  const instant = (s) => Date.parse(/T/.test(s) && !/(Z|[+-]\\d\\d:?\\d\\d)$/i.test(s) ? `${s}Z` : s);",
     ] : []),
+    ...(comparesParts(e) ? [
+      '  // a part of a v1 time in UTC, as the legacy API reads it (week: the ISO week; weekday: 0 = Sunday; month from 1)',
+      '  const part = (t, p) => {',
+      '    if (t == null) return null;',
+      '    const d = new Date(ms(t));',
+      "    if (p !== 'week') return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), weekday: d.getUTCDay(),",
+      '      hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() }[p];',
+      '    const w = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));',
+      '    w.setUTCDate(w.getUTCDate() + 4 - (w.getUTCDay() || 7)); // the Thursday of its week',
+      '    return Math.ceil(((w.getTime() - Date.UTC(w.getUTCFullYear(), 0, 1)) / 86400000 + 1) / 7);',
+      '  };',
+    ] : []),
     '  const r = {};',
     ...e.calls.map(jsCall),
     `  let out = r.${main ?? 'none'} ?? [];`,
@@ -321,6 +345,16 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
       '        # an ISO 8601 date in ms (a date alone, or no zone: UTC)',
       '        d = datetime.fromisoformat(s.replace("Z", "+00:00"))',
       '        return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp() * 1000',
+      '',
+    ] : []),
+    ...(comparesParts(e) ? [
+      '    def part(t, p):',
+      '        # a part of a v1 time in UTC, as the legacy API reads it (week: the ISO week; weekday: 0 = Sunday; month from 1)',
+      '        if t is None:',
+      '            return None',
+      '        d = datetime.fromtimestamp(ms(t) / 1000, timezone.utc)',
+      '        return {"year": d.year, "month": d.month, "day": d.day, "hour": d.hour, "minute": d.minute, "second": d.second,',
+      '                "weekday": (d.weekday() + 1) % 7, "week": d.isocalendar()[1]}[p]',
       '',
     ] : []),
     '    def text_key(v):',

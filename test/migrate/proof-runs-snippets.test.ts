@@ -59,6 +59,16 @@ const SURVEYED = [
   '/renders?aggregate[min]=date_created&aggregate[max]=date_created&aggregate[countDistinct]=project',
 ];
 
+/** Filters on a part of a date (issue 39's survey: "no equivalent"), each proven equal in every language. */
+const DATE_PARTS: readonly [string, string][] = [
+  ['/renders?filter[year(date_created)][_eq]=2026&fields=id&limit=-1', 'GET /renders fields=id filter=year(date_created) _eq ? paging=all'],
+  ['/renders?filter[month(date_created)][_in]=1,2&fields=id,title&limit=-1', 'GET /renders fields=id,title filter=month(date_created) _in ? paging=all'],
+  ['/renders?filter[day(date_created)][_gte]=10&fields=id&limit=-1', 'GET /renders fields=id filter=day(date_created) _gte ? paging=all'],
+  ['/renders?filter[hour(date_updated)][_lt]=12&fields=id&limit=-1', 'GET /renders fields=id filter=hour(date_updated) _lt ? paging=all'],
+  ['/renders?filter[weekday(date_created)][_neq]=0&fields=id&limit=-1', 'GET /renders fields=id filter=weekday(date_created) _neq ? paging=all'],
+  ['/renders?filter[week(date_created)][_nin]=1,2&fields=id&limit=-1', 'GET /renders fields=id filter=week(date_created) _nin ? paging=all'],
+];
+
 beforeAll(async () => {
   gw = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
   userId = await gw.addUser(0, 'proofs@example.com', 'proofs-password-123');
@@ -91,6 +101,7 @@ beforeAll(async () => {
     // the survey of issue 39 (2026-11-29): each of these was "differs", "partial" or "unproven" before
     ...SURVEYED.map((u) => u.replace('{project}', projects[0]).replace('{account}', account).replace('{renders}', renders.join(','))),
     `/templates/${(await ask('/templates?limit=1&fields=id')).data[0].id}?fields=*`,
+    ...DATE_PARTS.map(([u]) => u),
   ];
   for (const u of urls) await ask(u);
   await gw.deps.shapes.flush();
@@ -140,6 +151,20 @@ describe('the proof runs the snippets it hands out', () => {
     expect(me?.differences.map((x) => x.path).sort()).toEqual(['curl: data.email', 'data.email', 'node: data.email', 'python: data.email']);
     // a flag both ways: _null true (no title is null: nothing) and false (every render), each side asked
     expect(byKey.get('GET /renders fields=id filter=title _null ? paging=all')?.proof?.draws).toBe(2);
+  });
+
+  it('a filter on a part of a date (year, month, day, hour, weekday, ISO week) is a client step in every language, proven equal with drawn parts', () => {
+    const byKey = new Map(shapes.map((s) => [s.key, s]));
+    for (const [, key] of DATE_PARTS) {
+      const s = byKey.get(key);
+      expect(s, `${key} among ${[...byKey.keys()].join(' | ')}`).toBeDefined();
+      const p = s!.proof!;
+      const line = `${key}: ${p.result} ${p.reason ?? ''} ${JSON.stringify(p.differences)} partial: ${s!.snippets.partial.join('; ')}`;
+      expect(s!.snippets.partial, line).toEqual([]);
+      expect(p.result, line).toBe('equal');
+      expect(p.snippets?.map((x) => x.result), line).toEqual(['equal', 'equal', 'equal']);
+      expect(p.draws, line).toBe(2);
+    }
   });
 
   it('a broken snippet in any language makes the proof "differs", naming the language (it said "equal" before)', async () => {
