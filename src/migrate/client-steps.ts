@@ -138,7 +138,11 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
   }
   if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
     const kind = shape.groupBy.length > 0 ? 'group' : shape.aggregate.every((a) => a.startsWith('count')) ? 'count' : 'aggregate';
-    const by = shape.groupBy.length === 1 ? own(v1, shape.groupBy[0]) : undefined;
+    // a part of a date (year(date_created)): the groups are that part of the v1 time, keyed as the legacy API keys them
+    const fnOf = shape.groupBy.length === 1 ? /^(\w+)\((\w+)\)$/.exec(shape.groupBy[0] as string) : null;
+    const partOf = fnOf && isDatePart(fnOf[1] as string) && TIMES.has(own(v1, fnOf[2] as string) ?? '')
+      ? { part: fnOf[1] as DateFunction, field: own(v1, fnOf[2] as string) as string, as: `${fnOf[2]}_${fnOf[1]}` } : undefined;
+    const by = partOf?.field ?? (shape.groupBy.length === 1 && !fnOf ? own(v1, shape.groupBy[0]) : undefined);
     // count(*), count(id), countDistinct of a field v1 has, min/max of a time: one row, done by the client
     const fns = shape.groupBy.length > 0 ? undefined : aggregateFns(shape.aggregate, v1);
     if (fns && !(shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)'))) {
@@ -151,7 +155,10 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     steps.push({
       kind, detail: `${shape.aggregate.join(', ') || 'rows'}${shape.groupBy.length ? ` grouped by ${shape.groupBy.join(', ')}` : ''}`,
       ...(countOnly && (shape.groupBy.length === 0 || by)
-        ? { args: { op: 'count', groupBy: by ?? null, as: by ? (shape.groupBy[0] ?? null) : null, of } } : {}),
+        ? {
+          args: { op: 'count', groupBy: by ?? null, as: partOf?.as ?? (by ? (shape.groupBy[0] ?? null) : null), of, ...(partOf ? { part: partOf.part } : {}) },
+        }
+        : {}),
     });
     return;
   }

@@ -85,7 +85,8 @@ export type StepArgs =
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
   | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }
   /** Rows counted (`count(*)`, or `count(id)`: `of` the field, the legacy `{count: {id: n}}`), per group of the v1 path `groupBy` named `as`. */
-  | { readonly op: 'count'; readonly groupBy: string | null; readonly as: string | null; readonly of: string | null }
+  /** `part`: the groups are a part of the time `groupBy` holds (`year(date_created)`), keyed by it as a number string. */
+  | { readonly op: 'count'; readonly groupBy: string | null; readonly as: string | null; readonly of: string | null; readonly part?: DateFunction }
   /** `meta=filter_count`: the items left after the filter and search, counted before the sort and the page. */
   | { readonly op: 'meta'; readonly count: 'filter_count' | 'total_count' }
   | { readonly op: 'keep'; readonly field: string; readonly param: string }

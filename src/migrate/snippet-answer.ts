@@ -59,7 +59,9 @@ export function snippetData(
     const relation = by && Object.hasOwn(m.schemas[q.resource]?.fields ?? {}, by) ? m.schemas[q.resource]?.fields[by]?.relation : undefined;
     // (a group keyed by ids: a many-to-one relation's, or the creator's — user_created holds a user's)
     const idType = relation?.kind === 'm2o' && isIdType(relation.resource) ? relation.resource : by === 'user_created' ? 'user' : undefined;
-    if (shape.groupBy.length > 1 || (by !== undefined && by !== 'status' && !idType)) {
+    // (a part of a date, `year(date_created)`: the snippet keys its groups as the legacy API does, a number string)
+    const part = by !== undefined && /^(year|month|week|day|weekday|hour|minute|second)\((date_created|date_updated)\)$/.test(by);
+    if (shape.groupBy.length > 1 || (by !== undefined && by !== 'status' && !idType && !part)) {
       return { ok: false, why: `grouped by ${shape.groupBy.join(', ')}: the snippet's groups are keyed by v1 values` };
     }
     const key = (g: unknown) => {

@@ -6,9 +6,11 @@ import { own } from './own.js';
 /** The comparison of a time test, in every language. */
 export const COMPARE: Readonly<Partial<Record<FilterCond['test'], string>>> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 /** Whether an equivalent's steps compare times (the snippets then carry the two time helpers). */
-export const comparesTimes = (e: Equivalent) => e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test) || c.part));
-/** Whether a filter step compares a part of a date (`year(date_created)`): the snippets define how to read one. */
-export const comparesParts = (e: Equivalent) => e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => c.part));
+export const comparesTimes = (e: Equivalent) =>
+  comparesParts(e) || e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test)));
+/** Whether a step reads a part of a date (`year(date_created)`: a filter, or groups): the snippets define how to read one. */
+export const comparesParts = (e: Equivalent) => e.clientSteps.some((s) => (s.args?.op === 'filter' && s.args.conds.some((c) => c.part))
+  || (s.args?.op === 'count' && s.args.part !== undefined));
 
 /** A part's comparison: the operator between two numbers (`==` for eq); in and nin are lists. */
 export const PART_COMPARE: Readonly<Record<string, string>> = { eq: '==', neq: '!=', gt: '>', gte: '>=', lt: '<', lte: '<=' };

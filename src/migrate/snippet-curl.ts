@@ -90,8 +90,9 @@ function jqStep(a: StepArgs): string {
       return `length as $${a.count} | .`;
     case 'count': {
       const n = a.of ? `{${JSON.stringify(a.of)}: length}` : 'length';
+      const key = a.groupBy && a.part ? `(${val(a.groupBy)} | part("${a.part}") | if . == null then null else tostring end)` : a.groupBy ? val(a.groupBy) : '';
       return a.groupBy
-        ? `group_by(${val(a.groupBy)}) | map({${JSON.stringify(a.as ?? a.groupBy)}: (.[0] | ${val(a.groupBy)}), count: ${n}})`
+        ? `group_by(${key}) | map({${JSON.stringify(a.as ?? a.groupBy)}: (.[0] | ${key}), count: ${n}})`
         : `[{count: ${n}}]`;
     }
   }

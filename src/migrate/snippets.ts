@@ -139,7 +139,8 @@ function jsStep(a: StepArgs): string {
     case 'count': {
       const n = (x: string) => (a.of ? `{ ${a.of}: ${x} }` : x);
       if (!a.groupBy) return `  out = [{ count: ${n('out.length')} }];`;
-      return `  const groups = new Map();\n  for (const x of out) groups.set(val(x, '${a.groupBy}'), (groups.get(val(x, '${a.groupBy}')) ?? 0) + 1);\n` +
+      const key = a.part ? `((p) => (p == null ? null : String(p)))(part(val(x, '${a.groupBy}'), '${a.part}'))` : `val(x, '${a.groupBy}')`;
+      return `  const groups = new Map();\n  for (const x of out) { const k = ${key}; groups.set(k, (groups.get(k) ?? 0) + 1); }\n` +
         `  out = [...groups].map(([k, n]) => ({ ${JSON.stringify(a.as ?? a.groupBy)}: k, count: ${n('n')} }));`;
     }
   }
@@ -209,7 +210,9 @@ function pyStep(a: StepArgs): string {
     case 'count': {
       const n = (x: string) => (a.of ? `{${JSON.stringify(a.of)}: ${x}}` : x);
       if (!a.groupBy) return `    out = [{"count": ${n('len(out)')}}]`;
-      return `    groups = {}\n    for x in out:\n        k = val(x, ${JSON.stringify(a.groupBy)})\n        groups[k] = groups.get(k, 0) + 1\n` +
+      const key = a.part ? `(lambda p: None if p is None else str(p))(part(val(x, ${JSON.stringify(a.groupBy)}), ${JSON.stringify(a.part)}))`
+        : `val(x, ${JSON.stringify(a.groupBy)})`;
+      return `    groups = {}\n    for x in out:\n        k = ${key}\n        groups[k] = groups.get(k, 0) + 1\n` +
         `    out = [{${JSON.stringify(a.as ?? a.groupBy)}: k, "count": ${n('n')}} for k, n in groups.items()]`;
     }
   }

@@ -68,6 +68,12 @@ const DATE_PARTS: readonly [string, string][] = [
   ['/renders?filter[weekday(date_created)][_neq]=0&fields=id&limit=-1', 'GET /renders fields=id filter=weekday(date_created) _neq ? paging=all'],
   ['/renders?filter[week(date_created)][_nin]=1,2&fields=id&limit=-1', 'GET /renders fields=id filter=week(date_created) _nin ? paging=all'],
 ];
+/** Counts grouped by a part of a date (the survey: "not run", groups keyed by v1 values), each proven equal in every language. */
+const DATE_GROUPS: readonly [string, string][] = [
+  ['/renders?aggregate[count]=*&groupBy=year(date_created)', 'GET /renders aggregate=count(*) groupBy=year(date_created)'],
+  ['/renders?aggregate[count]=*&groupBy=hour(date_created)', 'GET /renders aggregate=count(*) groupBy=hour(date_created)'],
+  ['/renders?aggregate[count]=id&groupBy=month(date_updated)', 'GET /renders aggregate=count(id) groupBy=month(date_updated)'],
+];
 
 beforeAll(async () => {
   gw = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
@@ -102,6 +108,7 @@ beforeAll(async () => {
     ...SURVEYED.map((u) => u.replace('{project}', projects[0]).replace('{account}', account).replace('{renders}', renders.join(','))),
     `/templates/${(await ask('/templates?limit=1&fields=id')).data[0].id}?fields=*`,
     ...DATE_PARTS.map(([u]) => u),
+    ...DATE_GROUPS.map(([u]) => u),
   ];
   for (const u of urls) await ask(u);
   await gw.deps.shapes.flush();
@@ -153,7 +160,7 @@ describe('the proof runs the snippets it hands out', () => {
     expect(byKey.get('GET /renders fields=id filter=title _null ? paging=all')?.proof?.draws).toBe(2);
   });
 
-  it('a filter on a part of a date (year, month, day, hour, weekday, ISO week) is a client step in every language, proven equal with drawn parts', () => {
+  it('a filter on a part of a date (year, month, day, hour, weekday, ISO week), and a count grouped by one, is a client step in every language, proven equal', () => {
     const byKey = new Map(shapes.map((s) => [s.key, s]));
     for (const [, key] of DATE_PARTS) {
       const s = byKey.get(key);
@@ -164,6 +171,15 @@ describe('the proof runs the snippets it hands out', () => {
       expect(p.result, line).toBe('equal');
       expect(p.snippets?.map((x) => x.result), line).toEqual(['equal', 'equal', 'equal']);
       expect(p.draws, line).toBe(2);
+    }
+    for (const [, key] of DATE_GROUPS) {
+      const s = byKey.get(key);
+      expect(s, `${key} among ${[...byKey.keys()].join(' | ')}`).toBeDefined();
+      const p = s!.proof!;
+      const line = `${key}: ${p.result} ${p.reason ?? ''} ${JSON.stringify(p.differences)} partial: ${s!.snippets.partial.join('; ')}`;
+      expect(s!.snippets.partial, line).toEqual([]);
+      expect(p.result, line).toBe('equal');
+      expect(p.snippets?.map((x) => x.result), line).toEqual(['equal', 'equal', 'equal']);
     }
   });
 
