@@ -143,6 +143,10 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     const partOf = fnOf && isDatePart(fnOf[1] as string) && TIMES.has(own(v1, fnOf[2] as string) ?? '')
       ? { part: fnOf[1] as DateFunction, field: own(v1, fnOf[2] as string) as string, as: `${fnOf[2]}_${fnOf[1]}` } : undefined;
     const by = partOf?.field ?? (shape.groupBy.length === 1 && !fnOf ? own(v1, shape.groupBy[0]) : undefined);
+    // groups keyed by their legacy value (a status name, a part of a date) are put in the legacy order and paged; those
+    // keyed by an id are not (the legacy order is the uuid's, which v1 does not carry)
+    const paged = shape.pagination !== 'all' && shape.pagination !== 'none';
+    const ordered = !paged ? undefined : partOf ? 'number' as const : shape.groupBy.length === 1 && shape.groupBy[0] === 'status' ? 'text' as const : undefined;
     // count(*), count(id), countDistinct of a field v1 has, min/max of a time: one row, done by the client
     const fns = shape.groupBy.length > 0 ? undefined : aggregateFns(shape.aggregate, v1);
     if (fns && !(shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)'))) {
@@ -156,10 +160,19 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
       kind, detail: `${shape.aggregate.join(', ') || 'rows'}${shape.groupBy.length ? ` grouped by ${shape.groupBy.join(', ')}` : ''}`,
       ...(countOnly && (shape.groupBy.length === 0 || by)
         ? {
-          args: { op: 'count', groupBy: by ?? null, as: partOf?.as ?? (by ? (shape.groupBy[0] ?? null) : null), of, ...(partOf ? { part: partOf.part } : {}) },
+          args: {
+            op: 'count', groupBy: by ?? null, as: partOf?.as ?? (by ? (shape.groupBy[0] ?? null) : null), of, ...(partOf ? { part: partOf.part } : {}),
+            ...(ordered ? { ordered } : {}),
+          },
         }
         : {}),
     });
+    // a page of groups (the legacy default limit, 100, included): in the legacy order, then cut
+    if (ordered && countOnly) {
+      const offset = shape.pagination === 'page' || shape.pagination === 'offset' ? 'offset' : null;
+      const detail = offset ? 'skip offset groups, take limit' : 'take the first limit groups';
+      steps.push({ kind: 'page', detail, args: { op: 'page', offset, limit: 'limit' } });
+    }
     return;
   }
   // meta: filter_count is the length of the filtered list, before the page (every item is then walked); total_count

@@ -85,8 +85,14 @@ export type StepArgs =
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
   | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }
   /** Rows counted (`count(*)`, or `count(id)`: `of` the field, the legacy `{count: {id: n}}`), per group of the v1 path `groupBy` named `as`. */
-  /** `part`: the groups are a part of the time `groupBy` holds (`year(date_created)`), keyed by it as a number string. */
-  | { readonly op: 'count'; readonly groupBy: string | null; readonly as: string | null; readonly of: string | null; readonly part?: DateFunction }
+  /**
+   * `part`: the groups are a part of the time `groupBy` holds (`year(date_created)`), keyed by it as a number string.
+   * `ordered`: the groups in the legacy order (by their key, ascending: numbers as numbers, no key last), for a page of them.
+   */
+  | {
+    readonly op: 'count'; readonly groupBy: string | null; readonly as: string | null; readonly of: string | null; readonly part?: DateFunction;
+    readonly ordered?: 'text' | 'number';
+  }
   /** `meta=filter_count`: the items left after the filter and search, counted before the sort and the page. */
   | { readonly op: 'meta'; readonly count: 'filter_count' | 'total_count' }
   | { readonly op: 'keep'; readonly field: string; readonly param: string }

@@ -91,8 +91,10 @@ function jqStep(a: StepArgs): string {
     case 'count': {
       const n = a.of ? `{${JSON.stringify(a.of)}: length}` : 'length';
       const key = a.groupBy && a.part ? `(${val(a.groupBy)} | part("${a.part}") | if . == null then null else tostring end)` : a.groupBy ? val(a.groupBy) : '';
+      const k = JSON.stringify(a.as ?? a.groupBy);
+      const order = a.ordered ? ` | sort_by(.[${k}] == null, (.[${k}] // ${a.ordered === 'number' ? '"0" | tonumber' : '""'}))` : '';
       return a.groupBy
-        ? `group_by(${key}) | map({${JSON.stringify(a.as ?? a.groupBy)}: (.[0] | ${key}), count: ${n}})`
+        ? `group_by(${key}) | map({${k}: (.[0] | ${key}), count: ${n}})${order}`
         : `[{count: ${n}}]`;
     }
   }

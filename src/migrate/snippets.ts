@@ -140,8 +140,12 @@ function jsStep(a: StepArgs): string {
       const n = (x: string) => (a.of ? `{ ${a.of}: ${x} }` : x);
       if (!a.groupBy) return `  out = [{ count: ${n('out.length')} }];`;
       const key = a.part ? `((p) => (p == null ? null : String(p)))(part(val(x, '${a.groupBy}'), '${a.part}'))` : `val(x, '${a.groupBy}')`;
+      const k = JSON.stringify(a.as ?? a.groupBy);
+      const by = a.ordered === 'number' ? 'Number(x) - Number(y)' : 'x < y ? -1 : x > y ? 1 : 0';
       return `  const groups = new Map();\n  for (const x of out) { const k = ${key}; groups.set(k, (groups.get(k) ?? 0) + 1); }\n` +
-        `  out = [...groups].map(([k, n]) => ({ ${JSON.stringify(a.as ?? a.groupBy)}: k, count: ${n('n')} }));`;
+        `  out = [...groups].map(([k, n]) => ({ ${k}: k, count: ${n('n')} }));` +
+        (a.ordered ? `\n  out.sort((a, b) => { const x = a[${k}], y = b[${k}]; return x == null ? (y == null ? 0 : 1) : y == null ? -1 : ${by}; });` +
+          ' // the legacy order' : '');
     }
   }
 }
@@ -212,8 +216,11 @@ function pyStep(a: StepArgs): string {
       if (!a.groupBy) return `    out = [{"count": ${n('len(out)')}}]`;
       const key = a.part ? `(lambda p: None if p is None else str(p))(part(val(x, ${JSON.stringify(a.groupBy)}), ${JSON.stringify(a.part)}))`
         : `val(x, ${JSON.stringify(a.groupBy)})`;
+      const k = JSON.stringify(a.as ?? a.groupBy);
+      const by = a.ordered === 'number' ? `float(g[${k}])` : `g[${k}]`;
       return `    groups = {}\n    for x in out:\n        k = ${key}\n        groups[k] = groups.get(k, 0) + 1\n` +
-        `    out = [{${JSON.stringify(a.as ?? a.groupBy)}: k, "count": ${n('n')}} for k, n in groups.items()]`;
+        `    out = [{${k}: k, "count": ${n('n')}} for k, n in groups.items()]` +
+        (a.ordered ? `\n    out.sort(key=lambda g: (g[${k}] is None, ${by} if g[${k}] is not None else 0))  # the legacy order` : '');
     }
   }
 }

@@ -73,6 +73,9 @@ const DATE_GROUPS: readonly [string, string][] = [
   ['/renders?aggregate[count]=*&groupBy=year(date_created)', 'GET /renders aggregate=count(*) groupBy=year(date_created)'],
   ['/renders?aggregate[count]=*&groupBy=hour(date_created)', 'GET /renders aggregate=count(*) groupBy=hour(date_created)'],
   ['/renders?aggregate[count]=id&groupBy=month(date_updated)', 'GET /renders aggregate=count(id) groupBy=month(date_updated)'],
+  // a page of groups: in the legacy order (the snippets' were unordered and never cut: "differs", extra groups)
+  ['/renders?aggregate[count]=*&groupBy=hour(date_created)&limit=3', 'GET /renders paging=limit aggregate=count(*) groupBy=hour(date_created)'],
+  ['/renders?aggregate[count]=*&groupBy=status&limit=2&offset=1', 'GET /renders paging=offset aggregate=count(*) groupBy=status'],
 ];
 
 beforeAll(async () => {

@@ -97,8 +97,11 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     const l = await legacy('GET', url);
     const want = Object.fromEntries(l.body.data.map((g: { status: string; count: string }) => [g.status, Number(g.count)]));
     expect(Object.keys(want).length).toBeGreaterThan(2);
-    const out = await runAll(await recordedShape('GET', '/renders', url), {});
+    // (no limit sent: the legacy default, 100 groups — the parameter the report lists for it)
+    const out = await runAll(await recordedShape('GET', '/renders', url), { limit: 100 });
     for (const got of [out.node, out.python, out.curl]) expect(Object.fromEntries(got.map((g: { status: string; count: number }) => [g.status, g.count]))).toEqual(want);
+    // in the legacy order (by status, ascending)
+    for (const got of [out.node, out.python, out.curl]) expect(got.map((g: { status: string }) => g.status)).toEqual(l.body.data.map((g: { status: string }) => g.status));
   });
 
   it('one render by id', async () => {
