@@ -21,6 +21,8 @@ function fill(node: unknown, path: string[], values: Values): unknown {
   const out = bare<unknown>();
   for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
     if (k === '_and' || k === '_or') out[k] = fill(v, path, values);
+    // (a relation under another, project.renders, is `_some` implicitly: Directus refuses the word below the top level)
+    else if (k === '_some' && path.length > 1) Object.assign(out, fill(v, path, values));
     else if (k === '_some' || k === '_none') out[k] = fill(v, path, values);
     else if (k.startsWith('_') && v === '?') out[k] = values.value(path.join('.'), k);
     else out[k] = fill(v, [...path, k], values);
@@ -89,7 +91,7 @@ const placeholders = (m: Mappings, resource: string): Values => ({
       : type === 'integer' || type === 'float' ? [1, 2]
         : type === 'boolean' ? [true, false]
           : ids ? ['00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000001']
-            : path === 'status' ? ['complete', 'failed'] : ['x', 'y'];
+            : path === 'status' || path.endsWith('.status') ? ['complete', 'failed'] : ['x', 'y'];
     return op === '_in' || op === '_nin' || op === '_between' || op === '_nbetween' ? pair
       : op === '_null' || op === '_nnull' || op === '_empty' || op === '_nempty' ? true : pair[0];
   },

@@ -98,3 +98,15 @@ describe('the v1 equivalent of a shape, from its plan', () => {
     expect(renderSnippets(e, 'f').node).toContain('"finalizing":"encoding"');
   });
 });
+
+describe('shapes that could not be planned (issue 39 survey: "not run")', () => {
+  it('a relation under another (project.renders.status) is planned: the question made again is one Directus takes (no nested _some)', () => {
+    const s = shape('/renders', 'filter[project][renders][status][_eq]=failed&fields=id&limit=-1');
+    expect(s.filterJson).toEqual({ project: { renders: { _some: { status: { _eq: '?' } } } } });
+    const e = equivalentOfShape(s, m, 100);
+    expect(e.notes.join(' ')).not.toContain('no v1 equivalent');
+    expect(e.calls.length).toBeGreaterThan(0);
+    // the relational filter is left to the client, said as such (partial), never silently dropped
+    expect(renderSnippets(e, 'f').partial).toEqual(['filter: some(project.renders:status _eq ?)']);
+  });
+});
