@@ -2,6 +2,7 @@ import type { ExpansionBudget } from '../query/budget.js';
 import type { Rec } from '../query/compile.js';
 import { HandFull } from '../translate/data-at-hand.js';
 import { itemTooLarge } from './item-bound.js';
+import { pace } from '../lib/pace.js';
 import type { RecordSource } from './source.js';
 
 /** Records projected, and answered items written, this many at a time; the event loop gets a turn between chunks. */
@@ -127,10 +128,17 @@ export class AnswerParts {
     });
   }
 
-  /** Records about to be answered: made ready by the source, their id pairs recorded and written, then projected. */
+  /**
+   * Records about to be answered: made ready by the source, their id pairs recorded and written, then projected — a
+   * chunk at a time, the event loop turning between (a page of 40 000 renders was made ready, its pairs written and its
+   * items measured in one turn: 2–2.5 s, attack pass 16, H).
+   */
   async answer(recs: readonly Rec[], refs: readonly string[]): Promise<unknown[]> {
     const out: unknown[] = [];
-    for await (const part of this.answerParts(recs, refs)) for (const x of part) out.push(x);
+    for (let i = 0; i < recs.length || i === 0; i += CHUNK) {
+      if (i > 0) await (pace() ?? turn());
+      for await (const part of this.answerParts(recs.slice(i, i + CHUNK), refs.slice(i, i + CHUNK))) for (const x of part) out.push(x);
+    }
     return out;
   }
 

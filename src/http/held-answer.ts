@@ -132,6 +132,9 @@ async function heldPage(
   const it = items[Symbol.asyncIterator]();
   try {
     for (;;) {
+      // (small items await only microtasks: 40 000 of them were measured in one turn — attack pass 16, H)
+      const turn = pace();
+      if (turn) await turn;
       const next = await it.next();
       if (next.done) return read;
       const item = next.value;
