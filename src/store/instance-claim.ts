@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { dirname } from 'node:path';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 /**
  * One gateway serves an SQLite store at a time. SQLite's driver answers on the event loop: a second gateway on the same
@@ -10,9 +10,13 @@ import { dirname } from 'node:path';
  * Several instances need PostgreSQL (docs/configuration.md); the command line (`node dist/src/cli/main.js`) is not a
  * gateway and opens the store beside one.
  *
- * The claim is a file beside the store (`<store>.instance`): made exclusively, it names the host, the process and a
- * token; the holder touches it every `BEAT_MS`. A claim is stale (taken over) when its process is gone from this host, or
- * when it has not been touched for `STALE_MS` (another host, a frozen process).
+ * The claim is a file beside the store's real path (`<store>.instance`, a symlink followed) and one named by the file's
+ * device and inode in the host's temporary folder (a hard link, another name of the same file: attack pass 16, M — a
+ * second gateway started through a symlink or a hard link served beside the first, the hard link with a WAL of its own):
+ * each made exclusively, naming the host, the process and a token; the holder touches them every `BEAT_MS`. A claim is
+ * stale (taken over) when its process is gone from this host, or when it has not been touched for `STALE_MS` (another
+ * host, a frozen process). A store file that does not exist yet is created empty first (SQLite takes an empty file as a
+ * new database), and removed again at release if it is still empty (a start that failed leaves nothing behind).
  */
 export const BEAT_MS = 10_000;
 export const STALE_MS = 30_000;
@@ -87,43 +91,70 @@ function tryCreate(path: string, holder: Holder): boolean {
   return true;
 }
 
+/** Takes the claim file at `path` for `mine`, or throws naming its holder. */
+function take(store: string, path: string, mine: Holder, now: () => number): void {
+  if (tryCreate(path, mine)) return;
+  const holder = readHolder(path);
+  if (!stale(path, holder, now())) throw new StoreClaimedError(store, holder);
+  // moved aside atomically: of two starts that both judged it stale, one renames it and the other's create decides
+  const aside = `${path}.stale-${mine.token}`;
+  try {
+    renameSync(path, aside);
+    rmSync(aside, { force: true });
+  } catch {
+    // the other start moved it first
+  }
+  if (!tryCreate(path, mine)) throw new StoreClaimedError(store, readHolder(path));
+}
+
 /**
  * Claims the SQLite file `store` for this gateway, or throws `StoreClaimedError` naming the holder. The claim is kept
  * fresh until `release()` (at shutdown); a process that dies leaves a claim the next start takes over.
  */
 export function claimSqliteStore(store: string, now: () => number = Date.now): StoreClaim {
-  const path = claimPath(store);
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(store), { recursive: true });
+  const created = !existsSync(store);
+  if (created) closeSync(openSync(store, 'a'));
+  const real = realpathSync(store);
+  const { dev, ino } = statSync(real);
+  const paths = [claimPath(real), join(tmpdir(), `legacy-gateway-sqlite-${dev}-${ino}.instance`)];
   const mine: Holder = { host: hostname(), pid: process.pid, token: randomBytes(12).toString('hex'), since: now() };
-  let got = tryCreate(path, mine);
-  if (!got) {
-    const holder = readHolder(path);
-    if (!stale(path, holder, now())) throw new StoreClaimedError(store, holder);
-    // moved aside atomically: of two starts that both judged it stale, one renames it and the other's create decides
-    const aside = `${path}.stale-${mine.token}`;
+  const taken: string[] = [];
+  const give = () => {
+    for (const p of taken) if (readHolder(p)?.token === mine.token) rmSync(p, { force: true });
+    taken.length = 0;
     try {
-      renameSync(path, aside);
-      rmSync(aside, { force: true });
+      if (created && statSync(real).size === 0) rmSync(real, { force: true });
     } catch {
-      // the other start moved it first
+      // gone already
     }
-    got = tryCreate(path, mine);
-    if (!got) throw new StoreClaimedError(store, readHolder(path));
+  };
+  try {
+    for (const p of paths) {
+      take(store, p, mine, now);
+      taken.push(p);
+    }
+  } catch (e) {
+    give();
+    throw e;
   }
   heldHere.add(mine.token);
   const beat = setInterval(() => {
-    try {
-      const t = new Date(now());
-      utimesSync(path, t, t);
-    } catch {
-      // removed by hand: the next start may claim it; this one keeps serving
+    const t = new Date(now());
+    for (const p of paths) {
+      try {
+        utimesSync(p, t, t);
+      } catch {
+        // removed by hand: the next start may claim it; this one keeps serving
+      }
     }
   }, BEAT_MS).unref();
   return {
     release() {
       clearInterval(beat);
       if (!heldHere.delete(mine.token)) return;
-      if (readHolder(path)?.token === mine.token) rmSync(path, { force: true });
+      taken.push(...paths);
+      give();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -224,6 +224,29 @@ describe('one gateway serves an SQLite file (several instances need PostgreSQL)'
     const again = await run(MAIN, [], env, dir);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('Server listening at');
+  });
+
+  it('the same file by another name — a symlink, a hard link — is refused too (attack pass 16, M: both served beside the first)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-links-'));
+    const env = deployed(dir);
+    const first = await started(env, dir);
+    try {
+      const other = mkdtempSync(join(tmpdir(), 'gw-start-links-other-'));
+      symlinkSync(join(dir, 'gateway.db'), join(other, 'sym.db'));
+      linkSync(join(dir, 'gateway.db'), join(other, 'hard.db'));
+      for (const name of ['sym.db', 'hard.db']) {
+        const r = await run(MAIN, [], { ...env, DATABASE_URL: join(other, name) }, other);
+        expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(78);
+        expect(r.stderr).toContain(`is already served by another gateway (process ${first.pid} on ${hostname()}`);
+        expect(r.stdout).not.toContain('Server listening at');
+      }
+      expect(readdirSync(other).sort()).toEqual(['hard.db', 'sym.db']); // (no claim, no WAL left beside the other names)
+    } finally {
+      await stopped(first);
+    }
+    // both claims given back at the stop: the file is served again, by any of its names
+    const { dev, ino } = statSync(join(dir, 'gateway.db'));
+    expect(existsSync(join(tmpdir(), `legacy-gateway-sqlite-${dev}-${ino}.instance`))).toBe(false);
   });
 
   it('a claim left by a process that died, or not renewed for 30 s by another host, is taken over; a live one from another host is not', async () => {
