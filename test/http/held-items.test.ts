@@ -10,13 +10,18 @@ import type { RequestContext } from '../../src/read/request-context.js';
  * slices: measuring them in one go held every other request 0.25 s (attack pass 15's second re-check: 40 000 groups of 22
  * keys, 26.8 MB). Turns are counted, never timed.
  */
+/** An answer memory, and a request and reply as the held answer reads them. */
+function held() {
+  const memory = new AnswerMemory(512 * 1_048_576, 512 * 1_048_576);
+  const deps = { answerMemory: memory, config: { MAX_ITEM_MB: 16 } } as never;
+  const ctx = { session: async () => ({ partition: 'key' }) } as unknown as RequestContext;
+  const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
+  return { memory, deps, ctx, raw, reply: { raw } as unknown as FastifyReply };
+}
+
 describe('heldItems', () => {
   it('measures a long answer in slices, other work let in between, and holds it whole when it fits', async () => {
-    const memory = new AnswerMemory(512 * 1_048_576, 512 * 1_048_576);
-    const deps = { answerMemory: memory, config: { MAX_ITEM_MB: 16 } } as never;
-    const ctx = { session: async () => ({ partition: 'key' }) } as unknown as RequestContext;
-    const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
-    const reply = { raw } as unknown as FastifyReply;
+    const { memory, deps, ctx, raw, reply } = held();
     const data = Array.from({ length: 40_000 }, (_, i) => ({ id: `group ${i}`, ...Object.fromEntries(Array.from({ length: 22 }, (_, k) => [`k${k}`, `value ${k} of ${i}`])) }));
     let turns = 0;
     let on = true;
@@ -32,11 +37,7 @@ describe('heldItems', () => {
   });
 
   it('a page given as a stream (small items awaiting only microtasks) is read and measured a slice at a time (attack pass 16, H: 40 000 in one turn)', async () => {
-    const memory = new AnswerMemory(512 * 1_048_576, 512 * 1_048_576);
-    const deps = { answerMemory: memory, config: { MAX_ITEM_MB: 16 } } as never;
-    const ctx = { session: async () => ({ partition: 'key' }) } as unknown as RequestContext;
-    const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
-    const reply = { raw } as unknown as FastifyReply;
+    const { deps, ctx, raw, reply } = held();
     const items = Array.from({ length: 40_000 }, (_, i) => ({ id: `item ${i}`, title: `title ${i}` }));
     const stream = (async function* () { for (const x of items) yield x; })();
     let turns = 0;
