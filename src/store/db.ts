@@ -12,7 +12,19 @@ export async function pingDb(db: Db): Promise<void> {
 }
 
 const isPostgres = (url: string) => /^postgres(ql)?:\/\//.test(url);
-const sqlitePath = (url: string) => url.replace(/^sqlite:(\/\/)?/, '').replace(/^file:/, '');
+/**
+ * The file an SQLite URL names, every `sqlite:`/`file:` prefix taken off (libsql would read a `file:` left in the path as
+ * a URI of its own: `file:file:gateway.db` opened gateway.db while the instance claim went to a file named
+ * `file:gateway.db` — attack pass 16's re-check, M).
+ */
+function sqlitePath(url: string): string {
+  let p = url;
+  for (;;) {
+    const next = p.replace(/^sqlite:(\/\/)?/, '').replace(/^file:/, '');
+    if (next === p) return p;
+    p = next;
+  }
+}
 
 /** The SQLite file a store URL names; undefined for PostgreSQL and `:memory:`. */
 export function sqliteFile(url: string): string | undefined {

@@ -25,8 +25,19 @@ type Answer = { readonly data: readonly unknown[]; readonly stream?: AsyncIterab
 
 /** Each item of a read's answer as a value (its kept bytes parsed back), the page's then the stream's. */
 async function eachValue(result: Answer, take: (item: Record<string, unknown>) => void): Promise<void> {
-  for (const x of result.data) take(plainItem(x) as Record<string, unknown>);
-  if (result.stream) for await (const x of result.stream) take(plainItem(x) as Record<string, unknown>);
+  // (a long read shares the event loop: 100 000 items parsed back in one turn held it 1.4–2.1 s — attack pass 16's re-check)
+  for (const x of result.data) {
+    const turn = pace();
+    if (turn) await turn;
+    take(plainItem(x) as Record<string, unknown>);
+  }
+  if (result.stream) {
+    for await (const x of result.stream) {
+      const turn = pace();
+      if (turn) await turn;
+      take(plainItem(x) as Record<string, unknown>);
+    }
+  }
 }
 
 /** Sends items as a list read is sent: measured in the answer memory and held, streamed past it. */

@@ -241,6 +241,10 @@ describe('one gateway serves an SQLite file (several instances need PostgreSQL)'
         expect(r.stdout).not.toContain('Server listening at');
       }
       expect(readdirSync(other).sort()).toEqual(['hard.db', 'sym.db']); // (no claim, no WAL left beside the other names)
+      // a prefix twice: libsql reads the `file:` left as a URI of its own (gateway.db), and so does the claim now
+      const twice = await run(MAIN, [], { ...env, DATABASE_URL: 'file:file:gateway.db' }, dir);
+      expect(twice.code, twice.stdout + twice.stderr).toBe(78);
+      expect(existsSync(join(dir, 'file:gateway.db'))).toBe(false);
     } finally {
       await stopped(first);
     }
