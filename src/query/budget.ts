@@ -19,9 +19,15 @@ export class ExpansionBudget {
   /** A new answered item begins. */
   startItem(): void { this.itemBytes = 0; }
 
+  /** The bytes the current item has copied so far (a list projected over rounds carries its share to the next). */
+  get itemCopied(): number { return this.itemBytes; }
+
+  /** Counts `bytes` copied earlier into the current item (a list resumed from an earlier round), as chargeValue does. */
+  chargeCopied(bytes: number): void { this.chargeValue(undefined, bytes); }
+
   /** Counts a value copied from a related record into the current item; past MAX_ITEM_MB, the 400. */
-  chargeValue(v: unknown): void {
-    this.itemBytes += valueSize(v);
+  chargeValue(v: unknown, bytes = valueSize(v)): void {
+    this.itemBytes += bytes;
     if (this.itemBytes > this.maxItemMb * 1_048_576) {
       throw errors.invalidQuery([{
         path: 'fields',

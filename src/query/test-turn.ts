@@ -17,6 +17,8 @@ export class TestTurn {
   private started = 0;
   /** When this round's walks first tested an item whole (undefined: not yet). */
   private firstMove: number | undefined;
+  /** Rounds that ended whole: what a round kept for the next one is not needed past one (`ListsInRounds`). */
+  wholeRounds = 0;
 
   /**
    * `perRound`: the tests a round may make (see TESTS_A_ROUND). `time`: a round also ends `ms` after it began (its tests
@@ -51,6 +53,11 @@ export class TestTurn {
     return t - this.started >= this.time.ms && t - this.firstMove >= this.firstMove - this.started;
   }
 
+  /** A round is being run (outside one, nothing is counted and nothing stops). */
+  get inRound(): boolean {
+    return this.active;
+  }
+
   /** This round's allowance is spent (or it stopped): every walk returns at once, reading nothing. Outside a round: false. */
   get short(): boolean {
     return this.active && this.stopped;
@@ -69,6 +76,7 @@ export class TestTurn {
     if (this.time) this.started = this.time.now();
     try {
       const out = evaluate();
+      if (!this.stopped) this.wholeRounds++;
       return { out, whole: !this.stopped };
     } finally {
       this.active = false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Compare, FieldRef, Or, Relation, type FilterNode } from '../../src/query/ast.js';
 import { compileFilter, type Lookup, type Rec } from '../../src/query/compile.js';
-import { unlimited } from '../../src/query/budget.js';
+import { ExpansionBudget, unlimited } from '../../src/query/budget.js';
 import { compileProjection } from '../../src/query/project.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
 import { TestTurn } from '../../src/query/test-turn.js';
@@ -183,6 +183,33 @@ describe('a relational walk in rounds', () => {
     expect(rounds).toBeGreaterThan(10);
     const between = seen.slice(1).map((n, i) => n - (seen[i] as number));
     expect(Math.max(...between)).toBeLessThanOrEqual(20_000 + 50);
+  });
+
+  it('a long one-to-many list is projected in rounds, going on where it stopped; MAX_ITEM_MB counts what earlier rounds copied (re-check of attack pass 16, H)', async () => {
+    const w = world();
+    const deep = { filter: null, search: null, sort: [], offset: 0, limit: -1, children: {} };
+    const related = { deep: { filter: null, search: null, sort: [], offset: 0, children: { renders: deep } }, nestedLimit: 100 };
+    const fields = [{ kind: 'Select' as const, path: ['renders', 'title'] }];
+    const parents: Rec[] = [{ id: 'p0' }, { id: 'p1' }, { id: 'p2' }];
+    const schema = schemas.project as ResourceSchema;
+    const plain = compileProjection(fields, schema, schemas, w.lookup(), unlimited(), related);
+    const reference = parents.map((x) => plain(x));
+    const turn = new TestTurn(1_000);
+    const project = compileProjection(fields, schema, schemas, w.lookup(turn), unlimited(), related);
+    let rounds = 0;
+    const { value, seen } = await atTurns(w.tests, () => testInRounds(turn, () => (rounds++, parents.map((x) => project(x)))));
+    expect(value).toEqual(reference);
+    expect((value as { renders: unknown[] }[]).map((x) => x.renders.length)).toEqual([3_000, 3_000, 3_000]);
+    // 9 000 titles read over rounds of about 1 000, a turn apart (before: every list whole in one round)
+    expect(rounds).toBeGreaterThan(5);
+    const between = seen.slice(1).map((n, i) => n - (seen[i] as number));
+    expect(Math.max(...between)).toBeLessThanOrEqual(1_000 + 10);
+    // a bound on the bytes one item copies holds whether its list is projected at once or over rounds
+    const small = () => new ExpansionBudget(Number.POSITIVE_INFINITY, 0.02); // 20 KB: 3 000 titles are ~30 KB
+    expect(() => compileProjection(fields, schema, schemas, w.lookup(), small(), related)(parents[0] as Rec)).toThrow(/MAX_ITEM_MB/);
+    const bounded = new TestTurn(1_000);
+    const inRounds = compileProjection(fields, schema, schemas, w.lookup(bounded), small(), related);
+    await expect(testInRounds(bounded, () => inRounds(parents[0] as Rec))).rejects.toThrow(/MAX_ITEM_MB/);
   });
 
   it('a round also ends on time once it has moved on, and only after as long again as it took to move (every round moves on)', () => {
