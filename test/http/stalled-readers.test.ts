@@ -266,12 +266,21 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
 
   it('a file is held by its own bytes: a stalled reader of an XML file of text full of `&` is counted at five times the JSON (attack pass 9, H: counted at its JSON)', async () => {
     holding = true;
+    // the most the answer memory held while the file was sent (what the kernel's socket buffers took is given back: with
+    // receive buffers autotuned to 32 MB, a loaded machine let the whole file into them and held() was 0 after it)
+    const memory = gw.deps.answerMemory;
+    let peak = 0;
+    const force = memory.force.bind(memory);
+    const grow = memory.grow.bind(memory);
+    memory.force = (k, b) => { force(k, b); peak = Math.max(peak, memory.held()); };
+    memory.grow = (k, mine, b) => { const ok = grow(k, mine, b); peak = Math.max(peak, memory.held()); return ok; };
     const r = stalled(`/renders/${amp}?fields=data&export=xml`, ann);
     try {
-      for (let i = 0; i < 200 && !r.answered; i++) await settle(20);
+      for (let i = 0; i < 2_000 && !r.answered; i++) await settle(20);
+      expect(r.answered).toBe(true);
       await settle(300);
       const file = `<?xml version='1.0'?>\n<data>\n    <data>\n        <text>${'&amp;'.repeat(AMP)}</text>\n    </data>\n</data>`;
-      expect(gw.deps.answerMemory.held()).toBeGreaterThanOrEqual(Buffer.byteLength(file));
+      expect(peak).toBeGreaterThanOrEqual(Buffer.byteLength(file));
       holding = false;
       r.res!.resume();
       expect(await r.done).toBe(sha(file));
@@ -279,6 +288,8 @@ describe('readers that stop reading (attack pass 8, H1)', () => {
     } finally {
       holding = false;
       r.res?.resume();
+      memory.force = force;
+      memory.grow = grow;
     }
   }, 60_000);
 });
