@@ -180,7 +180,7 @@ const LIST_IN_ROUNDS = 64;
 function expandInRounds(
   subProject: Projector, lookup: Lookup, budget: ExpansionBudget | undefined,
 ): (parent: Rec, items: readonly Rec[]) => unknown[] {
-  const going = new Map<unknown, { version: number | undefined; at: number; out: unknown[]; bytes: number }>();
+  const going = new Map<unknown, { version: number | undefined; at: number; out: unknown[]; bytes: number; units: number }>();
   let keptAt = -1;
   return (parent, items) => {
     const turn = lookup.turn;
@@ -188,18 +188,25 @@ function expandInRounds(
     if (keptAt !== turn.wholeRounds) { going.clear(); keptAt = turn.wholeRounds; }
     const key = parent.id ?? parent;
     let g = going.get(key);
-    if (!g || g.version !== lookup.version || g.at > items.length) going.set(key, (g = { version: lookup.version, at: 0, out: [], bytes: 0 }));
+    if (!g || g.version !== lookup.version || g.at > items.length) {
+      going.set(key, (g = { version: lookup.version, at: 0, out: [], bytes: 0, units: 0 }));
+    }
+    // what the items projected already expanded and copied is counted again, as if they were projected now (a parent
+    // answered twice — a project under each of its renders — counts twice, as at once)
+    if (g.units > 0) budget?.charge(g.units);
     if (g.bytes > 0) budget?.chargeCopied(g.bytes);
     for (; g.at < items.length; g.at++) {
       if (!turn.spend(1)) return []; // provisional: the round is run again
-      const before = budget?.itemCopied ?? 0;
+      const [bytes, units] = [budget?.itemCopied ?? 0, budget?.spent ?? 0];
       const x = subProject(items[g.at] as Rec);
       if (turn.short) return []; // a walk under it stopped: this item is projected again next round
-      g.bytes += (budget?.itemCopied ?? 0) - before;
+      g.bytes += (budget?.itemCopied ?? 0) - bytes;
+      g.units += (budget?.spent ?? 0) - units;
       g.out.push(x);
       turn.moved();
     }
-    return g.out;
+    // (a copy: two items answering one parent's list do not share an array)
+    return g.out.slice();
   };
 }
 

@@ -17,7 +17,7 @@ export class TestTurn {
   private started = 0;
   /** When this round's walks first tested an item whole (undefined: not yet). */
   private firstMove: number | undefined;
-  /** Rounds that ended whole: what a round kept for the next one is not needed past one (`ListsInRounds`). */
+  /** Rounds that ended whole: what a round kept for the next one is not needed past one (`expandInRounds`). */
   wholeRounds = 0;
 
   /**

@@ -210,6 +210,24 @@ describe('a relational walk in rounds', () => {
     const bounded = new TestTurn(1_000);
     const inRounds = compileProjection(fields, schema, schemas, w.lookup(bounded), small(), related);
     await expect(testInRounds(bounded, () => inRounds(parents[0] as Rec))).rejects.toThrow(/MAX_ITEM_MB/);
+    // and MAX_RELATED_ITEMS: a parent answered four times, its renders' projects expanded (4 × (3 000 + 3 000) > 20 000),
+    // is refused over rounds as at once — the expansions of the items projected in earlier rounds counted again
+    const nested = [{ kind: 'Select' as const, path: ['renders', 'project', 'id'] }];
+    const four: Rec[] = [{ id: 'p0' }, { id: 'p0' }, { id: 'p0' }, { id: 'p0' }];
+    expect(() => { const b = new ExpansionBudget(20_000); const pr = compileProjection(nested, schema, schemas, w.lookup(), b, related); four.map((x) => pr(x)); })
+      .toThrow(/MAX_RELATED_ITEMS/);
+    const counted = new ExpansionBudget(20_000);
+    const t4 = new TestTurn(1_000);
+    const pr4 = compileProjection(nested, schema, schemas, w.lookup(t4), counted, related);
+    await expect(testInRounds(t4, () => { counted.resetTo(0); return four.map((x) => pr4(x)); })).rejects.toThrow(/MAX_RELATED_ITEMS/);
+    // within the bound, the same answer as at once, each item its own list
+    const roomy = new ExpansionBudget(30_000);
+    const t5 = new TestTurn(1_000);
+    const pr5 = compileProjection(nested, schema, schemas, w.lookup(t5), roomy, related);
+    const got = await testInRounds(t5, () => { roomy.resetTo(0); return four.map((x) => pr5(x)); }) as { renders: unknown[] }[];
+    const once = compileProjection(nested, schema, schemas, w.lookup(), new ExpansionBudget(30_000), related);
+    expect(got).toEqual(four.map((x) => once(x)));
+    expect(got[0]!.renders).not.toBe(got[1]!.renders);
   });
 
   it('a round also ends on time once it has moved on, and only after as long again as it took to move (every round moves on)', () => {
