@@ -1,10 +1,9 @@
 import type { Plan } from '../plan/plan.js';
 import type { FilterNode, QueryNode } from '../query/ast.js';
-import { DATE_FUNCTIONS, type DateFunction } from '../query/schema.js';
 import { own } from './own.js';
 import type { Shape } from './shape.js';
 import {
-  FLAG_TESTS, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param, type StepArgsOf, type TextTest, type V1Call,
+  datePartOf, FLAG_TESTS, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param, type StepArgsOf, type TextTest, type V1Call,
 } from './equivalent-model.js';
 
 /**
@@ -21,7 +20,6 @@ const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = { gt: true, gte: true
 const PART_TESTS: Readonly<Record<string, FilterCond['test']>> = {
   _eq: 'eq', _neq: 'neq', _in: 'in', _nin: 'nin', _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte',
 };
-const isDatePart = (fn: string): fn is DateFunction => (DATE_FUNCTIONS as readonly string[]).includes(fn);
 /** What a part of a date is, as the legacy API (PostgreSQL) reads it. */
 const PART_MEANS: Readonly<Record<string, string>> = { week: ', the ISO week', weekday: ', 0 = Sunday', month: ', 1–12' };
 /** The aggregates of a shape (`fn(field)`) a client can compute from v1's objects, or undefined when one cannot be. */
@@ -93,8 +91,8 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
       // a part of a date (year(date_created) _eq 2026): that part of the v1 time, in UTC, compared as a number
       const test = own(PART_TESTS, c.op);
       const numbers = (Array.isArray(c.value) ? c.value : [c.value]).every((x) => x !== null && x !== '' && Number.isFinite(Number(x)));
-      const fn = c.field.fn;
-      if (field && TIMES.has(field) && test && numbers && isDatePart(fn)) once({ field, test, param: `${path}_${fn}_${test}`, part: fn });
+      const part = datePartOf(`${c.field.fn}(${path})`)?.part;
+      if (field && TIMES.has(field) && test && numbers && part) once({ field, test, param: `${path}_${part}_${test}`, part });
       else simple = false;
       continue;
     }
@@ -139,14 +137,16 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
   if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
     const kind = shape.groupBy.length > 0 ? 'group' : shape.aggregate.every((a) => a.startsWith('count')) ? 'count' : 'aggregate';
     // a part of a date (year(date_created)): the groups are that part of the v1 time, keyed as the legacy API keys them
-    const fnOf = shape.groupBy.length === 1 ? /^(\w+)\((\w+)\)$/.exec(shape.groupBy[0] as string) : null;
-    const partOf = fnOf && isDatePart(fnOf[1] as string) && TIMES.has(own(v1, fnOf[2] as string) ?? '')
-      ? { part: fnOf[1] as DateFunction, field: own(v1, fnOf[2] as string) as string, as: `${fnOf[2]}_${fnOf[1]}` } : undefined;
-    const by = partOf?.field ?? (shape.groupBy.length === 1 && !fnOf ? own(v1, shape.groupBy[0]) : undefined);
-    // groups keyed by their legacy value (a status name, a part of a date) are put in the legacy order and paged; those
-    // keyed by an id are not (the legacy order is the uuid's, which v1 does not carry)
+    const one = shape.groupBy.length === 1 ? (shape.groupBy[0] as string) : undefined;
+    const date = one === undefined ? undefined : datePartOf(one);
+    const partOf = date && TIMES.has(own(v1, date.field) ?? '')
+      ? { part: date.part, field: own(v1, date.field) as string, as: `${date.field}_${date.part}` } : undefined;
+    const by = partOf?.field ?? (one !== undefined && !/\(/.test(one) ? own(v1, one) : undefined);
+    // groups keyed by their legacy value (a status name, a part of a date) are put in the legacy order (by key, as the
+    // legacy API orders groups without a sort) and paged; those keyed by an id are not (the legacy order is the uuid's,
+    // which v1 does not carry), nor groups sorted otherwise (by a count)
     const paged = shape.pagination !== 'all' && shape.pagination !== 'none';
-    const ordered = !paged ? undefined : partOf ? 'number' as const : shape.groupBy.length === 1 && shape.groupBy[0] === 'status' ? 'text' as const : undefined;
+    const ordered = shape.sort.length > 0 ? undefined : partOf ? 'number' as const : one === 'status' ? 'text' as const : undefined;
     // count(*), count(id), countDistinct of a field v1 has, min/max of a time: one row, done by the client
     const fns = shape.groupBy.length > 0 ? undefined : aggregateFns(shape.aggregate, v1);
     if (fns && !(shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)'))) {
@@ -168,7 +168,7 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
         : {}),
     });
     // a page of groups (the legacy default limit, 100, included): in the legacy order, then cut
-    if (ordered && countOnly) {
+    if (ordered && paged && countOnly) {
       const offset = shape.pagination === 'page' || shape.pagination === 'offset' ? 'offset' : null;
       const detail = offset ? 'skip offset groups, take limit' : 'take the first limit groups';
       steps.push({ kind: 'page', detail, args: { op: 'page', offset, limit: 'limit' } });

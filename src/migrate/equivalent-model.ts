@@ -1,5 +1,11 @@
 // What a v1 equivalent is made of — its calls, client steps, parameters, blocked fields — built by equivalent.ts.
-import type { DateFunction } from '../query/schema.js';
+import { DATE_FUNCTIONS, type DateFunction } from '../query/schema.js';
+
+/** A part of a date as the legacy API writes it (`year(date_created)`): the function and the field; undefined otherwise. */
+export function datePartOf(path: string): { readonly part: DateFunction; readonly field: string } | undefined {
+  const m = /^(\w+)\(([\w.]+)\)$/.exec(path);
+  return m && (DATE_FUNCTIONS as readonly string[]).includes(m[1] as string) ? { part: m[1] as DateFunction, field: m[2] as string } : undefined;
+}
 
 /** The list parameters a call may walk id by id, by the name of the id in its path (`each: 'project_id'`: each of `project_ids`). */
 export const LIST_PARAMS: Readonly<Record<string, string>> = { render_id: 'render_ids', project_id: 'project_ids', team_id: 'team_ids' };

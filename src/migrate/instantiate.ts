@@ -3,6 +3,7 @@ import { planQuery, type Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import { equivalentOf, type Equivalent } from './equivalent.js';
+import { datePartOf } from './equivalent-model.js';
 import { bare, own } from './own.js';
 import type { Shape } from './shape.js';
 
@@ -85,7 +86,7 @@ function typeAt(m: Mappings, resource: string, path: string): string | undefined
 const placeholders = (m: Mappings, resource: string): Values => ({
   value: (path, op) => {
     // (a part of a date, `year(date_created)`, is a number)
-    const type = /^\w+\(.*\)$/.test(path) ? 'integer' : typeAt(m, resource, path);
+    const type = datePartOf(path) ? 'integer' : typeAt(m, resource, path);
     const ids = type === 'uuid' || path.endsWith('id') || path === 'project' || path === 'account' || path.endsWith('.project') || path.endsWith('.account');
     const pair = type === 'timestamp' ? ['2020-01-01T00:00:00.000Z', '2020-02-01T00:00:00.000Z']
       : type === 'integer' || type === 'float' ? [1, 2]

@@ -6,13 +6,14 @@ import type { QueryNode } from '../query/ast.js';
 import { ExpansionBudget } from '../query/budget.js';
 import { compileProjection } from '../query/project.js';
 import { selectRecords, type QueryResult } from '../query/run.js';
-import { DATE_FUNCTIONS, type DateFunction, type ResourceSchema, type SchemaRegistry } from '../query/schema.js';
+import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { toLegacyAccount, toLegacyProject, toLegacyRender, toLegacyTemplate } from '../translate/records.js';
 import type { TimeUnit } from '../translate/time.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Project, V1Render, V1Team } from '../v1/schemas.js';
 import { LIST_PARAMS, type Equivalent, type V1Call } from './equivalent.js';
+import { datePartOf } from './equivalent-model.js';
 import { instantiate, planOf, queryString, type Values } from './instantiate.js';
 import { bare, own } from './own.js';
 import type { Shape } from './shape.js';
@@ -208,10 +209,10 @@ export async function sampleValues(session: V1Session, d: Pick<ProofDeps, 'ids' 
 /** The distinct values of `path` over the samples of `resource` (through many-to-one relations), in the samples' order. */
 function valuesAt(resource: string, path: string, samples: Samples, m: Mappings): unknown[] {
   // a part of a date (`year(date_created)`): the parts of the dates seen, as numbers
-  const fn = /^(\w+)\((.*)\)$/.exec(path);
-  if (fn && (DATE_FUNCTIONS as readonly string[]).includes(fn[1] as string)) {
-    const part = dateFn(fn[1] as DateFunction);
-    return [...new Set(valuesAt(resource, fn[2] as string, samples, m).map((v) => part(v)).filter((v): v is number => v !== null))];
+  const date = datePartOf(path);
+  if (date) {
+    const part = dateFn(date.part);
+    return [...new Set(valuesAt(resource, date.field, samples, m).map((v) => part(v)).filter((v): v is number => v !== null))];
   }
   const parts = path.replace(/^\w+\((.*)\)$/, '$1').split('.');
   let type = resource;

@@ -5,7 +5,7 @@ import { ExpansionBudget } from '../query/budget.js';
 import type { Lookup, Rec } from '../query/compile.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
-import type { Equivalent } from './equivalent-model.js';
+import { datePartOf, type Equivalent } from './equivalent-model.js';
 import { mainCall } from './snippet-common.js';
 import type { Shape } from './shape.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
@@ -60,7 +60,8 @@ export function snippetData(
     // (a group keyed by ids: a many-to-one relation's, or the creator's — user_created holds a user's)
     const idType = relation?.kind === 'm2o' && isIdType(relation.resource) ? relation.resource : by === 'user_created' ? 'user' : undefined;
     // (a part of a date, `year(date_created)`: the snippet keys its groups as the legacy API does, a number string)
-    const part = by !== undefined && /^(year|month|week|day|weekday|hour|minute|second)\((date_created|date_updated)\)$/.test(by);
+    const date = by === undefined ? undefined : datePartOf(by);
+    const part = date !== undefined && (date.field === 'date_created' || date.field === 'date_updated');
     if (shape.groupBy.length > 1 || (by !== undefined && by !== 'status' && !idType && !part)) {
       return { ok: false, why: `grouped by ${shape.groupBy.join(', ')}: the snippet's groups are keyed by v1 values` };
     }

@@ -102,6 +102,13 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     for (const got of [out.node, out.python, out.curl]) expect(Object.fromEntries(got.map((g: { status: string; count: number }) => [g.status, g.count]))).toEqual(want);
     // in the legacy order (by status, ascending)
     for (const got of [out.node, out.python, out.curl]) expect(got.map((g: { status: string }) => g.status)).toEqual(l.body.data.map((g: { status: string }) => g.status));
+    // every group (limit=-1): in that order too, no page to take
+    const all = '/renders?aggregate[count]=*&groupBy=status&limit=-1';
+    const la = await legacy('GET', all);
+    const outAll = await runAll(await recordedShape('GET', '/renders', all), {});
+    for (const got of [outAll.node, outAll.python, outAll.curl]) {
+      expect(got.map((g: { status: string; count: number }) => [g.status, String(g.count)])).toEqual(la.body.data.map((g: { status: string; count: string }) => [g.status, g.count]));
+    }
   });
 
   it('one render by id', async () => {
