@@ -27,12 +27,12 @@ interface Holder { readonly host: string; readonly pid: number; readonly token: 
 const heldHere = new Set<string>();
 
 export class StoreClaimedError extends Error {
-  constructor(readonly path: string, readonly holder: Holder | undefined) {
+  constructor(readonly path: string, readonly holder: Holder | undefined, readonly claim: string) {
     const who = holder ? `process ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}` : 'another process';
     super(
       `DATABASE_URL: the SQLite store ${path} is already served by another gateway (${who}). One gateway serves an SQLite ` +
         'file; several instances need PostgreSQL (DATABASE_URL=postgres://…, docs/configuration.md). The command line ' +
-        `may run beside it. A stopped gateway's claim (${path}.instance) lapses ${STALE_MS / 1000} s after its last beat.`,
+        `may run beside it. A stopped gateway's claim (${claim}) lapses ${STALE_MS / 1000} s after its last beat.`,
     );
     this.name = 'StoreClaimedError';
   }
@@ -95,7 +95,7 @@ function tryCreate(path: string, holder: Holder): boolean {
 function take(store: string, path: string, mine: Holder, now: () => number): void {
   if (tryCreate(path, mine)) return;
   const holder = readHolder(path);
-  if (!stale(path, holder, now())) throw new StoreClaimedError(store, holder);
+  if (!stale(path, holder, now())) throw new StoreClaimedError(store, holder, path);
   // moved aside atomically: of two starts that both judged it stale, one renames it and the other's create decides
   const aside = `${path}.stale-${mine.token}`;
   try {
@@ -104,7 +104,7 @@ function take(store: string, path: string, mine: Holder, now: () => number): voi
   } catch {
     // the other start moved it first
   }
-  if (!tryCreate(path, mine)) throw new StoreClaimedError(store, readHolder(path));
+  if (!tryCreate(path, mine)) throw new StoreClaimedError(store, readHolder(path), path);
 }
 
 /**
@@ -124,7 +124,8 @@ export function claimSqliteStore(store: string, now: () => number = Date.now): S
     for (const p of taken) if (readHolder(p)?.token === mine.token) rmSync(p, { force: true });
     taken.length = 0;
     try {
-      if (created && statSync(real).size === 0) rmSync(real, { force: true });
+      // (only the empty file this start made: never one SQLite wrote to, nor one with a WAL beside it)
+      if (created && statSync(real).size === 0 && !existsSync(`${real}-wal`)) rmSync(real, { force: true });
     } catch {
       // gone already
     }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, realpathSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -238,6 +238,11 @@ describe('one gateway serves an SQLite file (several instances need PostgreSQL)'
         const r = await run(MAIN, [], { ...env, DATABASE_URL: join(other, name) }, other);
         expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(78);
         expect(r.stderr).toContain(`is already served by another gateway (process ${first.pid} on ${hostname()}`);
+        // (the claim it names is the one that refused it — the real path's for a symlink, the file's own for a hard link —
+        // never one beside the other name)
+        const { dev, ino } = statSync(join(dir, 'gateway.db'));
+        const refusing = name === 'sym.db' ? `${realpathSync(join(dir, 'gateway.db'))}.instance` : join(tmpdir(), `legacy-gateway-sqlite-${dev}-${ino}.instance`);
+        expect(r.stderr).toContain(`claim (${refusing})`);
         expect(r.stdout).not.toContain('Server listening at');
       }
       expect(readdirSync(other).sort()).toEqual(['hard.db', 'sym.db']); // (no claim, no WAL left beside the other names)
