@@ -120,12 +120,14 @@ export function claimSqliteStore(store: string, now: () => number = Date.now): S
   const paths = [claimPath(real), join(tmpdir(), `legacy-gateway-sqlite-${dev}-${ino}.instance`)];
   const mine: Holder = { host: hostname(), pid: process.pid, token: randomBytes(12).toString('hex'), since: now() };
   const taken: string[] = [];
-  const give = () => {
+  const give = (held: boolean) => {
     for (const p of taken) if (readHolder(p)?.token === mine.token) rmSync(p, { force: true });
     taken.length = 0;
+    // the empty file this start made, when it held the claim (a start refused leaves the file to its holder: two starts
+    // may both have made it, the winner about to open it): never one SQLite wrote to, nor one with a WAL beside it
+    if (!held || !created) return;
     try {
-      // (only the empty file this start made: never one SQLite wrote to, nor one with a WAL beside it)
-      if (created && statSync(real).size === 0 && !existsSync(`${real}-wal`)) rmSync(real, { force: true });
+      if (statSync(real).size === 0 && !existsSync(`${real}-wal`)) rmSync(real, { force: true });
     } catch {
       // gone already
     }
@@ -136,7 +138,7 @@ export function claimSqliteStore(store: string, now: () => number = Date.now): S
       taken.push(p);
     }
   } catch (e) {
-    give();
+    give(false);
     throw e;
   }
   heldHere.add(mine.token);
@@ -155,7 +157,7 @@ export function claimSqliteStore(store: string, now: () => number = Date.now): S
       clearInterval(beat);
       if (!heldHere.delete(mine.token)) return;
       taken.push(...paths);
-      give();
+      give(true);
     },
   };
 }
