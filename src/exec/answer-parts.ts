@@ -135,11 +135,16 @@ export class AnswerParts {
    */
   async answer(recs: readonly Rec[], refs: readonly string[]): Promise<unknown[]> {
     const out: unknown[] = [];
+    for await (const part of this.inChunks(recs, refs)) for (const x of part) out.push(x);
+    return out;
+  }
+
+  /** `answerParts` a CHUNK of records at a time, the event loop turning between chunks (a page, or a page's stream). */
+  async *inChunks(recs: readonly Rec[], refs: readonly string[]): AsyncGenerator<unknown[]> {
     for (let i = 0; i < recs.length || i === 0; i += CHUNK) {
       if (i > 0) await (pace() ?? turn());
-      for await (const part of this.answerParts(recs.slice(i, i + CHUNK), refs.slice(i, i + CHUNK))) for (const x of part) out.push(x);
+      yield* this.answerParts(recs.slice(i, i + CHUNK), refs.slice(i, i + CHUNK));
     }
-    return out;
   }
 
   /** `answer`, its items given a part at a time as they are projected (`shapeParts`). */

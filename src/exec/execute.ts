@@ -151,9 +151,7 @@ class Job {
       return meta ? { meta, data } : { data };
     }
     const stream = (async function* (job: Job) {
-      for (let i = 0; i < recs.length; i += CHUNK) {
-        for await (const part of job.parts.answerParts(recs.slice(i, i + CHUNK), refs.slice(i, i + CHUNK))) yield* part;
-      }
+      for await (const part of job.parts.inChunks(recs, refs)) yield* part;
     })(this);
     return meta ? { meta, data: [], stream, lazy: true } : { data: [], stream, lazy: true };
   }
