@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   if (demo && config.PORT !== 0) await listening('PORT', config.PORT, config.HOST, () => portFree(config.PORT, config.HOST), 'HOST');
   // one gateway serves an SQLite file (claimed before the demo writes anything; several instances need PostgreSQL)
   const file = sqliteFile(config.DATABASE_URL);
-  const claim = file ? claimSqliteStore(file) : undefined;
+  const claim = file ? await claimSqliteStore(file) : undefined;
   if (claim) process.once('exit', () => claim.release()); // a failed start or a stop leaves no claim behind
   if (demo) {
     const { demoSecrets, startDemoSimulator, registerDemoWebhooks } = demo;

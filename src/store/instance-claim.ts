@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { BEAT_MS, type Holder, heldHere, holderOf, lapsed, StoreClaimedError } from './instance-holder.js';
+import { claimRow, type RowClaim } from './instance-row.js';
 
 /**
  * One gateway serves an SQLite store at a time. SQLite's driver answers on the event loop: a second gateway on the same
@@ -15,28 +17,12 @@ import { dirname, join } from 'node:path';
  * second gateway started through a symlink or a hard link served beside the first, the hard link with a WAL of its own):
  * each made exclusively, naming the host, the process and a token; the holder touches them every `BEAT_MS`. A claim is
  * stale (taken over) when its process is gone from this host, or when it has not been touched for `STALE_MS` (another
- * host, a frozen process). A store file that does not exist yet is created empty first (SQLite takes an empty file as a
- * new database), and removed again at release if it is still empty (a start that failed leaves nothing behind).
+ * host, a frozen process). A hard link in another folder with another temporary folder names neither file: the row inside
+ * the store (`instance-row.ts`) refuses it. A store file that does not exist yet is created empty first (SQLite takes an
+ * empty file as a new database), and removed again at release if no migration ran in it (a start that failed leaves
+ * nothing behind).
  */
-export const BEAT_MS = 10_000;
-export const STALE_MS = 30_000;
-
-interface Holder { readonly host: string; readonly pid: number; readonly token: string; readonly since: number }
-
-/** Tokens this process holds (two gateways built in one process are refused like two processes). */
-const heldHere = new Set<string>();
-
-export class StoreClaimedError extends Error {
-  constructor(readonly path: string, readonly holder: Holder | undefined, readonly claim: string) {
-    const who = holder ? `process ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}` : 'another process';
-    super(
-      `DATABASE_URL: the SQLite store ${path} is already served by another gateway (${who}). One gateway serves an SQLite ` +
-        'file; several instances need PostgreSQL (DATABASE_URL=postgres://…, docs/configuration.md). The command line ' +
-        `may run beside it. A stopped gateway's claim (${claim}) lapses ${STALE_MS / 1000} s after its last beat.`,
-    );
-    this.name = 'StoreClaimedError';
-  }
-}
+export { BEAT_MS, STALE_MS, StoreClaimedError } from './instance-holder.js';
 
 export interface StoreClaim { release(): void }
 
@@ -44,35 +30,18 @@ const claimPath = (store: string) => `${store}.instance`;
 
 function readHolder(path: string): Holder | undefined {
   try {
-    const h = JSON.parse(readFileSync(path, 'utf8')) as Partial<Holder>;
-    if (typeof h.host === 'string' && typeof h.pid === 'number' && typeof h.token === 'string' && typeof h.since === 'number') return h as Holder;
+    return holderOf(JSON.parse(readFileSync(path, 'utf8')));
   } catch {
-    // unreadable or half-written: judged by its age alone
-  }
-  return undefined;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+    return undefined; // unreadable or half-written: judged by its age alone
   }
 }
 
 function stale(path: string, holder: Holder | undefined, now: number): boolean {
-  let touched: number;
   try {
-    touched = statSync(path).mtimeMs;
+    return lapsed(holder, statSync(path).mtimeMs, now);
   } catch {
     return true; // gone meanwhile
   }
-  if (now - touched > STALE_MS) return true;
-  if (!holder || holder.host !== hostname()) return false;
-  if (heldHere.has(holder.token)) return false;
-  // this process's own pid on a claim it does not hold: an earlier life of a restarted container (pid 1 again)
-  return holder.pid === process.pid || !alive(holder.pid);
 }
 
 function tryCreate(path: string, holder: Holder): boolean {
@@ -108,10 +77,11 @@ function take(store: string, path: string, mine: Holder, now: () => number): voi
 }
 
 /**
- * Claims the SQLite file `store` for this gateway, or throws `StoreClaimedError` naming the holder. The claim is kept
- * fresh until `release()` (at shutdown); a process that dies leaves a claim the next start takes over.
+ * Claims the SQLite file `store` for this gateway, or throws `StoreClaimedError` naming the holder: the files first (by
+ * the real path, by the inode), then the row inside the store (`instance-row.ts`, whatever the name and temporary folder).
+ * The claim is kept fresh until `release()` (at shutdown); a process that dies leaves a claim the next start takes over.
  */
-export function claimSqliteStore(store: string, now: () => number = Date.now): StoreClaim {
+export async function claimSqliteStore(store: string, now: () => number = Date.now): Promise<StoreClaim> {
   mkdirSync(dirname(store), { recursive: true });
   const created = !existsSync(store);
   if (created) closeSync(openSync(store, 'a'));
@@ -120,14 +90,17 @@ export function claimSqliteStore(store: string, now: () => number = Date.now): S
   const paths = [claimPath(real), join(tmpdir(), `legacy-gateway-sqlite-${dev}-${ino}.instance`)];
   const mine: Holder = { host: hostname(), pid: process.pid, token: randomBytes(12).toString('hex'), since: now() };
   const taken: string[] = [];
+  let row: RowClaim | undefined;
   const give = (held: boolean) => {
+    const bare = row?.release() ?? false;
+    row = undefined;
     for (const p of taken) if (readHolder(p)?.token === mine.token) rmSync(p, { force: true });
     taken.length = 0;
-    // the empty file this start made, when it held the claim (a start refused leaves the file to its holder: two starts
-    // may both have made it, the winner about to open it): never one SQLite wrote to, nor one with a WAL beside it
+    // the store this start made, when it held the claim and no migration ran in it (a start refused leaves the file to
+    // its holder: two starts may both have made it, the winner about to open it)
     if (!held || !created) return;
     try {
-      if (statSync(real).size === 0 && !existsSync(`${real}-wal`)) rmSync(real, { force: true });
+      if (bare || statSync(real).size === 0) for (const p of [real, `${real}-wal`, `${real}-shm`]) rmSync(p, { force: true });
     } catch {
       // gone already
     }
@@ -137,6 +110,7 @@ export function claimSqliteStore(store: string, now: () => number = Date.now): S
       take(store, p, mine, now);
       taken.push(p);
     }
+    row = await claimRow(store, mine, now);
   } catch (e) {
     give(false);
     throw e;

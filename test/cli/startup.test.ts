@@ -246,6 +246,18 @@ describe('one gateway serves an SQLite file (several instances need PostgreSQL)'
         expect(r.stdout).not.toContain('Server listening at');
       }
       expect(readdirSync(other).sort()).toEqual(['hard.db', 'sym.db']); // (no claim, no WAL left beside the other names)
+      // a hard link with a temporary folder of its own names neither claim file: the row inside the store refuses it
+      // (attack pass 16's re-check, M: it served beside the first, each with a WAL of its own)
+      const apart = mkdtempSync(join(tmpdir(), 'gw-start-links-apart-'));
+      mkdirSync(join(apart, 'tmp'));
+      linkSync(join(dir, 'gateway.db'), join(apart, 'hard.db'));
+      const hard = await run(MAIN, [], { ...env, DATABASE_URL: join(apart, 'hard.db'), TMPDIR: join(apart, 'tmp') }, apart);
+      expect(hard.code, hard.stdout + hard.stderr).toBe(78);
+      expect(hard.stderr).toContain(`is already served by another gateway (process ${first.pid} on ${hostname()}`);
+      expect(hard.stderr).toContain(`claim (the gateway_instance row inside ${join(apart, 'hard.db')})`);
+      expect(hard.stdout).not.toContain('Server listening at');
+      expect(readdirSync(apart).sort()).toEqual(['hard.db', 'tmp']); // its claim files given back, its WAL and index removed
+      expect(readdirSync(join(apart, 'tmp'))).toEqual([]);
       // a prefix twice: libsql reads the `file:` left as a URI of its own (gateway.db), and so does the claim now
       const twice = await run(MAIN, [], { ...env, DATABASE_URL: 'file:file:gateway.db' }, dir);
       expect(twice.code, twice.stdout + twice.stderr).toBe(78);
