@@ -1,7 +1,7 @@
 import type { FilterNode, QueryNode, SelectNode } from '../query/ast.js';
 import { aggregateRows, aggregateRowsInTurns, aggregatesJson } from '../query/aggregate.js';
 import { pace } from '../lib/pace.js';
-import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from '../query/compile.js';
+import { compileFilter, compileSearch, compileSort, withSearch, type Lookup, type Rec } from '../query/compile.js';
 import { fieldsToSelect } from '../query/fields-used.js';
 import { compileProjection, selectsRelations, type Projector } from '../query/project.js';
 import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
@@ -170,8 +170,10 @@ class Job {
    */
   async scan(feed: Feed, wholeScope = false): Promise<QueryResult> {
     const { q, source, ctx } = this;
-    const compile = () => (wholeScope && !q.search
-      ? source.columns?.(this.resource, this.plan, q.filter, (node) => compileFilter(node, this.schema, ctx.schemas, source))
+    // (the search with the filter: both tested on the columns when the search is one of their filters)
+    const tested = withSearch(q.filter, q.search, this.schema);
+    const compile = () => (wholeScope && tested !== undefined
+      ? source.columns?.(this.resource, this.plan, tested, (node) => compileFilter(node, this.schema, ctx.schemas, source))
       : undefined);
     const cols = compile();
     if (cols) {
@@ -338,8 +340,10 @@ class Job {
     // (records wait then, and are shaped a part at a time as they are written: a batch of 128 renders' data was 112 MB)
     const lazyAll = all && !this.expands && !this.showsData;
     type Entry = { at: number; rec: Rec; ref: string; json?: RawJson };
-    // the source may test the filter on its rows before building records (a search is tested on the records only)
-    const rows = q.search ? undefined : { filter: q.filter, compile: (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source) };
+    // the source may test the filter (and a search that is one) on its rows before building records
+    const tested = withSearch(q.filter, q.search, this.schema);
+    const compile = (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source);
+    const rows = tested === undefined ? undefined : { filter: tested, compile };
     const runs = await source.walk<Entry>(plan, this.withData, async (batch, tested) => {
       this.tested += tested ?? batch.length;
       const kept = await this.tests(() => batch.filter((w) => this.keep(w.rec)));

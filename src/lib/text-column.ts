@@ -97,6 +97,19 @@ export class TextColumn {
     return true;
   }
 
+  /**
+   * A test of a row's text without making a string when it is kept one byte a character: `latin1` on its bytes (the
+   * character codes, from `at` to `end` in `bytes`); `other` on the string of any other row; `ifNull` for a null row.
+   */
+  test(row: number, latin1: (bytes: Buffer, at: number, end: number) => boolean, other: (s: string) => boolean, ifNull: boolean): boolean {
+    const l = row < this.rows ? (this.len[row] as number) - 1 : NULL;
+    if (l === NULL) return ifNull;
+    if ((l & 1) === 0) return other(this.get(row) as string);
+    const place = this.start[row] as number;
+    const at = this.blocks.offset(place);
+    return latin1(this.blocks.block(place), at, at + (l >> 1));
+  }
+
   /** `hashString` of what a row holds (0 for null). */
   hash(row: number): number {
     const l = row < this.rows ? (this.len[row] as number) - 1 : NULL;

@@ -1,4 +1,4 @@
-import { Compare, FieldRef, type FieldFn } from './ast.js';
+import { And, Compare, FieldRef, Or, type FieldFn } from './ast.js';
 import type { FilterNode, SortNode } from './ast.js';
 import { compileCompare, compileRootCompare, type Getter, type Predicate, type Rec } from './compare.js';
 import { fieldOf } from './parse-filter.js';
@@ -292,6 +292,27 @@ export function compileSearch(q: string | null, resource: ResourceSchema): Predi
     for (const t of tests) if (t(r)) return true;
     return false;
   };
+}
+
+/**
+ * The filter and the search as one filter of the same answer, for sources that test filters without building records:
+ * each searched text field `_icontains` the query, each number field `_eq` its number (a text field holds a string or
+ * null, where `_icontains` and the search agree). Undefined when the search is not one: a uuid, compared with the uuid
+ * fields case-free where `_eq` is exact.
+ */
+export function withSearch(filter: FilterNode | null, q: string | null, resource: ResourceSchema): FilterNode | null | undefined {
+  if (!q) return filter;
+  if (isUuid(`${q}`)) return undefined; // (a copy: the guard would narrow q itself)
+  const n = Number(q);
+  const terms: FilterNode[] = [];
+  for (const f of searchedFields(resource)) {
+    if (f.type === 'string' || f.type === 'text') terms.push(Compare.create(FieldRef.create([f.name]), '_icontains', q));
+    else if ((f.type === 'integer' || f.type === 'float') && q.trim() !== '' && !Number.isNaN(n)) {
+      terms.push(Compare.create(FieldRef.create([f.name]), '_eq', n));
+    }
+  }
+  const search = Or.create(terms);
+  return filter ? And.create([filter, search]) : search;
 }
 
 export type Comparator = (a: Rec, b: Rec) => number;

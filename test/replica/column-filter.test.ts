@@ -36,7 +36,7 @@ describe('render filters compiled to tests of column rows', () => {
     const { snapshot, source } = world([], undefined);
     const t = snapshot.teams[0]!;
     for (const f of [
-      { title: { _eq: 'x' } }, { id: { _contains: 'x' } }, { id: { _lt: 'x' } }, { project: { title: { _eq: 'x' } } }, { 'year(date_created)': { _eq: 2023 } },
+      { id: { _contains: 'x' } }, { id: { _lt: 'x' } }, { project: { title: { _eq: 'x' } } }, { 'year(date_created)': { _eq: 2023 } },
       { date_created: { _eq: '2023-11-14T22:13:20.000Z' } }, { date_created: { _contains: '2023' } }, { _and: [{ status: { _eq: 'ready' } }, { data: { _null: true } }] },
       { _or: [{ status: { _eq: 'ready' } }, { renders: { _some: { status: { _eq: 'ready' } } } }] },
     ]) {

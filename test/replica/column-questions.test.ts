@@ -11,7 +11,9 @@ import type { ResourceSchema } from '../../src/query/schema.js';
 import type { ReplicaSnapshot } from '../../src/replica/reads/snapshot.js';
 import { ctx, mappings, schemas } from '../query/fixtures.js';
 import { RENDER_STATUSES, type V1Render } from '../../src/v1/schemas.js';
-import { filterArb, PROJECTS, renderArb, T0, TEAMS, uuid, world, type GenRender } from './column-world.js';
+import { filterArb, needleArb, PROJECTS, renderArb, T0, TEAMS, uuid, world, type GenRender } from './column-world.js';
+import { isUuid } from '../../src/lib/uuid.js';
+import { derivedUuid } from '../../src/translate/ids.js';
 
 /**
  * Questions answered on the replica's columns (counts, groups, filter_count, pages of the matches) against the same
@@ -28,6 +30,8 @@ const questionArb = fc.record({
   limit: fc.constantFrom(0, 1, 3, 20, -1),
   offset: fc.constantFrom(0, 1, 5),
   scope: fc.option(fc.nat(TEAMS.length - 1), { nil: undefined }),
+  // a search: text (tested on the columns with the filter), a number, or a render's uuid (answered on records)
+  search: fc.option(fc.oneof(needleArb, fc.constantFrom('7', 'ETA', derivedUuid('render', 'rend_3').toUpperCase())), { nil: undefined }),
 });
 type Question = typeof questionArb extends fc.Arbitrary<infer Q> ? Q : never;
 
@@ -35,6 +39,7 @@ function raw(q: Question): Record<string, unknown> {
   const out: Record<string, unknown> = { limit: String(q.limit), offset: String(q.offset) };
   if (q.filter) out.filter = JSON.stringify(q.filter);
   if (q.meta) out.meta = q.meta;
+  if (q.search !== undefined) out.search = q.search;
   if (q.kind === 'count') {
     out.aggregate = { count: q.counted.length > 0 ? q.counted.join(',') : '*' };
     if (q.groupBy.length > 0) out.groupBy = q.groupBy;
@@ -99,6 +104,7 @@ describe('questions answered on the columns', () => {
           const onRecords = await ask(noColumns(source), q, snapshot);
           expect(onColumns.answer, JSON.stringify(raw(q))).toEqual(onRecords.answer);
           if (onColumns.plan.strategy !== 'scan' || onColumns.plan.statuses?.length === 0) continue; // (a status nothing maps to: no read)
+          if (q.search && isUuid(q.search)) continue; // (a uuid is searched for in the uuid fields, case-free: on records)
           // every question here is a column question: the columns answered it
           const columnar = q.kind === 'count' && !q.counted.includes('id') ? 'count on the columns' : undefined;
           if (columnar) expect(onColumns.how?.strategy).toBe(columnar);
@@ -120,9 +126,9 @@ describe('questions answered on the columns', () => {
     const { snapshot, source } = world(renders, undefined);
     const far = new Date((T0 + 1_000_000) * 1000).toISOString();
     const questions: Question[] = [
-      { filter: { date_created: { _lte: far } }, meta: 'filter_count', kind: 'count', groupBy: ['status'], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined },
-      { filter: { _and: [{ status: { _in: ['complete', 'failed'] } }, { date_updated: { _null: false } }] }, meta: 'filter_count', kind: 'count', groupBy: [], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined },
-      { filter: { _or: [{ status: { _eq: 'processing' } }, { date_created: { _gt: far } }] }, meta: 'filter_count', kind: 'list', groupBy: [], counted: [], groupSort: undefined, sort: '-date_created', limit: 3, offset: 0, scope: undefined },
+      { filter: { date_created: { _lte: far } }, meta: 'filter_count', kind: 'count', groupBy: ['status'], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined, search: undefined },
+      { filter: { _and: [{ status: { _in: ['complete', 'failed'] } }, { date_updated: { _null: false } }] }, meta: 'filter_count', kind: 'count', groupBy: [], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined, search: undefined },
+      { filter: { _or: [{ status: { _eq: 'processing' } }, { date_created: { _gt: far } }] }, meta: 'filter_count', kind: 'list', groupBy: [], counted: [], groupSort: undefined, sort: '-date_created', limit: 3, offset: 0, scope: undefined, search: undefined },
     ];
     const same = async () => {
       for (const q of questions) {
@@ -145,7 +151,7 @@ describe('questions answered on the columns', () => {
       name: (['alpha', 'Beta', 'beta', 'gamma'] as const)[n % 4]!, overlay: undefined,
     }));
     const { snapshot, source } = world(renders, undefined);
-    const q: Question = { filter: { status: { _neq: 'draft' } }, meta: 'filter_count', kind: 'list', groupBy: [], counted: [], groupSort: undefined, sort: 'title', limit: 20, offset: 5, scope: undefined };
+    const q: Question = { filter: { status: { _neq: 'draft' } }, meta: 'filter_count', kind: 'list', groupBy: [], counted: [], groupSort: undefined, sort: 'title', limit: 20, offset: 5, scope: undefined, search: undefined };
     // two questions at once, while the order is not sorted yet: both are answered from it once it is
     const [first, second] = await Promise.all([ask(source, q, snapshot), ask(source, q, snapshot)]);
     expect(first.how?.strategy).toBe('page of a kept order');
@@ -164,7 +170,7 @@ describe('questions answered on the columns', () => {
     const project = `${TEAMS[0]}_${PROJECTS[1]}`;
     const q: Question = {
       filter: { project: { _eq: uuid('project', project) } }, meta: 'filter_count', kind: 'list', groupBy: [], counted: [], groupSort: undefined,
-      sort: 'title', limit: 3, offset: 0, scope: undefined,
+      sort: 'title', limit: 3, offset: 0, scope: undefined, search: undefined,
     };
     const asked = ask(source, q, snapshot);
     // the project goes while its order is sorted (the sort is dropped: the question is answered on the matches)
@@ -181,15 +187,26 @@ describe('questions answered on the columns', () => {
       { team: 0, project: 1, status: 'queued', user: null, at: 2, updated: 3, name: 'beta', overlay: { title: 'over', status: 'failed' } },
       { team: 1, project: 0, status: 'ready', user: 'user_2', at: 3, updated: null, name: 'gamma', overlay: undefined },
     ], undefined);
-    const base: Question = { filter: undefined, meta: 'filter_count', kind: 'count', groupBy: ['status'], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined };
+    const base: Question = { filter: undefined, meta: 'filter_count', kind: 'count', groupBy: ['status'], counted: ['*'], groupSort: undefined, sort: 'title', limit: 20, offset: 0, scope: undefined, search: undefined };
     const counted = await ask(source, base, snapshot);
     expect(counted.how).toEqual({ strategy: 'count on the columns', tested: 3, matched: 3 });
     expect(counted.answer).toEqual({ meta: { filter_count: 3 }, data: [{ status: 'complete', count: '1' }, { status: 'failed', count: '1' }, { status: 'ready', count: '1' }] });
     const page = await ask(source, { ...base, kind: 'list', filter: { status: { _in: ['ready', 'failed'] } } }, snapshot);
     expect(page.how).toEqual({ strategy: 'page of a kept order', tested: 3, matched: 2 });
-    for (const filter of [{ title: { _eq: 'alpha' } }, { project: { account: { name: { _nnull: true } } } }, { date_created: { _eq: '2023' } }]) {
+    for (const filter of [{ project: { account: { name: { _nnull: true } } } }, { date_created: { _eq: '2023' } }]) {
       const asked = await ask(source, { ...base, filter }, snapshot);
       expect(asked.how?.strategy, JSON.stringify(filter)).toBe('aggregate over the scope');
     }
+    // a render's uuid searched for: the uuid fields, case-free (on records)
+    const byUuid = await ask(source, { ...base, search: derivedUuid('render', 'rend_0').toUpperCase() }, snapshot);
+    expect(byUuid.how?.strategy).toBe('aggregate over the scope');
+    expect(byUuid.answer.data).toEqual([{ status: 'complete', count: '1' }]);
+    // the title and a text search are read on the columns: a title filter with a search over title and status ('ETA'
+    // in 'beta', 'LET' in 'complete'; the overlaid title 'over' is not 'beta' any more)
+    const text = await ask(source, { ...base, filter: { title: { _nstarts_with: 'g' } }, search: 'eTa' }, snapshot);
+    expect(text.how).toEqual({ strategy: 'count on the columns', tested: 3, matched: 0 });
+    const status = await ask(source, { ...base, filter: { title: { _icontains: 'A' } }, search: 'LET' }, snapshot);
+    expect(status.how).toEqual({ strategy: 'count on the columns', tested: 3, matched: 1 });
+    expect(status.answer.data).toEqual([{ status: 'complete', count: '1' }]);
   });
 });

@@ -30,11 +30,25 @@ function teamOf(id: string): TeamReplica {
   return t;
 }
 
+/**
+ * Characters titles are made of: Latin-1 (kept a byte each) in both cases, and characters past it (the title kept as
+ * UTF-16) whose lower case is tricky — ẞ, Turkish İ and ı, final sigma, the Kelvin sign (lower case k), Ÿ (lower case ÿ,
+ * a Latin-1 letter), an emoji.
+ */
+const TITLE_CHARS = ['a', 'A', 'b', 'B', 'é', 'É', 'ß', 'ÿ', 'i', 'I', 'k', ' ', '-', '\u1e9e', '\u0130', '\u0131', 'σ', 'Σ', 'ς', '\u212a', '\u0178', '😀'];
+/** A title: one of a few words, or made of the characters above. */
+export const titleArb = fc.oneof(
+  fc.constantFrom('alpha', 'Beta', 'beta', 'gamma'),
+  fc.array(fc.constantFrom(...TITLE_CHARS), { maxLength: 6 }).map((cs) => cs.join('')),
+);
+/** A value looked for in titles: a few of the same characters. */
+export const needleArb = fc.oneof(fc.array(fc.constantFrom(...TITLE_CHARS), { maxLength: 3 }).map((cs) => cs.join('')), fc.constantFrom('alpha', 'eta', 'BE', 'Beta', 'gamma', 'a'));
+
 export const renderArb = fc.record({
   team: fc.nat(TEAMS.length - 1), project: fc.nat(PROJECTS.length - 1), status: fc.constantFrom(...RENDER_STATUSES),
   user: fc.option(fc.constantFrom(...USERS), { nil: null }), at: fc.nat(40), updated: fc.option(fc.nat(30), { nil: null }),
-  name: fc.constantFrom('alpha', 'Beta', 'beta', 'gamma'), overlay: fc.option(fc.record({
-    title: fc.constantFrom('over', 'Alpha'), status: fc.option(fc.constantFrom('complete', 'failed', 'draft'), { nil: undefined }),
+  name: titleArb, overlay: fc.option(fc.record({
+    title: fc.oneof(fc.constantFrom('over', 'Alpha'), titleArb), status: fc.option(fc.constantFrom('complete', 'failed', 'draft'), { nil: undefined }),
   }), { nil: undefined }),
 });
 
@@ -58,6 +72,14 @@ export const leafArb: fc.Arbitrary<Leaf> = fc.oneof(
     .map(({ f, op, v }) => ({ [f]: { [op]: v } })),
   fc.record({ f: fc.constantFrom('date_created', 'date_updated'), op: fc.constantFrom('_null', '_nnull'), v: fc.boolean() }).map(({ f, op, v }) => ({ [f]: { [op]: v } })),
   fc.boolean().map((b) => ({ download_ready: { _eq: b } })),
+  // the title: every text operator (tested on its bytes), emptiness and lists
+  fc.record({
+    op: fc.constantFrom('_eq', '_neq', '_contains', '_ncontains', '_icontains', '_starts_with', '_nstarts_with', '_istarts_with', '_nistarts_with',
+      '_ends_with', '_nends_with', '_iends_with', '_niends_with'),
+    v: needleArb.filter((s) => s !== ''), // (an empty value is refused: _empty says it)
+  }).map(({ op, v }) => ({ title: { [op]: v } })),
+  fc.record({ op: fc.constantFrom('_in', '_nin'), v: fc.array(fc.oneof(titleArb, needleArb).filter((s) => s !== ''), { minLength: 1, maxLength: 3 }) }).map(({ op, v }) => ({ title: { [op]: v } })),
+  fc.record({ op: fc.constantFrom('_null', '_nnull', '_empty', '_nempty'), v: fc.boolean() }).map(({ op, v }) => ({ title: { [op]: v } })),
   // the id by equality: uuids of renders the worlds may hold (some in capitals), others, null
   fc.record({
     op: fc.constantFrom('_eq', '_neq', '_in', '_nin'),

@@ -1,5 +1,6 @@
 import type { CompareNode, FilterNode } from '../../query/ast.js';
 import type { Predicate, Rec } from '../../query/compile.js';
+import { textTest } from './column-text.js';
 import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
 
 /** One team's render columns as a column filter reads them: codes, and what a record without an overlay shows for each. */
@@ -26,7 +27,7 @@ export interface CodedField {
   value(code: number): unknown;
 }
 
-/** The render fields held as codes (status, project, account, creator, download_ready); undefined for any other. */
+/** The render fields held as codes (status, project, account, creator, download_ready, playback_id); undefined for any other. */
 export function codedField(cols: RenderColumns, name: string): CodedField | undefined {
   const c = cols.c;
   switch (name) {
@@ -35,6 +36,7 @@ export function codedField(cols: RenderColumns, name: string): CodedField | unde
     case 'user_created': return { code: (row) => c.user[row] as number, value: (k) => cols.user(k) };
     case 'account': return { code: () => 0, value: () => cols.account() };
     case 'download_ready': return { code: (row) => ((c.flags[row] as number) & DOWNLOAD_READY) !== 0 ? 1 : 0, value: (k) => k === 1 };
+    case 'playback_id': return { code: () => 0, value: () => null }; // v1 has none (record-view.ts answers null alike)
     default: return undefined;
   }
 }
@@ -123,6 +125,7 @@ function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNo
   if (name === 'date_created') return dateTest('created', name, node, cols, p);
   if (name === 'date_updated') return dateTest('updated', name, node, cols, p);
   if (name === 'id') return idTest(node, cols, p);
+  if (name === 'title') return textTest(node, name, cols.c.titles, p);
   const f = codedField(cols, name);
   if (!f) return undefined;
   // the leaf's answer for each code, found on first need (codes are few; one may appear after this test was made)

@@ -180,6 +180,11 @@ export class Columns {
     }
   }
 
+  /** The titles as bytes (what text tests read without making strings). */
+  get titles(): TextColumn {
+    return this.names;
+  }
+
   /** The title (v1 name) of a row. */
   title(row: number): string {
     return this.names.get(row) as string;

@@ -1,0 +1,129 @@
+import type { CompareNode } from '../../query/ast.js';
+import type { Predicate } from '../../query/compile.js';
+import { hashString, type TextColumn } from '../../lib/text-column.js';
+
+/**
+ * A comparison of a text column (the titles) tested on the kept bytes: a row kept one byte a character is compared
+ * byte by byte with the value, never made a string nor a record. The answer is the record path's own: the operators
+ * read as `query/compare.ts` evaluates them (JavaScript's `includes`, `startsWith`, `toLowerCase`), a null row and every
+ * operator read here by the leaf itself, and a row kept as UTF-16 (a character past Latin-1) made a string for the leaf.
+ */
+
+/** A test of one row. */
+type RowTest = (row: number) => boolean;
+type Bytes = (bytes: Buffer, at: number, end: number) => boolean;
+
+/** `toLowerCase` of each Latin-1 character, when each is one Latin-1 character (undefined: case-free tests read strings). */
+const LOWER = ((): Uint8Array | undefined => {
+  const t = new Uint8Array(256);
+  for (let c = 0; c < 256; c++) {
+    const l = String.fromCharCode(c).toLowerCase();
+    if (l.length !== 1 || l.charCodeAt(0) > 255) return undefined;
+    t[c] = l.charCodeAt(0);
+  }
+  return t;
+})();
+
+/** The character codes of `s` when each is below 256 (undefined: no Latin-1 text holds it). */
+function latin1(s: string): Uint8Array | undefined {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 255) return undefined;
+    out[i] = c;
+  }
+  return out;
+}
+
+/** Whether `n` is at `i` of `b`, each byte of `b` read through `map` (folded) or not. */
+function at(b: Buffer, i: number, n: Uint8Array, fold: Uint8Array | undefined): boolean {
+  if (fold) {
+    for (let j = 0; j < n.length; j++) if (fold[b[i + j] as number] !== n[j]) return false;
+  } else {
+    for (let j = 0; j < n.length; j++) if (b[i + j] !== n[j]) return false;
+  }
+  return true;
+}
+
+type Where = 'contains' | 'starts' | 'ends' | 'eq';
+
+function matcher(where: Where, n: Uint8Array | undefined, fold: Uint8Array | undefined): Bytes {
+  if (!n) return () => false; // a character past Latin-1 is in no Latin-1 text (nor in its lower case)
+  const m = n.length;
+  switch (where) {
+    case 'eq': return (b, s, e) => e - s === m && at(b, s, n, fold);
+    case 'starts': return (b, s, e) => e - s >= m && at(b, s, n, fold);
+    case 'ends': return (b, s, e) => e - s >= m && at(b, e - m, n, fold);
+    case 'contains': return (b, s, e) => {
+      for (let i = s, last = e - m; i <= last; i++) if (at(b, i, n, fold)) return true;
+      return false;
+    };
+  }
+}
+
+/** Each operator tested on bytes: where the value is looked for, in lower case or not, and whether the answer is negated. */
+const BYTE_OPS: Readonly<Record<string, readonly [Where, boolean, boolean]>> = {
+  _eq: ['eq', false, false],
+  _neq: ['eq', false, true],
+  _contains: ['contains', false, false],
+  _ncontains: ['contains', false, true],
+  _icontains: ['contains', true, false],
+  _starts_with: ['starts', false, false],
+  _nstarts_with: ['starts', false, true],
+  _istarts_with: ['starts', true, false],
+  _nistarts_with: ['starts', true, true],
+  _ends_with: ['ends', false, false],
+  _nends_with: ['ends', false, true],
+  _iends_with: ['ends', true, false],
+  _niends_with: ['ends', true, true],
+};
+
+/** Operators whose answer rests on whether the text is null, empty or neither. */
+const EMPTINESS = new Set(['_null', '_nnull', '_empty', '_nempty']);
+
+/** A string equal to none of `values`. */
+function outside(values: ReadonlySet<string>): string {
+  let s = '\u0000';
+  while (values.has(s)) s += '\u0000';
+  return s;
+}
+
+/** A comparison of the text column `name` (read by `texts`), answered as the record path's `leaf` answers it. */
+export function textTest(node: CompareNode, name: string, texts: TextColumn, leaf: Predicate): RowTest {
+  const on = (v: string | null) => leaf({ [name]: v });
+  const ifNull = on(null);
+  const strings = (s: string) => on(s);
+  const byte = BYTE_OPS[node.op];
+  if (byte && typeof node.value === 'string' && (!byte[1] || LOWER)) {
+    const [where, fold, negate] = byte;
+    const value = fold ? node.value.toLowerCase() : node.value;
+    const m = matcher(where, latin1(value), fold ? LOWER : undefined);
+    const test: Bytes = negate ? (b, s, e) => !m(b, s, e) : m;
+    return (row) => texts.test(row, test, strings, ifNull);
+  }
+  if (EMPTINESS.has(node.op)) {
+    const ifEmpty = on('');
+    const ifSome = on('x');
+    return (row) => texts.test(row, (_, s, e) => (e > s ? ifSome : ifEmpty), (s) => (s === '' ? ifEmpty : ifSome), ifNull);
+  }
+  if ((node.op === '_in' || node.op === '_nin') && Array.isArray(node.value) && node.value.every((v) => v === null || typeof v === 'string')) {
+    // each row answered as the value it equals answers, or as any text equal to none
+    const values = new Set(node.value.filter((v): v is string => v !== null));
+    const elsewhere = on(outside(values));
+    // the Latin-1 values by their hash (`hashString`, FNV-1a over character codes: over a Latin-1 row's bytes alike)
+    const byHash = new Map<number, { n: Uint8Array; answer: boolean }[]>();
+    for (const v of values) {
+      const n = latin1(v);
+      if (!n) continue;
+      const h = hashString(v);
+      byHash.set(h, [...(byHash.get(h) ?? []), { n, answer: on(v) }]);
+    }
+    return (row) => texts.test(row, (b, s, e) => {
+      let h = 0x811c9dc5;
+      for (let i = s; i < e; i++) h = Math.imul(h ^ (b[i] as number), 0x01000193);
+      for (const c of byHash.get(h >>> 0) ?? []) if (e - s === c.n.length && at(b, s, c.n, undefined)) return c.answer;
+      return elsewhere;
+    }, strings, ifNull);
+  }
+  return (row) => on(texts.get(row));
+}
