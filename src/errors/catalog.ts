@@ -1,3 +1,5 @@
+import { boundedText } from '../lib/bounded-text.js';
+
 /**
  * The one error catalogue. Every failure a legacy client can see is a GatewayError with a stable
  * Directus code and status; the error handler renders it as `{errors:[{message, extensions:{code}}]}`.
@@ -41,6 +43,9 @@ export interface GatewayErrorOptions {
   readonly unsent?: readonly string[];
 }
 
+/** The most characters of one error message (a longer one is cut in the middle, the cut said). */
+export const MESSAGE_MAX = 2000;
+
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -50,14 +55,16 @@ export class GatewayError extends Error {
   readonly entryExtensions: readonly Readonly<Record<string, unknown>>[] | undefined;
   readonly unsent: readonly string[];
 
-  constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
+  constructor(code: ErrorCode, text: string, options: GatewayErrorOptions = {}) {
+    // (whatever a message repeats from the request, an error's text is bounded: MESSAGE_MAX characters a message)
+    const message = boundedText(text, MESSAGE_MAX);
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
-    this.messages = options.messages && options.messages.length > 0 ? options.messages : [message];
+    this.messages = options.messages && options.messages.length > 0 ? options.messages.map((m) => boundedText(m, MESSAGE_MAX)) : [message];
     this.entryExtensions = options.entryExtensions;
     this.unsent = options.unsent ?? [];
   }

@@ -94,7 +94,8 @@ export class ShapeRecorder {
       const { question, query, bodyKeys, ...rest } = r;
       // a small question waits for the flush to be parsed; a big one is held as its shape (bounded), never whole
       const chars = question.length + (bodyKeys ?? []).reduce((n, b) => n + b.length + 1, 0);
-      const shape = chars <= DEFER_MAX_CHARS ? undefined : this.shapeOf(r);
+      // (a big question refused as invalid is shaped so without parsing it again: attack pass 17, F1)
+      const shape = chars <= DEFER_MAX_CHARS ? undefined : this.shapeOf(r, r.status === 400);
       // (a small question is held twice: as text and as the query object parsed from it, up to two bytes a character each)
       const bytes = shape ? shapeBytes(shape) : 4 * chars + ENTRY_BYTES;
       if (this.heldBytes + bytes > this.maxHeld) this.evictShapes(bytes);
@@ -137,8 +138,8 @@ export class ShapeRecorder {
   }
 
   /** The shape of a request (pure but for the parse cache). */
-  shapeOf(r: Pick<SeenRequest, 'method' | 'route' | 'query' | 'bodyKeys' | 'question'>): Shape {
-    const ck = questionKey([r.method, r.route, r.question, ...(r.bodyKeys ?? [])]);
+  shapeOf(r: Pick<SeenRequest, 'method' | 'route' | 'query' | 'bodyKeys' | 'question'>, refused = false): Shape {
+    const ck = questionKey([refused ? 'refused' : '', r.method, r.route, r.question, ...(r.bodyKeys ?? [])]);
     const known = this.shapes.get(ck);
     if (known) return known.shape;
     const raw = (r.query ?? {}) as Record<string, unknown>;
@@ -152,7 +153,7 @@ export class ShapeRecorder {
     else {
       let q: QueryNode | null = null;
       try {
-        q = parseQuery(raw, schema, { schemas: this.o.schemas, dynamic: NO_DYNAMIC, limitDefault: this.o.limitDefault });
+        q = refused ? null : parseQuery(raw, schema, { schemas: this.o.schemas, dynamic: NO_DYNAMIC, limitDefault: this.o.limitDefault });
       } catch {
         q = null;
       }

@@ -54,7 +54,8 @@ function jsonArray(v: unknown): unknown[] | undefined {
 
 /** `year(date_created)` → { fn: 'year', field: 'date_created' } */
 export function splitFunction(key: string): { fn?: DateFunction; field: string; badFn?: string } {
-  const m = /^(\w+)\(([^()]+)\)$/.exec(key);
+  // (only a key ending in a parenthesis is read by the pattern: a 900 KB name is not scanned for one)
+  const m = key.endsWith(')') ? /^(\w+)\(([^()]+)\)$/.exec(key) : null;
   if (!m) return { field: key };
   const fn = m[1] as string;
   if (!(DATE_FUNCTIONS as readonly string[]).includes(fn)) return { field: m[2] as string, badFn: fn };

@@ -88,6 +88,23 @@ describe.each(stores)('the client profiles, bounded in bytes ($name)', ({ url })
     expect(JSON.parse(post.shape).body).toEqual([expect.stringMatching(/^ax+…\[cut: \d+ characters\]$/), 'title']);
   });
 
+  it('a big question refused as invalid is shaped so without being parsed again (attack pass 17, F1: ~6 ms a refusal)', async () => {
+    await db.kysely.deleteFrom('client_shapes').execute();
+    const store = new ClientShapeStore(db.kysely);
+    const r = new ShapeRecorder(store, { schemas: m.schemas, limitDefault: 100, perClient: 200, retentionMs: DAY, flushEveryMs: 0 });
+    // the same big question, answered and refused (a question that parses: only the status tells them apart here)
+    r.note(search('user:u-1~curl', { query: { search: `s${BIG}`, limit: 1 } }, 200));
+    r.note(search('user:u-2~curl', { query: { search: `s${BIG}`, limit: 1 } }, 400));
+    r.note(search('user:u-3~curl', { query: { search: `s${BIG}`, limit: 1 } }, 200)); // (not the refused one's shape)
+    await r.flush();
+    const rows = await db.kysely.selectFrom('client_shapes').selectAll().orderBy('client').execute();
+    expect(rows.map((x) => [x.client, JSON.parse(x.shape).key])).toEqual([
+      ['user:u-1~curl', 'SEARCH /items/renders fields=* search paging=limit'],
+      ['user:u-2~curl', expect.stringMatching(/invalid/)],
+      ['user:u-3~curl', 'SEARCH /items/renders fields=* search paging=limit'],
+    ]);
+  });
+
   it('a shape with very many terms is cut to its bound and says so', () => {
     const r = new ShapeRecorder(new ClientShapeStore(db.kysely), { schemas: m.schemas, limitDefault: 100, perClient: 200, retentionMs: DAY, flushEveryMs: 0 });
     const ops = ['_eq', '_neq', '_contains', '_ncontains', '_starts_with', '_nstarts_with', '_ends_with', '_nends_with', '_icontains'];
