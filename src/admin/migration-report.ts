@@ -39,8 +39,11 @@ export function proofDeps(deps: Deps, inject: Inject): ProofDeps {
   };
 }
 
+/** What a report is asked for: a client (or every one), proven or not; `signal`: its reader has gone (no more proofs). */
+export interface ReportAsk { readonly client?: string; readonly prove: boolean; readonly signal?: AbortSignal }
+
 /** The migration report of every client (or one), proven when `prove`: built whole (the command line's formats). */
-export async function buildMigrationReport(deps: Deps, inject: Inject, o: { client?: string; prove: boolean }): Promise<MigrationReport> {
+export async function buildMigrationReport(deps: Deps, inject: Inject, o: ReportAsk): Promise<MigrationReport> {
   const { head, clients } = await migrationParts(deps, inject, o);
   const all: ClientReport[] = [];
   for await (const c of clients) all.push(c);
@@ -51,7 +54,7 @@ export async function buildMigrationReport(deps: Deps, inject: Inject, o: { clie
  * The migration report as the JSON text of `{"data": report}`, written a client at a time (`GET /_gateway/migrate`): a
  * client's rows are read, proven and written before the next client's are read, so what is held is one client's report.
  */
-export async function* migrationReportJson(deps: Deps, inject: Inject, o: { client?: string; prove: boolean }): AsyncGenerator<string> {
+export async function* migrationReportJson(deps: Deps, inject: Inject, o: ReportAsk): AsyncGenerator<string> {
   const { head, clients } = await migrationParts(deps, inject, o);
   const text = JSON.stringify({ data: { ...head, clients: [] } });
   const open = text.slice(0, -3); // `…"clients":[` of `…"clients":[]}}`
@@ -85,7 +88,7 @@ function ownerLookup(deps: Deps): (client: string) => Promise<string | undefined
 }
 
 /** The report's head and its clients, one at a time, each with its deprecation rules and its calls to them (issue 41). */
-async function migrationParts(deps: Deps, inject: Inject, o: { client?: string; prove: boolean }) {
+async function migrationParts(deps: Deps, inject: Inject, o: ReportAsk) {
   await deps.shapes.flush();
   const labels = await new ClientLabelStore(deps.db.kysely).all();
   // --client names a client, a principal or a label
@@ -99,6 +102,8 @@ async function migrationParts(deps: Deps, inject: Inject, o: { client?: string; 
     shapesPerClient: deps.config.MIGRATE_SHAPES_PER_CLIENT,
     limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
     mappings: deps.mappings,
+    // (the proofs' time is real time: what the operator waits for)
+    proofTime: { budgetMs: deps.config.MIGRATE_PROOF_BUDGET_MS, clock: () => performance.now(), ...(o.signal ? { signal: o.signal } : {}) },
   };
   await deps.deprecations.flush();
   const now = deps.clock.now();

@@ -167,6 +167,8 @@ export const ConfigSchema = z.object({
   EXPLAIN_ENABLED: bool.default(false),
   /** Client profiles (`legacy-gateway migrate report`): most query shapes kept per client; the least recently seen leave first. */
   MIGRATE_SHAPES_PER_CLIENT: int(1, 100_000).default(200),
+  /** The migration report: the time its proofs may take together, shared among its clients (past it: `not run`, said why). */
+  MIGRATE_PROOF_BUDGET_MS: duration.default(300_000),
   /** Client profiles: a (client, shape) not seen for this many days is dropped. */
   MIGRATE_RETENTION_DAYS: int(1, 3650).default(30),
   /** `?export=csv`: string cells a spreadsheet would run (`=`, `+`, `-`, `@`, tab, CR first) get a leading `'`; false: Directus's bytes. */

@@ -132,6 +132,12 @@ export interface ReportOptions {
   readonly shapesPerClient: number;
   readonly limitDefault: number;
   readonly mappings: Mappings;
+  /**
+   * The time the proofs of one report may take together (MIGRATE_PROOF_BUDGET_MS), shared among its clients — each
+   * client has the time left over the clients left, so one client's many shapes never take another's — read on `clock`;
+   * and the report's reader gone (`signal`): nothing more is proven. Absent: no bound.
+   */
+  readonly proofTime?: { readonly budgetMs: number; readonly clock: () => number; readonly signal?: AbortSignal };
 }
 
 /** A render read by id for its status, again and again (at least 10 times, at least once a minute on average): polling. */
@@ -185,14 +191,33 @@ export function reportHead(o: Pick<ReportOptions, 'now' | 'retentionDays' | 'sha
 /** The report's clients one at a time: each client's rows read alone and its proofs run before the next client's are read. */
 export async function* clientReports(store: ReportSource, proofs: ProofDeps | null, o: ReportOptions): AsyncGenerator<ClientReport> {
   const samples = new Map<string, Promise<Samples>>();
-  for (const client of await store.clients(o.client)) {
+  const time = o.proofTime;
+  const end = time ? time.clock() + time.budgetMs : Infinity;
+  const clients = await store.clients(o.client);
+  for (const [n, client] of clients.entries()) {
+    if (time?.signal?.aborted) return; // the reader has gone: no more proofs, nor rows read
     const list = await store.list(client);
     if (list.length === 0) continue;
+    // this client's share of the time left: the time left over the clients left (a share unused passes on)
+    const until = time ? time.clock() + (end - time.clock()) / (clients.length - n) : Infinity;
     const shapes: ShapeReport[] = [];
-    for (const [i, r] of list.entries()) shapes.push(await shapeReport(r, i, proofs, o, samples));
+    for (const [i, r] of list.entries()) {
+      if (time?.signal?.aborted) return;
+      const late = time !== undefined && time.clock() >= until;
+      shapes.push(await shapeReport(r, i, late ? null : proofs, o, samples));
+      const last = shapes[shapes.length - 1] as ShapeReport;
+      if (late && o.prove && proofs) shapes[shapes.length - 1] = { ...last, proof: outOfTime(time.budgetMs, clients.length) };
+    }
     yield clientReport(client, list, shapes, o.prove && proofs !== null);
   }
 }
+
+/** A proof not run: its client's share of the report's proof time was spent before it. */
+const outOfTime = (budgetMs: number, clients: number): Proof => ({
+  result: 'not run', differences: [], v1Calls: 0,
+  reason: `not proven: the report's proof time (MIGRATE_PROOF_BUDGET_MS, ${Math.round(budgetMs / 1000)} s, shared by its ${clients} ` +
+    "client(s)) was spent on this client's earlier shapes — ask for this client's report alone (?client= or --client) to prove it",
+});
 
 const proofFailed = (e: unknown): Proof => ({ result: 'not run', reason: `the proof failed: ${(e as Error).message}`, differences: [], v1Calls: 0 });
 

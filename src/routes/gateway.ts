@@ -7,6 +7,7 @@ import { reportCsp, reportHtml } from '../compare/report-html.js';
 import { validReportLink } from '../compare/links.js';
 import { errors } from '../errors/catalog.js';
 import { migrationReportJson } from '../admin/migration-report.js';
+import { keptAlive } from '../http/keep-alive.js';
 
 /** The gateway's own operator routes under /_gateway/ (operator token, checked on the matched route). */
 export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
@@ -21,15 +22,18 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
     op.get('/_gateway/usage', async () => ({ data: await deps.usage.list() }));
     // the migration guide: per client its shapes, v1 equivalents, proofs, blocked fields and verdict (?client=, ?prove=false)
     // written a client at a time: the report's size is the clients', what is held is one client's
+    // (a space every KEEP_ALIVE_MS while a client is proven: the socket is never idle; the operator gone, no more proofs)
     op.get('/_gateway/migrate', async (request, reply) => {
       const q = request.query as Record<string, unknown>;
       const client = typeof q.client === 'string' && q.client ? q.client : undefined;
-      const json = migrationReportJson(deps, (o) => app.inject(o), { ...(client ? { client } : {}), prove: q.prove !== 'false' });
+      const gone = new AbortController();
+      reply.raw.once('close', () => { if (!reply.raw.writableFinished) gone.abort(); });
+      const json = migrationReportJson(deps, (o) => app.inject(o), { ...(client ? { client } : {}), prove: q.prove !== 'false', signal: gone.signal });
       const first = await json.next(); // the head: a failure before it is still an error envelope
-      return reply.type('application/json; charset=utf-8').send(Readable.from((async function* () {
+      return reply.type('application/json; charset=utf-8').send(Readable.from(keptAlive((async function* () {
         if (!first.done) yield first.value;
         yield* json;
-      })()));
+      })())));
     });
     // the render index per team: renders indexed, backfill state, age, last webhook, last sync, sync calls, bound
     op.get('/_gateway/index', async () => ({ enabled: !!deps.replica, data: deps.replica ? await deps.replica.status() : [] }));
