@@ -1,6 +1,7 @@
 /** The predicates of one comparison operator on one field value (what compileFilter builds a Compare node from). */
 import type { Scalar } from './ast.js';
 import type { FieldType } from './schema.js';
+import { hasWildcards, pgLower, textMatch, type TextAt } from './like.js';
 
 export type Rec = Readonly<Record<string, unknown>>;
 export type Getter = (r: Rec) => unknown;
@@ -62,6 +63,7 @@ export function compileRootCompare(k: string, type: FieldType, op: string, value
   }
   if (type !== 'string' && type !== 'text') return undefined;
   const str = String(v0);
+  if (hasWildcards(str)) return undefined; // a LIKE pattern (compileCompare)
   switch (op) {
     case '_contains':
       return (r) => {
@@ -82,8 +84,18 @@ export function compileRootCompare(k: string, type: FieldType, op: string, value
   return undefined;
 }
 
+/** The text operators: where the value is looked for, case-free or not, negated or not. */
+type TextOp = readonly [TextAt, boolean, boolean];
+const TEXT_OPS: Readonly<Record<string, TextOp>> = Object.assign(Object.create(null) as Record<string, TextOp>, {
+  _contains: ['contains', false, false], _ncontains: ['contains', false, true], _icontains: ['contains', true, false],
+  _starts_with: ['starts', false, false], _nstarts_with: ['starts', false, true], _istarts_with: ['starts', true, false],
+  _nistarts_with: ['starts', true, true], _ends_with: ['ends', false, false], _nends_with: ['ends', false, true],
+  _iends_with: ['ends', true, false], _niends_with: ['ends', true, true],
+});
+
 export function compileCompare(get: Getter, type: FieldType, op: string, value: Scalar | readonly Scalar[]): Predicate {
-  const lowerStr = (x: unknown) => String(x).toLowerCase();
+  // a text is folded as PostgreSQL folds a column (a timestamp's text as JavaScript: no Directus measure says otherwise)
+  const lowerStr = type === 'string' || type === 'text' ? (x: unknown) => pgLower(String(x)) : (x: unknown) => String(x).toLowerCase();
   switch (op) {
     case '_eq':
       if (value === null) return () => false;
@@ -179,65 +191,20 @@ export function compileCompare(get: Getter, type: FieldType, op: string, value: 
           };
   }
   if (value === null) return () => false;
+  const text = TEXT_OPS[op];
+  if (!text) throw new TypeError(`operator ${op} has no evaluator`);
+  const [at, ci, negate] = text;
   const s = String(value);
-  const ls = s.toLowerCase();
-  const str = type === 'timestamp' ? (x: unknown) => String(x) : (x: unknown) => x as string;
-  switch (op) {
-    case '_contains':
-      return (r) => {
+  // a text's value is a LIKE pattern (Directus: `%` and `_` wildcards, `\` escapes); a timestamp's, plain text
+  const words = type === 'timestamp' ? textMatch(s.replace(/[%_\\]/g, '\\$&'), at) : textMatch(ci ? s.toLowerCase() : s, at);
+  const str = ci ? lowerStr : type === 'timestamp' ? (x: unknown) => String(x) : (x: unknown) => x as string;
+  return negate
+    ? (r) => {
         const v = get(r);
-        return v != null && str(v).includes(s);
-      };
-    case '_ncontains':
-      return (r) => {
+        return v != null && !words(str(v));
+      }
+    : (r) => {
         const v = get(r);
-        return v != null && !str(v).includes(s);
+        return v != null && words(str(v));
       };
-    case '_icontains':
-      return (r) => {
-        const v = get(r);
-        return v != null && lowerStr(v).includes(ls);
-      };
-    case '_starts_with':
-      return (r) => {
-        const v = get(r);
-        return v != null && str(v).startsWith(s);
-      };
-    case '_nstarts_with':
-      return (r) => {
-        const v = get(r);
-        return v != null && !str(v).startsWith(s);
-      };
-    case '_istarts_with':
-      return (r) => {
-        const v = get(r);
-        return v != null && lowerStr(v).startsWith(ls);
-      };
-    case '_nistarts_with':
-      return (r) => {
-        const v = get(r);
-        return v != null && !lowerStr(v).startsWith(ls);
-      };
-    case '_ends_with':
-      return (r) => {
-        const v = get(r);
-        return v != null && str(v).endsWith(s);
-      };
-    case '_nends_with':
-      return (r) => {
-        const v = get(r);
-        return v != null && !str(v).endsWith(s);
-      };
-    case '_iends_with':
-      return (r) => {
-        const v = get(r);
-        return v != null && lowerStr(v).endsWith(ls);
-      };
-    case '_niends_with':
-      return (r) => {
-        const v = get(r);
-        return v != null && !lowerStr(v).endsWith(ls);
-      };
-  }
-  throw new TypeError(`operator ${op} has no evaluator`);
 }

@@ -5,6 +5,7 @@ import { fieldOf } from './parse-filter.js';
 import type { DateFunction, FieldDef, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
 import { isUuid } from '../lib/uuid.js';
 import { termsOf } from './list-caps.js';
+import { pgLower, textMatch } from './like.js';
 import type { TestTurn } from './test-turn.js';
 
 export type { Predicate, Rec } from './compare.js';
@@ -274,6 +275,8 @@ export function searchedFields(resource: ResourceSchema): FieldDef[] {
 export function compileSearch(q: string | null, resource: ResourceSchema): Predicate {
   if (!q) return () => true;
   const lower = q.toLowerCase();
+  // (Directus: LOWER(column) LIKE '%q%', the query lowered by JavaScript and read as a pattern: query/like.ts)
+  const found = textMatch(lower, 'contains');
   const n = Number(q);
   const uuidQuery = isUuid(q);
   const tests: Predicate[] = [];
@@ -282,7 +285,7 @@ export function compileSearch(q: string | null, resource: ResourceSchema): Predi
     if (f.type === 'string' || f.type === 'text')
       tests.push((r) => {
         const v = r[k];
-        return typeof v === 'string' && v.toLowerCase().includes(lower);
+        return typeof v === 'string' && found(pgLower(v));
       });
     else if ((f.type === 'integer' || f.type === 'float') && q.trim() !== '' && !Number.isNaN(n)) tests.push((r) => r[k] === n);
     else if (f.type === 'uuid' && uuidQuery) tests.push((r) => typeof r[k] === 'string' && (r[k] as string).toLowerCase() === lower);

@@ -1,6 +1,7 @@
 import { And, Compare, FieldRef, Or, Relation, True, type FieldFn, type FilterNode, type Scalar } from './ast.js';
 import { resolveDynamic, type DynamicContext } from './dynamic.js';
 import type { Issues } from './issues.js';
+import { endsWithEscape } from './like.js';
 import { QUERY_CAPS, TermCount } from './list-caps.js';
 import {
   ALL_OPERATORS,
@@ -329,6 +330,9 @@ function compare(
   return c === undefined ? True : Compare.create(ref, op, c);
 }
 
+/** The operators whose LIKE pattern ends with the value (`%v`). */
+const ENDS_OPS = new Set(['_ends_with', '_nends_with', '_iends_with', '_niends_with']);
+
 /** Resolves and casts one filter value for a field type; undefined after recording an issue. */
 function castScalar(raw: unknown, type: string, op: string, path: string, fieldName: string, ctx: FilterContext): Scalar | undefined {
   const r = resolveDynamic(raw, ctx.dynamic);
@@ -344,6 +348,11 @@ function castScalar(raw: unknown, type: string, op: string, path: string, fieldN
   }
   if (v === '') {
     ctx.issues.add(path, `You can't filter for an empty string in "${op}". Use "_empty" or "_nempty" instead`);
+    return undefined;
+  }
+  // a text ending the LIKE pattern with its escape character (Directus answers 500: PostgreSQL refuses the pattern)
+  if ((type === 'string' || type === 'text') && ENDS_OPS.has(op) && typeof v === 'string' && endsWithEscape(v)) {
+    ctx.issues.add(path, `The filter value for "${op}" on "${fieldName}" ends with the escape character "\\": double it to look for a backslash`);
     return undefined;
   }
   switch (type) {

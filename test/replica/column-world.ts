@@ -35,7 +35,7 @@ function teamOf(id: string): TeamReplica {
  * UTF-16) whose lower case is tricky — ẞ, Turkish İ and ı, final sigma, the Kelvin sign (lower case k), Ÿ (lower case ÿ,
  * a Latin-1 letter), an emoji.
  */
-const TITLE_CHARS = ['a', 'A', 'b', 'B', 'é', 'É', 'ß', 'ÿ', 'i', 'I', 'k', ' ', '-', '\u1e9e', '\u0130', '\u0131', 'σ', 'Σ', 'ς', '\u212a', '\u0178', '😀'];
+const TITLE_CHARS = ['a', 'A', 'b', 'B', 'é', 'É', 'ß', 'ÿ', 'i', 'I', 'k', ' ', '-', '_', '%', '\u1e9e', '\u0130', '\u0131', 'σ', 'Σ', 'ς', '\u212a', '\u0178', '😀'];
 /** A title: one of a few words, or made of the characters above. */
 export const titleArb = fc.oneof(
   fc.constantFrom('alpha', 'Beta', 'beta', 'gamma'),

@@ -1,23 +1,25 @@
 import type { CompareNode } from '../../query/ast.js';
 import type { Predicate } from '../../query/compile.js';
+import { hasWildcards, pgLower } from '../../query/like.js';
 import { hashString, type TextColumn } from '../../lib/text-column.js';
 
 /**
  * A comparison of a text column (the titles) tested on the kept bytes: a row kept one byte a character is compared
- * byte by byte with the value, never made a string nor a record. The answer is the record path's own: the operators
- * read as `query/compare.ts` evaluates them (JavaScript's `includes`, `startsWith`, `toLowerCase`), a null row and every
- * operator read here by the leaf itself, and a row kept as UTF-16 (a character past Latin-1) made a string for the leaf.
+ * byte by byte with the value, never made a string nor a record. The answer is the record path's own (`query/compare.ts`,
+ * as Directus on PostgreSQL answers: `query/like.ts`): a plain value looked for as it is, or lowered as JavaScript lowers
+ * it in a title folded as PostgreSQL folds each character; a value with a LIKE wildcard, a null row, every other operator
+ * and a row kept as UTF-16 (a character past Latin-1) read by the leaf itself.
  */
 
 /** A test of one row. */
 type RowTest = (row: number) => boolean;
 type Bytes = (bytes: Buffer, at: number, end: number) => boolean;
 
-/** `toLowerCase` of each Latin-1 character, when each is one Latin-1 character (undefined: case-free tests read strings). */
+/** PostgreSQL's lower case of each Latin-1 character, when each is one Latin-1 character (undefined: tests read strings). */
 const LOWER = ((): Uint8Array | undefined => {
   const t = new Uint8Array(256);
   for (let c = 0; c < 256; c++) {
-    const l = String.fromCharCode(c).toLowerCase();
+    const l = pgLower(String.fromCharCode(c));
     if (l.length !== 1 || l.charCodeAt(0) > 255) return undefined;
     t[c] = l.charCodeAt(0);
   }
@@ -94,7 +96,8 @@ export function textTest(node: CompareNode, name: string, texts: TextColumn, lea
   const ifNull = on(null);
   const strings = (s: string) => on(s);
   const byte = BYTE_OPS[node.op];
-  if (byte && typeof node.value === 'string' && (!byte[1] || LOWER)) {
+  // (a value with a LIKE wildcard or escape is a pattern: the record path's own test, on the strings)
+  if (byte && typeof node.value === 'string' && (!byte[1] || LOWER) && (byte[0] === 'eq' || !hasWildcards(node.value))) {
     const [where, fold, negate] = byte;
     const value = fold ? node.value.toLowerCase() : node.value;
     const m = matcher(where, latin1(value), fold ? LOWER : undefined);

@@ -1,0 +1,56 @@
+/**
+ * Text tests as Directus 10.10 on PostgreSQL makes them (measured on the oracle: test/fixtures/directus-text-ops.json).
+ * `_contains`, `_starts_with`, `_ends_with` and their negations are SQL `LIKE '%v%'` with the value as it is: `%` in it
+ * is any run of characters, `_` any one character, `\` makes the next one plain. The case-free ones (`_icontains`,
+ * `_istarts_with`, `_iends_with`, `search`) are `LOWER(column) LIKE` the value lowered by JavaScript: the column folded
+ * by PostgreSQL (each character's own lower case, whatever is around it: `Σ` is `σ` at a word's end too, `İ` is `i`),
+ * the value by `toLowerCase` (`İ` is `i̇`, a final `Σ` is `ς`).
+ */
+
+/** PostgreSQL's `lower()` of a text: each character's own lower case (as JavaScript's, but for `İ` and a final `Σ`). */
+export function pgLower(s: string): string {
+  // JavaScript's lower case differs only for these two: İ (two characters) and Σ (ς at a word's end)
+  return (/[\u0130\u03a3]/.test(s) ? s.replace(/[\u0130\u03a3]/g, (c) => (c === '\u0130' ? 'i' : '\u03c3')) : s).toLowerCase();
+}
+
+/** Whether `v` reads differently as a LIKE pattern than as plain text (it holds `%`, `_` or `\`). */
+export const hasWildcards = (v: string): boolean => /[%_\\]/.test(v);
+
+/** Whether a LIKE pattern ends with its escape character (PostgreSQL refuses it: Directus answers 500). */
+export function endsWithEscape(pattern: string): boolean {
+  let n = 0;
+  for (let i = pattern.length - 1; i >= 0 && pattern[i] === '\\'; i--) n++;
+  return n % 2 === 1;
+}
+
+/** The characters a regular expression reads as its own (escaped to be plain; a `-` is plain outside a class). */
+const SPECIAL = /[.*+?^${}()|[\]\\/]/g;
+
+/** A LIKE pattern as a test of whole texts (a pattern ending with its escape character matches nothing). */
+export function likeTest(pattern: string): (s: string) => boolean {
+  let re = '';
+  const chars = [...pattern];
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i] as string;
+    if (c === '\\') {
+      const next = chars[++i];
+      if (next === undefined) return () => false;
+      re += next.replace(SPECIAL, '\\$&');
+    } else if (c === '%') re += '[\\s\\S]*';
+    else if (c === '_') re += '[\\s\\S]';
+    else re += c.replace(SPECIAL, '\\$&');
+  }
+  const r = new RegExp(`^${re}$`, 'u');
+  return (s) => r.test(s);
+}
+
+/** Where a text test looks for its value. */
+export type TextAt = 'contains' | 'starts' | 'ends';
+
+/** The test of a text against `value` as Directus's LIKE makes it: plain text tests when the value has no wildcard. */
+export function textMatch(value: string, at: TextAt): (s: string) => boolean {
+  if (!hasWildcards(value)) {
+    return at === 'contains' ? (s) => s.includes(value) : at === 'starts' ? (s) => s.startsWith(value) : (s) => s.endsWith(value);
+  }
+  return likeTest(at === 'contains' ? `%${value}%` : at === 'starts' ? `${value}%` : `%${value}`);
+}
