@@ -13,7 +13,7 @@ import { claimRow, type RowClaim } from './instance-row.js';
  * gateway and opens the store beside one.
  *
  * The claim is a file beside the store's real path (`<store>.instance`, a symlink followed) and one named by the file's
- * device and inode in the host's temporary folder (a hard link, another name of the same file: attack pass 16, M — a
+ * device and inode in the host's temporary folder (and in /tmp, whatever TMPDIR says) (a hard link, another name of the same file: attack pass 16, M — a
  * second gateway started through a symlink or a hard link served beside the first, the hard link with a WAL of its own):
  * each made exclusively, naming the host, the process and a token; the holder touches them every `BEAT_MS`. A claim is
  * stale (taken over) when its process is gone from this host, or when it has not been touched for `STALE_MS` (another
@@ -25,6 +25,9 @@ import { claimRow, type RowClaim } from './instance-row.js';
 export { BEAT_MS, STALE_MS, StoreClaimedError } from './instance-holder.js';
 
 export interface StoreClaim { release(): void }
+
+/** The temporary folder every process of a host shares, whatever its TMPDIR. */
+const SHARED_TMP = '/tmp';
 
 const claimPath = (store: string) => `${store}.instance`;
 
@@ -87,7 +90,11 @@ export async function claimSqliteStore(store: string, now: () => number = Date.n
   if (created) closeSync(openSync(store, 'a'));
   const real = realpathSync(store);
   const { dev, ino } = statSync(real);
-  const paths = [claimPath(real), join(tmpdir(), `legacy-gateway-sqlite-${dev}-${ino}.instance`)];
+  // by the inode in the temporary folder, and in /tmp whatever TMPDIR says: two starts through two hard links, each with
+  // a TMPDIR of its own, at the same moment, both took the row inside the store (attack pass 17, F5: read from the file
+  // before either had written it through); an exclusive file in one folder they share decides
+  const byInode = `legacy-gateway-sqlite-${dev}-${ino}.instance`;
+  const paths = [...new Set([claimPath(real), join(tmpdir(), byInode), ...(existsSync(SHARED_TMP) ? [join(SHARED_TMP, byInode)] : [])])];
   const mine: Holder = { host: hostname(), pid: process.pid, token: randomBytes(12).toString('hex'), since: now() };
   const taken: string[] = [];
   let row: RowClaim | undefined;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, realpathSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, realpathSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -246,15 +246,17 @@ describe('one gateway serves an SQLite file (several instances need PostgreSQL)'
         expect(r.stdout).not.toContain('Server listening at');
       }
       expect(readdirSync(other).sort()).toEqual(['hard.db', 'sym.db']); // (no claim, no WAL left beside the other names)
-      // a hard link with a temporary folder of its own names neither claim file: the row inside the store refuses it
-      // (attack pass 16's re-check, M: it served beside the first, each with a WAL of its own)
+      // a hard link with a temporary folder of its own: refused by the claim by inode in /tmp, which every TMPDIR shares
+      // (attack pass 16's re-check, M: it served beside the first, each with a WAL of its own; the row inside the store is
+      // the last guard, store/instance-row.test.ts)
       const apart = mkdtempSync(join(tmpdir(), 'gw-start-links-apart-'));
       mkdirSync(join(apart, 'tmp'));
       linkSync(join(dir, 'gateway.db'), join(apart, 'hard.db'));
       const hard = await run(MAIN, [], { ...env, DATABASE_URL: join(apart, 'hard.db'), TMPDIR: join(apart, 'tmp') }, apart);
       expect(hard.code, hard.stdout + hard.stderr).toBe(78);
       expect(hard.stderr).toContain(`is already served by another gateway (process ${first.pid} on ${hostname()}`);
-      expect(hard.stderr).toContain(`claim (the gateway_instance row inside ${join(apart, 'hard.db')})`);
+      const { dev, ino } = statSync(join(dir, 'gateway.db'));
+      expect(hard.stderr).toContain(`claim (${join('/tmp', `legacy-gateway-sqlite-${dev}-${ino}.instance`)})`);
       expect(hard.stdout).not.toContain('Server listening at');
       expect(readdirSync(apart).sort()).toEqual(['hard.db', 'tmp']); // its claim files given back, its WAL and index removed
       expect(readdirSync(join(apart, 'tmp'))).toEqual([]);
@@ -269,6 +271,52 @@ describe('one gateway serves an SQLite file (several instances need PostgreSQL)'
     const { dev, ino } = statSync(join(dir, 'gateway.db'));
     expect(existsSync(join(tmpdir(), `legacy-gateway-sqlite-${dev}-${ino}.instance`))).toBe(false);
   });
+
+  it('two names of one file, each with a TMPDIR of its own, meet in /tmp: a claim there refuses the second (attack pass 17, F5)', async () => {
+    // (two such starts at the same moment both took the row inside the store, read before either had written it through)
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-shared-tmp-'));
+    const store = join(dir, 'gateway.db');
+    writeFileSync(store, '');
+    const apart = mkdtempSync(join(tmpdir(), 'gw-start-shared-tmp-apart-'));
+    mkdirSync(join(apart, 'tmp'));
+    linkSync(store, join(apart, 'hard.db'));
+    const { dev, ino } = statSync(store);
+    const shared = join('/tmp', `legacy-gateway-sqlite-${dev}-${ino}.instance`);
+    // the first start's claim there: this live process of this host, just made
+    writeFileSync(shared, JSON.stringify({ host: hostname(), pid: process.pid, token: 'first', since: Date.now() }));
+    try {
+      const r = await run(MAIN, [], { ...deployed(dir), DATABASE_URL: join(apart, 'hard.db'), TMPDIR: join(apart, 'tmp') }, apart);
+      expect(r.code, r.stdout + r.stderr).toBe(78);
+      expect(r.stderr).toContain(`(process ${process.pid} on ${hostname()}`);
+      expect(r.stderr).toContain(`claim (${shared})`);
+      expect(readdirSync(join(apart, 'tmp'))).toEqual([]); // its own claims given back
+    } finally {
+      rmSync(shared, { force: true });
+    }
+  });
+
+  it('two starts at the same moment through two hard links, each with its own TMPDIR: one serves, the other is refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-race-'));
+    writeFileSync(join(dir, 'gateway.db'), '');
+    const names = [1, 2].map((n) => {
+      const d = mkdtempSync(join(tmpdir(), `gw-start-race-${n}-`));
+      mkdirSync(join(d, 'tmp'));
+      linkSync(join(dir, 'gateway.db'), join(d, 'gw.db'));
+      return d;
+    });
+    for (let round = 0; round < 3; round++) {
+      const outcomes = await Promise.all(names.map((d) => new Promise<{ child: import('node:child_process').ChildProcess; code: number | null }>((done) => {
+        const child = spawn(process.execPath, [MAIN], { env: { ...deployed(d), DATABASE_URL: join(d, 'gw.db'), TMPDIR: join(d, 'tmp') }, cwd: d, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout.on('data', (c: Buffer) => { out += c.toString(); if (out.includes('Server listening at')) done({ child, code: null }); });
+        child.on('close', (code) => done({ child, code }));
+      })));
+      const serving = outcomes.filter((o) => o.code === null);
+      expect(serving.length, `round ${round}: ${JSON.stringify(outcomes.map((o) => o.code))}`).toBe(1);
+      expect(outcomes.filter((o) => o.code === 78).length).toBe(1);
+      await stopped(serving[0]!.child);
+    }
+  }, 90_000);
 
   it('a claim left by a process that died, or not renewed for 30 s by another host, is taken over; a live one from another host is not', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-start-stale-'));
