@@ -6,29 +6,51 @@ export const MAX_JSON_DEPTH = 100;
 
 /** True when `v` nests arrays or objects deeper than `max` (walked with an explicit stack: no recursion). */
 export function deeperThan(v: unknown, max: number): boolean {
+  return bodyProblem(v, max, false) === 'deep';
+}
+
+/**
+ * What makes a parsed body unfit, walked once with an explicit stack (no recursion): nested deeper than `max`, or (when
+ * `text`) a string or a key holding U+0000 — PostgreSQL keeps no NUL in a text (it answered 500, after v1 had made the
+ * render: attack pass 17, F4), so a write carrying one is refused before anything is done, on either store.
+ */
+export function bodyProblem(v: unknown, max: number, text: boolean): 'deep' | 'nul' | undefined {
+  if (text && typeof v === 'string') return v.includes('\u0000') ? 'nul' : undefined;
   const stack: [unknown, number][] = [[v, 1]];
   while (stack.length > 0) {
     const [x, depth] = stack.pop()!;
     if (x === null || typeof x !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(x) ? x : Object.values(x)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    if (depth > max) return 'deep';
+    const array = Array.isArray(x);
+    for (const k of array ? [] : Object.keys(x)) if (text && k.includes('\u0000')) return 'nul';
+    for (const child of array ? x : Object.values(x)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+      else if (text && typeof child === 'string' && child.includes('\u0000')) return 'nul';
+    }
   }
-  return false;
+  return undefined;
 }
 
+/** The methods whose bodies are written (a SEARCH body is a question: a NUL in it is looked for, never kept). */
+const WRITES = new Set(['POST', 'PATCH', 'PUT']);
+
 /**
- * Bodies nested deeper than MAX_JSON_DEPTH levels are refused with Directus's 400 INVALID_PAYLOAD right after they are
- * parsed (Fastify's parser walks them without recursion), before any preHandler, route or comparison walks them.
+ * Bodies nested deeper than MAX_JSON_DEPTH levels, and write bodies holding a NUL character, are refused with Directus's
+ * 400 INVALID_PAYLOAD right after they are parsed (Fastify's parser walks them without recursion), before any
+ * preHandler, route or comparison walks them.
  */
 export function limitJsonDepth(app: FastifyInstance): void {
   // (a callback hook: a GET, which has no body, pays one comparison)
   app.addHook('preValidation', (request, _reply, done) => {
     const body: unknown = request.body;
     // parsed JSON only: raw bytes (the webhook route keeps its body as a Buffer) are not walked
-    if (body !== null && typeof body === 'object' && !ArrayBuffer.isView(body) && deeperThan(body, MAX_JSON_DEPTH)) {
-      done(errors.invalidPayload(`The body is nested deeper than ${MAX_JSON_DEPTH} levels`));
+    if (body === null || (typeof body !== 'object' && typeof body !== 'string') || ArrayBuffer.isView(body)) {
+      done();
       return;
     }
-    done();
+    const problem = bodyProblem(body, MAX_JSON_DEPTH, WRITES.has(request.method));
+    if (problem === 'deep') done(errors.invalidPayload(`The body is nested deeper than ${MAX_JSON_DEPTH} levels`));
+    else if (problem === 'nul') done(errors.invalidPayload('The body holds a NUL character (U+0000), which no stored text can keep'));
+    else done();
   });
 }
