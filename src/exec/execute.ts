@@ -100,7 +100,7 @@ class Job {
    * aggregateRows orders: it is no record order).
    */
   private get cmp(): (a: Rec, b: Rec) => number {
-    this.compiledSort ??= compileSort(effectiveSort(this.q, this.schema), this.schema, this.ctx.schemas, this.source);
+    this.compiledSort ??= compileSort(effectiveSort(this.q, this.schema), this.schema, this.ctx.schemas, this.source, true);
     return this.compiledSort;
   }
 

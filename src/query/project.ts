@@ -1,6 +1,6 @@
 import { FieldRef, Sort, type DeepNode, type SelectNode } from './ast.js';
 import type { ExpansionBudget } from './budget.js';
-import { compileFilter, compileSearch, compileSort, dateFn, type Lookup, type Rec } from './compile.js';
+import { compileFilter, compileSearch, compileSort, dateFn, type Comparator, type Lookup, type Rec } from './compile.js';
 import type { TestTurn } from './test-turn.js';
 import { withAliases, type DateFunction, type ResourceSchema, type SchemaRegistry } from './schema.js';
 import { termsOf } from './list-caps.js';
@@ -120,7 +120,7 @@ export interface RelatedOptions {
 interface Choice {
   readonly d: DeepNode;
   readonly keep: (r: Rec) => boolean;
-  readonly cmp: (a: Rec, b: Rec) => number;
+  readonly cmp: Comparator;
   /** What testing one candidate costs, in filter terms: the filter's, a search by its length, each sort key. */
   readonly terms: number;
 }
@@ -133,7 +133,7 @@ function compileChoice(d: DeepNode, resource: ResourceSchema, schemas: SchemaReg
   // (a search is charged by its length: a 500 000-character one compiled for every parent took 0.7 ms a parent —
   // attack pass 12, M; it is compiled once now, and tested against each candidate's every string field)
   const terms = termsOf(d.filter) + (d.search ? Math.ceil(d.search.length / 32) : 0) + d.sort.length;
-  return { d, keep: (r) => filter(r) && search(r), cmp: compileSort(keys, resource, schemas, lookup), terms };
+  return { d, keep: (r) => filter(r) && search(r), cmp: compileSort(keys, resource, schemas, lookup, true), terms };
 }
 
 /**
@@ -160,8 +160,12 @@ function chooseRelated(c: Choosing, choice: Choice, nestedLimit: number, turn: T
     const keep = choice.keep(x);
     if (turn?.short) return undefined; // a walk under this filter stopped: this candidate is tested again next round
     turn?.moved();
-    if (keep) c.kept.push(x);
+    if (keep) {
+      choice.cmp.prime?.(x); // its sort keys read now, in the round that pays for them (each key is a term of `cost`)
+      c.kept.push(x);
+    }
   }
+  // (the kept candidates compared by the keys already read: a sort of their values, not of look-ups)
   const kept = c.kept.sort(choice.cmp);
   const limit = choice.d.limit ?? nestedLimit;
   c.items = limit === -1 ? kept.slice(choice.d.offset) : kept.slice(choice.d.offset, choice.d.offset + limit);

@@ -207,6 +207,10 @@ class FetchingSource extends ArraySource {
   private readonly fetched = new Set<string>();
   private missed = new Set<string>();
   rounds = 0;
+  /** What the look-ups answer moves with each round of fetched misses (`Lookup.version`, as the live source's). */
+  get version(): number {
+    return this.rounds;
+  }
   override one(resource: string, id: string): Rec | undefined {
     if (resource !== 'project') return super.one(resource, id);
     if (this.fetched.has(id)) return this.projects.get(id);
