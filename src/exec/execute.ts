@@ -17,6 +17,8 @@ import type { ColumnScan, RecordSource } from './source.js';
 
 /** Past this many items an answer is written as a stream, a chunk at a time. */
 const STREAM_AFTER = 2000;
+/** Candidates whose relational sort keys are read between two looks at the event loop (held records). */
+const TOUCH_SLICE = 128;
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -263,7 +265,17 @@ class Job {
     type Candidate = { rec: Rec; ref: string; json?: RawJson };
     const best = new Best<Candidate>(wanted, (a, b) => this.cmp(a.rec, b.rec));
     // a sort through a relation reads related records: fetched (live) before the candidates are compared
-    const touch = this.relationalSort ? (cs: readonly Candidate[]) => this.tests(() => { for (const c of cs) this.cmp(c.rec, c.rec); }) : undefined;
+    // (held records: a slice at a time, the event loop shared between — 38 keys over relations read for 21 000
+    // candidates held it 0.7 s, attack pass 17, F3; a live source's misses are fetched for them all at once)
+    const held = !Number.isFinite(source.compactAfter);
+    const touch = this.relationalSort ? async (cs: readonly Candidate[]) => {
+      const slice = held ? TOUCH_SLICE : cs.length;
+      for (let i = 0; i < cs.length; i += slice) {
+        await this.tests(() => { for (let j = i; j < Math.min(cs.length, i + slice); j++) this.cmp(cs[j]!.rec, cs[j]!.rec); });
+        const step = held ? pace() : undefined;
+        if (step) await step;
+      }
+    } : undefined;
     const scanned = await feed(async (batch) => {
       this.tested += batch.length;
       const bound = best.bound;
