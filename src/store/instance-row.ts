@@ -91,6 +91,13 @@ export async function claimRow(store: string, mine: Holder, now: () => number): 
       } catch {
         // busy or gone: the row lapses with this process
       }
+      try {
+        // the WAL written through and emptied: a stopped gateway leaves the store whole in its file (attack pass 17, L2:
+        // a 4 MB WAL was left beside it — another name of the file would read an older store)
+        db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      } catch {
+        // a reader holds it: its last connection checkpoints
+      }
       db.close();
       return only;
     },

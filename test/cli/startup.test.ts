@@ -221,6 +221,9 @@ describe('one gateway serves an SQLite file (several instances need PostgreSQL)'
       await stopped(first);
     }
     expect(existsSync(join(dir, 'gateway.db.instance'))).toBe(false); // released at the stop
+    // the store whole in its file: no WAL left holding part of it (attack pass 17, L2)
+    const wal = join(dir, 'gateway.db-wal');
+    expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
     const again = await run(MAIN, [], env, dir);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('Server listening at');
