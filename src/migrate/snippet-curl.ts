@@ -1,6 +1,7 @@
 import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs } from './equivalent.js';
 import { COMPARE, comparesParts, comparesTimes, listParam, PART_COMPARE, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { own } from './own.js';
+import { JQ_LIKE } from './snippet-like.js';
 
 /**
  * The curl rendering of an equivalent (src/migrate/snippets.ts renders all three): a POSIX sh script of curl calls with
@@ -12,11 +13,9 @@ export const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/
 
 type TextRule = (typeof TEXT_TESTS)[keyof typeof TEXT_TESTS];
 
-/** A text condition in jq: `$v` tested as text (lower-cased both sides with `i`), a null passing none. */
+/** A text condition in jq: `$v` tested as the legacy API tests text (`like`, snippet-like.ts), a null passing none. */
 function jqText(value: string, param: string, t: TextRule): string {
-  const lc = t.ci ? ' | lower' : '';
-  const fn = t.at === 'in' ? 'contains' : t.at === 'start' ? 'startswith' : 'endswith';
-  return `map(select(${value} as $v | $v != null and (($v | tostring${lc}) | ${fn}(${param}${lc}))${t.neg ? ' == false' : ''}))`;
+  return `map(select(${value} as $v | $v != null and (($v | tostring) | like(${param}; "${t.at}"; ${t.ci}))${t.neg ? ' == false' : ''}))`;
 }
 
 type FlagRule = (typeof FLAG_TESTS)[keyof typeof FLAG_TESTS];
@@ -55,7 +54,7 @@ function jqStep(a: StepArgs): string {
               `(${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])) == null))`
           : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
     case 'search':
-      return `map(select([.name, $S[.status // ""]] | map(select(type == "string") | lower | contains(${env(a.param)} | lower)) | any))`;
+      return `map(select([.name, $S[.status // ""]] | map(select(type == "string") | like(${env(a.param)}; "in"; true)) | any))`;
     case 'sort':
       return a.keys.length === 1 && a.keys[0]
         ? `sort_by(${val(a.keys[0].field)} | textkey)${a.keys[0].desc ? ' | reverse' : ''}`
@@ -108,7 +107,7 @@ function jqStep(a: StepArgs): string {
  * text itself; nulls last.
  */
 const FOLDED = Array.from({ length: 0x180 - 0xc0 }, (_, i) => String.fromCodePoint(0xc0 + i).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase());
-const JQ_TEXT = 'def lower: explode | map(if (. >= 65 and . <= 90) or (. >= 192 and . <= 222 and . != 215) or (. >= 913 and . <= 939 and . != 930) ' +
+export const JQ_TEXT = 'def lower: explode | map(if (. >= 65 and . <= 90) or (. >= 192 and . <= 222 and . != 215) or (. >= 913 and . <= 939 and . != 930) ' +
   'or (. >= 1040 and . <= 1071) then . + 32 elif . >= 1024 and . <= 1039 then . + 80 elif . == 376 then 255 ' +
   'elif ((. >= 256 and . <= 311) or (. >= 330 and . <= 375)) and . % 2 == 0 and . != 304 then . + 1 ' +
   'elif ((. >= 313 and . <= 328) or (. >= 377 and . <= 382)) and . % 2 == 1 then . + 1 else . end) | implode; ' +
@@ -197,11 +196,12 @@ export function renderCurl(e: Equivalent): string {
   const parts = comparesParts(e) ? 'def part($p): if . == null then null else (ms / 1000 | floor) as $s | ($s | gmtime) as $g | ' +
     '{year: $g[0], month: ($g[1] + 1), day: $g[2], hour: $g[3], minute: $g[4], second: ($g[5] | floor), weekday: $g[6], ' +
     'week: ($s | strftime("%V") | tonumber)}[$p] end; ' : '';
-  const text = steps.some((x) => x.includes('lower') || x.includes('textkey')) ? JQ_TEXT : '';
+  const text = steps.some((x) => x.includes('lower') || x.includes('textkey') || x.includes('like(')) ? JQ_TEXT : '';
+  const like = steps.some((x) => x.includes('like(')) ? JQ_LIKE : '';
   const counts = e.clientSteps.flatMap((x) => (x.args?.op === 'meta' ? [`${x.args.count}: $${x.args.count}`] : []));
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
   const slurp = [...new Set(e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from] : [])))].map((f) => ` --slurpfile ${f} ${f}.json`).join('');
-  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${parts}${text}${program}' ${mainCall(e) ?? 'none'}.json`);
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${parts}${text}${like}${program}' ${mainCall(e) ?? 'none'}.json`);
   return lines.join('\n');
 }

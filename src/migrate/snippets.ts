@@ -1,6 +1,7 @@
 import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
 import { COMPARE, comparesParts, comparesTimes, jsParam, PART_COMPARE, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
 import { renderCurl } from './snippet-curl.js';
+import { NODE_LIKE, PY_LIKE, testsText } from './snippet-like.js';
 
 export { envName } from './snippet-curl.js';
 import { own } from './own.js';
@@ -91,9 +92,8 @@ function jsStep(a: StepArgs): string {
           return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return (${has}) === ${yes ? '' : '!'}(${v} === true || ${v} === 'true'); });`;
         }
         if (text) {
-          const lc = text.ci ? '.toLowerCase()' : '';
-          const fn = text.at === 'in' ? 'includes' : text.at === 'start' ? 'startsWith' : 'endsWith';
-          return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return v != null && ${text.neg ? '!' : ''}String(v)${lc}.${fn}(${v}${lc}); });`;
+          const t = `like(v, ${v}, '${text.at}', ${text.ci})`;
+          return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return v != null && ${text.neg ? '!' : ''}${t}; });`;
         }
         if (c.part) {
           const p = `part(val(x, '${c.field}'), '${c.part}')`;
@@ -110,7 +110,7 @@ function jsStep(a: StepArgs): string {
       }).join('\n');
     case 'search':
       return '  out = out.filter((x) => [x.name, STATUS[x.status]]\n' +
-        `    .some((t) => typeof t === 'string' && t.toLowerCase().includes(params.${a.param}.toLowerCase())));`;
+        `    .some((t) => typeof t === 'string' && like(t, params.${a.param}, 'in', true)));`;
     case 'sort':
       return `  out.sort((a, b) => ${a.keys.map((k) => {
         const [x, y] = k.desc ? ['b', 'a'] : ['a', 'b'];
@@ -167,8 +167,7 @@ function pyStep(a: StepArgs): string {
           return `    out = [x for x in out if (lambda v: ${has} == (${yes ? '' : 'not '}${v} in (True, "true")))(${got})]`;
         }
         if (text) {
-          const lc = text.ci ? '.lower()' : '';
-          const t = text.at === 'in' ? `(${v}${lc} in str(v)${lc})` : `str(v)${lc}.${text.at === 'start' ? 'startswith' : 'endswith'}(${v}${lc})`;
+          const t = `like(v, ${v}, "${text.at}", ${text.ci ? 'True' : 'False'})`;
           return `    out = [x for x in out if (lambda v: v is not None and ${text.neg ? 'not ' : ''}${t})(${got})]`;
         }
         if (c.part) {
@@ -182,8 +181,8 @@ function pyStep(a: StepArgs): string {
         return `    out = [x for x in out if ${test}]`;
       }).join('\n');
     case 'search':
-      return `    s = params[${JSON.stringify(a.param)}].lower()\n` +
-        '    out = [x for x in out if any(isinstance(t, str) and s in t.lower() for t in (x.get("name"), STATUS.get(x.get("status"))))]';
+      return `    s = params[${JSON.stringify(a.param)}]\n` +
+        '    out = [x for x in out if any(isinstance(t, str) and like(t, s, "in", True) for t in (x.get("name"), STATUS.get(x.get("status"))))]';
     case 'sort':
       // a stable sort per key, last key first
       return [...a.keys].reverse()
@@ -271,6 +270,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
     "  const val = (x, path) => { const v = path.split('.').reduce((o, k) => (o == null ? o : o[k]), x); return path === 'status' ? STATUS[v] ?? v : v; };",
     "  const cmp = (a, b) => (a == null ? (b == null ? 0 : 1) : b == null ? -1 : typeof a === 'string' ? a.localeCompare(b, 'en') : a - b);",
     '  void cmp; void val;',
+    ...(testsText(e) ? NODE_LIKE : []),
     ...(times ? [
       '  // a v1 time in ms (v1 gives seconds or milliseconds); an ISO 8601 date in ms (a date alone, or no zone: UTC)',
       '  const ms = (t) => (t == null ? null : t < 1e11 ? t * 1000 : t);',
@@ -298,7 +298,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
   ].join('\n');
   const python = [
     `# ${e.calls.length} v1 call step(s); params: ${[...new Set(['limit', 'offset', ...e.params.map((p) => p.name)])].join(', ')}`,
-    'import json, unicodedata, urllib.request',
+    `import json, ${testsText(e) ? 're, ' : ''}unicodedata, urllib.request`,
     ...(times ? ['from datetime import datetime, timezone'] : []),
     'from urllib.parse import quote, urlencode',
     '',
@@ -367,6 +367,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
       '                "weekday": (d.weekday() + 1) % 7, "week": d.isocalendar()[1]}[p]',
       '',
     ] : []),
+    ...(testsText(e) ? PY_LIKE : []),
     '    def text_key(v):',
     '        # nulls last; text by letters first (accents and case second), as the legacy collation orders it',
     '        if v is None:',

@@ -298,9 +298,9 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     for (const [lang, got] of Object.entries(out)) expect(v1List(got), lang).toEqual(want);
   });
 
-  it('title conditions (_icontains, _nends_with, _starts_with, _ncontains): every language tests them as the gateway (held-out check of issue 39: a TODO)', async () => {
+  it('title conditions (_icontains, _nends_with, _starts_with, _ncontains, LIKE wildcards, PostgreSQL folding): every language tests them as the gateway (held-out check of issue 39: a TODO)', async () => {
     const project = (await legacy('GET', '/projects?limit=1&fields=id,account')).body.data[0];
-    for (const title of ['Café crème', 'café NOIR', 'Cafés du monde noir']) {
+    for (const title of ['Café crème', 'café NOIR', 'Cafés du monde noir', 'take_1 crème', 'take 1 crème', 'ΣΑΣ crème']) {
       expect((await legacy('POST', '/renders', { project: project.id, account: project.account, title, data: {} })).status).toBe(200);
     }
     const byId = (xs: { id: string }[]) => xs.map((x) => x.id).sort();
@@ -309,6 +309,9 @@ describe('the snippets of the canonical shapes run against the simulator and ans
         { 'title_icontains': 'CAFÉ', 'title_nends_with': 'noir' }],
       ['/renders?filter[title][_starts_with]=Caf&filter[title][_ncontains]=%C3%A8&fields=id,title&limit=-1',
         { 'title_starts_with': 'Caf', 'title_ncontains': 'è' }],
+      // LIKE's wildcard (Directus on PostgreSQL: `_` is any one character) and PostgreSQL's folding of the title (ΣΑΣ is σασ)
+      ['/renders?filter[title][_contains]=take_1&fields=id,title&limit=-1', { 'title_contains': 'take_1' }],
+      ['/renders?filter[title][_icontains]=%CF%83%CE%B1%CF%83&fields=id,title&limit=-1', { 'title_icontains': 'σασ' }],
     ];
     for (const [url, values] of cases) {
       const l = await legacy('GET', url);
@@ -317,6 +320,8 @@ describe('the snippets of the canonical shapes run against the simulator and ans
       const shape = await recordedShape('GET', '/renders', url);
       expect(equivalentOfShape(shape, gw.deps.mappings, 100).params.map((p) => p.name)).toEqual(expect.arrayContaining(Object.keys(values)));
       const want = byId(await legacyAsV1(l.body.data));
+      if (url.includes('take_1')) expect(l.body.data.map((r: { title: string }) => r.title).sort()).toEqual(['take 1 crème', 'take_1 crème']);
+      if (url.includes('_icontains]=%CF')) expect(l.body.data.map((r: { title: string }) => r.title)).toEqual(['ΣΑΣ crème']);
       const out = await runAll(shape, values);
       for (const [lang, got] of Object.entries(out)) expect(byId(v1List(got)), `${lang} ${url}`).toEqual(want);
     }
