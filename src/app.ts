@@ -14,7 +14,7 @@ import { accessLogger, lazyChildLogger } from './log/logger.js';
 import { requestToken } from './auth/request-token.js';
 import { routeFacts } from './auth/route-facts.js';
 import { parseQueryString, type QsValue } from './query/querystring.js';
-import { registerAuthRoutes } from './routes/auth.js';
+import { AUTH_BODY_BYTES, registerAuthRoutes } from './routes/auth.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerDeprecationRoutes } from './routes/deprecations.js';
 import { registerDeprecations } from './http/deprecation-hook.js';
@@ -45,6 +45,9 @@ export function requestIdOf(header: string | string[] | undefined): string {
   const v = Array.isArray(header) ? header[0] : header;
   return v && /^[A-Za-z0-9._:-]{1,128}$/.test(v) ? v : randomUUID();
 }
+
+/** The most bytes of a body read without a principal on a route that needs one (AUTH_BODY_BYTES, as a login's). */
+const ANONYMOUS_BODY_BYTES = AUTH_BODY_BYTES;
 
 /** What the authentication hook does for a request, by the route the router matched. */
 function accessOf(request: FastifyRequest): 'legacy' | 'public' | 'operator' | 'signed' {
@@ -112,6 +115,18 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return;
     }
     authenticate(token, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
+  });
+
+  // a body sent without a principal to a route that needs one is not read past a few KB: the route answers 403 whatever it
+  // holds, and a 60 000-key body cost ~65 ms to parse and walk — anyone's, four at once stalling every user for seconds
+  // (attack pass 17, F6). (Where the legacy side checks tokens — proxy, compare, shadow — nothing is decided here.)
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if (request.principal || accessOf(request) !== 'legacy') { done(null, payload); return; }
+    const template = routeFacts(request).url;
+    if (template && legacyAnswers(deps.config, template) && !isInternal(request.headers)) { done(null, payload); return; }
+    const length = Number(request.headers['content-length']);
+    if (Number.isFinite(length) ? length <= ANONYMOUS_BODY_BYTES : request.headers['transfer-encoding'] === undefined) { done(null, payload); return; }
+    done(errors.forbidden());
   });
 
   registerDeprecations(app, deps); // after authentication: a deprecated call's headers, brownouts and sunset (src/deprecate/)

@@ -35,6 +35,9 @@ export function registerSchemaRoutes(app: FastifyInstance, deps: Deps): void {
       extensions: { path, reason: `${what} is not served by this gateway: use the REST routes (docs/clients.md)` },
     });
   };
-  for (const url of ['/graphql', '/graphql/system']) app.route({ method: ['GET', 'POST'], url, config: { access: 'public' }, handler: notServed('GraphQL') });
+  // (not served: a body of its own is not read past a few KB — anyone may send one)
+  for (const url of ['/graphql', '/graphql/system']) {
+    app.route({ method: ['GET', 'POST'], url, config: { access: 'public' }, bodyLimit: 16 * 1024, handler: notServed('GraphQL') });
+  }
   app.get('/websocket', { config: { access: 'public' } }, notServed('The websocket (realtime)'));
 }

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEARCH_BODY_KEYS } from '../../src/http/json-body.js';
+import { AUTH_BODY_BYTES } from '../../src/routes/auth.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * What anyone may send without logging in is read only as far as it needs: an authentication body is a few KB at most,
+ * and a body sent to a route that needs a principal is not read past that without one (attack pass 17: 1 500 login
+ * bodies of 880 KB held through the login stall ran an instance out of memory — F7; 60 000-key bodies to /auth/refresh
+ * cost ~97 ms each, four at once stalling every user — F6). A SEARCH body has at most SEARCH_BODY_KEYS keys.
+ */
+let gw: TestGateway;
+let token: string;
+beforeAll(async () => {
+  gw = await startGateway({ INDEX_ENABLED: 'false' });
+  await gw.addUser(0, 'anon@example.com', 'anon-password-123');
+  token = await gw.login('anon@example.com', 'anon-password-123');
+});
+afterAll(async () => gw?.close());
+
+const manyKeys = (n: number) => JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 0])));
+const post = (url: string, payload: string, headers: Record<string, string> = {}) =>
+  gw.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload });
+const errorOf = (body: string) => (JSON.parse(body) as { errors: { message: string; extensions: { code: string } }[] }).errors[0];
+
+describe('bodies sent without logging in', () => {
+  it('an authentication body past AUTH_BODY_BYTES is refused before it is read; a login of ordinary size works', async () => {
+    const big = JSON.stringify({ email: 'anon@example.com', password: 'anon-password-123', a: Array.from({ length: 440_000 }, () => 0) });
+    expect(big.length).toBeGreaterThan(800_000);
+    for (const url of ['/auth/login', '/auth/refresh', '/auth/logout']) {
+      for (const payload of [big, manyKeys(60_000)]) {
+        const res = await post(url, payload);
+        expect(res.statusCode, url).toBe(400);
+        expect(errorOf(res.body)).toMatchObject({ extensions: { code: 'INVALID_PAYLOAD' }, message: expect.stringMatching(/too large/) });
+      }
+    }
+    const under = JSON.stringify({ email: 'anon@example.com', password: 'anon-password-123', pad: 'x'.repeat(AUTH_BODY_BYTES - 200) });
+    expect((await post('/auth/login', under)).statusCode).toBe(200);
+  });
+
+  it('a route that needs a principal does not read a large body without one: 403 whatever it holds', async () => {
+    // not JSON at all: unread, so not a 400 for its syntax
+    const junk = `{${'x'.repeat(100_000)}`;
+    expect(errorOf((await post('/renders', junk)).body)).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+    expect((await post('/renders', manyKeys(60_000))).statusCode).toBe(403);
+    // a small one is read as before (its syntax answered first), and a principal's large one too
+    expect(errorOf((await post('/renders', '{x')).body)).toMatchObject({ extensions: { code: 'INVALID_PAYLOAD' } });
+    const res = await post('/renders', junk, { authorization: `Bearer ${token}` });
+    expect(errorOf(res.body)).toMatchObject({ extensions: { code: 'INVALID_PAYLOAD' } });
+  });
+
+  it('a SEARCH body has at most SEARCH_BODY_KEYS keys', async () => {
+    const search = (query: string) => gw.app.inject({ method: 'SEARCH', url: '/renders', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: `{"query":${query}}` });
+    const over = await search(manyKeys(SEARCH_BODY_KEYS + 1));
+    expect(over.statusCode).toBe(400);
+    expect(errorOf(over.body)?.message).toBe(`Invalid payload. The body has more than ${SEARCH_BODY_KEYS} keys.`);
+    expect((await search(JSON.stringify({ limit: 1, alias: Object.fromEntries(Array.from({ length: 900 }, (_, i) => [`a${i}`, 'title'])) }))).statusCode).toBe(200);
+  });
+});
