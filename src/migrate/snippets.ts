@@ -298,7 +298,7 @@ export function renderSnippets(e: Equivalent, fn: string): Snippets {
   ].join('\n');
   const python = [
     `# ${e.calls.length} v1 call step(s); params: ${[...new Set(['limit', 'offset', ...e.params.map((p) => p.name)])].join(', ')}`,
-    `import json, ${testsText(e) ? 're, ' : ''}unicodedata, urllib.request`,
+    'import json, unicodedata, urllib.request',
     ...(times ? ['from datetime import datetime, timezone'] : []),
     'from urllib.parse import quote, urlencode',
     '',

@@ -23,25 +23,56 @@ export function endsWithEscape(pattern: string): boolean {
   return n % 2 === 1;
 }
 
-/** The characters a regular expression reads as its own (escaped to be plain; a `-` is plain outside a class). */
-const SPECIAL = /[.*+?^${}()|[\]\\/]/g;
+/** A LIKE pattern read: each step a character to meet, any one character (`_`), or any run (`%`). */
+type Step = { readonly kind: 'char'; readonly ch: string } | { readonly kind: 'one' } | { readonly kind: 'run' };
 
-/** A LIKE pattern as a test of whole texts (a pattern ending with its escape character matches nothing). */
-export function likeTest(pattern: string): (s: string) => boolean {
-  let re = '';
+/** The steps of a pattern, by characters (code points); undefined when it ends with its escape character. */
+function stepsOf(pattern: string): Step[] | undefined {
+  const steps: Step[] = [];
   const chars = [...pattern];
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i] as string;
     if (c === '\\') {
       const next = chars[++i];
-      if (next === undefined) return () => false;
-      re += next.replace(SPECIAL, '\\$&');
-    } else if (c === '%') re += '[\\s\\S]*';
-    else if (c === '_') re += '[\\s\\S]';
-    else re += c.replace(SPECIAL, '\\$&');
+      if (next === undefined) return undefined;
+      steps.push({ kind: 'char', ch: next });
+    } else if (c === '%') {
+      if (steps[steps.length - 1]?.kind !== 'run') steps.push({ kind: 'run' }); // (%% is %)
+    } else steps.push(c === '_' ? { kind: 'one' } : { kind: 'char', ch: c });
   }
-  const r = new RegExp(`^${re}$`, 'u');
-  return (s) => r.test(s);
+  return steps;
+}
+
+/**
+ * A LIKE pattern as a test of whole texts (a pattern ending with its escape character matches nothing). Matched
+ * without a regular expression: a run goes back only to the last `%` met, so a test costs at most the text's length
+ * times the pattern's — `%a%a%a…%b` against a long title is no catastrophic backtracking.
+ */
+export function likeTest(pattern: string): (s: string) => boolean {
+  const steps = stepsOf(pattern);
+  if (!steps) return () => false;
+  return (s) => {
+    const text = [...s];
+    let t = 0;
+    let p = 0;
+    let run = -1; // the last % met
+    let from = 0; // where the text stood when it was met
+    while (t < text.length) {
+      const step = steps[p];
+      if (step && (step.kind === 'one' || (step.kind === 'char' && step.ch === text[t]))) {
+        t++;
+        p++;
+      } else if (step?.kind === 'run') {
+        run = p++;
+        from = t;
+      } else if (run >= 0) {
+        p = run + 1;
+        t = ++from;
+      } else return false;
+    }
+    while (steps[p]?.kind === 'run') p++;
+    return p === steps.length;
+  };
 }
 
 /** Where a text test looks for its value. */

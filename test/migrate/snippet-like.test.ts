@@ -47,6 +47,16 @@ describe('the snippets\' text test, run in each language against the oracle', ()
     cases.forEach((c, k) => expect(got[k], `${c.rule.join()} ${JSON.stringify(c.value)}`).toEqual(c.rows));
   });
 
+  it('node and python match without backtracking: many % against a long title that almost matches is answered', () => {
+    const like = new Function(`${NODE_LIKE.join('\n')}\nreturn like;`)() as (t: string, v: string, at: string, ci: boolean) => boolean;
+    const value = `${'a%'.repeat(40)}b`;
+    expect(like('a'.repeat(250), value, 'in', false)).toBe(false);
+    expect(like('a'.repeat(250), 'a%'.repeat(40), 'in', true)).toBe(true);
+    const py = ['def f():', ...PY_LIKE, '    return like', 'like = f()', `print(like("a" * 250, ${JSON.stringify(value)}, "in", False), like("a" * 250, "a%" * 40, "in", True))`];
+    writeFileSync(join(dir, 'slow.py'), py.join('\n'));
+    expect(execFileSync('python3', [join(dir, 'slow.py')], { encoding: 'utf8', timeout: 20_000 }).trim()).toBe('False True');
+  });
+
   it('jq', () => {
     const program = `${JQ_TEXT}${JQ_LIKE} .titles as $T | [.cases[] | . as $c | [range(0; $T | length) | . as $i | ` +
       'select($T[$i] != null and (($T[$i] | like($c.value; $c.rule[0]; $c.rule[1])) != $c.rule[2]))]]';

@@ -70,3 +70,15 @@ describe('text operators and search as Directus 10.10 on PostgreSQL answers them
     expect(parseQuery({ filter: JSON.stringify({ title: { _ends_with: 'x\\\\' } }) }, render, ctx()).filter).not.toBeNull();
   });
 });
+
+describe('a LIKE pattern is matched without backtracking', () => {
+  it('a pattern of many % against a long title that almost matches is answered (a regular expression took forever)', async () => {
+    const { likeTest } = await import('../../src/query/like.js');
+    const title = 'a'.repeat(250);
+    expect(likeTest(`${'%a'.repeat(40)}%b`)(title)).toBe(false);
+    expect(likeTest(`${'%a'.repeat(40)}%`)(title)).toBe(true);
+    expect(likeTest(`${'%_'.repeat(60)}%b`)(title)).toBe(false);
+    expect(likeTest('%\\%%')('100%')).toBe(true);
+    expect(likeTest('a%%b')('ab')).toBe(true);
+  });
+});
