@@ -6,6 +6,7 @@ import { legacyAnswers } from './config/route-modes.js';
 import type { Deps } from './deps.js';
 import { errorEnvelope, errors } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
+import { AnonymousGate } from './http/anonymous-gate.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
 import { limitJsonDepth } from './http/json-body.js';
@@ -115,6 +116,17 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return;
     }
     authenticate(token, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
+  });
+
+  // requests without a principal: at most ANONYMOUS_IN_FLIGHT at once from one address (not the probes, quiet by design)
+  const anonymous = new AnonymousGate();
+  app.addHook('onRequest', (request, reply, done) => {
+    const access = accessOf(request);
+    if (request.principal || (access !== 'legacy' && access !== 'public') || routeFacts(request).quietLog) { done(); return; }
+    const leave = anonymous.enter(request.ip);
+    if (!leave) { done(errors.requestsExceeded(1)); return; }
+    reply.raw.once('close', leave);
+    done();
   });
 
   // a body sent without a principal to a route that needs one is not read past a few KB: the route answers 403 whatever it

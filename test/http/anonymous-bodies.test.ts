@@ -58,3 +58,24 @@ describe('bodies sent without logging in', () => {
     expect((await search(JSON.stringify({ limit: 1, alias: Object.fromEntries(Array.from({ length: 900 }, (_, i) => [`a${i}`, 'title'])) }))).statusCode).toBe(200);
   });
 });
+
+describe('requests without a principal from one address', () => {
+  it('at most ANONYMOUS_IN_FLIGHT at once: past it 429 at once; each place given back when its answer ends', async () => {
+    const { ANONYMOUS_IN_FLIGHT } = await import('../../src/http/anonymous-gate.js');
+    const login = (password: string) => post('/auth/login', JSON.stringify({ email: 'anon@example.com', password }));
+
+    // one after another, far more than the bound: each answered (a place given back every time)
+    for (let i = 0; i < ANONYMOUS_IN_FLIGHT + 20; i++) expect((await post('/auth/refresh', '{}')).statusCode, `refresh ${i}`).toBe(400);
+    // at once (each held through the login stall): past the bound, 429 with Retry-After, before anything is read
+    // (the login limiter answers 429s of its own once an address tries too often: 'retry after 900s'; the gate's say 1 s)
+    const answers = await Promise.all(Array.from({ length: ANONYMOUS_IN_FLIGHT + 10 }, () => login('anon-password-123')));
+    const gated = answers.filter((r) => r.statusCode === 429 && r.headers['retry-after'] === '1');
+    expect(gated.length).toBe(10);
+    expect(errorOf(gated[0]!.body)).toMatchObject({ message: 'Too many requests, retry after 1s.', extensions: { code: 'REQUESTS_EXCEEDED' } });
+    expect(answers.filter((r) => r.statusCode === 200).length).toBeGreaterThan(0);
+    // a user with a token is not counted, and the places are free again once those answers ended
+    expect((await gw.app.inject({ method: 'GET', url: '/renders?limit=1', headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(200);
+    const again = await Promise.all(Array.from({ length: ANONYMOUS_IN_FLIGHT }, () => post('/auth/refresh', '{}')));
+    expect(again.every((r) => r.statusCode === 400)).toBe(true);
+  });
+});
