@@ -35,8 +35,9 @@ export function bodyProblem(v: unknown, max: number, text: boolean, mostKeys = N
 }
 
 /**
- * The most keys a SEARCH body (a question) may have, at any depth: 2 000 filter terms, 1 000 aliases and `deep` keys a
- * level fit; 60 000 unknown keys cost 0.43 s a request (attack pass 17, F6).
+ * The most keys a SEARCH body (a question) or a write body may have, at any depth: 2 000 filter terms, 1 000 aliases
+ * and `deep` keys a level fit, and a render's fields with its `data`; 60 000 unknown keys cost 0.43 s a SEARCH (attack
+ * pass 17, F6) and 0.1–0.26 s a PATCH /users/me or POST /renders, four at once holding others 7–10 s (attack pass 18, N2).
  */
 export const SEARCH_BODY_KEYS = 10_000;
 
@@ -57,7 +58,8 @@ export function limitJsonDepth(app: FastifyInstance): void {
       done();
       return;
     }
-    const problem = bodyProblem(body, MAX_JSON_DEPTH, WRITES.has(request.method), request.method === 'SEARCH' ? SEARCH_BODY_KEYS : undefined);
+    const write = WRITES.has(request.method);
+    const problem = bodyProblem(body, MAX_JSON_DEPTH, write, write || request.method === 'SEARCH' ? SEARCH_BODY_KEYS : undefined);
     if (problem === 'deep') done(errors.invalidPayload(`The body is nested deeper than ${MAX_JSON_DEPTH} levels`));
     else if (problem === 'keys') done(errors.invalidPayload(`The body has more than ${SEARCH_BODY_KEYS} keys`));
     else if (problem === 'nul') done(errors.invalidPayload('The body holds a NUL character (U+0000), which no stored text can keep'));
