@@ -118,11 +118,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     authenticate(token, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
   });
 
-  // requests without a principal: at most ANONYMOUS_IN_FLIGHT at once from one address (not the probes, quiet by design)
+  // requests without a principal: at most ANONYMOUS_IN_FLIGHT at once from one address (not the probes, quiet by design,
+  // nor the operator's routes, which check their token first)
   const anonymous = new AnonymousGate();
   app.addHook('onRequest', (request, reply, done) => {
     const access = accessOf(request);
-    if (request.principal || (access !== 'legacy' && access !== 'public') || routeFacts(request).quietLog) { done(); return; }
+    // (webhook deliveries too: their signature is checked only once the body is read)
+    if (request.principal || access === 'operator' || routeFacts(request).quietLog) { done(); return; }
     const leave = anonymous.enter(request.ip);
     if (!leave) { done(errors.requestsExceeded(1)); return; }
     reply.raw.once('close', leave);

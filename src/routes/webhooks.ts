@@ -9,6 +9,9 @@ declare module 'fastify' {
   }
 }
 
+/** The most bytes of a webhook delivery (the whole render, its output's signed URLs: a few KB; 16 times that). */
+export const WEBHOOK_BODY_BYTES = 64 * 1024;
+
 /**
  * POST /_gateway/webhooks/v1/:team — one receiver URL per team (register it in the v1 dashboard with that team's
  * signing secret, and the secret in WEBHOOK_SECRETS). The route authenticates itself (signature), raw bytes kept.
@@ -18,7 +21,9 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
   app.decorate('webhooks', receiver);
   app.register(async (child) => {
     child.removeAllContentTypeParsers();
-    child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1_048_576 }, (_req, body, done) => done(null, body));
+    // (a v1 render event is a few KB: a body is read, before its signature can be checked, up to WEBHOOK_BODY_BYTES —
+    // 1 500 unsigned 1 MB posts at once held other users' reads 10–20 s, attack pass 18)
+    child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_BYTES }, (_req, body, done) => done(null, body));
     child.post<{ Params: { team: string } }>('/_gateway/webhooks/v1/:team', { config: { access: 'signed' } }, async (request, reply) => {
       const sig = request.headers['x-webhook-signature'];
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);

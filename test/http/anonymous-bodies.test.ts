@@ -38,6 +38,17 @@ describe('bodies sent without logging in', () => {
     expect((await post('/auth/login', under)).statusCode).toBe(200);
   });
 
+  it('a webhook delivery is read up to WEBHOOK_BODY_BYTES before its signature is checked (attack pass 18: 1 MB unsigned posts)', async () => {
+    const { WEBHOOK_BODY_BYTES } = await import('../../src/routes/webhooks.js');
+    const big = await post('/_gateway/webhooks/v1/team_x', JSON.stringify({ pad: 'x'.repeat(WEBHOOK_BODY_BYTES) }), { 'x-webhook-signature': `sha256=${'0'.repeat(64)}` });
+    expect(big.statusCode).toBe(400);
+    expect(errorOf(big.body)).toMatchObject({ extensions: { code: 'INVALID_PAYLOAD' }, message: expect.stringMatching(/too large/) });
+    // one of a delivery's size is read and its signature refused as before
+    const small = await post('/_gateway/webhooks/v1/team_x', JSON.stringify({ pad: 'x'.repeat(4_000) }), { 'x-webhook-signature': `sha256=${'0'.repeat(64)}` });
+    expect(small.statusCode).not.toBe(400);
+    expect(small.statusCode).toBeLessThan(500);
+  });
+
   it('a route that needs a principal does not read a large body without one: 403 whatever it holds', async () => {
     // not JSON at all: unread, so not a 400 for its syntax
     const junk = `{${'x'.repeat(100_000)}`;
