@@ -50,3 +50,4 @@ describe('errors naming what the request named, bounded', () => {
     expect(e.messages[1]).toBe('short');
   });
 });
+

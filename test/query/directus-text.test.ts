@@ -82,3 +82,24 @@ describe('a LIKE pattern is matched without backtracking', () => {
     expect(likeTest('a%%b')('ab')).toBe(true);
   });
 });
+
+describe('a LIKE test bounded in work', () => {
+  it('a long pattern that goes back over long titles is refused as too costly (a 400), a wildcard value of ordinary size answers', async () => {
+    const { likeTest, LIKE_EXTRA_STEPS } = await import('../../src/query/like.js');
+    const title = 'a'.repeat(10_000);
+    const costly = likeTest(`%${'a'.repeat(5_000)}b%`);
+    let thrown: unknown;
+    try {
+      for (let i = 0; i < 5 && !thrown; i++) costly(title);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toMatchObject({ code: 'INVALID_QUERY', messages: [expect.stringMatching(/too costly to look for/)] });
+    expect(LIKE_EXTRA_STEPS).toBeLessThan(5 * 5_000 * 5_000);
+    // the usual: 100 000 titles, a value with a wildcard, answered
+    const usual = likeTest('%render_7%');
+    let n = 0;
+    for (let i = 0; i < 100_000; i++) if (usual(`Holiday render ${i} of the summer`)) n++;
+    expect(n).toBe(11_111);
+  });
+});
