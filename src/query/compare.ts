@@ -1,7 +1,7 @@
 /** The predicates of one comparison operator on one field value (what compileFilter builds a Compare node from). */
 import type { Scalar } from './ast.js';
 import type { FieldType } from './schema.js';
-import { hasWildcards, pgLower, textMatch, type TextAt } from './like.js';
+import { hasWildcards, pgLower, plainMatch, TEXT_OPS, textMatch } from './like.js';
 
 export type Rec = Readonly<Record<string, unknown>>;
 export type Getter = (r: Rec) => unknown;
@@ -83,15 +83,6 @@ export function compileRootCompare(k: string, type: FieldType, op: string, value
   }
   return undefined;
 }
-
-/** The text operators: where the value is looked for, case-free or not, negated or not. */
-type TextOp = readonly [TextAt, boolean, boolean];
-const TEXT_OPS: Readonly<Record<string, TextOp>> = Object.assign(Object.create(null) as Record<string, TextOp>, {
-  _contains: ['contains', false, false], _ncontains: ['contains', false, true], _icontains: ['contains', true, false],
-  _starts_with: ['starts', false, false], _nstarts_with: ['starts', false, true], _istarts_with: ['starts', true, false],
-  _nistarts_with: ['starts', true, true], _ends_with: ['ends', false, false], _nends_with: ['ends', false, true],
-  _iends_with: ['ends', true, false], _niends_with: ['ends', true, true],
-});
 
 export function compileCompare(get: Getter, type: FieldType, op: string, value: Scalar | readonly Scalar[]): Predicate {
   // a text is folded as PostgreSQL folds a column (a timestamp's text as JavaScript: no Directus measure says otherwise)
@@ -193,10 +184,10 @@ export function compileCompare(get: Getter, type: FieldType, op: string, value: 
   if (value === null) return () => false;
   const text = TEXT_OPS[op];
   if (!text) throw new TypeError(`operator ${op} has no evaluator`);
-  const [at, ci, negate] = text;
+  const { at, ci, negate } = text;
   const s = String(value);
   // a text's value is a LIKE pattern (Directus: `%` and `_` wildcards, `\` escapes); a timestamp's, plain text
-  const words = type === 'timestamp' ? textMatch(s.replace(/[%_\\]/g, '\\$&'), at) : textMatch(ci ? s.toLowerCase() : s, at);
+  const words = type === 'timestamp' ? plainMatch(s, at) : textMatch(ci ? s.toLowerCase() : s, at);
   const str = ci ? lowerStr : type === 'timestamp' ? (x: unknown) => String(x) : (x: unknown) => x as string;
   return negate
     ? (r) => {

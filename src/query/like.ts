@@ -1,7 +1,7 @@
 import { errors } from '../errors/catalog.js';
 
 /**
- * Text tests as Directus 10.10 on PostgreSQL makes them (measured on the oracle: test/fixtures/directus-text-ops.json).
+ * Text tests as Directus 10.10 on PostgreSQL makes them (measured on the oracle: test/fixtures/directus/text-answers.json).
  * `_contains`, `_starts_with`, `_ends_with` and their negations are SQL `LIKE '%v%'` with the value as it is: `%` in it
  * is any run of characters, `_` any one character, `\` makes the next one plain. The case-free ones (`_icontains`,
  * `_istarts_with`, `_iends_with`, `search`) are `LOWER(column) LIKE` the value lowered by JavaScript: the column folded
@@ -93,10 +93,25 @@ export function likeTest(pattern: string): (s: string) => boolean {
 /** Where a text test looks for its value. */
 export type TextAt = 'contains' | 'starts' | 'ends';
 
+/** A text operator: where it looks for the value, case-free or not, negated or not (a null text passes none). */
+export interface TextOp { readonly at: TextAt; readonly ci: boolean; readonly negate: boolean }
+
+const op = (at: TextAt, ci: boolean, negate: boolean): TextOp => ({ at, ci, negate });
+/** The LIKE operators (the record path's `compare.ts` and the title column's `column-text.ts` read them from here). */
+export const TEXT_OPS: Readonly<Record<string, TextOp>> = Object.assign(Object.create(null) as Record<string, TextOp>, {
+  _contains: op('contains', false, false), _ncontains: op('contains', false, true), _icontains: op('contains', true, false),
+  _starts_with: op('starts', false, false), _nstarts_with: op('starts', false, true), _istarts_with: op('starts', true, false),
+  _nistarts_with: op('starts', true, true), _ends_with: op('ends', false, false), _nends_with: op('ends', false, true),
+  _iends_with: op('ends', true, false), _niends_with: op('ends', true, true),
+});
+
+/** A text test of a value with no wildcard: plain JavaScript text, which never goes back over it. */
+export function plainMatch(value: string, at: TextAt): (s: string) => boolean {
+  return at === 'contains' ? (s) => s.includes(value) : at === 'starts' ? (s) => s.startsWith(value) : (s) => s.endsWith(value);
+}
+
 /** The test of a text against `value` as Directus's LIKE makes it: plain text tests when the value has no wildcard. */
 export function textMatch(value: string, at: TextAt): (s: string) => boolean {
-  if (!hasWildcards(value)) {
-    return at === 'contains' ? (s) => s.includes(value) : at === 'starts' ? (s) => s.startsWith(value) : (s) => s.endsWith(value);
-  }
+  if (!hasWildcards(value)) return plainMatch(value, at);
   return likeTest(at === 'contains' ? `%${value}%` : at === 'starts' ? `${value}%` : `%${value}`);
 }

@@ -1,6 +1,6 @@
 import type { CompareNode } from '../../query/ast.js';
 import type { Predicate } from '../../query/compile.js';
-import { hasWildcards, pgLower } from '../../query/like.js';
+import { hasWildcards, pgLower, TEXT_OPS } from '../../query/like.js';
 import { hashString, type TextColumn } from '../../lib/text-column.js';
 
 /**
@@ -64,21 +64,11 @@ function matcher(where: Where, n: Uint8Array | undefined, fold: Uint8Array | und
 }
 
 /** Each operator tested on bytes: where the value is looked for, in lower case or not, and whether the answer is negated. */
-const BYTE_OPS: Readonly<Record<string, readonly [Where, boolean, boolean]>> = {
-  _eq: ['eq', false, false],
-  _neq: ['eq', false, true],
-  _contains: ['contains', false, false],
-  _ncontains: ['contains', false, true],
-  _icontains: ['contains', true, false],
-  _starts_with: ['starts', false, false],
-  _nstarts_with: ['starts', false, true],
-  _istarts_with: ['starts', true, false],
-  _nistarts_with: ['starts', true, true],
-  _ends_with: ['ends', false, false],
-  _nends_with: ['ends', false, true],
-  _iends_with: ['ends', true, false],
-  _niends_with: ['ends', true, true],
-};
+const BYTE_OPS: Readonly<Record<string, readonly [Where, boolean, boolean]>> = Object.assign(
+  Object.create(null) as Record<string, readonly [Where, boolean, boolean]>,
+  { _eq: ['eq', false, false], _neq: ['eq', false, true] },
+  Object.fromEntries(Object.entries(TEXT_OPS).map(([name, t]) => [name, [t.at, t.ci, t.negate]])),
+);
 
 /** Operators whose answer rests on whether the text is null, empty or neither. */
 const EMPTINESS = new Set(['_null', '_nnull', '_empty', '_nempty']);
