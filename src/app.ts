@@ -98,6 +98,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     socket.end(`HTTP/1.1 ${ge.status} ${ge.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
       `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
+  // where the legacy backend answers (proxy, compare, shadow) it checks the tokens: no principal here says nothing
+  const legacyChecks = (request: FastifyRequest): boolean => {
+    const template = routeFacts(request).url;
+    return !!template && legacyAnswers(deps.config, template) && !isInternal(request.headers);
+  };
   app.decorateRequest('principal', null);
   app.decorateRequest('routeFacts', null);
   await registerModes(app, deps);
@@ -105,8 +110,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, _reply, done) => {
     if ((request.query as Record<symbol, unknown>)[UNREADABLE]) { done(errors.invalidQuery(['The query string cannot be read'])); return; }
     const access = accessOf(request);
-    const template = routeFacts(request).url;
-    if (access !== 'legacy' || (template && legacyAnswers(deps.config, template) && !isInternal(request.headers))) { done(); return; }
+    if (access !== 'legacy' || legacyChecks(request)) { done(); return; }
     const token = requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME);
     // a token verified before, of a user held in memory: no promise, no wait (most requests)
     const held = token ? authenticateHeld(token, deps.jwt, deps.users) : undefined;
@@ -124,7 +128,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     const access = accessOf(request);
     // (webhook deliveries too: their signature is checked only once the body is read)
-    if (request.principal || access === 'operator' || routeFacts(request).quietLog) { done(); return; }
+    if (request.principal || access === 'operator' || routeFacts(request).quietLog || legacyChecks(request)) { done(); return; }
     const leave = anonymous.enter(request.ip);
     if (!leave) { done(errors.requestsExceeded(1)); return; }
     reply.raw.once('close', leave);
@@ -136,8 +140,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // (attack pass 17, F6). (Where the legacy side checks tokens — proxy, compare, shadow — nothing is decided here.)
   app.addHook('preParsing', (request, _reply, payload, done) => {
     if (request.principal || accessOf(request) !== 'legacy') { done(null, payload); return; }
-    const template = routeFacts(request).url;
-    if (template && legacyAnswers(deps.config, template) && !isInternal(request.headers)) { done(null, payload); return; }
+    if (legacyChecks(request)) { done(null, payload); return; }
     const length = Number(request.headers['content-length']);
     if (Number.isFinite(length) ? length <= ANONYMOUS_BODY_BYTES : request.headers['transfer-encoding'] === undefined) { done(null, payload); return; }
     done(errors.forbidden());

@@ -9,6 +9,7 @@
 export const ANONYMOUS_IN_FLIGHT = 64;
 
 export class AnonymousGate {
+  /** Requests in flight per address (an address leaves once its last request ends: as many entries as connections, at most). */
   private readonly inFlight = new Map<string, number>();
 
   constructor(private readonly most = ANONYMOUS_IN_FLIGHT) {}
@@ -28,8 +29,4 @@ export class AnonymousGate {
     };
   }
 
-  /** Addresses with requests in flight (each entry leaves once its last request ends). */
-  get addresses(): number {
-    return this.inFlight.size;
-  }
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requirePrincipal } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
+import { AUTH_BODY_BYTES } from './auth.js';
 import { errors, GatewayError } from '../errors/catalog.js';
 import { SchemaRoutes, serverInfo } from '../schema/directus-schema.js';
 
@@ -37,7 +38,7 @@ export function registerSchemaRoutes(app: FastifyInstance, deps: Deps): void {
   };
   // (not served: a body of its own is not read past a few KB — anyone may send one)
   for (const url of ['/graphql', '/graphql/system']) {
-    app.route({ method: ['GET', 'POST'], url, config: { access: 'public' }, bodyLimit: 16 * 1024, handler: notServed('GraphQL') });
+    app.route({ method: ['GET', 'POST'], url, config: { access: 'public' }, bodyLimit: AUTH_BODY_BYTES, handler: notServed('GraphQL') });
   }
   app.get('/websocket', { config: { access: 'public' } }, notServed('The websocket (realtime)'));
 }
