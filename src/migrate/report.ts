@@ -216,7 +216,7 @@ export async function* clientReports(store: ReportSource, proofs: ProofDeps | nu
 const outOfTime = (budgetMs: number, clients: number): Proof => ({
   result: 'not run', differences: [], v1Calls: 0,
   reason: `not proven: the report's proof time (MIGRATE_PROOF_BUDGET_MS, ${Math.round(budgetMs / 1000)} s, shared by its ${clients} ` +
-    "client(s)) was spent on this client's earlier shapes — ask for this client's report alone (?client= or --client) to prove it",
+    "client(s)) was spent before this shape — ask for this client's report alone (?client= or --client) to prove it",
 });
 
 const proofFailed = (e: unknown): Proof => ({ result: 'not run', reason: `the proof failed: ${(e as Error).message}`, differences: [], v1Calls: 0 });

@@ -318,6 +318,9 @@ export function withSearch(filter: FilterNode | null, q: string | null, resource
   return filter ? And.create([filter, search]) : search;
 }
 
+/** The most key values one remembering comparator keeps (~8 bytes and more each: tens of MB at most). */
+export const REMEMBERED_SORT_VALUES = 2_000_000;
+
 /** Two records in order; `prime`, when the comparator remembers keys: reads a record's now (its later comparisons read none). */
 export type Comparator = ((a: Rec, b: Rec) => number) & { prime?: (r: Rec) => void };
 
@@ -325,10 +328,11 @@ export type Comparator = ((a: Rec, b: Rec) => number) & { prime?: (r: Rec) => vo
  * Compiles sort keys to a comparator with PostgreSQL's null placement (last ascending, first descending). `remember`: a
  * record's key values are read once and kept with it for the comparator's life (a sort within one request): 38 keys
  * over relations, tied on most renders, read each key through its look-ups at every comparison — a sort of 10 000 held
- * the event loop a second (attack pass 17, F3). Not for a comparator kept past the request (records change).
+ * the event loop a second (attack pass 17, F3). Not for a comparator kept past the request (records change). A number:
+ * the most values kept (REMEMBERED_SORT_VALUES by default); past it a record's keys are read at each comparison.
  */
 export function compileSort(
-  sort: readonly SortNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, remember = false,
+  sort: readonly SortNode[], resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, remember: boolean | number = false,
 ): Comparator {
   const keys = sort.map((s) => {
     const { get, type } = compileGetter(s.field.path, s.field.fn, resource, schemas, lookup);
@@ -343,13 +347,23 @@ export function compileSort(
     // (forgotten when the look-ups move: a relation read before its record was fetched answered null)
     let values = new WeakMap<object, unknown[]>();
     let at = lookup.version;
+    // (at most REMEMBERED_SORT_VALUES kept: 100 keys over 100 000 renders would hold 10 M values; past it, read anew)
+    let kept = 0;
+    const most = remember === true ? REMEMBERED_SORT_VALUES : remember;
     const of = (r: Rec): unknown[] => {
       if (lookup.version !== at) {
         values = new WeakMap();
         at = lookup.version;
+        kept = 0;
       }
       let v = values.get(r);
-      if (!v) values.set(r, (v = keys.map((k) => k.get(r))));
+      if (!v) {
+        v = keys.map((k) => k.get(r));
+        if (kept + keys.length <= most) {
+          values.set(r, v);
+          kept += keys.length;
+        }
+      }
       return v;
     };
     const compare: Comparator = (a, b) => {

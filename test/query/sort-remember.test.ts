@@ -38,6 +38,20 @@ describe('a sort that remembers its keys', () => {
     expect(looked).toBe(renders.length * 2);
   });
 
+  it('keeps at most the values it may: past them a record\'s keys are read at each comparison, the order the same', () => {
+    let looked = 0;
+    const lookup: Lookup = { one: (_r, id) => { looked++; return projects.get(id); }, many: () => [] };
+    const cmp = compileSort(keys, render, schemas, lookup, 100 * keys.length); // 100 records' values
+    for (const r of renders) cmp.prime?.(r);
+    expect(looked).toBe(renders.length * 2);
+    looked = 0;
+    for (const r of renders.slice(0, 100)) cmp.prime?.(r); // kept: no look-up
+    expect(looked).toBe(0);
+    for (const r of renders.slice(100, 200)) cmp.prime?.(r); // not kept: read again
+    expect(looked).toBe(200);
+    expect([...renders].sort(cmp).map((r) => r.id)).toEqual([...renders].sort(compileSort(keys, render, schemas, lookup)).map((r) => r.id));
+  });
+
   it('reads the keys again once the look-ups have moved (a relation fetched since was null before)', () => {
     const moving = { version: 0, known: false, one: (_r: string, id: string) => (moving.known ? projects.get(id) : undefined), many: () => [] };
     const cmp = compileSort(keys, render, schemas, moving, true);
