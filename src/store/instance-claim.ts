@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync,
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BEAT_MS, type Holder, heldHere, holderOf, lapsed, StoreClaimedError } from './instance-holder.js';
+import { refuseIfOpenElsewhere } from './instance-lock.js';
 import { claimRow, type RowClaim } from './instance-row.js';
 
 /**
@@ -17,10 +18,11 @@ import { claimRow, type RowClaim } from './instance-row.js';
  * second gateway started through a symlink or a hard link served beside the first, the hard link with a WAL of its own):
  * each made exclusively, naming the host, the process and a token; the holder touches them every `BEAT_MS`. A claim is
  * stale (taken over) when its process is gone from this host, or when it has not been touched for `STALE_MS` (another
- * host, a frozen process). A hard link in another folder with another temporary folder names neither file: the row inside
- * the store (`instance-row.ts`) refuses it. A store file that does not exist yet is created empty first (SQLite takes an
- * empty file as a new database), and removed again at release if no migration ran in it (a start that failed leaves
- * nothing behind).
+ * host, a frozen process). A hard link in another folder with another temporary folder names neither file: SQLite's own
+ * lock on the file (`instance-lock.ts`: any connection open to it, by any name) refuses it; the row inside the store
+ * (`instance-row.ts`) refuses it where such locks are not shared (a network file system without them). A store file
+ * that does not exist yet is created empty first (SQLite takes an empty file as a new database), and removed again at
+ * release if no migration ran in it (a start that failed leaves nothing behind).
  */
 export { BEAT_MS, STALE_MS, StoreClaimedError } from './instance-holder.js';
 
@@ -117,6 +119,7 @@ export async function claimSqliteStore(store: string, now: () => number = Date.n
       take(store, p, mine, now);
       taken.push(p);
     }
+    await refuseIfOpenElsewhere(store);
     row = await claimRow(store, mine, now);
   } catch (e) {
     give(false);

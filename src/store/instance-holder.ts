@@ -14,12 +14,17 @@ export interface Holder { readonly host: string; readonly pid: number; readonly 
 export const heldHere = new Set<string>();
 
 export class StoreClaimedError extends Error {
-  constructor(readonly path: string, readonly holder: Holder | undefined, readonly claim: string) {
+  constructor(
+    readonly path: string,
+    readonly holder: Holder | undefined,
+    readonly claim: string,
+    lapse = `it lapses ${STALE_MS / 1000} s after its last beat`,
+  ) {
     const who = holder ? `process ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}` : 'another process';
     super(
       `DATABASE_URL: the SQLite store ${path} is already served by another gateway (${who}). One gateway serves an SQLite ` +
         'file; several instances need PostgreSQL (DATABASE_URL=postgres://…, docs/configuration.md). The command line ' +
-        `may run beside it. A stopped gateway's claim (${claim}) lapses ${STALE_MS / 1000} s after its last beat.`,
+        `may run beside it. A stopped gateway's claim (${claim}): ${lapse}.`,
     );
     this.name = 'StoreClaimedError';
   }

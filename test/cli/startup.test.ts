@@ -321,6 +321,38 @@ describe('one gateway serves an SQLite file (several instances need PostgreSQL)'
     }
   }, 90_000);
 
+  it('a process holding the file open by another name, with no claim the start can see, refuses it until it stops (attack pass 18, F5)', async () => {
+    // (two containers sharing a volume, each with its own /tmp, the first's row renewals held back in its WAL by a long read:
+    // the files name nothing and the row has lapsed; SQLite's lock on the file is what both share)
+    const dir = mkdtempSync(join(tmpdir(), 'gw-start-locked-'));
+    const store = join(dir, 'gateway.db');
+    const holder = spawn(process.execPath, ['-e', `
+      const db = new (require(${JSON.stringify(resolve('node_modules/libsql'))}))(${JSON.stringify(store)});
+      db.exec('PRAGMA journal_mode = WAL; create table t (x); insert into t values (1)');
+      db.prepare('select count(*) from t').get();
+      console.log('open'); setInterval(() => {}, 1000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((r) => holder.stdout.once('data', () => r()));
+    const apart = mkdtempSync(join(tmpdir(), 'gw-start-locked-apart-'));
+    mkdirSync(join(apart, 'tmp'));
+    linkSync(store, join(apart, 'hard.db'));
+    const env = { ...deployed(dir), DATABASE_URL: join(apart, 'hard.db'), TMPDIR: join(apart, 'tmp') };
+    try {
+      const r = await run(MAIN, [], env, apart);
+      expect(r.code, r.stdout + r.stderr).toBe(78);
+      oneLine(r);
+      expect(r.stderr).toContain(`the SQLite store ${join(apart, 'hard.db')} is already served by another gateway (another process)`);
+      expect(r.stderr).toContain(`claim (SQLite's lock on ${join(apart, 'hard.db')}): it is freed when the process holding the file open stops`);
+      expect(r.stdout).not.toContain('Server listening at');
+      expect(readdirSync(join(apart, 'tmp'))).toEqual([]); // its claims given back
+    } finally {
+      await new Promise((r) => { holder.once('close', r); holder.kill('SIGKILL'); });
+    }
+    // the holder gone (killed: nothing given back but its lock), the same start serves
+    const again = await run(MAIN, [], env, apart);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('Server listening at');
+  });
+
   it('a claim left by a process that died, or not renewed for 30 s by another host, is taken over; a live one from another host is not', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-start-stale-'));
     const env = deployed(dir);
