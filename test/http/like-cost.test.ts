@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIKE_EXTRA_STEPS } from '../../src/query/like.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startSim, type RunningSim } from '../helpers/sim.js';
+
+/**
+ * A LIKE value with wildcards is matched without a regular expression, at most a text's length times the pattern's a
+ * title; over one request's titles that work is bounded (LIKE_EXTRA_STEPS): past it the question is a 400 naming the
+ * pattern, never an event loop held. Here over HTTP, on a team whose renders carry v1's longest names (250 characters).
+ */
+let sim: RunningSim;
+let gw: TestGateway;
+let tok: string;
+const LONG = 'a'.repeat(250);
+const COUNT = 1_400;
+
+beforeAll(async () => {
+  sim = await startSim();
+  const person = sim.keys[0]!;
+  const world = sim.sim.world;
+  const team = person.teams[0]!.id;
+  world.setCredits(team, 1_000_000);
+  const me = world.authenticate(`Bearer ${person.api_key}`);
+  const project = [...world.projects.values()].find((p) => p.teamId === team)!;
+  for (let i = 0; i < COUNT; i++) world.createRender(me, { name: LONG, project_id: project.id });
+  gw = await startGateway({ ANSWER_CACHE_MB: '0' }, {}, { sim });
+  await gw.addUser(0, 'like-cost@example.com');
+  tok = await gw.login('like-cost@example.com');
+  await gw.deps.replica!.syncNow([team]);
+}, 120_000);
+afterAll(async () => { await gw.close(); await sim.sim.close(); });
+
+describe('a LIKE test costs at most its budget, over HTTP', () => {
+  it('a wildcard value that goes back over every long title is a 400 naming it; an ordinary wildcard value answers', async () => {
+    // each title: ~125 × 125 steps past one a character; over the team's titles, past the budget
+    const value = `_${'a'.repeat(124)}b`;
+    expect(COUNT * 125 * 124).toBeGreaterThan(LIKE_EXTRA_STEPS);
+    for (const query of [`filter[title][_contains]=${value}&limit=1`, `filter[title][_contains]=${value}&meta=filter_count&limit=0`, `search=${value}&limit=1`]) {
+      const r = await gw.get(`/renders?${query}`, tok);
+      expect(r.status, query).toBe(400);
+      expect(r.body.errors[0].extensions.code).toBe('INVALID_QUERY');
+      expect(r.body.errors[0].message).toMatch(/^Invalid query. The pattern "%_a{58}…" is too costly to look for/);
+    }
+    // the same titles, a wildcard value of ordinary size: every long title, counted
+    const usual = await gw.get(`/renders?filter[title][_contains]=a_a&meta=filter_count&limit=1`, tok);
+    expect(usual.status).toBe(200);
+    expect(usual.body.meta.filter_count).toBe(COUNT);
+    expect(usual.body.data[0].title).toBe(LONG);
+  }, 60_000);
+});
