@@ -106,6 +106,8 @@ export interface DepsOverrides {
   readonly dispatcher?: Dispatcher;
   readonly clock?: Clock;
   readonly mappings?: Mappings;
+  /** An SQLite write's wait for another process's lock (the command line's, longer than the gateway's: `openDb`). */
+  readonly sqliteWaitMs?: number;
 }
 
 export async function createDeps(config: Config, logger: Logger, o: DepsOverrides = {}): Promise<Deps> {
@@ -113,7 +115,11 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const encryptionKey = config.ENCRYPTION_KEY ? (decodeKey(config.ENCRYPTION_KEY) as Buffer) : undefined;
   if (!encryptionKey) throw new TypeError('ENCRYPTION_KEY missing (main.ts generates one in demo mode)');
   const jwtSecret = config.JWT_SECRET;
-  const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+  const db = await openDb(config.DATABASE_URL, {
+    sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    ...(o.sqliteWaitMs ? { sqliteWaitMs: o.sqliteWaitMs } : {}),
+  });
   await migrate(db.kysely);
   const box = new SecretBox(encryptionKey);
   try {

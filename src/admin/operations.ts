@@ -52,7 +52,12 @@ export async function addUser(
     .catch((e: unknown) => {
       throw e instanceof DuplicateEmailError ? new AdminError(`a user with email ${o.email} already exists`) : e;
     });
-  await deps.idMap.importPairs([{ type: 'user', uuid: u.id, v1Id: v1UserId }]);
+  try {
+    await deps.idMap.importPairs([{ type: 'user', uuid: u.id, v1Id: v1UserId }]);
+  } catch (e) {
+    await deps.users.remove(u.id); // whole or not at all: a user without its id pair is refused as a duplicate at a retry
+    throw e;
+  }
   return u;
 }
 

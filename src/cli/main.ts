@@ -66,10 +66,21 @@ async function requireV1(target: V1Target, purpose: string): Promise<void> {
   if (status !== 401) throw new AdminError(`${purpose} needs a v1: ${target.url} (${target.source}) answered GET /v1/me without a key with ${status}, not 401`);
 }
 
+/**
+ * How long a command waits for the write lock of a gateway serving the same SQLite file: a first backfill writes for
+ * seconds (attack pass 17, L1: `users add` said "database is locked" after the gateway's 5 s).
+ */
+const STORE_WAIT_MS = 60_000;
+const storeOptions = (config: Config) => ({
+  sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
+  connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+  sqliteWaitMs: STORE_WAIT_MS,
+});
+
 async function withDeps<T>(v1: string | undefined, fn: (deps: Deps, target: V1Target) => Promise<T>): Promise<T> {
   const config = storeConfig();
   const target = v1Target(v1, config);
-  const deps = await onStore(config, () => createDeps(config, createLogger('silent'), { v1BaseUrl: target.url }));
+  const deps = await onStore(config, () => createDeps(config, createLogger('silent'), { v1BaseUrl: target.url, sqliteWaitMs: STORE_WAIT_MS }));
   try {
     // the demo's store is used only with the simulator world it was filled from (the running demo's)
     const world = target.demoSimulator ? await simulatorWorld(target.url) : undefined;
@@ -114,7 +125,7 @@ async function labelCommand(client: string | undefined, label: string | undefine
   if (problem) throw new UsageError(problem);
   const config = storeConfig();
   const db = await onStore(config, async () => {
-    const d = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+    const d = await openDb(config.DATABASE_URL, storeOptions(config));
     await migrate(d.kysely);
     return d;
   });
@@ -187,7 +198,7 @@ export async function run(argv: string[]): Promise<number> {
   if (group === 'migrate' && action === 'label') return labelCommand(arg, values.label, values.clear === true);
   if (group === 'migrate' && action !== 'report') {
     const config = storeConfig();
-    const db = await openDb(config.DATABASE_URL, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS });
+    const db = await openDb(config.DATABASE_URL, storeOptions(config));
     try {
       const applied = await onStore(config, () => migrate(db.kysely));
       out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');

@@ -85,7 +85,17 @@ export function storeUnreachable(e: unknown, url: string): string | undefined {
  * Opens the store: PostgreSQL for a postgres:// URL, otherwise an SQLite file (libsql, prebuilt) at
  * the given path (`:memory:` for throwaway stores).
  */
-export async function openDb(url: string, o: { sqliteSynchronous?: 'full' | 'normal'; connectTimeoutMs?: number } = {}): Promise<Db> {
+export interface OpenOptions {
+  readonly sqliteSynchronous?: 'full' | 'normal';
+  readonly connectTimeoutMs?: number;
+  /**
+   * How long an SQLite write waits for another process's write lock (`busy_timeout`). The gateway waits 5 s: SQLite
+   * waits on the event loop. The command line, beside a gateway whose first backfill writes for seconds, waits longer.
+   */
+  readonly sqliteWaitMs?: number;
+}
+
+export async function openDb(url: string, o: OpenOptions = {}): Promise<Db> {
   if (isPostgres(url)) {
     const pg = (await import('pg')).default;
     pg.types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit safely)
@@ -99,7 +109,8 @@ export async function openDb(url: string, o: { sqliteSynchronous?: 'full' | 'nor
   const database = new Libsql(path);
   // (SQLite answers on the event loop: with `full`, every commit waits for the disk there — SQLITE_SYNCHRONOUS)
   const synchronous = o.sqliteSynchronous === 'normal' ? 'NORMAL' : 'FULL';
-  database.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;`);
+  const wait = Math.trunc(o.sqliteWaitMs ?? 5_000);
+  database.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = ${wait}; PRAGMA foreign_keys = ON;`);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: preparedOnce(database) as never }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
 }

@@ -80,6 +80,28 @@ describe('the legacy-gateway bin', () => {
     expect(r.stdout).toContain(`bound to v1 user ${sim.keys[0]!.user_id}`);
   });
 
+  it('waits for a write lock the gateway holds for seconds (a first backfill) and adds the user whole (attack pass 17, L1)', async () => {
+    // (it said "database is locked" after 5 s although the user was made: the id pair, written next, met the lock)
+    const holder = spawn(process.execPath, ['-e', `
+      const db = new (require(${JSON.stringify(resolve('node_modules/libsql'))}))(${JSON.stringify(join(dir, 'gateway.db'))});
+      db.exec('begin immediate'); console.log('held');
+      setTimeout(() => { db.exec('commit'); db.close(); }, 8000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const gone = new Promise((done) => holder.once('close', done));
+    await new Promise<void>((r) => holder.stdout.once('data', () => r()));
+    const r = await run(['users', 'add', '--email', 'locked@example.com', '--password', 'a-long-password', '--key', sim.keys[2]!.api_key]);
+    await gone;
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const d = await createDeps(loadConfig(env), createLogger('silent'));
+    try {
+      const u = await d.users.byEmail('locked@example.com');
+      expect(u?.v1UserId).toBe(sim.keys[2]!.user_id);
+      expect(await d.idMap.v1IdFor('user', u!.id)).toBe(sim.keys[2]!.user_id);
+    } finally {
+      await d.close();
+    }
+  }, 40_000);
+
   it('says what was wrong: a duplicate email, an unknown command, v1 unreachable (with its URL)', async () => {
     const dup = await run(['users', 'add', '--email', 'user1@example.com', '--password', 'a-long-password', '--key', sim.keys[1]!.api_key]);
     expect(dup.code).toBe(1);
