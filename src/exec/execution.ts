@@ -7,8 +7,10 @@ export interface Execution {
     | 'newest-first walk' | 'oldest-first walk' | 'aggregate over the scope' | 'top-k over the scope' | 'sort of the scope'
     // the filter answered on the source's columns: counted without records, or only the records passing it built
     | 'count on the columns' | 'aggregate over the column matches' | 'top-k over the column matches' | 'sort of the column matches'
-    // a page read from an order the source keeps sorted, rows tested on its columns until the page is full
-    | 'page of a kept order';
+    // a page read from an order the source keeps sorted, rows tested on its columns until the page is full; or, counted,
+    // the few matches of the count's pass sorted
+    | 'page of a kept order'
+    | 'page of the few matches';
   /** Records tested against the filter (a streamed answer counts those tested before its first item). */
   readonly tested: number;
   readonly matched: number;

@@ -56,6 +56,12 @@ export interface ColumnScan {
    * from orders the source keeps sorted; undefined when it keeps none for this sort.
    */
   inOrder?(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): Promise<{ tested: number; recs: Rec[] } | undefined>;
+  /**
+   * Optional: `count()` and, when at most `few` records pass, the first `n` of them in the order `cmp` gives (one pass:
+   * a count of a selective filter would otherwise be followed by a walk of a whole kept order); without `recs` when more
+   * pass.
+   */
+  countFirst?(cmp: (a: Rec, b: Rec) => number, n: number, few: number): { tested: number; matched: number; recs?: Rec[] };
   /** The records passing the filter, a batch at a time (only these are built); returns how many rows were tested. */
   matches(take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number>;
 }

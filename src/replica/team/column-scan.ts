@@ -151,6 +151,34 @@ export class RenderColumnScan {
     return { tested, matched };
   }
 
+  countFirst(cmp: (a: Rec, b: Rec) => number, n: number, few: number): { tested: number; matched: number; recs?: Rec[] } {
+    let tested = 0;
+    let matched = 0;
+    // the matching rows, while they are few (past `few`, the caller walks a kept order: the matches are dense there)
+    const found: Rec[] = [];
+    let many = false;
+    for (const t of this.teams) {
+      const test = t.test;
+      const counts = countsFor(t);
+      if (counts) {
+        // (a filter on the status alone: counted without a pass; its rows are the kept order's to find)
+        tested += counts.live;
+        counts.byStatus.forEach((m, k) => { if (m && t.form?.byStatus(k)) matched += m; });
+        for (const row of counts.overlaid) if (test(row)) matched++;
+        many = true;
+        continue;
+      }
+      tested += forRows(t, (row) => {
+        if (!test(row)) return;
+        matched++;
+        if (many) return;
+        if (found.length === few) many = true;
+        else found.push(t.cols.view(row));
+      });
+    }
+    return many ? { tested, matched } : { tested, matched, recs: found.sort(cmp).slice(0, n) };
+  }
+
   tally(groupBy: readonly string[], fields: readonly string[]): { tested: number; groups: Tallied[] } | undefined {
     if (groupBy.length > 2) return undefined;
     // groups by their values (teams code them differently): one value as it is, two by their JSON
