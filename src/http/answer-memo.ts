@@ -59,7 +59,7 @@ export class Memo {
     // only a query answered before (so one that parses) is looked up: a bad one makes no v1 call before its 400
     if (key === null || !replica.answers.holds(key)) return new Memo(deps, key, undefined, ctx.now);
     const source = await replica.source(session, ctx.now);
-    if (source.kind === 'index') {
+    if (source.kind === 'replica') {
       const body = replica.answers.get(key, source.epoch, ctx.now);
       if (body) {
         void reply.header('x-gateway-v1-calls', String(meter.calls)).header('x-gateway-source', 'index').header(MEMO_HEADER, 'hit');
@@ -80,7 +80,7 @@ export class Memo {
     // items the replica keeps serialised are written from their kept text (the same bytes JSON.stringify writes)
     const text = bodyJson(body);
     const answers = this.deps.replica?.answers;
-    if (answers && this.key !== null && source.kind === 'index') {
+    if (answers && this.key !== null && source.kind === 'replica') {
       void reply.header(MEMO_HEADER, 'miss');
       answers.misses++; // (counted here, once per read the cache could have answered)
       const now = this.now;

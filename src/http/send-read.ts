@@ -67,13 +67,13 @@ export async function sendOne(
  * rest being read from the store or backfilled: the read's whole scope is copied, the reach is not).
  */
 function sourceHeaders(reply: FastifyReply, source: ReadSource): void {
-  void reply.header('x-gateway-source', source.kind);
-  if (source.kind === 'index' && source.partial) void reply.header('x-gateway-partial', '1');
+  void reply.header('x-gateway-source', source.kind === 'replica' ? 'index' : 'live'); // (its public name: the index)
+  if (source.kind === 'replica' && source.partial) void reply.header('x-gateway-partial', '1');
 }
 
 /** A partial answer is never kept: the answer cache's epoch covers the teams it read, not the part of the reach it did not. */
 function keep(memo: Memo, reply: FastifyReply, body: Record<string, unknown>, source: ReadSource, refreshAt: number): FastifyReply | Record<string, unknown> {
-  if (source.kind === 'index' && source.partial) return body;
+  if (source.kind === 'replica' && source.partial) return body;
   return memo.keep(reply, body, source, refreshAt);
 }
 

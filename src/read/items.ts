@@ -116,7 +116,7 @@ export class ItemReads {
     let from = source;
     if (data === undefined) {
       data = await executeOne(this.resource, id, q, (x) => planQuery(x, this.resource, this.planning), env, kept);
-      from = { kind: 'live', reason: source.kind === 'index' ? 'the replica does not hold this item' : source.reason };
+      from = { kind: 'live', reason: source.kind === 'replica' ? 'the replica does not hold this item' : source.reason };
     }
     await this.deps.ids.flush();
     return { data, source: from, refreshAt };
@@ -136,7 +136,7 @@ export class ItemReads {
     const env = roomForCopies(asked, q, this.resource, this.deps.mappings.schemas);
     // a source decided before the plan (the answer cache's look-up) without a scope is asked again when it is live:
     // with the read's scope, a part of the reach still loading or backfilling may answer it
-    const source: ReadSource = known && (known.kind === 'index' || !replica) ? known
+    const source: ReadSource = known && (known.kind === 'replica' || !replica) ? known
       : replica ? await replica.source(session, now, readScope(q, plan, this.deps.mappings.schemas)) : { kind: 'live', reason: 'INDEX_ENABLED=false' };
     let refreshAt = Number.POSITIVE_INFINITY;
     let records: RecordSource;

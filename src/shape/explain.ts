@@ -6,7 +6,7 @@ import type { Plan } from '../plan/plan.js';
 
 /** What explain and the response headers say about where an answer came from. */
 export function describeSource(source: ReadSource): Record<string, unknown> {
-  const described = source.kind === 'index'
+  const described = source.kind === 'replica'
     ? {
       source: 'index', index_age_ms: source.ageMs, bound_ms: source.boundMs, active_bound_ms: source.activeBoundMs,
       teams: source.snapshot.teams.length, synced_first: source.synced,
@@ -22,8 +22,8 @@ export function describeSource(source: ReadSource): Record<string, unknown> {
 function describePartial(source: ReadSource): Record<string, unknown> {
   const p = source.partial!;
   return {
-    answered: source.kind === 'index' ? 'partial' : 'live',
-    reason: source.kind === 'index'
+    answered: source.kind === 'replica' ? 'partial' : 'live',
+    reason: source.kind === 'replica'
       ? `${p.reason}; every project the question can touch is copied`
       : `${p.reason}; the question can touch what is not copied yet`,
     teams_loading: p.loading,

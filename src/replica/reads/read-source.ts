@@ -15,7 +15,7 @@ import type { TeamReplica } from '../team/team-replica.js';
 /** Where a read is answered from, and why. */
 export type ReadSource =
   | {
-    readonly kind: 'index'; readonly snapshot: ReplicaSnapshot; readonly ageMs: number; readonly synced: readonly string[];
+    readonly kind: 'replica'; readonly snapshot: ReplicaSnapshot; readonly ageMs: number; readonly synced: readonly string[];
     /** What the snapshot's answers are computed from (its teams' versions, `epochOf`): the answer cache's validity. */
     readonly epoch: string;
     /** The staleness bound the answer keeps: the largest of its teams' computed bounds (`freshness.ts`). */
@@ -108,7 +108,7 @@ export class ReadSources {
       return { kind: 'live', reason: `the index of ${failing.map((t) => t.id).join(', ')} could not be synced: ${scheduler.failure(failing[0]!.id)?.message}` };
     }
     const snapshot = new ReplicaSnapshot(ready, config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready), ...this.bounds(ready, now) };
+    return { kind: 'replica', snapshot, ageMs: snapshot.ageMs(now), synced: stale.map((t) => t.id), epoch: epochOf(ready), ...this.bounds(ready, now) };
   }
 
   /**
@@ -195,7 +195,7 @@ export class ReadSources {
       let oldest = now;
       for (const t of ready) oldest = Math.min(oldest, t.syncedAt ?? 0);
       for (const t of backfilling) for (const id of t.projects.keys()) if (copied(t, id)) oldest = Math.min(oldest, copiedAt(t, id));
-      return { kind: 'index', snapshot, ageMs: now - oldest, synced: [], epoch: epochOf(held), ...bounds, partial };
+      return { kind: 'replica', snapshot, ageMs: now - oldest, synced: [], epoch: epochOf(held), ...bounds, partial };
     }
     const why = [loading.length > 0 ? `${loading.join(', ')} being read from the store` : '', unbackfilled.length > 0
       ? `${unbackfilled.join(', ')} not backfilled yet` : ''].filter((x) => x !== '').join('; ');
@@ -210,7 +210,7 @@ export class ReadSources {
     const ready = this.heldTeams(session.partition, now);
     if (!ready) return undefined;
     const snapshot = new ReplicaSnapshot(ready, this.deps.config.QUERY_LIMIT_DEFAULT);
-    return { kind: 'index', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready), ...this.bounds(ready, now) };
+    return { kind: 'replica', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready), ...this.bounds(ready, now) };
   }
 
   /** Whether the team may answer as it is: its last sync within its computed bound. */
