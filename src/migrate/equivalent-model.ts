@@ -32,7 +32,23 @@ export interface V1Call {
   readonly why: string;
 }
 
-export type ClientStepKind = 'merge' | 'filter' | 'search' | 'sort' | 'page' | 'count' | 'group' | 'aggregate' | 'join' | 'keep' | 'translate';
+export type ClientStepKind =
+  | 'merge' | 'filter' | 'search' | 'sort' | 'page' | 'count' | 'group' | 'aggregate' | 'join' | 'derive' | 'keep' | 'translate';
+
+/**
+ * The derived fields the report's translation steps cover (ids and statuses; `v1` fields are renamed and timed, `store`
+ * and `none` fields are listed as blocked or unverified). Every other derived field — `download_ready`, `output`'s
+ * legacy names, `process_id`, a template's `slug`, an account's `owner` — is a step of its own (`derive`), the client's
+ * to do, and the proof reads it from what the snippet printed (held-out check of issue 39: the proof derived them
+ * itself and said "equal" where no snippet gave them).
+ */
+export const TRANSLATED: Readonly<Record<string, readonly string[]>> = {
+  render: ['id', 'user_created', 'project', 'account', 'status'],
+  project: ['id', 'user_created', 'account'],
+  account: ['id'],
+  template: ['id'],
+  user: [],
+};
 export interface ClientStep {
   readonly kind: ClientStepKind;
   readonly detail: string;

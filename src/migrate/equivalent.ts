@@ -12,7 +12,7 @@ import type { Shape } from './shape.js';
  * cannot, and the fields no v1 call gives. Pure: the same shape and plan give the same equivalent.
  */
 export * from './equivalent-model.js';
-import { LIST_PARAMS, V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type Param, type V1Call } from './equivalent-model.js';
+import { LIST_PARAMS, TRANSLATED, V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type Param, type V1Call } from './equivalent-model.js';
 
 const PAGE = '60';
 const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
@@ -165,6 +165,26 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
   }
 }
 
+/**
+ * The derived fields a shape reads from its resource that no translation step covers (TRANSLATED): each a step of the
+ * client's, saying how the gateway derives it (mappings/resources.json). Relations are joins (above).
+ */
+function derived(shape: Shape, m: Mappings, steps: ClientStep[]): void {
+  const resource = shape.resource;
+  // (an aggregate answers groups and counts, not the items' fields)
+  if (!resource || shape.aggregate.length > 0 || shape.groupBy.length > 0) return;
+  const whole = shape.fields.length === 0 || shape.fields.includes('*');
+  const translated = new Set(own(TRANSLATED, resource) ?? []);
+  for (const [name, f] of Object.entries(own(m.resources, resource)?.fields ?? {})) {
+    const read = whole || shape.fields.some((x) => x === name || x.startsWith(`${name}.`) || x === `count(${name})`);
+    if (f.source.kind !== 'derived' || translated.has(name) || !read) continue;
+    // a relation: its join (above), or one of its own (the user's accounts: the teams the key reaches)
+    if (f.relation && steps.some((s) => s.kind === 'join' && s.detail.startsWith(`${name}:`))) continue;
+    const detail = `${name}: ${f.source.how ?? 'derived'} (from v1 ${f.source.from ?? 'the object'})`;
+    steps.push({ kind: f.relation ? 'join' : 'derive', detail });
+  }
+}
+
 /** Every path a query's filter compares (relation conditions through their relation). */
 function filterPathsOf(q: QueryNode | null): string[] {
   const out: string[] = [];
@@ -212,6 +232,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     if (shape.fields.some((f) => f.startsWith('accounts') || f === '*' || f.startsWith('*.')) || shape.fields.length === 0) {
       calls.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: 'accounts: every team the key reaches' }));
     }
+    derived(shape, m, steps);
   } else if ((shape.kind === 'list' || shape.kind === 'one') && resource && q) {
     const direct = shape.kind === 'one' || plan?.strategy === 'direct';
     if (resource === 'render') {
@@ -274,6 +295,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
         args: { op: 'filter', conds: [{ field: 'id', test: 'eq', param: 'template_id' }] } });
     }
     joins(resource, plan, q, m, calls, steps);
+    derived(shape, m, steps);
     if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
       notes.push('order: the legacy answer sorts accounts by their legacy uuid, which v1 teams do not carry (/v1/teams has its own order)');
     }

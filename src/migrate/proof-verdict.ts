@@ -97,7 +97,10 @@ export function combined(evaluated: Proof, ran: readonly (SnippetProof & { paths
     if (evaluated.result === 'differs') why.unshift('the equivalent\'s calls, read by the gateway\'s evaluator, differ from the gateway\'s answer');
     return { ...evaluated, result: 'differs', reason: why.join('; '), differences, snippets };
   }
-  if (s.partial.length > 0) return { ...evaluated, reason: 'the snippets ran; their answer is partial (steps left to the client)', snippets };
+  // (never "equal" by default: what the snippets leave to the client is not proven — held-out check of issue 39)
+  if (s.partial.length > 0) {
+    return { ...evaluated, result: 'not run', reason: 'the snippets ran; their answer is partial (steps left to the client): not proven', snippets };
+  }
   if (!ran.some((x) => x.result === 'equal')) {
     const why = ran.map((x) => `${x.lang}: ${x.reason ?? x.result}`).join('; ');
     return { ...evaluated, result: 'not run', reason: `no snippet's answer could be compared (${why})`, snippets };

@@ -5,7 +5,7 @@ import { ExpansionBudget } from '../query/budget.js';
 import type { Lookup, Rec } from '../query/compile.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { datePartOf, type Equivalent } from './equivalent-model.js';
+import { datePartOf, TRANSLATED, type Equivalent } from './equivalent-model.js';
 import { mainCall } from './snippet-common.js';
 import type { Shape } from './shape.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
@@ -78,11 +78,42 @@ export function snippetData(
   // the snippet's items stand for the call the answer is made of (a read by id: its one item)
   merged.set(main === 'render' && !merged.has('render') ? 'renders' : main, output);
   if (main === 'renders') merged.delete('render');
-  const { records, lookup } = readBack(merged);
+  const { records, lookup: calls } = readBack(merged);
+  // related records are the snippet's to give, never read from the proof's own calls: a related record stands for what a
+  // join the report names would give (partial: not compared), a list the snippet did not print is NOT_PRINTED (held-out
+  // check of issue 39: /users/me's accounts and the count of a project's renders were read from the proof's calls)
+  const unprinted: Rec = { id: NOT_PRINTED };
+  const lookup: Lookup = { one: calls.one, many: () => [unprinted], manyAll: () => [unprinted] };
   const schemas = m.schemas;
   const project = compileProjection(q.fields, schemas[q.resource] as ResourceSchema, schemas, lookup, new ExpansionBudget(maxRelated));
-  const items = records.map((r) => project(r));
+  const printed = asPrinted(output, q.resource, m, legacyId);
+  const items = records.map((r) => project(printed(r)));
   return { ok: true, data: shape.kind === 'one' || shape.kind === 'me' ? items[0] ?? null : items, records };
+}
+
+/** What a field holds when the snippet's answer does not give it (never equal to the gateway's value, null included). */
+export const NOT_PRINTED = "(not in the snippet's answer)";
+
+/** A record read back from the snippet's v1 objects, keeping of the derived fields only those the translation covers. */
+function asPrinted(
+  output: readonly unknown[], resource: string, m: Mappings, legacyId: (type: IdType, v1Id: string) => string,
+): (r: Rec) => Rec {
+  const fields = Object.hasOwn(m.resources, resource) ? m.resources[resource]?.fields ?? {} : {};
+  const translated = new Set(Object.hasOwn(TRANSLATED, resource) ? TRANSLATED[resource] : []);
+  const own = Object.entries(fields).filter(([name, f]) => f.source.kind === 'derived' && !translated.has(name)).map(([name]) => name);
+  if (own.length === 0) return (r) => r;
+  // the snippet's items by the legacy id of their v1 id (what it printed for each record)
+  const byId = new Map<string, Record<string, unknown>>();
+  for (const x of output) {
+    const v1 = x && typeof x === 'object' ? (x as { id?: unknown }).id : undefined;
+    if (typeof v1 === 'string' && isIdType(resource)) byId.set(legacyId(resource, v1), x as Record<string, unknown>);
+  }
+  return (r) => {
+    const item = byId.get(String(r.id));
+    const out: Record<string, unknown> = { ...r };
+    for (const name of own) out[name] = item && Object.hasOwn(item, name) ? item[name] : NOT_PRINTED;
+    return out;
+  };
 }
 
 /** A legacy aggregate row with its numbers as numbers (Directus gives counts as text on PostgreSQL). */

@@ -182,7 +182,7 @@ export function renderCurl(e: Equivalent): string {
   }
   const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
   for (const s of e.clientSteps) {
-    if (s.kind !== 'translate' && !s.args && s.kind !== 'join') lines.push(`# TODO (not done by this script): ${oneLine(s.detail)}`);
+    if (s.kind !== 'translate' && !s.args) lines.push(`# TODO (not done by this script): ${oneLine(s.detail)}`);
   }
   // a v1 time in ms (seconds or ms given); an ISO 8601 date in ms (its zone ignored: UTC; a date alone is midnight)
   const defs = comparesTimes(e) ? 'def ms: if . == null then null elif . < 100000000000 then . * 1000 else . end; ' +

@@ -25,7 +25,9 @@ describe('the v1 equivalent of a shape, from its plan', () => {
       expect(renders).toMatchObject({ query: { status: '{v1_status}', project_id: '{project.id}' }, perStatus: true, stopAfter: true, each: 'projects' });
       expect(e.calls.map((c) => c.name)).toEqual(['projects', 'renders']);
       expect(e.params.map((p) => p.name)).toEqual(['team_id', 'status', 'limit']);
-      expect(e.clientSteps.map((s) => s.kind)).toEqual(['merge', 'page', 'translate', 'translate']);
+      // (every field: the derived ones no translation covers are the client's — process_id, download_ready, output)
+      expect(e.clientSteps.map((s) => s.kind)).toEqual(['merge', 'derive', 'derive', 'derive', 'page', 'translate', 'translate']);
+      expect(e.clientSteps.filter((s) => s.kind === 'derive').map((s) => s.detail.split(':')[0])).toEqual(['process_id', 'download_ready', 'output']);
       expect(e.statuses?.ready).toEqual(['ready', 'queued']);
     }
     // a filter v1 cannot do thins the lists: they are read whole
@@ -48,22 +50,23 @@ describe('the v1 equivalent of a shape, from its plan', () => {
     expect(e.calls.map((c) => `${c.path} ${JSON.stringify(c.query)} ${c.each}`)).toEqual(['/v1/renders {"project_id":"{project_id}","limit":"60"} null']);
     expect(e.params.map((p) => p.name)).toEqual(['project_id', 'limit', 'offset']);
     expect(e.params.find((p) => p.name === 'offset')).toMatchObject({ legacy: 'page (from 1)', v1: 'offset = (page − 1) × limit items skipped' });
-    expect(clientWork(e).map((s) => s.kind)).toEqual(['sort']);
+    expect(clientWork(e).map((s) => s.kind)).toEqual(['derive', 'derive', 'derive', 'sort']);
+    expect(clientWork(eq('/renders', `filter[project][_eq]=${UUID}&sort=title&limit=2&page=3&fields=id,title,status`)).map((s) => s.kind)).toEqual(['sort']);
     expect(e.clientSteps.find((s) => s.kind === 'page')?.args).toEqual({ op: 'page', offset: 'offset', limit: 'limit' });
   });
 
   it('two conditions of one kind on one field are left to the client, not given one parameter the second overwrites (a review of this change)', () => {
-    const e = eq('/renders', 'filter[_and][0][title][_ncontains]=draft&filter[_and][1][title][_ncontains]=test&limit=5');
+    const e = eq('/renders', 'filter[_and][0][title][_ncontains]=draft&filter[_and][1][title][_ncontains]=test&limit=5&fields=id,title');
     const s = renderSnippets(e, 'f');
     expect(s.partial.length).toBeGreaterThan(0);
-    const one = eq('/renders', 'filter[title][_ncontains]=draft&limit=5');
+    const one = eq('/renders', 'filter[title][_ncontains]=draft&limit=5&fields=id,title');
     expect(renderSnippets(one, 'f').partial).toEqual([]);
     expect(one.params.map((p) => p.name)).toContain('title_ncontains');
   });
 
   it('counts, meta and what the snippets cannot do are named; the snippets say so', () => {
     expect(clientWork(eq('/renders', 'meta=filter_count&limit=1')).map((s) => s.kind)).toContain('count');
-    const or = eq('/renders', 'filter[_or][0][title][_contains]=a&filter[_or][1][status][_eq]=failed');
+    const or = eq('/renders', 'filter[_or][0][title][_contains]=a&filter[_or][1][status][_eq]=failed&fields=id,title,status');
     const step = or.clientSteps.find((s) => s.kind === 'filter');
     expect(step?.args).toBeUndefined();
     const s = renderSnippets(or, 'f');
@@ -106,7 +109,8 @@ describe('shapes that could not be planned (issue 39 survey: "not run")', () => 
     const e = equivalentOfShape(s, m, 100);
     expect(e.notes.join(' ')).not.toContain('no v1 equivalent');
     expect(e.calls.length).toBeGreaterThan(0);
-    // the relational filter is left to the client, said as such (partial), never silently dropped
-    expect(renderSnippets(e, 'f').partial).toEqual(['filter: some(project.renders:status _eq ?)']);
+    // the relational filter is left to the client, said as such (partial), never silently dropped: its joins too
+    expect(renderSnippets(e, 'f').partial).toEqual(['project: match by v1 id (project from the calls above)',
+      'project.renders: match by v1 id (project from the calls above)', 'filter: some(project.renders:status _eq ?)']);
   });
 });

@@ -138,16 +138,31 @@ describe('the proof runs the snippets it hands out', () => {
 
   it('the shapes the survey found not exact are proven equal in every language; a filtered one with two draws (survey of issue 39)', () => {
     const surveyed = [
-      'GET /projects fields=* paging=all', 'GET /projects/:id fields=*', 'GET /accounts fields=*', 'GET /accounts/:id fields=*',
-      'GET /projects fields=count(renders),id,title', 'GET /renders aggregate=count(id) groupBy=project', 'GET /renders fields=id,title filter=id _in ?',
-      'GET /items/templates fields=* paging=limit', 'GET /renders fields=id filter=title _null ? paging=all', 'GET /renders fields=id,title paging=limit meta=total_count',
-      'GET /templates/:id fields=*', 'GET /users/me fields=accounts,accounts_owned,id',
+      'GET /renders aggregate=count(id) groupBy=project', 'GET /renders fields=id,title filter=id _in ?',
+      'GET /renders fields=id filter=title _null ? paging=all', 'GET /renders fields=id,title paging=limit meta=total_count',
       'GET /renders fields=id filter=or(status _eq ?,status _eq ?) paging=all', 'GET /renders aggregate=count(*) groupBy=user_created',
       'GET /renders aggregate=countDistinct(project),max(date_created),min(date_created)',
     ];
     const byKey = new Map(shapes.map((s) => [s.key, s]));
+    // the snippets of these leave a join or a derived field to the client (a TODO each): unproven, never "equal" — the proof
+    // read those fields from its own calls and its own translation, and said "equal" (held-out check of issue 39)
+    const left: [string, string[]][] = [
+      ['GET /projects fields=* paging=all', ['renders']], ['GET /projects/:id fields=*', ['renders']],
+      ['GET /accounts fields=*', ['renders', 'projects', 'owner']], ['GET /accounts/:id fields=*', ['renders', 'projects', 'owner']],
+      ['GET /projects fields=count(renders),id,title', ['renders']], ['GET /items/templates fields=* paging=limit', ['date_created', 'description', 'poster', 'slug']],
+      ['GET /templates/:id fields=*', ['date_created', 'description', 'poster', 'slug']], ['GET /users/me fields=accounts,accounts_owned,id', ['accounts', 'accounts_owned']],
+    ];
+    for (const [key, fields] of left) {
+      const s = byKey.get(key);
+      expect(s, `${key} among ${[...byKey.keys()].join(' | ')}`).toBeDefined();
+      const line = `${key}: ${s!.proof?.result} ${s!.proof?.reason ?? ''} partial: ${s!.snippets.partial.join('; ')}`;
+      expect(s!.proof?.result, line).toBe('not run');
+      expect(s!.proof?.reason, line).toMatch(/partial \(steps left to the client\): not proven/);
+      expect(s!.snippets.partial.map((x) => x.split(':')[0]).sort(), line).toEqual([...fields].sort());
+    }
     for (const key of surveyed) {
       const s = byKey.get(key);
+      console.log('SURVEY', key, s?.proof?.result, s?.proof?.snippets?.map((x) => x.result).join(','), s?.snippets.partial.join(' | '), JSON.stringify(s?.proof?.differences));
       expect(s, `${key} among ${[...byKey.keys()].join(' | ')}`).toBeDefined();
       const p = s!.proof!;
       const line = `${key}: ${p.result} ${p.reason ?? ''} ${JSON.stringify(p.differences)} partial: ${s!.snippets.partial.join('; ')}`;

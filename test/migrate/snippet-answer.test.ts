@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { loadMappings } from '../../src/config/mappings.js';
-import { snippetDifferences } from '../../src/migrate/snippet-answer.js';
+import { equivalentOfShape } from '../../src/migrate/instantiate.js';
+import { recordsOf } from '../../src/migrate/records-of.js';
+import { NOT_PRINTED, snippetData, snippetDifferences } from '../../src/migrate/snippet-answer.js';
+import { shapeOf } from '../../src/migrate/shape.js';
 import type { QueryNode } from '../../src/query/ast.js';
+import { parseQuery } from '../../src/query/parse-query.js';
+import { parseQueryString } from '../../src/query/querystring.js';
+import type { IdMapStore } from '../../src/store/idmap.js';
+import { IdTranslator } from '../../src/translate/ids.js';
 
 const m = loadMappings('mappings');
 const newestFirst = { sort: [] } as unknown as QueryNode;
@@ -24,5 +31,39 @@ describe('snippetDifferences', () => {
     const got = { ok: true as const, data: [{ status: 'ready', count: 2 }, { status: 'failed', count: 1 }], records: [] };
     expect(snippetDifferences([{ status: 'failed', count: '1' }, { status: 'ready', count: '2' }], got, newestFirst, m, true, [])).toEqual([]);
     expect(snippetDifferences([{ status: 'failed', count: '1' }, { status: 'ready', count: '3' }], got, newestFirst, m, true, []).length).toBeGreaterThan(0);
+  });
+});
+
+describe('snippetData: what the snippet printed, translated as the report says — never what the proof derives itself', () => {
+  const ids = new IdTranslator({ imported: async () => [] } as unknown as IdMapStore);
+  const render = {
+    id: 'rend_1', name: 'Teaser', status: 'complete', type: 'cloud', project: { id: 'proj_1', team: 'team_1' }, created_by: null,
+    created_at: 1_750_000_000, updated_at: null, output: { master: 'https://x/m.mp4', '1080p': 'https://x/h.mp4', still: 'https://x/s.jpg' },
+  };
+  const read = (qs: string, printed: unknown[]) => {
+    const raw = parseQueryString(qs);
+    const q = parseQuery(raw, m.schemas.render!, { schemas: m.schemas, dynamic: { now: new Date(0), userId: null, roleId: null }, limitDefault: 100 });
+    const shape = shapeOf({ method: 'GET', route: '/renders', params: Object.keys(raw) }, q, m.schemas);
+    const e = equivalentOfShape(shape, m, 100);
+    const results = new Map<string, unknown[]>([['renders', [render]], ['projects', [{ id: 'proj_1', name: 'P', team: { id: 'team_1', name: 'T' }, created_by: null, created_at: 1_749_000_000, updated_at: null, thumbnail_url: null }]]]);
+    const got = snippetData(printed, shape, q, e, results, (r) => recordsOf(r, 'render', { ids, mappings: m, timeUnit: 'auto' }), m, 1000,
+      (type, v1) => ids.toLegacy(type, v1));
+    return { got, e };
+  };
+
+  it('derived fields the snippet did not print are NOT_PRINTED (the proof derived them: "equal" with no snippet giving them)', () => {
+    const { got, e } = read('fields=id,title,status,download_ready,output,process_id', [render]);
+    expect(e.clientSteps.filter((s) => s.kind === 'derive').map((s) => s.detail.split(':')[0])).toEqual(['process_id', 'download_ready', 'output']);
+    expect(got.ok && got.data).toEqual([{
+      id: ids.toLegacy('render', 'rend_1'), title: 'Teaser', status: 'complete', download_ready: NOT_PRINTED, output: { ...render.output }, process_id: NOT_PRINTED,
+    }]);
+    // what it printed under the legacy name is what is compared (v1's own output names: not the legacy ones)
+    const { got: given } = read('fields=id,download_ready', [{ ...render, download_ready: true }]);
+    expect(given.ok && given.data).toEqual([{ id: ids.toLegacy('render', 'rend_1'), download_ready: true }]);
+  });
+
+  it('a related list is the snippet\'s to give: never the proof\'s own calls', () => {
+    const { got } = read('fields=id,project.renders', [render]);
+    expect(got.ok && (got.data as { project: { renders: unknown[] } }[])[0]?.project.renders).toEqual([NOT_PRINTED]);
   });
 });
