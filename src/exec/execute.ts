@@ -1,3 +1,4 @@
+import { TextWork } from '../query/like.js';
 import type { FilterNode, QueryNode, SelectNode } from '../query/ast.js';
 import { aggregateRows, aggregateRowsInTurns, aggregatesJson } from '../query/aggregate.js';
 import { pace } from '../lib/pace.js';
@@ -59,6 +60,8 @@ type Feed = (take: (batch: readonly Rec[]) => Promise<void>) => Promise<number>;
 /** One execution: the query compiled once against its source. */
 class Job {
   private readonly schema: ResourceSchema;
+  /** The request's text tests' work, one budget for all of them (query/like.ts). */
+  private readonly work = new TextWork();
   private keep: (r: Rec) => boolean;
   /** The filter is answered on the source's columns: the feed gives only the records passing it. */
   private onColumns = false;
@@ -88,8 +91,8 @@ class Job {
   ) {
     const { schemas } = ctx;
     this.schema = schemas[resource] as ResourceSchema;
-    const filter = compileFilter(q.filter, this.schema, schemas, source);
-    const search = compileSearch(q.search, this.schema);
+    const filter = compileFilter(q.filter, this.schema, schemas, source, this.work);
+    const search = compileSearch(q.search, this.schema, this.work);
     this.keep = (r) => filter(r) && search(r);
     this.whole = q.aggregate.length > 0 || q.groupBy.length > 0;
     this.withData = fieldsToSelect(q, this.schema).has('data');
@@ -177,7 +180,7 @@ class Job {
     // (the search with the filter: both tested on the columns when the search is one of their filters)
     const tested = withSearch(q.filter, q.search, this.schema);
     const compile = () => (wholeScope && tested !== undefined
-      ? source.columns?.(this.resource, this.plan, tested, (node) => compileFilter(node, this.schema, ctx.schemas, source))
+      ? source.columns?.(this.resource, this.plan, tested, (node) => compileFilter(node, this.schema, ctx.schemas, source, this.work), this.work)
       : undefined);
     const cols = compile();
     if (cols) {
@@ -367,8 +370,8 @@ class Job {
     type Entry = { at: number; rec: Rec; ref: string; json?: RawJson };
     // the source may test the filter (and a search that is one) on its rows before building records
     const tested = withSearch(q.filter, q.search, this.schema);
-    const compile = (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source);
-    const rows = tested === undefined ? undefined : { filter: tested, compile };
+    const compile = (node: FilterNode) => compileFilter(node, this.schema, this.ctx.schemas, source, this.work);
+    const rows = tested === undefined ? undefined : { filter: tested, compile, work: this.work };
     const runs = await source.walk<Entry>(plan, this.withData, async (batch, tested) => {
       this.tested += tested ?? batch.length;
       const kept = await this.tests(() => batch.filter((w) => this.keep(w.rec)));

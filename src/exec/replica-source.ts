@@ -1,3 +1,4 @@
+import type { TextWork } from '../query/like.js';
 import type { CompareNode, FilterNode } from '../query/ast.js';
 import type { Predicate, Rec } from '../query/compile.js';
 import { compileColumnFilter, statusForm } from '../replica/team/column-filter.js';
@@ -210,7 +211,7 @@ export class ReplicaSource implements RecordSource {
       const records = t.renderColumns();
       const cols = records.c;
       // the filter tested on the columns first (a row with an overlay on its record): only the rows passing it become records
-      const test = filter?.filter && whole ? compileColumnFilter(filter.filter, records, (node) => filter.compile(node), whole) : undefined;
+      const test = filter?.filter && whole ? compileColumnFilter(filter.filter, records, (node) => filter.compile(node), whole, filter.work) : undefined;
       const rows = asc ? [...kept].reverse() : long ? kept.slice() : kept;
       return new RowRun<T>(rows, (slice) => {
         const batch: Walked[] = [];
@@ -250,14 +251,14 @@ export class ReplicaSource implements RecordSource {
   }
 
   /** A render filter answered on the columns of the teams in scope (undefined: some part of it is not a column). */
-  columns(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate): ColumnScan | undefined {
+  columns(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate, work?: TextWork): ColumnScan | undefined {
     if (resource !== 'render' || plan.ids) return undefined;
     const whole = filter ? compile(filter) : () => true;
     const leaf = (node: CompareNode) => compile(node);
     const projects = plan.scope.projects ? [...new Set(plan.scope.projects.map((u) => u.toLowerCase()))] : null;
     const teams: TeamColumns[] = [];
     for (const t of this.snapshot.inScope(plan)) {
-      const test = compileColumnFilter(filter, t.renderColumns(), leaf, whole);
+      const test = compileColumnFilter(filter, t.renderColumns(), leaf, whole, work);
       if (!test) return undefined;
       const rows = projects ? projects.flatMap((u) => { const v1 = t.projectV1(u); return v1 ? [t.projectRows(v1)] : []; }) : null;
       const cols = t.renderColumns();

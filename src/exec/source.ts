@@ -1,3 +1,4 @@
+import type { TextWork } from '../query/like.js';
 import type { Tallied } from '../query/aggregate.js';
 import type { FilterNode, SortNode } from '../query/ast.js';
 import type { Lookup, Predicate, Rec } from '../query/compile.js';
@@ -20,6 +21,8 @@ export interface RowFilter {
   readonly filter: FilterNode | null;
   /** Compiles a filter, or one comparison of it, as records are filtered. */
   readonly compile: (node: FilterNode) => Predicate;
+  /** The request's text work, which the rows' own text tests spend too. */
+  readonly work?: TextWork;
 }
 
 /** One v1 call the plan will make on a source (explain shows the list). */
@@ -120,6 +123,6 @@ export interface RecordSource extends Lookup {
    * Optional: the plan's filter answered on columns (`compile` compiles a filter, or one comparison of it, as records are
    * filtered); undefined when the source keeps no columns for the resource or some part of the filter is not a column.
    */
-  columns?(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate): ColumnScan | undefined;
+  columns?(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate, work?: TextWork): ColumnScan | undefined;
 }
 

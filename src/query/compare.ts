@@ -1,7 +1,7 @@
 /** The predicates of one comparison operator on one field value (what compileFilter builds a Compare node from). */
 import type { Scalar } from './ast.js';
 import type { FieldType } from './schema.js';
-import { hasWildcards, pgLower, plainMatch, TEXT_OPS, textMatch } from './like.js';
+import { hasWildcards, pgLower, plainMatch, TEXT_OPS, textMatch, type TextWork } from './like.js';
 
 export type Rec = Readonly<Record<string, unknown>>;
 export type Getter = (r: Rec) => unknown;
@@ -84,7 +84,7 @@ export function compileRootCompare(k: string, type: FieldType, op: string, value
   return undefined;
 }
 
-export function compileCompare(get: Getter, type: FieldType, op: string, value: Scalar | readonly Scalar[]): Predicate {
+export function compileCompare(get: Getter, type: FieldType, op: string, value: Scalar | readonly Scalar[], work?: TextWork): Predicate {
   // a text is folded as PostgreSQL folds a column (a timestamp's text as JavaScript: no Directus measure says otherwise)
   const lowerStr = type === 'string' || type === 'text' ? (x: unknown) => pgLower(String(x)) : (x: unknown) => String(x).toLowerCase();
   switch (op) {
@@ -187,7 +187,7 @@ export function compileCompare(get: Getter, type: FieldType, op: string, value: 
   const { at, ci, negate } = text;
   const s = String(value);
   // a text's value is a LIKE pattern (Directus: `%` and `_` wildcards, `\` escapes); a timestamp's, plain text
-  const words = type === 'timestamp' ? plainMatch(s, at) : textMatch(ci ? s.toLowerCase() : s, at);
+  const words = type === 'timestamp' ? plainMatch(s, at) : textMatch(ci ? s.toLowerCase() : s, at, work);
   const str = ci ? lowerStr : type === 'timestamp' ? (x: unknown) => String(x) : (x: unknown) => x as string;
   return negate
     ? (r) => {

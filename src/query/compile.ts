@@ -5,7 +5,7 @@ import { fieldOf } from './parse-filter.js';
 import type { DateFunction, FieldDef, FieldType, ResourceSchema, SchemaRegistry } from './schema.js';
 import { isUuid } from '../lib/uuid.js';
 import { termsOf } from './list-caps.js';
-import { pgLower, textMatch } from './like.js';
+import { pgLower, textMatch, TextWork } from './like.js';
 import type { TestTurn } from './test-turn.js';
 
 export type { Predicate, Rec } from './compare.js';
@@ -112,8 +112,13 @@ export function compileGetter(
   return { get, type };
 }
 
-/** Compiles a filter once per request into a predicate closure (no tree walk per record). */
-export function compileFilter(node: FilterNode | null, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup): Predicate {
+/**
+ * Compiles a filter once per request into a predicate closure (no tree walk per record). `work`: the request's text work
+ * (one for every filter a request compiles; a new one when not given).
+ */
+export function compileFilter(
+  node: FilterNode | null, resource: ResourceSchema, schemas: SchemaRegistry, lookup: Lookup, work = new TextWork(),
+): Predicate {
   if (!node) return () => true;
   switch (node.kind) {
     case 'True':
@@ -129,6 +134,7 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
           schemas[rel] as ResourceSchema,
           schemas,
           lookup,
+          work,
         );
         const memo = new Map<string, boolean>();
         const empty: Rec = {};
@@ -152,10 +158,10 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
         if (fast) return fast;
       }
       const { get, type } = compileGetter(path, node.field.fn, resource, schemas, lookup);
-      return compileCompare(get, type, node.op, node.value);
+      return compileCompare(get, type, node.op, node.value, work);
     }
     case 'And': {
-      const ps = node.children.map((c) => compileFilter(c, resource, schemas, lookup));
+      const ps = node.children.map((c) => compileFilter(c, resource, schemas, lookup, work));
       if (ps.length === 2) {
         const [a, b] = ps as [Predicate, Predicate];
         return (r) => a(r) && b(r);
@@ -166,7 +172,7 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
       };
     }
     case 'Or': {
-      const ps = node.children.map((c) => compileFilter(c, resource, schemas, lookup));
+      const ps = node.children.map((c) => compileFilter(c, resource, schemas, lookup, work));
       return (r) => {
         for (const p of ps) if (p(r)) return true;
         return false;
@@ -181,7 +187,7 @@ export function compileFilter(node: FilterNode | null, resource: ResourceSchema,
         holder = schemas[(fieldOf(holder, seg) as { relation: { resource: string } }).relation.resource] as ResourceSchema;
       const rel = (fieldOf(holder, o2m) as { relation: { resource: string } }).relation.resource;
       const holderKey = holder.key;
-      const child = compileFilter(node.filter, schemas[rel] as ResourceSchema, schemas, lookup);
+      const child = compileFilter(node.filter, schemas[rel] as ResourceSchema, schemas, lookup, work);
       const parentGet =
         parentPath.length === 0
           ? (r: Rec) => r
@@ -272,11 +278,11 @@ export function searchedFields(resource: ResourceSchema): FieldDef[] {
   );
 }
 
-export function compileSearch(q: string | null, resource: ResourceSchema): Predicate {
+export function compileSearch(q: string | null, resource: ResourceSchema, work?: TextWork): Predicate {
   if (!q) return () => true;
   const lower = q.toLowerCase();
   // (Directus: LOWER(column) LIKE '%q%', the query lowered by JavaScript and read as a pattern: query/like.ts)
-  const found = textMatch(lower, 'contains');
+  const found = textMatch(lower, 'contains', work);
   const n = Number(q);
   const uuidQuery = isUuid(q);
   const tests: Predicate[] = [];

@@ -1,3 +1,4 @@
+import type { TextWork } from '../../query/like.js';
 import type { CompareNode, FilterNode } from '../../query/ast.js';
 import type { Predicate, Rec } from '../../query/compile.js';
 import { textTest } from './column-text.js';
@@ -118,14 +119,14 @@ function idTest(node: CompareNode, cols: RenderColumns, leaf: Predicate): RowTes
 }
 
 /** A comparison of one column field (undefined: not a column comparison). */
-function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate): RowTest | undefined {
+function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate, work?: TextWork): RowTest | undefined {
   if (node.field.path.length !== 1 || node.field.fn) return undefined;
   const name = node.field.path[0] as string;
   const p = leaf(node);
   if (name === 'date_created') return dateTest('created', name, node, cols, p);
   if (name === 'date_updated') return dateTest('updated', name, node, cols, p);
   if (name === 'id') return idTest(node, cols, p);
-  if (name === 'title') return textTest(node, name, cols.c.titles, p);
+  if (name === 'title') return textTest(node, name, cols.c.titles, p, work);
   const f = codedField(cols, name);
   if (!f) return undefined;
   // the leaf's answer for each code, found on first need (codes are few; one may appear after this test was made)
@@ -138,15 +139,15 @@ function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNo
   };
 }
 
-function compileNode(node: FilterNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate): RowTest | undefined {
+function compileNode(node: FilterNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate, work?: TextWork): RowTest | undefined {
   switch (node.kind) {
     case 'True': return () => true;
-    case 'Compare': return compareTest(node, cols, leaf);
+    case 'Compare': return compareTest(node, cols, leaf, work);
     case 'And':
     case 'Or': {
       const tests: RowTest[] = [];
       for (const child of node.children) {
-        const t = compileNode(child, cols, leaf);
+        const t = compileNode(child, cols, leaf, work);
         if (!t) return undefined;
         tests.push(t);
       }
@@ -172,9 +173,9 @@ function compileNode(node: FilterNode, cols: RenderColumns, leaf: (n: CompareNod
  * columns) is tested on.
  */
 export function compileColumnFilter(
-  filter: FilterNode | null, cols: RenderColumns, leaf: (n: CompareNode) => Predicate, whole: Predicate,
+  filter: FilterNode | null, cols: RenderColumns, leaf: (n: CompareNode) => Predicate, whole: Predicate, work?: TextWork,
 ): RowTest | undefined {
-  const test = filter ? compileNode(filter, cols, leaf) : () => true;
+  const test = filter ? compileNode(filter, cols, leaf, work) : () => true;
   if (!test) return undefined;
   const flags = cols.c;
   return (row) => (((flags.flags[row] as number) & OVERLAY) !== 0 ? whole(cols.view(row)) : test(row));
