@@ -39,6 +39,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err }, 'unexpected error');
     }
     for (const [k, v] of Object.entries(ge.headers)) void reply.header(k, v);
+    // an answer that had begun as a file (`?export=csv`: its type and name set before its first row was read) is an
+    // error envelope now (attack pass 19, F5: Fastify's own 500, a JSON object under text/csv)
+    void reply.removeHeader('content-disposition').type('application/json; charset=utf-8');
     const body = errorEnvelope(ge);
     // 5xx bodies carry the request id, so a report can be matched with the log lines
     if (ge.status >= 500) for (const e of body.errors) e.extensions.request_id = request.id;

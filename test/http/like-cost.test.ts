@@ -59,4 +59,16 @@ describe('a LIKE test costs at most its budget, over HTTP', () => {
     expect(usual.body.meta.filter_count).toBe(COUNT);
     expect(usual.body.data[0].title).toBe(LONG);
   }, 60_000);
+
+  it('the same refusal asked as a file (export=csv|xml|yaml|json, limit=-1): the 400 envelope, not a 500 under the file\'s type (attack pass 19, F5)', async () => {
+    const value = `_${'a'.repeat(124)}b`;
+    for (const format of ['csv', 'xml', 'yaml', 'json']) {
+      const r = await gw.app.inject({ method: 'GET', url: `/renders?fields=id&filter[title][_contains]=${value}&export=${format}&limit=-1`,
+        headers: { authorization: `Bearer ${tok}` } });
+      expect(r.statusCode, format).toBe(400);
+      expect(r.headers['content-type'], format).toMatch(/^application\/json/);
+      expect(r.headers['content-disposition'], format).toBeUndefined();
+      expect(r.json().errors[0], format).toMatchObject({ extensions: { code: 'INVALID_QUERY' }, message: expect.stringMatching(/too costly/) });
+    }
+  }, 60_000);
 });
