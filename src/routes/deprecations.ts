@@ -1,3 +1,4 @@
+import { clientParam } from './client-param.js';
 import type { FastifyInstance } from 'fastify';
 import { operatorRoutes } from '../auth/guards.js';
 import type { Deps } from '../deps.js';
@@ -31,7 +32,7 @@ export function registerDeprecationRoutes(app: FastifyInstance, deps: Pick<Deps,
     op.get('/_gateway/deprecations/progress', async (request) => {
       await d.flush();
       const q = request.query as Record<string, unknown>;
-      const client = typeof q.client === 'string' && q.client ? q.client.split('~')[0] : undefined;
+      const client = clientParam(q)?.split('~')[0];
       return { data: progressOf(d.list(), await d.calls(client), deps.clock.now()) };
     });
   });

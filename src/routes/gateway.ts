@@ -1,3 +1,4 @@
+import { clientParam } from './client-param.js';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { operatorRoutes } from '../auth/guards.js';
@@ -25,7 +26,7 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: Deps): void {
     // (a space every KEEP_ALIVE_MS while a client is proven: the socket is never idle; the operator gone, no more proofs)
     op.get('/_gateway/migrate', async (request, reply) => {
       const q = request.query as Record<string, unknown>;
-      const client = typeof q.client === 'string' && q.client ? q.client : undefined;
+      const client = clientParam(q);
       const gone = new AbortController();
       reply.raw.once('close', () => { if (!reply.raw.writableFinished) gone.abort(); });
       const json = migrationReportJson(deps, (o) => app.inject(o), { ...(client ? { client } : {}), prove: q.prove !== 'false', signal: gone.signal });
