@@ -56,13 +56,16 @@ function accessOf(request: FastifyRequest): 'legacy' | 'public' | 'operator' | '
 }
 
 /** Builds the gateway (never listens): legacy routes, auth, operator routes, error envelope. */
+/** TRUST_PROXY as Fastify takes it: a number of proxies trusts that many hops nearest the gateway (proxy-addr's rule). */
+const trusted = (t: boolean | number | string[]) => (typeof t === 'number' ? (_address: string, hop: number) => hop < t : t);
+
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
     // a socket idle this long is closed (a client that stopped reading no longer pins its answer's memory)
     connectionTimeout: deps.config.HTTP_IDLE_TIMEOUT_MS,
-    trustProxy: deps.config.TRUST_PROXY,
+    trustProxy: trusted(deps.config.TRUST_PROXY),
     genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // one access-log line per request (onResponse below), not Fastify's two
     logController: new LogController({ disableRequestLogging: true }),

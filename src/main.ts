@@ -23,6 +23,10 @@ async function main(): Promise<void> {
   applyRuntimeSettings(config);
   const logger = createLogger(config.LOG_LEVEL);
   for (const l of settingLookalikes(process.env)) logger.warn({ variable: l.name, nearest: l.nearest }, lookalikeWarning(l));
+  if (config.TRUST_PROXY === true) {
+    logger.warn('TRUST_PROXY=true trusts every hop: the client address is the left-most X-Forwarded-For entry, which clients write ' +
+      'themselves (the login limiter and the anonymous gate count per address) — set the number of proxies you run (1) or their addresses');
+  }
   // a store in a folder that does not exist is a mistake, checked before the demo writes anything (its default ./data aside)
   const folder = process.env.DATABASE_URL ? storeFolderProblem(config.DATABASE_URL) : undefined;
   if (folder) throw new ConfigError([folder]);

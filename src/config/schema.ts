@@ -27,8 +27,22 @@ export const ConfigSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   /** `production` forbids demo mode. */
   NODE_ENV: z.string().optional(),
-  /** Trust X-Forwarded-* (only behind a proxy you run: the login limiter counts per client address). */
-  TRUST_PROXY: bool.default(false),
+  /**
+   * Which hops' X-Forwarded-For to trust (the login limiter and the gate of anonymous requests count per client address):
+   * `false`; the number of proxies you run in front (1: the address your proxy saw — what it appends); their addresses or
+   * CIDRs, comma-separated; or `true`, every hop — the left-most entry, which the client writes itself (attack pass 19,
+   * F7: a varying header dodged both), warned at start.
+   */
+  TRUST_PROXY: z.string().default('false').transform((v, ctx) => {
+    const t = v.trim();
+    if (/^(false|0|no|)$/i.test(t)) return false as const;
+    if (/^(true|yes)$/i.test(t)) return true as const;
+    if (/^\d{1,2}$/.test(t)) return Number(t);
+    const list = t.split(',').map((x) => x.trim()).filter(Boolean);
+    if (list.length > 0 && list.every((x) => /^[0-9a-f.:]+(\/\d{1,3})?$/i.test(x) || ['loopback', 'linklocal', 'uniquelocal'].includes(x))) return list;
+    ctx.addIssue({ code: 'custom', message: 'false, a number of proxies (1), their addresses or CIDRs (comma-separated), or true' });
+    return z.NEVER;
+  }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Base URL of v1. Unset = demo mode: the built-in simulator starts on loopback. */
   V1_BASE_URL: z.url().optional(),
