@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyServerOptions, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController, type FastifyBaseLogger, type FastifyServerOptions, type FastifyInstance, type FastifyReply, type FastifyRequest,
+} from 'fastify';
 import { authenticate, authenticateHeld } from './auth/authenticate.js';
 import './auth/guards.js';
-import { legacyAnswers } from './config/route-modes.js';
+import { legacyAnswers, routeMode } from './config/route-modes.js';
 import type { Deps } from './deps.js';
-import { errorEnvelope, errors } from './errors/catalog.js';
+import { errorEnvelope, errors, type GatewayError } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
 import { isInternal } from './compare/legacy-side.js';
@@ -106,8 +108,34 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     const template = routeFacts(request).url;
     return !!template && legacyAnswers(deps.config, template) && !isInternal(request.headers);
   };
+  // … but a shadowed route holds each body whole until the legacy side answers: its requests are gated per address like
+  // any without a principal, and one that carries no credential at all reads no large body (attack pass 19, F4: 1 500
+  // anonymous 1 MB POSTs to a shadowed route, 2.8–3.4 GB); a proxied one streams its body on, nothing held
+  const streamed = (request: FastifyRequest): boolean => {
+    const template = routeFacts(request).url;
+    return legacyChecks(request) && !!template && routeMode(deps.config, template) === 'proxy';
+  };
+  const credential = (request: FastifyRequest): boolean =>
+    requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME) !== undefined;
   app.decorateRequest('principal', null);
   app.decorateRequest('routeFacts', null);
+  // requests without a principal: at most ANONYMOUS_IN_FLIGHT at once from one address (not the probes, quiet by design,
+  // nor the operator's routes, which check their token first, nor a proxied route's, streamed on)
+  const anonymous = new AnonymousGate();
+  const gate = (request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
+    const leave = anonymous.enter(request.ip);
+    if (!leave) return errors.requestsExceeded(1);
+    reply.raw.once('close', leave);
+    return undefined;
+  };
+  // a shadowed route's request, before the shadow reads its body (its hook comes next)
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!legacyChecks(request) || streamed(request)) { done(); return; }
+    const length = Number(request.headers['content-length']);
+    const large = Number.isFinite(length) ? length > ANONYMOUS_BODY_BYTES : request.headers['transfer-encoding'] !== undefined;
+    if (large && !credential(request)) { done(errors.forbidden()); return; }
+    done(gate(request, reply));
+  });
   await registerModes(app, deps);
 
   app.addHook('onRequest', (request, _reply, done) => {
@@ -125,17 +153,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     authenticate(token, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
   });
 
-  // requests without a principal: at most ANONYMOUS_IN_FLIGHT at once from one address (not the probes, quiet by design,
-  // nor the operator's routes, which check their token first)
-  const anonymous = new AnonymousGate();
   app.addHook('onRequest', (request, reply, done) => {
     const access = accessOf(request);
-    // (webhook deliveries too: their signature is checked only once the body is read)
+    // (webhook deliveries too: their signature is checked only once the body is read; the legacy side's routes above)
     if (request.principal || access === 'operator' || routeFacts(request).quietLog || legacyChecks(request)) { done(); return; }
-    const leave = anonymous.enter(request.ip);
-    if (!leave) { done(errors.requestsExceeded(1)); return; }
-    reply.raw.once('close', leave);
-    done();
+    done(gate(request, reply));
   });
 
   // a body sent without a principal to a route that needs one is not read past a few KB: the route answers 403 whatever it

@@ -108,7 +108,11 @@ export class ComparisonModes {
     const template = templateOf(req);
     if (isInternal(req.headers) || !template || routeMode(c, template) !== 'shadow') return false;
     const body = isWrite(req.method) || req.method === 'SEARCH' ? await bodyOf(req, c.MAX_PAYLOAD_BYTES) : undefined;
-    const legacy = await this.ask(req.method, req.url, req.headers, body, Math.max(c.COMPARE_TIMEOUT_MS, c.V1_TIMEOUT_MS));
+    // (a legacy side down or silent is a 503 in the envelope, as v1's is: attack pass 19, F4 — a 500 each)
+    const legacy = await this.ask(req.method, req.url, req.headers, body, Math.max(c.COMPARE_TIMEOUT_MS, c.V1_TIMEOUT_MS)).catch((e: unknown) => {
+      const why = (e as { code?: unknown; name?: unknown }).code ?? (e as { name?: unknown }).name ?? 'no answer';
+      throw errors.serviceUnavailable(`The legacy backend did not answer (${String(why)}).`, 'legacy');
+    });
     for (const [k, v] of Object.entries(legacy.headers)) if (!HOP_HEADERS.has(k) && v !== undefined) void reply.header(k, v);
     void reply.header(ANSWERED_BY, 'legacy');
     void reply.status(legacy.status).send(legacy.raw);
