@@ -8,6 +8,7 @@ import { legacyAnswers, routeMode } from './config/route-modes.js';
 import type { Deps } from './deps.js';
 import { errorEnvelope, errors, type GatewayError } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
+import { BodyGate } from './http/body-gate.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
@@ -153,6 +154,18 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     authenticate(token, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
   });
 
+  // a principal's bodies in flight, in bytes (by Content-Length; a chunked body counts as the largest allowed)
+  const bodies = new BodyGate();
+  app.addHook('onRequest', (request, reply, done) => {
+    const user = request.principal?.user.id;
+    const length = Number(request.headers['content-length']);
+    const bytes = Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
+    if (!user || bytes <= 0) { done(); return; }
+    const leave = bodies.enter(user, bytes);
+    if (!leave) { done(errors.requestsExceeded(1)); return; }
+    reply.raw.once('close', leave);
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     const access = accessOf(request);
     // (webhook deliveries too: their signature is checked only once the body is read; the legacy side's routes above)
