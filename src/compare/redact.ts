@@ -32,8 +32,14 @@ export function redactValue(path: string, value: unknown): unknown {
   return redactDeep(value, 0);
 }
 
+/**
+ * A URL's query string replaced whole: a signed output URL's signature is a bearer capability for the file until it
+ * expires (attack pass 19, F6: samples kept them; the comparison itself reads signed URLs without their query).
+ */
+const unsigned = (s: string) => (/^https?:\/\/[^\s?#]*\?/i.test(s) ? `${s.slice(0, s.indexOf('?'))}?${REDACTED}` : s);
+
 function redactDeep(v: unknown, depth: number): unknown {
-  if (typeof v === 'string') return scrubText(v);
+  if (typeof v === 'string') return unsigned(scrubText(v));
   if (v === null || typeof v !== 'object' || depth > 64) return v;
   if (Array.isArray(v)) return v.map((x) => redactDeep(x, depth + 1));
   const out: Record<string, unknown> = {};
