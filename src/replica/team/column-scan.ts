@@ -133,21 +133,7 @@ export class RenderColumnScan {
   constructor(private readonly teams: readonly TeamColumns[]) {}
 
   count(): { tested: number; matched: number } {
-    let tested = 0;
-    let matched = 0;
-    for (const t of this.teams) {
-      const test = t.test;
-      const counts = countsFor(t);
-      if (counts) {
-        tested += counts.live;
-        counts.byStatus.forEach((n, k) => { if (n && t.form?.byStatus(k)) matched += n; });
-        for (const row of counts.overlaid) if (test(row)) matched++;
-        continue;
-      }
-      tested += forRows(t, (row) => {
-        if (test(row)) matched++;
-      });
-    }
+    const { tested, matched } = this.countFirst(() => 0, 0, 0); // (no match kept)
     return { tested, matched };
   }
 
