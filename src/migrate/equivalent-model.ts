@@ -102,6 +102,8 @@ export type StepArgsOf<K extends StepArgs['op']> = Extract<StepArgs, { readonly 
 
 export type StepArgs =
   | { readonly op: 'merge'; readonly desc: boolean }
+  /** A derived field written out (`download_ready`: complete, with a `master` output URL — mappings/outputs.json names it). */
+  | { readonly op: 'derive'; readonly field: 'download_ready'; readonly master: string }
   | { readonly op: 'filter'; readonly conds: readonly FilterCond[] }
   | { readonly op: 'search'; readonly param: string }
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }

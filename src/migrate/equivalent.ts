@@ -181,7 +181,10 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[]): void {
     // a relation: its join (above), or one of its own (the user's accounts: the teams the key reaches)
     if (f.relation && steps.some((s) => s.kind === 'join' && s.detail.startsWith(`${name}:`))) continue;
     const detail = `${name}: ${f.source.how ?? 'derived'} (from v1 ${f.source.from ?? 'the object'})`;
-    steps.push({ kind: f.relation ? 'join' : 'derive', detail });
+    // (written out where every language can: a render's download_ready; the others are the client's, a TODO)
+    const args = resource === 'render' && name === 'download_ready'
+      ? { op: 'derive' as const, field: 'download_ready' as const, master: m.outputs.master } : undefined;
+    steps.push({ kind: f.relation ? 'join' : 'derive', detail, ...(args ? { args } : {}) });
   }
 }
 

@@ -39,6 +39,8 @@ function jqStep(a: StepArgs): string {
   const val = (f: string) => (f === 'status' ? '($S[.status // ""] // .status)' : `.${f}`);
   const env = (p: string) => `$ENV.${envName(p)}`;
   switch (a.op) {
+    case 'derive':
+      return `map(.${a.field} = (.status == "complete" and ((.output // {})[${JSON.stringify(a.master)}] | type) == "string"))`;
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':

@@ -78,6 +78,8 @@ function pyCall(c: V1Call): string {
 
 function jsStep(a: StepArgs): string {
   switch (a.op) {
+    case 'derive':
+      return `  out = out.map((x) => ({ ...x, ${a.field}: x.status === 'complete' && typeof x.output?.[${JSON.stringify(a.master)}] === 'string' }));`;
     case 'merge':
       return `  out.sort((a, b) => ${a.desc ? 'b.created_at - a.created_at' : 'a.created_at - b.created_at'});`;
     case 'filter':
@@ -152,6 +154,9 @@ function jsStep(a: StepArgs): string {
 
 function pyStep(a: StepArgs): string {
   switch (a.op) {
+    case 'derive':
+      return `    out = [dict(x, ${a.field}=(x.get("status") == "complete" and ` +
+        `isinstance((x.get("output") or {}).get(${JSON.stringify(a.master)}), str))) for x in out]`;
     case 'merge':
       return `    out.sort(key=lambda x: x["created_at"], reverse=${a.desc ? 'True' : 'False'})`;
     case 'filter':

@@ -92,6 +92,18 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     for (const got of [again.node, again.python, again.curl]) expect(v1List(got)).toEqual(wantReady);
   });
 
+  it('download_ready, derived in every language as the gateway derives it (held-out check of issue 39: the proof derived it itself)', async () => {
+    const url = '/renders?limit=-1&fields=id,status,download_ready';
+    const l = await legacy('GET', url);
+    const ready = new Map<string, boolean>();
+    for (const r of l.body.data as { id: string; download_ready: boolean }[]) ready.set(await v1Of('render', r.id), r.download_ready);
+    expect(new Set(ready.values())).toEqual(new Set([true, false])); // both ways met
+    const out = await runAll(await recordedShape('GET', '/renders', url), {});
+    for (const [lang, got] of Object.entries(out)) {
+      expect((got as { id: string; download_ready: boolean }[]).map((x) => [x.id, x.download_ready]).sort(), lang).toEqual([...ready].sort());
+    }
+  });
+
   it('a count grouped by status', async () => {
     const url = '/renders?aggregate[count]=*&groupBy=status';
     const l = await legacy('GET', url);
