@@ -119,7 +119,9 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
   for (const rel of (plan?.relations ?? []).filter(through)) {
     const first = rel.split('.')[0] ?? rel;
     const target = fieldOf(m, resource, first)?.relation?.resource;
-    if (target === 'project' && !has('projects')) {
+    // (a render's project by id; an account's projects are its team's list, below — held-out check of issue 39: the
+    // render rule was used for an account's projects, and every snippet failed reading renders it never asked for)
+    if (target === 'project' && resource === 'render' && !has('projects')) {
       calls.push(call({ name: 'project', method: 'GET', path: '/v1/projects/{render.project.id}', each: 'renders', why: `${rel}: the render's project` }));
     }
     if (target === 'account' && !has('teams')) {

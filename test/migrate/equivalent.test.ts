@@ -102,6 +102,17 @@ describe('the v1 equivalent of a shape, from its plan', () => {
   });
 });
 
+describe('joins', () => {
+  it("an account's projects are its team's list, never a render's project by id (held-out check of issue 39: every snippet failed)", () => {
+    const e = eq('/accounts', 'fields=id,name,projects.id,projects.title', 'account');
+    expect(e.calls.map((c) => `${c.name} ${c.path} ${c.each}`)).toEqual(['teams /v1/teams null', 'projects /v1/projects teams']);
+    // the join itself is the client's (a TODO): the snippets are partial, never "equal" by default
+    expect(renderSnippets(e, 'f').partial).toEqual(['projects: match by v1 id (project from the calls above)']);
+    // a render's project is read by its id
+    expect(eq('/renders', 'fields=id,project.title&filter[project][_eq]=' + UUID).calls.map((c) => c.name)).toContain('project');
+  });
+});
+
 describe('shapes that could not be planned (issue 39 survey: "not run")', () => {
   it('a relation under another (project.renders.status) is planned: the question made again is one Directus takes (no nested _some)', () => {
     const s = shape('/renders', 'filter[project][renders][status][_eq]=failed&fields=id&limit=-1');
