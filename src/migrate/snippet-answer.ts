@@ -143,7 +143,10 @@ export function snippetDifferences(
   if (ordered.length === 0 || aggregate || !Array.isArray(norm) || !Array.isArray(got.data)) return ordered;
   // (which of several items of one instant a page ends on is a tie too: the sort keys, position by position, decide)
   const byId = new Map([...known, ...got.records].map((r) => [r.id as string, r]));
-  const sort = q.sort.length > 0 ? q.sort.map((s) => s.field.path.join('.')) : ['date_created'];
+  // (no sort: the resource's default, its id tie-break left out where another key leads — an account's default is its
+  // uuid alone, which v1's team order does not follow: held-out check of issue 39, "equal" in another order)
+  const defaults = (m.schemas[q.resource]?.defaultSort ?? ['-date_created']).map((x) => x.replace(/^-/, ''));
+  const sort = q.sort.length > 0 ? q.sort.map((s) => s.field.path.join('.')) : defaults.length > 1 ? defaults.filter((f) => f !== 'id') : defaults;
   const keyOf = (item: unknown) => {
     const rec = byId.get(String((item as { id?: unknown } | null)?.id));
     return rec ? JSON.stringify(sort.map((f) => rec[f])) : undefined;

@@ -21,6 +21,14 @@ describe('snippetDifferences', () => {
     expect(snippetDifferences([{ id: 'a' }, { id: 'b' }], got, newestFirst, m, false, recs)).toEqual([]);
   });
 
+  it('an account list without a sort is in uuid order (its default): another order differs, not a tie (held-out check of issue 39)', () => {
+    const accounts = { sort: [], resource: 'account' } as unknown as QueryNode;
+    const teams = [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }];
+    const got = { ok: true as const, data: [{ id: 'b' }, { id: 'a' }], records: teams };
+    expect(snippetDifferences([{ id: 'a' }, { id: 'b' }], got, accounts, m, false, teams).length).toBeGreaterThan(0);
+    expect(snippetDifferences([{ id: 'a' }, { id: 'b' }], { ...got, data: [{ id: 'a' }, { id: 'b' }] }, accounts, m, false, teams)).toEqual([]);
+  });
+
   it('a snippet that answers more items than the gateway differs, even when the first ones match (review: it was "equal")', () => {
     const got = { ok: true as const, data: [{ id: 'a' }, { id: 'b' }], records: recs };
     expect(snippetDifferences([{ id: 'a' }], got, newestFirst, m, false, recs).length).toBeGreaterThan(0);
