@@ -53,6 +53,15 @@ describe('a LIKE test costs at most its budget, over HTTP', () => {
       const one = await gw.get(`/renders?filter[title][_contains]=${term(0)}&limit=1`, tok);
       expect(one.status, kind).toBe(200);
     }
+    // terms that fail at once on every character cost one step a character: walked, they count too (attack pass 20, N1:
+    // 1 000 of them held others 6.7 s) — 400 of them over these titles walk past TEXT_WALK_STEPS
+    for (const value of [(i: number) => `b_${i}`, (i: number) => `bz${i}`]) {
+      const cheap = Array.from({ length: 400 }, (_, i) => ({ title: { _contains: value(i) } }));
+      const walked = await gw.app.inject({ method: 'SEARCH', url: '/renders', headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json' },
+        payload: { query: { filter: { _or: cheap }, meta: 'filter_count', limit: 1 } } });
+      expect(walked.statusCode, value(0)).toBe(400);
+      expect(walked.json().errors[0].message).toMatch(/too costly/);
+    }
     // the same titles, a wildcard value of ordinary size: every long title, counted
     const usual = await gw.get(`/renders?filter[title][_contains]=a_a&meta=filter_count&limit=1`, tok);
     expect(usual.status).toBe(200);
