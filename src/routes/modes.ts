@@ -1,5 +1,6 @@
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance } from 'fastify';
+import { errors } from '../errors/catalog.js';
 import { ANSWERED_BY, ComparisonModes } from '../http/comparison-modes.js';
 import { anyLegacyMode, routeMode, ROUTE_PREFIXES } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
@@ -7,7 +8,14 @@ import type { Deps } from '../deps.js';
 export { ANSWERED_BY };
 /** @fastify/http-proxy's methods, and Directus's SEARCH. */
 const PROXY_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS', 'SEARCH'];
-const answeredByLegacy = { rewriteHeaders: (h: Record<string, unknown>) => ({ ...h, [ANSWERED_BY]: 'legacy' }) };
+const answeredByLegacy = {
+  rewriteHeaders: (h: Record<string, unknown>) => ({ ...h, [ANSWERED_BY]: 'legacy' }),
+  // a legacy side that does not answer is a 503 in the envelope, as a shadowed route's (attack pass 20: a 500)
+  onError: (reply: { send(payload: unknown): unknown }, { error }: { error: Error }) => {
+    const cause = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code ?? error.name;
+    void reply.send(errors.serviceUnavailable(`The legacy backend did not answer (${String(cause)}).`, 'legacy'));
+  },
+};
 
 declare module 'fastify' {
   interface FastifyInstance {

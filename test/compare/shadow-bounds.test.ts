@@ -60,5 +60,12 @@ describe('a shadowed route, for requests the gateway cannot name', () => {
       expect(res.statusCode).toBe(503);
       expect(res.json().errors[0]).toMatchObject({ extensions: { code: 'SERVICE_UNAVAILABLE', service: 'legacy' } });
     } finally { await down.close(); }
+    // a proxied route alike (attack pass 20: @fastify/http-proxy's 500)
+    const proxied = await startGateway({ ROUTE_MODES: JSON.stringify({ '/templates': 'proxy' }), LEGACY_BASE_URL: 'http://127.0.0.1:9' });
+    try {
+      const res = await proxied.app.inject({ method: 'GET', url: '/templates?limit=1', headers: { authorization: 'Bearer a-legacy-token' } });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().errors[0]).toMatchObject({ extensions: { code: 'SERVICE_UNAVAILABLE', service: 'legacy' } });
+    } finally { await proxied.close(); }
   });
 });
