@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parseRouteModes, type RouteModes } from './route-modes.js';
 import { lookalikeVariables, type Lookalike } from './lookalikes.js';
 import { z } from 'zod';
@@ -37,10 +38,18 @@ export const ConfigSchema = z.object({
     const t = v.trim();
     if (/^(false|0|no|)$/i.test(t)) return false as const;
     if (/^(true|yes)$/i.test(t)) return true as const;
-    if (/^\d{1,2}$/.test(t)) return Number(t);
+    if (/^\d+$/.test(t) && Number(t) >= 1 && Number(t) <= 20) return Number(t);
     const list = t.split(',').map((x) => x.trim()).filter(Boolean);
-    if (list.length > 0 && list.every((x) => /^[0-9a-f.:]+(\/\d{1,3})?$/i.test(x) || ['loopback', 'linklocal', 'uniquelocal'].includes(x))) return list;
-    ctx.addIssue({ code: 'custom', message: 'false, a number of proxies (1), their addresses or CIDRs (comma-separated), or true' });
+    // (an address, or one with a prefix length its family allows, or proxy-addr's names; `100` or `abc` are none)
+    const trustable = (x: string) => {
+      if (['loopback', 'linklocal', 'uniquelocal'].includes(x)) return true;
+      const [address = '', bits, more] = x.split('/');
+      const family = isIP(address);
+      if (family === 0 || more !== undefined) return false;
+      return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) >= 1 && Number(bits) <= (family === 4 ? 32 : 128));
+    };
+    if (list.length > 0 && !/^\d+$/.test(t) && list.every(trustable)) return list;
+    ctx.addIssue({ code: 'custom', message: 'false, a number of proxies (1 to 20), their addresses or CIDRs (comma-separated), or true' });
     return z.NEVER;
   }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -30,7 +30,11 @@ describe('TRUST_PROXY', () => {
     expect(read('1')).toBe(1);
     expect(read('10.0.0.0/8, 192.168.1.4')).toEqual(['10.0.0.0/8', '192.168.1.4']);
     expect(read('true')).toBe(true);
-    expect(() => read('proxy.example')).toThrow(/TRUST_PROXY/);
+    expect(read('2001:db8::/32,loopback')).toEqual(['2001:db8::/32', 'loopback']);
+    // (attack pass 20: `100` and `1,2` were read as addresses, `abc` and `0.0.0.0/0` passed and failed the start with a stack)
+    for (const bad of ['proxy.example', '100', '1,2', 'abc', '0.0.0.0/0', '10.0.0.0/33', '10.0.0.1/8/9']) {
+      expect(() => read(bad), bad).toThrow(/TRUST_PROXY/);
+    }
   });
 
   it('behind one proxy (1): a forged X-Forwarded-For does not dodge the per-address count; true lets it (the danger, said)', async () => {
