@@ -58,10 +58,10 @@ function accessOf(request: FastifyRequest): 'legacy' | 'public' | 'operator' | '
   return routeFacts(request).access;
 }
 
-/** Builds the gateway (never listens): legacy routes, auth, operator routes, error envelope. */
 /** TRUST_PROXY as Fastify takes it: a number of proxies trusts that many hops nearest the gateway (proxy-addr's rule). */
 const trusted = (t: boolean | number | string[]) => (typeof t === 'number' ? (_address: string, hop: number) => hop < t : t);
 
+/** Builds the gateway (never listens): legacy routes, auth, operator routes, error envelope. */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
