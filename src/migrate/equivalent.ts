@@ -139,7 +139,10 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
         why: `${rel}: the team's projects`,
       }));
     }
-    steps.push({ kind: 'join', detail: `${rel}: match by v1 id (${target ?? 'related'} from the calls above)` });
+    // (named by the relation's last hop: `project.renders` joins renders)
+    const last = fieldAt(m, resource, rel.split('.'));
+    const joined = last ? fieldOf(m, last.resource, last.field)?.relation?.resource : undefined;
+    steps.push({ kind: 'join', detail: `${rel}: match by v1 id (${joined ?? target ?? 'related'} from the calls above)` });
   }
   const reads = (q?.fields ?? []).map((f) => f.path.join('.'));
   // a one-to-many list read as ids (`renders`, or through `*`) or counted (`count(renders)`): its children listed too, so

@@ -122,6 +122,6 @@ describe('shapes that could not be planned (issue 39 survey: "not run")', () => 
     expect(e.calls.length).toBeGreaterThan(0);
     // the relational filter is left to the client, said as such (partial), never silently dropped: its joins too
     expect(renderSnippets(e, 'f').partial).toEqual(['project: match by v1 id (project from the calls above)',
-      'project.renders: match by v1 id (project from the calls above)', 'filter: some(project.renders:status _eq ?)']);
+      'project.renders: match by v1 id (render from the calls above)', 'filter: some(project.renders:status _eq ?)']);
   });
 });
