@@ -1,7 +1,7 @@
 /** The predicates of one comparison operator on one field value (what compileFilter builds a Compare node from). */
 import type { Scalar } from './ast.js';
 import type { FieldType } from './schema.js';
-import { hasWildcards, pgLower, plainMatch, TEXT_OPS, textMatch, type TextWork } from './like.js';
+import { pgLower, plainMatch, TEXT_OPS, textMatch, type TextWork } from './like.js';
 
 export type Rec = Readonly<Record<string, unknown>>;
 export type Getter = (r: Rec) => unknown;
@@ -61,26 +61,7 @@ export function compileRootCompare(k: string, type: FieldType, op: string, value
         return v != null && v <= (v0 as never);
       };
   }
-  if (type !== 'string' && type !== 'text') return undefined;
-  const str = String(v0);
-  if (hasWildcards(str)) return undefined; // a LIKE pattern (compileCompare)
-  switch (op) {
-    case '_contains':
-      return (r) => {
-        const v = r[k];
-        return typeof v === 'string' && v.includes(str);
-      };
-    case '_starts_with':
-      return (r) => {
-        const v = r[k];
-        return typeof v === 'string' && v.startsWith(str);
-      };
-    case '_ends_with':
-      return (r) => {
-        const v = r[k];
-        return typeof v === 'string' && v.endsWith(str);
-      };
-  }
+  // (text operators are compileCompare's: every text they walk is counted against the request's work — query/like.ts)
   return undefined;
 }
 

@@ -103,3 +103,23 @@ describe('a LIKE test bounded in work', () => {
     expect(n).toBe(11_111);
   });
 });
+
+describe('a request\'s text tests walk a bounded number of characters, on records too', () => {
+  it('many terms met nowhere over long titles, with or without a wildcard: too costly together (attack pass 20, N1)', async () => {
+    const { compileFilter } = await import('../../src/query/compile.js');
+    const { TextWork, TEXT_WALK_STEPS } = await import('../../src/query/like.js');
+    const { loadMappings } = await import('../../src/config/mappings.js');
+    const { schemas } = loadMappings('mappings');
+    const lookup = { one: () => undefined, many: () => [] };
+    const records = Array.from({ length: 1_400 }, (_, i) => ({ id: `r${i}`, title: 'a'.repeat(250) }));
+    for (const value of [(i: number) => `bz${i}`, (i: number) => `b_${i}`]) {
+      const filter = { kind: 'Or', children: Array.from({ length: 400 }, (_, i) => ({ kind: 'Compare', field: { path: ['title'] }, op: '_contains', value: value(i) })) };
+      expect(400 * 1_400 * 250).toBeGreaterThan(TEXT_WALK_STEPS);
+      const test = compileFilter(filter as never, schemas.render!, schemas, lookup, new TextWork());
+      expect(() => { for (const r of records) test(r); }, value(0)).toThrow(/too costly to look for/);
+      // one term: answered
+      const one = compileFilter(filter.children[0] as never, schemas.render!, schemas, lookup, new TextWork());
+      expect(records.filter(one)).toEqual([]);
+    }
+  });
+});
