@@ -10,6 +10,7 @@ import { errorEnvelope, errors, type GatewayError } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
 import { BodyGate } from './http/body-gate.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
+import { afterRequest, trackRequestEnds } from './http/request-end.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
 import { limitJsonDepth } from './http/json-body.js';
@@ -84,6 +85,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   enableSearch(app);
   limitJsonDepth(app);
+  trackRequestEnds(app);
   const accessLine = accessLogger(deps.logger);
   app.addHook('onClose', (_app, done) => { accessLine.flush(); done(); });
   // first of all (CORS preflights and shadow mode may answer from their own hooks): the request id goes back in every
@@ -126,7 +128,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const gate = (request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
     const leave = anonymous.enter(request.ip);
     if (!leave) return errors.requestsExceeded(1);
-    reply.raw.once('close', leave);
+    afterRequest(reply, leave);
     return undefined;
   };
   // a shadowed route's request, before the shadow reads its body (its hook comes next)
@@ -163,7 +165,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     if (!user || bytes <= 0) { done(); return; }
     const leave = bodies.enter(user, bytes);
     if (!leave) { done(errors.requestsExceeded(1)); return; }
-    reply.raw.once('close', leave);
+    afterRequest(reply, leave);
     done();
   });
   app.addHook('onRequest', (request, reply, done) => {

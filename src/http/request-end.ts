@@ -1,0 +1,43 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+
+/**
+ * When a request's work is over: its reply closed (sent, or its client gone) and its handler done — Fastify's onSend has
+ * run, which it does after the handler's answer, after an error, and after a body whose client left mid-way. A client
+ * that hangs up once its body is sent does not end the work it asked for: the body, parsed, is held while its question
+ * runs. Gates given back at the hang-up let one user's 900 KB SEARCH bodies, each connection closed 20 ms after sending,
+ * take an instance to 5.2 GB and out of memory with no 429 (attack pass 20, N2).
+ */
+interface Progress { sent: boolean; closed: boolean; readonly then: (() => void)[] }
+const progress = new WeakMap<FastifyReply, Progress>();
+
+function of(reply: FastifyReply): Progress {
+  let p = progress.get(reply);
+  if (!p) {
+    const q: Progress = { sent: false, closed: reply.raw.destroyed || reply.raw.writableFinished, then: [] };
+    if (!q.closed) reply.raw.once('close', () => { q.closed = true; settle(q); });
+    progress.set(reply, p = q);
+  }
+  return p;
+}
+
+function settle(p: Progress): void {
+  if (!p.sent || !p.closed) return;
+  for (const fn of p.then.splice(0)) fn();
+}
+
+/** Runs `fn` once `reply`'s request has ended: its handler done and its reply closed (whichever comes last). */
+export function afterRequest(reply: FastifyReply, fn: () => void): void {
+  const p = of(reply);
+  p.then.push(fn);
+  settle(p);
+}
+
+/** Tells `afterRequest` when a reply's answer is handed to Fastify (every route's onSend). */
+export function trackRequestEnds(app: FastifyInstance): void {
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    const p = of(reply);
+    p.sent = true;
+    settle(p);
+    done(null, payload);
+  });
+}
