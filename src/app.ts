@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import Fastify, {
   LogController, type FastifyBaseLogger, type FastifyServerOptions, type FastifyInstance, type FastifyReply, type FastifyRequest,
 } from 'fastify';
@@ -62,6 +62,17 @@ function accessOf(request: FastifyRequest): 'legacy' | 'public' | 'operator' | '
 /** TRUST_PROXY as Fastify takes it: a number of proxies trusts that many hops nearest the gateway (proxy-addr's rule). */
 const trusted = (t: boolean | number | string[]) => (typeof t === 'number' ? (_address: string, hop: number) => hop < t : t);
 
+/** A credential's name in the gates (never the credential itself). */
+const digest = (token: string): string => createHash('sha256').update(token).digest('base64url').slice(0, 22);
+
+/** The reason phrases of what the gateway answers on a bare socket. */
+const REASONS: Record<number, string> = { 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/** Node checks its connections for HTTP_REQUEST_TIMEOUT_MS this often (its default, 30 s, doubles a short bound). */
+const requestChecks = (timeoutMs: number) => (timeoutMs > 0
+  ? { connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(timeoutMs / 4))), headersTimeout: Math.min(60_000, timeoutMs) }
+  : {});
+
 /** Builds the gateway (never listens): legacy routes, auth, operator routes, error envelope. */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -69,6 +80,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     bodyLimit: deps.config.MAX_PAYLOAD_BYTES,
     // a socket idle this long is closed (a client that stopped reading no longer pins its answer's memory)
     connectionTimeout: deps.config.HTTP_IDLE_TIMEOUT_MS,
+    // … and a request not sent whole in time is a 408 (a body trickled in held its places: attack pass 20, N3/N4)
+    requestTimeout: deps.config.HTTP_REQUEST_TIMEOUT_MS,
+    http: requestChecks(deps.config.HTTP_REQUEST_TIMEOUT_MS),
     trustProxy: trusted(deps.config.TRUST_PROXY),
     genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // one access-log line per request (onResponse below), not Fastify's two
@@ -101,9 +115,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.server.removeAllListeners('clientError');
   app.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) { socket.destroy(); return; }
-    const ge = err.code === 'HPE_HEADER_OVERFLOW' ? errors.headersTooLarge() : errors.invalidPayload('The request is not valid HTTP');
+    const ge = err.code === 'HPE_HEADER_OVERFLOW' ? errors.headersTooLarge()
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? errors.requestTimeout() : errors.invalidPayload('The request is not valid HTTP');
     const body = JSON.stringify(errorEnvelope(ge));
-    socket.end(`HTTP/1.1 ${ge.status} ${ge.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+    socket.end(`HTTP/1.1 ${ge.status} ${REASONS[ge.status] ?? 'Bad Request'}\r\n` +
       `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   // where the legacy backend answers (proxy, compare, shadow) it checks the tokens: no principal here says nothing
@@ -111,19 +126,21 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     const template = routeFacts(request).url;
     return !!template && legacyAnswers(deps.config, template) && !isInternal(request.headers);
   };
-  // … but a shadowed route holds each body whole until the legacy side answers: its requests are gated per address like
-  // any without a principal, and one that carries no credential at all reads no large body (attack pass 19, F4: 1 500
-  // anonymous 1 MB POSTs to a shadowed route, 2.8–3.4 GB); a proxied one streams its body on, nothing held
+  // … but a shadowed route holds each body whole until the legacy side answers: one that carries no credential at all
+  // reads no large body (attack pass 19, F4: 1 500 anonymous 1 MB POSTs to a shadowed route, 2.8–3.4 GB), its bodies are
+  // bounded in bytes per credential, and those without one are gated per address once read; a proxied one streams its
+  // body on, nothing held
   const streamed = (request: FastifyRequest): boolean => {
     const template = routeFacts(request).url;
     return legacyChecks(request) && !!template && routeMode(deps.config, template) === 'proxy';
   };
-  const credential = (request: FastifyRequest): boolean =>
-    requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME) !== undefined;
   app.decorateRequest('principal', null);
   app.decorateRequest('routeFacts', null);
   // requests without a principal: at most ANONYMOUS_IN_FLIGHT at once from one address (not the probes, quiet by design,
-  // nor the operator's routes, which check their token first, nor a proxied route's, streamed on)
+  // nor the operator's routes, which check their token first, nor a proxied route's, streamed on), counted once their
+  // body is read: bodies trickled in a byte a second took every place of an address, logins and shadowed routes refused
+  // to all its users (attack pass 20, N3/N4); what is read meanwhile is a few KB each (larger ones are refused unread)
+  // and HTTP_REQUEST_TIMEOUT_MS ends a request not sent in time
   const anonymous = new AnonymousGate();
   const gate = (request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
     const leave = anonymous.enter(request.ip);
@@ -131,44 +148,50 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     afterRequest(reply, leave);
     return undefined;
   };
+  // request bodies in flight, in bytes (by Content-Length; a chunked body counts as the largest allowed), per principal
+  // or, on a shadowed route (where the legacy side checks tokens), per credential
+  const bodies = new BodyGate();
+  const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
+    const length = Number(request.headers['content-length']);
+    const bytes = Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
+    if (bytes <= 0) return undefined;
+    const leave = bodies.enter(key, bytes);
+    if (!leave) return errors.requestsExceeded(1);
+    afterRequest(reply, leave);
+    return undefined;
+  };
+  const token = (request: FastifyRequest) => requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME);
   // a shadowed route's request, before the shadow reads its body (its hook comes next)
   app.addHook('onRequest', (request, reply, done) => {
     if (!legacyChecks(request) || streamed(request)) { done(); return; }
+    const credential = token(request);
+    if (credential !== undefined) { done(heldBody(`credential:${digest(credential)}`, request, reply)); return; }
     const length = Number(request.headers['content-length']);
     const large = Number.isFinite(length) ? length > ANONYMOUS_BODY_BYTES : request.headers['transfer-encoding'] !== undefined;
-    if (large && !credential(request)) { done(errors.forbidden()); return; }
-    done(gate(request, reply));
+    done(large ? errors.forbidden() : undefined);
   });
-  await registerModes(app, deps);
+  await registerModes(app, deps, (request, reply) => (token(request) === undefined ? gate(request, reply) : undefined));
 
   app.addHook('onRequest', (request, _reply, done) => {
     if ((request.query as Record<symbol, unknown>)[UNREADABLE]) { done(errors.invalidQuery(['The query string cannot be read'])); return; }
     const access = accessOf(request);
     if (access !== 'legacy' || legacyChecks(request)) { done(); return; }
-    const token = requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME);
+    const credential = token(request);
     // a token verified before, of a user held in memory: no promise, no wait (most requests)
-    const held = token ? authenticateHeld(token, deps.jwt, deps.users) : undefined;
-    if (!token || held) {
+    const held = credential ? authenticateHeld(credential, deps.jwt, deps.users) : undefined;
+    if (!credential || held) {
       request.principal = held ?? null;
       done();
       return;
     }
-    authenticate(token, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
+    authenticate(credential, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
   });
 
-  // a principal's bodies in flight, in bytes (by Content-Length; a chunked body counts as the largest allowed)
-  const bodies = new BodyGate();
   app.addHook('onRequest', (request, reply, done) => {
     const user = request.principal?.user.id;
-    const length = Number(request.headers['content-length']);
-    const bytes = Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
-    if (!user || bytes <= 0) { done(); return; }
-    const leave = bodies.enter(user, bytes);
-    if (!leave) { done(errors.requestsExceeded(1)); return; }
-    afterRequest(reply, leave);
-    done();
+    done(user ? heldBody(user, request, reply) : undefined);
   });
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('preHandler', (request, reply, done) => {
     const access = accessOf(request);
     // (webhook deliveries too: their signature is checked only once the body is read; the legacy side's routes above)
     if (request.principal || access === 'operator' || routeFacts(request).quietLog || legacyChecks(request)) { done(); return; }

@@ -146,6 +146,12 @@ export const ConfigSchema = z.object({
    * request) is closed: what its answer held is given back. Above the worst v1 wait of a request; 0: never.
    */
   HTTP_IDLE_TIMEOUT_MS: int(0).default(300_000),
+  /**
+   * The longest a client may take to send one request, its body included; past it: 408 and the connection closed (checked
+   * every few seconds). Bodies trickled in a byte a second held the places of a client address's requests (attack pass 20,
+   * N3/N4). 0: no bound.
+   */
+  HTTP_REQUEST_TIMEOUT_MS: int(0).default(60_000),
   /** Items one array body (POST, PATCH) or `keys` list may hold; past it: 400 INVALID_PAYLOAD. */
   MAX_BATCH_MUTATION: int(1).default(100),
   CACHE_MAX_ENTRIES: int(10).default(10_000),

@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   DEPRECATED: 410,
   /** Gateway-only: Node's own answer to oversized headers, put in the envelope (Directus answers it as plain text). */
   REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
+  /** Gateway-only: Node's own answer to a request not sent in time (HTTP_REQUEST_TIMEOUT_MS), put in the envelope. */
+  REQUEST_TIMEOUT: 408,
   SERVICE_UNAVAILABLE: 503,
   INTERNAL_SERVER_ERROR: 500,
 } as const;
@@ -109,6 +111,8 @@ export const errors = {
   deprecated: (message: string, extensions: Record<string, unknown>, headers: Record<string, string>) =>
     new GatewayError('DEPRECATED', message, { extensions, headers }),
   headersTooLarge: () => new GatewayError('REQUEST_HEADER_FIELDS_TOO_LARGE', 'The request line and headers are too large.'),
+  /** A request not sent whole within HTTP_REQUEST_TIMEOUT_MS (Node's 408; Directus names no code for it). */
+  requestTimeout: () => new GatewayError('REQUEST_TIMEOUT', 'The request was not sent in time.'),
   internal: (cause: unknown) => new GatewayError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred.', { cause }),
   /** Directus ≥ 10.4 wording: `Invalid payload. <reason>.`, the bare reason in extensions. */
   invalidPayload: (reason: string, extensions: Record<string, unknown> = {}) => {

@@ -1,6 +1,7 @@
 /**
  * Requests without a principal (a login, a refresh, a legacy route without a token), counted in flight per client
- * address: past ANONYMOUS_IN_FLIGHT at once from one address, the next is answered 429 at once, before its body is read.
+ * address: past ANONYMOUS_IN_FLIGHT at once from one address, the next is answered 429 at once, once its body (a few KB at
+ * most) is read — a body still trickling in holds no place (attack pass 20, N3/N4).
  * One client holding thousands of connections to /auth/login — each answer held through the login stall with its body
  * — took an instance to 3.8 GB and other users' reads to 16–87 s (attack pass 18, N1). A flood of mere volume belongs to
  * the edge (a reverse proxy's rate limits); this bounds what one address holds inside the instance. Behind a proxy the

@@ -1,6 +1,6 @@
 import httpProxy from '@fastify/http-proxy';
-import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors/catalog.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors, type GatewayError } from '../errors/catalog.js';
 import { ANSWERED_BY, ComparisonModes } from '../http/comparison-modes.js';
 import { anyLegacyMode, routeMode, ROUTE_PREFIXES } from '../config/route-modes.js';
 import type { Deps } from '../deps.js';
@@ -26,9 +26,12 @@ declare module 'fastify' {
 
 /**
  * Per-route modes (ROUTE_MODES): translate (default), proxy (@fastify/http-proxy to LEGACY_BASE_URL), and shadow and
- * compare (src/http/comparison-modes.ts), hooked in here.
+ * compare (src/http/comparison-modes.ts), hooked in here. `admit`: whether a shadowed request may go on once its body is read
+ * (the per-address gate of those without a credential), or the error to answer.
  */
-export async function registerModes(app: FastifyInstance, deps: Deps): Promise<void> {
+export async function registerModes(
+  app: FastifyInstance, deps: Deps, admit: (req: FastifyRequest, reply: FastifyReply) => GatewayError | undefined,
+): Promise<void> {
   const { config } = deps;
   const legacyBase = config.LEGACY_BASE_URL;
   if (!anyLegacyMode(config) || !legacyBase) { app.decorate('comparisonsIdle', async () => {}); return; }
@@ -45,7 +48,7 @@ export async function registerModes(app: FastifyInstance, deps: Deps): Promise<v
     (o) => app.inject({ ...o, method: o.method as 'GET' }));
   app.decorate('comparisonsIdle', () => modes.idle());
   app.addHook('onClose', () => modes.idle());
-  app.addHook('onRequest', async (req, reply) => ((await modes.shadow(req, reply)) ? reply : undefined));
+  app.addHook('onRequest', async (req, reply) => ((await modes.shadow(req, reply, admit)) ? reply : undefined));
   app.addHook('onSend', async (req, reply, payload) => {
     modes.compareAfter(req, reply.statusCode, reply.elapsedTime, payload);
     return payload;

@@ -1,13 +1,16 @@
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS_IN_FLIGHT } from '../../src/http/anonymous-gate.js';
+import { PRINCIPAL_BODY_BYTES } from '../../src/http/body-gate.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
  * A shadowed route holds each request's body whole until the legacy side answers: what callers the gateway cannot name
- * may hold there is bounded like any request without a principal — at most ANONYMOUS_IN_FLIGHT at once from one address,
- * and no large body without any credential (attack pass 19, F4: 1 500 anonymous 1 MB POSTs took an instance to 2.8–3.4
- * GB). A legacy side that does not answer is a 503 in the envelope (it was a 500).
+ * may hold there is bounded: without a credential, like any request without a principal — at most ANONYMOUS_IN_FLIGHT at
+ * once from one address, counted once the body is read — and no large body; with one, its bodies in bytes per credential
+ * (attack pass 19, F4: 1 500 anonymous 1 MB POSTs took an instance to 2.8–3.4 GB). A legacy side that does not answer is
+ * a 503 in the envelope (it was a 500).
  */
 let legacy: Server;
 let url = '';
@@ -45,12 +48,46 @@ describe('a shadowed route, for requests the gateway cannot name', () => {
     expect(received).toEqual([Buffer.byteLength(big)]);
   });
 
-  it('at most ANONYMOUS_IN_FLIGHT at once from one address: the rest are 429 at once', async () => {
-    const many = await Promise.all(Array.from({ length: ANONYMOUS_IN_FLIGHT + 16 }, () =>
-      gw.app.inject({ method: 'GET', url: '/renders?limit=1', headers: { authorization: 'Bearer a-legacy-token' } })));
+  it('without a credential, at most ANONYMOUS_IN_FLIGHT at once from one address: the rest are 429 at once', async () => {
+    const many = await Promise.all(Array.from({ length: ANONYMOUS_IN_FLIGHT + 16 }, () => gw.app.inject({ method: 'GET', url: '/renders?limit=1' })));
     const codes = many.map((r) => r.statusCode);
     expect(codes.filter((c) => c === 429).length).toBe(16);
     expect(codes.filter((c) => c === 401).length).toBe(ANONYMOUS_IN_FLIGHT);
+  });
+
+  it('requests with a credential are not counted per address; their bodies are bounded in bytes per credential (attack pass 20, N3)', async () => {
+    const many = await Promise.all(Array.from({ length: ANONYMOUS_IN_FLIGHT + 16 }, () =>
+      gw.app.inject({ method: 'GET', url: '/renders?limit=1', headers: { authorization: 'Bearer a-legacy-token' } })));
+    expect(many.map((r) => r.statusCode).filter((c) => c !== 401)).toEqual([]);
+    const big = JSON.stringify({ project: 'x', data: { k: 'v'.repeat(1_000_000) } });
+    const n = Math.ceil(PRINCIPAL_BODY_BYTES / Buffer.byteLength(big)) + 8;
+    const [mine, theirs] = await Promise.all([
+      Promise.all(Array.from({ length: n }, () => post(big, { authorization: 'Bearer a-legacy-token' }))),
+      post(big, { authorization: 'Bearer another-legacy-token' }),
+    ]);
+    const codes = mine.map((r) => r.statusCode);
+    expect(codes.filter((c) => c === 429).length, JSON.stringify(codes)).toBeGreaterThanOrEqual(8);
+    expect(codes.filter((c) => c !== 429).every((c) => c === 401)).toBe(true);
+    expect(theirs.statusCode).toBe(401);
+  }, 30_000);
+
+  it('bodies trickled in without a credential take no place: the address\'s users are answered meanwhile (attack pass 20, N3)', async () => {
+    const address = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = Number(new URL(address).port);
+    const sockets = Array.from({ length: ANONYMOUS_IN_FLIGHT + 16 }, () => {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.write('POST /renders HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"pr');
+      return socket;
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const withToken = await gw.app.inject({ method: 'GET', url: '/renders?limit=1', headers: { authorization: 'Bearer a-legacy-token' } });
+      expect(withToken.statusCode).toBe(401); // the legacy side's own answer, not the gate's 429
+      expect((await post('{"project":"x"}')).statusCode).toBe(401);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
   });
 
   it('a legacy side that does not answer is a 503 SERVICE_UNAVAILABLE naming it, shadowed or proxied (attack pass 20: the proxy\'s 500)', async () => {

@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_BODY_KEYS } from '../../src/http/json-body.js';
 import { AUTH_BODY_BYTES } from '../../src/routes/auth.js';
@@ -12,7 +13,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 let gw: TestGateway;
 let token: string;
 beforeAll(async () => {
-  gw = await startGateway({ INDEX_ENABLED: 'false' });
+  gw = await startGateway({ INDEX_ENABLED: 'false', LOGIN_MAX_FAILURES: '1000' });
   await gw.addUser(0, 'anon@example.com', 'anon-password-123');
   token = await gw.login('anon@example.com', 'anon-password-123');
 });
@@ -83,7 +84,7 @@ describe('requests without a principal from one address', () => {
 
     // one after another, far more than the bound: each answered (a place given back every time)
     for (let i = 0; i < ANONYMOUS_IN_FLIGHT + 20; i++) expect((await post('/auth/refresh', '{}')).statusCode, `refresh ${i}`).toBe(400);
-    // at once (each held through the login stall): past the bound, 429 with Retry-After, before anything is read
+    // at once (each held through the login's hashing): past the bound, 429 with Retry-After, once its few KB are read
     // (the login limiter answers 429s of its own once an address tries too often: 'retry after 900s'; the gate's say 1 s)
     const answers = await Promise.all(Array.from({ length: ANONYMOUS_IN_FLIGHT + 10 }, () => login('anon-password-123')));
     const gated = answers.filter((r) => r.statusCode === 429 && r.headers['retry-after'] === '1');
@@ -95,4 +96,39 @@ describe('requests without a principal from one address', () => {
     const again = await Promise.all(Array.from({ length: ANONYMOUS_IN_FLIGHT }, () => post('/auth/refresh', '{}')));
     expect(again.every((r) => r.statusCode === 400)).toBe(true);
   });
+
+  it('bodies trickled in take no place: 80 slow connections, and the same address still logs in; past HTTP_REQUEST_TIMEOUT_MS a 408 (attack pass 20, N4)', async () => {
+    const slow = await startGateway({ INDEX_ENABLED: 'false', HTTP_REQUEST_TIMEOUT_MS: '1500' });
+    const sockets: Socket[] = [];
+    try {
+      await slow.addUser(0, 'slow@example.com', 'slow-password-123');
+      const address = await slow.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = Number(new URL(address).port);
+      const { ANONYMOUS_IN_FLIGHT } = await import('../../src/http/anonymous-gate.js');
+      const answers: string[] = [];
+      for (let i = 0; i < ANONYMOUS_IN_FLIGHT + 16; i++) {
+        const socket = connect(port, '127.0.0.1');
+        sockets.push(socket);
+        let text = '';
+        socket.on('data', (c: Buffer) => { text += c.toString(); });
+        socket.on('close', () => answers.push(text));
+        socket.on('error', () => {});
+        socket.write('POST /auth/login HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"em');
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      // the same address, meanwhile: logs in, and its requests without a token are answered
+      const login = await slow.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'slow@example.com', password: 'slow-password-123' } });
+      expect(login.statusCode, login.body).toBe(200);
+      expect((await slow.app.inject({ method: 'POST', url: '/auth/refresh', payload: {} })).statusCode).toBe(400);
+      // the trickling ones are ended at the deadline: a 408 in the envelope, the connection closed
+      for (let i = 0; i < 100 && answers.length < sockets.length; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(answers.length).toBe(sockets.length);
+      expect(answers[0]).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+      const body = JSON.parse(answers[0]!.slice(answers[0]!.indexOf('\r\n\r\n') + 4));
+      expect(body).toEqual({ errors: [{ message: 'The request was not sent in time.', extensions: { code: 'REQUEST_TIMEOUT' } }] });
+    } finally {
+      for (const s of sockets) s.destroy();
+      await slow.close();
+    }
+  }, 30_000);
 });
