@@ -11,6 +11,7 @@ import { registerErrorHandling } from './errors/handler.js';
 import { BodyGate } from './http/body-gate.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
 import { afterRequest, trackRequestEnds } from './http/request-end.js';
+import { capConnections } from './http/connection-cap.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
 import { limitJsonDepth } from './http/json-body.js';
@@ -112,6 +113,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await registerCors(app, deps.config, deps.logger);
   // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
   // Directus envelope too, then the connection closes
+  capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
   app.server.removeAllListeners('clientError');
   app.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) { socket.destroy(); return; }

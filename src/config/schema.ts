@@ -152,6 +152,11 @@ export const ConfigSchema = z.object({
    * N3/N4). 0: no bound.
    */
   HTTP_REQUEST_TIMEOUT_MS: int(0).default(60_000),
+  /**
+   * Connections open at once from one client address (not counting trusted proxies, TRUST_PROXY); past it: 429 and the
+   * connection closed. A flood on thousands of connections from one address held other users' reads for seconds. 0: none.
+   */
+  MAX_CONNECTIONS_PER_ADDRESS: int(0).default(256),
   /** Items one array body (POST, PATCH) or `keys` list may hold; past it: 400 INVALID_PAYLOAD. */
   MAX_BATCH_MUTATION: int(1).default(100),
   CACHE_MAX_ENTRIES: int(10).default(10_000),
