@@ -1,5 +1,9 @@
 // What a v1 equivalent is made of — its calls, client steps, parameters, blocked fields — built by equivalent.ts.
 import { DATE_FUNCTIONS, type DateFunction } from '../query/schema.js';
+import type { OutputsMapping } from '../config/mappings.js';
+
+/** How v1 output variants become the legacy output keys (mappings/outputs.json, without its comment). */
+export type OutputRule = Pick<OutputsMapping, 'master' | 'byName' | 'sizeOrder' | 'stills' | 'ignored'>;
 
 /** A part of a date as the legacy API writes it (`year(date_created)`): the function and the field; undefined otherwise. */
 export function datePartOf(path: string): { readonly part: DateFunction; readonly field: string } | undefined {
@@ -104,6 +108,10 @@ export type StepArgs =
   | { readonly op: 'merge'; readonly desc: boolean }
   /** A derived field written out (`download_ready`: complete, with a `master` output URL — mappings/outputs.json names it). */
   | { readonly op: 'derive'; readonly field: 'download_ready'; readonly master: string }
+  /** `process_id`: the UUID v5 of the v1 id in the gateway's process `namespace`. */
+  | { readonly op: 'derive'; readonly field: 'process_id'; readonly namespace: string }
+  /** `output`: the v1 variants under the legacy keys by `rule` (mappings/outputs.json); the poster fallback from call `thumbnails`. */
+  | { readonly op: 'derive'; readonly field: 'output'; readonly rule: OutputRule; readonly thumbnails: string }
   | { readonly op: 'filter'; readonly conds: readonly FilterCond[] }
   | { readonly op: 'search'; readonly param: string }
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }

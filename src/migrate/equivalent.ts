@@ -12,7 +12,10 @@ import type { Shape } from './shape.js';
  * cannot, and the fields no v1 call gives. Pure: the same shape and plan give the same equivalent.
  */
 export * from './equivalent-model.js';
-import { LIST_PARAMS, TRANSLATED, V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type Param, type V1Call } from './equivalent-model.js';
+import {
+  LIST_PARAMS, TRANSLATED, V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
+} from './equivalent-model.js';
+import { PROCESS_NAMESPACE } from '../translate/records.js';
 
 const PAGE = '60';
 const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
@@ -174,7 +177,7 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
  * The derived fields a shape reads from its resource that no translation step covers (TRANSLATED): each a step of the
  * client's, saying how the gateway derives it (mappings/resources.json). Relations are joins (above).
  */
-function derived(shape: Shape, m: Mappings, steps: ClientStep[]): void {
+function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]): void {
   const resource = shape.resource;
   // (an aggregate answers groups and counts, not the items' fields)
   if (!resource || shape.aggregate.length > 0 || shape.groupBy.length > 0) return;
@@ -186,11 +189,31 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[]): void {
     // a relation: its join (above), or one of its own (the user's accounts: the teams the key reaches)
     if (f.relation && steps.some((s) => s.kind === 'join' && s.detail.startsWith(`${name}:`))) continue;
     const detail = `${name}: ${f.source.how ?? 'derived'} (from v1 ${f.source.from ?? 'the object'})`;
-    // (written out where every language can: a render's download_ready; the others are the client's, a TODO)
-    const args = resource === 'render' && name === 'download_ready'
-      ? { op: 'derive' as const, field: 'download_ready' as const, master: m.outputs.master } : undefined;
+    // (written out where every language can: a render's download_ready, process_id and output; the others are the
+    // client's, a TODO)
+    const args = resource === 'render' ? renderDerive(name, m, calls) : undefined;
     steps.push({ kind: f.relation ? 'join' : 'derive', detail, ...(args ? { args } : {}) });
   }
+}
+
+/**
+ * A render's derived field as the snippets write it out; `output` reads its poster fallback from the render's project:
+ * the projects the calls walk, or one call more (the project of each render read by id, or the projects a filter names).
+ */
+function renderDerive(name: string, m: Mappings, calls: V1Call[]): StepArgs | undefined {
+  if (name === 'download_ready') return { op: 'derive', field: 'download_ready', master: m.outputs.master };
+  if (name === 'process_id') return { op: 'derive', field: 'process_id', namespace: PROCESS_NAMESPACE };
+  if (name !== 'output') return undefined;
+  if (!calls.some((c) => c.name === 'projects')) {
+    const byId = calls.find((c) => c.name === 'renders' && c.path === '/v1/renders/{render_id}');
+    const walked = calls.find((c) => c.name === 'renders' && c.each === 'project_id');
+    const why = "output: the render's project (its thumbnail is the poster when the render has no still)";
+    calls.push(call(byId
+      ? { name: 'projects', method: 'GET', path: '/v1/projects/{render.project.id}', each: 'renders', why }
+      : { name: 'projects', method: 'GET', path: '/v1/projects/{project_id}', each: walked ? 'project_id' : null, why }));
+  }
+  const { master, byName, sizeOrder, stills, ignored } = m.outputs;
+  return { op: 'derive', field: 'output', rule: { master, byName, sizeOrder, stills, ignored }, thumbnails: 'projects' };
 }
 
 /** Every path a query's filter compares (relation conditions through their relation). */
@@ -240,7 +263,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     if (shape.fields.some((f) => f.startsWith('accounts') || f === '*' || f.startsWith('*.')) || shape.fields.length === 0) {
       calls.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: 'accounts: every team the key reaches' }));
     }
-    derived(shape, m, steps);
+    derived(shape, m, steps, calls);
   } else if ((shape.kind === 'list' || shape.kind === 'one') && resource && q) {
     const direct = shape.kind === 'one' || plan?.strategy === 'direct';
     if (resource === 'render') {
@@ -303,7 +326,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
         args: { op: 'filter', conds: [{ field: 'id', test: 'eq', param: 'template_id' }] } });
     }
     joins(resource, plan, q, m, calls, steps);
-    derived(shape, m, steps);
+    derived(shape, m, steps, calls);
     if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
       notes.push('order: the legacy answer sorts accounts by their legacy uuid, which v1 teams do not carry (/v1/teams has its own order)');
     }

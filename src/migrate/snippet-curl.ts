@@ -2,6 +2,7 @@ import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs } from './equiva
 import { COMPARE, comparesParts, comparesTimes, listParam, PART_COMPARE, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { own } from './own.js';
 import { JQ_LIKE } from './snippet-like.js';
+import { JQ_DERIVE, jqDerive, shProcessIds } from './snippet-derive.js';
 
 /**
  * The curl rendering of an equivalent (src/migrate/snippets.ts renders all three): a POSIX sh script of curl calls with
@@ -40,7 +41,7 @@ function jqStep(a: StepArgs): string {
   const env = (p: string) => `$ENV.${envName(p)}`;
   switch (a.op) {
     case 'derive':
-      return `map(.${a.field} = (.status == "complete" and ((.output // {})[${JSON.stringify(a.master)}] | type) == "string"))`;
+      return jqDerive(a);
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
@@ -183,6 +184,7 @@ export function renderCurl(e: Equivalent): string {
     lines.push(`jq -s '.' ${c.name}.jsonl > ${c.name}.json`);
   }
   const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
+  for (const s of e.clientSteps) if (s.args?.op === 'derive') lines.push(...shProcessIds(s.args, mainCall(e) ?? 'none'));
   for (const s of e.clientSteps) {
     if (s.kind !== 'translate' && !s.args) lines.push(`# TODO (not done by this script): ${oneLine(s.detail)}`);
   }
@@ -203,7 +205,11 @@ export function renderCurl(e: Equivalent): string {
   const counts = e.clientSteps.flatMap((x) => (x.args?.op === 'meta' ? [`${x.args.count}: $${x.args.count}`] : []));
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
-  const slurp = [...new Set(e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from] : [])))].map((f) => ` --slurpfile ${f} ${f}.json`).join('');
-  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${parts}${text}${like}${program}' ${mainCall(e) ?? 'none'}.json`);
+  const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from]
+    : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails] : []));
+  const ids = e.clientSteps.some((x) => x.args?.op === 'derive' && x.args.field === 'process_id') ? ' --slurpfile P process_ids.json' : '';
+  const slurp = [...new Set(read)].map((f) => ` --slurpfile ${f} ${f}.json`).join('') + ids;
+  const derive = e.clientSteps.some((x) => x.args?.op === 'derive' && x.args.field !== 'download_ready') ? JQ_DERIVE : '';
+  lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${parts}${text}${like}${derive}${program}' ${mainCall(e) ?? 'none'}.json`);
   return lines.join('\n');
 }

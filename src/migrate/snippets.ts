@@ -2,6 +2,7 @@ import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs, type V1Call } f
 import { COMPARE, comparesParts, comparesTimes, jsParam, PART_COMPARE, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
 import { renderCurl } from './snippet-curl.js';
 import { NODE_LIKE, PY_LIKE, testsText } from './snippet-like.js';
+import { jsDerive, pyDerive } from './snippet-derive.js';
 
 export { envName } from './snippet-curl.js';
 import { own } from './own.js';
@@ -79,7 +80,7 @@ function pyCall(c: V1Call): string {
 function jsStep(a: StepArgs): string {
   switch (a.op) {
     case 'derive':
-      return `  out = out.map((x) => ({ ...x, ${a.field}: x.status === 'complete' && typeof x.output?.[${JSON.stringify(a.master)}] === 'string' }));`;
+      return jsDerive(a);
     case 'merge':
       return `  out.sort((a, b) => ${a.desc ? 'b.created_at - a.created_at' : 'a.created_at - b.created_at'});`;
     case 'filter':
@@ -155,8 +156,7 @@ function jsStep(a: StepArgs): string {
 function pyStep(a: StepArgs): string {
   switch (a.op) {
     case 'derive':
-      return `    out = [dict(x, ${a.field}=(x.get("status") == "complete" and ` +
-        `isinstance((x.get("output") or {}).get(${JSON.stringify(a.master)}), str))) for x in out]`;
+      return pyDerive(a);
     case 'merge':
       return `    out.sort(key=lambda x: x["created_at"], reverse=${a.desc ? 'True' : 'False'})`;
     case 'filter':

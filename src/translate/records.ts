@@ -14,7 +14,8 @@ export interface TranslateContext {
 
 export type Overlay = Readonly<Record<string, unknown>>;
 
-const PROCESS_NAMESPACE = 'a3c1f6d2-6a55-5b1e-8f0e-9c8d7b6a5f40';
+/** The namespace of a render's process_id (a UUID v5 of its v1 id): the migration guide's snippets derive it too. */
+export const PROCESS_NAMESPACE = 'a3c1f6d2-6a55-5b1e-8f0e-9c8d7b6a5f40';
 
 /** Whether a render's master file can be downloaded (legacy `download_ready`). */
 export function downloadReady(r: Pick<V1Render, 'status' | 'output'>, mappings: Mappings): boolean {

@@ -110,6 +110,11 @@ beforeAll(async () => {
     // the survey of issue 39 (2026-11-29): each of these was "differs", "partial" or "unproven" before
     ...SURVEYED.map((u) => u.replace('{project}', projects[0]).replace('{account}', account).replace('{renders}', renders.join(','))),
     `/templates/${(await ask('/templates?limit=1&fields=id')).data[0].id}?fields=*`,
+    // a render's every field: process_id, output (the poster a still, else the project's thumbnail) and download_ready derived
+    // in every language (the held-out check of issue 39: left to the client, "equal" before the proof ran the snippets)
+    '/renders?fields=*&limit=-1',
+    `/renders/${render.id}?fields=*`,
+    '/renders?fields=id,output,process_id,download_ready&sort=-date_created&limit=7',
     ...DATE_PARTS.map(([u]) => u),
     ...DATE_GROUPS.map(([u]) => u),
   ];
@@ -176,6 +181,19 @@ describe('the proof runs the snippets it hands out', () => {
     expect(me?.differences.map((x) => x.path).sort()).toEqual(['curl: data.email', 'data.email', 'node: data.email', 'python: data.email']);
     // a flag both ways: _null true (no title is null: nothing) and false (every render), each side asked
     expect(byKey.get('GET /renders fields=id filter=title _null ? paging=all')?.proof?.draws).toBe(2);
+  });
+
+  it('a render\'s every field, and its derived fields, proven equal in every language (held-out check of issue 39: left to the client)', () => {
+    const byKey = new Map(shapes.map((s) => [s.key, s]));
+    for (const key of ['GET /renders fields=* paging=all', 'GET /renders/:id fields=*', 'GET /renders fields=download_ready,id,output,process_id sort=-date_created paging=limit']) {
+      const s = byKey.get(key);
+      expect(s, `${key} among ${[...byKey.keys()].join(' | ')}`).toBeDefined();
+      const p = s!.proof!;
+      const line = `${key}: ${p.result} ${p.reason ?? ''} ${JSON.stringify(p.differences)} partial: ${s!.snippets.partial.join('; ')}`;
+      expect(s!.snippets.partial, line).toEqual([]);
+      expect(p.result, line).toBe('equal');
+      expect(p.snippets?.map((x) => x.result), line).toEqual(['equal', 'equal', 'equal']);
+    }
   });
 
   it('a filter on a part of a date (year, month, day, hour, weekday, ISO week), and a count grouped by one, is a client step in every language, proven equal', () => {

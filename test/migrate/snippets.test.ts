@@ -104,6 +104,32 @@ describe('the snippets of the canonical shapes run against the simulator and ans
     }
   });
 
+  it('process_id and output, derived in every language as the gateway derives them (held-out check of issue 39: left to the client)', async () => {
+    const unsigned = (o: Record<string, string | null> | null) => o && Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v && v.split('?')[0]]));
+    const want = async (url: string) => {
+      const data = (await legacy('GET', url)).body.data as { id: string; process_id: string; output: Record<string, string | null> | null }[];
+      return Promise.all([data].flat().map(async (r) => [await v1Of('render', r.id), r.process_id, unsigned(r.output)] as const));
+    };
+    // a list over every project (the projects walked) and one render by id (its project one call more)
+    const list = '/renders?limit=-1&fields=id,process_id,output';
+    const all = await want(list);
+    expect(all.some(([, , o]) => o === null) && all.some(([, , o]) => o !== null)).toBe(true); // both kinds met
+    const out = await runAll(await recordedShape('GET', '/renders', list), {});
+    for (const [lang, got] of Object.entries(out)) {
+      const mine = (got as { id: string; process_id: string; output: Record<string, string | null> | null }[]).map((x) => [x.id, x.process_id, unsigned(x.output)]);
+      expect(mine.sort(), lang).toEqual([...all].map((x) => [...x]).sort());
+    }
+    const done = all.find(([, , o]) => o !== null)!;
+    const uuid = (await legacy('GET', list)).body.data.find((r: { process_id: string }) => r.process_id === done[1]).id;
+    const one = `/renders/${uuid}?fields=id,process_id,output`;
+    expect(await want(one)).toEqual([done]);
+    const byId = await runAll(await recordedShape('GET', '/renders/:id', one), { render_id: done[0] });
+    for (const [lang, got] of Object.entries(byId)) {
+      const x = (got as { id: string; process_id: string; output: Record<string, string | null> }[])[0]!;
+      expect([x.id, x.process_id, unsigned(x.output)], lang).toEqual([...done]);
+    }
+  });
+
   it('a count grouped by status', async () => {
     const url = '/renders?aggregate[count]=*&groupBy=status';
     const l = await legacy('GET', url);

@@ -1,0 +1,138 @@
+import type { StepArgsOf } from './equivalent-model.js';
+
+/**
+ * A render's derived fields written out in each snippet language, as the gateway derives them (src/translate/records.ts,
+ * src/translate/outputs.ts): `download_ready` (complete, with a master URL), `process_id` (RFC 4122 UUID v5 of the v1 id
+ * in the gateway's process namespace) and `output` (v1 variants under the legacy keys — mappings/outputs.json; the
+ * poster a still, else the project's thumbnail). Pure.
+ */
+type Derive = StepArgsOf<'derive'>;
+const SLOTS = ['high', 'medium', 'low'] as const;
+
+/** The namespace's 16 bytes as octal escapes for sh's printf (POSIX printf has no \x). */
+const octal = (uuid: string) => (uuid.replace(/-/g, '').match(/../g) ?? []).map((h) => `\\${parseInt(h, 16).toString(8).padStart(3, '0')}`).join('');
+
+export function jsDerive(a: Derive): string {
+  switch (a.field) {
+    case 'download_ready':
+      return `  out = out.map((x) => ({ ...x, download_ready: x.status === 'complete' && typeof x.output?.[${JSON.stringify(a.master)}] === 'string' }));`;
+    case 'process_id':
+      return [
+        '  { // process_id: the UUID v5 of the v1 id in the gateway\'s process namespace (RFC 4122)',
+        "    const { createHash } = await import('node:crypto');",
+        `    const ns = Buffer.from(${JSON.stringify(a.namespace.replace(/-/g, ''))}, 'hex');`,
+        '    const v5 = (id) => {',
+        "      const d = createHash('sha1').update(Buffer.concat([ns, Buffer.from(id, 'utf8')])).digest();",
+        '      d[6] = (d[6] & 0x0f) | 0x50; d[8] = (d[8] & 0x3f) | 0x80;',
+        "      const h = d.subarray(0, 16).toString('hex');",
+        '      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;',
+        '    };',
+        '    out = out.map((x) => ({ ...x, process_id: v5(x.id) }));',
+        '  }',
+      ].join('\n');
+    case 'output':
+      return [
+        '  { // output: v1 variants under the legacy keys (the poster: a still, else the project\'s thumbnail)',
+        `    const M = ${JSON.stringify(a.rule)};`,
+        `    const thumbs = new Map((r.${a.thumbnails} ?? []).map((p) => [p.id, p.thumbnail_url ?? null]));`,
+        '    const legacy = (o, thumb) => {',
+        '      if (!o) return null;',
+        '      const res = { poster: null, low: null, medium: null, high: null, master: o[M.master] ?? null };',
+        '      const used = new Set([M.master]);',
+        `      for (const slot of ${JSON.stringify(SLOTS)}) {`,
+        '        const n = M.byName[slot].find((v) => o[v] !== undefined && !used.has(v));',
+        '        if (n) { res[slot] = o[n]; used.add(n); }',
+        '      }',
+        '      const rest = Object.keys(o).filter((v) => !used.has(v) && !M.stills.includes(v) && !M.ignored.includes(v) && M.sizeOrder.includes(v))',
+        '        .sort((a, b) => M.sizeOrder.indexOf(a) - M.sizeOrder.indexOf(b));',
+        `      for (const slot of ${JSON.stringify(SLOTS)}) if (res[slot] === null && rest.length > 0) res[slot] = o[rest.shift()] ?? null;`,
+        '      const still = M.stills.find((v) => o[v] !== undefined);',
+        '      res.poster = still ? o[still] : thumb;',
+        '      return res;',
+        '    };',
+        '    out = out.map((x) => ({ ...x, output: legacy(x.output, thumbs.get(x.project?.id) ?? null) }));',
+        '  }',
+      ].join('\n');
+  }
+}
+
+export function pyDerive(a: Derive): string {
+  switch (a.field) {
+    case 'download_ready':
+      return `    out = [dict(x, download_ready=(x.get("status") == "complete" and ` +
+        `isinstance((x.get("output") or {}).get(${JSON.stringify(a.master)}), str))) for x in out]`;
+    case 'process_id':
+      return [
+        "    # process_id: the UUID v5 of the v1 id in the gateway's process namespace (RFC 4122)",
+        '    import uuid',
+        `    out = [dict(x, process_id=str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), x["id"]))) for x in out]`,
+      ].join('\n');
+    case 'output':
+      return [
+        "    # output: v1 variants under the legacy keys (the poster: a still, else the project's thumbnail)",
+        `    M = json.loads(${JSON.stringify(JSON.stringify(a.rule))})`,
+        `    thumbs = {p["id"]: p.get("thumbnail_url") for p in r.get(${JSON.stringify(a.thumbnails)}, [])}`,
+        '    def legacy_output(o, thumb):',
+        '        if o is None:',
+        '            return None',
+        '        res = {"poster": None, "low": None, "medium": None, "high": None, "master": o.get(M["master"])}',
+        '        used = {M["master"]}',
+        `        for slot in ${JSON.stringify(SLOTS)}:`,
+        '            n = next((v for v in M["byName"][slot] if v in o and v not in used), None)',
+        '            if n is not None:',
+        '                res[slot] = o[n]',
+        '                used.add(n)',
+        '        rest = sorted((v for v in o if v not in used and v not in M["stills"] and v not in M["ignored"] and v in M["sizeOrder"]),',
+        '                      key=M["sizeOrder"].index)',
+        `        for slot in ${JSON.stringify(SLOTS)}:`,
+        '            if res[slot] is None and rest:',
+        '                res[slot] = o.get(rest.pop(0))',
+        '        still = next((v for v in M["stills"] if v in o), None)',
+        '        res["poster"] = o[still] if still is not None else thumb',
+        '        return res',
+        '    out = [dict(x, output=legacy_output(x.get("output"), thumbs.get((x.get("project") or {}).get("id")))) for x in out]',
+      ].join('\n');
+  }
+}
+
+/** The jq of a derive step (`$P`: v1 id → the hex SHA-1 the script computed; `$<thumbnails>`: that call's items). */
+export function jqDerive(a: Derive): string {
+  switch (a.field) {
+    case 'download_ready':
+      return `map(.download_ready = (.status == "complete" and ((.output // {})[${JSON.stringify(a.master)}] | type) == "string"))`;
+    case 'process_id':
+      return 'map(.process_id = ($P[0][.id] | v5))';
+    case 'output':
+      return `(($${a.thumbnails}[0] | map({key: .id, value: .thumbnail_url}) | from_entries) as $th | ` +
+        `map(($th[.project.id // ""] // null) as $t | .output = (.output | legacy_output(${JSON.stringify(a.rule)}; $t))))`;
+  }
+}
+
+/** The jq definitions the derive steps use. */
+export const JQ_DERIVE = 'def v5: . as $h | ("0123456789abcdef" | explode | index($h[16:17] | explode)) as $n | ' +
+  '$h[0:8] + "-" + $h[8:12] + "-5" + $h[13:16] + "-" + ("89ab" | .[($n % 4):($n % 4 + 1)]) + $h[17:20] + "-" + $h[20:32]; ' +
+  'def legacy_output($M; $thumb): if . == null then null else . as $o ' +
+  '| reduce ("high", "medium", "low") as $slot ' +
+  '({used: [$M.master], out: {poster: null, low: null, medium: null, high: null, master: ($o[$M.master] // null)}}; ' +
+  '. as $st | ([$M.byName[$slot][] | select(. as $n | $o[$n] != null and ($st.used | index([$n])) == null)] | first) as $n ' +
+  '| if $n != null then .out[$slot] = $o[$n] | .used += [$n] else . end) ' +
+  '| . as $st | ([$o | keys[] | select(. as $n | ($st.used | index([$n])) == null and ($M.stills | index([$n])) == null ' +
+  'and ($M.ignored | index([$n])) == null and ($M.sizeOrder | index([$n])) != null)] ' +
+  '| sort_by(. as $n | $M.sizeOrder | index([$n]))) as $rest ' +
+  '| reduce ("high", "medium", "low") as $slot ({out: $st.out, rest: $rest}; ' +
+  'if .out[$slot] == null and (.rest | length) > 0 then .out[$slot] = $o[.rest[0]] | .rest |= .[1:] else . end) ' +
+  '| .out | .poster = ([$M.stills[] | select(. as $n | $o[$n] != null)] | first | if . == null then $thumb else $o[.] end) end; ';
+
+/**
+ * The sh lines that compute each item's SHA-1 for `process_id` (sha1sum; on macOS `shasum`), read by the jq program as
+ * `$P`. `from`: the file of the items.
+ */
+export function shProcessIds(a: Derive, from: string): string[] {
+  if (a.field !== 'process_id') return [];
+  return [
+    "# process_id: SHA-1 of the gateway's process namespace (16 bytes) and the v1 id, made a UUID v5 in jq",
+    `jq -r '.[].id' ${from}.json | while read -r ID; do`,
+    `  printf '%s %s\\n' "$ID" "$({ printf '${octal(a.namespace)}'; printf '%s' "$ID"; } | sha1sum | cut -c1-40)"`,
+    "done | jq -R -s 'split(\"\\n\") | map(select(length > 0) | split(\" \") | {key: .[0], value: .[1]}) | from_entries' > process_ids.json",
+  ];
+}

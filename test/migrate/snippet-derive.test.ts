@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadMappings } from '../../src/config/mappings.js';
+import type { StepArgsOf } from '../../src/migrate/equivalent-model.js';
+import { JQ_DERIVE, jqDerive, jsDerive, pyDerive } from '../../src/migrate/snippet-derive.js';
+import { uuidV5 } from '../../src/lib/uuid.js';
+import { toLegacyOutput } from '../../src/translate/outputs.js';
+import { PROCESS_NAMESPACE } from '../../src/translate/records.js';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'derive-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const m = loadMappings(join(process.cwd(), 'mappings'));
+
+/** A derive step's code run in each language over `items` (the `projects` call's items beside them): what each prints. */
+async function derived(a: StepArgsOf<'derive'>, items: unknown[], projects: unknown[]): Promise<Record<'node' | 'python' | 'jq', unknown[]>> {
+  writeFileSync(join(dir, 'items.json'), JSON.stringify(items));
+  writeFileSync(join(dir, 'projects.json'), JSON.stringify(projects));
+  writeFileSync(join(dir, 'step.mjs'), `const r = { projects: ${JSON.stringify(projects)} };\nlet out = ${JSON.stringify(items)};\n${jsDerive(a)}\n` +
+    'console.log(JSON.stringify(out));\n');
+  writeFileSync(join(dir, 'step.py'), `import json\ndef f(r, out):\n${pyDerive(a)}\n    return out\n` +
+    `print(json.dumps(f({"projects": json.loads(open("projects.json").read())}, json.loads(open("items.json").read()))))\n`);
+  // (process_id's SHA-1 comes from the script's sh lines: the jq part is given the digests as they compute them)
+  const { createHash } = await import('node:crypto');
+  const ns = Buffer.from(PROCESS_NAMESPACE.replace(/-/g, ''), 'hex');
+  const digests = Object.fromEntries((items as { id: string }[]).map((x) => [x.id, createHash('sha1').update(Buffer.concat([ns, Buffer.from(x.id)])).digest('hex')]));
+  writeFileSync(join(dir, 'process_ids.json'), JSON.stringify(digests));
+  const [node, python, jq] = await Promise.all([
+    run('node', ['step.mjs'], { cwd: dir }),
+    run('python3', ['step.py'], { cwd: dir }),
+    run('jq', ['-c', '--slurpfile', 'projects', 'projects.json', '--slurpfile', 'P', 'process_ids.json', `${JQ_DERIVE}${jqDerive(a)}`, 'items.json'], { cwd: dir }),
+  ]);
+  return { node: JSON.parse(node.stdout), python: JSON.parse(python.stdout), jq: JSON.parse(jq.stdout) };
+}
+
+/** A small deterministic generator (the same cases every run). */
+function* random(seed: number): Generator<number> {
+  let x = seed;
+  for (;;) { x = (x * 1_103_515_245 + 12_345) % 2_147_483_648; yield x / 2_147_483_648; }
+}
+
+describe('a render\'s derived fields written out in node, python and jq', () => {
+  it('output: every language gives what the gateway gives, over generated variants meeting every rule (named, by size, stills, ignored, none, no still)', async () => {
+    const names = ['master', '1080p', 'hd', 'high', '720p', 'medium', '360p', '480p', 'sd', 'low', '2160p', '1440p', '540p', '240p',
+      'still', 'poster', 'thumbnail', 'gif_preview', 'webm-odd'];
+    const r = random(39);
+    const next = () => r.next().value as number;
+    const projects = [{ id: 'proj_a', thumbnail_url: 'https://cdn/a.jpg' }, { id: 'proj_b', thumbnail_url: null }];
+    const items = Array.from({ length: 300 }, (_, i) => {
+      const output = i % 10 === 0 ? null : i % 10 === 5 ? {} : Object.fromEntries(names.filter(() => next() < 0.35).map((n) => [n, `https://cdn/${i}/${n}`]));
+      return { id: `rend_${i}`, project: { id: i % 3 === 0 ? 'proj_b' : i % 3 === 1 ? 'proj_a' : 'proj_gone' }, output };
+    });
+    const thumb = (p: string) => projects.find((x) => x.id === p)?.thumbnail_url ?? null;
+    const want = items.map((x) => ({ ...x, output: toLegacyOutput(x.output ?? undefined, m.outputs, thumb(x.project.id)) }));
+    // the rules are all met: a still and none, a size-order fill, the thumbnail both ways, an empty output
+    const outs = want.map((x) => x.output).filter((o) => o !== null);
+    expect(outs.some((o) => o.poster === 'https://cdn/a.jpg') && outs.some((o) => o.poster === null) && outs.some((o) => o.poster?.endsWith('/still'))).toBe(true);
+    expect(outs.some((o) => o.high?.endsWith('/2160p') || o.high?.endsWith('/1440p'))).toBe(true);
+    expect(outs.some((o) => Object.values(o).every((v) => v === null))).toBe(true);
+    const { master, byName, sizeOrder, stills, ignored } = m.outputs;
+    const got = await derived({ op: 'derive', field: 'output', rule: { master, byName, sizeOrder, stills, ignored }, thumbnails: 'projects' }, items, projects);
+    for (const [lang, data] of Object.entries(got)) expect(data, lang).toEqual(want);
+  });
+
+  it('process_id and download_ready: every language gives what the gateway gives', async () => {
+    const items = Array.from({ length: 50 }, (_, i) => ({ id: `rend_${i.toString(36)}x${'abc'.repeat(i % 4)}`, status: i % 3 ? 'complete' : 'failed',
+      output: i % 5 === 0 ? null : i % 2 ? { master: 'https://cdn/m' } : { '720p': 'https://cdn/7' } }));
+    const ids = await derived({ op: 'derive', field: 'process_id', namespace: PROCESS_NAMESPACE }, items, []);
+    for (const [lang, data] of Object.entries(ids)) expect(data, lang).toEqual(items.map((x) => ({ ...x, process_id: uuidV5(x.id, PROCESS_NAMESPACE) })));
+    const ready = await derived({ op: 'derive', field: 'download_ready', master: m.outputs.master }, items, []);
+    const want = items.map((x) => ({ ...x, download_ready: x.status === 'complete' && typeof x.output?.master === 'string' }));
+    expect(new Set(want.map((x) => x.download_ready))).toEqual(new Set([true, false]));
+    for (const [lang, data] of Object.entries(ready)) expect(data, lang).toEqual(want);
+  });
+});
