@@ -42,9 +42,9 @@ export type ClientStepKind =
 /**
  * The derived fields the report's translation steps cover (ids and statuses; `v1` fields are renamed and timed, `store`
  * and `none` fields are listed as blocked or unverified). Every other derived field — `download_ready`, `output`'s
- * legacy names, `process_id`, a template's `slug`, an account's `owner` — is a step of its own (`derive`), the client's
- * to do, and the proof reads it from what the snippet printed (held-out check of issue 39: the proof derived them
- * itself and said "equal" where no snippet gave them).
+ * legacy names, `process_id`, a template's `slug`, an account's `owner` — is a step of its own (`derive`: written out
+ * by src/migrate/snippet-derive.ts where it can be, else the client's to do), and the proof reads it from what the
+ * snippet printed (held-out check of issue 39: the proof derived them itself and said "equal" where no snippet gave them).
  */
 export const TRANSLATED: Readonly<Record<string, readonly string[]>> = {
   render: ['id', 'user_created', 'project', 'account', 'status'],
@@ -112,6 +112,10 @@ export type StepArgs =
   | { readonly op: 'derive'; readonly field: 'process_id'; readonly namespace: string }
   /** `output`: the v1 variants under the legacy keys by `rule` (mappings/outputs.json); the poster fallback from call `thumbnails`. */
   | { readonly op: 'derive'; readonly field: 'output'; readonly rule: OutputRule; readonly thumbnails: string }
+  /** A template's `slug` (of its name, as the gateway makes one) and `description` (its text as HTML paragraphs). */
+  | { readonly op: 'derive'; readonly field: 'slug' | 'description' }
+  /** A template's `date_created` and `poster`: its project's creation time and thumbnail, the projects read by call `from`. */
+  | { readonly op: 'derive'; readonly field: 'date_created' | 'poster'; readonly from: string }
   | { readonly op: 'filter'; readonly conds: readonly FilterCond[] }
   | { readonly op: 'search'; readonly param: string }
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }

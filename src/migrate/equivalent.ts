@@ -191,9 +191,16 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]
     const detail = `${name}: ${f.source.how ?? 'derived'} (from v1 ${f.source.from ?? 'the object'})`;
     // (written out where every language can: a render's download_ready, process_id and output; the others are the
     // client's, a TODO)
-    const args = resource === 'render' ? renderDerive(name, m, calls) : undefined;
+    const args = resource === 'render' ? renderDerive(name, m, calls) : resource === 'template' ? templateDerive(name) : undefined;
     steps.push({ kind: f.relation ? 'join' : 'derive', detail, ...(args ? { args } : {}) });
   }
+}
+
+/** A template's derived field as the snippets write it out (its project is always read: the template calls walk it). */
+function templateDerive(name: string): StepArgs | undefined {
+  if (name === 'slug' || name === 'description') return { op: 'derive', field: name };
+  if (name === 'date_created' || name === 'poster') return { op: 'derive', field: name, from: 'projects' };
+  return undefined;
 }
 
 /**
@@ -308,6 +315,9 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     } else if (resource === 'template') {
       calls.push(...projectCalls(plan, params));
       const given = !!plan?.scope.projects;
+      // (the project a filter names is read too: a template's date_created and poster are its project's)
+      const why = "the project (date_created and poster are the project's)";
+      if (given) calls.push(call({ name: 'projects', method: 'GET', path: '/v1/projects/{project_id}', why }));
       calls.push(call({ name: 'templates', method: 'GET', path: '/v1/templates', query: { project_id: given ? '{project_id}' : '{project.id}' },
         each: given ? null : 'projects',
         why: "each project's templates (date_created and poster are the project's)" }));

@@ -206,7 +206,8 @@ export function renderCurl(e: Equivalent): string {
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
   const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from]
-    : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails] : []));
+    : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
+    : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster') ? [x.args.from] : []));
   const ids = e.clientSteps.some((x) => x.args?.op === 'derive' && x.args.field === 'process_id') ? ' --slurpfile P process_ids.json' : '';
   const slurp = [...new Set(read)].map((f) => ` --slurpfile ${f} ${f}.json`).join('') + ids;
   const derive = e.clientSteps.some((x) => x.args?.op === 'derive' && x.args.field !== 'download_ready') ? JQ_DERIVE : '';

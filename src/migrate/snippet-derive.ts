@@ -1,10 +1,12 @@
 import type { StepArgsOf } from './equivalent-model.js';
+import { LETTERS } from '../translate/records.js';
 
 /**
  * A render's derived fields written out in each snippet language, as the gateway derives them (src/translate/records.ts,
  * src/translate/outputs.ts): `download_ready` (complete, with a master URL), `process_id` (RFC 4122 UUID v5 of the v1 id
  * in the gateway's process namespace) and `output` (v1 variants under the legacy keys — mappings/outputs.json; the
- * poster a still, else the project's thumbnail). Pure.
+ * poster a still, else the project's thumbnail); a template's `slug`, `description` (HTML paragraphs), and `date_created`
+ * and `poster` (its project's). Pure.
  */
 type Derive = StepArgsOf<'derive'>;
 const SLOTS = ['high', 'medium', 'low'] as const;
@@ -14,6 +16,32 @@ const octal = (uuid: string) => (uuid.replace(/-/g, '').match(/../g) ?? []).map(
 
 export function jsDerive(a: Derive): string {
   switch (a.field) {
+    case 'slug':
+      return [
+        '  { // slug: the name in lower-case ASCII words joined by - (accents dropped, a few letters spelled out)',
+        `    const L = ${JSON.stringify(LETTERS)};`,
+        "    const slug = (s) => s.replace(/./gu, (c) => L[c] ?? c).normalize('NFKD').replace(/[\\u0300-\\u036f]/g, '').toLowerCase()",
+        "      .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');",
+        '    out = out.map((x) => ({ ...x, slug: slug(x.name ?? \'\') }));',
+        '  }',
+      ].join('\n');
+    case 'description':
+      return [
+        '  { // description: the text escaped, as HTML paragraphs (a blank line between them, <br> for a newline)',
+        "    const E = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '\"': '&quot;', \"'\": '&#39;' };",
+        "    const html = (t) => (t == null ? null : t.replace(/[&<>\"']/g, (c) => E[c]).split(/\\n{2,}/)",
+        "      .map((p) => `<p>${p.replace(/\\n/g, '<br>')}</p>`).join(''));",
+        '    out = out.map((x) => ({ ...x, description: html(x.description ?? null) }));',
+        '  }',
+      ].join('\n');
+    case 'date_created':
+    case 'poster': {
+      const v = a.field === 'poster' ? 'p?.thumbnail_url ?? null'
+        : 'p?.created_at == null ? null : new Date(p.created_at < 1e11 ? p.created_at * 1000 : p.created_at).toISOString()';
+      return `  { // ${a.field}: the template's project's ${a.field === 'poster' ? 'thumbnail' : 'creation time'}\n` +
+        `    const by = new Map((r.${a.from} ?? []).map((p) => [p.id, p]));\n` +
+        `    out = out.map((x) => { const p = by.get(x.project_id); return { ...x, ${a.field}: ${v} }; });\n  }`;
+    }
     case 'download_ready':
       return `  out = out.map((x) => ({ ...x, download_ready: x.status === 'complete' && typeof x.output?.[${JSON.stringify(a.master)}] === 'string' }));`;
     case 'process_id':
@@ -58,6 +86,36 @@ export function jsDerive(a: Derive): string {
 
 export function pyDerive(a: Derive): string {
   switch (a.field) {
+    case 'slug':
+      return [
+        '    # slug: the name in lower-case ASCII words joined by - (accents dropped, a few letters spelled out)',
+        '    import re',
+        `    L = json.loads(${JSON.stringify(JSON.stringify(LETTERS))})`,
+        '    def slug(s):',
+        '        s = unicodedata.normalize("NFKD", "".join(L.get(c, c) for c in s))',
+        '        s = "".join(c for c in s if not ("\\u0300" <= c <= "\\u036f")).lower()',
+        '        return re.sub(r"[^a-z0-9]+", "-", s).strip("-")',
+        '    out = [dict(x, slug=slug(x.get("name") or "")) for x in out]',
+      ].join('\n');
+    case 'description':
+      return [
+        '    # description: the text escaped, as HTML paragraphs (a blank line between them, <br> for a newline)',
+        '    import re',
+        '    def html(t):',
+        '        if t is None:',
+        '            return None',
+        '        e = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace(\'"\', "&quot;").replace("\'", "&#39;")',
+        '        return "".join("<p>" + p.replace("\\n", "<br>") + "</p>" for p in re.split(r"\\n{2,}", e))',
+        '    out = [dict(x, description=html(x.get("description"))) for x in out]',
+      ].join('\n');
+    case 'date_created':
+    case 'poster': {
+      const v = a.field === 'poster' ? 'p.get("thumbnail_url")'
+        : '(None if p.get("created_at") is None else iso(p["created_at"] * 1000 if p["created_at"] < 1e11 else p["created_at"]))';
+      return `    # ${a.field}: the template's project's ${a.field === 'poster' ? 'thumbnail' : 'creation time'}\n` +
+        `    by = {p["id"]: p for p in r.get(${JSON.stringify(a.from)}, [])}\n` +
+        `    out = [dict(x, ${a.field}=(lambda p: ${v})(by.get(x.get("project_id")) or {})) for x in out]`;
+    }
     case 'download_ready':
       return `    out = [dict(x, download_ready=(x.get("status") == "complete" and ` +
         `isinstance((x.get("output") or {}).get(${JSON.stringify(a.master)}), str))) for x in out]`;
@@ -98,6 +156,15 @@ export function pyDerive(a: Derive): string {
 /** The jq of a derive step (`$P`: v1 id → the hex SHA-1 the script computed; `$<thumbnails>`: that call's items). */
 export function jqDerive(a: Derive): string {
   switch (a.field) {
+    case 'slug':
+      return 'map(.slug = (.name // "" | slug))';
+    case 'description':
+      return 'map(.description = (.description | html))';
+    case 'date_created':
+    case 'poster':
+      return `(($${a.from}[0] | map({key: .id, value: .}) | from_entries) as $pj | ` +
+        `map(.${a.field} = ($pj[.project_id // ""] // {} | ${a.field === 'poster' ? '.thumbnail_url // null'
+          : '.created_at | if . == null then null else isoms end'})))`;
     case 'download_ready':
       return `map(.download_ready = (.status == "complete" and ((.output // {})[${JSON.stringify(a.master)}] | type) == "string"))`;
     case 'process_id':
@@ -108,8 +175,24 @@ export function jqDerive(a: Derive): string {
   }
 }
 
-/** The jq definitions the derive steps use. */
-export const JQ_DERIVE = 'def v5: . as $h | ("0123456789abcdef" | explode | index($h[16:17] | explode)) as $n | ' +
+/** A slug's letters from U+00C0 to U+017F in jq (jq has no NFKD): each one's code points, as the gateway spells it. */
+const SLUG_LETTERS = Array.from({ length: 0x180 - 0xc0 }, (_, i) => {
+  const c = String.fromCodePoint(0xc0 + i);
+  return [...(LETTERS[c] ?? c).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase()].map((x) => x.codePointAt(0) as number);
+});
+
+/**
+ * The jq definitions the derive steps use. `slug` spells out letters up to U+017F (Latin-1 and Latin Extended-A, as
+ * the other text steps of the curl script): a letter past them with an accent becomes a `-` where the gateway drops
+ * the accent (Node and Python normalise every letter).
+ */
+export const JQ_DERIVE = 'def slug: explode | map(if . >= 65 and . <= 90 then [. + 32] elif . >= 192 and . < 384 then ' +
+  `${JSON.stringify(SLUG_LETTERS)}[. - 192] else [.] end) | add // [] | implode | gsub("[^a-z0-9]+"; "-") | sub("^-+"; "") | sub("-+$"; ""); ` +
+  'def html: if . == null then null else gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;") | gsub("\\""; "&quot;") ' +
+  '| gsub("\\u0027"; "&#39;") | [splits("\\n\\n+")] | map("<p>" + gsub("\\n"; "<br>") + "</p>") | add end; ' +
+  'def isoms: (if . < 100000000000 then . * 1000 else . end) as $t | ($t / 1000 | floor | todate | sub("Z$"; "")) + "." + ' +
+  '(($t % 1000 | floor | tostring) as $m | ("000" + $m) | .[($m | length):]) + "Z"; ' +
+  'def v5: . as $h | ("0123456789abcdef" | explode | index($h[16:17] | explode)) as $n | ' +
   '$h[0:8] + "-" + $h[8:12] + "-5" + $h[13:16] + "-" + ("89ab" | .[($n % 4):($n % 4 + 1)]) + $h[17:20] + "-" + $h[20:32]; ' +
   'def legacy_output($M; $thumb): if . == null then null else . as $o ' +
   '| reduce ("high", "medium", "low") as $slot ' +

@@ -99,7 +99,8 @@ export function textToHtml(text: string | null): string | null {
     .join('');
 }
 
-const LETTERS: Record<string, string> = {
+/** Letters NFKD leaves whole, spelled out for a slug (the migration guide's snippets use the table too). */
+export const LETTERS: Record<string, string> = {
   ø: 'o',
   Ø: 'o',
   æ: 'ae',

@@ -9,7 +9,7 @@ import type { StepArgsOf } from '../../src/migrate/equivalent-model.js';
 import { JQ_DERIVE, jqDerive, jsDerive, pyDerive } from '../../src/migrate/snippet-derive.js';
 import { uuidV5 } from '../../src/lib/uuid.js';
 import { toLegacyOutput } from '../../src/translate/outputs.js';
-import { PROCESS_NAMESPACE } from '../../src/translate/records.js';
+import { PROCESS_NAMESPACE, slugify, textToHtml } from '../../src/translate/records.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'derive-'));
@@ -22,7 +22,10 @@ async function derived(a: StepArgsOf<'derive'>, items: unknown[], projects: unkn
   writeFileSync(join(dir, 'projects.json'), JSON.stringify(projects));
   writeFileSync(join(dir, 'step.mjs'), `const r = { projects: ${JSON.stringify(projects)} };\nlet out = ${JSON.stringify(items)};\n${jsDerive(a)}\n` +
     'console.log(JSON.stringify(out));\n');
-  writeFileSync(join(dir, 'step.py'), `import json\ndef f(r, out):\n${pyDerive(a)}\n    return out\n` +
+  // (the Python snippet's own prelude: its imports and its iso())
+  const iso = '    def iso(ms):\n        from datetime import datetime as _dt, timezone as _tz\n' +
+    '        return _dt.fromtimestamp(int(ms) // 1000, _tz.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (int(ms) % 1000)\n';
+  writeFileSync(join(dir, 'step.py'), `import json, unicodedata\ndef f(r, out):\n${iso}${pyDerive(a)}\n    return out\n` +
     `print(json.dumps(f({"projects": json.loads(open("projects.json").read())}, json.loads(open("items.json").read()))))\n`);
   // (process_id's SHA-1 comes from the script's sh lines: the jq part is given the digests as they compute them)
   const { createHash } = await import('node:crypto');
@@ -75,5 +78,31 @@ describe('a render\'s derived fields written out in node, python and jq', () => 
     const want = items.map((x) => ({ ...x, download_ready: x.status === 'complete' && typeof x.output?.master === 'string' }));
     expect(new Set(want.map((x) => x.download_ready))).toEqual(new Set([true, false]));
     for (const [lang, data] of Object.entries(ready)) expect(data, lang).toEqual(want);
+  });
+
+  it('a template\'s slug, description, date_created and poster: every language gives what the gateway gives (accents, spelled-out letters, HTML, no project)', async () => {
+    const names = ['Holiday Promo', 'Café crème brûlée', 'Ærøskøbing — Straße', 'Łódź / Đakovo þing', '  --Spaces & *stars*--  ', '',
+      'ÀÉÎÕÜ ÇÑ Ÿ', 'Ğİ ĳ ŉ ſ', 'Über 100 % <b>"quoted"</b>', 'x'];
+    const texts = [null, '', 'one line', 'a & b < c > d "e" \'f\'', 'first\nsecond', 'para one\n\npara two\n\n\nthree\nlines', '<b>bold</b>'];
+    const projects = [{ id: 'proj_a', created_at: 1_760_000_000, thumbnail_url: 'https://cdn/a.jpg' }, { id: 'proj_b', created_at: 1_760_000_123_456, thumbnail_url: null }];
+    const items = names.flatMap((name, i) => texts.map((description, j) => ({
+      id: `tpl_${i}_${j}`, name, description, project_id: (i + j) % 3 === 0 ? 'proj_a' : (i + j) % 3 === 1 ? 'proj_b' : 'proj_gone',
+    })));
+    const project = (id: string) => projects.find((p) => p.id === id);
+    const iso = (t: number | undefined) => (t === undefined ? null : new Date(t < 1e11 ? t * 1000 : t).toISOString());
+    const cases: [StepArgsOf<'derive'>, (x: (typeof items)[number]) => unknown][] = [
+      [{ op: 'derive', field: 'slug' }, (x) => slugify(x.name)],
+      [{ op: 'derive', field: 'description' }, (x) => textToHtml(x.description)],
+      [{ op: 'derive', field: 'date_created', from: 'projects' }, (x) => iso(project(x.project_id)?.created_at)],
+      [{ op: 'derive', field: 'poster', from: 'projects' }, (x) => project(x.project_id)?.thumbnail_url ?? null],
+    ];
+    // the cases meet what they test: slugs with accents folded and letters spelled out, HTML escaped and in paragraphs
+    expect(items.map((x) => slugify(x.name))).toEqual(expect.arrayContaining(['cafe-creme-brulee', 'aeroskobing-strasse', 'lodz-dakovo-thing', '']));
+    expect(textToHtml('para one\n\npara two')).toBe('<p>para one</p><p>para two</p>');
+    for (const [a, value] of cases) {
+      const got = await derived(a, items, projects);
+      const want = items.map((x) => ({ ...x, [a.field]: value(x) }));
+      for (const [lang, data] of Object.entries(got)) expect(data, `${a.field} ${lang}`).toEqual(want);
+    }
   });
 });
