@@ -33,6 +33,8 @@ export interface V1Call {
   readonly body?: Readonly<Record<string, string>>;
   /** Run once per v1 status the legacy `status` parameter stands for (`{v1_status}` in the query): `ready` is ready and queued. */
   readonly perStatus?: boolean;
+  /** Each item is given the id of the item of `each` it was read for, under this name (a team's members: `team_id`). */
+  readonly tag?: string;
   readonly why: string;
 }
 
@@ -108,14 +110,19 @@ export type StepArgs =
   | { readonly op: 'merge'; readonly desc: boolean }
   /** A derived field written out (`download_ready`: complete, with a `master` output URL — mappings/outputs.json names it). */
   | { readonly op: 'derive'; readonly field: 'download_ready'; readonly master: string }
-  /** `process_id`: the UUID v5 of the v1 id in the gateway's process `namespace`. */
-  | { readonly op: 'derive'; readonly field: 'process_id'; readonly namespace: string }
+  /**
+   * `process_id`: the UUID v5 of the v1 id in the gateway's process `namespace`; `legacy_uuid`: the legacy id the gateway
+   * derives (in that type's namespace: a legacy order by id follows it).
+   */
+  | { readonly op: 'derive'; readonly field: 'process_id' | 'legacy_uuid'; readonly namespace: string }
   /** `output`: the v1 variants under the legacy keys by `rule` (mappings/outputs.json); the poster fallback from call `thumbnails`. */
   | { readonly op: 'derive'; readonly field: 'output'; readonly rule: OutputRule; readonly thumbnails: string }
   /** A template's `slug` (of its name, as the gateway makes one) and `description` (its text as HTML paragraphs). */
   | { readonly op: 'derive'; readonly field: 'slug' | 'description' }
   /** A template's `date_created` and `poster`: its project's creation time and thumbnail, the projects read by call `from`. */
   | { readonly op: 'derive'; readonly field: 'date_created' | 'poster'; readonly from: string }
+  /** An account's `owner`: the v1 id of its team's first admin by joined_at, the members (tagged `team_id`) read by call `from`. */
+  | { readonly op: 'derive'; readonly field: 'owner'; readonly from: string }
   | { readonly op: 'filter'; readonly conds: readonly FilterCond[] }
   | { readonly op: 'search'; readonly param: string }
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }

@@ -16,6 +16,7 @@ import {
   LIST_PARAMS, TRANSLATED, V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
 } from './equivalent-model.js';
 import { PROCESS_NAMESPACE } from '../translate/records.js';
+import { idNamespace } from '../translate/ids.js';
 
 const PAGE = '60';
 const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
@@ -169,7 +170,8 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
     }
   }
   if (resource === 'account' && (reads.includes('owner') || reads.includes('*') || plan?.relations.includes('owner'))) {
-    calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', why: 'owner: the first admin' }));
+    calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', tag: 'team_id',
+      why: 'owner: the first admin' }));
   }
 }
 
@@ -191,7 +193,10 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]
     const detail = `${name}: ${f.source.how ?? 'derived'} (from v1 ${f.source.from ?? 'the object'})`;
     // (written out where every language can: a render's download_ready, process_id and output; the others are the
     // client's, a TODO)
-    const args = resource === 'render' ? renderDerive(name, m, calls) : resource === 'template' ? templateDerive(name) : undefined;
+    const args = resource === 'render' ? renderDerive(name, m, calls) : resource === 'template' ? templateDerive(name)
+      : resource === 'account' && name === 'owner' && calls.some((c) => c.name === 'members')
+        ? { op: 'derive' as const, field: 'owner' as const, from: 'members' }
+      : undefined;
     steps.push({ kind: f.relation ? 'join' : 'derive', detail, ...(args ? { args } : {}) });
   }
 }
@@ -312,6 +317,13 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     } else if (resource === 'account') {
       if (direct) params.push(param('team_id', 'account'));
       calls.push(call({ name: 'teams', method: 'GET', path: direct ? '/v1/teams/{team_id}' : '/v1/teams', why: 'a legacy account is a v1 team' }));
+      // the legacy order (by id): the uuid the gateway derives for each team, then sorted by it
+      if (shape.kind === 'list' && shape.sort.length === 0 && shape.aggregate.length === 0 && shape.groupBy.length === 0) {
+        steps.push({ kind: 'derive', detail: "legacy_uuid: each team's legacy id (UUID v5 of its v1 id; an imported one is the ids export's)",
+          args: { op: 'derive', field: 'legacy_uuid', namespace: idNamespace('account') } });
+        steps.push({ kind: 'sort', detail: 'by legacy id (the legacy order of accounts)',
+          args: { op: 'sort', keys: [{ field: 'legacy_uuid', desc: false }] } });
+      }
     } else if (resource === 'template') {
       calls.push(...projectCalls(plan, params));
       const given = !!plan?.scope.projects;
@@ -338,7 +350,8 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     joins(resource, plan, q, m, calls, steps);
     derived(shape, m, steps, calls);
     if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
-      notes.push('order: the legacy answer sorts accounts by their legacy uuid, which v1 teams do not carry (/v1/teams has its own order)');
+      notes.push('order: the legacy answer sorts accounts by their legacy uuid (/v1/teams has its own order): the snippets derive it; ' +
+        'where account ids were imported, sort by the ids export\'s uuid instead');
     }
     addClientSteps(shape, q, plan, steps, params, calls);
     if (shape.kind === 'list') listParams(shape, q, steps, params, limitDefault);

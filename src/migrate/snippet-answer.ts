@@ -101,6 +101,13 @@ function asPrinted(
   const fields = Object.hasOwn(m.resources, resource) ? m.resources[resource]?.fields ?? {} : {};
   const translated = new Set(Object.hasOwn(TRANSLATED, resource) ? TRANSLATED[resource] : []);
   const own = Object.entries(fields).filter(([name, f]) => f.source.kind === 'derived' && !translated.has(name)).map(([name]) => name);
+  // (a derived id the snippet gives as v1's — an account's owner, a user_ id — read through the report's id translation)
+  const ids = new Set(own.filter((name) => fields[name]?.type === 'uuid'));
+  const legacyOf = (v: unknown) => {
+    if (typeof v !== 'string') return v;
+    const type = (Object.keys(ID_TYPES) as IdType[]).find((t) => v.startsWith(ID_TYPES[t]));
+    return type ? legacyId(type, v) : v;
+  };
   if (own.length === 0) return (r) => r;
   // the snippet's items by the legacy id of their v1 id (what it printed for each record)
   const byId = new Map<string, Record<string, unknown>>();
@@ -111,7 +118,7 @@ function asPrinted(
   return (r) => {
     const item = byId.get(String(r.id));
     const out: Record<string, unknown> = { ...r };
-    for (const name of own) out[name] = item && Object.hasOwn(item, name) ? item[name] : NOT_PRINTED;
+    for (const name of own) out[name] = item && Object.hasOwn(item, name) ? (ids.has(name) ? legacyOf(item[name]) : item[name]) : NOT_PRINTED;
     return out;
   };
 }

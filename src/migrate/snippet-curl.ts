@@ -179,7 +179,9 @@ export function renderCurl(e: Equivalent): string {
     } else if (item && c.each) {
       const v = `${envName(item)}_${envName((loopPath ?? '.id').slice(1))}`;
       lines.push(`jq -r '.[] | ${loopPath ?? '.id'}' ${c.each}.json > ${c.name}.each`);
-      lines.push(`while read -r ${v}; do ${fetch}; done < ${c.name}.each > ${c.name}.jsonl`);
+      // (each item given the id of the one it was read for: a file first, so a failed call still ends the script)
+      const tag = c.tag ? ` > ${c.name}.part; jq -c --arg t "$${v}" '. + {${c.tag}: $t}' ${c.name}.part` : '';
+      lines.push(`while read -r ${v}; do ${fetch}${tag}; done < ${c.name}.each > ${c.name}.jsonl`);
     } else lines.push(`${fetch} > ${c.name}.jsonl`);
     lines.push(`jq -s '.' ${c.name}.jsonl > ${c.name}.json`);
   }
@@ -207,8 +209,9 @@ export function renderCurl(e: Equivalent): string {
   // (a call's items another step reads: --slurpfile)
   const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from]
     : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
-    : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster') ? [x.args.from] : []));
-  const ids = e.clientSteps.some((x) => x.args?.op === 'derive' && x.args.field === 'process_id') ? ' --slurpfile P process_ids.json' : '';
+    : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));
+  const ids = e.clientSteps.flatMap((x) => (x.args?.op === 'derive' && (x.args.field === 'process_id' || x.args.field === 'legacy_uuid')
+    ? [` --slurpfile ${x.args.field} ${x.args.field}.json`] : [])).join('');
   const slurp = [...new Set(read)].map((f) => ` --slurpfile ${f} ${f}.json`).join('') + ids;
   const derive = e.clientSteps.some((x) => x.args?.op === 'derive' && x.args.field !== 'download_ready') ? JQ_DERIVE : '';
   lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${parts}${text}${like}${derive}${program}' ${mainCall(e) ?? 'none'}.json`);

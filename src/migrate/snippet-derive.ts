@@ -6,7 +6,8 @@ import { LETTERS } from '../translate/records.js';
  * src/translate/outputs.ts): `download_ready` (complete, with a master URL), `process_id` (RFC 4122 UUID v5 of the v1 id
  * in the gateway's process namespace) and `output` (v1 variants under the legacy keys — mappings/outputs.json; the
  * poster a still, else the project's thumbnail); a template's `slug`, `description` (HTML paragraphs), and `date_created`
- * and `poster` (its project's). Pure.
+ * and `poster` (its project's); an account's `owner` (its team's first admin, a v1 user id the report's id translation
+ * turns into the legacy uuid). Pure.
  */
 type Derive = StepArgsOf<'derive'>;
 const SLOTS = ['high', 'medium', 'low'] as const;
@@ -16,6 +17,15 @@ const octal = (uuid: string) => (uuid.replace(/-/g, '').match(/../g) ?? []).map(
 
 export function jsDerive(a: Derive): string {
   switch (a.field) {
+    case 'owner':
+      return [
+        "  { // owner: the team's first admin by joined_at (then by id)",
+        '    const admins = new Map();',
+        `    for (const y of r.${a.from} ?? []) if (y.role === 'admin') admins.set(y.team_id, [...(admins.get(y.team_id) ?? []), y]);`,
+        '    const first = (t) => (admins.get(t) ?? []).sort((p, q) => p.joined_at - q.joined_at || p.id.localeCompare(q.id))[0]?.id ?? null;',
+        '    out = out.map((x) => ({ ...x, owner: first(x.id) }));',
+        '  }',
+      ].join('\n');
     case 'slug':
       return [
         '  { // slug: the name in lower-case ASCII words joined by - (accents dropped, a few letters spelled out)',
@@ -45,8 +55,9 @@ export function jsDerive(a: Derive): string {
     case 'download_ready':
       return `  out = out.map((x) => ({ ...x, download_ready: x.status === 'complete' && typeof x.output?.[${JSON.stringify(a.master)}] === 'string' }));`;
     case 'process_id':
+    case 'legacy_uuid':
       return [
-        '  { // process_id: the UUID v5 of the v1 id in the gateway\'s process namespace (RFC 4122)',
+        `  { // ${a.field}: the UUID v5 of the v1 id in the gateway's ${a.field === 'process_id' ? 'process' : 'id'} namespace (RFC 4122)`,
         "    const { createHash } = await import('node:crypto');",
         `    const ns = Buffer.from(${JSON.stringify(a.namespace.replace(/-/g, ''))}, 'hex');`,
         '    const v5 = (id) => {',
@@ -55,7 +66,7 @@ export function jsDerive(a: Derive): string {
         "      const h = d.subarray(0, 16).toString('hex');",
         '      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;',
         '    };',
-        '    out = out.map((x) => ({ ...x, process_id: v5(x.id) }));',
+        `    out = out.map((x) => ({ ...x, ${a.field}: v5(x.id) }));`,
         '  }',
       ].join('\n');
     case 'output':
@@ -86,6 +97,12 @@ export function jsDerive(a: Derive): string {
 
 export function pyDerive(a: Derive): string {
   switch (a.field) {
+    case 'owner':
+      return [
+        "    # owner: the team's first admin by joined_at (then by id)",
+        `    admins = sorted((y for y in r.get(${JSON.stringify(a.from)}, []) if y.get("role") == "admin"), key=lambda y: (y["joined_at"], y["id"]))`,
+        '    out = [dict(x, owner=next((y["id"] for y in admins if y["team_id"] == x["id"]), None)) for x in out]',
+      ].join('\n');
     case 'slug':
       return [
         '    # slug: the name in lower-case ASCII words joined by - (accents dropped, a few letters spelled out)',
@@ -120,10 +137,11 @@ export function pyDerive(a: Derive): string {
       return `    out = [dict(x, download_ready=(x.get("status") == "complete" and ` +
         `isinstance((x.get("output") or {}).get(${JSON.stringify(a.master)}), str))) for x in out]`;
     case 'process_id':
+    case 'legacy_uuid':
       return [
-        "    # process_id: the UUID v5 of the v1 id in the gateway's process namespace (RFC 4122)",
+        `    # ${a.field}: the UUID v5 of the v1 id in the gateway's ${a.field === 'process_id' ? 'process' : 'id'} namespace (RFC 4122)`,
         '    import uuid',
-        `    out = [dict(x, process_id=str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), x["id"]))) for x in out]`,
+        `    out = [dict(x, ${a.field}=str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), x["id"]))) for x in out]`,
       ].join('\n');
     case 'output':
       return [
@@ -153,9 +171,12 @@ export function pyDerive(a: Derive): string {
   }
 }
 
-/** The jq of a derive step (`$P`: v1 id → the hex SHA-1 the script computed; `$<thumbnails>`: that call's items). */
+/** The jq of a derive step (`$process_id`, `$legacy_uuid`: v1 id → the hex SHA-1 the script computed; `$<call>`: its items). */
 export function jqDerive(a: Derive): string {
   switch (a.field) {
+    case 'owner':
+      return `(($${a.from}[0] | map(select(.role == "admin")) | sort_by(.joined_at, .id)) as $adm | ` +
+        'map(.id as $t | .owner = ([$adm[] | select(.team_id == $t)] | first | if . == null then null else .id end)))';
     case 'slug':
       return 'map(.slug = (.name // "" | slug))';
     case 'description':
@@ -168,7 +189,8 @@ export function jqDerive(a: Derive): string {
     case 'download_ready':
       return `map(.download_ready = (.status == "complete" and ((.output // {})[${JSON.stringify(a.master)}] | type) == "string"))`;
     case 'process_id':
-      return 'map(.process_id = ($P[0][.id] | v5))';
+    case 'legacy_uuid':
+      return `map(.${a.field} = ($${a.field}[0][.id] | v5))`;
     case 'output':
       return `(($${a.thumbnails}[0] | map({key: .id, value: .thumbnail_url}) | from_entries) as $th | ` +
         `map(($th[.project.id // ""] // null) as $t | .output = (.output | legacy_output(${JSON.stringify(a.rule)}; $t))))`;
@@ -211,11 +233,11 @@ export const JQ_DERIVE = 'def slug: explode | map(if . >= 65 and . <= 90 then [.
  * `$P`. `from`: the file of the items.
  */
 export function shProcessIds(a: Derive, from: string): string[] {
-  if (a.field !== 'process_id') return [];
+  if (a.field !== 'process_id' && a.field !== 'legacy_uuid') return [];
   return [
-    "# process_id: SHA-1 of the gateway's process namespace (16 bytes) and the v1 id, made a UUID v5 in jq",
+    `# ${a.field}: SHA-1 of the gateway's namespace (16 bytes) and the v1 id, made a UUID v5 in jq`,
     `jq -r '.[].id' ${from}.json | while read -r ID; do`,
     `  printf '%s %s\\n' "$ID" "$({ printf '${octal(a.namespace)}'; printf '%s' "$ID"; } | sha1sum | cut -c1-40)"`,
-    "done | jq -R -s 'split(\"\\n\") | map(select(length > 0) | split(\" \") | {key: .[0], value: .[1]}) | from_entries' > process_ids.json",
+    `done | jq -R -s 'split("\\n") | map(select(length > 0) | split(" ") | {key: .[0], value: .[1]}) | from_entries' > ${a.field}.json`,
   ];
 }

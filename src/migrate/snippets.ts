@@ -49,8 +49,12 @@ function jsCall(c: V1Call): string {
   if (c.method === 'POST') {
     const body = `{ ${Object.entries(c.body ?? {}).map(([k, v]) => `${k}: ${expr(v, c.each, 'js')}`).join(', ')} }`;
     one = `r.${c.name}.push(await post(${path}, ${body}));`;
-  } else if (c.cursor) one = `r.${c.name}.push(...await list(${path}, ${q}, ${c.stopAfter ? '(params.offset ?? 0) + params.limit' : 'null'}));`;
-  else one = `r.${c.name}.push(...items(await get(${path}, ${q})));`;
+  } else {
+    const read = c.cursor ? `await list(${path}, ${q}, ${c.stopAfter ? '(params.offset ?? 0) + params.limit' : 'null'})` : `items(await get(${path}, ${q}))`;
+    // (each item given the id of the one it was read for: a team's members, tagged with the team)
+    const tagged = c.tag && c.each ? `(${read}).map((y) => ({ ...y, ${c.tag}: ${singular(c.each)}.id }))` : read;
+    one = `r.${c.name}.push(...${tagged});`;
+  }
   const inner = c.perStatus ? `for (const v1_status of V1_STATUSES[params.status] ?? []) ${one}` : one;
   const list = c.each ? listParam(c.each) : undefined;
   const body = c.each ? `for (const ${singular(c.each)} of ${list ? `params.${list}` : `r.${c.each}`}) ${inner}` : inner;
@@ -64,11 +68,12 @@ function pyCall(c: V1Call): string {
   if (c.method === 'POST') {
     const body = `{${Object.entries(c.body ?? {}).map(([k, v]) => `${JSON.stringify(k)}: ${expr(v, c.each, 'py')}`).join(', ')}}`;
     one = `r[${JSON.stringify(c.name)}].append(post(${path}, {k: v for k, v in ${body}.items() if v is not None}))`;
-  } else if (c.cursor) {
+  } else {
     const stop = c.stopAfter ? 'params.get("offset", 0) + params["limit"]' : 'None';
-    one = `r[${JSON.stringify(c.name)}].extend(listing(${path}, ${q}, ${stop}))`;
+    const read = c.cursor ? `listing(${path}, ${q}, ${stop})` : `items(get(${path}, ${q}))`;
+    const tagged = c.tag && c.each ? `(dict(y, ${c.tag}=${singular(c.each)}["id"]) for y in ${read})` : read;
+    one = `r[${JSON.stringify(c.name)}].extend(${tagged})`;
   }
-  else one = `r[${JSON.stringify(c.name)}].extend(items(get(${path}, ${q})))`;
   const head = `    # ${c.why}\n    r.setdefault(${JSON.stringify(c.name)}, [])\n`;
   const loops: string[] = [];
   const list = c.each ? listParam(c.each) : undefined;

@@ -11,6 +11,8 @@ const NAMESPACES = Object.fromEntries(Object.keys(ID_TYPES).map((t) => [t, uuidV
 
 /** The uuid derived for a v1 id, before any imported pair is considered (pure). */
 export const derivedUuid = (type: IdType, v1Id: string) => uuidV5(v1Id, NAMESPACES[type]);
+/** The namespace a type's derived uuids are made in (the migration guide's snippets derive them too). */
+export const idNamespace = (type: IdType): string => NAMESPACES[type];
 
 /**
  * uuid ↔ v1 id. Emitting: an imported legacy uuid if one exists, else the derived UUID v5. Every emitted

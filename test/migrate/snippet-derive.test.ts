@@ -8,6 +8,7 @@ import { loadMappings } from '../../src/config/mappings.js';
 import type { StepArgsOf } from '../../src/migrate/equivalent-model.js';
 import { JQ_DERIVE, jqDerive, jsDerive, pyDerive } from '../../src/migrate/snippet-derive.js';
 import { uuidV5 } from '../../src/lib/uuid.js';
+import { derivedUuid, idNamespace } from '../../src/translate/ids.js';
 import { toLegacyOutput } from '../../src/translate/outputs.js';
 import { PROCESS_NAMESPACE, slugify, textToHtml } from '../../src/translate/records.js';
 
@@ -29,13 +30,14 @@ async function derived(a: StepArgsOf<'derive'>, items: unknown[], projects: unkn
     `print(json.dumps(f({"projects": json.loads(open("projects.json").read())}, json.loads(open("items.json").read()))))\n`);
   // (process_id's SHA-1 comes from the script's sh lines: the jq part is given the digests as they compute them)
   const { createHash } = await import('node:crypto');
-  const ns = Buffer.from(PROCESS_NAMESPACE.replace(/-/g, ''), 'hex');
+  const ns = Buffer.from(('namespace' in a ? a.namespace : PROCESS_NAMESPACE).replace(/-/g, ''), 'hex');
   const digests = Object.fromEntries((items as { id: string }[]).map((x) => [x.id, createHash('sha1').update(Buffer.concat([ns, Buffer.from(x.id)])).digest('hex')]));
   writeFileSync(join(dir, 'process_ids.json'), JSON.stringify(digests));
   const [node, python, jq] = await Promise.all([
     run('node', ['step.mjs'], { cwd: dir }),
     run('python3', ['step.py'], { cwd: dir }),
-    run('jq', ['-c', '--slurpfile', 'projects', 'projects.json', '--slurpfile', 'P', 'process_ids.json', `${JQ_DERIVE}${jqDerive(a)}`, 'items.json'], { cwd: dir }),
+    run('jq', ['-c', '--slurpfile', 'projects', 'projects.json', '--slurpfile', 'process_id', 'process_ids.json', '--slurpfile', 'legacy_uuid',
+      'process_ids.json', `${JQ_DERIVE}${jqDerive(a)}`, 'items.json'], { cwd: dir }),
   ]);
   return { node: JSON.parse(node.stdout), python: JSON.parse(python.stdout), jq: JSON.parse(jq.stdout) };
 }
@@ -69,11 +71,13 @@ describe('a render\'s derived fields written out in node, python and jq', () => 
     for (const [lang, data] of Object.entries(got)) expect(data, lang).toEqual(want);
   });
 
-  it('process_id and download_ready: every language gives what the gateway gives', async () => {
+  it('process_id, a legacy uuid and download_ready: every language gives what the gateway gives', async () => {
     const items = Array.from({ length: 50 }, (_, i) => ({ id: `rend_${i.toString(36)}x${'abc'.repeat(i % 4)}`, status: i % 3 ? 'complete' : 'failed',
       output: i % 5 === 0 ? null : i % 2 ? { master: 'https://cdn/m' } : { '720p': 'https://cdn/7' } }));
     const ids = await derived({ op: 'derive', field: 'process_id', namespace: PROCESS_NAMESPACE }, items, []);
     for (const [lang, data] of Object.entries(ids)) expect(data, lang).toEqual(items.map((x) => ({ ...x, process_id: uuidV5(x.id, PROCESS_NAMESPACE) })));
+    const uuids = await derived({ op: 'derive', field: 'legacy_uuid', namespace: idNamespace('account') }, items, []);
+    for (const [lang, data] of Object.entries(uuids)) expect(data, lang).toEqual(items.map((x) => ({ ...x, legacy_uuid: derivedUuid('account', x.id) })));
     const ready = await derived({ op: 'derive', field: 'download_ready', master: m.outputs.master }, items, []);
     const want = items.map((x) => ({ ...x, download_ready: x.status === 'complete' && typeof x.output?.master === 'string' }));
     expect(new Set(want.map((x) => x.download_ready))).toEqual(new Set([true, false]));
