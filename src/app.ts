@@ -113,7 +113,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await registerCors(app, deps.config, deps.logger);
   // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
   // Directus envelope too, then the connection closes
-  capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
+  const connections = capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
+  // a connection whose request is being worked on (its body read) is not the one a new connection of its address evicts
+  if (connections) {
+    app.addHook('preHandler', (request, reply, done) => {
+      afterRequest(reply, connections.work(request.raw.socket));
+      done();
+    });
+  }
   app.server.removeAllListeners('clientError');
   app.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) { socket.destroy(); return; }

@@ -3,28 +3,65 @@ import type { Server } from 'node:http';
 import { errorEnvelope, errors } from '../errors/catalog.js';
 
 /**
- * Connections open at once from one peer address, past MAX_CONNECTIONS_PER_ADDRESS: the next is answered 429 on the bare
- * socket and closed. Each connection a flood keeps busy costs every other request a share of each turn of the event loop
- * and of the store's queue: anonymous POSTs on 3 000 keep-alive connections from one address held another user's
- * one-item read 9–16 s, on 200 connections 86 ms (attack pass 19, F3). Peers that are trusted proxies (TRUST_PROXY) are
- * not counted: their connections carry many clients, whose floods are the proxy's to limit.
+ * Connections open at once from one peer address, at most MAX_CONNECTIONS_PER_ADDRESS. Each connection a flood keeps busy
+ * costs every other request a share of each turn of the event loop and of the store's queue: anonymous POSTs on 3 000
+ * keep-alive connections from one address held another user's one-item read 9–16 s, on 200 connections 86 ms (attack
+ * pass 19, F3). Peers that are trusted proxies (TRUST_PROXY) are not counted: their connections carry many clients,
+ * whose floods are the proxy's to limit.
+ *
+ * At the bound, a new connection takes the place of the address's oldest connection that has no request being worked on
+ * (idle, silent, or still sending its request): 256 silent connections from one address shut every other client of it
+ * out (attack pass 21, R2). Only when each is working (a request past its body, which the request gates bound) is the new
+ * one answered 429 on the bare socket and closed at once (an ended socket left half-open, uncounted, took an instance to
+ * its file limit: R4).
  */
-export function capConnections(server: Server, most: number, trusted: boolean | number | readonly string[]): void {
-  if (most <= 0 || trusted === true || typeof trusted === 'number') return;
-  const proxies = trusted === false ? undefined : proxyList(trusted);
-  const open = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
+export class ConnectionCap {
+  /** The open connections of each counted address, oldest first (a Set keeps insertion order). */
+  private readonly open = new Map<string, Set<Socket>>();
+  /** Requests being worked on per connection (from its handler's start to its end). */
+  private readonly working = new WeakMap<Socket, number>();
+
+  constructor(private readonly most: number, private readonly exempt: (address: string) => boolean) {}
+
+  /** Counts a new connection: evicts the address's oldest idle one at the bound, or refuses this one. */
+  admit(socket: Socket): void {
     const address = peer(socket.remoteAddress);
-    if (!address || proxies?.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4')) return;
-    const n = (open.get(address) ?? 0) + 1;
-    if (n > most) { refuse(socket); return; }
-    open.set(address, n);
+    if (!address || this.exempt(address)) return;
+    const mine = this.open.get(address) ?? new Set<Socket>();
+    if (mine.size >= this.most) {
+      const idle = [...mine].find((s) => !this.working.get(s));
+      if (!idle) { refuse(socket); return; }
+      mine.delete(idle);
+      idle.destroy();
+    }
+    mine.add(socket);
+    this.open.set(address, mine);
     socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left <= 0) open.delete(address);
-      else open.set(address, left);
+      mine.delete(socket);
+      if (mine.size === 0 && this.open.get(address) === mine) this.open.delete(address);
     });
-  });
+  }
+
+  /** A request on `socket` is being worked on (its body read, its handler running); the function ends that. */
+  work(socket: Socket | null | undefined): () => void {
+    if (!socket) return () => {};
+    this.working.set(socket, (this.working.get(socket) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.working.set(socket, Math.max(0, (this.working.get(socket) ?? 1) - 1));
+    };
+  }
+}
+
+/** The cap for `server`, or undefined when nothing is counted (no bound, or every peer a trusted proxy). */
+export function capConnections(server: Server, most: number, trusted: boolean | number | readonly string[]): ConnectionCap | undefined {
+  if (most <= 0 || trusted === true || typeof trusted === 'number') return undefined;
+  const proxies = trusted === false ? undefined : proxyList(trusted);
+  const cap = new ConnectionCap(most, (address) => !!proxies?.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4'));
+  server.on('connection', (socket: Socket) => cap.admit(socket));
+  return cap;
 }
 
 /** An IPv4 peer seen through an IPv6 socket (`::ffff:10.0.0.1`) as itself. */
@@ -35,8 +72,10 @@ function refuse(socket: Socket): void {
   const ge = errors.requestsExceeded(1);
   const body = JSON.stringify(errorEnvelope(ge));
   socket.on('error', () => {});
-  socket.end(`HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: 1\r\n` +
-    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.write(`HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: 1\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`, () => socket.destroy());
+  // (a peer that reads nothing does not hold it either)
+  setTimeout(() => socket.destroy(), 1_000).unref();
 }
 
 /** proxy-addr's names for address ranges, as TRUST_PROXY takes them. */
