@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { JwtService } from '../auth/jwt.js';
 import type { Config } from '../config/schema.js';
 import { routeMode } from '../config/route-modes.js';
-import { errors, type GatewayError } from '../errors/catalog.js';
+import { errors, GatewayError } from '../errors/catalog.js';
 import { routeFacts } from '../auth/route-facts.js';
 import type { Metrics } from '../ops/metrics.js';
 import { searchQuery } from '../query/search-body.js';
@@ -40,10 +40,16 @@ async function bodyOf(req: FastifyRequest, max: number): Promise<Buffer | undefi
   if (Number(req.headers['content-length'] ?? 0) > max) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req.raw) {
-    size += (chunk as Buffer).length;
-    if (size > max) throw tooLarge();
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req.raw) {
+      size += (chunk as Buffer).length;
+      if (size > max) throw tooLarge();
+      chunks.push(chunk as Buffer);
+    }
+  } catch (e) {
+    // a client that hung up mid-body is no unexpected error (attack pass 21, L-b: each was logged as one, with its stack)
+    if (e instanceof Error && !(e instanceof GatewayError)) throw errors.invalidPayload('The request body ended early: the client closed the connection');
+    throw e;
   }
   return chunks.length ? Buffer.concat(chunks) : undefined;
 }

@@ -90,6 +90,25 @@ describe('a shadowed route, for requests the gateway cannot name', () => {
     }
   });
 
+  it('a body cut short by its client is logged as a client that left, not an unexpected error (attack pass 21, L-a, L-b)', async () => {
+    const address = await gw.app.listen({ port: 0, host: '127.0.0.1' }).catch(() => `http://127.0.0.1:${(gw.app.server.address() as { port: number }).port}`);
+    const port = Number(new URL(address).port);
+    const before = gw.logs.length;
+    const sockets = Array.from({ length: 5 }, () => {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.write('POST /renders HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"pr');
+      return socket;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = gw.logs.slice(before).join('');
+    expect(lines).not.toMatch(/unexpected error/);
+    // (its line says the client left: there is no answer to log)
+    expect(lines.match(/client closed the request/g)?.length).toBeGreaterThanOrEqual(5);
+  });
+
   it('a legacy side that does not answer is a 503 SERVICE_UNAVAILABLE naming it, shadowed or proxied (attack pass 20: the proxy\'s 500)', async () => {
     for (const [route, mode] of [['/renders', 'shadow'], ['/templates', 'proxy']] as const) {
       const down = await startGateway({ ROUTE_MODES: JSON.stringify({ [route]: mode }), LEGACY_BASE_URL: 'http://127.0.0.1:9' });
