@@ -1,6 +1,7 @@
 import type { Plan } from '../plan/plan.js';
 import type { FilterNode, QueryNode } from '../query/ast.js';
 import { own } from './own.js';
+import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 import {
   datePartOf, FLAG_TESTS, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param, type StepArgsOf, type TextTest, type V1Call,
@@ -193,8 +194,14 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
   if (shape.kind === 'list') {
     const natural = plan?.strategy === 'merge' || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
     if (!natural) {
+      // (a sort by id is by the legacy uuid: each snippet derives it — an imported one is the ids export's)
+      const byId = shape.sort.some((k) => k.replace(/^-/, '') === 'id') && Object.hasOwn(ID_TYPES, resource);
+      if (byId) {
+        steps.push({ kind: 'derive', detail: `legacy_uuid: each ${resource}'s legacy id (UUID v5 of its v1 id; an imported one is the ids export's)`,
+          args: { op: 'derive', field: 'legacy_uuid', namespace: idNamespace(resource as IdType) } });
+      }
       const keys = (shape.sort.length ? shape.sort : q.sort.length ? [] : defaultSortOf(resource))
-        .map((k) => ({ field: own(v1, k.replace(/^-/, '')), desc: k.startsWith('-') }));
+        .map((k) => ({ field: byId && k.replace(/^-/, '') === 'id' ? 'legacy_uuid' : own(v1, k.replace(/^-/, '')), desc: k.startsWith('-') }));
       const ok = keys.length > 0 && keys.every((k) => k.field);
       steps.push({
         kind: 'sort',

@@ -117,6 +117,9 @@ beforeAll(async () => {
     '/renders?fields=id,output,process_id,download_ready&sort=-date_created&limit=7',
     '/templates?fields=id,slug,description,date_created,poster&limit=-1',
     '/accounts?fields=id,name,owner',
+    // a sort by id: by the legacy uuid each snippet derives (it sorted by v1's id: differs)
+    '/renders?sort=id&limit=5&fields=id,title',
+    '/projects?sort=-id&fields=id,title&limit=-1',
     `/accounts/${account}?fields=id,owner`,
     ...DATE_PARTS.map(([u]) => u),
     ...DATE_GROUPS.map(([u]) => u),
@@ -190,7 +193,8 @@ describe('the proof runs the snippets it hands out', () => {
     // (and a template's: its slug, HTML description, and its project's date_created and poster; an account's owner)
     for (const key of ['GET /renders fields=* paging=all', 'GET /renders/:id fields=*', 'GET /renders fields=download_ready,id,output,process_id sort=-date_created paging=limit',
       'GET /items/templates fields=* paging=limit', 'GET /templates/:id fields=*', 'GET /templates fields=date_created,description,id,poster,slug paging=all',
-      'GET /accounts fields=id,name,owner', 'GET /accounts/:id fields=id,owner']) {
+      'GET /accounts fields=id,name,owner', 'GET /accounts/:id fields=id,owner', 'GET /renders fields=id,title sort=id paging=limit',
+      'GET /projects fields=id,title sort=-id paging=all']) {
       const s = byKey.get(key);
       expect(s, `${key} among ${[...byKey.keys()].join(' | ')}`).toBeDefined();
       const p = s!.proof!;
