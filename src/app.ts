@@ -161,13 +161,18 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // request bodies in flight, in bytes (by Content-Length; a chunked body counts as the largest allowed), per principal
   // or, on a shadowed route (where the legacy side checks tokens), per credential
   const bodies = new BodyGate();
-  const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
+  // … and a shadowed route's bodies with a credential, all together (the gateway cannot tell a forged credential: one per
+  // request had a bound each, 1.3 GB held — attack pass 21, R3)
+  const shadowed = new BodyGate(deps.config.SHADOW_BODY_MB * 1_048_576);
+  const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply, all?: BodyGate): GatewayError | undefined => {
     const length = Number(request.headers['content-length']);
     const bytes = Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
     if (bytes <= 0) return undefined;
     const leave = bodies.enter(key, bytes);
     if (!leave) return errors.requestsExceeded(1);
-    afterRequest(reply, leave);
+    const leaveAll = all ? all.enter('all', bytes) : () => {};
+    if (!leaveAll) { leave(); return errors.requestsExceeded(1); }
+    afterRequest(reply, () => { leave(); leaveAll(); });
     return undefined;
   };
   const token = (request: FastifyRequest) => requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME);
@@ -175,7 +180,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     if (!legacyChecks(request) || streamed(request)) { done(); return; }
     const credential = token(request);
-    if (credential !== undefined) { done(heldBody(`credential:${digest(credential)}`, request, reply)); return; }
+    if (credential !== undefined) { done(heldBody(`credential:${digest(credential)}`, request, reply, shadowed)); return; }
     const length = Number(request.headers['content-length']);
     const large = Number.isFinite(length) ? length > ANONYMOUS_BODY_BYTES : request.headers['transfer-encoding'] !== undefined;
     done(large ? errors.forbidden() : undefined);

@@ -157,6 +157,11 @@ export const ConfigSchema = z.object({
    * connection closed. A flood on thousands of connections from one address held other users' reads for seconds. 0: none.
    */
   MAX_CONNECTIONS_PER_ADDRESS: int(0).default(256),
+  /**
+   * The bodies with a credential that a shadowed route holds at once, all callers together, in MB (the legacy side checks
+   * credentials: a forged one per request had a bound of its own). Past it: 429.
+   */
+  SHADOW_BODY_MB: z.coerce.number().positive().default(256),
   /** Items one array body (POST, PATCH) or `keys` list may hold; past it: 400 INVALID_PAYLOAD. */
   MAX_BATCH_MUTATION: int(1).default(100),
   CACHE_MAX_ENTRIES: int(10).default(10_000),

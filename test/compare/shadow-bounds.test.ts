@@ -109,6 +109,25 @@ describe('a shadowed route, for requests the gateway cannot name', () => {
     expect(lines.match(/client closed the request/g)?.length).toBeGreaterThanOrEqual(5);
   });
 
+  it('bodies with forged credentials, a new one each time, are bounded all together (SHADOW_BODY_MB; attack pass 21, R3)', async () => {
+    const small = await startGateway({ ROUTE_MODES: JSON.stringify({ '/renders': 'shadow' }), LEGACY_BASE_URL: url, SHADOW_BODY_MB: '4' });
+    try {
+      const big = JSON.stringify({ project: 'x', data: { k: 'v'.repeat(1_000_000) } });
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => small.app.inject({
+        method: 'POST', url: '/renders', headers: { 'content-type': 'application/json', authorization: `Bearer forged-${i}` }, payload: big,
+      })));
+      const codes = answers.map((r) => r.statusCode);
+      // four bodies of a MB fit at once (each held until the legacy side answers, 300 ms): the rest are 429
+      expect(codes.filter((c) => c === 401).length, JSON.stringify(codes)).toBe(4);
+      expect(codes.filter((c) => c === 429).length, JSON.stringify(codes)).toBe(4);
+      // given back once those ended
+      const later = await small.app.inject({ method: 'POST', url: '/renders', headers: { 'content-type': 'application/json', authorization: 'Bearer forged-x' }, payload: big });
+      expect(later.statusCode).toBe(401);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a legacy side that does not answer is a 503 SERVICE_UNAVAILABLE naming it, shadowed or proxied (attack pass 20: the proxy\'s 500)', async () => {
     for (const [route, mode] of [['/renders', 'shadow'], ['/templates', 'proxy']] as const) {
       const down = await startGateway({ ROUTE_MODES: JSON.stringify({ [route]: mode }), LEGACY_BASE_URL: 'http://127.0.0.1:9' });
