@@ -164,15 +164,22 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // … and a shadowed route's bodies with a credential, all together (the gateway cannot tell a forged credential: one per
   // request had a bound each, 1.3 GB held — attack pass 21, R3)
   const shadowed = new BodyGate(deps.config.SHADOW_BODY_MB * 1_048_576);
-  const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply, all?: BodyGate): GatewayError | undefined => {
+  const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
     const length = Number(request.headers['content-length']);
     const bytes = Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
     if (bytes <= 0) return undefined;
     const leave = bodies.enter(key, bytes);
     if (!leave) return errors.requestsExceeded(1);
-    const leaveAll = all ? all.enter('all', bytes) : () => {};
-    if (!leaveAll) { leave(); return errors.requestsExceeded(1); }
-    afterRequest(reply, () => { leave(); leaveAll(); });
+    afterRequest(reply, leave);
+    return undefined;
+  };
+  // (taken once the body is read, by its bytes: a trickled chunked body counted as the largest allowed from the start let
+  // one address's 256 connections hold every caller's share — the review of R3's fix)
+  const shadowedBody = (bytes: number, reply: FastifyReply): GatewayError | undefined => {
+    if (bytes <= 0) return undefined;
+    const leave = shadowed.enter('all', bytes);
+    if (!leave) return errors.requestsExceeded(1);
+    afterRequest(reply, leave);
     return undefined;
   };
   const token = (request: FastifyRequest) => requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME);
@@ -180,12 +187,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     if (!legacyChecks(request) || streamed(request)) { done(); return; }
     const credential = token(request);
-    if (credential !== undefined) { done(heldBody(`credential:${digest(credential)}`, request, reply, shadowed)); return; }
+    if (credential !== undefined) { done(heldBody(`credential:${digest(credential)}`, request, reply)); return; }
     const length = Number(request.headers['content-length']);
     const large = Number.isFinite(length) ? length > ANONYMOUS_BODY_BYTES : request.headers['transfer-encoding'] !== undefined;
     done(large ? errors.forbidden() : undefined);
   });
-  await registerModes(app, deps, (request, reply) => (token(request) === undefined ? gate(request, reply) : undefined));
+  await registerModes(app, deps, (request, reply, bytes) => (token(request) === undefined ? gate(request, reply) : shadowedBody(bytes, reply)));
 
   app.addHook('onRequest', (request, _reply, done) => {
     if ((request.query as Record<symbol, unknown>)[UNREADABLE]) { done(errors.invalidQuery(['The query string cannot be read'])); return; }

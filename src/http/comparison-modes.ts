@@ -109,7 +109,7 @@ export class ComparisonModes {
 
   /** A shadowed route: the legacy answer is sent (true); false when the request is not the shadow's to answer. */
   async shadow(
-    req: FastifyRequest, reply: FastifyReply, admit: (req: FastifyRequest, reply: FastifyReply) => GatewayError | undefined,
+    req: FastifyRequest, reply: FastifyReply, admit: (req: FastifyRequest, reply: FastifyReply, bytes: number) => GatewayError | undefined,
   ): Promise<boolean> {
     const c = this.deps.config;
     // the translated side of a comparison (our own inject, with our own JWT) takes the translate path
@@ -117,7 +117,7 @@ export class ComparisonModes {
     if (isInternal(req.headers) || !template || routeMode(c, template) !== 'shadow') return false;
     const body = isWrite(req.method) || req.method === 'SEARCH' ? await bodyOf(req, c.MAX_PAYLOAD_BYTES) : undefined;
     // (a request without a credential takes its address's place once its body is read: a trickled body holds none)
-    const refused = admit(req, reply);
+    const refused = admit(req, reply, body?.length ?? 0);
     if (refused) throw refused;
     // (a legacy side down or silent is a 503 in the envelope, as v1's is: attack pass 19, F4 — a 500 each)
     const legacy = await this.ask(req.method, req.url, req.headers, body, Math.max(c.COMPARE_TIMEOUT_MS, c.V1_TIMEOUT_MS)).catch((e: unknown) => {

@@ -89,7 +89,7 @@ export function jsDerive(a: Derive): string {
         '      res.poster = still ? o[still] : thumb;',
         '      return res;',
         '    };',
-        '    out = out.map((x) => ({ ...x, output: legacy(x.output, thumbs.get(x.project?.id) ?? null) }));',
+        "    out = out.map((x) => ({ ...x, output: x.status === 'complete' ? legacy(x.output, thumbs.get(x.project?.id) ?? null) : null }));",
         '  }',
       ].join('\n');
   }
@@ -166,7 +166,8 @@ export function pyDerive(a: Derive): string {
         '        still = next((v for v in M["stills"] if v in o), None)',
         '        res["poster"] = o[still] if still is not None else thumb',
         '        return res',
-        '    out = [dict(x, output=legacy_output(x.get("output"), thumbs.get((x.get("project") or {}).get("id")))) for x in out]',
+        '    out = [dict(x, output=(legacy_output(x.get("output"), thumbs.get((x.get("project") or {}).get("id")))',
+        '                           if x.get("status") == "complete" else None)) for x in out]',
       ].join('\n');
   }
 }
@@ -193,23 +194,24 @@ export function jqDerive(a: Derive): string {
       return `map(.${a.field} = ($${a.field}[0][.id] | v5))`;
     case 'output':
       return `(($${a.thumbnails}[0] | map({key: .id, value: .thumbnail_url}) | from_entries) as $th | ` +
-        `map(($th[.project.id // ""] // null) as $t | .output = (.output | legacy_output(${JSON.stringify(a.rule)}; $t))))`;
+        `map(($th[.project.id // ""] // null) as $t | .output = (if .status == "complete" then (.output | legacy_output(${JSON.stringify(a.rule)}; $t)) ` +
+        'else null end)))';
   }
 }
 
-/** A slug's letters from U+00C0 to U+017F in jq (jq has no NFKD): each one's code points, as the gateway spells it. */
-const SLUG_LETTERS = Array.from({ length: 0x180 - 0xc0 }, (_, i) => {
-  const c = String.fromCodePoint(0xc0 + i);
+/** A slug's characters from U+0080 to U+017F in jq (jq has no NFKD): each one's code points, as the gateway spells it. */
+const SLUG_LETTERS = Array.from({ length: 0x180 - 0x80 }, (_, i) => {
+  const c = String.fromCodePoint(0x80 + i);
   return [...(LETTERS[c] ?? c).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase()].map((x) => x.codePointAt(0) as number);
 });
 
 /**
- * The jq definitions the derive steps use. `slug` spells out letters up to U+017F (Latin-1 and Latin Extended-A, as
- * the other text steps of the curl script): a letter past them with an accent becomes a `-` where the gateway drops
- * the accent (Node and Python normalise every letter).
+ * The jq definitions the derive steps use. `slug` spells out characters up to U+017F (Latin-1 and Latin Extended-A:
+ * `º`, `²`, accents): a character past them that NFKD makes ASCII (an accented letter, a ligature) becomes a `-` where
+ * the gateway keeps its letters (Node and Python normalise every character).
  */
-export const JQ_DERIVE = 'def slug: explode | map(if . >= 65 and . <= 90 then [. + 32] elif . >= 192 and . < 384 then ' +
-  `${JSON.stringify(SLUG_LETTERS)}[. - 192] else [.] end) | add // [] | implode | gsub("[^a-z0-9]+"; "-") | sub("^-+"; "") | sub("-+$"; ""); ` +
+export const JQ_DERIVE = 'def slug: explode | map(if . >= 65 and . <= 90 then [. + 32] elif . >= 128 and . < 384 then ' +
+  `${JSON.stringify(SLUG_LETTERS)}[. - 128] else [.] end) | add // [] | implode | gsub("[^a-z0-9]+"; "-") | sub("^-+"; "") | sub("-+$"; ""); ` +
   'def html: if . == null then null else gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;") | gsub("\\""; "&quot;") ' +
   '| gsub("\\u0027"; "&#39;") | [splits("\\n\\n+")] | map("<p>" + gsub("\\n"; "<br>") + "</p>") | add end; ' +
   'def isoms: (if . < 100000000000 then . * 1000 else . end) as $t | ($t / 1000 | floor | todate | sub("Z$"; "")) + "." + ' +
@@ -229,15 +231,16 @@ export const JQ_DERIVE = 'def slug: explode | map(if . >= 65 and . <= 90 then [.
   '| .out | .poster = ([$M.stills[] | select(. as $n | $o[$n] != null)] | first | if . == null then $thumb else $o[.] end) end; ';
 
 /**
- * The sh lines that compute each item's SHA-1 for `process_id` (sha1sum; on macOS `shasum`), read by the jq program as
- * `$P`. `from`: the file of the items.
+ * The sh lines that compute each item's SHA-1 for `process_id` or `legacy_uuid` (sha1sum, else macOS's `shasum`: neither,
+ * the script stops), read by the jq program. `from`: the file of the items.
  */
 export function shProcessIds(a: Derive, from: string): string[] {
   if (a.field !== 'process_id' && a.field !== 'legacy_uuid') return [];
   return [
-    `# ${a.field}: SHA-1 of the gateway's namespace (16 bytes) and the v1 id, made a UUID v5 in jq`,
+    `# ${a.field}: SHA-1 of the gateway's namespace (16 bytes) and the v1 id, made a UUID v5 in jq (sha1sum, or macOS's shasum)`,
+    'SHA1=$(command -v sha1sum || command -v shasum) || { echo "sha1sum or shasum is needed" >&2; exit 3; }',
     `jq -r '.[].id' ${from}.json | while read -r ID; do`,
-    `  printf '%s %s\\n' "$ID" "$({ printf '${octal(a.namespace)}'; printf '%s' "$ID"; } | sha1sum | cut -c1-40)"`,
+    `  printf '%s %s\\n' "$ID" "$({ printf '${octal(a.namespace)}'; printf '%s' "$ID"; } | $SHA1 | cut -c1-40)"`,
     `done | jq -R -s 'split("\\n") | map(select(length > 0) | split(" ") | {key: .[0], value: .[1]}) | from_entries' > ${a.field}.json`,
   ];
 }

@@ -26,11 +26,11 @@ declare module 'fastify' {
 
 /**
  * Per-route modes (ROUTE_MODES): translate (default), proxy (@fastify/http-proxy to LEGACY_BASE_URL), and shadow and
- * compare (src/http/comparison-modes.ts), hooked in here. `admit`: whether a shadowed request may go on once its body is read
- * (the per-address gate of those without a credential), or the error to answer.
+ * compare (src/http/comparison-modes.ts), hooked in here. `admit`: whether a shadowed request may go on once its body (`bytes`) is
+ * read (the per-address gate of those without a credential; SHADOW_BODY_MB of those with one), or the error to answer.
  */
 export async function registerModes(
-  app: FastifyInstance, deps: Deps, admit: (req: FastifyRequest, reply: FastifyReply) => GatewayError | undefined,
+  app: FastifyInstance, deps: Deps, admit: (req: FastifyRequest, reply: FastifyReply, bytes: number) => GatewayError | undefined,
 ): Promise<void> {
   const { config } = deps;
   const legacyBase = config.LEGACY_BASE_URL;

@@ -123,6 +123,23 @@ describe('a shadowed route, for requests the gateway cannot name', () => {
       // given back once those ended
       const later = await small.app.inject({ method: 'POST', url: '/renders', headers: { 'content-type': 'application/json', authorization: 'Bearer forged-x' }, payload: big });
       expect(later.statusCode).toBe(401);
+      // chunked bodies trickled in with forged credentials hold none of it while they trickle (the review of this fix:
+      // each was counted as the largest body from its first byte, five took every caller's share for a minute)
+      const port = Number(new URL(await small.app.listen({ port: 0, host: '127.0.0.1' })).port);
+      const slow = Array.from({ length: 5 }, (_, i) => {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => {});
+        socket.write(`POST /renders HTTP/1.1\r\nhost: x\r\nauthorization: Bearer trickle-${i}\r\ncontent-type: application/json\r\n` +
+          'transfer-encoding: chunked\r\n\r\n2\r\n{"\r\n');
+        return socket;
+      });
+      try {
+        await new Promise((r) => setTimeout(r, 300));
+        const meanwhile = await small.app.inject({ method: 'POST', url: '/renders', headers: { 'content-type': 'application/json', authorization: 'Bearer real' }, payload: big });
+        expect(meanwhile.statusCode).toBe(401);
+      } finally {
+        for (const x of slow) x.destroy();
+      }
     } finally {
       await small.close();
     }
