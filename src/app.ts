@@ -111,8 +111,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done();
   });
   await registerCors(app, deps.config, deps.logger);
-  // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers) answers in the
-  // Directus envelope too, then the connection closes
   const connections = capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
   // a connection whose request is being worked on (its body read) is not the one a new connection of its address evicts
   if (connections) {
@@ -121,6 +119,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       done();
     });
   }
+  // what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, oversized headers, a request not sent
+  // in time) answers in the Directus envelope too, then the connection closes
   app.server.removeAllListeners('clientError');
   app.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) { socket.destroy(); return; }
@@ -152,12 +152,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // to all its users (attack pass 20, N3/N4); what is read meanwhile is a few KB each (larger ones are refused unread)
   // and HTTP_REQUEST_TIMEOUT_MS ends a request not sent in time
   const anonymous = new AnonymousGate();
-  const gate = (request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
-    const leave = anonymous.enter(request.ip);
+  // a place taken in a gate, given back once the request has ended; none left: 429
+  const taken = (leave: (() => void) | undefined, reply: FastifyReply): GatewayError | undefined => {
     if (!leave) return errors.requestsExceeded(1);
     afterRequest(reply, leave);
     return undefined;
   };
+  const gate = (request: FastifyRequest, reply: FastifyReply) => taken(anonymous.enter(request.ip), reply);
   // request bodies in flight, in bytes (by Content-Length; a chunked body counts as the largest allowed), per principal
   // or, on a shadowed route (where the legacy side checks tokens), per credential
   const bodies = new BodyGate();
@@ -167,21 +168,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
     const length = Number(request.headers['content-length']);
     const bytes = Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
-    if (bytes <= 0) return undefined;
-    const leave = bodies.enter(key, bytes);
-    if (!leave) return errors.requestsExceeded(1);
-    afterRequest(reply, leave);
-    return undefined;
+    return bytes > 0 ? taken(bodies.enter(key, bytes), reply) : undefined;
   };
   // (taken once the body is read, by its bytes: a trickled chunked body counted as the largest allowed from the start let
   // one address's 256 connections hold every caller's share — the review of R3's fix)
-  const shadowedBody = (bytes: number, reply: FastifyReply): GatewayError | undefined => {
-    if (bytes <= 0) return undefined;
-    const leave = shadowed.enter('all', bytes);
-    if (!leave) return errors.requestsExceeded(1);
-    afterRequest(reply, leave);
-    return undefined;
-  };
+  const shadowedBody = (bytes: number, reply: FastifyReply) => (bytes > 0 ? taken(shadowed.enter('all', bytes), reply) : undefined);
   const token = (request: FastifyRequest) => requestToken(request.headers, request.query, deps.config.SESSION_COOKIE_NAME);
   // a shadowed route's request, before the shadow reads its body (its hook comes next)
   app.addHook('onRequest', (request, reply, done) => {
