@@ -15,8 +15,8 @@ import type { RequestContext } from '../read/request-context.js';
  * client gone. An answer that outgrows what one answer may hold is not built further: what was built is sent first and
  * the rest streams, each item built and serialised as the client reads it.
  */
-async function reserve(deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply): Promise<AnswerHold> {
-  const hold = deps.answerMemory.reserve((await ctx.session()).partition);
+async function reserve(deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, reply: FastifyReply, shared = false): Promise<AnswerHold> {
+  const hold = deps.answerMemory.reserve((await ctx.session()).partition, shared);
   reply.raw.once('close', () => hold.release());
   if (reply.raw.destroyed || reply.raw.writableFinished) hold.release(); // (already closed: nothing will tell)
   return hold;
@@ -125,7 +125,7 @@ export const isWhole = (items: AsyncIterable<unknown> | readonly unknown[]): ite
 async function heldPage(
   deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, items: AsyncIterable<unknown>, json: boolean,
 ): Promise<AsyncIterable<unknown> | unknown[]> {
-  const hold = await reserve(deps, ctx, reply);
+  const hold = await reserve(deps, ctx, reply, true); // (a share of the key's room: a stalled reader pins it)
   const most = itemBound(deps.config.MAX_ITEM_MB);
   const read: unknown[] = [];
   const sizes: number[] = [];

@@ -10,6 +10,9 @@
  * the instance's: src/read/data-room.ts waits) until some is sent or its client gone — readers that stopped reading pin
  * about the bound, not an item each (attack pass 8: 130 stalled readers of 16 MB items held 3.3 GB).
  */
+/** A key's answers of render data that may each hold their whole share of its room at once (`reserve`'s `shared`). */
+export const ANSWERS_A_KEY_HOLDS = 4;
+
 export class AnswerMemory {
   private readonly byKey = new Map<string, number>();
   private total = 0;
@@ -22,9 +25,15 @@ export class AnswerMemory {
     return Math.min(this.perKeyBytes, this.totalBytes);
   }
 
-  /** A hold for one answer of `key`, empty until bytes are added; given back with `release` (idempotent). */
-  reserve(key: string): AnswerHold {
-    return new AnswerHold(this, key);
+  /**
+   * A hold for one answer of `key`, empty until bytes are added; given back with `release` (idempotent). `shared`: the
+   * answer holds at most a share of its key's room whole (ANSWERS_A_KEY_HOLDS), or its first item — a page, which a reader
+   * that stops reading pins: a few of one key's such readers leave room for its next answer. (Whole up to the key's room,
+   * the first stalled reader of a page larger than it pinned all of it, and the key's next read of render data waited
+   * DATA_WAIT_MS for a 503 — on some machines, as the kernel's socket buffers took less of the first answers.)
+   */
+  reserve(key: string, shared = false): AnswerHold {
+    return new AnswerHold(this, key, shared ? this.most / ANSWERS_A_KEY_HOLDS : this.most);
   }
 
   /** Bytes held for `key`, or for the whole instance. */
@@ -54,8 +63,9 @@ export class AnswerMemory {
   }
 
   /** @internal (AnswerHold) */
-  grow(key: string, mine: number, bytes: number): boolean {
-    if (mine + bytes > this.most) return false;
+  grow(key: string, mine: number, bytes: number, most = this.most): boolean {
+    // (an answer's first item may take the whole of what one answer holds, whatever its share)
+    if (mine + bytes > (mine === 0 ? this.most : most)) return false;
     const ofKey = this.byKey.get(key) ?? 0;
     if (ofKey + bytes > this.perKeyBytes || this.total + bytes > this.totalBytes) return false;
     this.byKey.set(key, ofKey + bytes);
@@ -78,14 +88,14 @@ export class AnswerHold {
   private bytes = 0;
   private done = false;
 
-  constructor(private readonly memory: AnswerMemory, private readonly key: string) {}
+  constructor(private readonly memory: AnswerMemory, private readonly key: string, private readonly most: number) {}
 
   /**
    * Adds `bytes` to the answer: true when held; false when the key's or the instance's bound leaves no room for them
    * (nothing added: its holder streams the rest).
    */
   add(bytes: number): boolean {
-    if (this.done || !this.memory.grow(this.key, this.bytes, bytes)) return false;
+    if (this.done || !this.memory.grow(this.key, this.bytes, bytes, this.most)) return false;
     this.bytes += bytes;
     return true;
   }
