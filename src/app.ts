@@ -8,7 +8,8 @@ import { legacyAnswers, routeMode } from './config/route-modes.js';
 import type { Deps } from './deps.js';
 import { errorEnvelope, errors, type GatewayError } from './errors/catalog.js';
 import { registerErrorHandling } from './errors/handler.js';
-import { BodyGate } from './http/body-gate.js';
+import { BODIES_IN_FLIGHT_BYTES, BodyGate, PRINCIPAL_BODY_BYTES, PRINCIPAL_BODY_LINE } from './http/body-gate.js';
+import { answerEnd } from './read/answer-end.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
 import { afterRequest, trackRequestEnds } from './http/request-end.js';
 import { capConnections } from './http/connection-cap.js';
@@ -159,17 +160,23 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     return undefined;
   };
   const gate = (request: FastifyRequest, reply: FastifyReply) => taken(anonymous.enter(request.ip), reply);
-  // request bodies in flight, in bytes (by Content-Length; a chunked body counts as the largest allowed), per principal
-  // or, on a shadowed route (where the legacy side checks tokens), per credential
+  // request bodies in flight, in bytes (by Content-Length; a chunked body counts as the largest allowed): on a shadowed
+  // route (where the legacy side checks tokens), per credential
   const bodies = new BodyGate();
   // … and a shadowed route's bodies with a credential, all together (the gateway cannot tell a forged credential: one per
   // request had a bound each, 1.3 GB held — attack pass 21, R3)
   const shadowed = new BodyGate(deps.config.SHADOW_BODY_MB * 1_048_576);
-  const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
+  const bodyBytes = (request: FastifyRequest): number => {
     const length = Number(request.headers['content-length']);
-    const bytes = Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
+    return Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
+  };
+  const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
+    const bytes = bodyBytes(request);
     return bytes > 0 ? taken(bodies.enter(key, bytes), reply) : undefined;
   };
+  // … and the logged-in users' bodies, in a line each, and all together (BODIES_IN_FLIGHT_BYTES)
+  const principals = new BodyGate(PRINCIPAL_BODY_BYTES, BODIES_IN_FLIGHT_BYTES, PRINCIPAL_BODY_LINE);
+  deps.metrics.bodies(principals);
   // (taken once the body is read, by its bytes: a trickled chunked body counted as the largest allowed from the start let
   // one address's 256 connections hold every caller's share — the review of R3's fix)
   const shadowedBody = (bytes: number, reply: FastifyReply) => (bytes > 0 ? taken(shadowed.enter('all', bytes), reply) : undefined);
@@ -200,9 +207,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     authenticate(credential, deps.jwt, deps.users, deps.sessions).then((p) => { request.principal = p; done(); }, (e: Error) => done(e));
   });
 
+  // a user's bodies past their bytes wait their turn, unread (a flood of one user's large bodies is its own wait, not a
+  // stall of every user's reads: attack pass 21, R1); a full line is a 429
   app.addHook('onRequest', (request, reply, done) => {
     const user = request.principal?.user.id;
-    done(user ? heldBody(user, request, reply) : undefined);
+    const bytes = user ? bodyBytes(request) : 0;
+    if (!user || bytes <= 0) { done(); return; }
+    const now = principals.enter(user, bytes);
+    if (now) { done(taken(now, reply)); return; }
+    principals.wait(user, bytes, answerEnd(reply.raw).gone).then((leave) => done(taken(leave, reply)), (e: Error) => done(e));
   });
   app.addHook('preHandler', (request, reply, done) => {
     const access = accessOf(request);

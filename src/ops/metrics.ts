@@ -130,6 +130,13 @@ export class Metrics {
     });
   }
 
+  /** Logged-in users' request bodies: bytes in flight, and requests waiting their turn (src/http/body-gate.ts). */
+  bodies(read: { held(): number; readonly queued: number }): void {
+    if (this.registry.getSingleMetric('gateway_request_body_bytes')) return;
+    this.gauge('gateway_request_body_bytes', 'Bytes of logged-in users\' request bodies in flight', () => read.held());
+    this.gauge('gateway_request_bodies_waiting', 'Requests of logged-in users waiting for their body\'s turn', () => read.queued);
+  }
+
   /** The render index: teams' ages (max and a histogram over all teams, no label per team) and what memory holds. */
   index(read: { ages(): number[]; bounds(): number[]; rendersInMemory: number; answers: { hits: number; misses: number; size: number } }): void {
     if (this.registry.getSingleMetric('gateway_index_teams')) return;
