@@ -115,6 +115,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const connections = capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
   // a connection whose request is being worked on (its body read) is not the one a new connection of its address evicts
   if (connections) {
+    app.addHook('onRequest', (request, _reply, done) => {
+      connections.touch(request.raw.socket);
+      done();
+    });
     app.addHook('preHandler', (request, reply, done) => {
       afterRequest(reply, connections.work(request.raw.socket));
       done();

@@ -9,15 +9,18 @@ import { errorEnvelope, errors } from '../errors/catalog.js';
  * pass 19, F3). Peers that are trusted proxies (TRUST_PROXY) are not counted: their connections carry many clients,
  * whose floods are the proxy's to limit.
  *
- * At the bound, a new connection takes the place of the address's oldest connection that has no request being worked on
- * (idle, silent, or still sending its request): 256 silent connections from one address shut every other client of it
+ * At the bound, a new connection takes the place of the address's least recently active connection (by its last request's
+ * start or end) that has no request being worked on (idle, silent, or still sending its request, or waiting for its
+ * body's turn): 256 silent connections from one address shut every other client of it
  * out (attack pass 21, R2). Only when each is working (a request past its body, which the request gates bound) is the new
  * one answered 429 on the bare socket and closed at once (an ended socket left half-open, uncounted, took an instance to
  * its file limit: R4).
  */
 export class ConnectionCap {
-  /** The open connections of each counted address, oldest first (a Set keeps insertion order). */
+  /** The open connections of each counted address, the least recently active first (a Set keeps insertion order). */
   private readonly open = new Map<string, Set<Socket>>();
+  /** Each counted connection's set. */
+  private readonly of = new WeakMap<Socket, Set<Socket>>();
   /** Requests being worked on per connection (from its handler's start to its end). */
   private readonly working = new WeakMap<Socket, number>();
 
@@ -35,11 +38,23 @@ export class ConnectionCap {
       idle.destroy();
     }
     mine.add(socket);
+    this.of.set(socket, mine);
     this.open.set(address, mine);
     socket.once('close', () => {
       mine.delete(socket);
       if (mine.size === 0 && this.open.get(address) === mine) this.open.delete(address);
     });
+  }
+
+  /**
+   * A request came on `socket`: it is the address's most recently active connection (evicted last). A client's keep-alive
+   * connection opened first, idle between its requests, was the oldest and evicted by each new connection of a flood
+   * from its address — reads stalled 1–6 s (the review of attack pass 21's R1).
+   */
+  touch(socket: Socket | null | undefined): void {
+    const mine = socket ? this.of.get(socket) : undefined;
+    if (!socket || !mine?.delete(socket)) return;
+    mine.add(socket);
   }
 
   /** A request on `socket` is being worked on (its body read, its handler running); the function ends that. */
@@ -51,6 +66,7 @@ export class ConnectionCap {
       if (done) return;
       done = true;
       this.working.set(socket, Math.max(0, (this.working.get(socket) ?? 1) - 1));
+      this.touch(socket);
     };
   }
 }

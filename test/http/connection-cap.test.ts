@@ -71,6 +71,27 @@ describe('connections per client address', () => {
     expect(sockets.slice(1, 8).every((s) => !s.destroyed)).toBe(true);
   });
 
+  it('the connection evicted is the least recently active: a client\'s keep-alive connection opened first is kept while it asks (review of R1)', async () => {
+    const { port } = await capped(8);
+    const first = await open(port);
+    sockets.push(first);
+    expect(await ask(first, '/server/ping')).toMatch(/^HTTP\/1\.1 200 /);
+    const silent: Socket[] = [];
+    for (let i = 0; i < 7; i++) silent.push(await open(port));
+    sockets.push(...silent);
+    // the first connection asks again: the most recently active now, though opened first
+    first.removeAllListeners('data');
+    expect(await ask(first, '/server/ping')).toMatch(/^HTTP\/1\.1 200 /);
+    const ninth = await open(port);
+    sockets.push(ninth);
+    expect(await ask(ninth, '/server/ping')).toMatch(/^HTTP\/1\.1 200 /);
+    // the silent one opened earliest made room (before: the first connection, the oldest opened)
+    expect(await Promise.race([closed(silent[0]!).then(() => 'silent'), closed(first).then(() => 'first')])).toBe('silent');
+    expect(first.destroyed).toBe(false);
+    first.removeAllListeners('data');
+    expect(await ask(first, '/server/ping')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
   it('when every connection of the address is working: 429 on the bare socket, closed at once (R4); served again once they end', async () => {
     const { port, token } = await capped(4, {}, 1_500);
     const answers = await working(port, token, 4);
