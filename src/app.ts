@@ -75,6 +75,9 @@ const requestChecks = (timeoutMs: number) => (timeoutMs > 0
   ? { connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(timeoutMs / 4))), headersTimeout: Math.min(60_000, timeoutMs) }
   : {});
 
+/** Methods whose request body Fastify never reads. */
+const BODYLESS = new Set(['GET', 'HEAD', 'TRACE']);
+
 /** Builds the gateway (never listens): legacy routes, auth, operator routes, error envelope. */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -170,9 +173,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // … and a shadowed route's bodies with a credential, all together (the gateway cannot tell a forged credential: one per
   // request had a bound each, 1.3 GB held — attack pass 21, R3)
   const shadowed = new BodyGate(deps.config.SHADOW_BODY_MB * 1_048_576);
+  // (none for a method whose body Fastify never reads, and never more than it reads: a GET with a Content-Length of a TB,
+  // its answer not read, held every user's second body back — attack pass 22, P1)
   const bodyBytes = (request: FastifyRequest): number => {
+    if (BODYLESS.has(request.method)) return 0;
     const length = Number(request.headers['content-length']);
-    return Number.isFinite(length) ? length : request.headers['transfer-encoding'] !== undefined ? deps.config.MAX_PAYLOAD_BYTES : 0;
+    const most = deps.config.MAX_PAYLOAD_BYTES;
+    return Number.isFinite(length) ? Math.min(Math.max(0, length), most) : request.headers['transfer-encoding'] !== undefined ? most : 0;
   };
   const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
     const bytes = bodyBytes(request);

@@ -27,6 +27,10 @@ const search = (token: string, n: number, fill = 'x'.repeat(900_000)) => gw.app.
   payload: JSON.stringify({ query: { search: `${n}-${fill}`, limit: 1, fields: ['id'] } }),
 });
 
+/** The gateway's port (it listens once, for the tests that need real connections). */
+let listened: Promise<number> | undefined;
+const listening = () => (listened ??= gw.app.listen({ port: 0, host: '127.0.0.1' }).then((a) => Number(new URL(a).port)));
+
 /** The body gate's two gauges, read as a scrape reads them. */
 async function gate(): Promise<{ bytes: number; waiting: number }> {
   const text = await gw.deps.metrics.registry.metrics();
@@ -98,9 +102,33 @@ describe('a principal\'s bodies in flight', () => {
     }
   }, 60_000);
 
+  it('a Content-Length counts no more than the body Fastify reads: none for a GET, at most MAX_PAYLOAD_BYTES (attack pass 22, P1)', async () => {
+    const port = await listening();
+    await call(gw.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 1_000 } });
+    const sockets: ReturnType<typeof connect>[] = [];
+    try {
+      // a GET saying it carries a TB (its answer waiting on v1), and a SEARCH saying so whose body never comes
+      const head = (method: string) => `${method} /renders?limit=1&fields=id HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${mine}\r\n` +
+        'content-type: application/json\r\ncontent-length: 1000000000000\r\n\r\n';
+      for (const method of ['GET', 'SEARCH']) {
+        const socket = connect(port, '127.0.0.1', () => socket.write(head(method)));
+        socket.on('error', () => {});
+        sockets.push(socket);
+      }
+      let most = 0;
+      for (let i = 0; i < 20; i++) {
+        most = Math.max(most, (await gate()).bytes);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(most).toBeLessThanOrEqual(2 * 1_048_576); // (MAX_PAYLOAD_BYTES here)
+    } finally {
+      for (const s of sockets) s.destroy();
+      await call(gw.s.url, '/_sim/faults', { method: 'DELETE' });
+    }
+  }, 60_000);
+
   it('a client that hangs up once its body is sent does not give the bytes back before its question has run (attack pass 20, N2)', async () => {
-    const address = await gw.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = Number(new URL(address).port);
+    const port = await listening();
     await call(gw.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 2_000 } });
     try {
       // each body sent whole over its own connection, the connection closed a second later (read by then, its question
