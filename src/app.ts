@@ -118,8 +118,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const connections = capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
   // a connection whose request is being worked on (its body read) is not the one a new connection of its address evicts
   if (connections) {
-    app.addHook('onRequest', (request, _reply, done) => {
-      connections.touch(request.raw.socket);
+    app.addHook('onRequest', (request, reply, done) => {
+      afterRequest(reply, connections.begin(request.raw.socket));
       done();
     });
     app.addHook('preHandler', (request, reply, done) => {

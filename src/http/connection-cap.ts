@@ -10,9 +10,9 @@ import { errorEnvelope, errors } from '../errors/catalog.js';
  * whose floods are the proxy's to limit.
  *
  * At the bound, a new connection takes the place of the address's least recently active connection (by its last request's
- * start or end) that has no request being worked on (idle, silent, or still sending its request, or waiting for its
- * body's turn): 256 silent connections from one address shut every other client of it
- * out (attack pass 21, R2). Only when each is working (a request past its body, which the request gates bound) is the new
+ * start or end) with no request (idle or silent since it opened); when each has one, of the least recently active whose
+ * request is not yet worked on (still sending its body, or waiting for its body's turn): 256 silent connections from one
+ * address shut every other client of it out (attack pass 21, R2). Only when each is working (a request past its body, which the request gates bound) is the new
  * one answered 429 on the bare socket and closed at once (an ended socket left half-open, uncounted, took an instance to
  * its file limit: R4).
  */
@@ -23,6 +23,8 @@ export class ConnectionCap {
   private readonly of = new WeakMap<Socket, Set<Socket>>();
   /** Requests being worked on per connection (from its handler's start to its end). */
   private readonly working = new WeakMap<Socket, number>();
+  /** Requests per connection from their headers to their end. */
+  private readonly asked = new WeakMap<Socket, number>();
 
   constructor(private readonly most: number, private readonly exempt: (address: string) => boolean) {}
 
@@ -32,7 +34,8 @@ export class ConnectionCap {
     if (!address || this.exempt(address)) return;
     const mine = this.open.get(address) ?? new Set<Socket>();
     if (mine.size >= this.most) {
-      const idle = [...mine].find((s) => !this.working.get(s));
+      // (first one with no request at all, then one still receiving its request: the least recently active of each)
+      const idle = [...mine].find((s) => !this.asked.get(s)) ?? [...mine].find((s) => !this.working.get(s));
       if (!idle) { refuse(socket); return; }
       mine.delete(idle);
       idle.destroy();
@@ -47,13 +50,28 @@ export class ConnectionCap {
   }
 
   /**
-   * A request came on `socket`: it is the address's most recently active connection (evicted last). A client's keep-alive
-   * connection opened first, idle between its requests, was the oldest and evicted by each new connection of a flood
-   * from its address — reads stalled 1–6 s (the review of attack pass 21's R1).
+   * A request came on `socket` (its headers read): the connection is the address's most recently active, and one with a
+   * request is evicted only when none of the address has none. The function ends that (the request has ended). A
+   * client's keep-alive connection opened first, idle between its requests, was the oldest and evicted by each new
+   * connection of a flood from its address — reads stalled 1–6 s (the review of attack pass 21's R1); and one client
+   * churning silent connections reset every upload in progress from its address (attack pass 22, P2).
    */
-  touch(socket: Socket | null | undefined): void {
-    const mine = socket ? this.of.get(socket) : undefined;
-    if (!socket || !mine?.delete(socket)) return;
+  begin(socket: Socket | null | undefined): () => void {
+    if (!socket) return () => {};
+    this.touch(socket);
+    this.asked.set(socket, (this.asked.get(socket) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.asked.set(socket, Math.max(0, (this.asked.get(socket) ?? 1) - 1));
+      this.touch(socket);
+    };
+  }
+
+  private touch(socket: Socket): void {
+    const mine = this.of.get(socket);
+    if (!mine?.delete(socket)) return;
     mine.add(socket);
   }
 

@@ -92,6 +92,25 @@ describe('connections per client address', () => {
     expect(await ask(first, '/server/ping')).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  it('a connection receiving its request is not evicted while others have none: silent connections churned reset no upload (attack pass 22, P2)', async () => {
+    const { port, token } = await capped(8);
+    // an upload in progress: its headers sent, its body a part at a time
+    const body = JSON.stringify({ query: { limit: 1, fields: ['id'], search: 'x'.repeat(2_000) } });
+    const upload = await open(port);
+    sockets.push(upload);
+    let answer = '';
+    upload.on('data', (c: Buffer) => { answer += c.toString(); });
+    const ended = new Promise<void>((r) => upload.once('close', () => r()));
+    upload.write(`SEARCH /renders HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body.slice(0, 100)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    // silent connections, far more than the bound, each opened as the last took a place
+    for (let i = 0; i < 24; i++) sockets.push(await open(port));
+    upload.write(body.slice(100));
+    await ended;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
   it('when every connection of the address is working: 429 on the bare socket, closed at once (R4); served again once they end', async () => {
     const { port, token } = await capped(4, {}, 1_500);
     const answers = await working(port, token, 4);
