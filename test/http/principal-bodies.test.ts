@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRINCIPAL_BODY_BYTES, PRINCIPAL_BODY_LINE } from '../../src/http/body-gate.js';
+import { BODIES_IN_FLIGHT_BYTES, PRINCIPAL_BODY_BYTES, PRINCIPAL_BODY_LINE } from '../../src/http/body-gate.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/sim.js';
 
@@ -74,6 +74,22 @@ describe('a principal\'s bodies in flight', () => {
       expect(bytes).toBeLessThanOrEqual(PRINCIPAL_BODY_BYTES);
       expect(waiting).toBeGreaterThan(0);
       expect(await gate()).toEqual({ bytes: 0, waiting: 0 });
+    } finally {
+      await call(gw.s.url, '/_sim/faults', { method: 'DELETE' });
+    }
+  }, 60_000);
+
+  it('several users\' bodies at once: no more than BODIES_IN_FLIGHT_BYTES in all, and one body of a user holding none (attack pass 22, P3)', async () => {
+    // (four users' 4 MiB each at once, 16 questions of 900 KB compiled together, held another user's reads 1.1–1.4 s)
+    expect(BODIES_IN_FLIGHT_BYTES).toBeLessThanOrEqual(PRINCIPAL_BODY_BYTES);
+    await call(gw.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 300 } });
+    try {
+      const n = Math.ceil(PRINCIPAL_BODY_BYTES / 900_000) + 2;
+      const both = Promise.all([mine, other].flatMap((t) => Array.from({ length: n }, (_, i) => search(t, i))));
+      const { value: answers, bytes } = await watched(both);
+      expect(answers.map((r) => r.statusCode)).toEqual(answers.map(() => 200));
+      expect(bytes).toBeGreaterThan(PRINCIPAL_BODY_BYTES / 2);
+      expect(bytes).toBeLessThanOrEqual(PRINCIPAL_BODY_BYTES + 1_000_000); // (as one user's, and one body of the other)
     } finally {
       await call(gw.s.url, '/_sim/faults', { method: 'DELETE' });
     }
