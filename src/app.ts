@@ -11,7 +11,7 @@ import { registerErrorHandling } from './errors/handler.js';
 import { BODIES_IN_FLIGHT_BYTES, BodyGate, PRINCIPAL_BODY_BYTES, PRINCIPAL_BODY_LINE } from './http/body-gate.js';
 import { answerEnd } from './read/answer-end.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
-import { afterRequest, trackRequestEnds } from './http/request-end.js';
+import { afterRequest, whenSent, trackRequestEnds } from './http/request-end.js';
 import { capConnections } from './http/connection-cap.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
@@ -116,14 +116,18 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   await registerCors(app, deps.config, deps.logger);
   const connections = capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
-  // a connection whose request is being worked on (its body read) is not the one a new connection of its address evicts
+  // a connection whose request is being worked on (its body read, its handler running) is not the one a new connection
+  // of its address evicts; one sending its answer is (256 readers that stopped reading shut their address out with 429s:
+  // attack pass 22, P4)
   if (connections) {
     app.addHook('onRequest', (request, reply, done) => {
       afterRequest(reply, connections.begin(request.raw.socket));
       done();
     });
     app.addHook('preHandler', (request, reply, done) => {
-      afterRequest(reply, connections.work(request.raw.socket));
+      const end = connections.work(request.raw.socket);
+      whenSent(reply, end);
+      afterRequest(reply, end);
       done();
     });
   }

@@ -11,8 +11,9 @@ import { errorEnvelope, errors } from '../errors/catalog.js';
  *
  * At the bound, a new connection takes the place of the address's least recently active connection (by its last request's
  * start or end) with no request (idle or silent since it opened); when each has one, of the least recently active whose
- * request is not yet worked on (still sending its body, or waiting for its body's turn): 256 silent connections from one
- * address shut every other client of it out (attack pass 21, R2). Only when each is working (a request past its body, which the request gates bound) is the new
+ * request is not worked on (still sending its body, waiting for its body's turn, or its answer being sent — to a reader
+ * that may have stopped reading: attack pass 22, P4): 256 silent connections from one address shut every other client
+ * of it out (attack pass 21, R2). Only when each is working (a request past its body, its handler running) is the new
  * one answered 429 on the bare socket and closed at once (an ended socket left half-open, uncounted, took an instance to
  * its file limit: R4).
  */
@@ -21,7 +22,7 @@ export class ConnectionCap {
   private readonly open = new Map<string, Set<Socket>>();
   /** Each counted connection's set. */
   private readonly of = new WeakMap<Socket, Set<Socket>>();
-  /** Requests being worked on per connection (from its handler's start to its end). */
+  /** Requests being worked on per connection (from its handler's start until its answer is handed on). */
   private readonly working = new WeakMap<Socket, number>();
   /** Requests per connection from their headers to their end. */
   private readonly asked = new WeakMap<Socket, number>();
@@ -75,7 +76,7 @@ export class ConnectionCap {
     mine.add(socket);
   }
 
-  /** A request on `socket` is being worked on (its body read, its handler running); the function ends that. */
+  /** A request on `socket` is being worked on (its body read, its handler running); the function ends that (its answer handed on). */
   work(socket: Socket | null | undefined): () => void {
     if (!socket) return () => {};
     this.working.set(socket, (this.working.get(socket) ?? 0) + 1);

@@ -7,13 +7,13 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
  * runs. Gates given back at the hang-up let one user's 900 KB SEARCH bodies, each connection closed 20 ms after sending,
  * take an instance to 5.2 GB and out of memory with no 429 (attack pass 20, N2).
  */
-interface Progress { sent: boolean; closed: boolean; readonly then: (() => void)[] }
+interface Progress { sent: boolean; closed: boolean; readonly then: (() => void)[]; readonly onSent: (() => void)[] }
 const progress = new WeakMap<FastifyReply, Progress>();
 
 function of(reply: FastifyReply): Progress {
   let p = progress.get(reply);
   if (!p) {
-    const q: Progress = { sent: false, closed: reply.raw.destroyed || reply.raw.writableFinished, then: [] };
+    const q: Progress = { sent: false, closed: reply.raw.destroyed || reply.raw.writableFinished, then: [], onSent: [] };
     if (!q.closed) reply.raw.once('close', () => { q.closed = true; settle(q); });
     progress.set(reply, p = q);
   }
@@ -32,11 +32,19 @@ export function afterRequest(reply: FastifyReply, fn: () => void): void {
   settle(p);
 }
 
+/** Runs `fn` once `reply`'s answer is handed to Fastify (its handler done: what is left is sending it). */
+export function whenSent(reply: FastifyReply, fn: () => void): void {
+  const p = of(reply);
+  if (p.sent) fn();
+  else p.onSent.push(fn);
+}
+
 /** Tells `afterRequest` when a reply's answer is handed to Fastify (every route's onSend). */
 export function trackRequestEnds(app: FastifyInstance): void {
   app.addHook('onSend', (_request, reply, payload, done) => {
     const p = of(reply);
     p.sent = true;
+    for (const fn of p.onSent.splice(0)) fn();
     settle(p);
     done(null, payload);
   });

@@ -111,6 +111,37 @@ describe('connections per client address', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  it('a connection sending an answer its reader does not read is evicted, not the newcomer refused (attack pass 22, P4)', async () => {
+    const { port, token } = await capped(4, { HEAVY_READS_PER_KEY: '16' });
+    // twelve renders carrying 900 KB of data each: an answer of 11 MB, more than the connection's buffers take
+    const auth = { authorization: `Bearer ${token}` };
+    const { id: project, account } = (await gw!.app.inject({ url: '/projects?limit=1&fields=id,account', headers: auth })).json().data[0];
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const r = await gw!.app.inject({ method: 'POST', url: '/renders', headers: auth, payload: { project, account, data: { text: `${i}`.padEnd(900_000, 'x') } } });
+      expect(r.statusCode, r.body.slice(0, 300)).toBe(200);
+      ids.push(r.json().data.id as string);
+    }
+    // four readers of it that never read it
+    const readers: Socket[] = [];
+    for (let i = 0; i < 4; i++) {
+      const s = await open(port);
+      sockets.push(s);
+      readers.push(s);
+      s.write(`GET /renders?limit=-1&fields=id,data&filter[id][_in]=${ids.join(',')}&x=${i} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\n\r\n`);
+    }
+    // each answer begun (its head arrived): the handlers are done, the answers wait on their readers
+    for (let i = 0; i < 600 && readers.some((s) => s.readableLength === 0); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(readers.every((s) => s.readableLength > 0)).toBe(true);
+    const fifth = await open(port);
+    sockets.push(fifth);
+    expect(await ask(fifth, '/server/ping')).toMatch(/^HTTP\/1\.1 200 /);
+    // (a reader's socket sees its end once it reads: the one evicted is closed, the others stay open)
+    for (const s of readers) s.resume();
+    expect(await Promise.race([Promise.any(readers.map(closed)).then(() => 'a reader'), new Promise((r) => setTimeout(r, 10_000, 'none'))]))
+      .toBe('a reader');
+  }, 60_000);
+
   it('when every connection of the address is working: 429 on the bare socket, closed at once (R4); served again once they end', async () => {
     const { port, token } = await capped(4, {}, 1_500);
     const answers = await working(port, token, 4);
