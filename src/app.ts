@@ -191,6 +191,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   };
   // … and the logged-in users' bodies, in a line each, and all together (BODIES_IN_FLIGHT_BYTES)
   const principals = new BodyGate(PRINCIPAL_BODY_BYTES, BODIES_IN_FLIGHT_BYTES, PRINCIPAL_BODY_LINE);
+  const waited = new WeakSet<FastifyRequest>();
   deps.metrics.bodies(principals);
   // (taken once the body is read, by its bytes: a trickled chunked body counted as the largest allowed from the start let
   // one address's 256 connections hold every caller's share — the review of R3's fix)
@@ -230,7 +231,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     if (!user || bytes <= 0) { done(); return; }
     const now = principals.enter(user, bytes);
     if (now) { done(taken(now, reply)); return; }
-    principals.wait(user, bytes, answerEnd(reply.raw).gone).then((leave) => done(taken(leave, reply)), (e: Error) => done(e));
+    principals.wait(user, bytes, answerEnd(reply.raw).gone).then((leave) => { waited.add(request); done(taken(leave, reply)); }, (e: Error) => done(e));
+  });
+  // a body that waited its turn may be a client's that left meanwhile (a paused connection sees its peer's close only
+  // once its body is read): once read, a turn of the event loop lets the close be seen, and a request whose client has
+  // gone runs no question (attack pass 22, P3: 364 abandoned bodies were run for a minute after their flood)
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (!waited.has(request)) { done(); return; }
+    setImmediate(() => done(request.raw.destroyed ? errors.serviceUnavailable('The client has gone.', 'gateway') : undefined));
   });
   app.addHook('preHandler', (request, reply, done) => {
     const access = accessOf(request);

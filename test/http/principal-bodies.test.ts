@@ -14,7 +14,10 @@ let gw: TestGateway;
 let mine: string;
 let other: string;
 beforeAll(async () => {
-  gw = await startGateway({ INDEX_ENABLED: 'false', MAX_PAYLOAD_BYTES: String(2 * 1_048_576) });
+  gw = await startGateway({
+    INDEX_ENABLED: 'false', MAX_PAYLOAD_BYTES: String(2 * 1_048_576),
+    CACHE_TTL_METADATA_MS: '0', CACHE_TTL_RENDER_ACTIVE_MS: '0', CACHE_TTL_RENDER_FINAL_MS: '0', ANSWER_CACHE_MB: '0',
+  });
   await gw.addUser(0, 'one@example.com');
   await gw.addUser(1, 'two@example.com');
   mine = await gw.login('one@example.com');
@@ -139,6 +142,44 @@ describe('a principal\'s bodies in flight', () => {
       expect(most).toBeLessThanOrEqual(2 * 1_048_576); // (MAX_PAYLOAD_BYTES here)
     } finally {
       for (const s of sockets) s.destroy();
+      await call(gw.s.url, '/_sim/faults', { method: 'DELETE' });
+    }
+  }, 60_000);
+
+  it('a body whose client left while it waited its turn runs no question once read (attack pass 22, P3)', async () => {
+    const port = await listening();
+    // (every v1 call counted: the v1 cache keeps nothing here, and every question is distinct)
+    const calls = () => [...gw.s.sim.stats.values()].reduce((a, b) => a + b, 0);
+    expect((await search(mine, -100)).statusCode).toBe(200); // (what is read once is read)
+    const c0 = calls();
+    expect((await search(mine, -101)).statusCode).toBe(200);
+    const perQuestion = calls() - c0;
+    expect(perQuestion).toBeGreaterThan(0);
+    await call(gw.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 1_000 } });
+    try {
+      const c1 = calls();
+      // four bodies take the user's bytes (each waits a second on v1) …
+      const held = Array.from({ length: Math.floor(PRINCIPAL_BODY_BYTES / 900_100) }, (_, i) => search(mine, -200 - i));
+      while ((await gate()).bytes < held.length * 900_000) await new Promise((r) => setTimeout(r, 10));
+      // … and six more are sent whole over their own connections, which close while the bodies wait their turn
+      const leaving = Array.from({ length: 6 }, (_, i) => connect(port, '127.0.0.1', function (this: ReturnType<typeof connect>) {
+        const body = JSON.stringify({ query: { search: `${-300 - i}-${'x'.repeat(900_000)}`, limit: 1, fields: ['id'] } });
+        this.write(`SEARCH /renders HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${mine}\r\ncontent-type: application/json\r\n` +
+          `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      }).on('error', () => {}));
+      while ((await gate()).waiting < 6) await new Promise((r) => setTimeout(r, 10));
+      for (const s of leaving) s.destroy();
+      expect((await Promise.all(held)).map((r) => r.statusCode)).toEqual(held.map(() => 200));
+      for (let i = 0; i < 300; i++) {
+        const g = await gate();
+        if (g.bytes === 0 && g.waiting === 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(await gate()).toEqual({ bytes: 0, waiting: 0 });
+      // only the four whose clients stayed asked v1 anything — at once, so as one question's calls (v1 reads in flight
+      // are shared); before, the six that left were run too, in two more turns: three questions' calls
+      expect(calls() - c1).toBeLessThan(2 * perQuestion);
+    } finally {
       await call(gw.s.url, '/_sim/faults', { method: 'DELETE' });
     }
   }, 60_000);
