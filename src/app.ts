@@ -183,7 +183,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     if (BODYLESS.has(request.method)) return 0;
     const length = Number(request.headers['content-length']);
     const most = deps.config.MAX_PAYLOAD_BYTES;
-    return Number.isFinite(length) ? Math.min(Math.max(0, length), most) : request.headers['transfer-encoding'] !== undefined ? most : 0;
+    // (one larger than MAX_PAYLOAD_BYTES is refused 413 unread: nothing)
+    return Number.isFinite(length) ? (length > most ? 0 : Math.max(0, length)) : request.headers['transfer-encoding'] !== undefined ? most : 0;
   };
   const heldBody = (key: string, request: FastifyRequest, reply: FastifyReply): GatewayError | undefined => {
     const bytes = bodyBytes(request);
@@ -192,6 +193,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // … and the logged-in users' bodies, in a line each, and all together (BODIES_IN_FLIGHT_BYTES)
   const principals = new BodyGate(PRINCIPAL_BODY_BYTES, BODIES_IN_FLIGHT_BYTES, PRINCIPAL_BODY_LINE);
   const waited = new WeakSet<FastifyRequest>();
+  // (a body waits its turn at most half the time its request has to be sent: past it, a 503 with Retry-After, not the
+  // request timeout's 408 to a client that sent in time)
+  const bodyWaitMs = deps.config.HTTP_REQUEST_TIMEOUT_MS > 0 ? deps.config.HTTP_REQUEST_TIMEOUT_MS / 2 : 30_000;
   deps.metrics.bodies(principals);
   // (taken once the body is read, by its bytes: a trickled chunked body counted as the largest allowed from the start let
   // one address's 256 connections hold every caller's share — the review of R3's fix)
@@ -231,7 +235,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     if (!user || bytes <= 0) { done(); return; }
     const now = principals.enter(user, bytes);
     if (now) { done(taken(now, reply)); return; }
-    principals.wait(user, bytes, answerEnd(reply.raw).gone).then((leave) => { waited.add(request); done(taken(leave, reply)); }, (e: Error) => done(e));
+    principals.wait(user, bytes, answerEnd(reply.raw).gone, bodyWaitMs)
+      .then((leave) => { waited.add(request); done(taken(leave, reply)); }, (e: Error) => done(e))
+      .catch((e: unknown) => deps.logger.error({ err: e }, 'a request let in after its body\'s wait failed'));
   });
   // a body that waited its turn may be a client's that left meanwhile (a paused connection sees its peer's close only
   // once its body is read): once read, a turn of the event loop lets the close be seen, and a request whose client has

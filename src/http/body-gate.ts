@@ -19,6 +19,9 @@ export const BODIES_IN_FLIGHT_BYTES = 4 * 1_048_576;
 /** Requests of one principal waiting for their body's turn; past it, a 429. */
 export const PRINCIPAL_BODY_LINE = 256;
 
+/** Retry-After of a wait that ran out: a few bodies are read and answered within seconds. */
+const WAITED_RETRY_SECONDS = 2;
+
 interface Waiter { readonly key: string; readonly bytes: number; readonly go: (leave: () => void) => void }
 
 export class BodyGate {
@@ -38,20 +41,28 @@ export class BodyGate {
    * `enter`, or a wait in the key's line (in order) until the bytes fit; undefined when they do not and the line is full.
    * `gone`: the client left — the wait ends in a 503 (nothing is answered to nobody).
    */
-  async wait(key: string, bytes: number, gone: AbortSignal): Promise<(() => void) | undefined> {
+  async wait(key: string, bytes: number, gone: AbortSignal, waitMs = 0): Promise<(() => void) | undefined> {
     const now = this.enter(key, bytes);
     if (now) return now;
     if (this.waiting.filter((w) => w.key === key).length >= this.line) return undefined;
     if (gone.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
     return new Promise<() => void>((resolve, reject) => {
-      const left = () => {
+      const drop = (why: Error) => {
         const i = this.waiting.indexOf(w);
         if (i < 0) return; // (let in already: its release gives the bytes back)
         this.waiting.splice(i, 1);
-        reject(errors.serviceUnavailable('The client has gone.', 'gateway'));
+        gone.removeEventListener('abort', left);
+        clearTimeout(timer);
+        reject(why);
         this.wake(); // (it may have held back later ones of its key)
       };
-      const w: Waiter = { key, bytes, go: (leave) => { gone.removeEventListener('abort', left); resolve(leave); } };
+      const left = () => drop(errors.serviceUnavailable('The client has gone.', 'gateway'));
+      // (a wait past `waitMs` ends in a 503 with Retry-After: its body unread, the request's own timeout would answer 408
+      // to a client that sent in time, and its place stay held — a paused connection sees no close: review of P3's fix)
+      const full = () => errors.busy('This user\'s request bodies in flight hold the room this one needs; retry shortly.', WAITED_RETRY_SECONDS);
+      const timer = waitMs > 0 ? setTimeout(() => drop(full()), waitMs) : undefined;
+      timer?.unref();
+      const w: Waiter = { key, bytes, go: (leave) => { gone.removeEventListener('abort', left); clearTimeout(timer); resolve(leave); } };
       this.waiting.push(w);
       gone.addEventListener('abort', left, { once: true });
     });

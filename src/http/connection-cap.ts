@@ -29,7 +29,7 @@ export class ConnectionCap {
 
   constructor(private readonly most: number, private readonly exempt: (address: string) => boolean) {}
 
-  /** Counts a new connection: evicts the address's oldest idle one at the bound, or refuses this one. */
+  /** Counts a new connection: at the bound evicts one of the address's (see above), or refuses this one. */
   admit(socket: Socket): void {
     const address = peer(socket.remoteAddress);
     if (!address || this.exempt(address)) return;
@@ -85,7 +85,7 @@ export class ConnectionCap {
       if (done) return;
       done = true;
       this.working.set(socket, Math.max(0, (this.working.get(socket) ?? 1) - 1));
-      this.touch(socket);
+      // (not made recently active here: a reader that stopped reading is evicted before a later upload — review of P4's fix)
     };
   }
 }

@@ -99,7 +99,7 @@ describe('a principal\'s bodies in flight', () => {
   }, 60_000);
 
   it('past the line of PRINCIPAL_BODY_LINE waiting, a 429 with Retry-After, before the body is read', async () => {
-    await call(gw.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 1_000 } });
+    await call(gw.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 3_000 } });
     try {
       // two bodies of 2 MB take the user's bytes (each waits a second on v1); each small body then waits, until the line is full
       const big = (n: number) => gw.app.inject({
@@ -162,12 +162,16 @@ describe('a principal\'s bodies in flight', () => {
       const held = Array.from({ length: Math.floor(PRINCIPAL_BODY_BYTES / 900_100) }, (_, i) => search(mine, -200 - i));
       while ((await gate()).bytes < held.length * 900_000) await new Promise((r) => setTimeout(r, 10));
       // … and six more are sent whole over their own connections, which close while the bodies wait their turn
+      const written: Promise<void>[] = [];
       const leaving = Array.from({ length: 6 }, (_, i) => connect(port, '127.0.0.1', function (this: ReturnType<typeof connect>) {
         const body = JSON.stringify({ query: { search: `${-300 - i}-${'x'.repeat(900_000)}`, limit: 1, fields: ['id'] } });
-        this.write(`SEARCH /renders HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${mine}\r\ncontent-type: application/json\r\n` +
-          `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        written.push(new Promise((ok) => this.write(`SEARCH /renders HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${mine}\r\n` +
+          `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => ok())));
       }).on('error', () => {}));
-      while ((await gate()).waiting < 6) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 500 && (await gate()).waiting < 6; i++) await new Promise((r) => setTimeout(r, 10));
+      // (each body handed whole to the connection before it closes: a body cut short would prove nothing)
+      while (written.length < 6) await new Promise((r) => setTimeout(r, 10));
+      await Promise.all(written);
       for (const s of leaving) s.destroy();
       expect((await Promise.all(held)).map((r) => r.statusCode)).toEqual(held.map(() => 200));
       for (let i = 0; i < 300; i++) {
@@ -181,6 +185,31 @@ describe('a principal\'s bodies in flight', () => {
       expect(calls() - c1).toBeLessThan(2 * perQuestion);
     } finally {
       await call(gw.s.url, '/_sim/faults', { method: 'DELETE' });
+    }
+  }, 60_000);
+
+  it('a body waits its turn at most half its request\'s time, then a 503 with Retry-After — not the request timeout\'s 408 (review of P3\'s fix)', async () => {
+    const short = await startGateway({ INDEX_ENABLED: 'false', MAX_PAYLOAD_BYTES: String(2 * 1_048_576), HTTP_REQUEST_TIMEOUT_MS: '3000' });
+    try {
+      await short.addUser(0, 'short@example.com');
+      const t = await short.login('short@example.com');
+      const ask = (n: number) => short.app.inject({
+        method: 'SEARCH', url: '/renders', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: { search: `${n}-${'x'.repeat(900_000)}`, limit: 1, fields: ['id'] } }),
+      });
+      await call(short.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 4_000 } });
+      // the user's bytes taken for four seconds (each question waits on v1) …
+      const held = Array.from({ length: Math.floor(PRINCIPAL_BODY_BYTES / 900_100) }, (_, i) => ask(i));
+      await new Promise((r) => setTimeout(r, 200));
+      // … one more waits 1.5 s, then is told to come back
+      const late = await ask(99);
+      expect(late.statusCode, late.body).toBe(503);
+      expect(late.headers['retry-after']).toBe('2');
+      expect(late.json().errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
+      expect((await Promise.all(held)).map((r) => r.statusCode)).toEqual(held.map(() => 200));
+    } finally {
+      await call(short.s.url, '/_sim/faults', { method: 'DELETE' });
+      await short.close();
     }
   }, 60_000);
 
