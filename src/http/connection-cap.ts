@@ -60,14 +60,7 @@ export class ConnectionCap {
   begin(socket: Socket | null | undefined): () => void {
     if (!socket) return () => {};
     this.touch(socket);
-    this.asked.set(socket, (this.asked.get(socket) ?? 0) + 1);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      this.asked.set(socket, Math.max(0, (this.asked.get(socket) ?? 1) - 1));
-      this.touch(socket);
-    };
+    return counted(this.asked, socket, () => this.touch(socket));
   }
 
   private touch(socket: Socket): void {
@@ -78,16 +71,22 @@ export class ConnectionCap {
 
   /** A request on `socket` is being worked on (its body read, its handler running); the function ends that (its answer handed on). */
   work(socket: Socket | null | undefined): () => void {
-    if (!socket) return () => {};
-    this.working.set(socket, (this.working.get(socket) ?? 0) + 1);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      this.working.set(socket, Math.max(0, (this.working.get(socket) ?? 1) - 1));
-      // (not made recently active here: a reader that stopped reading is evicted before a later upload — review of P4's fix)
-    };
+    // (not made recently active when it ends: a reader that stopped reading is evicted before a later upload — review of
+    // P4's fix)
+    return socket ? counted(this.working, socket) : () => {};
   }
+}
+
+/** One more for `socket` in `counts`; the function (once) takes it back, then runs `after`. */
+function counted(counts: WeakMap<Socket, number>, socket: Socket, after?: () => void): () => void {
+  counts.set(socket, (counts.get(socket) ?? 0) + 1);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    counts.set(socket, Math.max(0, (counts.get(socket) ?? 1) - 1));
+    after?.();
+  };
 }
 
 /** The cap for `server`, or undefined when nothing is counted (no bound, or every peer a trusted proxy). */
