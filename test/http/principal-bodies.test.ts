@@ -98,6 +98,27 @@ describe('a principal\'s bodies in flight', () => {
     }
   }, 60_000);
 
+  it('a small body passes the all-users bound: another user\'s held bytes leave a user more than one body at a time (review of P3\'s fix, M2)', async () => {
+    await call(gw.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 2_000 } });
+    try {
+      // one user holds all users' bytes (four 900 KB bodies waiting on v1) …
+      const theirs = Array.from({ length: Math.floor(BODIES_IN_FLIGHT_BYTES / 900_100) }, (_, i) => search(mine, -400 - i));
+      while ((await gate()).bytes < theirs.length * 900_000) await new Promise((r) => setTimeout(r, 10));
+      // … another user's large body passes (it holds none), and so does its small one beside it
+      const large = search(other, -500);
+      const small = search(other, -501, 'y'.repeat(1_000));
+      // (until both are let in, or one waits)
+      const both = theirs.length * 900_000 + 900_000 + 1_000;
+      let g = await gate();
+      for (let i = 0; i < 250 && g.bytes < both && g.waiting === 0; i++) g = await new Promise((r) => setTimeout(() => r(gate()), 20));
+      expect(g.waiting).toBe(0);
+      expect(g.bytes).toBeGreaterThanOrEqual(both);
+      expect((await Promise.all([large, small, ...theirs])).map((r) => r.statusCode)).toEqual([200, 200, ...theirs.map(() => 200)]);
+    } finally {
+      await call(gw.s.url, '/_sim/faults', { method: 'DELETE' });
+    }
+  }, 60_000);
+
   it('past the line of PRINCIPAL_BODY_LINE waiting, a 429 with Retry-After, before the body is read', async () => {
     await call(gw.s.url, '/_sim/faults', { method: 'POST', body: { latency_ms: 3_000 } });
     try {
