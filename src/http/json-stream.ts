@@ -46,7 +46,7 @@ export async function* jsonArrayEnvelope(
   } catch (e) {
     // (the gateway's own refusal — a reader gone, a bound passed, the room its answer waited for held by its key's readers —
     // is the client's doing, not a fault: a line without a stack; 480 such errors in one attack's log, attack pass 22, L1)
-    if (e instanceof GatewayError && e.status !== 500 && (e.status < 500 || e.extensions.service === 'gateway')) {
+    if (e instanceof GatewayError && (e.status < 500 || e.extensions.service === 'gateway')) {
       log.warn({ code: e.code, status: e.status, reason: e.message }, 'the answer was refused while streaming; the body is cut short');
     } else {
       log.error({ err: e }, 'the answer failed while streaming; the body is cut short');
