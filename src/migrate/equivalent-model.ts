@@ -141,6 +141,16 @@ export type StepArgs =
   | { readonly op: 'keep'; readonly field: string; readonly param: string }
   /** One row of aggregates without groups: `count(*)`, `count(id)`, `countDistinct(f)`, and `min`/`max` of a time (an ISO date). */
   | { readonly op: 'aggregate'; readonly fns: readonly AggregateFn[] }
+  /**
+   * A one-to-many list written out: each item given `field`, the v1 ids of the items of call `from` whose v1 path `by`
+   * is its id (null: every one — the user's accounts, the teams the key reaches; `admin`: those whose role is admin), in
+   * legacy-id order (each v1 id's UUID v5 in `namespace`; null: the call's order), the first `limit` (null: all) — as
+   * `list` asks; and their number under `${field}_count`, a number string (`count(renders)`), as `count` asks.
+   */
+  | {
+    readonly op: 'children'; readonly field: string; readonly from: string; readonly by: string | null; readonly admin?: true;
+    readonly namespace: string | null; readonly limit: number | null; readonly list: boolean; readonly count: boolean;
+  }
   /** Each item given `as`: the `field` of the item of call `from` whose id is its `by` (a template given its project's created_at). */
   | { readonly op: 'attach'; readonly from: string; readonly by: string; readonly field: string; readonly as: string };
 

@@ -1,7 +1,7 @@
 import type { Mappings } from '../config/mappings.js';
 import type { Plan } from '../plan/plan.js';
 import type { FilterNode, QueryNode } from '../query/ast.js';
-import { ONE_TO_MANY } from '../query/resources.js';
+import { ONE_TO_MANY, type OneToMany } from '../query/resources.js';
 import { own } from './own.js';
 import { addClientSteps, listParams, statusEqAtTop } from './client-steps.js';
 import type { Shape } from './shape.js';
@@ -23,6 +23,9 @@ const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'pr
 const param = (name: string, resource: string): Param => ({
   name, legacy: `${resource} uuid`, v1: `${own(PREFIX, resource) ?? ''}… (legacy-gateway ids export pairs them; derived ids are UUID v5 of the v1 id)`,
 });
+
+/** The v1 path of a child that holds its parent's v1 id, per one-to-many relation (a render's project: `project.id`). */
+const CHILD_BY: Readonly<Record<OneToMany, string>> = { 'project.renders': 'project.id', 'account.renders': 'project.team', 'account.projects': 'team.id' };
 
 /** A resource's own field of that name in the mappings (never an inherited member). */
 const fieldOf = (m: Mappings, resource: string, name: string | undefined) => own(own(m.resources, resource)?.fields, name);
@@ -114,7 +117,10 @@ function projectCalls(plan: Plan | null, params: Param[]): V1Call[] {
 }
 
 /** The joins a query's relations need beyond the calls made (`project` of a render, `account` of a project, `owner`). */
-function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mappings, calls: V1Call[], steps: ClientStep[]): void {
+function joins(
+  resource: string, plan: Plan | null, q: QueryNode | null, m: Mappings, calls: V1Call[], steps: ClientStep[],
+  nested: { readonly limit: number; readonly deep: readonly string[] },
+): void {
   const has = (name: string) => calls.some((c) => c.name === name);
   // a relation is joined when a path goes through it (`project.title`); its own value (`project`) is the id the record holds
   const paths = q ? [...q.fields.map((f) => f.path.join('.')), ...q.sort.map((x) => x.field.path.join('.')), ...q.groupBy.map((g) => g.path.join('.'))] : [];
@@ -151,7 +157,7 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
   const reads = (q?.fields ?? []).map((f) => f.path.join('.'));
   // a one-to-many list read as ids (`renders`, or through `*`) or counted (`count(renders)`): its children listed too, so
   // the list is made of them (a path through it, `renders.title`, is joined above)
-  for (const rule of Object.values(ONE_TO_MANY)) {
+  for (const [name, rule] of Object.entries(ONE_TO_MANY) as [OneToMany, (typeof ONE_TO_MANY)[OneToMany]][]) {
     if (rule.parent !== resource || !reads.some((r) => r === rule.field || r === '*')) continue;
     const joined = steps.some((s) => s.kind === 'join' && s.detail.startsWith(`${rule.field}:`));
     if (rule.child === 'project' || (rule.child === 'render' && resource === 'account')) {
@@ -164,10 +170,20 @@ function joins(resource: string, plan: Plan | null, q: QueryNode | null, m: Mapp
       calls.push(call({ name: 'renders', method: 'GET', path: '/v1/renders', query: { project_id: '{project.id}', limit: PAGE }, each: 'projects', cursor: true,
         why: `${rule.field}: the related renders` }));
     }
-    if (!joined) {
-      steps.push({ kind: 'join',
-        detail: `${rule.field}: the v1 ids of the ${rule.child}s whose ${rule.via} is this ${resource} (as many as the default limit, in legacy-id order)` });
-    }
+    if (joined) continue;
+    // written out (the children's v1 ids, in the legacy order, the nested default limit) unless `deep` chooses them (its
+    // options are not kept with the shape: the client's to do)
+    const list = (q?.fields ?? []).some((f) => !f.count && (f.path.join('.') === rule.field || f.path.join('.') === '*'));
+    const count = (q?.fields ?? []).some((f) => f.count && f.path[0] === rule.field);
+    const chosen = nested.deep.includes(rule.field);
+    steps.push({ kind: 'join',
+      detail: `${rule.field}: the v1 ids of the ${rule.child}s whose ${rule.via} is this ${resource} (as many as the default limit, in legacy-id order)`,
+      ...(chosen ? {} : {
+        args: {
+          op: 'children', field: rule.field, from: `${rule.child}s`, by: CHILD_BY[name], namespace: list ? idNamespace(rule.child) : null,
+          limit: nested.limit, list, count,
+        },
+      }) });
   }
   if (resource === 'account' && (reads.includes('owner') || reads.includes('*') || plan?.relations.includes('owner'))) {
     calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', tag: 'team_id',
@@ -196,10 +212,20 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]
     const args = resource === 'render' ? renderDerive(name, m, calls) : resource === 'template' ? templateDerive(name)
       : resource === 'account' && name === 'owner' && calls.some((c) => c.name === 'members')
         ? { op: 'derive' as const, field: 'owner' as const, from: 'members' }
+      : resource === 'user' && (name === 'accounts' || name === 'accounts_owned') && calls.some((c) => c.name === 'teams') && !shape.deep.includes(name)
+        ? userAccounts(name, whole || shape.fields.includes(name), shape.fields.includes(`count(${name})`))
       : undefined;
     steps.push({ kind: f.relation ? 'join' : 'derive', detail, ...(args ? { args } : {}) });
   }
 }
+
+/**
+ * The user's `accounts` (every team the key reaches, in /v1/teams' order, as the gateway lists them) or `accounts_owned`
+ * (those where the key's role is admin) written out.
+ */
+const userAccounts = (field: 'accounts' | 'accounts_owned', list: boolean, count: boolean): StepArgs => ({
+  op: 'children', field, from: 'teams', by: null, ...(field === 'accounts_owned' ? { admin: true as const } : {}), namespace: null, limit: null, list, count,
+});
 
 /** A template's derived field as the snippets write it out (its project is always read: the template calls walk it). */
 function templateDerive(name: string): StepArgs | undefined {
@@ -347,7 +373,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
       steps.push({ kind: 'filter', detail: 'the template with that id (v1 lists templates per project)',
         args: { op: 'filter', conds: [{ field: 'id', test: 'eq', param: 'template_id' }] } });
     }
-    joins(resource, plan, q, m, calls, steps);
+    joins(resource, plan, q, m, calls, steps, { limit: limitDefault, deep: shape.deep });
     derived(shape, m, steps, calls);
     if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
       notes.push('order: the legacy answer sorts accounts by their legacy uuid (/v1/teams has its own order): the snippets derive it; ' +

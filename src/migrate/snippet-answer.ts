@@ -82,13 +82,42 @@ export function snippetData(
   // related records are the snippet's to give, never read from the proof's own calls: a related record stands for what a
   // join the report names would give (partial: not compared), a list the snippet did not print is NOT_PRINTED (held-out
   // check of issue 39: /users/me's accounts and the count of a project's renders were read from the proof's calls)
+  // — a one-to-many list is the ids the snippet printed for the item (`renders`), read through the id translation, and a
+  // count (`renders_count`) the number it printed
   const unprinted: Rec = { id: NOT_PRINTED };
-  const lookup: Lookup = { one: calls.one, many: () => [unprinted], manyAll: () => [unprinted] };
+  const byId = printedById(output, q.resource, legacyId);
   const schemas = m.schemas;
+  const listed = (parent: Rec, field: string, parentResource: string): Rec[] | undefined => {
+    const v = printedField(byId.get(String(parent.id)), field);
+    const type = Object.hasOwn(schemas, parentResource) ? ownField(schemas[parentResource] as ResourceSchema, field)?.relation?.resource : undefined;
+    if (!Array.isArray(v) || !type || !isIdType(type)) return undefined;
+    return v.map((id) => ({ id: typeof id === 'string' ? legacyId(type, id) : id }));
+  };
+  const lookup: Lookup = { one: calls.one, many: (_c, parent, field, pr) => listed(parent, field, pr) ?? [unprinted], manyAll: () => [unprinted] };
   const project = compileProjection(q.fields, schemas[q.resource] as ResourceSchema, schemas, lookup, new ExpansionBudget(maxRelated));
   const printed = asPrinted(output, q.resource, m, legacyId);
-  const items = records.map((r) => project(printed(r)));
+  const counts = q.fields.filter((f) => f.count).map((f) => `${f.path[0] ?? ''}_count`);
+  const items = records.map((r) => {
+    const o = project(printed(r));
+    for (const c of counts) o[c] = printedField(byId.get(String(r.id)), c) ?? NOT_PRINTED;
+    return o;
+  });
   return { ok: true, data: shape.kind === 'one' || shape.kind === 'me' ? items[0] ?? null : items, records };
+}
+
+const ownField = (schema: ResourceSchema, name: string) => (Object.hasOwn(schema.fields, name) ? schema.fields[name] : undefined);
+const printedField = (item: Record<string, unknown> | undefined, name: string): unknown =>
+  (item && Object.hasOwn(item, name) ? item[name] : undefined);
+
+/** The snippet's items by the legacy id of their v1 id (what it printed for each record). */
+function printedById(output: readonly unknown[], resource: string, legacyId: (type: IdType, v1Id: string) => string): Map<string, Record<string, unknown>> {
+  const byId = new Map<string, Record<string, unknown>>();
+  if (!isIdType(resource)) return byId;
+  for (const x of output) {
+    const v1 = x && typeof x === 'object' ? (x as { id?: unknown }).id : undefined;
+    if (typeof v1 === 'string') byId.set(legacyId(resource, v1), x as Record<string, unknown>);
+  }
+  return byId;
 }
 
 /** What a field holds when the snippet's answer does not give it (never equal to the gateway's value, null included). */
@@ -109,12 +138,7 @@ function asPrinted(
     return type ? legacyId(type, v) : v;
   };
   if (own.length === 0) return (r) => r;
-  // the snippet's items by the legacy id of their v1 id (what it printed for each record)
-  const byId = new Map<string, Record<string, unknown>>();
-  for (const x of output) {
-    const v1 = x && typeof x === 'object' ? (x as { id?: unknown }).id : undefined;
-    if (typeof v1 === 'string' && isIdType(resource)) byId.set(legacyId(resource, v1), x as Record<string, unknown>);
-  }
+  const byId = printedById(output, resource, legacyId);
   return (r) => {
     const item = byId.get(String(r.id));
     const out: Record<string, unknown> = { ...r };

@@ -3,6 +3,7 @@ import { COMPARE, comparesParts, comparesTimes, listParam, PART_COMPARE, mainCal
 import { own } from './own.js';
 import { JQ_LIKE } from './snippet-like.js';
 import { JQ_DERIVE, jqDerive, shProcessIds } from './snippet-derive.js';
+import { jqChildren, shChildIds, uuidFile } from './snippet-children.js';
 
 /**
  * The curl rendering of an equivalent (src/migrate/snippets.ts renders all three): a POSIX sh script of curl calls with
@@ -42,6 +43,8 @@ function jqStep(a: StepArgs): string {
   switch (a.op) {
     case 'derive':
       return jqDerive(a);
+    case 'children':
+      return jqChildren(a);
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
@@ -187,6 +190,7 @@ export function renderCurl(e: Equivalent): string {
   }
   const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
   for (const s of e.clientSteps) if (s.args?.op === 'derive') lines.push(...shProcessIds(s.args, mainCall(e) ?? 'none'));
+  for (const s of e.clientSteps) if (s.args?.op === 'children') lines.push(...shChildIds(s.args));
   for (const s of e.clientSteps) {
     if (s.kind !== 'translate' && !s.args) lines.push(`# TODO (not done by this script): ${oneLine(s.detail)}`);
   }
@@ -207,13 +211,15 @@ export function renderCurl(e: Equivalent): string {
   const counts = e.clientSteps.flatMap((x) => (x.args?.op === 'meta' ? [`${x.args.count}: $${x.args.count}`] : []));
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
-  const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' ? [x.args.from]
+  const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'children' ? [x.args.from]
     : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
     : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));
   const ids = e.clientSteps.flatMap((x) => (x.args?.op === 'derive' && (x.args.field === 'process_id' || x.args.field === 'legacy_uuid')
-    ? [` --slurpfile ${x.args.field} ${x.args.field}.json`] : [])).join('');
+    ? [` --slurpfile ${x.args.field} ${x.args.field}.json`]
+    : x.args?.op === 'children' && uuidFile(x.args) ? [` --slurpfile ${uuidFile(x.args)} ${uuidFile(x.args)}.json`] : [])).join('');
   const slurp = [...new Set(read)].map((f) => ` --slurpfile ${f} ${f}.json`).join('') + ids;
-  const derive = e.clientSteps.some((x) => x.args?.op === 'derive' && x.args.field !== 'download_ready') ? JQ_DERIVE : '';
+  const derive = e.clientSteps.some((x) => (x.args?.op === 'derive' && x.args.field !== 'download_ready') || (x.args?.op === 'children' && x.args.namespace))
+    ? JQ_DERIVE : '';
   lines.push(`jq --argjson S '${JSON.stringify(statusTable(e))}'${slurp} '${defs}${parts}${text}${like}${derive}${program}' ${mainCall(e) ?? 'none'}.json`);
   return lines.join('\n');
 }

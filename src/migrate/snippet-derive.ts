@@ -15,6 +15,18 @@ const SLOTS = ['high', 'medium', 'low'] as const;
 /** The namespace's 16 bytes as octal escapes for sh's printf (POSIX printf has no \x). */
 const octal = (uuid: string) => (uuid.replace(/-/g, '').match(/../g) ?? []).map((h) => `\\${parseInt(h, 16).toString(8).padStart(3, '0')}`).join('');
 
+/** The lines of a Node block defining `v5(id)`: the RFC 4122 UUID v5 of a v1 id in `namespace`. */
+export const jsV5 = (namespace: string): string[] => [
+  "    const { createHash } = await import('node:crypto');",
+  `    const ns = Buffer.from(${JSON.stringify(namespace.replace(/-/g, ''))}, 'hex');`,
+  '    const v5 = (id) => {',
+  "      const d = createHash('sha1').update(Buffer.concat([ns, Buffer.from(id, 'utf8')])).digest();",
+  '      d[6] = (d[6] & 0x0f) | 0x50; d[8] = (d[8] & 0x3f) | 0x80;',
+  "      const h = d.subarray(0, 16).toString('hex');",
+  '      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;',
+  '    };',
+];
+
 export function jsDerive(a: Derive): string {
   switch (a.field) {
     case 'owner':
@@ -58,14 +70,7 @@ export function jsDerive(a: Derive): string {
     case 'legacy_uuid':
       return [
         `  { // ${a.field}: the UUID v5 of the v1 id in the gateway's ${a.field === 'process_id' ? 'process' : 'id'} namespace (RFC 4122)`,
-        "    const { createHash } = await import('node:crypto');",
-        `    const ns = Buffer.from(${JSON.stringify(a.namespace.replace(/-/g, ''))}, 'hex');`,
-        '    const v5 = (id) => {',
-        "      const d = createHash('sha1').update(Buffer.concat([ns, Buffer.from(id, 'utf8')])).digest();",
-        '      d[6] = (d[6] & 0x0f) | 0x50; d[8] = (d[8] & 0x3f) | 0x80;',
-        "      const h = d.subarray(0, 16).toString('hex');",
-        '      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;',
-        '    };',
+        ...jsV5(a.namespace),
         `    out = out.map((x) => ({ ...x, ${a.field}: v5(x.id) }));`,
         '  }',
       ].join('\n');
@@ -236,11 +241,19 @@ export const JQ_DERIVE = 'def slug: explode | map(if . >= 65 and . <= 90 then [.
  */
 export function shProcessIds(a: Derive, from: string): string[] {
   if (a.field !== 'process_id' && a.field !== 'legacy_uuid') return [];
+  return shSha1Map(a.field, a.namespace, from, a.field);
+}
+
+/**
+ * The sh lines writing `<to>.json`: each v1 id of the items in `<from>.json` → the hex SHA-1 of `namespace` and it (what
+ * jq's `v5` makes a UUID v5 of). `what` names the field in the comment.
+ */
+export function shSha1Map(what: string, namespace: string, from: string, to: string): string[] {
   return [
-    `# ${a.field}: SHA-1 of the gateway's namespace (16 bytes) and the v1 id, made a UUID v5 in jq (sha1sum, or macOS's shasum)`,
+    `# ${what}: SHA-1 of the gateway's namespace (16 bytes) and the v1 id, made a UUID v5 in jq (sha1sum, or macOS's shasum)`,
     'SHA1=$(command -v sha1sum || command -v shasum) || { echo "sha1sum or shasum is needed" >&2; exit 3; }',
     `jq -r '.[].id' ${from}.json | while read -r ID; do`,
-    `  printf '%s %s\\n' "$ID" "$({ printf '${octal(a.namespace)}'; printf '%s' "$ID"; } | $SHA1 | cut -c1-40)"`,
-    `done | jq -R -s 'split("\\n") | map(select(length > 0) | split(" ") | {key: .[0], value: .[1]}) | from_entries' > ${a.field}.json`,
+    `  printf '%s %s\\n' "$ID" "$({ printf '${octal(namespace)}'; printf '%s' "$ID"; } | $SHA1 | cut -c1-40)"`,
+    `done | jq -R -s 'split("\\n") | map(select(length > 0) | split(" ") | {key: .[0], value: .[1]}) | from_entries' > ${to}.json`,
   ];
 }

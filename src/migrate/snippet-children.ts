@@ -1,0 +1,93 @@
+import type { StepArgsOf } from './equivalent-model.js';
+import { jsV5, shSha1Map } from './snippet-derive.js';
+
+/**
+ * A one-to-many list written out in each snippet language (`children`): a project's `renders`, an account's `projects`
+ * and `renders` — the v1 ids of the children whose parent is the item, in the legacy order (the gateway's and Directus's
+ * primary-key order: each id's UUID v5, as the gateway derives legacy ids), the first of them up to the nested default
+ * limit — and their number (`count(renders)`: `renders_count`, a number string); the user's `accounts` and
+ * `accounts_owned` (the teams the key reaches, in /v1/teams' order; owned: its role admin). The proof reads the printed
+ * lists back through the report's id translation (src/migrate/snippet-answer.ts). Pure.
+ */
+type Children = StepArgsOf<'children'>;
+
+/** What the step gives each item, as a comment. */
+function says(a: Children): string {
+  const which = a.by === null ? `every item of ${a.from}${a.admin ? ' where the role is admin' : ''}`
+    : `the ${a.from} whose ${a.by} is its id`;
+  const order = a.namespace ? ', in legacy-id order (UUID v5 of the v1 id)' : '';
+  const first = a.limit === null ? '' : `, the first ${a.limit}`;
+  return `${a.field}: the v1 ids of ${which}${order}${first}${a.count ? `; ${a.field}_count their number (a string)` : ''}`;
+}
+
+export function jsChildren(a: Children): string {
+  const from = `(r.${a.from} ?? [])`;
+  const set = [
+    ...(a.list ? [`${JSON.stringify(a.field)}: ${a.limit === null ? 'ids' : `ids.slice(0, ${a.limit})`}`] : []),
+    ...(a.count ? [`${JSON.stringify(`${a.field}_count`)}: String(ids.length)`] : []),
+  ].join(', ');
+  if (a.by === null) {
+    const ids = `${from}${a.admin ? ".filter((y) => y.role === 'admin')" : ''}.map((y) => y.id)`;
+    return [`  { // ${says(a)}`, `    const ids = ${ids};`, `    out = out.map((x) => ({ ...x, ${set} }));`, '  }'].join('\n');
+  }
+  return [
+    `  { // ${says(a)}`,
+    ...(a.namespace ? jsV5(a.namespace) : []),
+    '    const kids = new Map();',
+    `    for (const y of ${from}) { const k = val(y, '${a.by}'); if (!kids.has(k)) kids.set(k, []); kids.get(k).push(y.id); }`,
+    '    out = out.map((x) => {',
+    `      const ids = ${a.namespace
+      ? '(kids.get(x.id) ?? []).map((id) => [v5(id), id]).sort((p, q) => (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : 0)).map((p) => p[1])'
+      : '(kids.get(x.id) ?? [])'};`,
+    `      return { ...x, ${set} };`,
+    '    });',
+    '  }',
+  ].join('\n');
+}
+
+export function pyChildren(a: Children): string {
+  const from = `r.get(${JSON.stringify(a.from)}, [])`;
+  const set = (ids: string) => [
+    ...(a.list ? [`${JSON.stringify(a.field)}: ${ids}${a.limit === null ? '' : `[:${a.limit}]`}`] : []),
+    ...(a.count ? [`${JSON.stringify(`${a.field}_count`)}: str(len(${ids}))`] : []),
+  ].join(', ');
+  if (a.by === null) {
+    return [`    # ${says(a)}`, `    ids = [y["id"] for y in ${from}${a.admin ? ' if y.get("role") == "admin"' : ''}]`,
+      `    out = [dict(x, **{${set('ids')}}) for x in out]`].join('\n');
+  }
+  return [
+    `    # ${says(a)}`,
+    ...(a.namespace ? ['    import uuid'] : []),
+    '    kids = {}',
+    `    for y in ${from}:`,
+    `        kids.setdefault(val(y, ${JSON.stringify(a.by)}), []).append(y["id"])`,
+    a.namespace
+      ? `    kids = {k: sorted(v, key=lambda i: str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), i))) for k, v in kids.items()}`
+      : '',
+    `    out = [dict(x, **{${set('kids.get(x["id"], [])')}}) for x in out]`,
+  ].filter(Boolean).join('\n');
+}
+
+/** The jq file a step's v1 ids are hashed into for their legacy order (`renders_uuid`). */
+export const uuidFile = (a: Children): string | null => (a.namespace ? `${a.field}_uuid` : null);
+
+/** The jq of the step (`$<from>`: the call's items, slurped; `$<field>_uuid`: v1 id → the SHA-1 `v5` makes a UUID of). */
+export function jqChildren(a: Children): string {
+  const set = [
+    ...(a.list ? [`.${a.field} = ${a.limit === null ? '$ids' : `$ids[:${a.limit}]`}`] : []),
+    ...(a.count ? [`.${a.field}_count = ($ids | length | tostring)`] : []),
+  ].join(' | ');
+  if (a.by === null) {
+    return `(($${a.from}[0]${a.admin ? ' | map(select(.role == "admin"))' : ''} | map(.id)) as $ids | map(${set}))`;
+  }
+  const file = uuidFile(a);
+  const order = file ? ` | sort_by(. as $i | $${file}[0][$i] | v5)` : '';
+  return `(($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id)${order})}) | from_entries) as $kids | ` +
+    `map(($kids[.id] // []) as $ids | ${set}))`;
+}
+
+/** The sh lines hashing the children's v1 ids for their legacy order (none when the call's order is kept). */
+export function shChildIds(a: Children): string[] {
+  const file = uuidFile(a);
+  return file && a.namespace ? shSha1Map(a.field, a.namespace, a.from, file) : [];
+}
