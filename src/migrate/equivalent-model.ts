@@ -141,6 +141,8 @@ export type StepArgs =
   | { readonly op: 'keep'; readonly field: string; readonly param: string }
   /** One row of aggregates without groups: `count(*)`, `count(id)`, `countDistinct(f)`, and `min`/`max` of a time (an ISO date). */
   | { readonly op: 'aggregate'; readonly fns: readonly AggregateFn[] }
+  /** Each item given `as`: the item of call `from` whose id is its v1 path `by` (a render's project: `project.id`), or null. */
+  | { readonly op: 'relate'; readonly from: string; readonly by: string; readonly as: string }
   /**
    * A one-to-many list written out: each item given `field`, the v1 ids of the items of call `from` whose v1 path `by`
    * is its id (null: every one — the user's accounts, the teams the key reaches; `admin`: those whose role is admin), in

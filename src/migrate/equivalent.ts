@@ -27,6 +27,30 @@ const param = (name: string, resource: string): Param => ({
 /** The v1 path of a child that holds its parent's v1 id, per one-to-many relation (a render's project: `project.id`). */
 const CHILD_BY: Readonly<Record<OneToMany, string>> = { 'project.renders': 'project.id', 'account.renders': 'project.team', 'account.projects': 'team.id' };
 
+/** The v1 path of a record that holds the v1 id of its many-to-one relation's target (a render's project: `project.id`). */
+const PARENT_BY: Readonly<Record<string, string>> = { 'render.project': 'project.id', 'render.account': 'project.team', 'project.account': 'team.id' };
+
+/**
+ * A many-to-one join written out (`project.title` of a render: each render given its v1 project, `project_object`), when
+ * the relation is one hop and the fields read through it are the target object's own (no `*`, no list of its own, no field
+ * derived from other calls: those stay the client's, a TODO).
+ */
+function relateArgs(
+  resource: string, rel: string, target: string | undefined, paths: readonly string[], m: Mappings, has: (call: string) => boolean,
+): StepArgs | undefined {
+  const by = own(PARENT_BY, `${resource}.${rel}`);
+  if (!by || !target) return undefined;
+  const read = paths.filter((p) => p.startsWith(`${rel}.`)).map((p) => p.slice(rel.length + 1));
+  // (a field the target derives from more than its object — an account's owner — is a step of its own: not here)
+  const plain = (f: string) => {
+    const def = f.includes('.') || f.includes('*') ? undefined : fieldOf(m, target, f);
+    return !!def && !def.relation && (def.source.kind !== 'derived' || (own(TRANSLATED, target) ?? []).includes(f));
+  };
+  if (read.length === 0 || !read.every(plain)) return undefined;
+  const from = target === 'account' ? 'teams' : has('projects') ? 'projects' : 'project';
+  return { op: 'relate', from, by, as: `${rel}_object` };
+}
+
 /** A resource's own field of that name in the mappings (never an inherited member). */
 const fieldOf = (m: Mappings, resource: string, name: string | undefined) => own(own(m.resources, resource)?.fields, name);
 
@@ -152,7 +176,8 @@ function joins(
     // (named by the relation's last hop: `project.renders` joins renders)
     const last = fieldAt(m, resource, rel.split('.'));
     const joined = last ? fieldOf(m, last.resource, last.field)?.relation?.resource : undefined;
-    steps.push({ kind: 'join', detail: `${rel}: match by v1 id (${joined ?? target ?? 'related'} from the calls above)` });
+    const args = relateArgs(resource, rel, target, paths, m, has);
+    steps.push({ kind: 'join', detail: `${rel}: match by v1 id (${joined ?? target ?? 'related'} from the calls above)`, ...(args ? { args } : {}) });
   }
   const reads = (q?.fields ?? []).map((f) => f.path.join('.'));
   // a one-to-many list read as ids (`renders`, or through `*`) or counted (`count(renders)`): its children listed too, so

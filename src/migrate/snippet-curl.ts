@@ -3,7 +3,7 @@ import { COMPARE, comparesParts, comparesTimes, listParam, PART_COMPARE, mainCal
 import { own } from './own.js';
 import { JQ_LIKE } from './snippet-like.js';
 import { JQ_DERIVE, jqDerive, shProcessIds } from './snippet-derive.js';
-import { jqChildren, shChildIds, uuidFile } from './snippet-children.js';
+import { jqChildren, jqRelate, shChildIds, uuidFile } from './snippet-joins.js';
 
 /**
  * The curl rendering of an equivalent (src/migrate/snippets.ts renders all three): a POSIX sh script of curl calls with
@@ -45,6 +45,8 @@ function jqStep(a: StepArgs): string {
       return jqDerive(a);
     case 'children':
       return jqChildren(a);
+    case 'relate':
+      return jqRelate(a);
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
@@ -211,7 +213,7 @@ export function renderCurl(e: Equivalent): string {
   const counts = e.clientSteps.flatMap((x) => (x.args?.op === 'meta' ? [`${x.args.count}: $${x.args.count}`] : []));
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
-  const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'children' ? [x.args.from]
+  const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'children' || x.args?.op === 'relate' ? [x.args.from]
     : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
     : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));
   const ids = e.clientSteps.flatMap((x) => (x.args?.op === 'derive' && (x.args.field === 'process_id' || x.args.field === 'legacy_uuid')

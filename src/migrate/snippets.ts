@@ -3,7 +3,7 @@ import { COMPARE, comparesParts, comparesTimes, jsParam, PART_COMPARE, listParam
 import { renderCurl } from './snippet-curl.js';
 import { NODE_LIKE, PY_LIKE, testsText } from './snippet-like.js';
 import { jsDerive, pyDerive } from './snippet-derive.js';
-import { jsChildren, pyChildren } from './snippet-children.js';
+import { jsChildren, jsRelate, pyChildren, pyRelate } from './snippet-joins.js';
 
 export { envName } from './snippet-curl.js';
 import { own } from './own.js';
@@ -89,6 +89,8 @@ function jsStep(a: StepArgs): string {
       return jsDerive(a);
     case 'children':
       return jsChildren(a);
+    case 'relate':
+      return jsRelate(a);
     case 'merge':
       return `  out.sort((a, b) => ${a.desc ? 'b.created_at - a.created_at' : 'a.created_at - b.created_at'});`;
     case 'filter':
@@ -167,6 +169,8 @@ function pyStep(a: StepArgs): string {
       return pyDerive(a);
     case 'children':
       return pyChildren(a);
+    case 'relate':
+      return pyRelate(a);
     case 'merge':
       return `    out.sort(key=lambda x: x["created_at"], reverse=${a.desc ? 'True' : 'False'})`;
     case 'filter':

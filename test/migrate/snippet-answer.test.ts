@@ -21,6 +21,20 @@ describe('snippetDifferences', () => {
     expect(snippetDifferences([{ id: 'a' }, { id: 'b' }], got, newestFirst, m, false, recs)).toEqual([]);
   });
 
+  it('items of one instant are a tie of order only: their content is still compared (a join printed null was "equal")', () => {
+    const got = { ok: true as const, data: [{ id: 'b', project: { title: 'P' } }, { id: 'a', project: null }], records: recs };
+    const legacy = [{ id: 'a', project: { title: 'P' } }, { id: 'b', project: { title: 'P' } }];
+    expect(snippetDifferences(legacy, got, newestFirst, m, false, recs).map((d) => d.path)).toEqual(['data[].project']);
+    const right = { ...got, data: [{ id: 'b', project: { title: 'P' } }, { id: 'a', project: { title: 'P' } }] };
+    expect(snippetDifferences(legacy, right, newestFirst, m, false, recs)).toEqual([]);
+    // (another item of that instant where the page ends stands in for the one it replaces; the one both hold is compared)
+    const three = [...recs, { id: 'c', date_created: recs[0]!.date_created }];
+    const page = { ok: true as const, data: [{ id: 'c', project: { title: 'Q' } }, { id: 'a', project: { title: 'P' } }], records: three };
+    expect(snippetDifferences(legacy, page, newestFirst, m, false, three)).toEqual([]);
+    const wrong = { ...page, data: [{ id: 'c', project: { title: 'Q' } }, { id: 'a', project: null }] };
+    expect(snippetDifferences(legacy, wrong, newestFirst, m, false, three).map((d) => d.path)).toEqual(['data[].project']);
+  });
+
   it('an account list without a sort is in uuid order (its default): another order differs, not a tie (held-out check of issue 39)', () => {
     const accounts = { sort: [], resource: 'account' } as unknown as QueryNode;
     const teams = [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }];

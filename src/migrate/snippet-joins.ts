@@ -2,7 +2,8 @@ import type { StepArgsOf } from './equivalent-model.js';
 import { jsV5, shSha1Map } from './snippet-derive.js';
 
 /**
- * A one-to-many list written out in each snippet language (`children`): a project's `renders`, an account's `projects`
+ * The joins written out in each snippet language. `relate`: each item given the v1 object of a many-to-one relation (a
+ * render's project, from the calls that read it), under `<relation>_object`. `children`, a one-to-many list: a project's `renders`, an account's `projects`
  * and `renders` — the v1 ids of the children whose parent is the item, in the legacy order (the gateway's and Directus's
  * primary-key order: each id's UUID v5, as the gateway derives legacy ids), the first of them up to the nested default
  * limit — and their number (`count(renders)`: `renders_count`, a number string); the user's `accounts` and
@@ -10,6 +11,20 @@ import { jsV5, shSha1Map } from './snippet-derive.js';
  * lists back through the report's id translation (src/migrate/snippet-answer.ts). Pure.
  */
 type Children = StepArgsOf<'children'>;
+type Relate = StepArgsOf<'relate'>;
+
+export const jsRelate = (a: Relate): string =>
+  `  { // ${a.as}: the item of ${a.from} whose id is the item's ${a.by}\n` +
+  `    const by = new Map((r.${a.from} ?? []).map((y) => [y.id, y]));\n` +
+  `    out = out.map((x) => ({ ...x, ${a.as}: by.get(val(x, '${a.by}')) ?? null }));\n  }`;
+
+export const pyRelate = (a: Relate): string =>
+  `    # ${a.as}: the item of ${a.from} whose id is the item's ${a.by}\n` +
+  `    by = {y["id"]: y for y in r.get(${JSON.stringify(a.from)}, [])}\n` +
+  `    out = [dict(x, ${a.as}=by.get(val(x, ${JSON.stringify(a.by)}))) for x in out]`;
+
+export const jqRelate = (a: Relate): string =>
+  `(($${a.from}[0] | map({key: .id, value: .}) | from_entries) as $by | map(.${a.as} = ($by[.${a.by} // ""] // null)))`;
 
 /** What the step gives each item, as a comment. */
 function says(a: Children): string {

@@ -4,7 +4,8 @@ import type { ShapeReport } from '../../src/migrate/report.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
- * Issue 39: one-to-many lists — a project's `renders`, an account's `projects` and `renders`, the user's `accounts` and
+ * Issue 39: joins. A many-to-one object read through (a render's `project.title`) is the v1 object the snippet joins;
+ * one-to-many lists — a project's `renders`, an account's `projects` and `renders`, the user's `accounts` and
  * `accounts_owned` — and their counts (`count(renders)`) are written out by the snippets in every language and proven
  * against the gateway's answer. With a default limit of 3 (QUERY_LIMIT_DEFAULT, the nested lists' limit too) the lists
  * are cut where the gateway cuts them (8 renders a project, 16 an account): the snippets take the first 3 in the legacy
@@ -29,6 +30,11 @@ const URLS = {
   accounts: '/accounts?fields=id,projects,renders,count(renders),count(projects)&limit=-1',
   me: '/users/me?fields=id,accounts,accounts_owned',
   deep: '/projects?fields=id,renders&deep[renders][_limit]=2&limit=-1',
+  renderProject: '/renders?fields=id,title,project.title,project.date_created&sort=title&limit=6',
+  renderAccount: '/renders?fields=id,account.name,account.id&limit=-1',
+  projectAccount: '/projects?fields=id,title,account.owner,account.id&limit=-1',
+  projectTeam: '/projects?fields=id,account.id,account.name&limit=-1',
+  star: '/renders?fields=id,project.*&limit=2',
 };
 
 beforeAll(async () => {
@@ -75,6 +81,24 @@ describe('one-to-many lists and their counts, written out and proven', () => {
       'GET /users/me fields=accounts,accounts_owned,id', 'GET /projects/:id fields=*']) {
       provenEqual(key);
     }
+  });
+
+  it("a many-to-one object (a render's project, its account, a project's account), its own fields read: equal in node, python and curl", () => {
+    // (the related objects differ from item to item: the join is exercised)
+    expect(new Set(answers.get(URLS.renderProject).data.map((r: any) => r.project.title)).size).toBeGreaterThan(1);
+    expect(new Set(answers.get(URLS.renderAccount).data.map((r: any) => r.account.name)).size).toBeGreaterThan(1);
+    for (const key of ['GET /renders fields=id,project.date_created,project.title,title sort=title paging=limit',
+      'GET /renders fields=account.id,account.name,id paging=all', 'GET /projects fields=account.id,account.name,id paging=all']) {
+      provenEqual(key);
+    }
+    // (an account's owner, read through a project, is derived from its team's members: the client's, a TODO)
+    const owner = shapes.get('GET /projects fields=account.id,account.owner,id,title paging=all');
+    expect(owner?.snippets.partial.map((x) => x.split(':')[0])).toEqual(['account']);
+    expect(owner?.proof?.result).not.toBe('equal');
+    // (a related object's every field, its own list of renders included, is still the client's: a TODO, never "equal")
+    const star = shapes.get('GET /renders fields=id,project.* paging=limit');
+    expect(star?.snippets.partial.map((x) => x.split(':')[0])).toEqual(['project']);
+    expect(star?.proof?.result).not.toBe('equal');
   });
 
   it('a list `deep` chooses is left to the client (named, never "equal")', () => {
