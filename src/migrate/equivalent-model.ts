@@ -141,17 +141,21 @@ export type StepArgs =
   | { readonly op: 'keep'; readonly field: string; readonly param: string }
   /** One row of aggregates without groups: `count(*)`, `count(id)`, `countDistinct(f)`, and `min`/`max` of a time (an ISO date). */
   | { readonly op: 'aggregate'; readonly fns: readonly AggregateFn[] }
-  /** Each item given `as`: the item of call `from` whose id is its v1 path `by` (a render's project: `project.id`), or null. */
-  | { readonly op: 'relate'; readonly from: string; readonly by: string; readonly as: string }
+  /**
+   * Each item given `as`: the item of call `from` whose id is its v1 path `by` (a render's project: `project.id`), or
+   * null; `type`: the resource those items are.
+   */
+  | { readonly op: 'relate'; readonly from: string; readonly by: string; readonly as: string; readonly type: string }
   /**
    * A one-to-many list written out: each item given `field`, the v1 ids of the items of call `from` whose v1 path `by`
    * is its id (null: every one — the user's accounts, the teams the key reaches; `admin`: those whose role is admin), in
    * legacy-id order (each v1 id's UUID v5 in `namespace`; null: the call's order), the first `limit` (null: all) — as
-   * `list` asks; and their number under `${field}_count`, a number string (`count(renders)`), as `count` asks.
+   * `list` asks; and their number under `${field}_count`, a number string (`count(renders)`), as `count` asks. `on`: the
+   * items of that call are given the list instead of the answer's (a render's project, joined after: `project.*`).
    */
   | {
     readonly op: 'children'; readonly field: string; readonly from: string; readonly by: string | null; readonly admin?: true;
-    readonly namespace: string | null; readonly limit: number | null; readonly list: boolean; readonly count: boolean;
+    readonly namespace: string | null; readonly limit: number | null; readonly list: boolean; readonly count: boolean; readonly on?: string;
   }
   /** Each item given `as`: the `field` of the item of call `from` whose id is its `by` (a template given its project's created_at). */
   | { readonly op: 'attach'; readonly from: string; readonly by: string; readonly field: string; readonly as: string };

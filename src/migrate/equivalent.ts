@@ -1,9 +1,9 @@
 import type { Mappings } from '../config/mappings.js';
 import type { Plan } from '../plan/plan.js';
-import type { FilterNode, QueryNode } from '../query/ast.js';
-import { ONE_TO_MANY, type OneToMany } from '../query/resources.js';
+import type { QueryNode } from '../query/ast.js';
 import { own } from './own.js';
 import { addClientSteps, listParams, statusEqAtTop } from './client-steps.js';
+import { call, fieldAt, fieldOf, joins, PAGE } from './equivalent-joins.js';
 import type { Shape } from './shape.js';
 
 /**
@@ -13,60 +13,15 @@ import type { Shape } from './shape.js';
  */
 export * from './equivalent-model.js';
 import {
-  LIST_PARAMS, TRANSLATED, V1_FIELD, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
+  LIST_PARAMS, TRANSLATED, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
 } from './equivalent-model.js';
 import { PROCESS_NAMESPACE } from '../translate/records.js';
 import { idNamespace } from '../translate/ids.js';
 
-const PAGE = '60';
 const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
 const param = (name: string, resource: string): Param => ({
   name, legacy: `${resource} uuid`, v1: `${own(PREFIX, resource) ?? ''}… (legacy-gateway ids export pairs them; derived ids are UUID v5 of the v1 id)`,
 });
-
-/** The v1 path of a child that holds its parent's v1 id, per one-to-many relation (a render's project: `project.id`). */
-const CHILD_BY: Readonly<Record<OneToMany, string>> = { 'project.renders': 'project.id', 'account.renders': 'project.team', 'account.projects': 'team.id' };
-
-/** The v1 path of a record that holds the v1 id of its many-to-one relation's target (a render's project: `project.id`). */
-const PARENT_BY: Readonly<Record<string, string>> = { 'render.project': 'project.id', 'render.account': 'project.team', 'project.account': 'team.id' };
-
-/**
- * A many-to-one join written out (`project.title` of a render: each render given its v1 project, `project_object`), when
- * the relation is one hop and the fields read through it are the target object's own (no `*`, no list of its own, no field
- * derived from other calls: those stay the client's, a TODO).
- */
-function relateArgs(
-  resource: string, rel: string, target: string | undefined, paths: readonly string[], m: Mappings, has: (call: string) => boolean,
-): StepArgs | undefined {
-  const by = own(PARENT_BY, `${resource}.${rel}`);
-  if (!by || !target) return undefined;
-  const read = paths.filter((p) => p.startsWith(`${rel}.`)).map((p) => p.slice(rel.length + 1));
-  // (a field the target derives from more than its object — an account's owner — is a step of its own: not here)
-  const plain = (f: string) => {
-    const def = f.includes('.') || f.includes('*') ? undefined : fieldOf(m, target, f);
-    return !!def && !def.relation && (def.source.kind !== 'derived' || (own(TRANSLATED, target) ?? []).includes(f));
-  };
-  if (read.length === 0 || !read.every(plain)) return undefined;
-  const from = target === 'account' ? 'teams' : has('projects') ? 'projects' : 'project';
-  return { op: 'relate', from, by, as: `${rel}_object` };
-}
-
-/** A resource's own field of that name in the mappings (never an inherited member). */
-const fieldOf = (m: Mappings, resource: string, name: string | undefined) => own(own(m.resources, resource)?.fields, name);
-
-/** The mapping of a dotted path from a resource (through many-to-one and one-to-many relations), or undefined. */
-function fieldAt(m: Mappings, resource: string, path: readonly string[]): { resource: string; field: string } | undefined {
-  let cur = resource;
-  for (let i = 0; i < path.length; i++) {
-    const name = (path[i] as string).replace(/^\w+\((.*)\)$/, '$1');
-    const f = own(own(m.resources, cur)?.fields, name);
-    if (!f) return undefined;
-    if (i === path.length - 1) return { resource: cur, field: name };
-    if (!f.relation) return undefined;
-    cur = f.relation.resource;
-  }
-  return undefined;
-}
 
 /** Fields a shape names that v1 has no source for (`store` or `none` in the mappings), and overlay writes. */
 export function blockedFields(shape: Shape, m: Mappings): { blocked: BlockedField[]; unverified: string[] } {
@@ -115,10 +70,6 @@ export function blockedFields(shape: Shape, m: Mappings): { blocked: BlockedFiel
   return { blocked: [...blocked.values()].sort((a, b) => a.field.localeCompare(b.field)), unverified: [...unverified].sort() };
 }
 
-function call(c: Omit<V1Call, 'query' | 'each' | 'cursor' | 'stopAfter'> & Partial<V1Call>): V1Call {
-  return { query: {}, each: null, cursor: false, stopAfter: false, ...c };
-}
-
 /** The calls that list every project in scope: given projects, the projects of given teams, or of every team the key reaches. */
 function projectCalls(plan: Plan | null, params: Param[]): V1Call[] {
   if (plan?.scope.projects) {
@@ -138,82 +89,6 @@ function projectCalls(plan: Plan | null, params: Param[]): V1Call[] {
     why: several ? 'the projects of each team the filter names' : "each team's projects (v1 lists projects per team)",
   }));
   return out;
-}
-
-/** The joins a query's relations need beyond the calls made (`project` of a render, `account` of a project, `owner`). */
-function joins(
-  resource: string, plan: Plan | null, q: QueryNode | null, m: Mappings, calls: V1Call[], steps: ClientStep[],
-  nested: { readonly limit: number; readonly deep: readonly string[] },
-): void {
-  const has = (name: string) => calls.some((c) => c.name === name);
-  // a relation is joined when a path goes through it (`project.title`); its own value (`project`) is the id the record holds
-  const paths = q ? [...q.fields.map((f) => f.path.join('.')), ...q.sort.map((x) => x.field.path.join('.')), ...q.groupBy.map((g) => g.path.join('.'))] : [];
-  // … unless the v1 object itself carries every field read through it (a v1 project holds its team's name)
-  const through = (rel: string) => [...paths, ...filterPathsOf(q)].some((p) => p.startsWith(`${rel}.`) && !own(own(V1_FIELD, resource), p));
-  for (const rel of (plan?.relations ?? []).filter(through)) {
-    const first = rel.split('.')[0] ?? rel;
-    const target = fieldOf(m, resource, first)?.relation?.resource;
-    // (a render's project by id; an account's projects are its team's list, below — held-out check of issue 39: the
-    // render rule was used for an account's projects, and every snippet failed reading renders it never asked for)
-    if (target === 'project' && resource === 'render' && !has('projects')) {
-      calls.push(call({ name: 'project', method: 'GET', path: '/v1/projects/{render.project.id}', each: 'renders', why: `${rel}: the render's project` }));
-    }
-    if (target === 'account' && !has('teams')) {
-      calls.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: `${rel}: the team (the legacy account)` }));
-    }
-    if (target === 'render' && !has('renders')) {
-      calls.push(call({
-        name: 'renders', method: 'GET', path: '/v1/renders', query: { project_id: '{project.id}', limit: PAGE }, each: 'projects', cursor: true,
-        why: `${rel}: the related renders, newest first`,
-      }));
-    }
-    if (target === 'project' && resource === 'account' && !has('projects')) {
-      calls.push(call({
-        name: 'projects', method: 'GET', path: '/v1/projects', query: { team_id: '{team.id}', limit: PAGE }, each: 'teams', cursor: true,
-        why: `${rel}: the team's projects`,
-      }));
-    }
-    // (named by the relation's last hop: `project.renders` joins renders)
-    const last = fieldAt(m, resource, rel.split('.'));
-    const joined = last ? fieldOf(m, last.resource, last.field)?.relation?.resource : undefined;
-    const args = relateArgs(resource, rel, target, paths, m, has);
-    steps.push({ kind: 'join', detail: `${rel}: match by v1 id (${joined ?? target ?? 'related'} from the calls above)`, ...(args ? { args } : {}) });
-  }
-  const reads = (q?.fields ?? []).map((f) => f.path.join('.'));
-  // a one-to-many list read as ids (`renders`, or through `*`) or counted (`count(renders)`): its children listed too, so
-  // the list is made of them (a path through it, `renders.title`, is joined above)
-  for (const [name, rule] of Object.entries(ONE_TO_MANY) as [OneToMany, (typeof ONE_TO_MANY)[OneToMany]][]) {
-    if (rule.parent !== resource || !reads.some((r) => r === rule.field || r === '*')) continue;
-    const joined = steps.some((s) => s.kind === 'join' && s.detail.startsWith(`${rule.field}:`));
-    if (rule.child === 'project' || (rule.child === 'render' && resource === 'account')) {
-      if (!has('projects')) {
-        calls.push(call({ name: 'projects', method: 'GET', path: '/v1/projects', query: { team_id: '{team.id}', limit: PAGE }, each: 'teams', cursor: true,
-          why: `${rule.field}: the team's projects` }));
-      }
-    }
-    if (rule.child === 'render' && !has('renders')) {
-      calls.push(call({ name: 'renders', method: 'GET', path: '/v1/renders', query: { project_id: '{project.id}', limit: PAGE }, each: 'projects', cursor: true,
-        why: `${rule.field}: the related renders` }));
-    }
-    if (joined) continue;
-    // written out (the children's v1 ids, in the legacy order, the nested default limit) unless `deep` chooses them (its
-    // options are not kept with the shape: the client's to do)
-    const list = (q?.fields ?? []).some((f) => !f.count && (f.path.join('.') === rule.field || f.path.join('.') === '*'));
-    const count = (q?.fields ?? []).some((f) => f.count && f.path[0] === rule.field);
-    const chosen = nested.deep.includes(rule.field);
-    steps.push({ kind: 'join',
-      detail: `${rule.field}: the v1 ids of the ${rule.child}s whose ${rule.via} is this ${resource} (as many as the default limit, in legacy-id order)`,
-      ...(chosen ? {} : {
-        args: {
-          op: 'children', field: rule.field, from: `${rule.child}s`, by: CHILD_BY[name], namespace: list ? idNamespace(rule.child) : null,
-          limit: nested.limit, list, count,
-        },
-      }) });
-  }
-  if (resource === 'account' && (reads.includes('owner') || reads.includes('*') || plan?.relations.includes('owner'))) {
-    calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', tag: 'team_id',
-      why: 'owner: the first admin' }));
-  }
 }
 
 /**
@@ -277,19 +152,6 @@ function renderDerive(name: string, m: Mappings, calls: V1Call[]): StepArgs | un
   }
   const { master, byName, sizeOrder, stills, ignored } = m.outputs;
   return { op: 'derive', field: 'output', rule: { master, byName, sizeOrder, stills, ignored }, thumbnails: 'projects' };
-}
-
-/** Every path a query's filter compares (relation conditions through their relation). */
-function filterPathsOf(q: QueryNode | null): string[] {
-  const out: string[] = [];
-  const walk = (f: FilterNode | null, prefix: string) => {
-    if (!f) return;
-    if (f.kind === 'Compare') out.push(prefix + f.field.path.join('.'));
-    else if (f.kind === 'And' || f.kind === 'Or') f.children.forEach((c) => walk(c, prefix));
-    else if (f.kind === 'Relation') walk(f.filter, `${prefix}${f.path.join('.')}.`);
-  };
-  walk(q?.filter ?? null, '');
-  return out;
 }
 
 /** The v1 equivalent of a shape (its query `q` and the gateway's `plan` for it; both null for writes and other routes). */

@@ -79,14 +79,18 @@ export function snippetData(
   merged.set(main === 'render' && !merged.has('render') ? 'renders' : main, output);
   if (main === 'renders') merged.delete('render');
   // a many-to-one join the snippet wrote out: the related records are the v1 objects it printed (`project_object`)
+  // (by type and legacy id too: a list it printed on one, `project_object.renders`, is that record's)
+  const related = new Map<string, Map<string, Record<string, unknown>>>();
   for (const s of e.clientSteps) {
     if (s.args?.op !== 'relate') continue;
-    const objects = new Map<string, unknown>();
+    const objects = new Map<string, Record<string, unknown>>();
     for (const x of output) {
       const o = printedField(x && typeof x === 'object' ? x as Record<string, unknown> : undefined, s.args.as) as { id?: unknown } | null | undefined;
-      if (o && typeof o === 'object' && typeof o.id === 'string') objects.set(o.id, o);
+      if (o && typeof o === 'object' && typeof o.id === 'string') objects.set(o.id, o as Record<string, unknown>);
     }
     merged.set(s.args.from, [...objects.values()]);
+    const type = s.args.type;
+    if (isIdType(type)) related.set(type, new Map([...objects].map(([id, o]) => [legacyId(type, id), o])));
   }
   const { records, lookup: calls } = readBack(merged);
   // related records are the snippet's to give: a many-to-one record is the object it printed (above) — where the join is
@@ -98,7 +102,7 @@ export function snippetData(
   const byId = printedById(output, q.resource, legacyId);
   const schemas = m.schemas;
   const listed = (parent: Rec, field: string, parentResource: string): Rec[] | undefined => {
-    const v = printedField(byId.get(String(parent.id)), field);
+    const v = printedField((parentResource === q.resource ? byId : related.get(parentResource))?.get(String(parent.id)), field);
     const type = Object.hasOwn(schemas, parentResource) ? ownField(schemas[parentResource] as ResourceSchema, field)?.relation?.resource : undefined;
     if (!Array.isArray(v) || !type || !isIdType(type)) return undefined;
     return v.map((id) => ({ id: typeof id === 'string' ? legacyId(type, id) : id }));

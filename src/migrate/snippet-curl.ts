@@ -213,7 +213,8 @@ export function renderCurl(e: Equivalent): string {
   const counts = e.clientSteps.flatMap((x) => (x.args?.op === 'meta' ? [`${x.args.count}: $${x.args.count}`] : []));
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
-  const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'children' || x.args?.op === 'relate' ? [x.args.from]
+  const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'relate' ? [x.args.from]
+    : x.args?.op === 'children' ? [x.args.from, ...(x.args.on ? [x.args.on] : [])]
     : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
     : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));
   const ids = e.clientSteps.flatMap((x) => (x.args?.op === 'derive' && (x.args.field === 'process_id' || x.args.field === 'legacy_uuid')

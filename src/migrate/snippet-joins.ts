@@ -41,16 +41,19 @@ export function jsChildren(a: Children): string {
     ...(a.list ? [`${JSON.stringify(a.field)}: ${a.limit === null ? 'ids' : `ids.slice(0, ${a.limit})`}`] : []),
     ...(a.count ? [`${JSON.stringify(`${a.field}_count`)}: String(ids.length)`] : []),
   ].join(', ');
+  // (the answer's items, or those of call `on`)
+  const to = a.on ? `r.${a.on}` : 'out';
+  const of = a.on ? `(r.${a.on} ?? [])` : 'out';
   if (a.by === null) {
     const ids = `${from}${a.admin ? ".filter((y) => y.role === 'admin')" : ''}.map((y) => y.id)`;
-    return [`  { // ${says(a)}`, `    const ids = ${ids};`, `    out = out.map((x) => ({ ...x, ${set} }));`, '  }'].join('\n');
+    return [`  { // ${says(a)}`, `    const ids = ${ids};`, `    ${to} = ${of}.map((x) => ({ ...x, ${set} }));`, '  }'].join('\n');
   }
   return [
     `  { // ${says(a)}`,
     ...(a.namespace ? jsV5(a.namespace) : []),
     '    const kids = new Map();',
     `    for (const y of ${from}) { const k = val(y, '${a.by}'); if (!kids.has(k)) kids.set(k, []); kids.get(k).push(y.id); }`,
-    '    out = out.map((x) => {',
+    `    ${to} = ${of}.map((x) => {`,
     `      const ids = ${a.namespace
       ? '(kids.get(x.id) ?? []).map((id) => [v5(id), id]).sort((p, q) => (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : 0)).map((p) => p[1])'
       : '(kids.get(x.id) ?? [])'};`,
@@ -66,9 +69,11 @@ export function pyChildren(a: Children): string {
     ...(a.list ? [`${JSON.stringify(a.field)}: ${ids}${a.limit === null ? '' : `[:${a.limit}]`}`] : []),
     ...(a.count ? [`${JSON.stringify(`${a.field}_count`)}: str(len(${ids}))`] : []),
   ].join(', ');
+  const to = a.on ? `r[${JSON.stringify(a.on)}]` : 'out';
+  const of = a.on ? `r.get(${JSON.stringify(a.on)}, [])` : 'out';
   if (a.by === null) {
     return [`    # ${says(a)}`, `    ids = [y["id"] for y in ${from}${a.admin ? ' if y.get("role") == "admin"' : ''}]`,
-      `    out = [dict(x, **{${set('ids')}}) for x in out]`].join('\n');
+      `    ${to} = [dict(x, **{${set('ids')}}) for x in ${of}]`].join('\n');
   }
   return [
     `    # ${says(a)}`,
@@ -79,12 +84,12 @@ export function pyChildren(a: Children): string {
     a.namespace
       ? `    kids = {k: sorted(v, key=lambda i: str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), i))) for k, v in kids.items()}`
       : '',
-    `    out = [dict(x, **{${set('kids.get(x["id"], [])')}}) for x in out]`,
+    `    ${to} = [dict(x, **{${set('kids.get(x["id"], [])')}}) for x in ${of}]`,
   ].filter(Boolean).join('\n');
 }
 
 /** The jq file a step's v1 ids are hashed into for their legacy order (`renders_uuid`). */
-export const uuidFile = (a: Children): string | null => (a.namespace ? `${a.field}_uuid` : null);
+export const uuidFile = (a: Children): string | null => (a.namespace ? `${a.on ? `${a.on}_` : ''}${a.field}_uuid` : null);
 
 /** The jq of the step (`$<from>`: the call's items, slurped; `$<field>_uuid`: v1 id → the SHA-1 `v5` makes a UUID of). */
 export function jqChildren(a: Children): string {
@@ -92,13 +97,15 @@ export function jqChildren(a: Children): string {
     ...(a.list ? [`.${a.field} = ${a.limit === null ? '$ids' : `$ids[:${a.limit}]`}`] : []),
     ...(a.count ? [`.${a.field}_count = ($ids | length | tostring)`] : []),
   ].join(' | ');
+  // (the items of call `on`: its slurped variable bound again, for the steps after)
+  const onto = (program: string) => (a.on ? `([$${a.on}[0] | ${program}]) as $${a.on} | .` : program);
   if (a.by === null) {
-    return `(($${a.from}[0]${a.admin ? ' | map(select(.role == "admin"))' : ''} | map(.id)) as $ids | map(${set}))`;
+    return onto(`(($${a.from}[0]${a.admin ? ' | map(select(.role == "admin"))' : ''} | map(.id)) as $ids | map(${set}))`);
   }
   const file = uuidFile(a);
   const order = file ? ` | sort_by(. as $i | $${file}[0][$i] | v5)` : '';
-  return `(($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id)${order})}) | from_entries) as $kids | ` +
-    `map(($kids[.id] // []) as $ids | ${set}))`;
+  return onto(`(($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id)${order})}) | from_entries) as $kids | ` +
+    `map(($kids[.id] // []) as $ids | ${set}))`);
 }
 
 /** The sh lines hashing the children's v1 ids for their legacy order (none when the call's order is kept). */

@@ -84,8 +84,15 @@ describe('snippetData: what the snippet printed, translated as the report says â
     expect(given.ok && given.data).toEqual([{ id: ids.toLegacy('render', 'rend_1'), download_ready: true }]);
   });
 
-  it('a related list is the snippet\'s to give: never the proof\'s own calls', () => {
-    const { got } = read('fields=id,project.renders', [render]);
-    expect(got.ok && (got.data as { project: { renders: unknown[] } }[])[0]?.project.renders).toEqual([NOT_PRINTED]);
+  it('a related object and its list are the snippet\'s to give: never the proof\'s own calls', () => {
+    const { got, e } = read('fields=id,project.renders', [render]);
+    expect(e.clientSteps.filter((s) => s.kind === 'join').map((s) => s.args?.op)).toEqual(['children', 'relate']);
+    // (nothing printed: no project, though the proof's calls read it)
+    expect(got.ok && (got.data as { project: unknown }[])[0]?.project).toBeNull();
+    const project = { id: 'proj_1', name: 'P', team: { id: 'team_1', name: 'T' }, created_by: null, created_at: 1_749_000_000, updated_at: null, thumbnail_url: null };
+    const { got: printed } = read('fields=id,project.renders', [{ ...render, project_object: { ...project, renders: ['rend_1'] } }]);
+    expect(printed.ok && (printed.data as { project: { renders: unknown[] } }[])[0]?.project.renders).toEqual([ids.toLegacy('render', 'rend_1')]);
+    const { got: bare } = read('fields=id,project.renders', [{ ...render, project_object: project }]);
+    expect(bare.ok && (bare.data as { project: { renders: unknown[] } }[])[0]?.project.renders).toEqual([NOT_PRINTED]);
   });
 });
