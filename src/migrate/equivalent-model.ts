@@ -157,13 +157,15 @@ export type StepArgs =
     readonly op: 'children'; readonly field: string; readonly from: string; readonly by: string | null; readonly admin?: true;
     readonly namespace: string | null; readonly limit: number | null; readonly list: boolean; readonly count: boolean; readonly on?: string;
   }
+  /** A legacy-only field (mappings: source `none`) given the fixed value the gateway answers for it. */
+  | { readonly op: 'constant'; readonly field: string; readonly value: unknown }
   /** Each item given `as`: the `field` of the item of call `from` whose id is its `by` (a template given its project's created_at). */
   | { readonly op: 'attach'; readonly from: string; readonly by: string; readonly field: string; readonly as: string };
 
 /** Legacy field → the v1 field it is read from, per resource (what the snippets filter, sort and group on). */
 export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   render: { id: 'id', title: 'name', status: 'status', date_created: 'created_at', date_updated: 'updated_at', project: 'project.id',
-    account: 'project.team', user_created: 'created_by' },
+    account: 'project.team', 'project.account': 'project.team', user_created: 'created_by' },
   project: { id: 'id', title: 'name', date_created: 'created_at', date_updated: 'updated_at', account: 'team.id', poster: 'thumbnail_url',
     user_created: 'created_by', 'account.name': 'team.name' },
   account: { id: 'id', name: 'name', date_created: 'created_at' },

@@ -103,6 +103,13 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]
   const translated = new Set(own(TRANSLATED, resource) ?? []);
   for (const [name, f] of Object.entries(own(m.resources, resource)?.fields ?? {})) {
     const read = whole || shape.fields.some((x) => x === name || x.startsWith(`${name}.`) || x === `count(${name})`);
+    // a legacy-only value (v1 has none: the gateway answers a fixed one) is written out as that value (held-out check of
+    // issue 39: the proof filled it in itself and said "equal" of snippets that gave none)
+    if (f.source.kind === 'none' && read && !f.relation) {
+      steps.push({ kind: 'derive', detail: `${name}: legacy only, v1 has no such value: the gateway answers ${JSON.stringify(f.source.value ?? null)}`,
+        args: { op: 'constant', field: name, value: f.source.value ?? null } });
+      continue;
+    }
     if (f.source.kind !== 'derived' || translated.has(name) || !read) continue;
     // a relation: its join (above), or one of its own (the user's accounts: the teams the key reaches)
     if (f.relation && steps.some((s) => s.kind === 'join' && s.detail.startsWith(`${name}:`))) continue;
@@ -166,7 +173,9 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
   let statuses: Record<string, readonly string[]> | null = null;
   // (a search matches the legacy status names too)
   const readsStatus = resource === 'render' && (shape.filter.some((f) => f.startsWith('status ')) || shape.groupBy.includes('status')
-    || shape.fields.includes('status') || shape.fields.includes('*') || shape.fields.length === 0 || shape.search);
+    || shape.fields.includes('status') || shape.fields.includes('*') || shape.fields.length === 0 || shape.search
+    // (a sort by status is by the legacy name: the table, though the status is not read — it sorted by v1's names)
+    || shape.sort.some((k) => k.replace(/^-/, '') === 'status'));
   if (readsStatus) statuses = { ...m.status.toV1 };
 
   if (shape.kind === 'create' && resource === 'render') {
@@ -225,7 +234,9 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     } else if (resource === 'project') {
       if (direct) {
         params.push(param('project_id', 'project'));
-        calls.push(call({ name: 'projects', method: 'GET', path: '/v1/projects/{project_id}', why: 'one project by its v1 id' }));
+        // (an _in over several: each is read — held-out check of issue 39: one was, the answer's second missing)
+        calls.push(call({ name: 'projects', method: 'GET', path: '/v1/projects/{project_id}', each: plan?.ids && plan.ids.length > 1 ? 'project_id' : null,
+          why: 'one project by its v1 id' }));
       } else calls.push(...projectCalls(plan ? { ...plan, scope: { ...plan.scope, projects: null } } : null, params));
     } else if (resource === 'account') {
       if (direct) params.push(param('team_id', 'account'));

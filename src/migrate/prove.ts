@@ -323,10 +323,11 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Sam
     params[shape.resource === 'render' ? 'render_id' : shape.resource === 'account' ? 'team_id' : 'project_id'] = v1;
     params.render_ids = v1;
   }
-  // renders by several ids: each is read (render_ids, the list the call loops over)
+  // renders or projects by several ids: each is read (render_ids, project_ids: the list the call loops over)
   const idList = shape.kind === 'one' ? undefined : own(at('id'), '_in');
-  if (shape.resource === 'render' && Array.isArray(idList) && idList.length > 1) {
-    params.render_ids = (await Promise.all(idList.map(async (u) => (await ids.toV1('render', String(u))) ?? ''))).join(',');
+  if ((shape.resource === 'render' || shape.resource === 'project') && Array.isArray(idList) && idList.length > 1) {
+    const type = shape.resource;
+    params[`${type}_ids`] = (await Promise.all(idList.map(async (u) => (await ids.toV1(type, String(u))) ?? ''))).join(',');
   }
   return params;
 }

@@ -7,6 +7,7 @@ import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { datePartOf, TRANSLATED, type Equivalent } from './equivalent-model.js';
 import { mainCall } from './snippet-common.js';
+import { own } from './own.js';
 import type { Shape } from './shape.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
 
@@ -83,14 +84,16 @@ export function snippetData(
   const related = new Map<string, Map<string, Record<string, unknown>>>();
   for (const s of e.clientSteps) {
     if (s.args?.op !== 'relate') continue;
-    const objects = new Map<string, Record<string, unknown>>();
-    for (const x of output) {
-      const o = printedField(x && typeof x === 'object' ? x as Record<string, unknown> : undefined, s.args.as) as { id?: unknown } | null | undefined;
-      if (o && typeof o === 'object' && typeof o.id === 'string') objects.set(o.id, o as Record<string, unknown>);
-    }
+    const objects = printedObjects(output, s.args.as);
     merged.set(s.args.from, [...objects.values()]);
     const type = s.args.type;
     if (isIdType(type)) related.set(type, new Map([...objects].map(([id, o]) => [legacyId(type, id), o])));
+  }
+  // a relation's object v1 embeds in the item (a project's team: `account.name` is its `team.name`) is that record, read
+  // from what the snippet printed (held-out check of issue 39: read from a /v1/teams call the equivalent never made)
+  const embedded = own(EMBEDDED, q.resource);
+  if (embedded && !e.clientSteps.some((s) => s.args?.op === 'relate' && s.args.from === embedded.call)) {
+    merged.set(embedded.call, [...printedObjects(output, embedded.at).values()]);
   }
   const { records, lookup: calls } = readBack(merged);
   // related records are the snippet's to give: a many-to-one record is the object it printed (above) — where the join is
@@ -123,6 +126,16 @@ const ownField = (schema: ResourceSchema, name: string) => (Object.hasOwn(schema
 const printedField = (item: Record<string, unknown> | undefined, name: string): unknown =>
   (item && Object.hasOwn(item, name) ? item[name] : undefined);
 
+/** The objects the snippet printed under `field` of its items (a joined `project_object`), by v1 id. */
+function printedObjects(output: readonly unknown[], field: string): Map<string, Record<string, unknown>> {
+  const objects = new Map<string, Record<string, unknown>>();
+  for (const x of output) {
+    const o = printedField(x && typeof x === 'object' ? x as Record<string, unknown> : undefined, field) as { id?: unknown } | null | undefined;
+    if (o && typeof o === 'object' && typeof o.id === 'string') objects.set(o.id, o as Record<string, unknown>);
+  }
+  return objects;
+}
+
 /** The snippet's items by the legacy id of their v1 id (what it printed for each record). */
 function printedById(output: readonly unknown[], resource: string, legacyId: (type: IdType, v1Id: string) => string): Map<string, Record<string, unknown>> {
   const byId = new Map<string, Record<string, unknown>>();
@@ -134,6 +147,9 @@ function printedById(output: readonly unknown[], resource: string, legacyId: (ty
   return byId;
 }
 
+/** A related object v1 embeds in an item of a resource (`at`), as the items of the call that lists such objects. */
+const EMBEDDED: Readonly<Record<string, { readonly at: string; readonly call: string }>> = { project: { at: 'team', call: 'teams' } };
+
 /** What a field holds when the snippet's answer does not give it (never equal to the gateway's value, null included). */
 export const NOT_PRINTED = "(not in the snippet's answer)";
 
@@ -143,7 +159,9 @@ function asPrinted(
 ): (r: Rec) => Rec {
   const fields = Object.hasOwn(m.resources, resource) ? m.resources[resource]?.fields ?? {} : {};
   const translated = new Set(Object.hasOwn(TRANSLATED, resource) ? TRANSLATED[resource] : []);
-  const own = Object.entries(fields).filter(([name, f]) => f.source.kind === 'derived' && !translated.has(name)).map(([name]) => name);
+  // (and a legacy-only value, source `none`: the snippet's to write out, never the proof's)
+  const own = Object.entries(fields).filter(([name, f]) => (f.source.kind === 'derived' && !translated.has(name)) || (f.source.kind === 'none' && !f.relation))
+    .map(([name]) => name);
   // (a derived id the snippet gives as v1's — an account's owner, a user_ id — read through the report's id translation)
   const ids = new Set(own.filter((name) => fields[name]?.type === 'uuid'));
   const legacyOf = (v: unknown) => {

@@ -47,6 +47,8 @@ function jqStep(a: StepArgs): string {
       return jqChildren(a);
     case 'relate':
       return jqRelate(a);
+    case 'constant':
+      return `map(.${a.field} = ${JSON.stringify(a.value)})`;
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
@@ -64,9 +66,11 @@ function jqStep(a: StepArgs): string {
     case 'search':
       return `map(select([.name, $S[.status // ""]] | map(select(type == "string") | like(${env(a.param)}; "in"; true)) | any))`;
     case 'sort':
-      return a.keys.length === 1 && a.keys[0]
-        ? `sort_by(${val(a.keys[0].field)} | textkey)${a.keys[0].desc ? ' | reverse' : ''}`
-        : `sort_by(${a.keys.map((k) => val(k.field)).join(', ')})`;
+      // a stable sort per key, the last key first (as the Python snippet does); a descending one between two reverses, so
+      // that its ties keep the order the later keys gave them (held-out check of issue 39: `sort_by(.name, .created_at)`
+      // dropped the second key's direction and the first's collation)
+      return [...a.keys].reverse()
+        .map((k) => (k.desc ? `reverse | sort_by(${val(k.field)} | textkey) | reverse` : `sort_by(${val(k.field)} | textkey)`)).join(' | ');
     case 'page':
       return a.offset ? `.[(${env(a.offset)} | tonumber):((${env(a.offset)} | tonumber) + (${env(a.limit)} | tonumber))]`
         : `.[:(${env(a.limit)} | tonumber)]`;

@@ -91,6 +91,8 @@ function jsStep(a: StepArgs): string {
       return jsChildren(a);
     case 'relate':
       return jsRelate(a);
+    case 'constant':
+      return `  out = out.map((x) => ({ ...x, ${JSON.stringify(a.field)}: ${JSON.stringify(a.value)} })); // legacy only: the gateway's fixed value`;
     case 'merge':
       return `  out.sort((a, b) => ${a.desc ? 'b.created_at - a.created_at' : 'a.created_at - b.created_at'});`;
     case 'filter':
@@ -171,6 +173,8 @@ function pyStep(a: StepArgs): string {
       return pyChildren(a);
     case 'relate':
       return pyRelate(a);
+    case 'constant':
+      return `    out = [dict(x, **{${JSON.stringify(a.field)}: json.loads(${JSON.stringify(JSON.stringify(a.value))})}) for x in out]  # legacy only`;
     case 'merge':
       return `    out.sort(key=lambda x: x["created_at"], reverse=${a.desc ? 'True' : 'False'})`;
     case 'filter':

@@ -44,7 +44,16 @@ beforeAll(async () => {
   await gw.addUser(0, 'children@example.com', 'children-password-123');
   token = await gw.login('children@example.com', 'children-password-123');
   const one = (await ask('/projects?limit=1&fields=id')).data[0].id;
-  for (const u of [...Object.values(URLS), `/projects/${one}?fields=*`]) await ask(u);
+  const two = (await ask('/projects?limit=2&sort=title&fields=id')).data.map((p: { id: string }) => p.id).join(',');
+  const accounts = (await ask('/accounts?limit=2&fields=id')).data.map((a: { id: string }) => a.id).join(',');
+  // the held-out check's findings (issue 39, 2026-11-30): projects by two ids, a two-key sort in jq, a project's
+  // account.name from the team v1 embeds, a filter on project.account the team walk enforces
+  const heldOut = [`/projects?filter[id][_in]=${two}&fields=id,title`, '/renders?sort=status,-date_created&fields=id,title&limit=-1',
+    '/projects?fields=id,title,account.name&limit=-1', `/renders?filter[project][account][_in]=${accounts}&fields=id,title&limit=-1`];
+  const account = accounts.split(',')[0];
+  // (every field of an account and of templates: their legacy-only values written out — the proof filled them in itself)
+  heldOut.push(`/accounts/${account}?fields=*`, '/templates?fields=*&limit=-1', '/projects?fields=*&limit=-1');
+  for (const u of [...Object.values(URLS), `/projects/${one}?fields=*`, ...heldOut]) await ask(u);
   await gw.deps.shapes.flush();
   const report = await buildMigrationReport(gw.deps, inject, { prove: true });
   shapes = new Map(report.clients.flatMap((c) => c.shapes).map((s) => [s.key, s]));
@@ -106,6 +115,14 @@ describe('one-to-many lists and their counts, written out and proven', () => {
     const perStatus = shapes.get('GET /renders fields=id,project.* filter=status _eq ? paging=limit');
     expect(perStatus?.snippets.partial.map((x) => x.split(':')[0])).toEqual(['project']);
     expect(perStatus?.proof?.result).not.toBe('equal');
+  });
+
+  it('the held-out check\'s findings: projects by several ids, a two-key sort, an embedded team\'s name, a filter the walk enforces', () => {
+    for (const key of ['GET /projects fields=id,title filter=id _in ?', 'GET /renders fields=id,title sort=status,-date_created paging=all',
+      'GET /projects fields=account.name,id,title paging=all', 'GET /renders fields=id,title filter=project.account _in ? paging=all',
+      'GET /accounts/:id fields=*', 'GET /templates fields=* paging=all', 'GET /projects fields=* paging=all']) {
+      provenEqual(key);
+    }
   });
 
   it('a list `deep` chooses is left to the client (named, never "equal")', () => {

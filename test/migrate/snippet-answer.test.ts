@@ -84,6 +84,14 @@ describe('snippetData: what the snippet printed, translated as the report says â
     expect(given.ok && given.data).toEqual([{ id: ids.toLegacy('render', 'rend_1'), download_ready: true }]);
   });
 
+  it('a legacy-only value (playback_id: the gateway answers null) is the snippet\'s to give, never filled in by the proof (held-out check of issue 39)', () => {
+    const { got, e } = read('fields=id,playback_id', [render]);
+    expect(e.clientSteps.find((s) => s.detail.startsWith('playback_id'))?.args).toEqual({ op: 'constant', field: 'playback_id', value: null });
+    expect(got.ok && got.data).toEqual([{ id: ids.toLegacy('render', 'rend_1'), playback_id: NOT_PRINTED }]);
+    const { got: given } = read('fields=id,playback_id', [{ ...render, playback_id: null }]);
+    expect(given.ok && given.data).toEqual([{ id: ids.toLegacy('render', 'rend_1'), playback_id: null }]);
+  });
+
   it('a related object and its list are the snippet\'s to give: never the proof\'s own calls', () => {
     const { got, e } = read('fields=id,project.renders', [render]);
     expect(e.clientSteps.filter((s) => s.kind === 'join').map((s) => s.args?.op)).toEqual(['children', 'relate']);
