@@ -2,13 +2,15 @@ import { createHash } from 'node:crypto';
 import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
-import { bucketCalls, type ClientShapeStore, type ShapeCounts, type ShapeDelta } from '../store/client-shapes.js';
+import { AGENTS_KEPT, bucketCalls, type ClientShapeStore, type ShapeCounts, type ShapeDelta } from '../store/client-shapes.js';
 import { own } from './own.js';
 import { resourceOfRoute, shapeKey, shapeOf, type Shape } from './shape.js';
 
 /** One answered legacy request as the recorder sees it (held in memory until the next flush; nothing of it is stored). */
 export interface SeenRequest {
   readonly client: string;
+  /** Its User-Agent (cut), when no family of mappings/clients.json matched it (`~other`): the report lists them. */
+  readonly agent?: string;
   readonly userId: string;
   readonly method: string;
   readonly route: string;
@@ -41,6 +43,8 @@ export interface RecorderOptions {
 
 /** A question longer than this is shaped when it is seen (held as its shape, never whole) rather than at the next flush. */
 export const DEFER_MAX_CHARS = 2048;
+/** The clients whose `other` User-Agents are counted between two flushes. */
+const AGENT_CLIENTS = 256;
 /** The recorder's byte bound by default (RecorderOptions.maxHeldBytes). */
 export const RECORDER_HELD_BYTES = 8 * 1024 * 1024;
 /** What an entry costs besides its question or shape (its key, counters, call histogram, the map's own entry). */
@@ -73,6 +77,8 @@ export class ShapeRecorder {
   /** Shapes by question key, the least recently made first out: a question asked again is not parsed again. */
   private readonly shapes = new Map<string, { shape: Shape; bytes: number }>();
   private shapesBytes = 0;
+  /** User-Agents of family `other` by client, since the last flush (at most AGENT_CLIENTS × AGENTS_KEPT of AGENT_CHARS). */
+  private agents = new Map<string, Map<string, { count: number; last: number }>>();
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   dropped = 0;
@@ -119,6 +125,7 @@ export class ShapeRecorder {
   }
 
   note(r: SeenRequest): void {
+    if (r.agent !== undefined) this.noteAgent(r.client, r.agent);
     const e = this.entry(r);
     if (!e) return;
     e.count++;
@@ -127,6 +134,17 @@ export class ShapeRecorder {
     if (r.ms > e.msMax) e.msMax = r.ms;
     e.calls.set(r.v1Calls, (e.calls.get(r.v1Calls) ?? 0) + 1);
     e.last = this.now();
+  }
+
+  /** A User-Agent of family `other`: counted for the next flush (at most AGENTS_KEPT a client, AGENT_CLIENTS clients). */
+  private noteAgent(client: string, agent: string): void {
+    let m = this.agents.get(client);
+    if (!m) {
+      if (this.agents.size >= AGENT_CLIENTS) return;
+      this.agents.set(client, (m = new Map()));
+    }
+    const a = m.get(agent);
+    if (a) { a.count++; a.last = this.now(); } else if (m.size < AGENTS_KEPT) m.set(agent, { count: 1, last: this.now() });
   }
 
   /** A comparison of this request's answer with the legacy backend's (route mode compare or shadow) finished. */
@@ -177,6 +195,9 @@ export class ShapeRecorder {
     const batch = [...this.pending.values()];
     this.pending = new Map();
     this.pendingBytes = 0;
+    const agents = [...this.agents].flatMap(([client, m]) => [...m].map(([agent, a]) => ({ client, agent, ...a })));
+    this.agents = new Map();
+    if (agents.length > 0) await this.store.applyAgents(agents);
     const rows = new Map<string, ShapeDelta>();
     for (const e of batch) {
       const shape = e.shape ?? this.shapeOf({ ...e.seen, question: e.seen.question ?? '', query: e.seen.query });

@@ -69,6 +69,8 @@ function clientMd(c: ClientReport, now: number): string[] {
     `### ${clientName(c)} — ${c.verdict}`,
     '',
     ...(c.owner ? [`Acts as ${mdText(c.owner)}; User-Agent family ${c.userAgentFamily}.`, ''] : []),
+    ...(c.agents?.length ? [`User-Agents of this client no family names (a pattern in mappings/clients.json tells them apart): ${
+      c.agents.map((a) => `${mdCode(a.agent)} (${a.count})`).join(', ')}.`, ''] : []),
     `${c.requests} requests, errors ${pct(c.errorRate)}, diff rate ${pct(c.diffRate)}; ${c.shapes.length} shapes.`,
     '',
     `**Ready**: ${c.readiness.ready === null ? 'proofs not run' : `${pct(c.readiness.ready)} of its calls`} — shapes exact ${c.readiness.exact}, ` +

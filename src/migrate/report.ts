@@ -69,6 +69,11 @@ export interface ClientReport {
   readonly owner?: string;
   readonly principal: string;
   readonly userAgentFamily: string;
+  /**
+   * Family `other`: the User-Agents it came with (the most used first, at most AGENTS_KEPT, each cut): a pattern for them
+   * in mappings/clients.json gives them a family of their own.
+   */
+  readonly agents?: readonly { readonly agent: string; readonly count: number }[];
   readonly verdict: Verdict;
   readonly reasons: readonly string[];
   readonly requests: number;
@@ -174,7 +179,7 @@ export function verdictOf(shapes: readonly Pick<ShapeReport, 'key' | 'equivalent
 }
 
 /** The rows the report reads: the clients, then one client's rows at a time. */
-export type ReportSource = Pick<ClientShapeStore, 'clients' | 'list'>;
+export type ReportSource = Pick<ClientShapeStore, 'clients' | 'list'> & Partial<Pick<ClientShapeStore, 'agents'>>;
 
 /** The migration report: per client, its shapes with their v1 equivalents, proofs, blocked fields and the verdict. */
 export async function migrationReport(store: ReportSource, proofs: ProofDeps | null, o: ReportOptions): Promise<MigrationReport> {
@@ -208,7 +213,9 @@ export async function* clientReports(store: ReportSource, proofs: ProofDeps | nu
       const last = shapes[shapes.length - 1] as ShapeReport;
       if (late && o.prove && proofs) shapes[shapes.length - 1] = { ...last, proof: outOfTime(time.budgetMs, clients.length) };
     }
-    yield clientReport(client, list, shapes, o.prove && proofs !== null);
+    // (family `other`: the User-Agents it came with, for the operator to give them families)
+    const agents = client.endsWith('~other') ? await store.agents?.(client) : undefined;
+    yield { ...clientReport(client, list, shapes, o.prove && proofs !== null), ...(agents?.length ? { agents } : {}) };
   }
 }
 

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientId } from '../auth/client-id.js';
 import type { SeenRequest } from './recorder.js';
 import { cutName } from './shape.js';
+import { AGENT_CHARS } from '../store/client-shapes.js';
 
 /** The most body keys a request is known by (a write names a few fields; past it, a marker says how many were left out). */
 export const BODY_KEYS_MAX = 64;
@@ -38,8 +39,10 @@ export function seenRequest(
   const at = url.indexOf('?');
   const search = (request as { searchKey?: string | null }).searchKey;
   const calls = Number(reply.getHeader('x-gateway-v1-calls') ?? 0);
+  const client = clientId({ via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) }, request.headers['user-agent'], families);
   return {
-    client: clientId({ via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) }, request.headers['user-agent'], families),
+    client,
+    ...(client.endsWith('~other') ? { agent: agentOf(request.headers['user-agent']) } : {}),
     userId: p.user.id,
     method,
     route: template,
@@ -50,6 +53,12 @@ export function seenRequest(
     ms: reply.elapsedTime,
     v1Calls: Number.isFinite(calls) ? calls : 0,
   };
+}
+
+/** A User-Agent as the report lists it: its first AGENT_CHARS characters, on one line. */
+function agentOf(ua: string | string[] | undefined): string {
+  const v = (Array.isArray(ua) ? ua[0] : ua) ?? '';
+  return Array.from(v.slice(0, 2 * AGENT_CHARS)).slice(0, AGENT_CHARS).join('').replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ');
 }
 
 /**

@@ -62,6 +62,17 @@ export function medianOf(hist: Readonly<Record<string, number>>): number | null 
   return entries.at(-1)?.[0] ?? null;
 }
 
+/** A User-Agent of family `other` seen for a client since the last flush. */
+export interface AgentDelta {
+  readonly client: string;
+  readonly agent: string;
+  readonly count: number;
+  readonly last: number;
+}
+/** The User-Agents kept a client (the most recently seen), and the characters kept of one. */
+export const AGENTS_KEPT = 8;
+export const AGENT_CHARS = 120;
+
 /** The byte bounds of the client shapes table. */
 export interface ShapeStoreBounds {
   /** The most bytes of one row's shape (UTF-8); a larger one is not stored (the recorder cuts shapes well below it). */
@@ -117,6 +128,7 @@ export class ClientShapeStore {
    */
   async prune(before: number, perClient: number, clients: Iterable<string>, users: Iterable<string> = []): Promise<number> {
     let dropped = Number((await this.db.deleteFrom('client_shapes').where('last_seen', '<', before).executeTakeFirst()).numDeletedRows);
+    await this.db.deleteFrom('client_agents').where('last_seen', '<', before).execute();
     for (const client of clients) {
       const keep = await this.db.selectFrom('client_shapes').select(['shape_key']).where('client', '=', client)
         .orderBy('last_seen', 'desc').orderBy('shape_key').limit(perClient).execute();
@@ -144,6 +156,33 @@ export class ClientShapeStore {
       dropped += Number(d.numDeletedRows);
     }
     return dropped;
+  }
+
+  /**
+   * Adds to the counts of the User-Agents clients of family `other` came with, then keeps each client's AGENTS_KEPT most
+   * recently seen (the recorder cuts each to AGENT_CHARS).
+   */
+  async applyAgents(rows: readonly AgentDelta[]): Promise<void> {
+    for (const r of rows) {
+      await this.db.insertInto('client_agents').values({ client: r.client, agent: r.agent, count: r.count, last_seen: r.last })
+        .onConflict((oc) => oc.columns(['client', 'agent']).doUpdateSet({
+          count: sql`client_agents.count + ${r.count}`,
+          last_seen: sql`case when client_agents.last_seen > ${r.last} then client_agents.last_seen else ${r.last} end`,
+        })).execute();
+    }
+    for (const client of new Set(rows.map((r) => r.client))) {
+      const keep = await this.db.selectFrom('client_agents').select('agent').where('client', '=', client)
+        .orderBy('last_seen', 'desc').orderBy('agent').limit(AGENTS_KEPT).execute();
+      if (keep.length < AGENTS_KEPT) continue;
+      await this.db.deleteFrom('client_agents').where('client', '=', client).where('agent', 'not in', keep.map((k) => k.agent)).execute();
+    }
+  }
+
+  /** The User-Agents a client came with (family `other`), the most used first. */
+  async agents(client: string): Promise<{ agent: string; count: number }[]> {
+    const rows = await this.db.selectFrom('client_agents').select(['agent', 'count']).where('client', '=', client)
+      .orderBy('count', 'desc').orderBy('agent').execute();
+    return rows.map((r) => ({ agent: r.agent, count: Number(r.count) }));
   }
 
   /** The clients with rows (or those of one principal, `user:…`, or one client), in order: the report reads them one at a time. */

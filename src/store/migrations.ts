@@ -397,6 +397,18 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('overlays_by_time').on('overlays').columns(['type', 'updated_at']).execute();
     },
   },
+  '0022_client_agents': {
+    async up(db: Kysely<any>) {
+      // the User-Agents a client of family `other` came with, so the operator can give them families (mappings/clients.json)
+      await db.schema.createTable('client_agents')
+        .addColumn('client', 'varchar(160)', (c) => c.notNull())
+        .addColumn('agent', 'varchar(120)', (c) => c.notNull())
+        .addColumn('count', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('client_agents_pk', ['client', 'agent'])
+        .execute();
+    },
+  },
 };
 
 class StaticProvider implements MigrationProvider {

@@ -208,6 +208,13 @@ export interface ClientLabelsTable {
   label: string;
   set_at: number;
 }
+/** The User-Agents a client of family `other` came with (migration 0022): at most a few a client, counted. */
+export interface ClientAgentsTable {
+  client: string;
+  agent: string;
+  count: number;
+  last_seen: number;
+}
 /** Deprecation rules (migration 0017): one row a rule, its JSON as set, when its id was first set. */
 export interface DeprecationRulesTable {
   id: string;
@@ -252,6 +259,7 @@ export interface Database {
   index_dropped_projects: IndexDroppedProjectsTable;
   client_shapes: ClientShapesTable;
   client_labels: ClientLabelsTable;
+  client_agents: ClientAgentsTable;
   deprecation_rules: DeprecationRulesTable;
   deprecation_calls: DeprecationCallsTable;
 }

@@ -95,6 +95,11 @@ const tables: Record<string, { row: () => Record<string, unknown>; required: str
     required: ['shape_key', 'user_id', 'shape', 'count', 'errors', 'ms_total', 'ms_max', 'calls', 'first_seen', 'last_seen', 'compared', 'differing'],
     nullable: [],
   },
+  client_agents: {
+    row: () => ({ client: u(), agent: 'a/1', count: 1, last_seen: 1 }),
+    required: ['agent', 'count', 'last_seen'],
+    nullable: [],
+  },
   gateway_meta: {
     row: () => ({ key: u(), value: 'v' }),
     required: ['value'],
@@ -175,6 +180,7 @@ describe('keys, uniqueness, defaults and cascades', () => {
       ['compare_fields', tables.compare_fields!.row(), ['route', 'path', 'kind']],
       ['id_map', tables.id_map!.row(), ['uuid', 'type']],
       ['client_shapes', tables.client_shapes!.row(), ['client', 'shape_key']],
+      ['client_agents', tables.client_agents!.row(), ['client', 'agent']],
     ];
     for (const [table, row, key] of cases) {
       await insert(table, row);

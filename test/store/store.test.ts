@@ -8,6 +8,7 @@ import { SessionStore } from '../../src/store/sessions.js';
 import { IdConflictError, IdMapStore } from '../../src/store/idmap.js';
 import { OverlayStore, RenderDataStore } from '../../src/store/render-extras.js';
 import { databases } from '../helpers/databases.js';
+import { AGENTS_KEPT, ClientShapeStore } from '../../src/store/client-shapes.js';
 
 const dbs = await databases();
 const upgrades = await databases();
@@ -64,7 +65,7 @@ describe.each(dbs)('store on $name', ({ url }) => {
     expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability', '0004_id_map_by_uuid', '0005_id_map_one_tree', '0006_hardening', '0007_render_index', '0008_index_renders_by_project', '0009_index_head_marks',
       '0010_compare_samples_redacted', '0011_client_shapes', '0012_compare_samples_client', '0013_refresh_rotated_at',
       '0014_index_sync_budget', '0015_index_change_marks', '0016_index_dropped_projects', '0017_deprecations',
-      '0018_compare_request_sets', '0019_render_data_sizes', '0020_client_labels', '0021_overlays_by_time']);
+      '0018_compare_request_sets', '0019_render_data_sizes', '0020_client_labels', '0021_overlays_by_time', '0022_client_agents']);
     expect(await migrate(db.kysely)).toEqual([]); // idempotent
     users = new UserStore(db.kysely, box, () => now);
   });
@@ -142,6 +143,18 @@ describe.each(dbs)('store on $name', ({ url }) => {
     expect((await ids.all()).length).toBe(2);
     expect(await ids.v1IdsFor(['BBBBBBBB-0000-4000-8000-000000000001', 'aaaaaaaa-0000-5000-8000-000000000001', 'cccccccc-0000-4000-8000-000000000001']))
       .toEqual(new Map([['bbbbbbbb-0000-4000-8000-000000000001', 'rend_1'], ['aaaaaaaa-0000-5000-8000-000000000001', 'rend_1']]));
+  });
+
+  it("counts a client's User-Agents across instances' flushes and keeps its most recently seen (issue 39)", async () => {
+    const store = new ClientShapeStore(db.kysely);
+    const client = 'user:agents~other';
+    await store.applyAgents([{ client, agent: 'a/1', count: 2, last: 10 }, { client, agent: 'b/1', count: 1, last: 11 }]);
+    await store.applyAgents([{ client, agent: 'a/1', count: 3, last: 9 }]);
+    expect(await store.agents(client)).toEqual([{ agent: 'a/1', count: 5 }, { agent: 'b/1', count: 1 }]);
+    await store.applyAgents(Array.from({ length: AGENTS_KEPT }, (_, i) => ({ client, agent: `n/${i}`, count: 1, last: 100 + i })));
+    expect((await store.agents(client)).map((a) => a.agent).sort()).toEqual(Array.from({ length: AGENTS_KEPT }, (_, i) => `n/${i}`).sort());
+    await store.prune(200, 100, []);
+    expect(await store.agents(client)).toEqual([]);
   });
 
   it('keeps render data and overlays', async () => {
