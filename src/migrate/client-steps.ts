@@ -4,7 +4,8 @@ import { own } from './own.js';
 import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 import {
-  datePartOf, FLAG_TESTS, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param, type StepArgsOf, type TextTest, type V1Call,
+  datePartOf, FLAG_TESTS, SORT_FIELD, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param, type StepArgsOf, type TextTest,
+  type V1Call,
 } from './equivalent-model.js';
 
 /**
@@ -200,8 +201,11 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
         steps.push({ kind: 'derive', detail: `legacy_uuid: each ${resource}'s legacy id (UUID v5 of its v1 id; an imported one is the ids export's)`,
           args: { op: 'derive', field: 'legacy_uuid', namespace: idNamespace(resource as IdType) } });
       }
-      const keys = (shape.sort.length ? shape.sort : q.sort.length ? [] : defaultSortOf(resource))
-        .map((k) => ({ field: byId && k.replace(/^-/, '') === 'id' ? 'legacy_uuid' : own(v1, k.replace(/^-/, '')), desc: k.startsWith('-') }));
+      // (a key v1 objects do not hold as such — a template's date_created — is read where a step put it: SORT_FIELD)
+      const keys = (shape.sort.length ? shape.sort : q.sort.length ? [] : defaultSortOf(resource)).map((k) => {
+        const name = k.replace(/^-/, '');
+        return { field: byId && name === 'id' ? 'legacy_uuid' : own(own(SORT_FIELD, resource), name) ?? own(v1, name), desc: k.startsWith('-') };
+      });
       const ok = keys.length > 0 && keys.every((k) => k.field);
       steps.push({
         kind: 'sort',

@@ -67,16 +67,22 @@ function relateSteps(
   const from = target === 'account' ? 'teams' : has('projects') ? 'projects' : 'project';
   const out: ClientStep[] = [];
   for (const field of new Set(lists)) {
-    // (only a project's renders, from a walk of every render of the projects read — not stopped after a page, then: a
-    // list per status is not all of them)
+    // (only a project's renders: from the walk of every render of the projects read — not stopped after a page, then —
+    // or, where the renders read are not all of them, a list per status or a render by id, a walk of its own)
     const rule = oneToMany(target, field);
+    if (rule !== 'project.renders') return [];
     const walk = calls.findIndex((c) => c.name === 'renders' && c.cursor && !c.perStatus);
-    if (rule !== 'project.renders' || walk < 0) return [];
-    calls[walk] = { ...(calls[walk] as V1Call), stopAfter: false };
+    if (walk >= 0) calls[walk] = { ...(calls[walk] as V1Call), stopAfter: false };
+    else if (!has('project_renders')) {
+      calls.push(call({
+        name: 'project_renders', method: 'GET', path: '/v1/renders', query: { project_id: '{project.id}', limit: PAGE }, each: from, cursor: true,
+        why: `${rel}.${field}: every render of each project read (its list)` }));
+    }
     const { child } = ONE_TO_MANY[rule];
     out.push({ kind: 'join', detail: `${rel}.${field}: the v1 ids of each ${target}'s ${child}s (as many as the default limit, in legacy-id order)`,
       args: {
-        op: 'children', field, from: `${child}s`, by: CHILD_BY[rule], namespace: idNamespace(child), limit: nestedLimit, list: true, count: false, on: from,
+        op: 'children', field, from: walk >= 0 ? `${child}s` : 'project_renders', by: CHILD_BY[rule], namespace: idNamespace(child), limit: nestedLimit,
+        list: true, count: false, on: from,
       } });
   }
   const relate: StepArgs = { op: 'relate', from, by, as: `${rel}_object`, type: target };

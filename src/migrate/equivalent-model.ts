@@ -173,6 +173,9 @@ export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>
   user: { id: 'id', email: 'email' },
 };
 
+/** The field a sort reads where it is not V1_FIELD's: a template's date_created is its project's created_at, attached. */
+export const SORT_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>> = { template: { date_created: 'project_created_at' } };
+
 /** A value the client passes in: a legacy value turned into its v1 form. */
 export interface Param {
   readonly name: string;

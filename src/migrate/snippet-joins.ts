@@ -52,11 +52,12 @@ export function jsChildren(a: Children): string {
     `  { // ${says(a)}`,
     ...(a.namespace ? jsV5(a.namespace) : []),
     '    const kids = new Map();',
-    `    for (const y of ${from}) { const k = val(y, '${a.by}'); if (!kids.has(k)) kids.set(k, []); kids.get(k).push(y.id); }`,
+    // (each child once: a project read twice gives its renders twice)
+    `    for (const y of ${from}) { const k = val(y, '${a.by}'); if (!kids.has(k)) kids.set(k, new Set()); kids.get(k).add(y.id); }`,
     `    ${to} = ${of}.map((x) => {`,
     `      const ids = ${a.namespace
-      ? '(kids.get(x.id) ?? []).map((id) => [v5(id), id]).sort((p, q) => (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : 0)).map((p) => p[1])'
-      : '(kids.get(x.id) ?? [])'};`,
+      ? '[...(kids.get(x.id) ?? [])].map((id) => [v5(id), id]).sort((p, q) => (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : 0)).map((p) => p[1])'
+      : '[...(kids.get(x.id) ?? [])]'};`,
     `      return { ...x, ${set} };`,
     '    });',
     '  }',
@@ -80,10 +81,10 @@ export function pyChildren(a: Children): string {
     ...(a.namespace ? ['    import uuid'] : []),
     '    kids = {}',
     `    for y in ${from}:`,
-    `        kids.setdefault(val(y, ${JSON.stringify(a.by)}), []).append(y["id"])`,
+    `        kids.setdefault(val(y, ${JSON.stringify(a.by)}), {})[y["id"]] = True`,
     a.namespace
       ? `    kids = {k: sorted(v, key=lambda i: str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), i))) for k, v in kids.items()}`
-      : '',
+      : '    kids = {k: list(v) for k, v in kids.items()}',
     `    ${to} = [dict(x, **{${set('kids.get(x["id"], [])')}}) for x in ${of}]`,
   ].filter(Boolean).join('\n');
 }
@@ -104,7 +105,7 @@ export function jqChildren(a: Children): string {
   }
   const file = uuidFile(a);
   const order = file ? ` | sort_by(. as $i | $${file}[0][$i] | v5)` : '';
-  return onto(`(($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id)${order})}) | from_entries) as $kids | ` +
+  return onto(`(($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id) | unique${order})}) | from_entries) as $kids | ` +
     `map(($kids[.id] // []) as $ids | ${set}))`);
 }
 
