@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMigrationReport } from '../../src/admin/migration-report.js';
 import type { ShapeReport } from '../../src/migrate/report.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { provenEqual as provenOf } from '../helpers/proofs.js';
 
 /**
  * Issue 39: joins. A many-to-one object read through (a render's `project.title`) is the v1 object the snippet joins;
@@ -64,15 +65,7 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(async () => { await gw?.close(); });
 
-function provenEqual(key: string): void {
-  const s = shapes.get(key);
-  expect(s, `${key} among ${[...shapes.keys()].join(' | ')}`).toBeDefined();
-  const p = s!.proof!;
-  const line = `${key}: ${p.result} ${p.reason ?? ''} ${JSON.stringify(p.differences)} partial: ${s!.snippets.partial.join('; ')}`;
-  expect(s!.snippets.partial, line).toEqual([]);
-  expect(p.result, line).toBe('equal');
-  expect(p.snippets?.map((x) => x.result), line).toEqual(['equal', 'equal', 'equal']);
-}
+const provenEqual = (key: string): void => { provenOf(shapes, key); };
 
 describe('one-to-many lists and their counts, written out and proven', () => {
   it('the gateway cuts the lists at the default limit and counts every child (the inputs exercise the limit)', () => {

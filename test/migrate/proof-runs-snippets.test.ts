@@ -6,6 +6,7 @@ import { buildMigrationReport, proofDeps } from '../../src/admin/migration-repor
 import type { SnippetLanguage } from '../../src/migrate/snippet-run.js';
 import { renderSnippets, type Snippets } from '../../src/migrate/snippets.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { provenEqual } from '../helpers/proofs.js';
 
 /**
  * Issue 39, point 1: the proof runs the snippets the report hands out — node, python and curl, each in a sandbox with the
@@ -132,17 +133,6 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(async () => { await gw?.close(); });
 
-/** The shape of `key` is proven equal in every language, no step left to the client: its proof. */
-function provenEqual(byKey: ReadonlyMap<string, ShapeReport>, key: string): NonNullable<ShapeReport['proof']> {
-  const s = byKey.get(key);
-  expect(s, `${key} among ${[...byKey.keys()].join(' | ')}`).toBeDefined();
-  const p = s!.proof!;
-  const line = `${key}: ${p.result} ${p.reason ?? ''} ${JSON.stringify(p.differences)} partial: ${s!.snippets.partial.join('; ')}`;
-  expect(s!.snippets.partial, line).toEqual([]);
-  expect(p.result, line).toBe('equal');
-  expect(p.snippets?.map((x) => x.result), line).toEqual(['equal', 'equal', 'equal']);
-  return p;
-}
 
 describe('the proof runs the snippets it hands out', () => {
   it('every language of every shape runs (no snippet failure); "equal" is said only when each one answered as the gateway', () => {
