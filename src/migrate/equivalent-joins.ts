@@ -85,6 +85,13 @@ function relateSteps(
         list: true, count: false, on: from,
       } });
   }
+  // (a legacy-only value of the related object: written onto it, as the item's own are)
+  for (const name of new Set(names)) {
+    const def = fieldOf(m, target, name);
+    if (def?.source.kind !== 'none' || def.relation) continue;
+    out.push({ kind: 'derive', detail: `${rel}.${name}: legacy only, v1 has no such value: the gateway answers ${JSON.stringify(def.source.value ?? null)}`,
+      args: { op: 'constant', field: name, value: def.source.value ?? null, on: from } });
+  }
   const relate: StepArgs = { op: 'relate', from, by, as: `${rel}_object`, type: target };
   return [...out, { kind: 'join', detail: `${rel}: match by v1 id (${target} from the calls above)`, args: relate }];
 }

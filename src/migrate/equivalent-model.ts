@@ -76,7 +76,7 @@ export type FlagTest = keyof typeof FLAG_TESTS;
 export interface FilterCond {
   readonly field: string;
   /** `null`/`nnull`/`empty`/`nempty`: a boolean parameter (true: the test; false: its opposite, as Directus 10.3+ reads it). */
-  readonly test: 'eq' | 'in' | 'nin' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | TextTest | FlagTest;
+  readonly test: 'eq' | 'in' | 'nin' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'teq' | 'tneq' | TextTest | FlagTest;
   readonly param: string;
   /**
    * The part of the time `field` holds that is compared, as a number (`year(date_created)`): in UTC, as the legacy API on
@@ -157,8 +157,11 @@ export type StepArgs =
     readonly op: 'children'; readonly field: string; readonly from: string; readonly by: string | null; readonly admin?: true;
     readonly namespace: string | null; readonly limit: number | null; readonly list: boolean; readonly count: boolean; readonly on?: string;
   }
-  /** A legacy-only field (mappings: source `none`) given the fixed value the gateway answers for it. */
-  | { readonly op: 'constant'; readonly field: string; readonly value: unknown }
+  /**
+   * A legacy-only field (mappings: source `none`) given the fixed value the gateway answers for it; `on`: to the items of
+   * that call instead of the answer's (a render's project, joined after: `project.*`).
+   */
+  | { readonly op: 'constant'; readonly field: string; readonly value: unknown; readonly on?: string }
   /** Each item given `as`: the `field` of the item of call `from` whose id is its `by` (a template given its project's created_at). */
   | { readonly op: 'attach'; readonly from: string; readonly by: string; readonly field: string; readonly as: string };
 

@@ -110,9 +110,16 @@ export function snippetData(
     if (!Array.isArray(v) || !type || !isIdType(type)) return undefined;
     return v.map((id) => ({ id: typeof id === 'string' ? legacyId(type, id) : id }));
   };
-  const lookup: Lookup = { one: calls.one, many: (_c, parent, field, pr) => listed(parent, field, pr) ?? [unprinted], manyAll: () => [unprinted] };
+  // (a related record's own derived and legacy-only values are what the snippet printed on its object, as the item's are)
+  const over = new Map([...related].map(([type, objects]) => [type, asPrinted(objects, type, m, legacyId)]));
+  const one = (type: string, id: string): Rec | undefined => {
+    const r = calls.one(type, id);
+    const o = over.get(type);
+    return r && o ? o(r) : r;
+  };
+  const lookup: Lookup = { one, many: (_c, parent, field, pr) => listed(parent, field, pr) ?? [unprinted], manyAll: () => [unprinted] };
   const project = compileProjection(q.fields, schemas[q.resource] as ResourceSchema, schemas, lookup, new ExpansionBudget(maxRelated));
-  const printed = asPrinted(output, q.resource, m, legacyId);
+  const printed = asPrinted(byId, q.resource, m, legacyId);
   const counts = q.fields.filter((f) => f.count).map((f) => `${f.path[0] ?? ''}_count`);
   const items = records.map((r) => {
     const o = project(printed(r));
@@ -155,7 +162,7 @@ export const NOT_PRINTED = "(not in the snippet's answer)";
 
 /** A record read back from the snippet's v1 objects, keeping of the derived fields only those the translation covers. */
 function asPrinted(
-  output: readonly unknown[], resource: string, m: Mappings, legacyId: (type: IdType, v1Id: string) => string,
+  byId: ReadonlyMap<string, Record<string, unknown>>, resource: string, m: Mappings, legacyId: (type: IdType, v1Id: string) => string,
 ): (r: Rec) => Rec {
   const fields = Object.hasOwn(m.resources, resource) ? m.resources[resource]?.fields ?? {} : {};
   const translated = new Set(Object.hasOwn(TRANSLATED, resource) ? TRANSLATED[resource] : []);
@@ -170,7 +177,6 @@ function asPrinted(
     return type ? legacyId(type, v) : v;
   };
   if (own.length === 0) return (r) => r;
-  const byId = printedById(output, resource, legacyId);
   return (r) => {
     const item = byId.get(String(r.id));
     const out: Record<string, unknown> = { ...r };

@@ -4,7 +4,7 @@ import { own } from './own.js';
 /** What the Node, Python and curl renderings of an equivalent share (src/migrate/snippets.ts). Pure. */
 
 /** The comparison of a time test, in every language. */
-export const COMPARE: Readonly<Partial<Record<FilterCond['test'], string>>> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+export const COMPARE: Readonly<Partial<Record<FilterCond['test'], string>>> = { gt: '>', gte: '>=', lt: '<', lte: '<=', teq: '==', tneq: '!=' };
 /** Whether an equivalent's steps compare times (the snippets then carry the two time helpers). */
 export const comparesTimes = (e: Equivalent) =>
   comparesParts(e) || e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test)));

@@ -48,7 +48,8 @@ function jqStep(a: StepArgs): string {
     case 'relate':
       return jqRelate(a);
     case 'constant':
-      return `map(.${a.field} = ${JSON.stringify(a.value)})`;
+      // (on the items of call `on`: its slurped variable bound again, for the steps after)
+      return a.on ? `([$${a.on}[0] | map(.${a.field} = ${JSON.stringify(a.value)})]) as $${a.on} | .` : `map(.${a.field} = ${JSON.stringify(a.value)})`;
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
@@ -218,7 +219,7 @@ export function renderCurl(e: Equivalent): string {
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
   const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'relate' ? [x.args.from]
-    : x.args?.op === 'children' ? [x.args.from, ...(x.args.on ? [x.args.on] : [])]
+    : x.args?.op === 'children' ? [x.args.from, ...(x.args.on ? [x.args.on] : [])] : x.args?.op === 'constant' && x.args.on ? [x.args.on]
     : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
     : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));
   const ids = e.clientSteps.flatMap((x) => (x.args?.op === 'derive' && (x.args.field === 'process_id' || x.args.field === 'legacy_uuid')

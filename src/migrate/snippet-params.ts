@@ -66,7 +66,7 @@ export async function snippetParams(
         out[c.param] = c.test === 'in' || c.test === 'nin' ? list(v).map(Number) : Number(v);
         continue;
       }
-      const time = /^(.*)_(gt|gte|lt|lte|from|to)$/.exec(c.param);
+      const time = /^(.*)_(gt|gte|lt|lte|eq|neq|from|to)$/.exec(c.param);
       if (time && c.test !== 'eq' && c.test !== 'in' && c.test !== 'neq') {
         const [, path, end] = time as unknown as [string, string, string];
         const v = end === 'from' || end === 'to' ? list(conds.get(`${path} _between`))[end === 'from' ? 0 : 1] : conds.get(`${path} _${end}`);

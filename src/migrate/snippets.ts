@@ -91,8 +91,10 @@ function jsStep(a: StepArgs): string {
       return jsChildren(a);
     case 'relate':
       return jsRelate(a);
-    case 'constant':
-      return `  out = out.map((x) => ({ ...x, ${JSON.stringify(a.field)}: ${JSON.stringify(a.value)} })); // legacy only: the gateway's fixed value`;
+    case 'constant': {
+      const [to, of] = a.on ? [`r.${a.on}`, `(r.${a.on} ?? [])`] : ['out', 'out'];
+      return `  ${to} = ${of}.map((x) => ({ ...x, ${JSON.stringify(a.field)}: ${JSON.stringify(a.value)} })); // legacy only: the gateway's fixed value`;
+    }
     case 'merge':
       return `  out.sort((a, b) => ${a.desc ? 'b.created_at - a.created_at' : 'a.created_at - b.created_at'});`;
     case 'filter':
@@ -173,8 +175,10 @@ function pyStep(a: StepArgs): string {
       return pyChildren(a);
     case 'relate':
       return pyRelate(a);
-    case 'constant':
-      return `    out = [dict(x, **{${JSON.stringify(a.field)}: json.loads(${JSON.stringify(JSON.stringify(a.value))})}) for x in out]  # legacy only`;
+    case 'constant': {
+      const [to, of] = a.on ? [`r[${JSON.stringify(a.on)}]`, `r.get(${JSON.stringify(a.on)}, [])`] : ['out', 'out'];
+      return `    ${to} = [dict(x, **{${JSON.stringify(a.field)}: json.loads(${JSON.stringify(JSON.stringify(a.value))})}) for x in ${of}]  # legacy only`;
+    }
     case 'merge':
       return `    out.sort(key=lambda x: x["created_at"], reverse=${a.desc ? 'True' : 'False'})`;
     case 'filter':

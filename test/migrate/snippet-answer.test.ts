@@ -92,6 +92,15 @@ describe('snippetData: what the snippet printed, translated as the report says â
     expect(given.ok && given.data).toEqual([{ id: ids.toLegacy('render', 'rend_1'), playback_id: null }]);
   });
 
+  it('a related object\'s legacy-only value is the snippet\'s to give too (third held-out check: project.* "equal" without it)', () => {
+    const project = { id: 'proj_1', name: 'P', team: { id: 'team_1', name: 'T' }, created_by: null, created_at: 1_749_000_000, updated_at: null, thumbnail_url: null };
+    const { got, e } = read('fields=id,project.status', [{ ...render, project_object: project }]);
+    expect(e.clientSteps.find((s) => s.args?.op === 'constant')?.args).toEqual({ op: 'constant', field: 'status', value: 'active', on: 'projects' });
+    expect(got.ok && (got.data as { project: { status: unknown } }[])[0]?.project.status).toBe(NOT_PRINTED);
+    const { got: given } = read('fields=id,project.status', [{ ...render, project_object: { ...project, status: 'active' } }]);
+    expect(given.ok && (given.data as { project: { status: unknown } }[])[0]?.project.status).toBe('active');
+  });
+
   it('a related object and its list are the snippet\'s to give: never the proof\'s own calls', () => {
     const { got, e } = read('fields=id,project.renders', [render]);
     expect(e.clientSteps.filter((s) => s.kind === 'join').map((s) => s.args?.op)).toEqual(['children', 'relate']);
