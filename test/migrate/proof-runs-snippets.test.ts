@@ -184,7 +184,15 @@ describe('the proof runs the snippets it hands out', () => {
   it('a render\'s and a template\'s every field, an account\'s owner, and their derived fields, proven equal in every language (held-out check of issue 39: left to the client)', () => {
     const byKey = new Map(shapes.map((s) => [s.key, s]));
     // (and a template's: its slug, HTML description, and its project's date_created and poster; an account's owner)
-    for (const key of ['GET /renders fields=* paging=all', 'GET /renders/:id fields=*', 'GET /renders fields=download_ready,id,output,process_id sort=-date_created paging=limit',
+    // (a render's every field includes `data`, which only the gateway keeps: the client's, a TODO — the proof read the
+    // gateway's own value and said "equal", the fourth held-out check)
+    for (const key of ['GET /renders fields=* paging=all', 'GET /renders/:id fields=*']) {
+      const s = byKey.get(key);
+      expect(s?.snippets.partial.map((x) => x.split(':')[0]), key).toEqual(['data']);
+      expect(s?.proof?.result, key).toBe('not run');
+      expect(s?.proof?.snippets?.filter((x) => x.result === 'failed'), key).toEqual([]);
+    }
+    for (const key of ['GET /renders fields=download_ready,id,output,process_id sort=-date_created paging=limit',
       'GET /items/templates fields=* paging=limit', 'GET /templates/:id fields=*', 'GET /templates fields=date_created,description,id,poster,slug paging=all',
       'GET /accounts fields=id,name,owner', 'GET /accounts/:id fields=id,owner', 'GET /renders fields=id,title sort=id paging=limit',
       'GET /projects fields=id,title sort=-id paging=all']) {
