@@ -225,14 +225,28 @@ export function snippetDifferences(
   if (!(a.length === b.length && a.every((k, i) => k !== undefined && k === b[i]))) return ordered;
   // a tie forgives the order only: each run of equal keys put in the gateway's order of its ids, then compared whole (a
   // join the snippet printed null compared equal, its sort keys alike: found by a mutation of the join's code); an item
-  // the gateway's run does not hold (another of one instant where the page ends) stands in for the one it replaces
+  // the gateway's run does not hold stands in for the one it replaces only in the last run (another of one instant where
+  // the page ends) and only once in the answer — elsewhere, or twice, it is compared as it is (a re-read of the change: a
+  // wrong or repeated item inside a tie was "equal")
   const idOf = (x: unknown) => String((x as { id?: unknown } | null)?.id);
   const mine = [...(got.data as unknown[])];
+  const times = new Map<string, number>();
+  for (const x of mine) times.set(idOf(x), (times.get(idOf(x)) ?? 0) + 1);
   for (let i = 0, j = 0; i < a.length; i = j) {
     while (j < a.length && a[j] === a[i]) j++;
     const at = new Map(norm.slice(i, j).map((x, k) => [idOf(x), k]));
     const run = norm.slice(i, j);
-    for (const x of mine.slice(i, j)) if (at.has(idOf(x))) run[at.get(idOf(x)) as number] = x;
+    const filled = new Set<number>();
+    const others: unknown[] = [];
+    for (const x of mine.slice(i, j)) {
+      const k = at.get(idOf(x));
+      if (k !== undefined && !filled.has(k)) { run[k] = x; filled.add(k); } else others.push(x);
+    }
+    for (let k = 0; k < run.length; k++) {
+      if (filled.has(k)) continue;
+      const x = others.shift();
+      if (j < a.length || times.get(idOf(x)) !== 1) run[k] = x;
+    }
     mine.splice(i, j - i, ...run);
   }
   return diffAnswers({ status: 200, body: { data: norm } }, { status: 200, body: { data: mine } }, { rules, unordered: false, identity: () => undefined });

@@ -31,6 +31,12 @@ describe('snippetDifferences', () => {
     const three = [...recs, { id: 'c', date_created: recs[0]!.date_created }];
     const page = { ok: true as const, data: [{ id: 'c', project: { title: 'Q' } }, { id: 'a', project: { title: 'P' } }], records: three };
     expect(snippetDifferences(legacy, page, newestFirst, m, false, three)).toEqual([]);
+    // (inside a tie that is not the page's end another item is wrong; an item twice is wrong anywhere)
+    const four = [...three, { id: 'd', date_created: '2025-01-01T00:00:00.000Z' }];
+    const mid = { ok: true as const, data: [{ id: 'c', project: { title: 'Q' } }, { id: 'a', project: { title: 'P' } }, { id: 'd' }], records: four };
+    expect(snippetDifferences([...legacy, { id: 'd' }], mid, newestFirst, m, false, four).length).toBeGreaterThan(0);
+    const twice = { ...page, data: [{ id: 'a', project: { title: 'P' } }, { id: 'a', project: { title: 'P' } }] };
+    expect(snippetDifferences(legacy, twice, newestFirst, m, false, three).length).toBeGreaterThan(0);
     const wrong = { ...page, data: [{ id: 'c', project: { title: 'Q' } }, { id: 'a', project: null }] };
     expect(snippetDifferences(legacy, wrong, newestFirst, m, false, three).map((d) => d.path)).toEqual(['data[].project']);
   });
