@@ -57,13 +57,14 @@ function relateSteps(
   const read = paths.filter((p) => p.startsWith(`${rel}.`)).map((p) => p.slice(rel.length + 1));
   const names = read.flatMap((f) => (f === '*' ? Object.keys(own(m.resources, target)?.fields ?? {}) : [f]));
   const has = (call: string) => calls.some((c) => c.name === call);
-  const lists: string[] = [];
+  const defOf = (f: string) => (f.includes('.') || f.includes('*') ? undefined : fieldOf(m, target, f));
+  // (a one-to-many list of the object is written out below; a value only the gateway keeps cannot be)
+  const lists = names.filter((f) => defOf(f)?.relation?.kind === 'o2m');
   const plain = (f: string) => {
-    const def = f.includes('.') || f.includes('*') ? undefined : fieldOf(m, target, f);
-    if (def?.relation?.kind === 'o2m') return lists.push(f) > 0;
-    return !!def && (def.source.kind !== 'derived' || (own(TRANSLATED, target) ?? []).includes(f));
+    const def = defOf(f);
+    return !!def && def.source.kind !== 'store' && (def.source.kind !== 'derived' || (own(TRANSLATED, target) ?? []).includes(f));
   };
-  if (names.length === 0 || !names.every(plain)) return [];
+  if (names.length === 0 || !names.every((f) => lists.includes(f) || plain(f))) return [];
   const from = target === 'account' ? 'teams' : has('projects') ? 'projects' : 'project';
   const out: ClientStep[] = [];
   for (const field of new Set(lists)) {
