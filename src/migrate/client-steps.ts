@@ -4,8 +4,8 @@ import { own } from './own.js';
 import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 import {
-  datePartOf, FLAG_TESTS, SORT_FIELD, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param, type StepArgsOf, type TextTest,
-  type V1Call,
+  datePartOf, DERIVED_KEYS, FLAG_TESTS, RELATION_ID, SORT_FIELD, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param,
+  type StepArgsOf, type TextTest, type V1Call,
 } from './equivalent-model.js';
 
 /**
@@ -16,9 +16,12 @@ import {
 
 /** The legacy date fields, by the v1 time they are read from. */
 const TIMES = new Set(['created_at', 'updated_at']);
-// (a date equal or not to an instant: `teq`, `tneq` — compared as instants, never as text: held-out check of issue 39)
-const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = { _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte', _eq: 'teq', _neq: 'tneq' };
-const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = { gt: true, gte: true, lt: true, lte: true, teq: true, tneq: true };
+// (a date equal or not to an instant, or one of several: `teq`, `tneq`, `tin`, `tnin` — compared as instants, never as
+// text: held-out checks of issue 39)
+const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = {
+  _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte', _eq: 'teq', _neq: 'tneq', _in: 'tin', _nin: 'tnin',
+};
+const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = Object.fromEntries([...Object.values(TIME_TESTS), 'tout'].map((t) => [t, true]));
 /** The operators a part of a date (`year(date_created)`) is compared with, as numbers. */
 const PART_TESTS: Readonly<Record<string, FilterCond['test']>> = {
   _eq: 'eq', _neq: 'neq', _in: 'in', _nin: 'nin', _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte',
@@ -54,6 +57,22 @@ function sameFieldEq(children: readonly FilterNode[]): string | undefined {
   return path;
 }
 
+/**
+ * The field a filter or a sort reads that an earlier step put on each item: a derived value (`slug`, `download_ready`)
+ * or a legacy-only one, or a field of a related object a join gave (`project.title`: `project_object.name`; not a time,
+ * which is compared as an instant). Undefined when no step gives it (the client's, a TODO).
+ */
+function stepField(path: string, steps: readonly ClientStep[]): string | undefined {
+  const put = steps.some((s) => (s.args?.op === 'derive' && s.args.field === path && own(DERIVED_KEYS, path))
+    || (s.args?.op === 'constant' && !s.args.on && s.args.field === path));
+  if (put) return path;
+  const [first, ...rest] = path.split('.');
+  if (rest.length === 0) return undefined;
+  const relate = steps.map((s) => s.args).find((a): a is StepArgsOf<'relate'> => a?.op === 'relate' && a.as === `${first}_object`);
+  const inner = relate ? own(own(V1_FIELD, relate.type), rest.join('.')) : undefined;
+  return inner && !TIMES.has(inner) && inner !== 'status' ? `${relate?.as}.${inner}` : undefined;
+}
+
 /** What v1 cannot do for this query: filter, search, sort, page, count, group. */
 export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[], params: Param[], calls: readonly V1Call[]): void {
   const resource = shape.resource ?? '';
@@ -68,8 +87,9 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
   let simple = true;
   const time = (field: string, path: string, test: FilterCond['test'], name: string) => {
     conds.push({ field, test, param: name });
+    const what = test === 'tin' || test === 'tnin' ? 'a list of ISO 8601 dates' : test === 'tout' ? 'the two ISO 8601 dates of the window' : 'an ISO 8601 date';
     if (!params.some((p) => p.name === name)) {
-      params.push({ name, legacy: `${path} (an ISO 8601 date; $NOW and its adjustments resolved by you)`, v1: `compared with ${field} (seconds or ms)` });
+      params.push({ name, legacy: `${path} (${what}; $NOW and its adjustments resolved by you)`, v1: `compared with ${field} (seconds or ms)` });
     }
   };
   for (const c of conjuncts) {
@@ -83,7 +103,8 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     }
     if (c.kind !== 'Compare') { simple = false; continue; }
     const path = c.field.path.join('.');
-    const field = own(v1, path);
+    // (a derived value or a related object's field: read where its step put it — held-out check of issue 39)
+    const field = own(v1, path) ?? stepField(path, steps);
     // (one parameter a name: a second condition of one kind on one field — two _ncontains — is left to the client, as
     // its value would overwrite the first's)
     const once = (cond: FilterCond) => {
@@ -108,6 +129,11 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     if (field && TIMES.has(field) && c.op === '_between') {
       time(field, path, 'gte', `${path}_from`);
       time(field, path, 'lte', `${path}_to`);
+      continue;
+    }
+    // (outside a window: before its first date or after its second — a null date is neither, as SQL's NOT BETWEEN)
+    if (field && TIMES.has(field) && c.op === '_nbetween') {
+      time(field, path, 'tout', `${path}_nbetween`);
       continue;
     }
     // a text condition (title _icontains): tested by the client on the v1 text, a parameter of its own (title_icontains)
@@ -206,10 +232,25 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
         steps.push({ kind: 'derive', detail: `legacy_uuid: each ${resource}'s legacy id (UUID v5 of its v1 id; an imported one is the ids export's)`,
           args: { op: 'derive', field: 'legacy_uuid', namespace: idNamespace(resource as IdType) } });
       }
-      // (a key v1 objects do not hold as such — a template's date_created — is read where a step put it: SORT_FIELD)
+      // (a key v1 objects do not hold as such — a template's date_created — is read where a step put it: SORT_FIELD; a
+      // relation by its legacy uuid, derived as the id's; a derived value or a related object's field where its step put it)
       const keys = (shape.sort.length ? shape.sort : q.sort.length ? [] : defaultSortOf(resource)).map((k) => {
         const name = k.replace(/^-/, '');
-        return { field: byId && name === 'id' ? 'legacy_uuid' : own(own(SORT_FIELD, resource), name) ?? own(v1, name), desc: k.startsWith('-') };
+        const desc = k.startsWith('-');
+        if (byId && name === 'id') return { field: 'legacy_uuid', desc };
+        const special = own(own(SORT_FIELD, resource), name);
+        if (special) return { field: special, desc };
+        const related = own(own(RELATION_ID, resource), name);
+        if (related) {
+          const as = `${name.replace(/\./g, '_')}_uuid`;
+          if (!steps.some((s) => s.args?.op === 'derive' && s.args.field === 'legacy_uuid' && s.args.of?.as === as)) {
+            const detail = `${as}: the legacy id of each item's ${name} (UUID v5 of v1's ${related.of}; an imported one is the ids export's)`;
+            steps.push({ kind: 'derive', detail,
+              args: { op: 'derive', field: 'legacy_uuid', namespace: idNamespace(related.type), of: { path: related.of, as } } });
+          }
+          return { field: as, desc };
+        }
+        return { field: own(v1, name) ?? stepField(name, steps), desc };
       });
       const ok = keys.length > 0 && keys.every((k) => k.field);
       steps.push({

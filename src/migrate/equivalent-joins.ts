@@ -3,7 +3,7 @@ import type { Plan } from '../plan/plan.js';
 import type { FilterNode, QueryNode } from '../query/ast.js';
 import { ONE_TO_MANY, oneToMany, type OneToMany } from '../query/resources.js';
 import { idNamespace } from '../translate/ids.js';
-import { TRANSLATED, V1_FIELD, type ClientStep, type StepArgs, type V1Call } from './equivalent-model.js';
+import { EMBEDDED, TRANSLATED, V1_FIELD, type ClientStep, type StepArgs, type V1Call } from './equivalent-model.js';
 import { own } from './own.js';
 
 /**
@@ -105,8 +105,12 @@ export function joins(
   const has = (name: string) => calls.some((c) => c.name === name);
   // a relation is joined when a path goes through it (`project.title`); its own value (`project`) is the id the record holds
   const paths = q ? [...q.fields.map((f) => f.path.join('.')), ...q.sort.map((x) => x.field.path.join('.')), ...q.groupBy.map((g) => g.path.join('.'))] : [];
-  // … unless the v1 object itself carries every field read through it (a v1 project holds its team's name)
-  const through = (rel: string) => [...paths, ...filterPathsOf(q)].some((p) => p.startsWith(`${rel}.`) && !own(own(V1_FIELD, resource), p));
+  // … unless the v1 object itself carries every field read through it (a v1 project holds its team's name: EMBEDDED), or
+  // a filter reads it from the v1 object (a render's project.account is its project.team) — a field printed through a
+  // relation is the related object's, joined (held-out check of issue 39: a render's project.account was never formed)
+  const embedded = own(EMBEDDED, resource)?.relation;
+  const through = (rel: string) => paths.some((p) => p.startsWith(`${rel}.`) && !(rel === embedded && own(own(V1_FIELD, resource), p)))
+    || filterPathsOf(q).some((p) => p.startsWith(`${rel}.`) && !own(own(V1_FIELD, resource), p));
   for (const rel of (plan?.relations ?? []).filter(through)) {
     const first = rel.split('.')[0] ?? rel;
     const target = fieldOf(m, resource, first)?.relation?.resource;
@@ -133,7 +137,8 @@ export function joins(
     // (named by the relation's last hop: `project.renders` joins renders)
     const last = fieldAt(m, resource, rel.split('.'));
     const joined = last ? fieldOf(m, last.resource, last.field)?.relation?.resource : undefined;
-    const written = relateSteps(resource, rel, target, paths, m, calls, nested.limit);
+    // (a path a filter reads through it too: the filter tests the joined object's field — held-out check of issue 39)
+    const written = relateSteps(resource, rel, target, [...paths, ...filterPathsOf(q)], m, calls, nested.limit);
     const todo: ClientStep = { kind: 'join', detail: `${rel}: match by v1 id (${joined ?? target ?? 'related'} from the calls above)` };
     steps.push(...(written.length ? written : [todo]));
   }

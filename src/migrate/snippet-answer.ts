@@ -5,7 +5,7 @@ import { ExpansionBudget } from '../query/budget.js';
 import type { Lookup, Rec } from '../query/compile.js';
 import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { datePartOf, TRANSLATED, type Equivalent } from './equivalent-model.js';
+import { datePartOf, EMBEDDED, TRANSLATED, type Equivalent } from './equivalent-model.js';
 import { mainCall } from './snippet-common.js';
 import { own } from './own.js';
 import type { Shape } from './shape.js';
@@ -154,8 +154,6 @@ function printedById(output: readonly unknown[], resource: string, legacyId: (ty
   return byId;
 }
 
-/** A related object v1 embeds in an item of a resource (`at`), as the items of the call that lists such objects. */
-const EMBEDDED: Readonly<Record<string, { readonly at: string; readonly call: string }>> = { project: { at: 'team', call: 'teams' } };
 
 /** What a field holds when the snippet's answer does not give it (never equal to the gateway's value, null included). */
 export const NOT_PRINTED = "(not in the snippet's answer)";

@@ -5,9 +5,11 @@ import { own } from './own.js';
 
 /** The comparison of a time test, in every language. */
 export const COMPARE: Readonly<Partial<Record<FilterCond['test'], string>>> = { gt: '>', gte: '>=', lt: '<', lte: '<=', teq: '==', tneq: '!=' };
+/** A time against a list of instants (`date_created _in [...]`): one of them, none of them, or outside the window of two. */
+export const TIME_LISTS: Readonly<Partial<Record<FilterCond['test'], 'in' | 'nin' | 'out'>>> = { tin: 'in', tnin: 'nin', tout: 'out' };
 /** Whether an equivalent's steps compare times (the snippets then carry the two time helpers). */
 export const comparesTimes = (e: Equivalent) =>
-  comparesParts(e) || e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test)));
+  comparesParts(e) || e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test) || own(TIME_LISTS, c.test)));
 /** Whether a step reads a part of a date (`year(date_created)`: a filter, or groups): the snippets define how to read one. */
 export const comparesParts = (e: Equivalent) => e.clientSteps.some((s) => (s.args?.op === 'filter' && s.args.conds.some((c) => c.part))
   || (s.args?.op === 'count' && s.args.part !== undefined));

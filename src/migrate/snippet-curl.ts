@@ -1,8 +1,8 @@
 import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs } from './equivalent.js';
-import { COMPARE, comparesParts, comparesTimes, listParam, PART_COMPARE, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
+import { COMPARE, comparesParts, comparesTimes, TIME_LISTS, listParam, PART_COMPARE, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { own } from './own.js';
 import { JQ_LIKE } from './snippet-like.js';
-import { JQ_DERIVE, jqDerive, shProcessIds } from './snippet-derive.js';
+import { JQ_DERIVE, jqDerive, shProcessIds, uuidName } from './snippet-derive.js';
 import { jqChildren, jqRelate, shChildIds, uuidFile } from './snippet-joins.js';
 
 /**
@@ -55,7 +55,13 @@ function jqStep(a: StepArgs): string {
     case 'filter':
       return a.conds.map((c) => (c.part ? jqPart(val(c.field), env(c.param), c.part, c.test)
         : own(FLAG_TESTS, c.test) ? jqFlag(val(c.field), env(c.param), own(FLAG_TESTS, c.test) as FlagRule)
-        : own(TEXT_TESTS, c.test) ? jqText(val(c.field), env(c.param), own(TEXT_TESTS, c.test) as TextRule) : own(COMPARE, c.test)
+        : own(TEXT_TESTS, c.test) ? jqText(val(c.field), env(c.param), own(TEXT_TESTS, c.test) as TextRule)
+        : own(TIME_LISTS, c.test)
+          // (a time one of several instants, none of them, or outside a window; the list a JSON array or comma-separated)
+          ? `map(select((${val(c.field)} | ms) as $t | ([${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | .[] | instant]) ` +
+            `as $b | $t != null and ${own(TIME_LISTS, c.test) === 'out' ? '(($t >= $b[0] and $t <= $b[1]) | not)'
+              : `($b | index([$t])) ${own(TIME_LISTS, c.test) === 'in' ? '!=' : '=='} null`}))`
+        : own(COMPARE, c.test)
         ? `map(select((${val(c.field)} | ms) as $t | $t != null and $t ${own(COMPARE, c.test)} (${env(c.param)} | instant)))`
         : c.test === 'in'
           // (a list given as a JSON array or comma-separated; `index` of a list answers a position, null when absent)
@@ -63,7 +69,8 @@ function jqStep(a: StepArgs): string {
           : c.test === 'nin'
             ? `map(select(${val(c.field)} as $v | $v != null and ` +
               `(${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])) == null))`
-          : `map(select(${val(c.field)} ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
+          // (a boolean, download_ready, against the text the environment holds)
+          : `map(select((${val(c.field)} | if type == "boolean" then tostring else . end) ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
     case 'search':
       return `map(select([.name, $S[.status // ""]] | map(select(type == "string") | like(${env(a.param)}; "in"; true)) | any))`;
     case 'sort':
@@ -223,7 +230,7 @@ export function renderCurl(e: Equivalent): string {
     : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
     : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));
   const ids = e.clientSteps.flatMap((x) => (x.args?.op === 'derive' && (x.args.field === 'process_id' || x.args.field === 'legacy_uuid')
-    ? [` --slurpfile ${x.args.field} ${x.args.field}.json`]
+    ? [` --slurpfile ${uuidName(x.args)} ${uuidName(x.args)}.json`]
     : x.args?.op === 'children' && uuidFile(x.args) ? [` --slurpfile ${uuidFile(x.args)} ${uuidFile(x.args)}.json`] : [])).join('');
   const slurp = [...new Set(read)].map((f) => ` --slurpfile ${f} ${f}.json`).join('') + ids;
   const derive = e.clientSteps.some((x) => (x.args?.op === 'derive' && x.args.field !== 'download_ready') || (x.args?.op === 'children' && x.args.namespace))

@@ -69,9 +69,11 @@ export function jsDerive(a: Derive): string {
     case 'process_id':
     case 'legacy_uuid':
       return [
-        `  { // ${a.field}: the UUID v5 of the v1 id in the gateway's ${a.field === 'process_id' ? 'process' : 'id'} namespace (RFC 4122)`,
+        `  { // ${uuidName(a)}: the UUID v5 of the ${a.of ? `${a.of.path} ` : ''}v1 id in the gateway's ` +
+          `${a.field === 'process_id' ? 'process' : 'id'} namespace (RFC 4122)`,
         ...jsV5(a.namespace),
-        `    out = out.map((x) => ({ ...x, ${a.field}: v5(x.id) }));`,
+        a.of ? `    out = out.map((x) => { const id = val(x, ${JSON.stringify(a.of?.path)}); return { ...x, ${a.of?.as}: id == null ? null : v5(id) }; });`
+          : `    out = out.map((x) => ({ ...x, ${a.field}: v5(x.id) }));`,
         '  }',
       ].join('\n');
     case 'output':
@@ -144,9 +146,12 @@ export function pyDerive(a: Derive): string {
     case 'process_id':
     case 'legacy_uuid':
       return [
-        `    # ${a.field}: the UUID v5 of the v1 id in the gateway's ${a.field === 'process_id' ? 'process' : 'id'} namespace (RFC 4122)`,
+        `    # ${uuidName(a)}: the UUID v5 of the ${a.of ? `${a.of.path} ` : ''}v1 id in the gateway's ` +
+          `${a.field === 'process_id' ? 'process' : 'id'} namespace (RFC 4122)`,
         '    import uuid',
-        `    out = [dict(x, ${a.field}=str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), x["id"]))) for x in out]`,
+        a.of ? `    out = [dict(x, ${a.of.as}=(lambda i: None if i is None else str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), i)))` +
+          `(val(x, ${JSON.stringify(a.of.path)}))) for x in out]`
+          : `    out = [dict(x, ${a.field}=str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), x["id"]))) for x in out]`,
       ].join('\n');
     case 'output':
       return [
@@ -196,7 +201,8 @@ export function jqDerive(a: Derive): string {
       return `map(.download_ready = (.status == "complete" and ((.output // {})[${JSON.stringify(a.master)}] | type) == "string"))`;
     case 'process_id':
     case 'legacy_uuid':
-      return `map(.${a.field} = ($${a.field}[0][.id] | v5))`;
+      return a.of ? `map(.${a.of.as} = (.${a.of.path} as $i | if $i == null then null else ($${a.of.as}[0][$i] | v5) end))`
+        : `map(.${a.field} = ($${a.field}[0][.id] | v5))`;
     case 'output':
       return `(($${a.thumbnails}[0] | map({key: .id, value: .thumbnail_url}) | from_entries) as $th | ` +
         `map(($th[.project.id // ""] // null) as $t | .output = (if .status == "complete" then (.output | legacy_output(${JSON.stringify(a.rule)}; $t)) ` +
@@ -241,18 +247,21 @@ export const JQ_DERIVE = 'def slug: explode | map(if . >= 65 and . <= 90 then [.
  */
 export function shProcessIds(a: Derive, from: string): string[] {
   if (a.field !== 'process_id' && a.field !== 'legacy_uuid') return [];
-  return shSha1Map(a.field, a.namespace, from, a.field);
+  return shSha1Map(uuidName(a), a.namespace, from, uuidName(a), a.of?.path);
 }
 
+/** The field a uuid step writes (and the file of its SHA-1s in the curl script): its own, or the related item's `as`. */
+export const uuidName = (a: Extract<Derive, { field: 'process_id' | 'legacy_uuid' }>): string => a.of?.as ?? a.field;
+
 /**
- * The sh lines writing `<to>.json`: each v1 id of the items in `<from>.json` → the hex SHA-1 of `namespace` and it (what
+ * The sh lines writing `<to>.json`: each v1 id (at `path`) of the items in `<from>.json` → the hex SHA-1 of `namespace` and it (what
  * jq's `v5` makes a UUID v5 of). `what` names the field in the comment.
  */
-export function shSha1Map(what: string, namespace: string, from: string, to: string): string[] {
+export function shSha1Map(what: string, namespace: string, from: string, to: string, path = 'id'): string[] {
   return [
     `# ${what}: SHA-1 of the gateway's namespace (16 bytes) and the v1 id, made a UUID v5 in jq (sha1sum, or macOS's shasum)`,
     'SHA1=$(command -v sha1sum || command -v shasum) || { echo "sha1sum or shasum is needed" >&2; exit 3; }',
-    `jq -r '.[].id' ${from}.json | while read -r ID; do`,
+    `jq -r '.[].${path} // empty' ${from}.json | while read -r ID; do`,
     `  printf '%s %s\\n' "$ID" "$({ printf '${octal(namespace)}'; printf '%s' "$ID"; } | $SHA1 | cut -c1-40)"`,
     `done | jq -R -s 'split("\\n") | map(select(length > 0) | split(" ") | {key: .[0], value: .[1]}) | from_entries' > ${to}.json`,
   ];

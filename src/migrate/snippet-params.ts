@@ -1,5 +1,5 @@
 import { resolveDynamic } from '../query/dynamic.js';
-import { FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, type Equivalent } from './equivalent-model.js';
+import { DERIVED_KEYS, FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, type Equivalent } from './equivalent-model.js';
 import { own } from './own.js';
 import type { Shape } from './shape.js';
 
@@ -26,6 +26,9 @@ function idType(path: string, resource: string): string | null {
   if (path === 'user_created' || path === 'user_created.id') return 'user';
   return null;
 }
+
+/** The tests of a time against a date (or a list of them): the parameter is that date, `$NOW` resolved. */
+const TIME_TESTS = { gt: 1, gte: 1, lt: 1, lte: 1, teq: 1, tneq: 1, tin: 1, tnin: 1, tout: 1 } as const;
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : [v]);
 
@@ -66,11 +69,11 @@ export async function snippetParams(
         out[c.param] = c.test === 'in' || c.test === 'nin' ? list(v).map(Number) : Number(v);
         continue;
       }
-      const time = /^(.*)_(gt|gte|lt|lte|eq|neq|from|to)$/.exec(c.param);
-      if (time && c.test !== 'eq' && c.test !== 'in' && c.test !== 'neq') {
+      const time = /^(.*)_(gt|gte|lt|lte|eq|neq|in|nin|nbetween|from|to)$/.exec(c.param);
+      if (time && Object.hasOwn(TIME_TESTS, c.test)) {
         const [, path, end] = time as unknown as [string, string, string];
         const v = end === 'from' || end === 'to' ? list(conds.get(`${path} _between`))[end === 'from' ? 0 : 1] : conds.get(`${path} _${end}`);
-        out[c.param] = date(v);
+        out[c.param] = c.test === 'tin' || c.test === 'tnin' || c.test === 'tout' ? list(v).map(date) : date(v);
         continue;
       }
       if (own(TEXT_TESTS, c.test)) {
@@ -100,7 +103,9 @@ export async function snippetParams(
       const v = conds.get(`${c.param} ${op}`);
       // (a value the calls already take: a template's id, read by id, is filtered for)
       if (v === undefined && Object.hasOwn(out, c.param)) continue;
-      out[c.param] = op === '_in' ? await Promise.all(list(v).map((x) => v1Of(c.param, x))) : await v1Of(c.param, v);
+      // (a derived flag, download_ready, as the boolean the snippets compare: a query string gives it as text)
+      const flag = (x: unknown) => (own(DERIVED_KEYS, c.field) === 'boolean' && (x === 'true' || x === 'false') ? x === 'true' : x);
+      out[c.param] = op === '_in' ? await Promise.all(list(v).map((x) => v1Of(c.param, flag(x)))) : await v1Of(c.param, flag(v));
     }
   }
   if (typeof raw.search === 'string') out.search = raw.search;

@@ -1,5 +1,7 @@
 import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
-import { COMPARE, comparesParts, comparesTimes, jsParam, PART_COMPARE, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
+import {
+  COMPARE, comparesParts, comparesTimes, jsParam, PART_COMPARE, TIME_LISTS, listParam, mainCall, metaOf, oneLine, singular, statusTable,
+} from './snippet-common.js';
 import { renderCurl } from './snippet-curl.js';
 import { NODE_LIKE, PY_LIKE, testsText } from './snippet-like.js';
 import { jsDerive, pyDerive } from './snippet-derive.js';
@@ -119,6 +121,13 @@ function jsStep(a: StepArgs): string {
             : `p != null && ${c.test === 'nin' ? '!' : ''}[].concat(${v}).map(Number).includes(p)`;
           return `  out = out.filter((x) => { const p = ${p}; return ${t}; });`;
         }
+        const many = own(TIME_LISTS, c.test);
+        if (many) {
+          // (a time one of several instants, none of them, or outside a window: a null time is none of these)
+          const t = many === 'out' ? `{ const [lo, hi] = [].concat(${v}).map(instant); return t != null && !(t >= lo && t <= hi); }`
+            : `return t != null && ${many === 'nin' ? '!' : ''}[].concat(${v}).some((d) => instant(d) === t);`;
+          return `  out = out.filter((x) => { const t = ms(val(x, '${c.field}')); ${t} });`;
+        }
         const test = time ? `ms(val(x, '${c.field}')) != null && ms(val(x, '${c.field}')) ${time} instant(${v})`
           : c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))`
             : c.test === 'nin' ? `val(x, '${c.field}') != null && !${v}.includes(val(x, '${c.field}'))`
@@ -201,6 +210,12 @@ function pyStep(a: StepArgs): string {
           const op = own(PART_COMPARE, c.test);
           const t = op ? `p ${op} float(${v})` : `p ${c.test === 'nin' ? 'not in' : 'in'} [float(y) for y in (${v} if isinstance(${v}, list) else [${v}])]`;
           return `    out = [x for x in out if (lambda p: p is not None and ${t})(part(${got}, ${JSON.stringify(c.part)}))]`;
+        }
+        const many = own(TIME_LISTS, c.test);
+        if (many) {
+          const at = `[instant(d) for d in (${v} if isinstance(${v}, list) else [${v}])]`;
+          if (many === 'out') return `    out = [x for x in out if (lambda t, b: t is not None and not (b[0] <= t <= b[1]))(ms(${got}), ${at})]`;
+          return `    out = [x for x in out if (lambda t: t is not None and t ${many === 'nin' ? 'not in' : 'in'} ${at})(ms(${got}))]`;
         }
         const test = time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
           : c.test === 'in' ? `${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`

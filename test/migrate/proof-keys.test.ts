@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildMigrationReport } from '../../src/admin/migration-report.js';
+import type { ShapeReport } from '../../src/migrate/report.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { provenEqual as provenOf } from '../helpers/proofs.js';
+
+/**
+ * Issue 39, the fifth held-out check's findings: a date `_in`/`_nin` (compared as text with v1's numbers: no item), a
+ * date outside a window (`_nbetween`, a TODO), a sort by a relation (by v1's id, not the legacy uuid), a sort by a
+ * template's slug and a filter on a render's download_ready (derived values no filter or sort could read: TODOs), a
+ * filter through a relation (`project.title _starts_with`, a TODO) and a render's `project.account` (never formed). Each
+ * is now written out in node, python and curl and proven equal against the gateway's answer, on values the proof draws
+ * from the data (both sides non-empty: the answers below are checked to be neither empty nor everything).
+ */
+let gw: TestGateway;
+let token: string;
+let shapes: Map<string, ShapeReport>;
+const answers = new Map<string, any>();
+
+const inject = (o: { method: string; url: string; headers: Record<string, string> }) => gw.app.inject(o as never);
+
+async function ask(url: string): Promise<any> {
+  const res = await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}`, 'user-agent': 'python-urllib/3.12' } });
+  expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+  answers.set(url, res.json());
+  return res.json();
+}
+
+const all = new Map<string, any[]>();
+
+beforeAll(async () => {
+  gw = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
+  await gw.addUser(0, 'keys@example.com', 'keys-password-123');
+  token = await gw.login('keys@example.com', 'keys-password-123');
+  const renders = (await ask('/renders?fields=id,date_created,date_updated,download_ready,project.title&sort=date_created&limit=-1')).data;
+  all.set('renders', renders);
+  const at = (i: number) => renders[Math.floor(i * (renders.length - 1))];
+  const two = `${at(0.2).date_created},${at(0.7).date_created}`;
+  const window = `${at(0.3).date_updated},${at(0.6).date_updated}`;
+  const prefix = String(renders[0].project.title).slice(0, 4);
+  const urls = [
+    `/renders?fields=id,date_created&filter[date_created][_in]=${two}&limit=-1`,
+    `/renders?fields=id,title&filter[date_created][_nin]=${two}&sort=title&limit=-1`,
+    `/renders?fields=id,date_updated&filter[date_updated][_nbetween]=${window}&sort=date_updated&limit=-1`,
+    '/projects?fields=id,title,account&sort=account,title&limit=-1',
+    '/renders?fields=id,title&sort=project,-date_created,id&limit=-1',
+    '/renders?fields=id,title,user_created&sort=-user_created,id&limit=12',
+    '/templates?fields=id,title,slug&sort=slug&limit=-1',
+    '/templates?fields=id,title&sort=-slug&limit=-1',
+    '/renders?fields=id,title,status&filter[download_ready][_eq]=true&sort=title&limit=-1',
+    `/renders?fields=id,title&filter[project][title][_starts_with]=${encodeURIComponent(prefix)}&sort=title&limit=-1`,
+    `/renders/${renders[0].id}?fields=id,title,project.account,account`,
+    '/renders?fields=id,project.account&sort=title&limit=-1',
+  ];
+  for (const u of urls) await ask(u);
+  await gw.deps.shapes.flush();
+  const report = await buildMigrationReport(gw.deps, inject, { prove: true });
+  shapes = new Map(report.clients.flatMap((c) => c.shapes).map((s) => [s.key, s]));
+}, 600_000);
+afterAll(async () => { await gw?.close(); });
+
+const provenEqual = (key: string): void => { provenOf(shapes, key); };
+/** The answer to the url starting with `start`: its items. */
+const items = (start: string): any[] => [...answers].find(([u]) => u.startsWith(start))?.[1].data;
+
+describe('the fifth held-out check: filters and sorts the snippets now write out', () => {
+  it('the inputs exercise each test: no answer empty, none everything', () => {
+    const n = all.get('renders')!.length;
+    for (const start of ['/renders?fields=id,date_created&filter', '/renders?fields=id,title&filter[date_created]', '/renders?fields=id,date_updated&filter',
+      '/renders?fields=id,title,status&filter', '/renders?fields=id,title&filter[project]']) {
+      expect(items(start).length, start).toBeGreaterThan(0);
+      expect(items(start).length, start).toBeLessThan(n);
+    }
+  });
+
+  it('a date one of several instants, none of them, or outside a window: compared as instants, equal in node, python and curl', () => {
+    for (const key of ['GET /renders fields=date_created,id filter=date_created _in ? paging=all',
+      'GET /renders fields=id,title filter=date_created _nin ? sort=title paging=all',
+      'GET /renders fields=date_updated,id filter=date_updated _nbetween ? sort=date_updated paging=all']) provenEqual(key);
+  });
+
+  it('a sort by a relation is by its legacy uuid (the order differs from v1 ids): equal in every language', () => {
+    for (const key of ['GET /projects fields=account,id,title sort=account,title paging=all', 'GET /renders fields=id,title sort=project,-date_created,id paging=all',
+      'GET /renders fields=id,title,user_created sort=-user_created,id paging=limit']) provenEqual(key);
+  });
+
+  it("a template's slug as a sort key, read or not, and a render's download_ready as a filter: equal in every language", () => {
+    for (const key of ['GET /templates fields=id,slug,title sort=slug paging=all', 'GET /templates fields=id,title sort=-slug paging=all',
+      'GET /renders fields=id,status,title filter=download_ready _eq ? sort=title paging=all']) provenEqual(key);
+  });
+
+  it("a filter through a relation, and a render's project.account (one render, and a list): equal in every language", () => {
+    for (const key of ['GET /renders fields=id,title filter=project.title _starts_with ? sort=title paging=all',
+      'GET /renders/:id fields=account,id,project.account,title', 'GET /renders fields=id,project.account sort=title paging=all']) provenEqual(key);
+  });
+});
