@@ -170,7 +170,11 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     const date = one === undefined ? undefined : datePartOf(one);
     const partOf = date && TIMES.has(own(v1, date.field) ?? '')
       ? { part: date.part, field: own(v1, date.field) as string, as: `${date.field}_${date.part}` } : undefined;
-    const by = partOf?.field ?? (one !== undefined && !/\(/.test(one) ? own(v1, one) : undefined);
+    // (several fields, none a part of a date: the first is `by`, the others `also` — held-out check of issue 39)
+    const plain = (g: string) => (!/\(/.test(g) ? own(v1, g) : undefined);
+    const several = shape.groupBy.length > 1 && shape.groupBy.every((g) => plain(g)) ? shape.groupBy : undefined;
+    const by = partOf?.field ?? (one !== undefined ? plain(one) : several ? plain(several[0] as string) : undefined);
+    const also = several?.slice(1).map((g) => ({ field: plain(g) as string, as: g }));
     // groups keyed by their legacy value (a status name, a part of a date) are put in the legacy order (by key, as the
     // legacy API orders groups without a sort) and paged; those keyed by an id are not (the legacy order is the uuid's,
     // which v1 does not carry), nor groups sorted otherwise (by a count)
@@ -191,7 +195,7 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
         ? {
           args: {
             op: 'count', groupBy: by ?? null, as: partOf?.as ?? (by ? (shape.groupBy[0] ?? null) : null), of, ...(partOf ? { part: partOf.part } : {}),
-            ...(ordered ? { ordered } : {}),
+            ...(ordered ? { ordered } : {}), ...(also ? { also } : {}),
           },
         }
         : {}),

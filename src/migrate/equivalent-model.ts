@@ -139,6 +139,8 @@ export type StepArgs =
   | {
     readonly op: 'count'; readonly groupBy: string | null; readonly as: string | null; readonly of: string | null; readonly part?: DateFunction;
     readonly ordered?: 'text' | 'number';
+    /** The further keys of a group by several fields (`groupBy=project,status`): each a v1 path and the legacy name it answers. */
+    readonly also?: readonly { readonly field: string; readonly as: string }[];
   }
   /** `meta=filter_count`: the items left after the filter and search, counted before the sort and the page. */
   | { readonly op: 'meta'; readonly count: 'filter_count' | 'total_count' }

@@ -55,21 +55,28 @@ export function snippetData(
   }
   if (!Array.isArray(output)) return { ok: false, why: 'the snippet printed no list' };
   if (shape.aggregate.length > 0 || shape.groupBy.length > 0) {
-    const by = shape.groupBy.length === 1 ? shape.groupBy[0] ?? '' : undefined;
     // a group keyed by a many-to-one relation (`project`): its v1 id translated as the report says (ids export)
-    const relation = by && Object.hasOwn(m.schemas[q.resource]?.fields ?? {}, by) ? m.schemas[q.resource]?.fields[by]?.relation : undefined;
     // (a group keyed by ids: a many-to-one relation's, or the creator's — user_created holds a user's)
-    const idType = relation?.kind === 'm2o' && isIdType(relation.resource) ? relation.resource : by === 'user_created' ? 'user' : undefined;
-    // (a part of a date, `year(date_created)`: the snippet keys its groups as the legacy API does, a number string)
-    const date = by === undefined ? undefined : datePartOf(by);
+    const idTypeOf = (by: string) => {
+      const relation = Object.hasOwn(m.schemas[q.resource]?.fields ?? {}, by) ? m.schemas[q.resource]?.fields[by]?.relation : undefined;
+      return relation?.kind === 'm2o' && isIdType(relation.resource) ? relation.resource : by === 'user_created' ? 'user' : undefined;
+    };
+    // (a part of a date, `year(date_created)`: the snippet keys its groups as the legacy API does, a number string — one key only)
+    const date = shape.groupBy.length === 1 ? datePartOf(shape.groupBy[0] as string) : undefined;
     const part = date !== undefined && (date.field === 'date_created' || date.field === 'date_updated');
-    if (shape.groupBy.length > 1 || (by !== undefined && by !== 'status' && !idType && !part)) {
+    const keyed = shape.groupBy.filter((by) => by !== 'status' && !(part && by === shape.groupBy[0]));
+    if (keyed.some((by) => !idTypeOf(by))) {
       return { ok: false, why: `grouped by ${shape.groupBy.join(', ')}: the snippet's groups are keyed by v1 values` };
     }
     const key = (g: unknown) => {
-      if (!by || !idType || !g || typeof g !== 'object' || !Object.hasOwn(g, by)) return g;
-      const v = (g as Record<string, unknown>)[by];
-      return { ...(g as object), [by]: typeof v === 'string' ? legacyId(idType, v) : v };
+      if (!g || typeof g !== 'object') return g;
+      const out = { ...(g as Record<string, unknown>) };
+      for (const by of keyed) {
+        const v = out[by];
+        const type = idTypeOf(by);
+        if (type && typeof v === 'string') out[by] = legacyId(type, v);
+      }
+      return out;
     };
     return { ok: true, data: output.map((g) => normalisedGroup(key(g))), records: [] };
   }

@@ -111,6 +111,11 @@ function jqStep(a: StepArgs): string {
       const n = a.of ? `{${JSON.stringify(a.of)}: length}` : 'length';
       const key = a.groupBy && a.part ? `(${val(a.groupBy)} | part("${a.part}") | if . == null then null else tostring end)` : a.groupBy ? val(a.groupBy) : '';
       const k = JSON.stringify(a.as ?? a.groupBy);
+      if (a.groupBy && a.also) {
+        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy }, ...a.also];
+        const fields = keys.map((x) => `${JSON.stringify(x.as)}: (.[0] | ${val(x.field)})`).join(', ');
+        return `group_by([${keys.map((x) => val(x.field)).join(', ')}]) | map({${fields}, count: ${n}})`;
+      }
       const order = a.ordered ? ` | sort_by(.[${k}] == null, (.[${k}] // ${a.ordered === 'number' ? '"0" | tonumber' : '""'}))` : '';
       return a.groupBy
         ? `group_by(${key}) | map({${k}: (.[0] | ${key}), count: ${n}})${order}`

@@ -165,6 +165,14 @@ function jsStep(a: StepArgs): string {
     case 'count': {
       const n = (x: string) => (a.of ? `{ ${a.of}: ${x} }` : x);
       if (!a.groupBy) return `  out = [{ count: ${n('out.length')} }];`;
+      if (a.also) {
+        // (groups by several fields: keyed by their values together)
+        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy }, ...a.also];
+        return `  const groups = new Map();\n  for (const x of out) { const k = JSON.stringify([${keys.map((k) => `val(x, '${k.field}')`).join(', ')}]); ` +
+          'groups.set(k, (groups.get(k) ?? 0) + 1); }\n' +
+          `  out = [...groups].map(([k, n]) => { const v = JSON.parse(k); return { ${keys.map((k, i) => `${JSON.stringify(k.as)}: v[${i}]`).join(', ')}, ` +
+          `count: ${n('n')} }; });`;
+      }
       const key = a.part ? `((p) => (p == null ? null : String(p)))(part(val(x, '${a.groupBy}'), '${a.part}'))` : `val(x, '${a.groupBy}')`;
       const k = JSON.stringify(a.as ?? a.groupBy);
       const by = a.ordered === 'number' ? 'Number(x) - Number(y)' : 'x < y ? -1 : x > y ? 1 : 0';
@@ -255,6 +263,12 @@ function pyStep(a: StepArgs): string {
     case 'count': {
       const n = (x: string) => (a.of ? `{${JSON.stringify(a.of)}: ${x}}` : x);
       if (!a.groupBy) return `    out = [{"count": ${n('len(out)')}}]`;
+      if (a.also) {
+        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy }, ...a.also];
+        return `    groups = {}\n    for x in out:\n        k = (${keys.map((k) => `val(x, ${JSON.stringify(k.field)})`).join(', ')},)\n` +
+          '        groups[k] = groups.get(k, 0) + 1\n' +
+          `    out = [{${keys.map((k, i) => `${JSON.stringify(k.as)}: k[${i}]`).join(', ')}, "count": ${n('n')}} for k, n in groups.items()]`;
+      }
       const key = a.part ? `(lambda p: None if p is None else str(p))(part(val(x, ${JSON.stringify(a.groupBy)}), ${JSON.stringify(a.part)}))`
         : `val(x, ${JSON.stringify(a.groupBy)})`;
       const k = JSON.stringify(a.as ?? a.groupBy);

@@ -51,6 +51,8 @@ beforeAll(async () => {
     `/renders?fields=id,title&filter[project][title][_starts_with]=${encodeURIComponent(prefix)}&sort=title&limit=-1`,
     `/renders/${renders[0].id}?fields=id,title,project.account,account`,
     '/renders?fields=id,project.account&sort=title&limit=-1',
+    '/renders?aggregate[count]=*&groupBy=project,status',
+    '/renders?aggregate[count]=*&groupBy[]=status&groupBy[]=user_created&filter[status][_neq]=queued',
   ];
   for (const u of urls) await ask(u);
   await gw.deps.shapes.flush();
@@ -92,5 +94,14 @@ describe('the fifth held-out check: filters and sorts the snippets now write out
   it("a filter through a relation, and a render's project.account (one render, and a list): equal in every language", () => {
     for (const key of ['GET /renders fields=id,title filter=project.title _starts_with ? sort=title paging=all',
       'GET /renders/:id fields=account,id,project.account,title', 'GET /renders fields=id,project.account sort=title paging=all']) provenEqual(key);
+  });
+
+  it('counts grouped by two fields (their ids translated, their statuses named): equal in every language', () => {
+    // (more groups than either key alone has values: both keys are exercised)
+    const groups = items('/renders?aggregate[count]=*&groupBy=project,status');
+    expect(groups.length).toBeGreaterThan(new Set(groups.map((g: any) => g.project)).size);
+    expect(groups.length).toBeGreaterThan(new Set(groups.map((g: any) => g.status)).size);
+    for (const key of ['GET /renders aggregate=count(*) groupBy=project,status',
+      'GET /renders filter=status _neq ? aggregate=count(*) groupBy=status,user_created']) provenEqual(key);
   });
 });
