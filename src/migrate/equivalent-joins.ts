@@ -111,7 +111,18 @@ export function joins(
   const embedded = own(EMBEDDED, resource)?.relation;
   const through = (rel: string) => paths.some((p) => p.startsWith(`${rel}.`) && !(rel === embedded && own(own(V1_FIELD, resource), p)))
     || filterPathsOf(q).some((p) => p.startsWith(`${rel}.`) && !own(own(V1_FIELD, resource), p));
-  for (const rel of (plan?.relations ?? []).filter(through)) {
+  const reads = (q?.fields ?? []).map((f) => f.path.join('.'));
+  // a one-to-many list read as objects of their own fields (`projects.id,projects.title`): written out below, as the list
+  const asObjects = (rule: (typeof ONE_TO_MANY)[OneToMany]) => {
+    const inner = reads.filter((r) => r.startsWith(`${rule.field}.`)).map((r) => r.slice(rule.field.length + 1));
+    return inner.length > 0 && !nested.deep.includes(rule.field) && [...paths, ...filterPathsOf(q)].every((p) => !p.startsWith(`${rule.field}.`)
+      || reads.includes(p)) && inner.every((f) => {
+      const def = fieldOf(m, rule.child, f);
+      return !!def && !def.relation && (def.source.kind === 'v1' || (own(TRANSLATED, rule.child) ?? []).includes(f));
+    });
+  };
+  const objectLists: Set<string> = new Set(Object.values(ONE_TO_MANY).filter((rule) => rule.parent === resource && asObjects(rule)).map((rule) => rule.field));
+  for (const rel of (plan?.relations ?? []).filter(through).filter((r) => !objectLists.has(r))) {
     const first = rel.split('.')[0] ?? rel;
     const target = fieldOf(m, resource, first)?.relation?.resource;
     // (a render's project by id; an account's projects are its team's list, below — held-out check of issue 39: the
@@ -142,11 +153,11 @@ export function joins(
     const todo: ClientStep = { kind: 'join', detail: `${rel}: match by v1 id (${joined ?? target ?? 'related'} from the calls above)` };
     steps.push(...(written.length ? written : [todo]));
   }
-  const reads = (q?.fields ?? []).map((f) => f.path.join('.'));
   // a one-to-many list read as ids (`renders`, or through `*`) or counted (`count(renders)`): its children listed too, so
   // the list is made of them (a path through it, `renders.title`, is joined above)
   for (const [name, rule] of Object.entries(ONE_TO_MANY) as [OneToMany, (typeof ONE_TO_MANY)[OneToMany]][]) {
-    if (rule.parent !== resource || !reads.some((r) => r === rule.field || r === '*')) continue;
+    const objects = objectLists.has(rule.field);
+    if (rule.parent !== resource || (!objects && !reads.some((r) => r === rule.field || r === '*'))) continue;
     const joined = steps.some((s) => s.kind === 'join' && s.detail.startsWith(`${rule.field}:`));
     if (rule.child === 'project' || (rule.child === 'render' && resource === 'account')) {
       if (!has('projects')) {
@@ -161,15 +172,16 @@ export function joins(
     if (joined) continue;
     // written out (the children's v1 ids, in the legacy order, the nested default limit) unless `deep` chooses them (its
     // options are not kept with the shape: the client's to do)
-    const list = (q?.fields ?? []).some((f) => !f.count && (f.path.join('.') === rule.field || f.path.join('.') === '*'));
+    const list = objects || (q?.fields ?? []).some((f) => !f.count && (f.path.join('.') === rule.field || f.path.join('.') === '*'));
     const count = (q?.fields ?? []).some((f) => f.count && f.path[0] === rule.field);
     const chosen = nested.deep.includes(rule.field);
     steps.push({ kind: 'join',
-      detail: `${rule.field}: the v1 ids of the ${rule.child}s whose ${rule.via} is this ${resource} (as many as the default limit, in legacy-id order)`,
+      detail: `${rule.field}: the ${objects ? 'v1 objects' : 'v1 ids'} of the ${rule.child}s whose ${rule.via} is this ${resource} ` +
+        '(as many as the default limit, in legacy-id order)',
       ...(chosen ? {} : {
         args: {
           op: 'children', field: rule.field, from: `${rule.child}s`, by: CHILD_BY[name], namespace: list ? idNamespace(rule.child) : null,
-          limit: nested.limit, list, count,
+          limit: nested.limit, list, count, ...(objects ? { objects: true as const } : {}),
         },
       }) });
   }

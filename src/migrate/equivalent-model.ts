@@ -162,6 +162,8 @@ export type StepArgs =
   | {
     readonly op: 'children'; readonly field: string; readonly from: string; readonly by: string | null; readonly admin?: true;
     readonly namespace: string | null; readonly limit: number | null; readonly list: boolean; readonly count: boolean; readonly on?: string;
+    /** The list holds the children's v1 objects, not their ids (`projects.id,projects.title`: fields read through it). */
+    readonly objects?: true;
   }
   /**
    * A legacy-only field (mappings: source `none`) given the fixed value the gateway answers for it; `on`: to the items of

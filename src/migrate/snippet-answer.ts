@@ -115,7 +115,16 @@ export function snippetData(
     const v = printedField((parentResource === q.resource ? byId : related.get(parentResource))?.get(String(parent.id)), field);
     const type = Object.hasOwn(schemas, parentResource) ? ownField(schemas[parentResource] as ResourceSchema, field)?.relation?.resource : undefined;
     if (!Array.isArray(v) || !type || !isIdType(type)) return undefined;
-    return v.map((id) => ({ id: typeof id === 'string' ? legacyId(type, id) : id }));
+    // (a list of the children's v1 objects, `projects.title` read through it: each read back as a legacy record, as the
+    // calls' items are — from what the snippet printed, never the proof's calls)
+    const objects = v.filter((x): x is { id: string } => !!x && typeof x === 'object' && typeof (x as { id?: unknown }).id === 'string');
+    const call = own(CALL_OF, type);
+    const printed = objects.length > 0 && call ? readBack(new Map([[call, objects]])).lookup : undefined;
+    return v.map((x) => {
+      const id = typeof x === 'string' ? x : x && typeof x === 'object' ? (x as { id?: unknown }).id : x;
+      const legacy = typeof id === 'string' ? legacyId(type, id) : id;
+      return (printed && typeof legacy === 'string' ? printed.one(type, legacy) : undefined) ?? { id: legacy };
+    });
   };
   // (a related record's own derived and legacy-only values are what the snippet printed on its object, as the item's are)
   const over = new Map([...related].map(([type, objects]) => [type, asPrinted(objects, type, m, legacyId)]));
@@ -161,6 +170,9 @@ function printedById(output: readonly unknown[], resource: string, legacyId: (ty
   return byId;
 }
 
+
+/** The call whose items are a type's v1 objects, as the proof reads a list of them back. */
+const CALL_OF: Readonly<Record<string, string>> = { render: 'renders', project: 'projects', account: 'teams' };
 
 /** What a field holds when the snippet's answer does not give it (never equal to the gateway's value, null included). */
 export const NOT_PRINTED = "(not in the snippet's answer)";

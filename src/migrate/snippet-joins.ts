@@ -32,13 +32,15 @@ function says(a: Children): string {
     : `the ${a.from} whose ${a.by} is its id`;
   const order = a.namespace ? ', in legacy-id order (UUID v5 of the v1 id)' : '';
   const first = a.limit === null ? '' : `, the first ${a.limit}`;
-  return `${a.field}: the v1 ids of ${which}${order}${first}${a.count ? `; ${a.field}_count their number (a string)` : ''}`;
+  return `${a.field}: the v1 ${a.objects ? 'objects' : 'ids'} of ${which}${order}${first}${a.count ? `; ${a.field}_count their number (a string)` : ''}`;
 }
 
 export function jsChildren(a: Children): string {
   const from = `(r.${a.from} ?? [])`;
+  // (the objects themselves where fields are read through the list: `projects.title`)
+  const cut = a.limit === null ? 'ids' : `ids.slice(0, ${a.limit})`;
   const set = [
-    ...(a.list ? [`${JSON.stringify(a.field)}: ${a.limit === null ? 'ids' : `ids.slice(0, ${a.limit})`}`] : []),
+    ...(a.list ? [`${JSON.stringify(a.field)}: ${a.objects ? `${cut}.map((id) => objects.get(id))` : cut}`] : []),
     ...(a.count ? [`${JSON.stringify(`${a.field}_count`)}: String(ids.length)`] : []),
   ].join(', ');
   // (the answer's items, or those of call `on`)
@@ -52,6 +54,7 @@ export function jsChildren(a: Children): string {
     `  { // ${says(a)}`,
     ...(a.namespace ? jsV5(a.namespace) : []),
     '    const kids = new Map();',
+    ...(a.objects ? [`    const objects = new Map(${from}.map((y) => [y.id, y]));`] : []),
     // (each child once: a project read twice gives its renders twice)
     `    for (const y of ${from}) { const k = val(y, '${a.by}'); if (!kids.has(k)) kids.set(k, new Set()); kids.get(k).add(y.id); }`,
     `    ${to} = ${of}.map((x) => {`,
@@ -66,8 +69,9 @@ export function jsChildren(a: Children): string {
 
 export function pyChildren(a: Children): string {
   const from = `r.get(${JSON.stringify(a.from)}, [])`;
+  const cut = (ids: string) => `${ids}${a.limit === null ? '' : `[:${a.limit}]`}`;
   const set = (ids: string) => [
-    ...(a.list ? [`${JSON.stringify(a.field)}: ${ids}${a.limit === null ? '' : `[:${a.limit}]`}`] : []),
+    ...(a.list ? [`${JSON.stringify(a.field)}: ${a.objects ? `[objects[i] for i in ${cut(ids)}]` : cut(ids)}`] : []),
     ...(a.count ? [`${JSON.stringify(`${a.field}_count`)}: str(len(${ids}))`] : []),
   ].join(', ');
   const to = a.on ? `r[${JSON.stringify(a.on)}]` : 'out';
@@ -80,6 +84,7 @@ export function pyChildren(a: Children): string {
     `    # ${says(a)}`,
     ...(a.namespace ? ['    import uuid'] : []),
     '    kids = {}',
+    ...(a.objects ? [`    objects = {y["id"]: y for y in ${from}}`] : []),
     `    for y in ${from}:`,
     `        kids.setdefault(val(y, ${JSON.stringify(a.by)}), {})[y["id"]] = True`,
     a.namespace
@@ -94,8 +99,9 @@ export const uuidFile = (a: Children): string | null => (a.namespace ? `${a.on ?
 
 /** The jq of the step (`$<from>`: the call's items, slurped; `$<field>_uuid`: v1 id → the SHA-1 `v5` makes a UUID of). */
 export function jqChildren(a: Children): string {
+  const cut = a.limit === null ? '$ids' : `$ids[:${a.limit}]`;
   const set = [
-    ...(a.list ? [`.${a.field} = ${a.limit === null ? '$ids' : `$ids[:${a.limit}]`}`] : []),
+    ...(a.list ? [`.${a.field} = ${a.objects ? `(${cut} | map(. as $i | $objects[$i]))` : cut}`] : []),
     ...(a.count ? [`.${a.field}_count = ($ids | length | tostring)`] : []),
   ].join(' | ');
   // (the items of call `on`: its slurped variable bound again, for the steps after)
@@ -105,7 +111,8 @@ export function jqChildren(a: Children): string {
   }
   const file = uuidFile(a);
   const order = file ? ` | sort_by(. as $i | $${file}[0][$i] | v5)` : '';
-  return onto(`(($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id) | unique${order})}) | from_entries) as $kids | ` +
+  const objects = a.objects ? `($${a.from}[0] | map({key: .id, value: .}) | from_entries) as $objects | ` : '';
+  return onto(`${objects}(($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id) | unique${order})}) | from_entries) as $kids | ` +
     `map(($kids[.id] // []) as $ids | ${set}))`);
 }
 

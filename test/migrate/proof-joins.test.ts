@@ -39,6 +39,9 @@ const URLS = {
   starAll: '/renders?fields=id,title,status,output,project.*&sort=title&limit=-1',
   whole: '/renders?fields=*,project.*&sort=title&limit=-1',
   starStatus: '/renders?fields=id,project.*&filter[status][_eq]=complete&limit=3',
+  // (the fifth held-out check: fields read through a one-to-many list — its children's objects, not their ids)
+  projectTitles: '/accounts?fields=id,name,projects.id,projects.title&sort=-name',
+  renderStatuses: '/projects?fields=id,title,renders.id,renders.status,renders.date_created,count(renders)&limit=-1',
 };
 
 beforeAll(async () => {
@@ -130,6 +133,17 @@ describe('one-to-many lists and their counts, written out and proven', () => {
       'GET /renders fields=id,title sort=date_created,id paging=all', 'GET /renders fields=id,title filter=date_created _eq ? paging=all']) {
       provenEqual(key);
     }
+  });
+
+  it("fields read through a one-to-many list (an account's projects' titles, a project's renders' statuses): equal in every language", () => {
+    // (objects of the fields asked, more than one a list; a project's renders cut at the default limit: 3 of 8)
+    for (const a of answers.get(URLS.projectTitles).data) {
+      expect(a.projects.length).toBeGreaterThan(1);
+      expect(Object.keys(a.projects[0]).sort()).toEqual(['id', 'title']);
+    }
+    expect(answers.get(URLS.renderStatuses).data[0].renders).toHaveLength(3);
+    for (const key of ['GET /accounts fields=id,name,projects.id,projects.title sort=-name',
+      'GET /projects fields=count(renders),id,renders.date_created,renders.id,renders.status,title paging=all']) provenEqual(key);
   });
 
   it('a list `deep` chooses is left to the client (named, never "equal")', () => {
