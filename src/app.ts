@@ -12,6 +12,7 @@ import { BODIES_IN_FLIGHT_BYTES, BodyGate, PRINCIPAL_BODY_BYTES, PRINCIPAL_BODY_
 import { answerEnd } from './read/answer-end.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
 import { afterRequest, whenSent, trackRequestEnds } from './http/request-end.js';
+import { SendWatch, watchSends } from './http/send-watch.js';
 import { capConnections } from './http/connection-cap.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
@@ -105,6 +106,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   enableSearch(app);
   limitJsonDepth(app);
   trackRequestEnds(app);
+  // an answer whose reader took nothing for HTTP_IDLE_TIMEOUT_MS: its connection closed (Node's timer allowed twice that)
+  watchSends(app, new SendWatch(deps.config.HTTP_IDLE_TIMEOUT_MS, Date.now,
+    () => deps.logger.warn({ idleMs: deps.config.HTTP_IDLE_TIMEOUT_MS }, 'a reader took nothing of its answer for the idle bound: its connection is closed')));
   const accessLine = accessLogger(deps.logger);
   app.addHook('onClose', (_app, done) => { accessLine.flush(); done(); });
   // first of all (CORS preflights and shadow mode may answer from their own hooks): the request id goes back in every

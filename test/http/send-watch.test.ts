@@ -1,0 +1,47 @@
+import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { SendWatch } from '../../src/http/send-watch.js';
+
+/** A socket as the watch reads it: bytes handed down, bytes buffered, the kernel-bound queue, destroyed or not. */
+class FakeSocket extends EventEmitter {
+  bytesWritten = 0;
+  writableLength = 0;
+  destroyed = false;
+  _handle = { writeQueueSize: 0 };
+  destroy(): void { this.destroyed = true; this.emit('close'); }
+}
+
+describe('SendWatch', () => {
+  it('closes a connection whose bytes wait and none moved for the bound; leaves one that moves, one with nothing to write, one finished', () => {
+    let now = 0;
+    const closed: number[] = [];
+    const watch = new SendWatch(1_000, () => now, () => closed.push(now));
+    const stalled = new FakeSocket();
+    const moving = new FakeSocket();
+    const idle = new FakeSocket();
+    const finished = new FakeSocket();
+    const finishedRes = new EventEmitter();
+    for (const s of [stalled, moving, finished]) { s.bytesWritten = 8_000_000; s.writableLength = 8_000_000; s._handle.writeQueueSize = 5_000_000; }
+    watch.watch(stalled as unknown as Socket, new EventEmitter());
+    watch.watch(moving as unknown as Socket, new EventEmitter());
+    watch.watch(idle as unknown as Socket, new EventEmitter());
+    watch.watch(finished as unknown as Socket, finishedRes);
+    expect(watch.size).toBe(4);
+    finishedRes.emit('finish');
+    for (let t = 250; t <= 1_500; t += 250) {
+      now = t;
+      moving._handle.writeQueueSize -= 1_000; // (the kernel took a little of its queue)
+      watch.check();
+    }
+    expect(stalled.destroyed).toBe(true);
+    expect(closed).toEqual([1_000]);
+    expect([moving.destroyed, idle.destroyed, finished.destroyed]).toEqual([false, false, false]);
+    expect(watch.size).toBe(2);
+    // (the bound 0: nothing watched)
+    const off = new SendWatch(0, () => now);
+    off.watch(new FakeSocket() as unknown as Socket, new EventEmitter());
+    expect(off.size).toBe(0);
+    watch.stop();
+  });
+});
