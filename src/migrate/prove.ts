@@ -18,7 +18,7 @@ import { instantiate, planOf, queryString, type Values } from './instantiate.js'
 import { bare, own } from './own.js';
 import type { Shape } from './shape.js';
 import { metaDifferences, snippetData, snippetDifferences } from './snippet-answer.js';
-import { snippetParams } from './snippet-params.js';
+import { importedOf, snippetParams } from './snippet-params.js';
 import type { SnippetRunner } from './snippet-run.js';
 import { renderSnippets, type Snippets } from './snippets.js';
 import { combined, listed, runSnippets, type Proof } from './proof-verdict.js';
@@ -403,6 +403,7 @@ export async function prove(
     const key = (await d.keyOf?.(userId)) ?? '';
     const params = await snippetParams(shape, e, raw, callParams, {
       limitDefault: d.limitDefault, now: d.now?.() ?? Date.now(), toV1: (t, u) => d.ids.toV1(t as 'render', u),
+      imported: (type) => importedOf(results, type, (t, v1) => d.ids.imported(t, v1)),
     });
     const ran = await runSnippets(d.snippets, handed, key, params, (output) => {
       const got = snippetData(output, shape, q, e, results, (r) => recordsOf(r, shape.resource as string, d), d.mappings, bounds.relatedItems,

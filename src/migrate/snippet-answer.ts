@@ -61,10 +61,9 @@ export function snippetData(
       const relation = Object.hasOwn(m.schemas[q.resource]?.fields ?? {}, by) ? m.schemas[q.resource]?.fields[by]?.relation : undefined;
       return relation?.kind === 'm2o' && isIdType(relation.resource) ? relation.resource : by === 'user_created' ? 'user' : undefined;
     };
-    // (a part of a date, `year(date_created)`: the snippet keys its groups as the legacy API does, a number string — one key only)
-    const date = shape.groupBy.length === 1 ? datePartOf(shape.groupBy[0] as string) : undefined;
-    const part = date !== undefined && (date.field === 'date_created' || date.field === 'date_updated');
-    const keyed = shape.groupBy.filter((by) => by !== 'status' && !(part && by === shape.groupBy[0]));
+    // (a part of a date, `year(date_created)`: the snippet keys its groups as the legacy API does, a number string)
+    const part = (by: string) => { const d = datePartOf(by); return d !== undefined && (d.field === 'date_created' || d.field === 'date_updated'); };
+    const keyed = shape.groupBy.filter((by) => by !== 'status' && !part(by));
     if (keyed.some((by) => !idTypeOf(by))) {
       return { ok: false, why: `grouped by ${shape.groupBy.join(', ')}: the snippet's groups are keyed by v1 values` };
     }
@@ -205,8 +204,10 @@ function asPrinted(
 /** A legacy aggregate row with its numbers as numbers (Directus gives counts as text on PostgreSQL). */
 export function normalisedGroup(g: unknown): unknown {
   if (!g || typeof g !== 'object' || Array.isArray(g)) return g;
+  // (its keys in one order: an object's key order means nothing, and groups are compared whole — a Python row keyed after
+  // its aggregates read as another group)
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(g)) {
+  for (const [k, v] of Object.entries(g).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     out[k] = v && typeof v === 'object' && !Array.isArray(v) ? normalisedGroup(v) : numeric(v);
   }
   return out;
@@ -222,9 +223,11 @@ export function snippetDifferences(
   legacy: unknown, got: SnippetData & { ok: true }, q: QueryNode, m: Mappings, aggregate: boolean, known: readonly Rec[],
 ): Difference[] {
   const rules = m.comparison;
+  // (groups on both sides in one form: numbers as numbers, keys in one order)
   const norm = aggregate && Array.isArray(legacy) ? legacy.map((g) => normalisedGroup(g)) : legacy;
+  const theirs = aggregate && Array.isArray(got.data) ? got.data.map((g) => normalisedGroup(g)) : got.data;
   const ordered = diffAnswers(
-    { status: 200, body: { data: norm } }, { status: 200, body: { data: got.data } }, { rules, unordered: aggregate, identity: () => undefined },
+    { status: 200, body: { data: norm } }, { status: 200, body: { data: theirs } }, { rules, unordered: aggregate, identity: () => undefined },
   );
   if (ordered.length === 0 || aggregate || !Array.isArray(norm) || !Array.isArray(got.data)) return ordered;
   // (which of several items of one instant a page ends on is a tie too: the sort keys, position by position, decide)

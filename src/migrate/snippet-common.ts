@@ -12,7 +12,8 @@ export const comparesTimes = (e: Equivalent) =>
   comparesParts(e) || e.clientSteps.some((s) => s.args?.op === 'filter' && s.args.conds.some((c) => own(COMPARE, c.test) || own(TIME_LISTS, c.test)));
 /** Whether a step reads a part of a date (`year(date_created)`: a filter, or groups): the snippets define how to read one. */
 export const comparesParts = (e: Equivalent) => e.clientSteps.some((s) => (s.args?.op === 'filter' && s.args.conds.some((c) => c.part))
-  || (s.args?.op === 'count' && s.args.part !== undefined));
+  || (s.args?.op === 'count' && (s.args.part !== undefined || !!s.args.also?.some((k) => k.part)))
+  || (s.args?.op === 'aggregate' && !!s.args.groups?.some((k) => k.part)));
 
 /** A part's comparison: the operator between two numbers (`==` for eq); in and nin are lists. */
 export const PART_COMPARE: Readonly<Record<string, string>> = { eq: '==', neq: '!=', gt: '>', gte: '>=', lt: '<', lte: '<=' };

@@ -1,4 +1,4 @@
-import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs } from './equivalent.js';
+import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type GroupKey, type StepArgs } from './equivalent.js';
 import { COMPARE, comparesParts, comparesTimes, TIME_LISTS, listParam, PART_COMPARE, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { own } from './own.js';
 import { JQ_LIKE } from './snippet-like.js';
@@ -37,6 +37,12 @@ function jqPart(value: string, param: string, part: string, test: string): strin
 }
 
 /** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
+/** A group key's value of the item in jq (a part of a date: a number string, as the legacy API keys it). */
+function jqGroupKey(k: GroupKey): string {
+  const val = k.field === 'status' ? '($S[.status // ""] // .status)' : `.${k.field}`;
+  return k.part ? `(${val} | part("${k.part}") | if . == null then null else tostring end)` : val;
+}
+
 function jqStep(a: StepArgs): string {
   const val = (f: string) => (f === 'status' ? '($S[.status // ""] // .status)' : `.${f}`);
   const env = (p: string) => `$ENV.${envName(p)}`;
@@ -101,7 +107,10 @@ function jqStep(a: StepArgs): string {
         byFn.set(f.fn, [...(byFn.get(f.fn) ?? []), `${JSON.stringify(f.as)}: ${v}`]);
       }
       const parts = [...(count ? [`count: ${count}`] : []), ...[...byFn].map(([fn, kv]) => `${fn}: {${kv.join(', ')}}`)];
-      return `[{${parts.join(', ')}}]`;
+      if (!a.groups) return `[{${parts.join(', ')}}]`;
+      // (a row per group: keyed by its keys' values, the aggregates over its items)
+      const keys = a.groups.map((k) => `${JSON.stringify(k.as)}: (.[0] | ${jqGroupKey(k)})`).join(', ');
+      return `group_by([${a.groups.map(jqGroupKey).join(', ')}]) | map({${keys}} + {${parts.join(', ')}})`;
     }
     case 'attach':
       return `(($${a.from}[0] | map({key: .id, value: .${a.field}}) | from_entries) as $by | map(.${a.as} = $by[.${a.by}]))`;
@@ -112,9 +121,9 @@ function jqStep(a: StepArgs): string {
       const key = a.groupBy && a.part ? `(${val(a.groupBy)} | part("${a.part}") | if . == null then null else tostring end)` : a.groupBy ? val(a.groupBy) : '';
       const k = JSON.stringify(a.as ?? a.groupBy);
       if (a.groupBy && a.also) {
-        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy }, ...a.also];
-        const fields = keys.map((x) => `${JSON.stringify(x.as)}: (.[0] | ${val(x.field)})`).join(', ');
-        return `group_by([${keys.map((x) => val(x.field)).join(', ')}]) | map({${fields}, count: ${n}})`;
+        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy, part: a.part }, ...a.also];
+        const fields = keys.map((x) => `${JSON.stringify(x.as)}: (.[0] | ${jqGroupKey(x)})`).join(', ');
+        return `group_by([${keys.map(jqGroupKey).join(', ')}]) | map({${fields}, count: ${n}})`;
       }
       const order = a.ordered ? ` | sort_by(.[${k}] == null, (.[${k}] // ${a.ordered === 'number' ? '"0" | tonumber' : '""'}))` : '';
       return a.groupBy

@@ -1,5 +1,27 @@
 import type { StepArgsOf } from './equivalent-model.js';
 import { LETTERS } from '../translate/records.js';
+import { importedParam } from './equivalent-model.js';
+import { jsParam } from './snippet-common.js';
+
+/** A Python expression: the legacy uuid of the v1 id `id` — imported (the `<type>_uuids` parameter), else UUID v5 in `namespace`. */
+export function pyUuid(namespace: string, id: string): string {
+  const v5 = `str(uuid.uuid5(uuid.UUID(${JSON.stringify(namespace)}), ${id}))`;
+  const imp = importedParam(namespace);
+  return imp ? `((params.get(${JSON.stringify(imp)}) or {}).get(${id}) or ${v5})` : v5;
+}
+
+/**
+ * A jq program with `$imp` bound first: the ids export's imported pairs of the type derived in `namespace` (the
+ * `<type>_uuids` parameter, a JSON object in the environment; {} when not given).
+ */
+export function jqImported(namespace: string, program: string): string {
+  const imp = importedParam(namespace);
+  return imp ? `(($ENV.${imp.toUpperCase().replace(/[^A-Z0-9]+/g, '_')} // "") | if . == "" then {} else fromjson end) as $imp | ${program}` : program;
+}
+
+/** A jq expression: the legacy uuid of v1 id `$i` — `$imp`'s (see jqImported), else `v5` of its SHA-1 in `$<file>`. */
+export const jqUuid = (namespace: string, file: string): string =>
+  (importedParam(namespace) ? `($imp[$i] // ($${file}[0][$i] | v5))` : `($${file}[0][$i] | v5)`);
 
 /**
  * A render's derived fields written out in each snippet language, as the gateway derives them (src/translate/records.ts,
@@ -15,11 +37,16 @@ const SLOTS = ['high', 'medium', 'low'] as const;
 /** The namespace's 16 bytes as octal escapes for sh's printf (POSIX printf has no \x). */
 const octal = (uuid: string) => (uuid.replace(/-/g, '').match(/../g) ?? []).map((h) => `\\${parseInt(h, 16).toString(8).padStart(3, '0')}`).join('');
 
-/** The lines of a Node block defining `v5(id)`: the RFC 4122 UUID v5 of a v1 id in `namespace`. */
+/**
+ * The lines of a Node block defining `v5(id)`: the legacy uuid of a v1 id — the imported one the ids export pairs it with
+ * (the `<type>_uuids` parameter), else the RFC 4122 UUID v5 of it in `namespace`.
+ */
 export const jsV5 = (namespace: string): string[] => [
   "    const { createHash } = await import('node:crypto');",
   `    const ns = Buffer.from(${JSON.stringify(namespace.replace(/-/g, ''))}, 'hex');`,
+  ...(importedParam(namespace) ? [`    const imported = ${jsParam(importedParam(namespace) as string)} ?? {};`] : []),
   '    const v5 = (id) => {',
+  ...(importedParam(namespace) ? ['      if (Object.hasOwn(imported, id)) return imported[id];'] : []),
   "      const d = createHash('sha1').update(Buffer.concat([ns, Buffer.from(id, 'utf8')])).digest();",
   '      d[6] = (d[6] & 0x0f) | 0x50; d[8] = (d[8] & 0x3f) | 0x80;',
   "      const h = d.subarray(0, 16).toString('hex');",
@@ -149,9 +176,9 @@ export function pyDerive(a: Derive): string {
         `    # ${uuidName(a)}: the UUID v5 of the ${a.of ? `${a.of.path} ` : ''}v1 id in the gateway's ` +
           `${a.field === 'process_id' ? 'process' : 'id'} namespace (RFC 4122)`,
         '    import uuid',
-        a.of ? `    out = [dict(x, ${a.of.as}=(lambda i: None if i is None else str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), i)))` +
+        a.of ? `    out = [dict(x, ${a.of.as}=(lambda i: None if i is None else ${pyUuid(a.namespace, 'i')})` +
           `(val(x, ${JSON.stringify(a.of.path)}))) for x in out]`
-          : `    out = [dict(x, ${a.field}=str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), x["id"]))) for x in out]`,
+          : `    out = [dict(x, ${a.field}=${pyUuid(a.namespace, 'x["id"]')}) for x in out]`,
       ].join('\n');
     case 'output':
       return [
@@ -201,8 +228,9 @@ export function jqDerive(a: Derive): string {
       return `map(.download_ready = (.status == "complete" and ((.output // {})[${JSON.stringify(a.master)}] | type) == "string"))`;
     case 'process_id':
     case 'legacy_uuid':
-      return a.of ? `map(.${a.of.as} = (.${a.of.path} as $i | if $i == null then null else ($${a.of.as}[0][$i] | v5) end))`
-        : `map(.${a.field} = ($${a.field}[0][.id] | v5))`;
+      return jqImported(a.namespace, a.of
+        ? `map(.${a.of.as} = (.${a.of.path} as $i | if $i == null then null else ${jqUuid(a.namespace, a.of.as)} end))`
+        : `map(.${a.field} = (.id as $i | ${jqUuid(a.namespace, a.field)}))`);
     case 'output':
       return `(($${a.thumbnails}[0] | map({key: .id, value: .thumbnail_url}) | from_entries) as $th | ` +
         `map(($th[.project.id // ""] // null) as $t | .output = (if .status == "complete" then (.output | legacy_output(${JSON.stringify(a.rule)}; $t)) ` +

@@ -1,5 +1,5 @@
 import type { StepArgsOf } from './equivalent-model.js';
-import { jsV5, shSha1Map } from './snippet-derive.js';
+import { jqImported, jqUuid, jsV5, pyUuid, shSha1Map } from './snippet-derive.js';
 
 /**
  * The joins written out in each snippet language. `relate`: each item given the v1 object of a many-to-one relation (a
@@ -88,7 +88,7 @@ export function pyChildren(a: Children): string {
     `    for y in ${from}:`,
     `        kids.setdefault(val(y, ${JSON.stringify(a.by)}), {})[y["id"]] = True`,
     a.namespace
-      ? `    kids = {k: sorted(v, key=lambda i: str(uuid.uuid5(uuid.UUID(${JSON.stringify(a.namespace)}), i))) for k, v in kids.items()}`
+      ? `    kids = {k: sorted(v, key=lambda i: ${pyUuid(a.namespace, 'i')}) for k, v in kids.items()}`
       : '    kids = {k: list(v) for k, v in kids.items()}',
     `    ${to} = [dict(x, **{${set('kids.get(x["id"], [])')}}) for x in ${of}]`,
   ].filter(Boolean).join('\n');
@@ -110,10 +110,11 @@ export function jqChildren(a: Children): string {
     return onto(`(($${a.from}[0]${a.admin ? ' | map(select(.role == "admin"))' : ''} | map(.id)) as $ids | map(${set}))`);
   }
   const file = uuidFile(a);
-  const order = file ? ` | sort_by(. as $i | $${file}[0][$i] | v5)` : '';
+  const order = file && a.namespace ? ` | sort_by(. as $i | ${jqUuid(a.namespace, file)})` : '';
   const objects = a.objects ? `($${a.from}[0] | map({key: .id, value: .}) | from_entries) as $objects | ` : '';
-  return onto(`${objects}(($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id) | unique${order})}) | from_entries) as $kids | ` +
-    `map(($kids[.id] // []) as $ids | ${set}))`);
+  const imported = (program: string) => (a.namespace ? jqImported(a.namespace, program) : program);
+  const kids = `($${a.from}[0] | group_by(.${a.by}) | map({key: .[0].${a.by}, value: (map(.id) | unique${order})}) | from_entries) as $kids`;
+  return onto(imported(`${objects}(${kids} | map(($kids[.id] // []) as $ids | ${set}))`));
 }
 
 /** The sh lines hashing the children's v1 ids for their legacy order (none when the call's order is kept). */

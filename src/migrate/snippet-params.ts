@@ -1,6 +1,7 @@
 import { resolveDynamic } from '../query/dynamic.js';
 import { DERIVED_KEYS, FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, type Equivalent } from './equivalent-model.js';
 import { own } from './own.js';
+import { ID_TYPES, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 
 /** The top-level conditions of a legacy filter (an `_and` of them included), by `path op`: their values. */
@@ -40,7 +41,11 @@ const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : typeof v === 'st
  */
 export async function snippetParams(
   shape: Shape, e: Equivalent, raw: Readonly<Record<string, unknown>>, callParams: Readonly<Record<string, string>>,
-  o: { readonly limitDefault: number; readonly now: number; readonly toV1: (type: string, uuid: string) => Promise<string | undefined> },
+  o: {
+    readonly limitDefault: number; readonly now: number; readonly toV1: (type: string, uuid: string) => Promise<string | undefined>;
+    /** The imported pairs (v1 id → legacy uuid) of a type, of the ids the calls read (`user_uuids`). */
+    readonly imported?: (type: string) => Record<string, string>;
+  },
 ): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   const lists = new Set(Object.values(LIST_PARAMS));
@@ -108,11 +113,37 @@ export async function snippetParams(
       out[c.param] = op === '_in' ? await Promise.all(list(v).map((x) => v1Of(c.param, flag(x)))) : await v1Of(c.param, flag(v));
     }
   }
+  for (const p of e.params) {
+    const type = /^(\w+)_uuids$/.exec(p.name)?.[1];
+    if (type && o.imported) out[p.name] = o.imported(type);
+  }
   if (typeof raw.search === 'string') out.search = raw.search;
   const limit = raw.limit === undefined ? o.limitDefault : Number(raw.limit);
   if (limit >= 0) out.limit = limit;
   if (raw.offset !== undefined) out.offset = Number(raw.offset);
   else if (raw.page !== undefined) out.offset = (Number(raw.page) - 1) * limit;
   else out.offset = 0;
+  return out;
+}
+
+/**
+ * The imported pairs (v1 id → legacy uuid) of the v1 ids of `type` the calls returned (`results`): what a `<type>_uuids`
+ * parameter holds for one question (an export's every pair would not fit an environment variable).
+ */
+export function importedOf(
+  results: ReadonlyMap<string, unknown[]>, type: string, imported: (type: IdType, v1Id: string) => string | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!Object.hasOwn(ID_TYPES, type)) return out;
+  const prefix = ID_TYPES[type as IdType];
+  const walk = (v: unknown, depth: number): void => {
+    if (typeof v === 'string') {
+      const legacy = v.startsWith(prefix) ? imported(type as IdType, v) : undefined;
+      if (legacy) out[v] = legacy;
+    } else if (v && typeof v === 'object' && depth < 4) {
+      for (const x of Array.isArray(v) ? v : Object.values(v)) walk(x, depth + 1);
+    }
+  };
+  for (const items of results.values()) walk(items, 0);
   return out;
 }

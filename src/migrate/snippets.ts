@@ -1,4 +1,4 @@
-import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type StepArgs, type V1Call } from './equivalent.js';
+import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type GroupKey, type StepArgs, type V1Call } from './equivalent.js';
 import {
   COMPARE, comparesParts, comparesTimes, jsParam, PART_COMPARE, TIME_LISTS, listParam, mainCall, metaOf, oneLine, singular, statusTable,
 } from './snippet-common.js';
@@ -156,7 +156,13 @@ function jsStep(a: StepArgs): string {
         return `{ const ts = out.map((x) => val(x, '${f.field}')).filter((t) => t != null).map((t) => (t < 1e11 ? t * 1000 : t)); ` +
           `${put} = ts.length ? new Date(ts.reduce(${pick})).toISOString() : null; }`;
       });
-      return `  { const row = {}; ${parts.join(' ')} out = [row]; }`;
+      if (!a.groups) return `  { const row = {}; ${parts.join(' ')} out = [row]; }`;
+      // (a row per group: keyed by its keys' values, the aggregates over its items)
+      const keys = a.groups.map((k) => jsGroupKey(k)).join(', ');
+      const row = a.groups.map((k, i) => `${JSON.stringify(k.as)}: v[${i}]`).join(', ');
+      return `  { const groups = new Map();\n    for (const x of out) { const k = JSON.stringify([${keys}]); ` +
+        'if (!groups.has(k)) groups.set(k, []); groups.get(k).push(x); }\n' +
+        `    out = [...groups].map(([k, out]) => { const v = JSON.parse(k); const row = { ${row} }; ${parts.join(' ')} return row; }); }`;
     }
     case 'attach':
       return `  { const by = new Map((r.${a.from} ?? []).map((y) => [y.id, y.${a.field}])); out = out.map((x) => ({ ...x, ${a.as}: by.get(x.${a.by}) })); }`;
@@ -167,8 +173,9 @@ function jsStep(a: StepArgs): string {
       if (!a.groupBy) return `  out = [{ count: ${n('out.length')} }];`;
       if (a.also) {
         // (groups by several fields: keyed by their values together)
-        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy }, ...a.also];
-        return `  const groups = new Map();\n  for (const x of out) { const k = JSON.stringify([${keys.map((k) => `val(x, '${k.field}')`).join(', ')}]); ` +
+        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy, part: a.part }, ...a.also];
+        // (a part of a date keyed as the legacy API keys it: a number string)
+        return `  const groups = new Map();\n  for (const x of out) { const k = JSON.stringify([${keys.map(jsGroupKey).join(', ')}]); ` +
           'groups.set(k, (groups.get(k) ?? 0) + 1); }\n' +
           `  out = [...groups].map(([k, n]) => { const v = JSON.parse(k); return { ${keys.map((k, i) => `${JSON.stringify(k.as)}: v[${i}]`).join(', ')}, ` +
           `count: ${n('n')} }; });`;
@@ -252,8 +259,15 @@ function pyStep(a: StepArgs): string {
           lines.push(`    ${put} = iso(${f.fn}(ts)) if ts else None`);
         }
       }
-      lines.push('    out = [row]');
-      return lines.join('\n');
+      if (!a.groups) {
+        lines.push('    out = [row]');
+        return lines.join('\n');
+      }
+      // (a row per group: keyed by its keys' values, the aggregates over its items)
+      const row = a.groups.map((k, i) => `${JSON.stringify(k.as)}: k[${i}]`).join(', ');
+      return ['    groups = {}', '    for x in out:', `        groups.setdefault((${a.groups.map(pyGroupKey).join(', ')},), []).append(x)`,
+        '    def group_row(k, out):', ...lines.map((l) => `    ${l}`), `        row.update({${row}})`, '        return row',
+        '    out = [group_row(k, xs) for k, xs in groups.items()]'].join('\n');
     }
     case 'attach':
       return `    by = {y["id"]: y.get(${JSON.stringify(a.field)}) for y in r.get(${JSON.stringify(a.from)}, [])}\n` +
@@ -264,8 +278,8 @@ function pyStep(a: StepArgs): string {
       const n = (x: string) => (a.of ? `{${JSON.stringify(a.of)}: ${x}}` : x);
       if (!a.groupBy) return `    out = [{"count": ${n('len(out)')}}]`;
       if (a.also) {
-        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy }, ...a.also];
-        return `    groups = {}\n    for x in out:\n        k = (${keys.map((k) => `val(x, ${JSON.stringify(k.field)})`).join(', ')},)\n` +
+        const keys = [{ field: a.groupBy, as: a.as ?? a.groupBy, part: a.part }, ...a.also];
+        return `    groups = {}\n    for x in out:\n        k = (${keys.map(pyGroupKey).join(', ')},)\n` +
           '        groups[k] = groups.get(k, 0) + 1\n' +
           `    out = [{${keys.map((k, i) => `${JSON.stringify(k.as)}: k[${i}]`).join(', ')}, "count": ${n('n')}} for k, n in groups.items()]`;
       }
@@ -279,6 +293,14 @@ function pyStep(a: StepArgs): string {
     }
   }
 }
+
+/** A group key's value of item `x` in JavaScript (a part of a date: a number string, as the legacy API keys it). */
+const jsGroupKey = (k: GroupKey): string => (k.part
+  ? `((p) => (p == null ? null : String(p)))(part(val(x, '${k.field}'), '${k.part}'))` : `val(x, '${k.field}')`);
+/** The same in Python. */
+const pyGroupKey = (k: GroupKey): string => (k.part
+  ? `(lambda p: None if p is None else str(p))(part(val(x, ${JSON.stringify(k.field)}), ${JSON.stringify(k.part)}))`
+  : `val(x, ${JSON.stringify(k.field)})`);
 
 /** Renders the three snippets of an equivalent; `fn` names the functions. */
 export function renderSnippets(e: Equivalent, fn: string): Snippets {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMigrationReport } from '../../src/admin/migration-report.js';
 import type { ShapeReport } from '../../src/migrate/report.js';
+import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { provenEqual as provenOf } from '../helpers/proofs.js';
 
@@ -27,11 +28,21 @@ async function ask(url: string): Promise<any> {
 }
 
 const all = new Map<string, any[]>();
+let imported = 0;
 
 beforeAll(async () => {
   gw = await startGateway({ INDEX_ENABLED: 'false' }, { scale: 'tiny' });
   await gw.addUser(0, 'keys@example.com', 'keys-password-123');
   token = await gw.login('keys@example.com', 'keys-password-123');
+  // every other creator's legacy uuid imported, in the reverse of their derived order (a gateway user's uuid is its own:
+  // the sixth held-out check's sort by user_created derived every one, and the proof said "equal")
+  const own = gw.s.keys[0]!.user_id;
+  const creators = [...new Set([...gw.s.sim.world.renders.values()].map((r) => r.createdBy))]
+    .filter((c): c is string => !!c && c !== own).sort((a, b) => (derivedUuid('user', a) < derivedUuid('user', b) ? -1 : 1));
+  expect(creators.length).toBeGreaterThan(1);
+  await gw.deps.idMap.importPairs(creators.map((v1Id, i) => ({ type: 'user' as const, uuid: `${(0xf0000000 - i * 0x1000000).toString(16)}-0000-4000-8000-000000000000`, v1Id })));
+  await gw.deps.ids.load();
+  imported = creators.length;
   const renders = (await ask('/renders?fields=id,date_created,date_updated,download_ready,project.title&sort=date_created&limit=-1')).data;
   all.set('renders', renders);
   const at = (i: number) => renders[Math.floor(i * (renders.length - 1))];
@@ -45,16 +56,24 @@ beforeAll(async () => {
     '/projects?fields=id,title,account&sort=account,title&limit=-1',
     '/renders?fields=id,title&sort=project,-date_created,id&limit=-1',
     '/renders?fields=id,title,user_created&sort=-user_created,id&limit=12',
+    '/renders?fields=id,title,user_created&sort=user_created,-date_created&limit=-1',
     '/templates?fields=id,title,slug&sort=slug&limit=-1',
     '/templates?fields=id,title&sort=-slug&limit=-1',
+    '/templates?fields=id,date_created&limit=-1',
     '/renders?fields=id,title,status&filter[download_ready][_eq]=true&sort=title&limit=-1',
     `/renders?fields=id,title&filter[project][title][_starts_with]=${encodeURIComponent(prefix)}&sort=title&limit=-1`,
     `/renders/${renders[0].id}?fields=id,title,project.account,account`,
     '/renders?fields=id,project.account&sort=title&limit=-1',
     '/renders?aggregate[count]=*&groupBy=project,status',
+    '/renders?aggregate[count]=*&groupBy=status,month(date_updated)',
+    '/renders?aggregate[count]=*&aggregate[countDistinct]=user_created&groupBy=status',
+    '/renders?aggregate[countDistinct]=user_created&aggregate[max]=date_updated&groupBy[]=project&groupBy[]=year(date_created)',
+    '/renders?aggregate[count]=*&groupBy[]=year(date_created)&groupBy[]=month(date_created)&groupBy[]=project',
     '/renders?aggregate[count]=*&groupBy[]=status&groupBy[]=user_created&filter[status][_neq]=queued',
   ];
   for (const u of urls) await ask(u);
+  const dates = answers.get('/templates?fields=id,date_created&limit=-1').data.map((t: any) => t.date_created).sort();
+  await ask(`/templates?fields=id,title,date_created&filter[date_created][_gte]=${dates[Math.floor(dates.length / 2)]}&sort=title&limit=-1`);
   await gw.deps.shapes.flush();
   const report = await buildMigrationReport(gw.deps, inject, { prove: true });
   shapes = new Map(report.clients.flatMap((c) => c.shapes).map((s) => [s.key, s]));
@@ -86,6 +105,17 @@ describe('the fifth held-out check: filters and sorts the snippets now write out
       'GET /renders fields=id,title,user_created sort=-user_created,id paging=limit']) provenEqual(key);
   });
 
+  it("a sort by user_created where the creators' legacy uuids were imported (not derived): the snippets read the imported pairs, equal in every language", () => {
+    // (the imported uuids are in the gateway's answer, and in an order their derived ones are not)
+    const answer = items('/renders?fields=id,title,user_created&sort=user_created,');
+    const seen = [...new Set(answer.map((r: any) => r.user_created).filter((u: string | null) => u?.endsWith('-0000-4000-8000-000000000000')))];
+    expect(seen.length).toBe(imported);
+    expect(seen).toEqual([...seen].sort());
+    const p = provenOf(shapes, 'GET /renders fields=id,title,user_created sort=user_created,-date_created paging=all');
+    expect(p.result).toBe('equal');
+    expect(shapes.get('GET /renders fields=id,title,user_created sort=user_created,-date_created paging=all')!.equivalent.params.map((x) => x.name)).toContain('user_uuids');
+  });
+
   it("a template's slug as a sort key, read or not, and a render's download_ready as a filter: equal in every language", () => {
     for (const key of ['GET /templates fields=id,slug,title sort=slug paging=all', 'GET /templates fields=id,title sort=-slug paging=all',
       'GET /renders fields=id,status,title filter=download_ready _eq ? sort=title paging=all']) provenEqual(key);
@@ -94,6 +124,29 @@ describe('the fifth held-out check: filters and sorts the snippets now write out
   it("a filter through a relation, and a render's project.account (one render, and a list): equal in every language", () => {
     for (const key of ['GET /renders fields=id,title filter=project.title _starts_with ? sort=title paging=all',
       'GET /renders/:id fields=account,id,project.account,title', 'GET /renders fields=id,project.account sort=title paging=all']) provenEqual(key);
+  });
+
+  it('counts grouped by a field and a part of a date, or two parts and a relation: equal in every language (the sixth held-out check)', () => {
+    const groups = items('/renders?aggregate[count]=*&groupBy=status,month(date_updated)');
+    expect(groups.length).toBeGreaterThan(new Set(groups.map((g: any) => g.status)).size);
+    for (const key of ['GET /renders aggregate=count(*) groupBy=status,month(date_updated)',
+      'GET /renders aggregate=count(*) groupBy=year(date_created),month(date_created),project']) provenEqual(key);
+  });
+
+  it('several aggregates grouped (count and countDistinct by status; countDistinct and max by project and year): equal in every language', () => {
+    const groups = items('/renders?aggregate[count]=*&aggregate[countDistinct]=user_created&groupBy=status');
+    expect(groups.length).toBeGreaterThan(1);
+    expect(new Set(groups.map((g: any) => String(g.countDistinct.user_created))).size).toBeGreaterThan(1);
+    for (const key of ['GET /renders aggregate=count(*),countDistinct(user_created) groupBy=status',
+      'GET /renders aggregate=countDistinct(user_created),max(date_updated) groupBy=project,year(date_created)']) provenEqual(key);
+  });
+
+  it("templates filtered by their date_created (their project's creation): equal in every language (the sixth held-out check)", () => {
+    const dates = items('/templates?fields=id,date_created&limit=-1').map((t: any) => t.date_created).sort();
+    const middle = dates[Math.floor(dates.length / 2)];
+    expect(dates[0]).not.toBe(dates.at(-1));
+    expect(middle).toBeDefined();
+    provenEqual('GET /templates fields=date_created,id,title filter=date_created _gte ? sort=title paging=all');
   });
 
   it('counts grouped by two fields (their ids translated, their statuses named): equal in every language', () => {

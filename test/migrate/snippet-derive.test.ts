@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadMappings } from '../../src/config/mappings.js';
 import type { StepArgsOf } from '../../src/migrate/equivalent-model.js';
 import { JQ_DERIVE, jqDerive, jsDerive, pyDerive } from '../../src/migrate/snippet-derive.js';
+import { envName } from '../../src/migrate/snippet-curl.js';
 import { uuidV5 } from '../../src/lib/uuid.js';
 import { derivedUuid, idNamespace } from '../../src/translate/ids.js';
 import { toLegacyOutput } from '../../src/translate/outputs.js';
@@ -18,26 +19,35 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const m = loadMappings(join(process.cwd(), 'mappings'));
 
 /** A derive step's code run in each language over `items` (the `projects` call's items beside them): what each prints. */
-async function derived(a: StepArgsOf<'derive'>, items: unknown[], projects: unknown[]): Promise<Record<'node' | 'python' | 'jq', unknown[]>> {
+async function derived(
+  a: StepArgsOf<'derive'>, items: unknown[], projects: unknown[], params: Record<string, unknown> = {},
+): Promise<Record<'node' | 'python' | 'jq', unknown[]>> {
   writeFileSync(join(dir, 'items.json'), JSON.stringify(items));
   writeFileSync(join(dir, 'projects.json'), JSON.stringify(projects));
-  writeFileSync(join(dir, 'step.mjs'), `const r = { projects: ${JSON.stringify(projects)} };\nlet out = ${JSON.stringify(items)};\n${jsDerive(a)}\n` +
+  writeFileSync(join(dir, 'step.mjs'), `const params = ${JSON.stringify(params)};\nconst r = { projects: ${JSON.stringify(projects)} };\n` +
+    `let out = ${JSON.stringify(items)};\nconst val = (x, p) => p.split('.').reduce((o, k) => (o == null ? o : o[k]), x);\n${jsDerive(a)}\n` +
     'console.log(JSON.stringify(out));\n');
   // (the Python snippet's own prelude: its imports and its iso())
   const iso = '    def iso(ms):\n        from datetime import datetime as _dt, timezone as _tz\n' +
     '        return _dt.fromtimestamp(int(ms) // 1000, _tz.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (int(ms) % 1000)\n';
-  writeFileSync(join(dir, 'step.py'), `import json, unicodedata\ndef f(r, out):\n${iso}${pyDerive(a)}\n    return out\n` +
-    `print(json.dumps(f({"projects": json.loads(open("projects.json").read())}, json.loads(open("items.json").read()))))\n`);
+  const val = '    def val(x, path):\n        for k in path.split("."):\n            x = x.get(k) if isinstance(x, dict) else None\n        return x\n';
+  writeFileSync(join(dir, 'step.py'), `import json, unicodedata\ndef f(r, out, params):\n${iso}${val}${pyDerive(a)}\n    return out\n` +
+    `print(json.dumps(f({"projects": json.loads(open("projects.json").read())}, json.loads(open("items.json").read()), ${JSON.stringify(params)})))\n`);
   // (process_id's SHA-1 comes from the script's sh lines: the jq part is given the digests as they compute them)
   const { createHash } = await import('node:crypto');
   const ns = Buffer.from(('namespace' in a ? a.namespace : PROCESS_NAMESPACE).replace(/-/g, ''), 'hex');
-  const digests = Object.fromEntries((items as { id: string }[]).map((x) => [x.id, createHash('sha1').update(Buffer.concat([ns, Buffer.from(x.id)])).digest('hex')]));
+  const of = (x: unknown): unknown => ('of' in a && a.of ? a.of.path.split('.').reduce((o: any, k) => o?.[k], x) : (x as { id: string }).id);
+  const digests = Object.fromEntries(items.map(of).filter((id): id is string => typeof id === 'string')
+    .map((id) => [id, createHash('sha1').update(Buffer.concat([ns, Buffer.from(id)])).digest('hex')]));
   writeFileSync(join(dir, 'process_ids.json'), JSON.stringify(digests));
+  // (the curl script passes each parameter in the environment: an object as JSON)
+  const env = { ...process.env, ...Object.fromEntries(Object.entries(params).map(([k, v]) => [envName(k), JSON.stringify(v)])) };
+  const file = 'of' in a && a.of ? a.of.as : 'legacy_uuid';
   const [node, python, jq] = await Promise.all([
     run('node', ['step.mjs'], { cwd: dir }),
     run('python3', ['step.py'], { cwd: dir }),
-    run('jq', ['-c', '--slurpfile', 'projects', 'projects.json', '--slurpfile', 'process_id', 'process_ids.json', '--slurpfile', 'legacy_uuid',
-      'process_ids.json', `${JQ_DERIVE}${jqDerive(a)}`, 'items.json'], { cwd: dir }),
+    run('jq', ['-c', '--slurpfile', 'projects', 'projects.json', '--slurpfile', 'process_id', 'process_ids.json', '--slurpfile', file,
+      'process_ids.json', `${JQ_DERIVE}${jqDerive(a)}`, 'items.json'], { cwd: dir, env }),
   ]);
   return { node: JSON.parse(node.stdout), python: JSON.parse(python.stdout), jq: JSON.parse(jq.stdout) };
 }
@@ -80,6 +90,19 @@ describe('a render\'s derived fields written out in node, python and jq', () => 
     for (const [lang, data] of Object.entries(ids)) expect(data, lang).toEqual(items.map((x) => ({ ...x, process_id: uuidV5(x.id, PROCESS_NAMESPACE) })));
     const uuids = await derived({ op: 'derive', field: 'legacy_uuid', namespace: idNamespace('account') }, items, []);
     for (const [lang, data] of Object.entries(uuids)) expect(data, lang).toEqual(items.map((x) => ({ ...x, legacy_uuid: derivedUuid('account', x.id) })));
+    // an imported legacy uuid (the ids export's: the `account_uuids` parameter) wins over the derived one; a related
+    // item's (`of`: its team's) too, a missing one null (the sixth held-out check: gateway users' uuids are imported)
+    const imported = { [items[1]!.id]: '00000000-0000-4000-8000-00000000000a', [items[4]!.id]: 'ffffffff-0000-4000-8000-00000000000b' };
+    const own = await derived({ op: 'derive', field: 'legacy_uuid', namespace: idNamespace('account') }, items, [], { account_uuids: imported });
+    for (const [lang, data] of Object.entries(own)) {
+      expect(data, lang).toEqual(items.map((x) => ({ ...x, legacy_uuid: imported[x.id] ?? derivedUuid('account', x.id) })));
+    }
+    const teams = items.map((x, i) => ({ ...x, project: i % 3 === 2 ? null : { id: `proj_${i}`, team: items[(i + 1) % items.length]!.id } }));
+    const related = await derived({ op: 'derive', field: 'legacy_uuid', namespace: idNamespace('account'), of: { path: 'project.team', as: 'account_uuid' } },
+      teams, [], { account_uuids: imported });
+    const want0 = teams.map((x) => ({ ...x, account_uuid: x.project ? imported[x.project.team] ?? derivedUuid('account', x.project.team) : null }));
+    expect(want0.filter((x) => x.account_uuid?.startsWith('00000000') || x.account_uuid?.startsWith('ffffffff')).length).toBeGreaterThan(0);
+    for (const [lang, data] of Object.entries(related)) expect(data, lang).toEqual(want0);
     const ready = await derived({ op: 'derive', field: 'download_ready', master: m.outputs.master }, items, []);
     const want = items.map((x) => ({ ...x, download_ready: x.status === 'complete' && typeof x.output?.master === 'string' }));
     expect(new Set(want.map((x) => x.download_ready))).toEqual(new Set([true, false]));
