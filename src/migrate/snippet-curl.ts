@@ -1,7 +1,7 @@
-import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type GroupKey, type StepArgs } from './equivalent.js';
-import { COMPARE, comparesParts, comparesTimes, TIME_LISTS, listParam, PART_COMPARE, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
-import { own } from './own.js';
+import type { Equivalent, GroupKey, StepArgs } from './equivalent.js';
+import { comparesParts, comparesTimes, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { JQ_LIKE } from './snippet-like.js';
+import { jqFilter } from './snippet-filter.js';
 import { JQ_DERIVE, jqDerive, shProcessIds, uuidName } from './snippet-derive.js';
 import { jqChildren, jqRelate, shChildIds, uuidFile } from './snippet-joins.js';
 
@@ -12,29 +12,6 @@ import { jqChildren, jqRelate, shChildIds, uuidFile } from './snippet-joins.js';
 
 /** The environment variable a curl script reads a parameter from (`account.name` → `ACCOUNT_NAME`). */
 export const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
-
-type TextRule = (typeof TEXT_TESTS)[keyof typeof TEXT_TESTS];
-
-/** A text condition in jq: `$v` tested as the legacy API tests text (`like`, snippet-like.ts), a null passing none. */
-function jqText(value: string, param: string, t: TextRule): string {
-  return `map(select(${value} as $v | $v != null and (($v | tostring) | like(${param}; "${t.at}"; ${t.ci}))${t.neg ? ' == false' : ''}))`;
-}
-
-type FlagRule = (typeof FLAG_TESTS)[keyof typeof FLAG_TESTS];
-/** A flag test in jq: the parameter is "true" or "false" (from the environment). */
-function jqFlag(value: string, param: string, rule: FlagRule): string {
-  const has = rule === 'absent' || rule === 'present' ? '$v == null' : '($v == null or $v == "")';
-  const yes = rule === 'absent' || rule === 'blank';
-  return `map(select(${value} as $v | (${has}) == ((${param} | tostring) ${yes ? '==' : '!='} "true")))`;
-}
-
-/** A part of a date compared in jq (`part` reads it in UTC; the parameter a number, or a list of them for in and nin). */
-function jqPart(value: string, param: string, part: string, test: string): string {
-  const op = own(PART_COMPARE, test);
-  if (op) return `map(select((${value} | part("${part}")) as $p | $p != null and $p ${op} (${param} | tonumber)))`;
-  const list = `(${param} | (if startswith("[") then fromjson else split(",") end) | map(tonumber))`;
-  return `map(select((${value} | part("${part}")) as $p | $p != null and (${list} | index([$p])) ${test === 'nin' ? '== null' : '!= null'}))`;
-}
 
 /** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
 /** A group key's value of the item in jq (a part of a date: a number string, as the legacy API keys it). */
@@ -59,24 +36,7 @@ function jqStep(a: StepArgs): string {
     case 'merge':
       return `sort_by(${a.desc ? '-' : ''}.created_at)`;
     case 'filter':
-      return a.conds.map((c) => (c.part ? jqPart(val(c.field), env(c.param), c.part, c.test)
-        : own(FLAG_TESTS, c.test) ? jqFlag(val(c.field), env(c.param), own(FLAG_TESTS, c.test) as FlagRule)
-        : own(TEXT_TESTS, c.test) ? jqText(val(c.field), env(c.param), own(TEXT_TESTS, c.test) as TextRule)
-        : own(TIME_LISTS, c.test)
-          // (a time one of several instants, none of them, or outside a window; the list a JSON array or comma-separated)
-          ? `map(select((${val(c.field)} | ms) as $t | ([${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | .[] | instant]) ` +
-            `as $b | $t != null and ${own(TIME_LISTS, c.test) === 'out' ? '(($t >= $b[0] and $t <= $b[1]) | not)'
-              : `($b | index([$t])) ${own(TIME_LISTS, c.test) === 'in' ? '!=' : '=='} null`}))`
-        : own(COMPARE, c.test)
-        ? `map(select((${val(c.field)} | ms) as $t | $t != null and $t ${own(COMPARE, c.test)} (${env(c.param)} | instant)))`
-        : c.test === 'in'
-          // (a list given as a JSON array or comma-separated; `index` of a list answers a position, null when absent)
-          ? `map(select(${val(c.field)} as $v | ${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])))`
-          : c.test === 'nin'
-            ? `map(select(${val(c.field)} as $v | $v != null and ` +
-              `(${env(c.param)} | (if startswith("[") then fromjson else split(",") end) | index([$v])) == null))`
-          // (a boolean, download_ready, against the text the environment holds)
-          : `map(select((${val(c.field)} | if type == "boolean" then tostring else . end) ${c.test === 'eq' ? '==' : '!='} ${env(c.param)}))`)).join(' | ');
+      return jqFilter(a, val, env);
     case 'search':
       return `map(select([.name, $S[.status // ""]] | map(select(type == "string") | like(${env(a.param)}; "in"; true)) | any))`;
     case 'sort':

@@ -53,8 +53,8 @@ export async function snippetParams(
     if (k === 'v1_statuses') continue;
     out[k] = lists.has(k) ? v.split(',').filter(Boolean) : v;
   }
-  const conds = topConditions(typeof raw.filter === 'string' ? JSON.parse(raw.filter) : undefined);
-  const status = conds.get('status _eq');
+  const top = topConditions(typeof raw.filter === 'string' ? JSON.parse(raw.filter) : undefined);
+  const status = top.get('status _eq');
   if (e.params.some((p) => p.name === 'status') && typeof status === 'string') out.status = status;
   const v1Of = async (path: string, v: unknown) => {
     const type = idType(path, shape.resource ?? '');
@@ -66,23 +66,28 @@ export async function snippetParams(
   };
   for (const step of e.clientSteps) {
     if (step.args?.op !== 'filter') continue;
-    for (const c of step.args.conds) {
+    for (const cond of step.args.conds) {
+      // (a condition of an _or's branch: its value read from that branch, its parameter named for it — `status_or2`)
+      const branch = cond.branch === undefined ? undefined : (top.get(' _or') as unknown[] | undefined)?.[cond.branch];
+      const conds = cond.branch === undefined ? top : topConditions(branch);
+      const c = cond.branch === undefined ? cond : { ...cond, param: cond.param.replace(/_or\d+$/, '') };
+      const key = cond.param;
       if (c.part) {
         // a part of a date (`year(date_created)`): a number, or a list of them
         const path = c.param.slice(0, -(c.part.length + c.test.length + 2));
         const v = conds.get(`${c.part}(${path}) _${c.test}`);
-        out[c.param] = c.test === 'in' || c.test === 'nin' ? list(v).map(Number) : Number(v);
+        out[key] = c.test === 'in' || c.test === 'nin' ? list(v).map(Number) : Number(v);
         continue;
       }
       const time = /^(.*)_(gt|gte|lt|lte|eq|neq|in|nin|nbetween|from|to)$/.exec(c.param);
       if (time && Object.hasOwn(TIME_TESTS, c.test)) {
         const [, path, end] = time as unknown as [string, string, string];
         const v = end === 'from' || end === 'to' ? list(conds.get(`${path} _between`))[end === 'from' ? 0 : 1] : conds.get(`${path} _${end}`);
-        out[c.param] = c.test === 'tin' || c.test === 'tnin' || c.test === 'tout' ? list(v).map(date) : date(v);
+        out[key] = c.test === 'tin' || c.test === 'tnin' || c.test === 'tout' ? list(v).map(date) : date(v);
         continue;
       }
       if (own(TEXT_TESTS, c.test)) {
-        out[c.param] = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);
+        out[key] = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);
         continue;
       }
       if (c.test === 'in' && c.param.endsWith('_or')) {
@@ -90,27 +95,27 @@ export async function snippetParams(
         const path = c.param.slice(0, -'_or'.length);
         const branches = conds.get(' _or');
         const values = Array.isArray(branches) ? branches.map((b) => own(own(b as Record<string, unknown>, path) as Record<string, unknown>, '_eq')) : [];
-        out[c.param] = await Promise.all(values.filter((v) => v !== undefined).map((x) => v1Of(path, x)));
+        out[key] = await Promise.all(values.filter((v) => v !== undefined).map((x) => v1Of(path, x)));
         continue;
       }
       if (own(FLAG_TESTS, c.test)) {
         // true or false as the filter gives it (a bare flag, `filter[title][_null]`, is true)
         const v = conds.get(`${c.param.slice(0, -(c.test.length + 1))} _${c.test}`);
-        out[c.param] = !(v === false || v === 'false');
+        out[key] = !(v === false || v === 'false');
         continue;
       }
       if (c.test === 'nin') {
         const path = c.param.slice(0, -'_nin'.length);
-        out[c.param] = await Promise.all(list(conds.get(`${path} _nin`)).map((x) => v1Of(path, x)));
+        out[key] = await Promise.all(list(conds.get(`${path} _nin`)).map((x) => v1Of(path, x)));
         continue;
       }
       const op = c.test === 'in' ? '_in' : c.test === 'neq' ? '_neq' : '_eq';
       const v = conds.get(`${c.param} ${op}`);
       // (a value the calls already take: a template's id, read by id, is filtered for)
-      if (v === undefined && Object.hasOwn(out, c.param)) continue;
+      if (v === undefined && Object.hasOwn(out, key)) continue;
       // (a derived flag, download_ready, as the boolean the snippets compare: a query string gives it as text)
       const flag = (x: unknown) => (own(DERIVED_KEYS, c.field) === 'boolean' && (x === 'true' || x === 'false') ? x === 'true' : x);
-      out[c.param] = op === '_in' ? await Promise.all(list(v).map((x) => v1Of(c.param, flag(x)))) : await v1Of(c.param, flag(v));
+      out[key] = op === '_in' ? await Promise.all(list(v).map((x) => v1Of(c.param, flag(x)))) : await v1Of(c.param, flag(v));
     }
   }
   for (const p of e.params) {

@@ -1,14 +1,12 @@
-import { FLAG_TESTS, TEXT_TESTS, type Equivalent, type GroupKey, type StepArgs, type V1Call } from './equivalent.js';
-import {
-  COMPARE, comparesParts, comparesTimes, jsParam, PART_COMPARE, TIME_LISTS, listParam, mainCall, metaOf, oneLine, singular, statusTable,
-} from './snippet-common.js';
+import type { Equivalent, GroupKey, StepArgs, V1Call } from './equivalent.js';
+import { comparesParts, comparesTimes, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
 import { renderCurl } from './snippet-curl.js';
 import { NODE_LIKE, PY_LIKE, testsText } from './snippet-like.js';
 import { jsDerive, pyDerive } from './snippet-derive.js';
 import { jsChildren, jsRelate, pyChildren, pyRelate } from './snippet-joins.js';
+import { jsFilter, pyFilter } from './snippet-filter.js';
 
 export { envName } from './snippet-curl.js';
-import { own } from './own.js';
 
 /**
  * Runnable renderings of a v1 equivalent: a Node function (fetch), a Python function (standard library only) and a
@@ -100,40 +98,7 @@ function jsStep(a: StepArgs): string {
     case 'merge':
       return `  out.sort((a, b) => ${a.desc ? 'b.created_at - a.created_at' : 'a.created_at - b.created_at'});`;
     case 'filter':
-      return a.conds.map((c) => {
-        const v = jsParam(c.param);
-        const time = own(COMPARE, c.test);
-        const text = own(TEXT_TESTS, c.test);
-        const flag = own(FLAG_TESTS, c.test);
-        if (flag) {
-          const has = flag === 'absent' || flag === 'present' ? 'v == null' : "v == null || v === ''";
-          const yes = flag === 'absent' || flag === 'blank';
-          return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return (${has}) === ${yes ? '' : '!'}(${v} === true || ${v} === 'true'); });`;
-        }
-        if (text) {
-          const t = `like(v, ${v}, '${text.at}', ${text.ci})`;
-          return `  out = out.filter((x) => { const v = val(x, '${c.field}'); return v != null && ${text.neg ? '!' : ''}${t}; });`;
-        }
-        if (c.part) {
-          const p = `part(val(x, '${c.field}'), '${c.part}')`;
-          const op = own(PART_COMPARE, c.test);
-          const t = op ? `p != null && p ${op === '==' ? '===' : op === '!=' ? '!==' : op} Number(${v})`
-            : `p != null && ${c.test === 'nin' ? '!' : ''}[].concat(${v}).map(Number).includes(p)`;
-          return `  out = out.filter((x) => { const p = ${p}; return ${t}; });`;
-        }
-        const many = own(TIME_LISTS, c.test);
-        if (many) {
-          // (a time one of several instants, none of them, or outside a window: a null time is none of these)
-          const t = many === 'out' ? `{ const [lo, hi] = [].concat(${v}).map(instant); return t != null && !(t >= lo && t <= hi); }`
-            : `return t != null && ${many === 'nin' ? '!' : ''}[].concat(${v}).some((d) => instant(d) === t);`;
-          return `  out = out.filter((x) => { const t = ms(val(x, '${c.field}')); ${t} });`;
-        }
-        const test = time ? `ms(val(x, '${c.field}')) != null && ms(val(x, '${c.field}')) ${time} instant(${v})`
-          : c.test === 'in' ? `${v}.includes(val(x, '${c.field}'))`
-            : c.test === 'nin' ? `val(x, '${c.field}') != null && !${v}.includes(val(x, '${c.field}'))`
-              : `val(x, '${c.field}') ${c.test === 'eq' ? '===' : '!=='} ${v}`;
-        return `  out = out.filter((x) => ${test});`;
-      }).join('\n');
+      return jsFilter(a);
     case 'search':
       return '  out = out.filter((x) => [x.name, STATUS[x.status]]\n' +
         `    .some((t) => typeof t === 'string' && like(t, params.${a.param}, 'in', true)));`;
@@ -206,37 +171,7 @@ function pyStep(a: StepArgs): string {
     case 'merge':
       return `    out.sort(key=lambda x: x["created_at"], reverse=${a.desc ? 'True' : 'False'})`;
     case 'filter':
-      return a.conds.map((c) => {
-        const v = `params[${JSON.stringify(c.param)}]`;
-        const got = `val(x, ${JSON.stringify(c.field)})`;
-        const time = own(COMPARE, c.test);
-        const text = own(TEXT_TESTS, c.test);
-        const flag = own(FLAG_TESTS, c.test);
-        if (flag) {
-          const has = flag === 'absent' || flag === 'present' ? '(v is None)' : '(v is None or v == "")';
-          const yes = flag === 'absent' || flag === 'blank';
-          return `    out = [x for x in out if (lambda v: ${has} == (${yes ? '' : 'not '}${v} in (True, "true")))(${got})]`;
-        }
-        if (text) {
-          const t = `like(v, ${v}, "${text.at}", ${text.ci ? 'True' : 'False'})`;
-          return `    out = [x for x in out if (lambda v: v is not None and ${text.neg ? 'not ' : ''}${t})(${got})]`;
-        }
-        if (c.part) {
-          const op = own(PART_COMPARE, c.test);
-          const t = op ? `p ${op} float(${v})` : `p ${c.test === 'nin' ? 'not in' : 'in'} [float(y) for y in (${v} if isinstance(${v}, list) else [${v}])]`;
-          return `    out = [x for x in out if (lambda p: p is not None and ${t})(part(${got}, ${JSON.stringify(c.part)}))]`;
-        }
-        const many = own(TIME_LISTS, c.test);
-        if (many) {
-          const at = `[instant(d) for d in (${v} if isinstance(${v}, list) else [${v}])]`;
-          if (many === 'out') return `    out = [x for x in out if (lambda t, b: t is not None and not (b[0] <= t <= b[1]))(ms(${got}), ${at})]`;
-          return `    out = [x for x in out if (lambda t: t is not None and t ${many === 'nin' ? 'not in' : 'in'} ${at})(ms(${got}))]`;
-        }
-        const test = time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
-          : c.test === 'in' ? `${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`
-            : `${got} ${c.test === 'eq' ? '==' : '!='} ${v}`;
-        return `    out = [x for x in out if ${test}]`;
-      }).join('\n');
+      return pyFilter(a);
     case 'search':
       return `    s = params[${JSON.stringify(a.param)}]\n` +
         '    out = [x for x in out if any(isinstance(t, str) and like(t, s, "in", True) for t in (x.get("name"), STATUS.get(x.get("status"))))]';

@@ -57,8 +57,9 @@ export class IdMapStore {
     return out;
   }
 
+  /** The imported pairs, the first imported first (then by uuid): a v1 id imported twice answers its first uuid. */
   async imported(): Promise<IdPair[]> {
-    const rows = await this.db.selectFrom('id_map').selectAll().where('source', '=', 'imported').execute();
+    const rows = await this.db.selectFrom('id_map').selectAll().where('source', '=', 'imported').orderBy('created_at').orderBy('uuid').execute();
     return rows.map((r) => ({ type: r.type, uuid: r.uuid, v1Id: r.v1_id, source: 'imported' as const }));
   }
 

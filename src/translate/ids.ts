@@ -38,8 +38,11 @@ export class IdTranslator {
   /** (Re)reads the imported pairs; called at start-up and whenever any process imports pairs. */
   async load(): Promise<void> {
     const next = new Map<string, string>();
+    // (a v1 id imported with two uuids — two gateway users bound to one v1 user — answers the first imported, whatever
+    // order the store reads them in; each still resolves to it: the seventh held-out check of issue 39 found the one
+    // answered changing from one load to the next)
     for (const p of await this.store.imported()) {
-      next.set(`${p.type}:${p.v1Id}`, p.uuid);
+      if (!next.has(`${p.type}:${p.v1Id}`)) next.set(`${p.type}:${p.v1Id}`, p.uuid);
       this.resolved.set(`${p.type}:${p.uuid}`, p.v1Id);
     }
     if (!samePairs(this.importedByV1, next)) this.importedVersion++;

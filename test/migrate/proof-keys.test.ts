@@ -60,6 +60,7 @@ beforeAll(async () => {
     '/templates?fields=id,title,slug&sort=slug&limit=-1',
     '/templates?fields=id,title&sort=-slug&limit=-1',
     '/templates?fields=id,date_created&limit=-1',
+    '/users/me?fields=id,first_name,last_name,accounts_owned',
     '/renders?fields=id,title,status&filter[download_ready][_eq]=true&sort=title&limit=-1',
     `/renders?fields=id,title&filter[project][title][_starts_with]=${encodeURIComponent(prefix)}&sort=title&limit=-1`,
     `/renders/${renders[0].id}?fields=id,title,project.account,account`,
@@ -71,6 +72,11 @@ beforeAll(async () => {
     '/renders?aggregate[count]=*&groupBy[]=year(date_created)&groupBy[]=month(date_created)&groupBy[]=project',
     '/renders?aggregate[count]=*&groupBy[]=status&groupBy[]=user_created&filter[status][_neq]=queued',
   ];
+  // (an _or of different fields: a project or a status; a title or a date window, under a status condition)
+  const project = (await ask('/projects?fields=id&limit=1')).data[0].id;
+  urls.push(`/renders?fields=id,title,status&filter[_or][0][project][_eq]=${project}&filter[_or][1][status][_eq]=failed&sort=title&limit=-1`,
+    `/renders?fields=id,title&filter[_or][0][title][_icontains]=render 1&filter[_or][1][date_created][_gte]=${at(0.8).date_created}` +
+    '&filter[status][_neq]=draft&sort=-date_created&limit=-1');
   for (const u of urls) await ask(u);
   const dates = answers.get('/templates?fields=id,date_created&limit=-1').data.map((t: any) => t.date_created).sort();
   await ask(`/templates?fields=id,title,date_created&filter[date_created][_gte]=${dates[Math.floor(dates.length / 2)]}&sort=title&limit=-1`);
@@ -147,6 +153,25 @@ describe('the fifth held-out check: filters and sorts the snippets now write out
     expect(dates[0]).not.toBe(dates.at(-1));
     expect(middle).toBeDefined();
     provenEqual('GET /templates fields=date_created,id,title filter=date_created _gte ? sort=title paging=all');
+  });
+
+  it('an _or of different fields (a project or a status; a title or a date, beside a status): equal in every language (the sixth held-out check)', () => {
+    // (more than either branch alone, fewer than every render: both branches and the and-ed condition are exercised)
+    const n = all.get('renders')!.length;
+    const either = items('/renders?fields=id,title,status&filter[_or]');
+    expect(either.length).toBeLessThan(n);
+    expect(either.some((r: any) => r.status === 'failed')).toBe(true);
+    expect(either.some((r: any) => r.status !== 'failed')).toBe(true);
+    expect(items('/renders?fields=id,title&filter[_or]').length).toBeGreaterThan(0);
+    for (const key of ['GET /renders fields=id,status,title filter=or(project _eq ?,status _eq ?) sort=title paging=all',
+      'GET /renders fields=id,title filter=and(or(date_created _gte ?,title _icontains ?),status _neq ?) sort=-date_created paging=all']) provenEqual(key);
+  });
+
+  it("the user's names (only the gateway keeps them) are a TODO of the snippets: never \"equal\" (the seventh held-out check)", () => {
+    const s = shapes.get('GET /users/me fields=accounts_owned,first_name,id,last_name');
+    expect(s, [...shapes.keys()].join(' | ')).toBeDefined();
+    expect(s!.snippets.partial.map((x) => x.split(':')[0]).sort()).toEqual(['first_name', 'last_name']);
+    expect(s!.proof?.result).not.toBe('equal');
   });
 
   it('counts grouped by two fields (their ids translated, their statuses named): equal in every language', () => {
