@@ -3,6 +3,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { replicaReady } from '../helpers/replica-ready.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /**
@@ -30,12 +31,7 @@ beforeAll(async () => {
   );
   await gw.addUser(0, 'ann@example.com');
   ann = await gw.login('ann@example.com');
-  for (let i = 0; i < 300; i++) {
-    await gw.get('/renders?limit=1&fields=id', ann);
-    const s = await gw.deps.replica!.status();
-    if (s.length > 0 && s.every((x) => x.state === 'ready')) break;
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await replicaReady(gw, ann);
   const teams = new Set(sim.keys[0]!.teams.map((t) => t.id));
   const ids = [...sim.sim.world.renders.values()]
     .filter((r) => teams.has(sim.sim.world.projects.get(r.projectId)?.teamId ?? '')).map((r) => r.id).slice(0, 6);

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { replicaReady } from '../helpers/replica-ready.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /**
@@ -26,12 +27,7 @@ beforeAll(async () => {
   gw = await startGateway({ ANSWER_CACHE_MB: '0', HTTP_IDLE_TIMEOUT_MS: String(IDLE_MS) }, {}, { sim, simClock: true });
   await gw.addUser(0, 'ann@example.com');
   ann = await gw.login('ann@example.com');
-  for (let i = 0; i < 300; i++) {
-    await gw.get('/renders?limit=1&fields=id', ann);
-    const st = await gw.deps.replica!.status();
-    if (st.length > 0 && st.every((x) => x.state === 'ready')) break;
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await replicaReady(gw, ann);
   const teams = new Set(sim.keys[0]!.teams.map((t) => t.id));
   const mine = [...sim.sim.world.renders.values()].filter((r) => teams.has(sim.sim.world.projects.get(r.projectId)?.teamId ?? '')).slice(0, 3);
   // (each larger than the loopback socket's buffers take: a stalled reader's answer stays in the gateway)

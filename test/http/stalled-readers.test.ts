@@ -3,6 +3,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { replicaReady } from '../helpers/replica-ready.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /**
@@ -29,15 +30,7 @@ let amp: string;
 const AMP = 3 * MB;
 
 /** Until the replica holds every team in reach (the ids answered are then the replica's). */
-async function ready(tok: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    await gw.get('/renders?limit=1&fields=id', tok);
-    const s = await gw.deps.replica!.status();
-    if (s.length > 0 && s.every((x) => x.state === 'ready')) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the replica did not become ready');
-}
+const ready = (tok: string) => replicaReady(gw, tok);
 
 beforeAll(async () => {
   sim = await startSim();

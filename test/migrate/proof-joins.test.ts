@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildMigrationReport } from '../../src/admin/migration-report.js';
 import type { ShapeReport } from '../../src/migrate/report.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { provenEqual as provenOf } from '../helpers/proofs.js';
+import { proofClient, provenEqual as provenOf } from '../helpers/proofs.js';
 
 /**
  * Issue 39: joins. A many-to-one object read through (a render's `project.title`) is the v1 object the snippet joins;
@@ -15,16 +14,7 @@ import { provenEqual as provenOf } from '../helpers/proofs.js';
 let gw: TestGateway;
 let token: string;
 let shapes: Map<string, ShapeReport>;
-const answers = new Map<string, any>();
-
-const inject = (o: { method: string; url: string; headers: Record<string, string> }) => gw.app.inject(o as never);
-
-async function ask(url: string): Promise<any> {
-  const res = await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}`, 'user-agent': 'python-urllib/3.12' } });
-  expect(res.statusCode, url).toBe(200);
-  answers.set(url, res.json());
-  return res.json();
-}
+const { answers, ask, proven } = proofClient(() => gw, () => token);
 
 const URLS = {
   projects: '/projects?fields=id,renders,count(renders)&limit=-1',
@@ -67,9 +57,7 @@ beforeAll(async () => {
   heldOut.push(`/renders?filter[project][_eq]=${one}&fields=id,title,project.*`, '/renders?sort=date_created,id&fields=id,title&limit=-1',
     `/renders?filter[date_created][_eq]=${encodeURIComponent(at)}&fields=id,title&limit=-1`);
   for (const u of [...Object.values(URLS), `/projects/${one}?fields=*`, ...heldOut]) await ask(u);
-  await gw.deps.shapes.flush();
-  const report = await buildMigrationReport(gw.deps, inject, { prove: true });
-  shapes = new Map(report.clients.flatMap((c) => c.shapes).map((s) => [s.key, s]));
+  shapes = await proven();
 }, 600_000);
 afterAll(async () => { await gw?.close(); });
 

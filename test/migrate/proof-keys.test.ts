@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildMigrationReport } from '../../src/admin/migration-report.js';
 import type { ShapeReport } from '../../src/migrate/report.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { provenEqual as provenOf } from '../helpers/proofs.js';
+import { proofClient, provenEqual as provenOf } from '../helpers/proofs.js';
 
 /**
  * Issue 39, the fifth held-out check's findings: a date `_in`/`_nin` (compared as text with v1's numbers: no item), a
@@ -16,16 +15,7 @@ import { provenEqual as provenOf } from '../helpers/proofs.js';
 let gw: TestGateway;
 let token: string;
 let shapes: Map<string, ShapeReport>;
-const answers = new Map<string, any>();
-
-const inject = (o: { method: string; url: string; headers: Record<string, string> }) => gw.app.inject(o as never);
-
-async function ask(url: string): Promise<any> {
-  const res = await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}`, 'user-agent': 'python-urllib/3.12' } });
-  expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
-  answers.set(url, res.json());
-  return res.json();
-}
+const { answers, ask, proven } = proofClient(() => gw, () => token);
 
 const all = new Map<string, any[]>();
 let imported = 0;
@@ -80,9 +70,7 @@ beforeAll(async () => {
   for (const u of urls) await ask(u);
   const dates = answers.get('/templates?fields=id,date_created&limit=-1').data.map((t: any) => t.date_created).sort();
   await ask(`/templates?fields=id,title,date_created&filter[date_created][_gte]=${dates[Math.floor(dates.length / 2)]}&sort=title&limit=-1`);
-  await gw.deps.shapes.flush();
-  const report = await buildMigrationReport(gw.deps, inject, { prove: true });
-  shapes = new Map(report.clients.flatMap((c) => c.shapes).map((s) => [s.key, s]));
+  shapes = await proven();
 }, 600_000);
 afterAll(async () => { await gw?.close(); });
 

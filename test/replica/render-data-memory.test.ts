@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readsOutsideHand } from '../../src/translate/data-at-hand.js';
 import { derivedUuid } from '../../src/translate/ids.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { replicaReady } from '../helpers/replica-ready.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /**
@@ -33,15 +34,7 @@ const MB = 1_048_576;
 /** v1 id → the data the gateway sent (a distinct 1 MB text each: nothing shared). */
 const sent = new Map<string, { i: number; text: string }>();
 
-async function ready(t: TestGateway, tok: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    await t.get('/renders?limit=1&fields=id', tok);
-    const s = await t.deps.replica!.status();
-    if (s.length > 0 && s.every((x) => x.state === 'ready')) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the replica did not become ready');
-}
+const ready = replicaReady;
 
 /** Asks until the replica answers (a restarted instance answers live while it reads its teams back from the store). */
 async function fromReplica(t: TestGateway, tok: string, url: string): Promise<Awaited<ReturnType<TestGateway['get']>>> {
