@@ -251,7 +251,9 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
       args: { op: 'meta', count: 'filter_count' } });
   }
   if (all || shape.meta.includes('total_count')) {
-    const whole = !plan?.scope.projects && !plan?.scope.accounts && plan?.strategy !== 'direct' && !calls.some((c) => c.perStatus || c.stopAfter);
+    // (a list read up to a page is read whole once the count is asked: equivalent.ts; a narrowed one walks the collection
+    // again for it, equivalent.ts too)
+    const whole = !plan?.scope.projects && !plan?.scope.accounts && plan?.strategy !== 'direct' && !calls.some((c) => c.perStatus);
     steps.splice(whole ? 0 : steps.length, 0, {
       kind: 'count', detail: 'meta total_count: every item of the collection, counted before any filter (v1 gives no totals)',
       ...(whole ? { args: { op: 'meta', count: 'total_count' } as const } : {}),

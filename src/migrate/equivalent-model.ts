@@ -149,7 +149,8 @@ export type StepArgs =
     readonly also?: readonly GroupKey[];
   }
   /** `meta=filter_count`: the items left after the filter and search, counted before the sort and the page. */
-  | { readonly op: 'meta'; readonly count: 'filter_count' | 'total_count' }
+  /** `from`: the items of that call counted (a walk of the whole collection of its own), not the answer's. */
+  | { readonly op: 'meta'; readonly count: 'filter_count' | 'total_count'; readonly from?: string }
   | { readonly op: 'keep'; readonly field: string; readonly param: string }
   /**
    * One row of aggregates: `count(*)`, `count(id)`, `countDistinct(f)`, and `min`/`max` of a time (an ISO date); with

@@ -295,6 +295,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
         'where account ids were imported, pass them in account_uuids (the ids export\'s imported rows): the snippets sort by those');
     }
     addClientSteps(shape, q, plan, steps, params, calls);
+    totalWalk(resource, steps, calls);
     if (shape.kind === 'list') listParams(shape, q, steps, params, limitDefault);
   } else {
     notes.push('no v1 equivalent: the gateway answers this route itself');
@@ -309,6 +310,30 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
   const final = thinned ? calls.map((c) => (c.stopAfter ? { ...c, stopAfter: false } : c)) : calls;
   importedParams(steps, params);
   return { resource, calls: final, clientSteps: steps, params: listsNamed(params, final), statuses, blocked, unverified, notes };
+}
+
+/**
+ * `meta=total_count` where the calls read part of the collection (given projects or teams, one status's lists, an id):
+ * a walk of the whole collection of its own, counted (the sixth and seventh held-out checks: a TODO).
+ */
+function totalWalk(resource: string, steps: ClientStep[], calls: V1Call[]): void {
+  const at = steps.findIndex((s) => s.kind === 'count' && !s.args && s.detail.startsWith('meta total_count'));
+  if (at < 0 || !['render', 'project', 'template', 'account'].includes(resource)) return;
+  const why = 'meta total_count: every item of the collection the key reaches';
+  calls.push(call({ name: 'all_teams', method: 'GET', path: '/v1/teams', why }));
+  if (resource !== 'account') {
+    calls.push(call({ name: 'all_projects', method: 'GET', path: '/v1/projects', query: { team_id: '{all_team.id}', limit: PAGE }, each: 'all_teams',
+      cursor: true, why }));
+  }
+  if (resource === 'render') {
+    calls.push(call({ name: 'all_renders', method: 'GET', path: '/v1/renders', query: { project_id: '{all_project.id}', limit: PAGE },
+      each: 'all_projects', cursor: true, why }));
+  }
+  if (resource === 'template') {
+    calls.push(call({ name: 'all_templates', method: 'GET', path: '/v1/templates', query: { project_id: '{all_project.id}' }, each: 'all_projects', why }));
+  }
+  const from = { render: 'all_renders', project: 'all_projects', template: 'all_templates', account: 'all_teams' }[resource as 'render'];
+  steps[at] = { ...(steps[at] as ClientStep), args: { op: 'meta', count: 'total_count', from } };
 }
 
 /** The imported pairs a step deriving legacy uuids reads (`user_uuids`): a parameter of each type it derives. */

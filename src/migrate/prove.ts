@@ -391,7 +391,11 @@ export async function prove(
     const q = shape.kind === 'one'
       ? Query.with(planned.q, { filter: Compare.create(FieldRef.create(['id']), '_eq', sampleId ?? ''), limit: 1, offset: 0 })
       : planned.q;
-    const answer = answerOf(records, q, d.mappings.schemas, lookup, bounds.relatedItems);
+    const read = answerOf(records, q, d.mappings.schemas, lookup, bounds.relatedItems);
+    // (a total counted over a walk of its own — the calls read part of the collection: that walk's items)
+    const walked = e.clientSteps.map((s) => s.args).find((a) => a?.op === 'meta' && a.from);
+    const answer = read?.meta && walked?.op === 'meta' && walked.from
+      ? { ...read, meta: { ...read.meta, total_count: (results.get(walked.from) ?? []).length } } : read;
     if (!answer) {
       return { ...none(`the answer expands more than ${bounds.relatedItems} related items (the proof's bound): not proven`), request, v1Calls: calls };
     }

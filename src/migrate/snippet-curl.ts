@@ -75,7 +75,7 @@ function jqStep(a: StepArgs): string {
     case 'attach':
       return `(($${a.from}[0] | map({key: .id, value: .${a.field}}) | from_entries) as $by | map(.${a.as} = $by[.${a.by}]))`;
     case 'meta':
-      return `length as $${a.count} | .`;
+      return a.from ? `($${a.from}[0] | length) as $${a.count} | .` : `length as $${a.count} | .`;
     case 'count': {
       const n = a.of ? `{${JSON.stringify(a.of)}: length}` : 'length';
       const key = a.groupBy && a.part ? `(${val(a.groupBy)} | part("${a.part}") | if . == null then null else tostring end)` : a.groupBy ? val(a.groupBy) : '';
@@ -200,6 +200,7 @@ export function renderCurl(e: Equivalent): string {
   const program = `${steps.length ? steps.join(' | ') : '.'}${counts.length ? ` | {meta: {${counts.join(', ')}}, data: .}` : ''}`;
   // (a call's items another step reads: --slurpfile)
   const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'relate' ? [x.args.from]
+    : x.args?.op === 'meta' && x.args.from ? [x.args.from]
     : x.args?.op === 'children' ? [x.args.from, ...(x.args.on ? [x.args.on] : [])] : x.args?.op === 'constant' && x.args.on ? [x.args.on]
     : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
     : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));

@@ -132,7 +132,7 @@ function jsStep(a: StepArgs): string {
     case 'attach':
       return `  { const by = new Map((r.${a.from} ?? []).map((y) => [y.id, y.${a.field}])); out = out.map((x) => ({ ...x, ${a.as}: by.get(x.${a.by}) })); }`;
     case 'meta':
-      return `  meta.${a.count} = out.length;`;
+      return `  meta.${a.count} = ${a.from ? `(r.${a.from} ?? [])` : 'out'}.length;`;
     case 'count': {
       const n = (x: string) => (a.of ? `{ ${a.of}: ${x} }` : x);
       if (!a.groupBy) return `  out = [{ count: ${n('out.length')} }];`;
@@ -208,7 +208,7 @@ function pyStep(a: StepArgs): string {
       return `    by = {y["id"]: y.get(${JSON.stringify(a.field)}) for y in r.get(${JSON.stringify(a.from)}, [])}\n` +
         `    out = [dict(x, ${a.as}=by.get(x.get(${JSON.stringify(a.by)}))) for x in out]`;
     case 'meta':
-      return `    meta["${a.count}"] = len(out)`;
+      return `    meta["${a.count}"] = len(${a.from ? `r.get(${JSON.stringify(a.from)}, [])` : 'out'})`;
     case 'count': {
       const n = (x: string) => (a.of ? `{${JSON.stringify(a.of)}: ${x}}` : x);
       if (!a.groupBy) return `    out = [{"count": ${n('len(out)')}}]`;
