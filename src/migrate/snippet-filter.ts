@@ -46,7 +46,9 @@ function jsCond(c: FilterCond): string {
   const test = time ? `ms(${got}) != null && ms(${got}) ${time} instant(${v})`
     : c.test === 'in' ? `${v}.includes(${got})`
       : c.test === 'nin' ? `${got} != null && !${v}.includes(${got})`
-        : `${got} ${c.test === 'eq' ? '===' : '!=='} ${v}`;
+        // (a null is never _neq a value: Directus writes NOT (field = value) — the reference's §4, null semantics — and
+        // `_neq: null` is IS NOT NULL; the eighth held-out check: renders with no creator were kept)
+        : c.test === 'neq' ? `${got} != null && ${got} !== ${v}` : `${got} === ${v}`;
   return `(x) => ${test}`;
 }
 
@@ -83,7 +85,7 @@ function pyCond(c: FilterCond): string {
   const time = own(COMPARE, c.test);
   return time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
     : c.test === 'in' ? `${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`
-      : `${got} ${c.test === 'eq' ? '==' : '!='} ${v}`;
+      : c.test === 'neq' ? `${got} is not None and ${got} != ${v}` : `${got} == ${v}`;
 }
 
 export function pyFilter(a: Filter): string {
@@ -126,8 +128,9 @@ function jqCond(c: FilterCond, val: (field: string) => string, env: (param: stri
   // (`index` of a list answers a position, null when absent)
   if (c.test === 'in') return `${value} as $v | (${jqList(param)} | index([$v])) != null`;
   if (c.test === 'nin') return `${value} as $v | $v != null and (${jqList(param)} | index([$v])) == null`;
-  // (a boolean, download_ready, against the text the environment holds)
-  return `(${value} | if type == "boolean" then tostring else . end) ${c.test === 'eq' ? '==' : '!='} ${param}`;
+  // (a boolean, download_ready, against the text the environment holds; a null is never _neq a value)
+  const shown = `(${value} | if type == "boolean" then tostring else . end)`;
+  return c.test === 'neq' ? `${value} != null and ${shown} != ${param}` : `${shown} == ${param}`;
 }
 
 export function jqFilter(a: Filter, val: (field: string) => string, env: (param: string) => string): string {

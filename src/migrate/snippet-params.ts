@@ -4,13 +4,17 @@ import { own } from './own.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 
-/** The top-level conditions of a legacy filter (an `_and` of them included), by `path op`: their values. */
-function topConditions(filter: unknown): Map<string, unknown> {
-  const out = new Map<string, unknown>();
+/**
+ * The top-level conditions of a legacy filter (an `_and` of them included), by `path op`: their values; and every
+ * top-level `_or`'s branches in `ors` (an `_and` may hold two: the eighth held-out check read the last one for both).
+ */
+function topConditions(filter: unknown): Map<string, unknown> & { ors: unknown[][] } {
+  const out = Object.assign(new Map<string, unknown>(), { ors: [] as unknown[][] });
   const walk = (node: unknown, path: string[]) => {
     if (!node || typeof node !== 'object' || Array.isArray(node)) return;
     for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
       if (k === '_and' && path.length === 0 && Array.isArray(v)) v.forEach((x) => walk(x, []));
+      else if (k === '_or' && path.length === 0 && Array.isArray(v)) { out.set(' _or', v); out.ors.push(v); }
       else if (k.startsWith('_')) out.set(`${path.join('.')} ${k}`, v);
       else walk(v, [...path, k]);
     }
@@ -18,6 +22,10 @@ function topConditions(filter: unknown): Map<string, unknown> {
   walk(filter, []);
   return out;
 }
+
+/** Whether every branch of an `_or` is `path`'s `_eq` (an _in the client steps test: `status_or`). */
+const sameFieldOr = (branches: readonly unknown[], path: string) =>
+  branches.every((b) => own(own(b as Record<string, unknown>, path) as Record<string, unknown>, '_eq') !== undefined);
 
 /** The legacy type a filtered path names the id of (its value is given to v1 as that type's v1 id). */
 function idType(path: string, resource: string): string | null {
@@ -68,7 +76,10 @@ export async function snippetParams(
     if (step.args?.op !== 'filter') continue;
     for (const cond of step.args.conds) {
       // (a condition of an _or's branch: its value read from that branch, its parameter named for it — `status_or2`)
-      const branch = cond.branch === undefined ? undefined : (top.get(' _or') as unknown[] | undefined)?.[cond.branch];
+      // (the _or of different fields: the one that is not a field's _eq values — one such _or a filter)
+      const mixed = top.ors.find((o) => !o.every((b) => b && typeof b === 'object' && Object.keys(b).length === 1
+        && sameFieldOr([b], Object.keys(b)[0] as string)) || new Set(o.map((b) => Object.keys(b as object)[0])).size > 1);
+      const branch = cond.branch === undefined ? undefined : mixed?.[cond.branch];
       const conds = cond.branch === undefined ? top : topConditions(branch);
       const c = cond.branch === undefined ? cond : { ...cond, param: cond.param.replace(/_or\d+$/, '') };
       const key = cond.param;
@@ -93,7 +104,7 @@ export async function snippetParams(
       if (c.test === 'in' && c.param.endsWith('_or')) {
         // an _or of one field's _eq: its values, each in its v1 form (ids)
         const path = c.param.slice(0, -'_or'.length);
-        const branches = conds.get(' _or');
+        const branches = top.ors.find((o) => sameFieldOr(o, path));
         const values = Array.isArray(branches) ? branches.map((b) => own(own(b as Record<string, unknown>, path) as Record<string, unknown>, '_eq')) : [];
         out[key] = await Promise.all(values.filter((v) => v !== undefined).map((x) => v1Of(path, x)));
         continue;

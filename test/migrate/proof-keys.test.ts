@@ -69,6 +69,12 @@ beforeAll(async () => {
     `/renders?fields=id,title&filter[_or][0][title][_icontains]=render 1&filter[_or][1][date_created][_gte]=${at(0.8).date_created}` +
     '&filter[status][_neq]=draft&sort=-date_created&limit=-1');
   const account = (await ask('/accounts?fields=id&limit=1')).data[0].id;
+  // (the eighth held-out check: two _or in one _and, a _neq over creators some renders lack, a read by id's _or)
+  const someone = (await ask('/renders?fields=user_created&filter[user_created][_nnull]=true&limit=1')).data[0].user_created;
+  urls.push(`/renders?fields=id,title&filter[_and][0][_or][0][status][_eq]=failed&filter[_and][0][_or][1][status][_eq]=complete` +
+    `&filter[_and][1][_or][0][project][_eq]=${project}&filter[_and][1][_or][1][title][_contains]=1&sort=title&limit=-1`,
+    `/renders?fields=id,user_created&filter[user_created][_neq]=${someone}&sort=title&limit=-1`,
+    `/renders/${renders[0].id}?fields=id,title,status&filter[_or][0][status][_eq]=failed&filter[_or][1][title][_contains]=zzz`);
   urls.push(`/projects?meta=total_count&filter[account][_eq]=${account}&fields=id,title`);
   for (const u of urls) await ask(u);
   const dates = answers.get('/templates?fields=id,date_created&limit=-1').data.map((t: any) => t.date_created).sort();
@@ -165,6 +171,19 @@ describe('the fifth held-out check: filters and sorts the snippets now write out
     expect(meta.total_count).toBeGreaterThan(meta.filter_count);
     for (const key of ['GET /renders fields=id,title filter=status _eq ? sort=-date_created paging=page meta=filter_count,total_count',
       'GET /projects fields=id,title filter=account _eq ? meta=total_count']) provenEqual(key);
+  });
+
+  it('two _or in one _and, a _neq over renders without a creator: equal in every language; a read by id lists its filter\'s parameters', () => {
+    // (some renders have no creator: _neq leaves them out, as SQL's NOT (field = value) does)
+    expect(all.get('renders')!.length).toBeGreaterThan(items('/renders?fields=id,user_created&filter').length);
+    expect(items('/renders?fields=id,user_created&filter').every((r: any) => r.user_created !== null)).toBe(true);
+    expect(items('/renders?fields=id,title&filter[_and]').length).toBeGreaterThan(0);
+    for (const key of ['GET /renders fields=id,title filter=and(or(project _eq ?,title _contains ?),or(status _eq ?,status _eq ?)) sort=title paging=all',
+      'GET /renders fields=id,user_created filter=user_created _neq ? sort=title paging=all']) provenEqual(key);
+    const one = shapes.get('GET /renders/:id fields=id,status,title filter=or(status _eq ?,title _contains ?)');
+    expect(one, [...shapes.keys()].join(' | ')).toBeDefined();
+    expect(one!.equivalent.params.map((p) => p.name)).toEqual(expect.arrayContaining(['status_or1', 'title_contains_or2']));
+    expect(one!.proof?.reason ?? '').not.toMatch(/failed/);
   });
 
   it("the user's names (only the gateway keeps them) are a TODO of the snippets: never \"equal\" (the seventh held-out check)", () => {
