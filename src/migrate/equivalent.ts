@@ -296,6 +296,10 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     }
     addClientSteps(shape, q, plan, steps, params, calls);
     totalWalk(resource, steps, calls);
+    if (shape.kind === 'one' && q.filter) {
+      notes.push('a read by id answers the item whatever its filter: the gateway does not apply it (Directus 10 answers 403 ' +
+        'when the item fails it), so the snippets read the item alone');
+    }
     // (a read by id's filter too: its client steps take parameters — the eighth held-out check: none were listed)
     if (shape.kind === 'list' || shape.kind === 'one') listParams(shape, q, steps, params, limitDefault);
   } else {

@@ -44,11 +44,12 @@ function jsCond(c: FilterCond): string {
   }
   const time = own(COMPARE, c.test);
   const test = time ? `ms(${got}) != null && ms(${got}) ${time} instant(${v})`
-    : c.test === 'in' ? `${v}.includes(${got})`
+    : c.test === 'in' ? `${got} != null && ${v}.includes(${got})`
       : c.test === 'nin' ? `${got} != null && !${v}.includes(${got})`
         // (a null is never _neq a value: Directus writes NOT (field = value) — the reference's §4, null semantics — and
         // `_neq: null` is IS NOT NULL; the eighth held-out check: renders with no creator were kept)
-        : c.test === 'neq' ? `${got} != null && ${got} !== ${v}` : `${got} === ${v}`;
+        // (nor _eq or _in one: `= NULL` matches nothing — §4 again; the ninth held-out check: `_eq null` kept the null ones)
+        : c.test === 'neq' ? `${got} != null && ${got} !== ${v}` : `${got} != null && ${got} === ${v}`;
   return `(x) => ${test}`;
 }
 
@@ -84,8 +85,8 @@ function pyCond(c: FilterCond): string {
   }
   const time = own(COMPARE, c.test);
   return time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
-    : c.test === 'in' ? `${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`
-      : c.test === 'neq' ? `${got} is not None and ${got} != ${v}` : `${got} == ${v}`;
+    : c.test === 'in' ? `${got} is not None and ${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`
+      : c.test === 'neq' ? `${got} is not None and ${got} != ${v}` : `${got} is not None and ${got} == ${v}`;
 }
 
 export function pyFilter(a: Filter): string {
@@ -126,11 +127,11 @@ function jqCond(c: FilterCond, val: (field: string) => string, env: (param: stri
   const time = own(COMPARE, c.test);
   if (time) return `(${value} | ms) as $t | $t != null and $t ${time} (${param} | instant)`;
   // (`index` of a list answers a position, null when absent)
-  if (c.test === 'in') return `${value} as $v | (${jqList(param)} | index([$v])) != null`;
+  if (c.test === 'in') return `${value} as $v | $v != null and (${jqList(param)} | index([$v])) != null`;
   if (c.test === 'nin') return `${value} as $v | $v != null and (${jqList(param)} | index([$v])) == null`;
   // (a boolean, download_ready, against the text the environment holds; a null is never _neq a value)
   const shown = `(${value} | if type == "boolean" then tostring else . end)`;
-  return c.test === 'neq' ? `${value} != null and ${shown} != ${param}` : `${shown} == ${param}`;
+  return `${value} != null and ${shown} ${c.test === 'neq' ? '!=' : '=='} ${param}`;
 }
 
 export function jqFilter(a: Filter, val: (field: string) => string, env: (param: string) => string): string {
