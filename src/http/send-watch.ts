@@ -13,6 +13,8 @@ import { whenSent } from './request-end.js';
 export class SendWatch {
   /** Each watched socket: where its writing stood when last seen to move, and when. */
   private readonly watched = new Map<Socket, { stood: string; at: number }>();
+  /** The sockets given a close listener (once a socket: a keep-alive connection's every request added one — a review). */
+  private readonly hooked = new WeakSet<Socket>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly idleMs: number, private readonly now: () => number = Date.now, private readonly onClose: () => void = () => {}) {}
@@ -21,9 +23,11 @@ export class SendWatch {
   watch(socket: Socket, res: { once(event: 'finish', fn: () => void): unknown }): void {
     if (this.idleMs <= 0 || socket.destroyed || this.watched.has(socket)) return;
     this.watched.set(socket, { stood: standing(socket), at: this.now() });
-    const done = () => this.watched.delete(socket);
-    socket.once('close', done);
-    res.once('finish', done);
+    if (!this.hooked.has(socket)) {
+      this.hooked.add(socket);
+      socket.once('close', () => this.watched.delete(socket));
+    }
+    res.once('finish', () => this.watched.delete(socket));
     // (checked a quarter of the bound apart: a stalled answer is closed within 1.25 times it)
     this.timer ??= setInterval(() => this.check(), Math.max(250, Math.floor(this.idleMs / 4))).unref();
   }

@@ -13,6 +13,18 @@ import { jqChildren, jqRelate, shChildIds, uuidFile } from './snippet-joins.js';
 /** The environment variable a curl script reads a parameter from (`account.name` → `ACCOUNT_NAME`). */
 export const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
 
+/**
+ * jq's time helpers: a v1 time in ms (seconds or ms given); an ISO 8601 date in ms (a date alone is midnight, no zone UTC,
+ * an offset taken off — the held-out check of issue 39 found the zone ignored; null: null).
+ */
+export const JQ_TIMES = 'def ms: if . == null then null elif . < 100000000000 then . * 1000 else . end; ' +
+    'def instant: if . == null then null else (if test("[T ]") then . else . + "T00:00:00" end) | ' +
+    'capture("^(?<d>[0-9]{4}-[0-9]{2}-[0-9]{2})[T ](?<t>[0-9]{2}:[0-9]{2}(:[0-9]{2})?)' +
+    '(\\\\.(?<f>[0-9]+))?(?<z>Z|[+-][0-9]{2}(:?[0-9]{2})?)?$") | ' +
+    '((.d + "T" + (.t | if length == 5 then . + ":00" else . end) + "Z") | fromdateiso8601) * 1000 + (((.f // "") + "000")[0:3] | tonumber) - ' +
+    '(if (.z // "Z") == "Z" then 0 else (.z | (if .[0:1] == "-" then -1 else 1 end) * ' +
+    '((.[1:3] | tonumber) * 60 + (.[3:] | ltrimstr(":") | if . == "" then 0 else tonumber end)) * 60000) end) end; ';
+
 /** The jq program of a client step (`$S`: v1 status → legacy status; parameters from the environment). */
 /** A group key's value of the item in jq (a part of a date: a number string, as the legacy API keys it). */
 function jqGroupKey(k: GroupKey): string {
@@ -183,13 +195,7 @@ export function renderCurl(e: Equivalent): string {
     if (s.kind !== 'translate' && !s.args) lines.push(`# TODO (not done by this script): ${oneLine(s.detail)}`);
   }
   // a v1 time in ms (seconds or ms given); an ISO 8601 date in ms (its zone ignored: UTC; a date alone is midnight)
-  const defs = comparesTimes(e) ? 'def ms: if . == null then null elif . < 100000000000 then . * 1000 else . end; ' +
-    // (an offset is taken off: 22:00+05:00 is 17:00 UTC — the held-out check of issue 39 found the zone ignored)
-    'def instant: (if test("[T ]") then . else . + "T00:00:00" end) | capture("^(?<d>[0-9]{4}-[0-9]{2}-[0-9]{2})[T ](?<t>[0-9]{2}:[0-9]{2}(:[0-9]{2})?)' +
-    '(\\\\.(?<f>[0-9]+))?(?<z>Z|[+-][0-9]{2}(:?[0-9]{2})?)?$") | ' +
-    '((.d + "T" + (.t | if length == 5 then . + ":00" else . end) + "Z") | fromdateiso8601) * 1000 + (((.f // "") + "000")[0:3] | tonumber) - ' +
-    '(if (.z // "Z") == "Z" then 0 else (.z | (if .[0:1] == "-" then -1 else 1 end) * ' +
-    '((.[1:3] | tonumber) * 60 + (.[3:] | ltrimstr(":") | if . == "" then 0 else tonumber end)) * 60000) end); ' : '';
+  const defs = comparesTimes(e) ? JQ_TIMES : '';
   // a part of a v1 time in UTC, as the legacy API reads it (week: the ISO week; weekday: 0 = Sunday; month from 1)
   const parts = comparesParts(e) ? 'def part($p): if . == null then null else (ms / 1000 | floor) as $s | ($s | gmtime) as $g | ' +
     '{year: $g[0], month: ($g[1] + 1), day: $g[2], hour: $g[3], minute: $g[4], second: ($g[5] | floor), weekday: $g[6], ' +

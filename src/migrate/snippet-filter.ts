@@ -43,7 +43,8 @@ function jsCond(c: FilterCond): string {
     return `(x) => { const t = ms(${got}); ${t} }`;
   }
   const time = own(COMPARE, c.test);
-  const test = time ? `ms(${got}) != null && ms(${got}) ${time} instant(${v})`
+  // (a null date given: `_neq null` keeps every dated item, any other comparison none — SQL's `= NULL`, `> NULL`)
+  const test = time ? `ms(${got}) != null && (${v} == null ? ${c.test === 'tneq'} : ms(${got}) ${time} instant(${v}))`
     : c.test === 'in' ? `${got} != null && ${v}.includes(${got})`
       : c.test === 'nin' ? `${got} != null && !${v}.includes(${got})`
         // (a null is never _neq a value: Directus writes NOT (field = value) — the reference's §4, null semantics — and
@@ -84,7 +85,7 @@ function pyCond(c: FilterCond): string {
     return `(lambda t: t is not None and t ${many === 'nin' ? 'not in' : 'in'} ${at})(ms(${got}))`;
   }
   const time = own(COMPARE, c.test);
-  return time ? `ms(${got}) is not None and ms(${got}) ${time} instant(${v})`
+  return time ? `ms(${got}) is not None and (${c.test === 'tneq' ? 'True' : 'False'} if ${v} is None else ms(${got}) ${time} instant(${v}))`
     : c.test === 'in' ? `${got} is not None and ${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`
       : c.test === 'neq' ? `${got} is not None and ${got} != ${v}` : `${got} is not None and ${got} == ${v}`;
 }
@@ -125,7 +126,9 @@ function jqCond(c: FilterCond, val: (field: string) => string, env: (param: stri
       (many === 'out' ? '(($t >= $b[0] and $t <= $b[1]) | not)' : `($b | index([$t])) ${many === 'in' ? '!=' : '=='} null`);
   }
   const time = own(COMPARE, c.test);
-  if (time) return `(${value} | ms) as $t | $t != null and $t ${time} (${param} | instant)`;
+  if (time) {
+    return `(${value} | ms) as $t | (${param} | instant) as $i | $t != null and (if $i == null then ${c.test === 'tneq'} else $t ${time} $i end)`;
+  }
   // (`index` of a list answers a position, null when absent)
   if (c.test === 'in') return `${value} as $v | $v != null and (${jqList(param)} | index([$v])) != null`;
   if (c.test === 'nin') return `${value} as $v | $v != null and (${jqList(param)} | index([$v])) == null`;

@@ -76,9 +76,12 @@ export async function snippetParams(
     if (step.args?.op !== 'filter') continue;
     for (const cond of step.args.conds) {
       // (a condition of an _or's branch: its value read from that branch, its parameter named for it — `status_or2`)
-      // (the _or of different fields: the one that is not a field's _eq values — one such _or a filter)
-      const mixed = top.ors.find((o) => !o.every((b) => b && typeof b === 'object' && Object.keys(b).length === 1
-        && sameFieldOr([b], Object.keys(b)[0] as string)) || new Set(o.map((b) => Object.keys(b as object)[0])).size > 1);
+      // (the _or whose branches the conditions are: the one no field's _eq values (`status_or`) claim — one such _or a
+      // filter; a review: an _or of one date's _eq values was taken for those and its branches read as nothing)
+      const claimed = new Set(e.clientSteps.flatMap((s) => (s.args?.op === 'filter' ? s.args.conds : []))
+        .filter((x) => x.branch === undefined && x.test === 'in' && x.param.endsWith('_or'))
+        .map((x) => top.ors.find((o) => sameFieldOr(o, x.param.slice(0, -'_or'.length)))));
+      const mixed = top.ors.find((o) => !claimed.has(o));
       const branch = cond.branch === undefined ? undefined : mixed?.[cond.branch];
       const conds = cond.branch === undefined ? top : topConditions(branch);
       const c = cond.branch === undefined ? cond : { ...cond, param: cond.param.replace(/_or\d+$/, '') };

@@ -38,6 +38,15 @@ describe('SendWatch', () => {
     expect(closed).toEqual([1_000]);
     expect([moving.destroyed, idle.destroyed, finished.destroyed]).toEqual([false, false, false]);
     expect(watch.size).toBe(2);
+    // (a keep-alive connection's every answer watched again: one close listener a socket — a review found one added a
+    // request, without bound)
+    const kept = new FakeSocket();
+    for (let i = 0; i < 20; i++) {
+      const res = new EventEmitter();
+      watch.watch(kept as unknown as Socket, res);
+      res.emit('finish');
+    }
+    expect(kept.listenerCount('close')).toBe(1);
     // (the bound 0: nothing watched)
     const off = new SendWatch(0, () => now);
     off.watch(new FakeSocket() as unknown as Socket, new EventEmitter());

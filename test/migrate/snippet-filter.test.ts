@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FilterCond } from '../../src/migrate/equivalent-model.js';
-import { envName } from '../../src/migrate/snippet-curl.js';
+import { envName, JQ_TIMES } from '../../src/migrate/snippet-curl.js';
 import { jqFilter, jsFilter, pyFilter } from '../../src/migrate/snippet-filter.js';
 
 const run = promisify(execFile);
@@ -18,15 +18,22 @@ async function kept(conds: FilterCond[], items: unknown[], params: Record<string
   writeFileSync(join(dir, 'items.json'), JSON.stringify(items));
   writeFileSync(join(dir, 'step.mjs'), `const params = ${JSON.stringify(params)};\nlet out = ${JSON.stringify(items)};\n` +
     "const val = (x, p) => p.split('.').reduce((o, k) => (o == null ? o : o[k]), x);\n" +
+    'const ms = (t) => (t == null ? null : t < 1e11 ? t * 1000 : t);\n' +
+    "const instant = (s) => Date.parse(/T/.test(s) && !/(Z|[+-]\\d\\d:?\\d\\d)$/i.test(s) ? `${s}Z` : s);\n" +
     `${jsFilter(a)}\nconsole.log(JSON.stringify(out.map((x) => x.id)));\n`);
-  writeFileSync(join(dir, 'step.py'), 'import json\ndef f(out, params):\n' +
+  writeFileSync(join(dir, 'step.py'), 'import json\nfrom datetime import datetime, timezone\ndef f(out, params):\n' +
+    '    def ms(t):\n        return None if t is None else (t * 1000 if t < 1e11 else t)\n' +
+    '    def instant(s):\n        if s is None:\n            return None\n        d = datetime.fromisoformat(s.replace("Z", "+00:00"))\n' +
+    '        return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp() * 1000\n' +
     '    def val(x, path):\n        for k in path.split("."):\n            x = x.get(k) if isinstance(x, dict) else None\n        return x\n' +
     `${pyFilter(a)}\n    return out\nprint(json.dumps([x["id"] for x in f(json.loads(open("items.json").read()), json.loads(${JSON.stringify(JSON.stringify(params))}))]))\n`);
   // (the curl script's environment: text as it is, a list or null as JSON)
-  const env = { ...process.env, ...Object.fromEntries(Object.entries(params).map(([k, v]) => [envName(k), typeof v === 'string' ? v : JSON.stringify(v)])) };
+  // (a null is left out, as the runner leaves it: the variable unset)
+  const env = { ...process.env, ...Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null)
+    .map(([k, v]) => [envName(k), typeof v === 'string' ? v : JSON.stringify(v)])) };
   const [node, python, jq] = await Promise.all([
     run('node', ['step.mjs'], { cwd: dir }), run('python3', ['step.py'], { cwd: dir }),
-    run('jq', ['-c', `${jqFilter(a, (f) => `.${f}`, (p) => `$ENV.${envName(p)}`)} | map(.id)`, 'items.json'], { cwd: dir, env }),
+    run('jq', ['-c', `${JQ_TIMES}${jqFilter(a, (f) => `.${f}`, (p) => `$ENV.${envName(p)}`)} | map(.id)`, 'items.json'], { cwd: dir, env }),
   ]);
   return { node: JSON.parse(node.stdout), python: JSON.parse(python.stdout), jq: JSON.parse(jq.stdout) };
 }
@@ -48,6 +55,14 @@ describe('a filter step and nulls, in node, python and jq', () => {
       [{ field: 'created_by', test: 'in', param: 'user_created' }, [null, 'user_2'], ['c']],
       [{ field: 'created_by', test: 'nin', param: 'user_created_nin' }, ['user_2'], ['a']],
     ];
+    // (a date against null: `_neq null` is "not null", any other comparison matches nothing — python and jq stopped on it)
+    const dated = [{ id: 'a', updated_at: 1_700_000_000 }, { id: 'b', updated_at: null }, { id: 'c', updated_at: 1_800_000_000_000 }];
+    for (const [test, want] of [['tneq', ['a', 'c']], ['teq', []], ['gt', []], ['lte', []]] as const) {
+      const got = await kept([{ field: 'updated_at', test, param: 'date_updated_x' }], dated, { date_updated_x: null });
+      expect(got, `${test} null`).toEqual({ node: want, python: want, jq: want });
+    }
+    const later = await kept([{ field: 'updated_at', test: 'gt', param: 'date_updated_gt' }], dated, { date_updated_gt: '2025-01-01' });
+    expect(later).toEqual({ node: ['c'], python: ['c'], jq: ['c'] });
     for (const [cond, value, want] of cases) {
       const got = await kept([cond], items, { [cond.param]: value });
       expect(got, `${cond.test} ${JSON.stringify(value)}`).toEqual({ node: want, python: want, jq: want });
