@@ -4,8 +4,8 @@ import { own } from './own.js';
 import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 import {
-  datePartOf, DERIVED_KEYS, FLAG_TESTS, RELATION_ID, SORT_FIELD, TEXT_TESTS, V1_FIELD, type ClientStep, type FilterCond, type FlagTest, type GroupKey,
-  type Param, type StepArgsOf, type TextTest, type V1Call,
+  datePartOf, DERIVED_KEYS, FLAG_TESTS, RELATION_ID, SORT_FIELD, TEXT_TESTS, TIME_TEST_NAMES, V1_FIELD, type ClientStep, type FilterCond,
+  type FlagTest, type GroupKey, type Param, type StepArgsOf, type TextTest, type V1Call,
 } from './equivalent-model.js';
 
 /**
@@ -21,7 +21,6 @@ const TIMES = new Set(['created_at', 'updated_at', 'project_created_at']);
 const TIME_TESTS: Readonly<Record<string, FilterCond['test']>> = {
   _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte', _eq: 'teq', _neq: 'tneq', _in: 'tin', _nin: 'tnin',
 };
-const TIME_TESTS_BY_TEST: Readonly<Record<string, true>> = Object.fromEntries([...Object.values(TIME_TESTS), 'tout'].map((t) => [t, true]));
 /** The operators a part of a date (`year(date_created)`) is compared with, as numbers. */
 const PART_TESTS: Readonly<Record<string, FilterCond['test']>> = {
   _eq: 'eq', _neq: 'neq', _in: 'in', _nin: 'nin', _gt: 'gt', _gte: 'gte', _lt: 'lt', _lte: 'lte',
@@ -337,7 +336,7 @@ export function listParams(shape: Shape, q: QueryNode, steps: readonly ClientSte
           v1: `compared with the ${c.part} of ${c.field} (seconds or ms) in UTC` });
         continue;
       }
-      if (own(TIME_TESTS_BY_TEST, c.test)) continue; // (listed with their step)
+      if (own(TIME_TEST_NAMES, c.test)) continue; // (listed with their step)
       const text = own(TEXT_TESTS, c.test);
       const several = c.test === 'in' || c.test === 'nin';
       const what = own(FLAG_TESTS, c.test) ? `true or false, as the filter's _${c.test} gives it` : text ? `the text the filter's _${c.test} tests`

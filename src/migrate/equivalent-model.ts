@@ -101,6 +101,11 @@ export const TEXT_TESTS = {
 } as const satisfies Readonly<Record<string, { readonly at: 'in' | 'start' | 'end'; readonly ci: boolean; readonly neg: boolean }>>;
 export type TextTest = keyof typeof TEXT_TESTS;
 
+/** The tests of a v1 time against a date parameter (or a list of them): the parameter is an ISO date, `$NOW` resolved. */
+export const TIME_TEST_NAMES: Readonly<Record<string, true>> = {
+  gt: true, gte: true, lt: true, lte: true, teq: true, tneq: true, tin: true, tnin: true, tout: true,
+};
+
 
 /** v1 field paths (`name`, `project.id`, `created_at`); `status` compared as legacy names through the statuses table. */
 /** One aggregate a client computes: its function, the v1 path it reads (`*`: rows), the legacy field it answers. */

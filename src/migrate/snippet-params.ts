@@ -1,5 +1,5 @@
 import { resolveDynamic } from '../query/dynamic.js';
-import { DERIVED_KEYS, FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, type Equivalent } from './equivalent-model.js';
+import { DERIVED_KEYS, FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, TIME_TEST_NAMES, type Equivalent } from './equivalent-model.js';
 import { own } from './own.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
@@ -14,7 +14,7 @@ function topConditions(filter: unknown): Map<string, unknown> & { ors: unknown[]
     if (!node || typeof node !== 'object' || Array.isArray(node)) return;
     for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
       if (k === '_and' && path.length === 0 && Array.isArray(v)) v.forEach((x) => walk(x, []));
-      else if (k === '_or' && path.length === 0 && Array.isArray(v)) { out.set(' _or', v); out.ors.push(v); }
+      else if (k === '_or' && path.length === 0 && Array.isArray(v)) out.ors.push(v);
       else if (k.startsWith('_')) out.set(`${path.join('.')} ${k}`, v);
       else walk(v, [...path, k]);
     }
@@ -36,8 +36,6 @@ function idType(path: string, resource: string): string | null {
   return null;
 }
 
-/** The tests of a time against a date (or a list of them): the parameter is that date, `$NOW` resolved. */
-const TIME_TESTS = { gt: 1, gte: 1, lt: 1, lte: 1, teq: 1, tneq: 1, tin: 1, tnin: 1, tout: 1 } as const;
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : [v]);
 
@@ -72,16 +70,16 @@ export async function snippetParams(
     const r = resolveDynamic(v, { now: new Date(o.now), userId: null, roleId: null });
     return r.ok ? r.value : v;
   };
+  // (the _or whose branches conditions are: the one no field's _eq values (`status_or`) claim — one such _or a filter; a
+  // review: an _or of one date's _eq values was taken for those and its branches read as nothing)
+  const claimed = new Set(e.clientSteps.flatMap((s) => (s.args?.op === 'filter' ? s.args.conds : []))
+    .filter((x) => x.branch === undefined && x.test === 'in' && x.param.endsWith('_or'))
+    .map((x) => top.ors.find((o) => sameFieldOr(o, x.param.slice(0, -'_or'.length)))));
+  const mixed = top.ors.find((o) => !claimed.has(o));
   for (const step of e.clientSteps) {
     if (step.args?.op !== 'filter') continue;
     for (const cond of step.args.conds) {
       // (a condition of an _or's branch: its value read from that branch, its parameter named for it — `status_or2`)
-      // (the _or whose branches the conditions are: the one no field's _eq values (`status_or`) claim — one such _or a
-      // filter; a review: an _or of one date's _eq values was taken for those and its branches read as nothing)
-      const claimed = new Set(e.clientSteps.flatMap((s) => (s.args?.op === 'filter' ? s.args.conds : []))
-        .filter((x) => x.branch === undefined && x.test === 'in' && x.param.endsWith('_or'))
-        .map((x) => top.ors.find((o) => sameFieldOr(o, x.param.slice(0, -'_or'.length)))));
-      const mixed = top.ors.find((o) => !claimed.has(o));
       const branch = cond.branch === undefined ? undefined : mixed?.[cond.branch];
       const conds = cond.branch === undefined ? top : topConditions(branch);
       const c = cond.branch === undefined ? cond : { ...cond, param: cond.param.replace(/_or\d+$/, '') };
@@ -94,7 +92,7 @@ export async function snippetParams(
         continue;
       }
       const time = /^(.*)_(gt|gte|lt|lte|eq|neq|in|nin|nbetween|from|to)$/.exec(c.param);
-      if (time && Object.hasOwn(TIME_TESTS, c.test)) {
+      if (time && own(TIME_TEST_NAMES, c.test)) {
         const [, path, end] = time as unknown as [string, string, string];
         const v = end === 'from' || end === 'to' ? list(conds.get(`${path} _between`))[end === 'from' ? 0 : 1] : conds.get(`${path} _${end}`);
         out[key] = c.test === 'tin' || c.test === 'tnin' || c.test === 'tout' ? list(v).map(date) : date(v);
