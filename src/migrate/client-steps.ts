@@ -178,9 +178,12 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     }
     // an _or of comparisons of different fields (project or status): each branch's, kept when one branch passes (the
     // sixth held-out check: the client's before)
+    // (a branch may be an _and of comparisons, its conditions tested together; an _or nested in a branch is its branches
+    // in its place — the ninth held-out check left both to the client)
     if (c.kind === 'Or') {
       const into: FilterCond[] = [];
-      const ok = !either && c.children.every((b, i) => b.kind === 'Compare' && compare(b, into, i));
+      const ok = !either && flatOr(c.children).every((b, i) => (b.kind === 'Compare' ? compare(b, into, i)
+        : b.kind === 'And' && b.children.length > 0 && b.children.every((x) => x.kind === 'Compare' && compare(x, into, i))));
       if (ok) either = into;
       else simple = false;
       continue;
@@ -281,6 +284,12 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
         const name = k.replace(/^-/, '');
         const desc = k.startsWith('-');
         if (byId && name === 'id') return { field: 'legacy_uuid', desc };
+        // (a list's count, `count(renders)`, where its step counts it: the number it holds as text — the ninth held-out check)
+        const counted = /^count\((\w+)\)$/.exec(name)?.[1];
+        if (counted) {
+          const n = steps.some((s) => s.args?.op === 'children' && s.args.count && !s.args.on && s.args.field === counted);
+          return n ? { field: `${counted}_count`, desc, number: true as const } : { field: undefined, desc };
+        }
         const special = own(own(SORT_FIELD, resource), name);
         if (special) return { field: special, desc };
         const related = own(own(RELATION_ID, resource), name);
@@ -299,7 +308,7 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
       steps.push({
         kind: 'sort',
         detail: `sort by ${shape.sort.length ? shape.sort.join(', ') : 'the default order (newest first)'} (v1 orders by created_at only, per list)`,
-        ...(ok ? { args: { op: 'sort', keys: keys as { field: string; desc: boolean }[] } } : {}),
+        ...(ok ? { args: { op: 'sort', keys: keys as { field: string; desc: boolean; number?: true }[] } } : {}),
       });
     }
     const offset = shape.pagination === 'page' || shape.pagination === 'offset' ? 'offset' : null;
@@ -308,6 +317,11 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
         args: { op: 'page', offset, limit: 'limit' } });
     }
   }
+}
+
+/** An _or's branches, those of an _or nested in one in its place (a or (b or c) is a or b or c). */
+function flatOr(children: readonly FilterNode[]): FilterNode[] {
+  return children.flatMap((b) => (b.kind === 'Or' ? flatOr(b.children) : [b]));
 }
 
 /** The filter is `status _eq` or an and of conditions with one: the render lists are asked per v1 status. */

@@ -3,6 +3,7 @@ import type { Plan } from '../plan/plan.js';
 import type { FilterNode, QueryNode } from '../query/ast.js';
 import { ONE_TO_MANY, oneToMany, type OneToMany } from '../query/resources.js';
 import { idNamespace } from '../translate/ids.js';
+import { PROCESS_NAMESPACE } from '../translate/records.js';
 import { EMBEDDED, TRANSLATED, V1_FIELD, type ClientStep, type StepArgs, type V1Call } from './equivalent-model.js';
 import { own } from './own.js';
 
@@ -118,7 +119,10 @@ export function joins(
     return inner.length > 0 && !nested.deep.includes(rule.field) && [...paths, ...filterPathsOf(q)].every((p) => !p.startsWith(`${rule.field}.`)
       || reads.includes(p)) && inner.every((f) => {
       const def = fieldOf(m, rule.child, f);
-      return !!def && !def.relation && (def.source.kind === 'v1' || (own(TRANSLATED, rule.child) ?? []).includes(f));
+      // (a many-to-one relation's id, `projects.account`, is translated with the child; a derived value the steps write out
+      // onto the children, `renders.download_ready` — the ninth held-out check left both to the client)
+      return !!def && (def.relation ? def.relation.kind === 'm2o' && (own(TRANSLATED, rule.child) ?? []).includes(f)
+        : def.source.kind === 'v1' || (own(TRANSLATED, rule.child) ?? []).includes(f) || !!childDerive(rule.child, f, m, ''));
     });
   };
   const objectLists: Set<string> = new Set(Object.values(ONE_TO_MANY).filter((rule) => rule.parent === resource && asObjects(rule)).map((rule) => rule.field));
@@ -175,6 +179,13 @@ export function joins(
     const list = objects || (q?.fields ?? []).some((f) => !f.count && (f.path.join('.') === rule.field || f.path.join('.') === '*'));
     const count = (q?.fields ?? []).some((f) => f.count && f.path[0] === rule.field);
     const chosen = nested.deep.includes(rule.field);
+    // (the children's derived values written onto them first, from the call they are listed from)
+    if (objects && !chosen) {
+      for (const f of new Set(reads.filter((r) => r.startsWith(`${rule.field}.`)).map((r) => r.slice(rule.field.length + 1)))) {
+        const args = childDerive(rule.child, f, m, `${rule.child}s`);
+        if (args) steps.push({ kind: 'derive', detail: `${rule.field}.${f}: derived onto each of the ${rule.child}s listed`, args });
+      }
+    }
     steps.push({ kind: 'join',
       detail: `${rule.field}: the ${objects ? 'v1 objects' : 'v1 ids'} of the ${rule.child}s whose ${rule.via} is this ${resource} ` +
         '(as many as the default limit, in legacy-id order)',
@@ -189,6 +200,14 @@ export function joins(
     calls.push(call({ name: 'members', method: 'GET', path: '/v1/users', query: { team_id: '{team.id}' }, each: 'teams', tag: 'team_id',
       why: 'owner: the first admin' }));
   }
+}
+
+/** A child's derived value the snippets write out onto the items of call `on` (a render's download_ready, process_id). */
+function childDerive(child: string, field: string, m: Mappings, on: string): StepArgs | undefined {
+  if (child !== 'render') return undefined;
+  if (field === 'download_ready') return { op: 'derive', field, master: m.outputs.master, on };
+  if (field === 'process_id') return { op: 'derive', field, namespace: PROCESS_NAMESPACE, on };
+  return undefined;
 }
 
 /** Every path a query's filter compares (relation conditions through their relation). */

@@ -122,13 +122,16 @@ export type StepArgsOf<K extends StepArgs['op']> = Extract<StepArgs, { readonly 
 
 export type StepArgs =
   | { readonly op: 'merge'; readonly desc: boolean }
-  /** A derived field written out (`download_ready`: complete, with a `master` output URL — mappings/outputs.json names it). */
-  | { readonly op: 'derive'; readonly field: 'download_ready'; readonly master: string }
+  /**
+   * A derived field written out (`download_ready`: complete, with a `master` output URL — mappings/outputs.json names it);
+   * `on`: onto the items of that call (the children a one-to-many list is made of), not the answer's.
+   */
+  | { readonly op: 'derive'; readonly field: 'download_ready'; readonly master: string; readonly on?: string }
   /**
    * `process_id`: the UUID v5 of the v1 id in the gateway's process `namespace`; `legacy_uuid`: the legacy id the gateway
    * derives (in that type's namespace: a legacy order by id follows it); `of`: a related item's, not the item's own.
    */
-  | { readonly op: 'derive'; readonly field: 'process_id' | 'legacy_uuid'; readonly namespace: string; readonly of?: RelatedUuid }
+  | { readonly op: 'derive'; readonly field: 'process_id' | 'legacy_uuid'; readonly namespace: string; readonly of?: RelatedUuid; readonly on?: string }
   /** `output`: the v1 variants under the legacy keys by `rule` (mappings/outputs.json); the poster fallback from call `thumbnails`. */
   | { readonly op: 'derive'; readonly field: 'output'; readonly rule: OutputRule; readonly thumbnails: string }
   /** A template's `slug` (of its name, as the gateway makes one) and `description` (its text as HTML paragraphs). */
@@ -140,7 +143,8 @@ export type StepArgs =
   /** Items passing every condition; `any`: passing every condition of one branch (an `_or` of different fields). */
   | { readonly op: 'filter'; readonly conds: readonly FilterCond[]; readonly any?: true }
   | { readonly op: 'search'; readonly param: string }
-  | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean }[] }
+  /** Items in the order of `keys`; a `number` key is a number the steps hold as text (a list's count, `renders_count`). */
+  | { readonly op: 'sort'; readonly keys: readonly { readonly field: string; readonly desc: boolean; readonly number?: true }[] }
   | { readonly op: 'page'; readonly offset: string | null; readonly limit: string }
   /** Rows counted (`count(*)`, or `count(id)`: `of` the field, the legacy `{count: {id: n}}`), per group of the v1 path `groupBy` named `as`. */
   /**

@@ -119,10 +119,13 @@ export function snippetData(
     const objects = v.filter((x): x is { id: string } => !!x && typeof x === 'object' && typeof (x as { id?: unknown }).id === 'string');
     const call = own(CALL_OF, type);
     const printed = objects.length > 0 && call ? readBack(new Map([[call, objects]])).lookup : undefined;
+    // (and their derived values those the snippet wrote onto them — `renders.download_ready` — never the proof's own)
+    const theirs = asPrinted(new Map(objects.map((o) => [legacyId(type, o.id), o as Record<string, unknown>])), type, m, legacyId);
     return v.map((x) => {
       const id = typeof x === 'string' ? x : x && typeof x === 'object' ? (x as { id?: unknown }).id : x;
       const legacy = typeof id === 'string' ? legacyId(type, id) : id;
-      return (printed && typeof legacy === 'string' ? printed.one(type, legacy) : undefined) ?? { id: legacy };
+      const rec = printed && typeof legacy === 'string' ? printed.one(type, legacy) : undefined;
+      return rec ? theirs(rec) : { id: legacy };
     });
   };
   // (a related record's own derived and legacy-only values are what the snippet printed on its object, as the item's are)

@@ -2,7 +2,7 @@ import type { Equivalent, GroupKey, StepArgs } from './equivalent.js';
 import { comparesParts, comparesTimes, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { JQ_LIKE } from './snippet-like.js';
 import { jqFilter } from './snippet-filter.js';
-import { JQ_DERIVE, jqDerive, shProcessIds, uuidName } from './snippet-derive.js';
+import { JQ_DERIVE, jqDerive, onCall, shProcessIds, uuidName } from './snippet-derive.js';
 import { jqChildren, jqRelate, shChildIds, uuidFile } from './snippet-joins.js';
 
 /**
@@ -37,7 +37,7 @@ function jqStep(a: StepArgs): string {
   const env = (p: string) => `$ENV.${envName(p)}`;
   switch (a.op) {
     case 'derive':
-      return jqDerive(a);
+      return onCall(a, 'jq', jqDerive(a));
     case 'children':
       return jqChildren(a);
     case 'relate':
@@ -56,7 +56,10 @@ function jqStep(a: StepArgs): string {
       // that its ties keep the order the later keys gave them (held-out check of issue 39: `sort_by(.name, .created_at)`
       // dropped the second key's direction and the first's collation)
       return [...a.keys].reverse()
-        .map((k) => (k.desc ? `reverse | sort_by(${val(k.field)} | textkey) | reverse` : `sort_by(${val(k.field)} | textkey)`)).join(' | ');
+        .map((k) => {
+          const key = `${val(k.field)}${k.number ? ' | tonumber' : ''} | textkey`;
+          return k.desc ? `reverse | sort_by(${key}) | reverse` : `sort_by(${key})`;
+        }).join(' | ');
     case 'page':
       return a.offset ? `.[(${env(a.offset)} | tonumber):((${env(a.offset)} | tonumber) + (${env(a.limit)} | tonumber))]`
         : `.[:(${env(a.limit)} | tonumber)]`;
@@ -189,7 +192,7 @@ export function renderCurl(e: Equivalent): string {
     lines.push(`jq -s '.' ${c.name}.jsonl > ${c.name}.json`);
   }
   const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));
-  for (const s of e.clientSteps) if (s.args?.op === 'derive') lines.push(...shProcessIds(s.args, mainCall(e) ?? 'none'));
+  for (const s of e.clientSteps) if (s.args?.op === 'derive') lines.push(...shProcessIds(s.args, ('on' in s.args && s.args.on) || (mainCall(e) ?? 'none')));
   for (const s of e.clientSteps) if (s.args?.op === 'children') lines.push(...shChildIds(s.args));
   for (const s of e.clientSteps) {
     if (s.kind !== 'translate' && !s.args) lines.push(`# TODO (not done by this script): ${oneLine(s.detail)}`);
@@ -208,6 +211,7 @@ export function renderCurl(e: Equivalent): string {
   const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'relate' ? [x.args.from]
     : x.args?.op === 'meta' && x.args.from ? [x.args.from]
     : x.args?.op === 'children' ? [x.args.from, ...(x.args.on ? [x.args.on] : [])] : x.args?.op === 'constant' && x.args.on ? [x.args.on]
+    : x.args?.op === 'derive' && 'on' in x.args && x.args.on ? [x.args.on]
     : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
     : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));
   const ids = e.clientSteps.flatMap((x) => (x.args?.op === 'derive' && (x.args.field === 'process_id' || x.args.field === 'legacy_uuid')

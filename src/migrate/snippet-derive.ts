@@ -230,7 +230,7 @@ export function jqDerive(a: Derive): string {
     case 'legacy_uuid':
       return jqImported(a.namespace, a.of
         ? `map(.${a.of.as} = (.${a.of.path} as $i | if $i == null then null else ${jqUuid(a.namespace, a.of.as)} end))`
-        : `map(.${a.field} = (.id as $i | ${jqUuid(a.namespace, a.field)}))`);
+        : `map(.${a.field} = (.id as $i | ${jqUuid(a.namespace, uuidName(a))}))`);
     case 'output':
       return `(($${a.thumbnails}[0] | map({key: .id, value: .thumbnail_url}) | from_entries) as $th | ` +
         `map(($th[.project.id // ""] // null) as $t | .output = (if .status == "complete" then (.output | legacy_output(${JSON.stringify(a.rule)}; $t)) ` +
@@ -279,7 +279,26 @@ export function shProcessIds(a: Derive, from: string): string[] {
 }
 
 /** The field a uuid step writes (and the file of its SHA-1s in the curl script): its own, or the related item's `as`. */
-export const uuidName = (a: Extract<Derive, { field: 'process_id' | 'legacy_uuid' }>): string => a.of?.as ?? a.field;
+export const uuidName = (a: Extract<Derive, { field: 'process_id' | 'legacy_uuid' }>): string => a.of?.as ?? (a.on ? `${a.on}_${a.field}` : a.field);
+
+/**
+ * A derive step onto the items of call `on` (a one-to-many list's children) rather than the answer's: the step's code run
+ * with `out` bound to them, in each language.
+ */
+export function onCall(a: Derive, lang: 'js' | 'py' | 'jq', code: string): string {
+  const on = 'on' in a ? a.on : undefined;
+  if (!on) return code;
+  if (lang === 'js') return `  { // (onto the items of ${on})
+    let out = r.${on} ?? [];
+${code.replace(/^/gm, '  ')}
+    r.${on} = out;
+  }`;
+  if (lang === 'py') {
+    const call = JSON.stringify(on);
+    return [`    answer = out  # (onto the items of ${on})`, `    out = r.get(${call}, [])`, code, `    r[${call}] = out`, '    out = answer'].join('\n');
+  }
+  return `([$${on}[0] | ${code}]) as $${on} | .`;
+}
 
 /**
  * The sh lines writing `<to>.json`: each v1 id (at `path`) of the items in `<from>.json` → the hex SHA-1 of `namespace` and it (what

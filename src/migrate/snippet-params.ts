@@ -23,6 +23,14 @@ function topConditions(filter: unknown): Map<string, unknown> & { ors: unknown[]
   return out;
 }
 
+/** An `_or`'s branches, an `_or` nested alone in one by its branches in its place (as the client steps number them). */
+function flatOr(branches: readonly unknown[]): unknown[] {
+  return branches.flatMap((b) => {
+    const nested = b && typeof b === 'object' && !Array.isArray(b) && Object.keys(b).length === 1 ? own(b as Record<string, unknown>, '_or') : undefined;
+    return Array.isArray(nested) ? flatOr(nested) : [b];
+  });
+}
+
 /** Whether every branch of an `_or` is `path`'s `_eq` (an _in the client steps test: `status_or`). */
 const sameFieldOr = (branches: readonly unknown[], path: string) =>
   branches.every((b) => own(own(b as Record<string, unknown>, path) as Record<string, unknown>, '_eq') !== undefined);
@@ -75,7 +83,8 @@ export async function snippetParams(
   const claimed = new Set(e.clientSteps.flatMap((s) => (s.args?.op === 'filter' ? s.args.conds : []))
     .filter((x) => x.branch === undefined && x.test === 'in' && x.param.endsWith('_or'))
     .map((x) => top.ors.find((o) => sameFieldOr(o, x.param.slice(0, -'_or'.length)))));
-  const mixed = top.ors.find((o) => !claimed.has(o));
+  const found = top.ors.find((o) => !claimed.has(o));
+  const mixed = found ? flatOr(found) : undefined;
   for (const step of e.clientSteps) {
     if (step.args?.op !== 'filter') continue;
     for (const cond of step.args.conds) {

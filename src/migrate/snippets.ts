@@ -2,7 +2,7 @@ import type { Equivalent, GroupKey, StepArgs, V1Call } from './equivalent.js';
 import { comparesParts, comparesTimes, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
 import { renderCurl } from './snippet-curl.js';
 import { NODE_LIKE, PY_LIKE, testsText } from './snippet-like.js';
-import { jsDerive, pyDerive } from './snippet-derive.js';
+import { jsDerive, onCall, pyDerive } from './snippet-derive.js';
 import { jsChildren, jsRelate, pyChildren, pyRelate } from './snippet-joins.js';
 import { jsFilter, pyFilter } from './snippet-filter.js';
 
@@ -86,7 +86,7 @@ function pyCall(c: V1Call): string {
 function jsStep(a: StepArgs): string {
   switch (a.op) {
     case 'derive':
-      return jsDerive(a);
+      return onCall(a, 'js', jsDerive(a));
     case 'children':
       return jsChildren(a);
     case 'relate':
@@ -105,7 +105,9 @@ function jsStep(a: StepArgs): string {
     case 'sort':
       return `  out.sort((a, b) => ${a.keys.map((k) => {
         const [x, y] = k.desc ? ['b', 'a'] : ['a', 'b'];
-        return `cmp(val(${x}, '${k.field}'), val(${y}, '${k.field}'))`;
+        // (a count the steps hold as text compared as a number: "10" after "9")
+        const v = (z: string) => (k.number ? `Number(val(${z}, '${k.field}'))` : `val(${z}, '${k.field}')`);
+        return `cmp(${v(x)}, ${v(y)})`;
       }).join(' || ')});`;
     case 'page':
       return `  out = out.slice(${a.offset ? `params.${a.offset}` : '0'}, ${a.offset ? `params.${a.offset} + ` : ''}params.${a.limit});`;
@@ -159,7 +161,7 @@ function jsStep(a: StepArgs): string {
 function pyStep(a: StepArgs): string {
   switch (a.op) {
     case 'derive':
-      return pyDerive(a);
+      return onCall(a, 'py', pyDerive(a));
     case 'children':
       return pyChildren(a);
     case 'relate':
@@ -178,7 +180,10 @@ function pyStep(a: StepArgs): string {
     case 'sort':
       // a stable sort per key, last key first
       return [...a.keys].reverse()
-        .map((k) => `    out.sort(key=lambda x: text_key(val(x, ${JSON.stringify(k.field)})), reverse=${k.desc ? 'True' : 'False'})`).join('\n');
+        .map((k) => {
+          const v = `val(x, ${JSON.stringify(k.field)})`;
+          return `    out.sort(key=lambda x: text_key(${k.number ? `float(${v})` : v}), reverse=${k.desc ? 'True' : 'False'})`;
+        }).join('\n');
     case 'page':
       return a.offset ? `    out = out[params["${a.offset}"]:params["${a.offset}"] + params["${a.limit}"]]` : `    out = out[:params["${a.limit}"]]`;
     case 'keep':
