@@ -43,7 +43,8 @@ function pick(rec: Rec, keys: readonly string[]): Rec {
  */
 export function execute(resource: string, q: QueryNode, plan: Plan, source: RecordSource, ctx: ExecContext): Promise<QueryResult> {
   const job = new Job(resource, q, plan, source, ctx);
-  if (resource === 'render' && plan.statuses && plan.statuses.length === 0) return job.scan(async () => 0);
+  // (a status filter no v1 status stands for: nothing to read — only a streamed resource has statuses in its plan)
+  if (plan.statuses && plan.statuses.length === 0) return job.scan(async () => 0);
   if (plan.strategy === 'direct') {
     return job.scan(async (take) => {
       const recs = await source.byIds(resource, plan);
@@ -51,7 +52,7 @@ export function execute(resource: string, q: QueryNode, plan: Plan, source: Reco
       return recs.length;
     });
   }
-  if (plan.strategy === 'merge' && resource === 'render') return job.walk();
+  if (plan.strategy === 'merge') return job.walk();
   return job.scan((take) => source.scan(resource, plan, job.withData, take), true);
 }
 
@@ -98,7 +99,8 @@ class Job {
     this.withData = fieldsToSelect(q, this.schema).has('data');
     this.expands = selectsRelations(q.fields, this.schema, schemas, q.alias);
     const root = (f: SelectNode) => (q.alias && Object.hasOwn(q.alias, f.path[0] as string) ? q.alias[f.path[0] as string] : f.path[0]);
-    this.showsData = resource === 'render' && q.fields.some((f) => root(f) === '*' || root(f) === 'data');
+    // (the values a render was created with: the one field the store keeps whole, read apart — mappings, source `store`)
+    this.showsData = Object.hasOwn(this.schema.fields, 'data') && q.fields.some((f) => root(f) === '*' || root(f) === 'data');
     this.parts = new AnswerParts(resource, source, ctx, () => this.shapeOne, this.expands);
   }
 

@@ -5,8 +5,16 @@ import type { Plan } from '../plan/plan.js';
 import { STAND_IN_HAND, withDataAtHand } from '../translate/data-at-hand.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render, type V1Team } from '../v1/schemas.js';
 import { ROUND_MS, TESTS_A_ROUND, TestTurn } from '../query/test-turn.js';
+import { isRecordResource, traitsOf, type RecordResource } from '../query/resources.js';
 import type { PlannedCall, RecordSource, SourceDescription, Walked } from './source.js';
 import { testInRounds } from './test-rounds.js';
+
+/** How live v1 reads one resource (see LiveSource.readers). */
+interface LiveReader {
+  readonly byIds: ((plan: Plan) => Promise<Rec[]>) | null;
+  readonly scan: (plan: Plan, take: (batch: readonly Rec[]) => Promise<void> | void) => Promise<number>;
+  readonly total: (plan: Plan, scanned: number, narrowed: boolean) => Promise<number>;
+}
 
 /**
  * Live v1 as a record source: it fetches what the plan asks for — renders or projects by id, a team's projects, a
@@ -95,20 +103,96 @@ export class LiveSource implements RecordSource {
   }
 
   async byIds(resource: string, plan: Plan): Promise<Rec[]> {
-    const { catalog, ids } = this.env;
-    if (resource === 'render') {
-      // v1 answers 404 for what the key cannot reach: no team list is needed unless accounts narrow it
-      const teamIds = plan.scope.accounts ? new Set((await this.teams(plan)).map((t) => t.id)) : null;
-      const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('render', u)))).filter((x): x is string => !!x);
-      const renders = (await catalog.map(v1, (id) => catalog.render(id))).filter((r): r is V1Render => !!r && (!teamIds || teamIds.has(r.project.team)));
-      const recs = this.records.renders(renders);
-      recs.forEach((r, i) => this.v1Ids.set(r, (renders[i] as V1Render).id));
-      return recs;
-    }
-    const teamIds = new Set((await this.teams(plan)).map((t) => t.id));
-    const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('project', u)))).filter((x): x is string => !!x);
-    const projects = (await catalog.map(v1, (id) => catalog.project(id))).filter((p): p is V1Project => !!p && teamIds.has(p.team.id));
-    return projects.map((p) => this.records.project(p));
+    const read = this.readers[resource as RecordResource]?.byIds;
+    if (!read) throw new TypeError(`v1 reads no ${resource} by id`);
+    return read(plan);
+  }
+
+  /**
+   * Each resource read live: by ids where v1 reads it so (renders, projects: 404 for what the key cannot reach), every
+   * record in the plan's scope (`scan`, given to `take`), and how many the key reaches (`total`, when a filter narrowed
+   * the scan). Exhaustive: a new resource is a compile error here.
+   */
+  private readonly readers: { readonly [R in RecordResource]: LiveReader } = {
+    render: {
+      byIds: async (plan) => {
+        const { catalog, ids } = this.env;
+        // (no team list is needed unless accounts narrow it)
+        const teamIds = plan.scope.accounts ? new Set((await this.teams(plan)).map((t) => t.id)) : null;
+        const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('render', u)))).filter((x): x is string => !!x);
+        const renders = (await catalog.map(v1, (id) => catalog.render(id))).filter((r): r is V1Render => !!r && (!teamIds || teamIds.has(r.project.team)));
+        const recs = this.records.renders(renders);
+        recs.forEach((r, i) => this.v1Ids.set(r, (renders[i] as V1Render).id));
+        return recs;
+      },
+      scan: async (plan, take) => {
+        const { catalog, ids } = this.env;
+        const projects = await this.projects(plan);
+        const status = plan.pushdown.status ?? undefined;
+        let scanned = 0;
+        await catalog.map(projects, async (p) => {
+          for await (const page of catalog.renderPages(p.id, status)) {
+            scanned += page.length;
+            await take(this.built(page));
+            await ids.flush();
+          }
+        });
+        return scanned;
+      },
+      total: async (plan, scanned, narrowed) => {
+        const { catalog } = this.env;
+        if (!narrowed && plan.pushdown.status === null && !(plan.statuses && plan.statuses.length === 0)) return scanned;
+        let n = 0;
+        await catalog.map(await this.everyProject(), async (p) => {
+          for await (const page of catalog.renderPages(p.id)) n += page.length;
+        });
+        return n;
+      },
+    },
+    project: {
+      byIds: async (plan) => {
+        const { catalog, ids } = this.env;
+        const teamIds = new Set((await this.teams(plan)).map((t) => t.id));
+        const v1 = (await Promise.all((plan.ids ?? []).map((u) => ids.toV1('project', u)))).filter((x): x is string => !!x);
+        const projects = (await catalog.map(v1, (id) => catalog.project(id))).filter((p): p is V1Project => !!p && teamIds.has(p.team.id));
+        return projects.map((p) => this.records.project(p));
+      },
+      scan: async (plan, take) => {
+        const { catalog } = this.env;
+        return this.took(take, (await catalog.map(await this.teams(plan), (t) => catalog.projectsOfTeam(t.id))).flat().map((p) => this.records.project(p)));
+      },
+      total: async (_plan, scanned, narrowed) => (narrowed ? (await this.everyProject()).length : scanned),
+    },
+    account: {
+      byIds: null,
+      scan: async (plan, take) => this.took(take, await this.records.accounts(await this.teams(plan))),
+      total: async () => (await this.env.catalog.teams()).length,
+    },
+    template: {
+      byIds: null,
+      scan: async (plan, take) => {
+        const { catalog } = this.env;
+        const projects = await this.projects({ ...plan, scope: { ...plan.scope, projects: null } });
+        return this.took(take, (await catalog.map(projects, async (p) => (await catalog.templatesOf(p.id)).map((t) => this.records.template(t, p)))).flat());
+      },
+      total: async (_plan, scanned, narrowed) => {
+        if (!narrowed) return scanned;
+        const { catalog } = this.env;
+        return (await catalog.map(await this.everyProject(), (p) => catalog.templatesOf(p.id))).reduce((n, l) => n + l.length, 0);
+      },
+    },
+  };
+
+  /** Records given to `take` at once: their number. */
+  private async took(take: (batch: readonly Rec[]) => Promise<void> | void, recs: Rec[]): Promise<number> {
+    await take(recs);
+    return recs.length;
+  }
+
+  /** Every project the key reaches. */
+  private async everyProject(): Promise<V1Project[]> {
+    const { catalog } = this.env;
+    return (await catalog.map(await catalog.teams(), (t) => catalog.projectsOfTeam(t.id))).flat();
   }
 
   async walk<T extends { readonly at: number }>(plan: Plan, _withData: boolean, convert: (batch: Walked[]) => Promise<T[]>): Promise<MergeSource<T>[]> {
@@ -127,55 +211,17 @@ export class LiveSource implements RecordSource {
   }
 
   async scan(resource: string, plan: Plan, _withData: boolean, take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
-    const { catalog, ids } = this.env;
-    if (resource === 'render') {
-      const projects = await this.projects(plan);
-      const status = plan.pushdown.status ?? undefined;
-      let scanned = 0;
-      await catalog.map(projects, async (p) => {
-        for await (const page of catalog.renderPages(p.id, status)) {
-          scanned += page.length;
-          await take(this.built(page));
-          await ids.flush();
-        }
-      });
-      return scanned;
-    }
-    let recs: Rec[];
-    if (resource === 'project') {
-      recs = (await catalog.map(await this.teams(plan), (t) => catalog.projectsOfTeam(t.id))).flat().map((p) => this.records.project(p));
-    } else if (resource === 'account') {
-      recs = await this.records.accounts(await this.teams(plan));
-    } else if (resource === 'template') {
-      const projects = await this.projects({ ...plan, scope: { ...plan.scope, projects: null } });
-      recs = (await catalog.map(projects, async (p) => (await catalog.templatesOf(p.id)).map((t) => this.records.template(t, p)))).flat();
-    } else {
-      throw new TypeError(`no records for ${resource}`);
-    }
-    await take(recs);
-    return recs.length;
+    const reader = isRecordResource(resource) ? this.readers[resource] : undefined;
+    if (!reader) throw new TypeError(`no records for ${resource}`);
+    return reader.scan(plan, take);
   }
 
   /** total_count: what the scan read when nothing narrowed it; otherwise every item in reach, counted. */
   async total(resource: string, plan: Plan, scanned: number): Promise<number> {
-    const { catalog } = this.env;
     const narrowed = plan.ids !== null || plan.scope.accounts !== null || plan.scope.projects !== null;
-    if (resource === 'account') return (await catalog.teams()).length;
-    if (resource === 'project') {
-      return narrowed ? (await catalog.map(await catalog.teams(), (t) => catalog.projectsOfTeam(t.id))).flat().length : scanned;
-    }
-    if (resource === 'template') {
-      if (!narrowed) return scanned;
-      const projects = (await catalog.map(await catalog.teams(), (t) => catalog.projectsOfTeam(t.id))).flat();
-      return (await catalog.map(projects, (p) => catalog.templatesOf(p.id))).reduce((n, l) => n + l.length, 0);
-    }
-    if (!narrowed && plan.pushdown.status === null && !(plan.statuses && plan.statuses.length === 0)) return scanned;
-    const everyProject = (await catalog.map(await catalog.teams(), (t) => catalog.projectsOfTeam(t.id))).flat();
-    let n = 0;
-    await catalog.map(everyProject, async (p) => {
-      for await (const page of catalog.renderPages(p.id)) n += page.length;
-    });
-    return n;
+    const reader = isRecordResource(resource) ? this.readers[resource] : undefined;
+    if (!reader) throw new TypeError(`no records for ${resource}`);
+    return reader.total(plan, scanned, narrowed);
   }
 
   async prepare(recs: readonly Rec[]): Promise<Rec[]> {
@@ -183,7 +229,7 @@ export class LiveSource implements RecordSource {
   }
 
   remember(resource: string, refs: readonly string[]): void {
-    if (resource !== 'render') return;
+    if (!traitsOf(resource).streamed) return;
     for (const v1 of refs) if (v1) this.env.ids.toLegacy('render', v1);
   }
 
@@ -198,32 +244,33 @@ export class LiveSource implements RecordSource {
 
 /** The v1 calls a plan makes live, in the order it makes them. */
 export function liveCalls(plan: Plan): PlannedCall[] {
-  const calls: PlannedCall[] = [];
-  const teams = { call: 'GET /v1/teams', times: 1 };
   if (plan.strategy === 'direct') {
-    if (plan.scope.accounts) calls.push(teams);
-    calls.push({ call: `GET /v1/${plan.resource === 'render' ? 'renders' : 'projects'}/{id}`, times: plan.ids?.length ?? 0 });
-    return calls;
+    return [...(plan.scope.accounts ? [TEAMS] : []), { call: `GET ${traitsOf(plan.resource).byId ?? '/v1/projects'}/{id}`, times: plan.ids?.length ?? 0 }];
   }
-  if (plan.resource === 'account') return [teams, { call: 'GET /v1/teams/{team}/members', times: 'each team in scope' }];
-  if (plan.resource === 'render' && plan.scope.projects && !plan.scope.accounts) {
-    calls.push({ call: 'GET /v1/projects/{id}', times: plan.scope.projects.length });
-  } else {
-    calls.push(teams, { call: 'GET /v1/teams/{team}/projects', times: 'each team in scope' });
-  }
-  if (plan.resource === 'template') calls.push({ call: 'GET /v1/projects/{project}/templates', times: 'each project in scope' });
-  if (plan.resource !== 'render') return calls;
-  const query = [plan.pushdown.order ? `order=${plan.pushdown.order}` : null, plan.pushdown.status ? `status=${plan.pushdown.status}` : null]
-    .filter(Boolean).join('&');
-  const list = `GET /v1/projects/{project}/renders${query ? `?${query}` : ''}`;
-  if (plan.strategy === 'merge') {
-    calls.push({
-      call: list, times: 'each project in scope, page after page while needed',
-      note: `first page limit=${plan.pages?.first ?? V1_PAGE_MAX}, then ${plan.pages?.next ?? V1_PAGE_MAX}; ` +
-        (plan.stopAfter === null ? 'every page, read ahead' : `stops once ${plan.stopAfter} are settled`),
-    });
-  } else {
-    calls.push({ call: list, times: 'every page of each project in scope', note: `limit=${plan.pages?.next ?? V1_PAGE_MAX}` });
-  }
-  return calls;
+  return isRecordResource(plan.resource) ? LIVE_CALLS[plan.resource](plan) : [];
 }
+
+const TEAMS: PlannedCall = { call: 'GET /v1/teams', times: 1 };
+const TEAM_PROJECTS: PlannedCall = { call: 'GET /v1/teams/{team}/projects', times: 'each team in scope' };
+
+/** The calls each resource's scan or walk makes (a read by ids: liveCalls). */
+const LIVE_CALLS: { readonly [R in RecordResource]: (plan: Plan) => PlannedCall[] } = {
+  account: () => [TEAMS, { call: 'GET /v1/teams/{team}/members', times: 'each team in scope' }],
+  project: () => [TEAMS, TEAM_PROJECTS],
+  template: () => [TEAMS, TEAM_PROJECTS, { call: 'GET /v1/projects/{project}/templates', times: 'each project in scope' }],
+  render: (plan) => {
+    const given = plan.scope.projects && !plan.scope.accounts ? plan.scope.projects.length : null;
+    const projects = given !== null ? [{ call: 'GET /v1/projects/{id}', times: given }] : [TEAMS, TEAM_PROJECTS];
+    const query = [plan.pushdown.order ? `order=${plan.pushdown.order}` : null, plan.pushdown.status ? `status=${plan.pushdown.status}` : null]
+      .filter(Boolean).join('&');
+    const list = `GET /v1/projects/{project}/renders${query ? `?${query}` : ''}`;
+    const pages: PlannedCall = plan.strategy === 'merge'
+      ? {
+        call: list, times: 'each project in scope, page after page while needed',
+        note: `first page limit=${plan.pages?.first ?? V1_PAGE_MAX}, then ${plan.pages?.next ?? V1_PAGE_MAX}; ` +
+          (plan.stopAfter === null ? 'every page, read ahead' : `stops once ${plan.stopAfter} are settled`),
+      }
+      : { call: list, times: 'every page of each project in scope', note: `limit=${plan.pages?.next ?? V1_PAGE_MAX}` };
+    return [...projects, pages];
+  },
+};

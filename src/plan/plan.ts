@@ -1,4 +1,5 @@
 import type { CompareNode, DeepNode, FilterNode, QueryNode } from '../query/ast.js';
+import { traitsOf } from '../query/resources.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import { V1_PAGE_MAX, type RenderStatus } from '../v1/schemas.js';
 
@@ -61,6 +62,7 @@ const intersect = (a: string[] | null, b: string[]) => (a === null ? b : a.filte
 
 export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): Plan {
   const reasons: string[] = [];
+  const traits = traitsOf(resourceKey);
   let ids: string[] | null = null;
   let accounts: string[] | null = null;
   let projects: string[] | null = null;
@@ -73,18 +75,16 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
       ids = intersect(ids, values);
       reasons.push(`id ${c.op} → direct GET`);
     }
-    if (resourceKey === 'render' || resourceKey === 'project' || resourceKey === 'template') {
-      if ((path === 'account' || path === 'project.account') && values) {
-        accounts = intersect(accounts, values);
-        reasons.push(`${path} ${c.op} narrows the teams`);
-      }
+    if (traits.accountPaths.includes(path) && values) {
+      accounts = intersect(accounts, values);
+      reasons.push(`${path} ${c.op} narrows the teams`);
     }
-    if (resourceKey === 'account' && path === 'id' && values) accounts = intersect(accounts, values);
-    if (resourceKey === 'render' && path === 'project' && values) {
+    if (traits.idIsAccount && path === 'id' && values) accounts = intersect(accounts, values);
+    if (traits.projectPaths.includes(path) && values) {
       projects = intersect(projects, values);
-      reasons.push(`project ${c.op} narrows the projects`);
+      reasons.push(`${path} ${c.op} narrows the projects`);
     }
-    if (resourceKey === 'render' && path === 'status') {
+    if (traits.streamed && path === 'status') {
       const legacy =
         c.op === '_eq' && typeof c.value === 'string' ? [c.value] : c.op === '_in' && Array.isArray(c.value) ? (c.value as string[]) : null;
       if (legacy) {
@@ -105,12 +105,12 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
   else if (sortKeys[0] === '-date_created' && sortKeys.slice(1).every((k) => k === 'id' || k === '-id')) order = 'desc';
   let strategy: Plan['strategy'];
   // v1 can GET renders and projects by id; a template needs its project, an account is one of the teams
-  if (ids !== null && (resourceKey === 'render' || resourceKey === 'project')) strategy = 'direct';
-  else if (resourceKey === 'render' && order !== null && !needsAll) strategy = 'merge';
+  if (ids !== null && traits.byId) strategy = 'direct';
+  else if (traits.streamed && order !== null && !needsAll) strategy = 'merge';
   else strategy = 'scan';
   if (strategy === 'scan') {
     if (needsAll) reasons.push('meta counts or aggregation need the whole scope');
-    else if (resourceKey === 'render') reasons.push('the sort cannot be done by v1');
+    else if (traits.streamed) reasons.push('the sort cannot be done by v1');
   }
   const status = statuses !== null && statuses.length === 1 ? (statuses[0] as RenderStatus) : null;
   if (status) reasons.push(`status maps to exactly one v1 status → status=${status}`);
@@ -127,8 +127,8 @@ export function planQuery(q: QueryNode, resourceKey: string, ctx: PlanContext): 
       projects: projects === null ? null : Object.freeze([...new Set(projects)]),
     }),
     pushdown: Object.freeze({
-      status: resourceKey === 'render' ? status : null,
-      order: resourceKey === 'render' && strategy !== 'direct' ? order : null,
+      status: traits.streamed ? status : null,
+      order: traits.streamed && strategy !== 'direct' ? order : null,
     }),
     statuses: statuses === null ? null : Object.freeze(statuses),
     residual: q.filter,

@@ -31,3 +31,31 @@ export function oneToMany(parentResource: string, field: string): OneToMany | un
   const name = `${parentResource}.${field}`;
   return Object.hasOwn(ONE_TO_MANY, name) ? (name as OneToMany) : undefined;
 }
+
+/**
+ * What v1 offers for each resource, as the planner and the live source read it: the path of its v1 read by id (a filter
+ * on ids is then a direct read), the filter paths that name its account or project (each narrows the teams or projects
+ * walked), whether its id is an account's (a team: ids narrow the teams), and whether v1 lists it per project in a
+ * creation order and per status (renders: the status and a date_created order are pushed down, the lists merged).
+ */
+export interface ResourceTraits {
+  readonly byId: '/v1/renders' | '/v1/projects' | null;
+  readonly accountPaths: readonly string[];
+  readonly projectPaths: readonly string[];
+  readonly idIsAccount: boolean;
+  readonly streamed: boolean;
+}
+
+export const RESOURCE_TRAITS: Readonly<Record<RecordResource, ResourceTraits>> = {
+  render: { byId: '/v1/renders', accountPaths: ['account', 'project.account'], projectPaths: ['project'], idIsAccount: false, streamed: true },
+  project: { byId: '/v1/projects', accountPaths: ['account', 'project.account'], projectPaths: [], idIsAccount: false, streamed: false },
+  template: { byId: null, accountPaths: ['account', 'project.account'], projectPaths: [], idIsAccount: false, streamed: false },
+  account: { byId: null, accountPaths: [], projectPaths: [], idIsAccount: true, streamed: false },
+};
+
+/** A resource's traits; a name that is no record resource (the user) has none of them. */
+export function traitsOf(resource: string): ResourceTraits {
+  return isRecordResource(resource) ? RESOURCE_TRAITS[resource] : NO_TRAITS;
+}
+
+const NO_TRAITS: ResourceTraits = { byId: null, accountPaths: [], projectPaths: [], idIsAccount: false, streamed: false };
