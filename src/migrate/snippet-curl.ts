@@ -1,5 +1,5 @@
 import type { Equivalent, GroupKey, StepArgs } from './equivalent.js';
-import { comparesParts, comparesTimes, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
+import { callNeeds, comparesParts, comparesTimes, listParam, mainCall, oneLine, singular, statusTable } from './snippet-common.js';
 import { JQ_LIKE } from './snippet-like.js';
 import { jqFilter } from './snippet-filter.js';
 import { JQ_DERIVE, jqDerive, onCall, shProcessIds, uuidName } from './snippet-derive.js';
@@ -188,7 +188,11 @@ export function renderCurl(e: Equivalent): string {
       // (each item given the id of the one it was read for: a file first, so a failed call still ends the script)
       const tag = c.tag ? ` > ${c.name}.part; jq -c --arg t "$${v}" '. + {${c.tag}: $t}' ${c.name}.part` : '';
       lines.push(`while read -r ${v}; do ${fetch}${tag}; done < ${c.name}.each > ${c.name}.jsonl`);
-    } else lines.push(`${fetch} > ${c.name}.jsonl`);
+    } else {
+      // (a parameter it needs left unset — null, `project _eq null` —: nothing read)
+      const needs = callNeeds(c).map((n) => `[ -n "\${${envName(n)}:-}" ]`);
+      lines.push(needs.length ? `if ${needs.join(' && ')}; then ${fetch}; fi > ${c.name}.jsonl` : `${fetch} > ${c.name}.jsonl`);
+    }
     lines.push(`jq -s '.' ${c.name}.jsonl > ${c.name}.json`);
   }
   const steps = e.clientSteps.filter((s) => s.args).map((s) => jqStep(s.args as StepArgs));

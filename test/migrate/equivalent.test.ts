@@ -73,12 +73,12 @@ describe('the v1 equivalent of a shape, from its plan', () => {
 
   it('counts, meta and what the snippets cannot do are named; the snippets say so', () => {
     expect(clientWork(eq('/renders', 'meta=filter_count&limit=1')).map((s) => s.kind)).toContain('count');
-    // (an _or of single comparisons of different fields is written out — the sixth held-out check; one whose branch is an
-    // _and of its own is the client's)
+    // (an _or of single comparisons of different fields is written out — the sixth held-out check —, and one whose branch
+    // is an _and of comparisons — the ninth's, test/migrate/proof-lists.test.ts; an _and holding an _or is the client's)
     const written = eq('/renders', 'filter[_or][0][title][_contains]=a&filter[_or][1][status][_eq]=failed&fields=id,title,status');
     expect(written.clientSteps.find((s) => s.kind === 'filter')?.args).toMatchObject({ op: 'filter', any: true });
-    const or = eq('/renders', 'filter[_or][0][_and][0][title][_contains]=a&filter[_or][0][_and][1][status][_eq]=failed' +
-      '&filter[_or][1][status][_eq]=draft&fields=id,title,status');
+    const or = eq('/renders', 'filter[_or][0][_and][0][title][_contains]=a&filter[_or][0][_and][1][_or][0][status][_eq]=failed' +
+      '&filter[_or][0][_and][1][_or][1][project][_null]=true&filter[_or][1][status][_eq]=draft&fields=id,title,status');
     const step = or.clientSteps.find((s) => s.kind === 'filter');
     expect(step?.args).toBeUndefined();
     const s = renderSnippets(or, 'f');

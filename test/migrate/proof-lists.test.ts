@@ -3,6 +3,8 @@ import type { ShapeReport } from '../../src/migrate/report.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { proofClient, provenEqual as provenOf } from '../helpers/proofs.js';
 import { call } from '../helpers/sim.js';
+import { SNIPPET_LANGUAGES, snippetRunner } from '../../src/migrate/snippet-run.js';
+import { renderSnippets } from '../../src/migrate/snippets.js';
 
 /**
  * Issue 39, the ninth held-out check: dashboard pages whose one-to-many lists are read through — a project's renders with
@@ -14,6 +16,7 @@ import { call } from '../helpers/sim.js';
 let gw: TestGateway;
 let token: string;
 let shapes: Map<string, ShapeReport>;
+let projectV1: string;
 const { answers, ask, proven } = proofClient(() => gw, () => token);
 
 beforeAll(async () => {
@@ -43,7 +46,10 @@ beforeAll(async () => {
       `&filter[_or][1][project][_eq]=${byTitle[2]!.id}&sort=title&limit=-1`,
     `/renders?fields=id,title,status&filter[_or][0][title][_icontains]=render 2&filter[_or][1][_or][0][status][_eq]=failed` +
       `&filter[_or][1][_or][1][project][_eq]=${byTitle[3]!.id}&sort=-title&limit=-1`,
+    // (one project's renders: its snippets are also run below with the project given as null)
+    `/renders?fields=id,title,project&filter[project][_eq]=${byTitle[4]!.id}&sort=id&limit=-1`,
   ]) await ask(u);
+  projectV1 = await v1Of(byTitle[4]!.id);
   shapes = await proven();
 }, 600_000);
 afterAll(async () => { await gw?.close(); });
@@ -80,6 +86,23 @@ describe('one-to-many lists read through, and a sort by a count (the ninth held-
     expect(nested.some((r: any) => r.status !== 'failed' && r.title.toLowerCase().includes('render 2'))).toBe(true);
     for (const key of ['GET /renders fields=id,status,title filter=or(and(status _eq ?,title _contains ?),project _eq ?) sort=title paging=all',
       'GET /renders fields=id,status,title filter=or(or(project _eq ?,status _eq ?),title _icontains ?) sort=-title paging=all']) provenOf(shapes, key);
+  });
+
+  it("one project's renders asked with the project null (`project _eq null`): every snippet answers nothing, as the gateway does", async () => {
+    // (the tenth held-out check: the snippets asked v1 for the renders of project null — 422 — and failed)
+    expect((await ask(`/renders?fields=id&filter=${encodeURIComponent('{"project":{"_eq":null}}')}&limit=-1`)).data).toEqual([]);
+    const key = 'GET /renders fields=id,project,title filter=project _eq ? sort=id paging=all';
+    const report = provenOf(shapes, key) && shapes.get(key)!;
+    expect(report.equivalent.params.map((x) => x.name)).toContain('project_id');
+    const snippets = renderSnippets(report.equivalent, 'renders');
+    const runner = snippetRunner(gw.s.url);
+    for (const lang of SNIPPET_LANGUAGES) {
+      const none = await runner.run(lang, snippets, 'renders', gw.s.keys[0]!.api_key, { project_id: null });
+      expect(none, lang).toEqual({ ok: true, output: [] });
+      // (and given the project, its renders: the run reads what it is asked)
+      const some = await runner.run(lang, snippets, 'renders', gw.s.keys[0]!.api_key, { project_id: projectV1 });
+      expect(some.ok && Array.isArray(some.output) && some.output.length, lang).toBeGreaterThan(0);
+    }
   });
 
   it('projects sorted by their number of renders, then title: equal in every language', () => {

