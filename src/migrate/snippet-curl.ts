@@ -180,7 +180,8 @@ export function renderCurl(e: Equivalent): string {
     const list = c.each ? listParam(c.each) : undefined;
     if (list) {
       // each id of the list parameter, given as a JSON array or a comma-separated list
-      const ids = `$(printf '%s' "$${envName(list)}" | tr -d '[]" ' | tr ',' ' ')`;
+      // (a null among them names nothing: left out)
+      const ids = `$(printf '%s' "$${envName(list)}" | tr -d '[]" ' | tr ',' '\\n' | sed '/^null$/d' | tr '\\n' ' ')`;
       lines.push(`for ${envName(item ?? '')} in ${ids}; do ${fetch}; done > ${c.name}.jsonl`);
     } else if (item && c.each) {
       const v = `${envName(item)}_${envName((loopPath ?? '.id').slice(1))}`;

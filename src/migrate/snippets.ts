@@ -58,7 +58,9 @@ function jsCall(c: V1Call): string {
   }
   const inner = c.perStatus ? `for (const v1_status of V1_STATUSES[params.status] ?? []) ${one}` : one;
   const list = c.each ? listParam(c.each) : undefined;
-  const body = c.each ? `for (const ${singular(c.each)} of ${list ? `params.${list}` : `r.${c.each}`}) ${inner}` : inner;
+  // (a null among the ids a list parameter gives — `project _in [x, null]` — names nothing: skipped, as `IN (…, NULL)` does)
+  const over = list ? `params.${list}.filter((v) => v != null)` : `r.${c.each}`;
+  const body = c.each ? `for (const ${singular(c.each)} of ${over}) ${inner}` : inner;
   // (a parameter it needs given as null: nothing read)
   const needs = callNeeds(c).map((n) => `${jsParam(n)} != null`);
   return `  // ${c.why}\n  r.${c.name} ??= [];\n  ${needs.length ? `if (${needs.join(' && ')}) ` : ''}${body}`;
@@ -81,7 +83,8 @@ function pyCall(c: V1Call): string {
   const needs = callNeeds(c).map((n) => `params.get(${JSON.stringify(n)}) is not None`);
   const loops: string[] = needs.length ? [`if ${needs.join(' and ')}:`] : [];
   const list = c.each ? listParam(c.each) : undefined;
-  if (c.each) loops.push(`for ${singular(c.each)} in ${list ? `params[${JSON.stringify(list)}]` : `r[${JSON.stringify(c.each)}]`}:`);
+  const over = list ? `[v for v in params[${JSON.stringify(list)}] if v is not None]` : `r[${JSON.stringify(c.each)}]`;
+  if (c.each) loops.push(`for ${singular(c.each)} in ${over}:`);
   if (c.perStatus) loops.push('for v1_status in V1_STATUSES.get(params.get("status"), []):');
   return head + [...loops, one].map((l, i) => `${'    '.repeat(i + 1)}${l}`).join('\n');
 }

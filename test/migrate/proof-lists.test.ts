@@ -17,6 +17,7 @@ let gw: TestGateway;
 let token: string;
 let shapes: Map<string, ShapeReport>;
 let projectV1: string;
+let byTitleOf: (i: number) => string;
 const { answers, ask, proven } = proofClient(() => gw, () => token);
 
 beforeAll(async () => {
@@ -48,8 +49,10 @@ beforeAll(async () => {
       `&filter[_or][1][_or][1][project][_eq]=${byTitle[3]!.id}&sort=-title&limit=-1`,
     // (one project's renders: its snippets are also run below with the project given as null)
     `/renders?fields=id,title,project&filter[project][_eq]=${byTitle[4]!.id}&sort=id&limit=-1`,
+    `/renders?fields=id,title&filter[project][_in]=${byTitle[4]!.id},${byTitle[5]!.id}&sort=title&limit=-1`,
   ]) await ask(u);
   projectV1 = await v1Of(byTitle[4]!.id);
+  byTitleOf = (i) => byTitle[i]!.id;
   shapes = await proven();
 }, 600_000);
 afterAll(async () => { await gw?.close(); });
@@ -102,6 +105,19 @@ describe('one-to-many lists read through, and a sort by a count (the ninth held-
       // (and given the project, its renders: the run reads what it is asked)
       const some = await runner.run(lang, snippets, 'renders', gw.s.keys[0]!.api_key, { project_id: projectV1 });
       expect(some.ok && Array.isArray(some.output) && some.output.length, lang).toBeGreaterThan(0);
+    }
+  });
+
+  it('renders of projects named with a null among them (`project _in [x, null]`): the null names nothing, in every language', async () => {
+    const filter = encodeURIComponent(JSON.stringify({ project: { _in: [byTitleOf(4), null] } }));
+    const want = (await ask(`/renders?fields=id&filter=${filter}&limit=-1`)).data.length;
+    expect(want).toBeGreaterThan(0);
+    const report = shapes.get('GET /renders fields=id,title filter=project _in ? sort=title paging=all')!;
+    expect(report.proof?.result).toBe('equal');
+    const snippets = renderSnippets(report.equivalent, 'renders');
+    for (const lang of SNIPPET_LANGUAGES) {
+      const got = await snippetRunner(gw.s.url).run(lang, snippets, 'renders', gw.s.keys[0]!.api_key, { project_ids: [projectV1, null] });
+      expect(got.ok && Array.isArray(got.output) ? got.output.length : got, lang).toBe(want);
     }
   });
 
