@@ -2,8 +2,10 @@ import type { Mappings } from '../config/mappings.js';
 import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import { own } from './own.js';
-import { addClientSteps, listParams, statusEqAtTop } from './client-steps.js';
-import { call, fieldAt, fieldOf, joins, PAGE } from './equivalent-joins.js';
+import { addClientSteps, listParams } from './client-steps.js';
+import { call, fieldAt, fieldOf, joins } from './equivalent-joins.js';
+import { param, PREFIX, READ_CALLS, totalWalk } from './equivalent-calls.js';
+import { isRecordResource, type RecordResource } from '../query/resources.js';
 import type { Shape } from './shape.js';
 
 /**
@@ -16,12 +18,6 @@ import {
   DERIVED_KEYS, importedParam, LIST_PARAMS, TRANSLATED, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
 } from './equivalent-model.js';
 import { PROCESS_NAMESPACE } from '../translate/records.js';
-import { idNamespace } from '../translate/ids.js';
-
-const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
-const param = (name: string, resource: string): Param => ({
-  name, legacy: `${resource} uuid`, v1: `${own(PREFIX, resource) ?? ''}… (legacy-gateway ids export pairs them; derived ids are UUID v5 of the v1 id)`,
-});
 
 /** Fields a shape names that v1 has no source for (`store` or `none` in the mappings), and overlay writes. */
 export function blockedFields(shape: Shape, m: Mappings): { blocked: BlockedField[]; unverified: string[] } {
@@ -70,27 +66,6 @@ export function blockedFields(shape: Shape, m: Mappings): { blocked: BlockedFiel
   return { blocked: [...blocked.values()].sort((a, b) => a.field.localeCompare(b.field)), unverified: [...unverified].sort() };
 }
 
-/** The calls that list every project in scope: given projects, the projects of given teams, or of every team the key reaches. */
-function projectCalls(plan: Plan | null, params: Param[]): V1Call[] {
-  if (plan?.scope.projects) {
-    // the project the filter names: its lists are asked for directly
-    params.push(param('project_id', 'project'));
-    return [];
-  }
-  const out: V1Call[] = [];
-  const given = !!plan?.scope.accounts;
-  // an _in over several accounts: each team is walked
-  const several = (plan?.scope.accounts?.length ?? 0) > 1;
-  if (given) params.push(param('team_id', 'account'));
-  else out.push(call({ name: 'teams', method: 'GET', path: '/v1/teams', why: 'every team the key reaches (a legacy account is a v1 team)' }));
-  out.push(call({
-    name: 'projects', method: 'GET', path: '/v1/projects', query: { team_id: given ? '{team_id}' : '{team.id}', limit: PAGE },
-    each: several ? 'team_id' : given ? null : 'teams', cursor: true,
-    why: several ? 'the projects of each team the filter names' : "each team's projects (v1 lists projects per team)",
-  }));
-  return out;
-}
-
 /**
  * The derived fields a shape reads from its resource that no translation step covers (TRANSLATED): each a step of the
  * client's, saying how the gateway derives it (mappings/resources.json). Relations are joins (above).
@@ -128,15 +103,25 @@ function derived(shape: Shape, m: Mappings, steps: ClientStep[], calls: V1Call[]
     const detail = `${name}: ${f.source.how ?? 'derived'} (from v1 ${f.source.from ?? 'the object'})`;
     // (written out where every language can: a render's download_ready, process_id and output; the others are the
     // client's, a TODO)
-    const args = resource === 'render' ? renderDerive(name, m, calls) : resource === 'template' ? templateDerive(name)
-      : resource === 'account' && name === 'owner' && calls.some((c) => c.name === 'members')
-        ? { op: 'derive' as const, field: 'owner' as const, from: 'members' }
-      : resource === 'user' && (name === 'accounts' || name === 'accounts_owned') && calls.some((c) => c.name === 'teams') && !shape.deep.includes(name)
-        ? userAccounts(name, whole || shape.fields.includes(name), shape.fields.includes(`count(${name})`))
-      : undefined;
+    const args = own(DERIVES, resource)?.(name, { shape, m, calls, whole });
     steps.push({ kind: f.relation ? 'join' : 'derive', detail, ...(args ? { args } : {}) });
   }
 }
+
+/** What a derive step is written from. */
+interface DeriveFrom { readonly shape: Shape; readonly m: Mappings; readonly calls: V1Call[]; readonly whole: boolean }
+
+/** Each resource's derived fields as the snippets write them out (undefined: the client's, a TODO). */
+const DERIVES: Readonly<Record<RecordResource | 'user', (name: string, d: DeriveFrom) => StepArgs | undefined>> = {
+  render: (name, { m, calls }) => renderDerive(name, m, calls),
+  template: (name) => templateDerive(name),
+  project: () => undefined,
+  // (an account's owner: its team's first admin, from the members the joins read)
+  account: (name, { calls }) => (name === 'owner' && calls.some((c) => c.name === 'members') ? { op: 'derive', field: 'owner', from: 'members' } : undefined),
+  // (the user's accounts: the teams the key reaches — unless `deep` chooses them)
+  user: (name, { shape, calls, whole }) => ((name === 'accounts' || name === 'accounts_owned') && calls.some((c) => c.name === 'teams')
+    && !shape.deep.includes(name) ? userAccounts(name, whole || shape.fields.includes(name), shape.fields.includes(`count(${name})`)) : undefined),
+};
 
 /**
  * The user's `accounts` (every team the key reaches, in /v1/teams' order, as the gateway lists them) or `accounts_owned`
@@ -184,7 +169,9 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
   const resource = shape.resource;
   let statuses: Record<string, readonly string[]> | null = null;
   // (a search matches the legacy status names too)
-  const readsStatus = resource === 'render' && (shape.filter.some((f) => f.startsWith('status ')) || shape.groupBy.includes('status')
+  // (a status v1 names otherwise: the statuses table — mappings/statuses.json —, a render's; an account's is legacy only)
+  const mapped = !!resource && fieldOf(m, resource, 'status')?.source.kind === 'derived';
+  const readsStatus = mapped && (shape.filter.some((f) => f.startsWith('status ')) || shape.groupBy.includes('status')
     || shape.fields.includes('status') || shape.fields.includes('*') || shape.fields.length === 0 || shape.search
     // (a sort by status is by the legacy name: the table, though the status is not read — it sorted by v1's names)
     || shape.sort.some((k) => k.replace(/^-/, '') === 'status'));
@@ -212,90 +199,11 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     derived(shape, m, steps, calls);
   } else if ((shape.kind === 'list' || shape.kind === 'one') && resource && q) {
     const direct = shape.kind === 'one' || plan?.strategy === 'direct';
-    if (resource === 'render') {
-      if (direct) {
-        params.push(param('render_id', 'render'));
-        calls.push(call({ name: 'renders', method: 'GET', path: '/v1/renders/{render_id}', each: plan?.ids && plan.ids.length > 1 ? 'render_id' : null,
-          why: 'one render by its v1 id' }));
-      } else {
-        calls.push(...projectCalls(plan, params));
-        const given = !!plan?.scope.projects;
-        // an _in over several projects: each is walked (its lists merged below)
-        const several = (plan?.scope.projects?.length ?? 0) > 1;
-        const query: Record<string, string> = { project_id: given ? '{project_id}' : '{project.id}', limit: PAGE };
-        // a status filter: v1 filters by one v1 status a list, so one list per v1 status the legacy status stands for
-        const perStatus = statusEqAtTop(q);
-        if (perStatus) query.status = '{v1_status}';
-        if (plan?.pushdown.order === 'asc') query.order = 'asc';
-        calls.push(call({
-          name: 'renders', method: 'GET', path: '/v1/renders', query, each: several ? 'project_id' : given ? null : 'projects', cursor: true,
-          stopAfter: plan?.stopAfter != null,
-          why: `${several ? 'each project the filter names: its' : "each project's"} renders, ${plan?.pushdown.order === 'asc' ? 'oldest' : 'newest'} first` +
-            `${perStatus ? ', once per v1 status of the legacy status (statuses below)' : ''}`,
-          ...(perStatus ? { perStatus: true } : {}),
-        }));
-        if (plan?.strategy === 'merge' && (!given || perStatus || several)) {
-          const lists = given && !several ? 'status lists' : "projects' lists";
-          steps.push({
-            kind: 'merge',
-            detail: `merge the ${lists} by created_at ${plan.pushdown.order ?? 'desc'}${given && !several ? '' : ' (v1 lists renders per project)'}`,
-            args: { op: 'merge', desc: plan.pushdown.order !== 'asc' }, ...(given && !several ? { check: true } : {}),
-          });
-        }
-      }
-    } else if (resource === 'project') {
-      if (direct) {
-        params.push(param('project_id', 'project'));
-        // (an _in over several: each is read — held-out check of issue 39: one was, the answer's second missing)
-        calls.push(call({ name: 'projects', method: 'GET', path: '/v1/projects/{project_id}', each: plan?.ids && plan.ids.length > 1 ? 'project_id' : null,
-          why: 'one project by its v1 id' }));
-      } else calls.push(...projectCalls(plan ? { ...plan, scope: { ...plan.scope, projects: null } } : null, params));
-    } else if (resource === 'account') {
-      if (direct) params.push(param('team_id', 'account'));
-      calls.push(call({ name: 'teams', method: 'GET', path: direct ? '/v1/teams/{team_id}' : '/v1/teams', why: 'a legacy account is a v1 team' }));
-      // the legacy order (by id): the uuid the gateway derives for each team, then sorted by it
-      if (shape.kind === 'list' && shape.sort.length === 0 && shape.aggregate.length === 0 && shape.groupBy.length === 0) {
-        steps.push({ kind: 'derive', detail: "legacy_uuid: each team's legacy id (UUID v5 of its v1 id; an imported one is the ids export's)",
-          args: { op: 'derive', field: 'legacy_uuid', namespace: idNamespace('account') } });
-        steps.push({ kind: 'sort', detail: 'by legacy id (the legacy order of accounts)',
-          args: { op: 'sort', keys: [{ field: 'legacy_uuid', desc: false }] } });
-      }
-    } else if (resource === 'template') {
-      calls.push(...projectCalls(plan, params));
-      const given = !!plan?.scope.projects;
-      // (the project a filter names is read too: a template's date_created and poster are its project's)
-      const why = "the project (date_created and poster are the project's)";
-      if (given) calls.push(call({ name: 'projects', method: 'GET', path: '/v1/projects/{project_id}', why }));
-      calls.push(call({ name: 'templates', method: 'GET', path: '/v1/templates', query: { project_id: given ? '{project_id}' : '{project.id}' },
-        each: given ? null : 'projects',
-        why: "each project's templates (date_created and poster are the project's)" }));
-      // the legacy order (-date_created): its project's creation, newest first (projects come per team); a sort by
-      // date_created reads it too (SORT_FIELD — held-out check of issue 39: "newest templates" was left to the client)
-      const listed = shape.kind === 'list' && shape.aggregate.length === 0 && shape.groupBy.length === 0;
-      const dated = shape.sort.some((k) => k.replace(/^-/, '') === 'date_created') || shape.filter.some((f) => f.startsWith('date_created '));
-      if (listed && (shape.sort.length === 0 || dated)) {
-        steps.push({ kind: 'join', detail: "date_created: each template's project's created_at",
-          args: { op: 'attach', from: 'projects', by: 'project_id', field: 'created_at', as: 'project_created_at' } });
-      }
-      if (listed && shape.sort.length === 0) {
-        steps.push({ kind: 'sort', detail: 'newest project first (the legacy date_created of a template is its project\'s)',
-          args: { op: 'sort', keys: [{ field: 'project_created_at', desc: true }] } });
-      }
-    }
-    // (an account by id is GET /v1/teams/{team_id}; a template has no v1 read by id: its project's list, then the one)
-    if (shape.kind === 'one' && resource === 'template') {
-      params.push(param('template_id', 'template'));
-      steps.push({ kind: 'filter', detail: 'the template with that id (v1 lists templates per project)',
-        args: { op: 'filter', conds: [{ field: 'id', test: 'eq', param: 'template_id' }] } });
-    }
+    if (isRecordResource(resource)) READ_CALLS[resource]({ shape, q, plan, calls, steps, params, notes, direct });
     joins(resource, plan, q, m, calls, steps, { limit: limitDefault, deep: shape.deep });
     derived(shape, m, steps, calls);
-    if (shape.kind === 'list' && shape.sort.length === 0 && resource === 'account') {
-      notes.push('order: the legacy answer sorts accounts by their legacy uuid (/v1/teams has its own order): the snippets derive it; ' +
-        'where account ids were imported, pass them in account_uuids (the ids export\'s imported rows): the snippets sort by those');
-    }
     addClientSteps(shape, q, plan, steps, params, calls);
-    totalWalk(resource, steps, calls);
+    if (isRecordResource(resource)) totalWalk(resource, steps, calls);
     if (shape.kind === 'one' && q.filter) {
       notes.push('a read by id answers the item whatever its filter: the gateway does not apply it (Directus 10 answers 403 ' +
         'when the item fails it), so the snippets read the item alone');
@@ -315,30 +223,6 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
   const final = thinned ? calls.map((c) => (c.stopAfter ? { ...c, stopAfter: false } : c)) : calls;
   importedParams(steps, params);
   return { resource, calls: final, clientSteps: steps, params: listsNamed(params, final), statuses, blocked, unverified, notes };
-}
-
-/**
- * `meta=total_count` where the calls read part of the collection (given projects or teams, one status's lists, an id):
- * a walk of the whole collection of its own, counted (the sixth and seventh held-out checks: a TODO).
- */
-function totalWalk(resource: string, steps: ClientStep[], calls: V1Call[]): void {
-  const at = steps.findIndex((s) => s.kind === 'count' && !s.args && s.detail.startsWith('meta total_count'));
-  if (at < 0 || !['render', 'project', 'template', 'account'].includes(resource)) return;
-  const why = 'meta total_count: every item of the collection the key reaches';
-  calls.push(call({ name: 'all_teams', method: 'GET', path: '/v1/teams', why }));
-  if (resource !== 'account') {
-    calls.push(call({ name: 'all_projects', method: 'GET', path: '/v1/projects', query: { team_id: '{all_team.id}', limit: PAGE }, each: 'all_teams',
-      cursor: true, why }));
-  }
-  if (resource === 'render') {
-    calls.push(call({ name: 'all_renders', method: 'GET', path: '/v1/renders', query: { project_id: '{all_project.id}', limit: PAGE },
-      each: 'all_projects', cursor: true, why }));
-  }
-  if (resource === 'template') {
-    calls.push(call({ name: 'all_templates', method: 'GET', path: '/v1/templates', query: { project_id: '{all_project.id}' }, each: 'all_projects', why }));
-  }
-  const from = { render: 'all_renders', project: 'all_projects', template: 'all_templates', account: 'all_teams' }[resource as 'render'];
-  steps[at] = { ...(steps[at] as ClientStep), args: { op: 'meta', count: 'total_count', from } };
 }
 
 /** The imported pairs a step deriving legacy uuids reads (`user_uuids`): a parameter of each type it derives. */
