@@ -61,6 +61,13 @@ export async function usersCommand(
         ...(values.id ? { id: values.id } : {}),
       });
       out(`added ${u.email} (${u.id}), bound to v1 user ${u.v1UserId}`);
+      // (a v1 person bound twice: its records carry the first user's uuid — docs/operations.md; the migration guide's
+      // proofs of the second user's "my records" differ — the eleventh held-out check of issue 39 met it unwarned)
+      const others = (await deps.users.boundUsers()).filter((x) => x.v1UserId === u.v1UserId && x.id !== u.id);
+      if (others.length > 0) {
+        out(`  ! v1 user ${u.v1UserId} is also bound to ${others.map((x) => x.id).join(', ')}: that person's records carry ` +
+          `${others[0]!.id} as their creator (user_created), not ${u.id}`);
+      }
       return 0;
     }
     case 'users import': {

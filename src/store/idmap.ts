@@ -64,7 +64,8 @@ export class IdMapStore {
   }
 
   async all(): Promise<IdPair[]> {
-    const rows = await this.db.selectFrom('id_map').selectAll().orderBy('type').orderBy('v1_id').execute();
+    // (a v1 id's rows in the order they answer: the first imported first — the one `imported()` gives it)
+    const rows = await this.db.selectFrom('id_map').selectAll().orderBy('type').orderBy('v1_id').orderBy('created_at').orderBy('uuid').execute();
     return rows.map((r) => ({ type: r.type, uuid: r.uuid, v1Id: r.v1_id, source: r.source as 'derived' | 'imported' }));
   }
 }

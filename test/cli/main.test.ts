@@ -80,6 +80,18 @@ describe('the legacy-gateway bin', () => {
     expect(r.stdout).toContain(`bound to v1 user ${sim.keys[0]!.user_id}`);
   });
 
+  it('warns when the key\'s v1 person is bound to another user already (its records carry the first one\'s uuid)', async () => {
+    const key = sim.keys[3]!;
+    const one = await run(['users', 'add', '--email', 'once@example.com', '--password', 'a-long-password', '--key', key.api_key]);
+    expect(one.code).toBe(0);
+    expect(one.stdout).not.toContain('!');
+    const two = await run(['users', 'add', '--email', 'twice@example.com', '--password', 'a-long-password', '--key', key.api_key]);
+    expect(two.code).toBe(0);
+    const first = /\(([0-9a-f-]{36})\)/.exec(one.stdout)?.[1];
+    expect(first).toBeDefined();
+    expect(two.stdout).toContain(`! v1 user ${key.user_id} is also bound to ${first}: that person's records carry ${first} as their creator`);
+  });
+
   it('waits for a write lock the gateway holds for seconds (a first backfill) and adds the user whole (attack pass 17, L1)', async () => {
     // (it said "database is locked" after 5 s although the user was made: the id pair, written next, met the lock)
     const holder = spawn(process.execPath, ['-e', `

