@@ -7,6 +7,14 @@ const WAITED_RETRY_SECONDS = 5;
 interface Waiter { readonly key: string; readonly bytes: number; readonly go: () => void }
 
 /**
+ * The evaluations that may wait for room at once, per key and per instance; past either the next is a 503 with
+ * Retry-After at once (attack pass 23, N1: one user's 6 000 pipelined reads of a large item waited, and their waits
+ * ending together held every request of the instance 25 s to 3 min — each drop rescanned the line).
+ */
+export const DATA_WAITERS_PER_KEY = 256;
+export const DATA_WAITERS = 4096;
+
+/**
  * The render data being built into answers — read from the store, parsed and projected, an evaluation at a time — by
  * its stored size, bounded per key (its cache partition) and per instance. An evaluation takes room before it reads the
  * data it missed and gives it back when it ends; one for which there is no room waits, in order, so one key's many
@@ -26,7 +34,10 @@ interface Waiter { readonly key: string; readonly bytes: number; readonly go: ()
 export class DataRoom {
   private readonly byKey = new Map<string, number>();
   private total = 0;
-  private readonly waiting: Waiter[] = [];
+  private waiting: Waiter[] = [];
+  private readonly waitingOf = new Map<string, number>();
+  /** A wake asked for by waiters leaving: one for all that leave in a turn of the event loop. */
+  private wakeSoon = false;
 
   constructor(
     private readonly perKeyBytes: number,
@@ -48,25 +59,27 @@ export class DataRoom {
   async take(key: string, bytes: number, holding = false, gone?: AbortSignal, afterWrite = false): Promise<() => void> {
     if (gone?.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
     // (a key's own waiters keep their order: none passes an earlier one of its key)
-    if (!holding && (this.waiting.some((w) => w.key === key) || !this.fits(key, bytes))) {
+    if (!holding && ((this.waitingOf.get(key) ?? 0) > 0 || !this.fits(key, bytes))) {
+      if ((this.waitingOf.get(key) ?? 0) >= DATA_WAITERS_PER_KEY || this.waiting.length >= DATA_WAITERS) {
+        throw errors.busy('Too many reads of this key wait for the memory their answers need; retry shortly.', WAITED_RETRY_SECONDS);
+      }
       await new Promise<void>((go, fail) => {
         const drop = (why: Error) => {
-          const i = this.waiting.indexOf(w);
-          if (i < 0) return; // (let in already: its release gives the room back)
-          this.waiting.splice(i, 1);
+          if (!this.unqueue(w)) return; // (let in already: its release gives the room back)
           gone?.removeEventListener('abort', left);
           clearTimeout(timer);
           fail(why);
-          this.wake(); // (it may have held back later waiters of its key)
+          this.wakeLater(); // (it may have held back later waiters of its key)
         };
         const left = () => drop(errors.serviceUnavailable('The client has gone.', 'gateway'));
         const waited = afterWrite
-          ? () => { if (this.waiting.includes(w)) { this.waiting.splice(this.waiting.indexOf(w), 1); this.add(key, bytes); w.go(); } }
+          ? () => { if (this.unqueue(w)) { this.add(key, bytes); w.go(); } }
           : () => drop(errors.busy('Answers of this key not yet read hold the memory its answer needs; retry shortly.', WAITED_RETRY_SECONDS));
         const timer = this.waitMs > 0 ? setTimeout(waited, this.waitMs) : undefined;
         timer?.unref();
         const w: Waiter = { key, bytes, go: () => { gone?.removeEventListener('abort', left); clearTimeout(timer); go(); } };
         this.waiting.push(w);
+        this.waitingOf.set(key, (this.waitingOf.get(key) ?? 0) + 1);
         gone?.addEventListener('abort', left, { once: true });
       });
     } else {
@@ -135,19 +148,49 @@ export class DataRoom {
     this.total += bytes;
   }
 
-  /** Waiters that fit now are let in, in order (one that does not fit holds none of the others of other keys back). */
+  /** `w` taken out of the line (false: it was not in it — let in already). */
+  private unqueue(w: Waiter): boolean {
+    const i = this.waiting.indexOf(w);
+    if (i < 0) return false;
+    this.waiting.splice(i, 1);
+    const n = (this.waitingOf.get(w.key) ?? 1) - 1;
+    if (n > 0) this.waitingOf.set(w.key, n);
+    else this.waitingOf.delete(w.key);
+    return true;
+  }
+
+  /** One wake for every waiter leaving in this turn (thousands leaving together woke the line once each). */
+  private wakeLater(): void {
+    if (this.wakeSoon) return;
+    this.wakeSoon = true;
+    setImmediate(() => {
+      this.wakeSoon = false;
+      this.wake();
+    });
+  }
+
+  /**
+   * Waiters that fit now are let in, in order (one that does not fit holds none of the others of other keys back, and
+   * every later one of its own key): one pass over the line.
+   */
   private wake(): void {
-    for (let i = 0; i < this.waiting.length;) {
-      const w = this.waiting[i]!;
-      const earlierOfKey = this.waiting.slice(0, i).some((x) => x.key === w.key);
-      if (!earlierOfKey && this.fits(w.key, w.bytes)) {
-        this.waiting.splice(i, 1);
+    const blocked = new Set<string>();
+    const left: Waiter[] = [];
+    const going: Waiter[] = [];
+    for (const w of this.waiting) {
+      if (!blocked.has(w.key) && this.fits(w.key, w.bytes)) {
         this.add(w.key, w.bytes);
-        w.go();
+        const n = (this.waitingOf.get(w.key) ?? 1) - 1;
+        if (n > 0) this.waitingOf.set(w.key, n);
+        else this.waitingOf.delete(w.key);
+        going.push(w);
       } else {
-        i++;
+        blocked.add(w.key);
+        left.push(w);
       }
     }
+    this.waiting = left;
+    for (const w of going) w.go();
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DataRoom } from '../../src/read/data-room.js';
+import { DATA_WAITERS, DATA_WAITERS_PER_KEY, DataRoom } from '../../src/read/data-room.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
@@ -50,6 +50,41 @@ describe('the data room: render data being built, bounded per key and per instan
     (await large)();
     expect(big).toBe(true);
     expect(room.held()).toBe(0);
+  });
+
+  it('bounds the line: past DATA_WAITERS_PER_KEY waiters of a key, or DATA_WAITERS in all, a 503 at once; thousands leaving together leave it empty and working', async () => {
+    // (attack pass 23, N1: one user's 6 000 pipelined reads waited, and their waits ending together — each rescanning
+    // the line — held every request of the instance for up to 3 minutes)
+    const room = new DataRoom(10, 1_000_000, { over: () => false }, 50);
+    const held = await room.take('a', 10);
+    const waits = Array.from({ length: DATA_WAITERS_PER_KEY }, () => room.take('a', 10).then((r) => r, (e: Error) => e));
+    expect(room.queued).toBe(DATA_WAITERS_PER_KEY);
+    const past = await room.take('a', 10).then(() => undefined, (e: { status?: number; headers?: Record<string, string> }) => e);
+    expect(past?.status).toBe(503);
+    expect(past?.headers?.['retry-after']).toBe('5');
+    expect(room.queued).toBe(DATA_WAITERS_PER_KEY);
+    // (other keys still wait, up to the instance's bound)
+    const keys = Math.ceil((DATA_WAITERS - DATA_WAITERS_PER_KEY) / DATA_WAITERS_PER_KEY);
+    const others: Promise<unknown>[] = [];
+    const holds: (() => void)[] = [];
+    for (let k = 0; k < keys; k++) {
+      holds.push(await room.take(`k${k}`, 10));
+      for (let i = 0; i < DATA_WAITERS_PER_KEY && room.queued < DATA_WAITERS; i++) others.push(room.take(`k${k}`, 10).then((r) => r, (e: Error) => e));
+    }
+    expect(room.queued).toBe(DATA_WAITERS);
+    // (a read that fits goes in whatever the line; one that would wait is refused)
+    const z = await room.take('z', 10);
+    const full = await room.take('z', 10).then(() => undefined, (e: { status?: number }) => e);
+    expect(full?.status).toBe(503);
+    z();
+    // every wait runs out together (50 ms): each a 503, the line empty, no room taken by them
+    const ended = await Promise.all([...waits, ...others]);
+    expect(ended.every((x) => (x as { status?: number }).status === 503)).toBe(true);
+    expect(room.queued).toBe(0);
+    held();
+    for (const h of holds) h();
+    expect(room.held()).toBe(0);
+    (await room.take('a', 10))();
   });
 
   it('a waiter whose client left is dropped from the line (a 503, no room taken), and the next of its key goes in', async () => {
