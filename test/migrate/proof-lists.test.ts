@@ -51,6 +51,10 @@ beforeAll(async () => {
     `/renders?fields=id,title,project&filter[project][_eq]=${byTitle[4]!.id}&sort=id&limit=-1`,
     `/renders?fields=id,title&filter[project][_in]=${byTitle[4]!.id},${byTitle[5]!.id}&sort=title&limit=-1`,
   ]) await ask(u);
+  // (a window on one date beside another condition: an _and inside the filter's _and — the twelfth held-out check)
+  const dates = (await ask('/renders?fields=date_created&sort=date_created&limit=-1')).data.map((r: { date_created: string }) => r.date_created);
+  const window = { date_created: { _gt: dates[Math.floor(dates.length * 0.2)], _lte: dates[Math.floor(dates.length * 0.7)] }, project: { _nin: [byTitle[0]!.id] } };
+  await ask(`/renders?fields=id,title,project&filter=${encodeURIComponent(JSON.stringify(window))}&sort=date_created,id&limit=-1`);
   projectV1 = await v1Of(byTitle[4]!.id);
   byTitleOf = (i) => byTitle[i]!.id;
   shapes = await proven();
@@ -119,6 +123,12 @@ describe('one-to-many lists read through, and a sort by a count (the ninth held-
       const got = await snippetRunner(gw.s.url).run(lang, snippets, 'renders', gw.s.keys[0]!.api_key, { project_ids: [projectV1, null] });
       expect(got.ok && Array.isArray(got.output) ? got.output.length : got, lang).toBe(want);
     }
+  });
+
+  it('a date window beside another condition (an _and in the _and): written out, equal in every language', () => {
+    const got = items('/renders?fields=id,title,project&filter=');
+    expect(got.length).toBeGreaterThan(0);
+    provenOf(shapes, 'GET /renders fields=id,project,title filter=and(and(date_created _gt ?,date_created _lte ?),project _nin ?) sort=date_created,id paging=all');
   });
 
   it('projects sorted by their number of renders, then title: equal in every language', () => {
