@@ -64,3 +64,25 @@ export function callNeeds(c: Pick<V1Call, 'method' | 'path' | 'query' | 'each'>)
     .filter((n) => !n.endsWith(', optional') && n !== 'v1_status' && !(item && n.split('.')[0] === item));
   return [...new Set(names)];
 }
+
+/** `{project.id}` → an expression of the loop item; `{team_id}` → a parameter; other text kept. */
+export function expr(value: string, each: string | null, lang: 'js' | 'py'): string {
+  const m = /^\{([^}]+)\}$/.exec(value);
+  if (!m) return JSON.stringify(value);
+  const name = (m[1] ?? '').replace(/, optional$/, '');
+  if (name === 'v1_status') return 'v1_status';
+  const dot = name.split('.');
+  const item = each ? singular(each) : null;
+  if (item && dot[0] === item) {
+    const rest = dot.slice(1);
+    return lang === 'js' ? `${item}${rest.map((r) => `.${r}`).join('')}` : `${item}${rest.map((r) => `[${JSON.stringify(r)}]`).join('')}`;
+  }
+  return lang === 'js' ? `params.${name}` : `params.get(${JSON.stringify(name)})`;
+}
+
+export function pathExpr(path: string, each: string | null, lang: 'js' | 'py'): string {
+  const parts = path.split(/(\{[^}]+\})/).filter(Boolean);
+  if (lang === 'js') return '`' + parts.map((p) => (p.startsWith('{') ? `\${encodeURIComponent(${expr(p, each, 'js')})}` : p)).join('') + '`';
+  return parts.map((p) => (p.startsWith('{') ? `quote(str(${expr(p, each, 'py')}), safe='')` : JSON.stringify(p))).join(' + ');
+}
+
