@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -78,10 +78,28 @@ export function runSandboxed(file: string, args: readonly string[], cwd: string,
 
 /** A scratch folder for `use`, removed afterwards whatever happens. */
 export async function withScratch<T>(use: (dir: string) => Promise<T>): Promise<T> {
+  swept ??= sweepScratch(SCRATCH_STALE_MS).catch(() => undefined);
   const dir = await mkdtemp(join(tmpdir(), 'gateway-sandbox-'));
   try {
     return await use(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A scratch folder untouched this long is stale: a run lasts its time cap (seconds); a process that died mid-run (a
+ * report killed) left it behind, with the client's v1 data the snippet read (attack pass 23, L3).
+ */
+export const SCRATCH_STALE_MS = 10 * 60_000;
+let swept: Promise<void> | undefined;
+
+/** Removes the stale scratch folders (once a process, at its first run): those not modified for `maxAgeMs`. */
+export async function sweepScratch(maxAgeMs: number, now = Date.now()): Promise<void> {
+  for (const name of await readdir(tmpdir())) {
+    if (!name.startsWith('gateway-sandbox-')) continue;
+    const dir = join(tmpdir(), name);
+    const at = await stat(dir).then((x) => x.mtimeMs, () => undefined);
+    if (at !== undefined && now - at > maxAgeMs) await rm(dir, { recursive: true, force: true });
   }
 }

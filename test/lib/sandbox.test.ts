@@ -1,7 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runSandboxed, withScratch } from '../../src/lib/sandbox.js';
+import { runSandboxed, SCRATCH_STALE_MS, sweepScratch, withScratch } from '../../src/lib/sandbox.js';
 
 /** The proof's sandbox: a program with only the environment given, its whole process group bounded. */
 const sh = (script: string, limits = { timeoutMs: 10_000, outputBytes: 1_000_000 }, env: Record<string, string> = {}) =>
@@ -54,5 +55,23 @@ describe('runSandboxed', () => {
     expect(await sh('echo oops >&2\nexit 3\n')).toEqual({ ok: false, why: 'exit 3: oops' });
     expect(await withScratch((dir) => runSandboxed('no-such-binary-zz', [], dir, {}, { timeoutMs: 1000, outputBytes: 10 })))
       .toEqual({ ok: false, why: 'no-such-binary-zz is not installed here' });
+  });
+});
+
+describe('sweepScratch', () => {
+  it('removes the scratch folders a dead process left (untouched past SCRATCH_STALE_MS), never a recent one (attack pass 23, L3)', async () => {
+    const old = mkdtempSync(join(tmpdir(), 'gateway-sandbox-'));
+    writeFileSync(join(old, 'renders.json'), '[{"id":"rend_x"}]');
+    const ago = (Date.now() - SCRATCH_STALE_MS - 60_000) / 1000;
+    utimesSync(old, ago, ago);
+    const recent = mkdtempSync(join(tmpdir(), 'gateway-sandbox-'));
+    try {
+      await sweepScratch(SCRATCH_STALE_MS);
+      expect(existsSync(old)).toBe(false);
+      expect(existsSync(recent)).toBe(true);
+    } finally {
+      rmSync(old, { recursive: true, force: true });
+      rmSync(recent, { recursive: true, force: true });
+    }
   });
 });
