@@ -95,10 +95,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger as unknown as NonNullable<FastifyServerOptions['childLoggerFactory']>,
     routerOptions: { ignoreTrailingSlash: true, querystringParser: safeQuery },
-    // a malformed URL (bad percent-encoding) answers in the Directus envelope too
+    // a malformed URL (bad percent-encoding) answers in the Directus envelope too; a path segment past the router's
+    // length (a collection or an id of thousands of characters) names nothing the key may read: 403, as Directus answers
+    // an unknown collection or item — it echoed the whole URL in a 400 (attack pass 23, L2)
     frameworkErrors: (err, request, reply) => {
       const path = request.url.split('?')[0] ?? request.url;
-      const ge = err.code === 'FST_ERR_BAD_URL' ? errors.routeNotFound(path) : errors.invalidPayload(err.message);
+      const ge = err.code === 'FST_ERR_BAD_URL' ? errors.routeNotFound(path)
+        : err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? errors.forbidden() : errors.invalidPayload(err.message);
       void (reply as unknown as { status(n: number): { send(b: unknown): void } }).status(ge.status).send(errorEnvelope(ge));
     },
   });
