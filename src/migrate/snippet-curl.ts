@@ -216,8 +216,8 @@ export function renderCurl(e: Equivalent): string {
   const read = e.clientSteps.flatMap((x) => (x.args?.op === 'attach' || x.args?.op === 'relate' ? [x.args.from]
     : x.args?.op === 'meta' && x.args.from ? [x.args.from]
     : x.args?.op === 'children' ? [x.args.from, ...(x.args.on ? [x.args.on] : [])] : x.args?.op === 'constant' && x.args.on ? [x.args.on]
+    : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails, ...(x.args.on ? [x.args.on] : [])]
     : x.args?.op === 'derive' && 'on' in x.args && x.args.on ? [x.args.on]
-    : x.args?.op === 'derive' && x.args.field === 'output' ? [x.args.thumbnails]
     : x.args?.op === 'derive' && (x.args.field === 'date_created' || x.args.field === 'poster' || x.args.field === 'owner') ? [x.args.from] : []));
   const ids = e.clientSteps.flatMap((x) => (x.args?.op === 'derive' && (x.args.field === 'process_id' || x.args.field === 'legacy_uuid')
     ? [` --slurpfile ${uuidName(x.args)} ${uuidName(x.args)}.json`]

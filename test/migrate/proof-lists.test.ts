@@ -37,11 +37,15 @@ beforeAll(async () => {
   const ready = all.find((p) => p.renders.some((r) => r.download_ready));
   const not = all.find((p) => p !== ready && p.renders.some((r) => !r.download_ready));
   const two = [ready?.id, not?.id].join(',');
+  // (a project whose listed renders are ready and not: outputs and nulls)
+  const mixed = (all.find((p) => p.renders.some((r) => r.download_ready) && p.renders.some((r) => !r.download_ready)) ?? all[0]!).id;
   for (const u of [
     '/accounts?fields=id,name,projects.id,projects.title,projects.account&sort=name',
     `/projects?fields=id,title,account.name,renders.title,renders.download_ready&filter[id][_in]=${two}&sort=title`,
     '/projects?fields=id,title,renders.id,renders.process_id,renders.project&limit=-1',
     '/projects?fields=id,title,count(renders)&sort=-count(renders),title&limit=-1',
+    // (a render's output in the list: its poster its project's thumbnail where it has no still — the twelfth check)
+    `/projects/${mixed}?fields=id,count(renders),renders.title,renders.output`,
     // (an _or with an _and branch; an _or nested in an _or's branch)
     `/renders?fields=id,title,status&filter[_or][0][_and][0][status][_eq]=failed&filter[_or][0][_and][1][title][_contains]=1` +
       `&filter[_or][1][project][_eq]=${byTitle[2]!.id}&sort=title&limit=-1`,
@@ -80,7 +84,12 @@ describe('one-to-many lists read through, and a sort by a count (the ninth held-
   it("an account's projects with their account, a project's renders with download_ready, process_id and project: equal in every language", () => {
     for (const key of ['GET /accounts fields=id,name,projects.account,projects.id,projects.title sort=name',
       'GET /projects fields=account.name,id,renders.download_ready,renders.title,title filter=id _in ? sort=title',
-      'GET /projects fields=id,renders.id,renders.process_id,renders.project,title paging=all']) provenOf(shapes, key);
+      'GET /projects fields=id,renders.id,renders.process_id,renders.project,title paging=all',
+      'GET /projects/:id fields=count(renders),id,renders.output,renders.title']) provenOf(shapes, key);
+    // (outputs of complete renders among them, and none of the others: the derivation is exercised both ways)
+    const outputs = (answers.get([...answers.keys()].find((u) => u.includes('renders.output'))!).data.renders as { output: unknown }[]).map((r) => r.output);
+    expect(outputs.some((o) => o !== null)).toBe(true);
+    expect(outputs.some((o) => o === null)).toBe(true);
   });
 
   it('an _or whose branch is an _and, and an _or nested in a branch: equal in every language', () => {
