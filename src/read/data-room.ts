@@ -60,8 +60,10 @@ export class DataRoom {
     if (gone?.aborted) throw errors.serviceUnavailable('The client has gone.', 'gateway');
     // (a key's own waiters keep their order: none passes an earlier one of its key)
     if (!holding && ((this.waitingOf.get(key) ?? 0) > 0 || !this.fits(key, bytes))) {
-      if ((this.waitingOf.get(key) ?? 0) >= DATA_WAITERS_PER_KEY || this.waiting.length >= DATA_WAITERS) {
-        throw errors.busy('Too many reads of this key wait for the memory their answers need; retry shortly.', WAITED_RETRY_SECONDS);
+      // (never the answer of a write already made: a client obeying Retry-After would make it twice — attack pass 11)
+      if (!afterWrite && ((this.waitingOf.get(key) ?? 0) >= DATA_WAITERS_PER_KEY || this.waiting.length >= DATA_WAITERS)) {
+        const whose = this.waiting.length >= DATA_WAITERS ? 'on this instance' : 'of this key';
+        throw errors.busy(`Too many reads ${whose} wait for the memory their answers need; retry shortly.`, WAITED_RETRY_SECONDS);
       }
       await new Promise<void>((go, fail) => {
         const drop = (why: Error) => {

@@ -63,6 +63,9 @@ describe('the data room: render data being built, bounded per key and per instan
     expect(past?.status).toBe(503);
     expect(past?.headers?.['retry-after']).toBe('5');
     expect(room.queued).toBe(DATA_WAITERS_PER_KEY);
+    // (but the answer of a write already made is never refused: it waits in the line, then goes in past the bound)
+    const written = room.take('a', 10, false, undefined, true);
+    expect(room.queued).toBe(DATA_WAITERS_PER_KEY + 1);
     // (other keys still wait, up to the instance's bound)
     const keys = Math.ceil((DATA_WAITERS - DATA_WAITERS_PER_KEY) / DATA_WAITERS_PER_KEY);
     const others: Promise<unknown>[] = [];
@@ -78,6 +81,7 @@ describe('the data room: render data being built, bounded per key and per instan
     expect(full?.status).toBe(503);
     z();
     // every wait runs out together (50 ms): each a 503, the line empty, no room taken by them
+    (await written)();
     const ended = await Promise.all([...waits, ...others]);
     expect(ended.every((x) => (x as { status?: number }).status === 503)).toBe(true);
     expect(room.queued).toBe(0);
