@@ -106,12 +106,16 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
   // (an _or of conditions on different fields: each branch's conditions, tested together — one such _or a filter)
   let either: FilterCond[] | undefined;
   let simple = true;
-  const time = (into: FilterCond[], field: string, path: string, test: FilterCond['test'], name: string, branch?: number) => {
+  // (false: a second condition of one kind on one date — two _gt, once flattened from an _and in the _and — whose value
+  // would overwrite the first's parameter: the proof drew one value for both and said "equal"; the client's to write)
+  const time = (into: FilterCond[], field: string, path: string, test: FilterCond['test'], name: string, branch?: number): boolean => {
+    if ([...conds, ...into].some((x) => x.param === name)) return false;
     into.push({ field, test, param: name, ...(branch === undefined ? {} : { branch }) });
     const what = test === 'tin' || test === 'tnin' ? 'a list of ISO 8601 dates' : test === 'tout' ? 'the two ISO 8601 dates of the window' : 'an ISO 8601 date';
     if (!params.some((p) => p.name === name)) {
       params.push({ name, legacy: `${path} (${what}; $NOW and its adjustments resolved by you)`, v1: `compared with ${field} (seconds or ms)` });
     }
+    return true;
   };
   /**
    * One comparison's conditions, put `into` a list: false when the client's to write (not simple). In a branch of an
@@ -140,18 +144,14 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     if (branch === undefined && enforced.has(`${path} ${c.op}`)) return true;
     // a date compared: its v1 time against the date given (an incremental sync's window)
     if (field && TIMES.has(field) && own(TIME_TESTS, c.op)) {
-      time(into, field, path, own(TIME_TESTS, c.op) as FilterCond['test'], name(`${path}_${c.op.slice(1)}`), branch);
-      return true;
+      return time(into, field, path, own(TIME_TESTS, c.op) as FilterCond['test'], name(`${path}_${c.op.slice(1)}`), branch);
     }
     if (field && TIMES.has(field) && c.op === '_between') {
-      time(into, field, path, 'gte', name(`${path}_from`), branch);
-      time(into, field, path, 'lte', name(`${path}_to`), branch);
-      return true;
+      return time(into, field, path, 'gte', name(`${path}_from`), branch) && time(into, field, path, 'lte', name(`${path}_to`), branch);
     }
     // (outside a window: before its first date or after its second — a null date is neither, as SQL's NOT BETWEEN)
     if (field && TIMES.has(field) && c.op === '_nbetween') {
-      time(into, field, path, 'tout', name(`${path}_nbetween`), branch);
-      return true;
+      return time(into, field, path, 'tout', name(`${path}_nbetween`), branch);
     }
     // a text condition (title _icontains): tested by the client on the v1 text, a parameter of its own (title_icontains)
     const text = c.op.slice(1);

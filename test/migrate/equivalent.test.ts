@@ -84,6 +84,12 @@ describe('the v1 equivalent of a shape, from its plan', () => {
     const s = renderSnippets(or, 'f');
     expect(s.partial).toEqual([step?.detail]);
     for (const code of [s.node, s.python, s.curl]) expect(code).toContain('TODO (not done by this');
+    // (two conditions of one kind on one date — an _and in the _and — would share one parameter, the second's value
+    // overwriting the first's, and the proof draws one value for both: left to the client, never written with one)
+    const twice = eq('/renders', 'filter[_and][0][date_created][_gt]=2026-01-01&filter[_and][1][date_created][_gt]=2026-03-01&fields=id');
+    expect(twice.clientSteps.find((x) => x.kind === 'filter')?.args).toBeUndefined();
+    const window = eq('/renders', 'filter[_and][0][date_created][_gt]=2026-01-01&filter[_and][1][date_created][_lte]=2026-03-01&fields=id');
+    expect(window.clientSteps.find((x) => x.kind === 'filter')?.args).toMatchObject({ op: 'filter' });
   });
 
   it('blocked: fields named with no v1 source and overlay writes; `*` only listed as unverified', () => {
