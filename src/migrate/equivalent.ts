@@ -3,7 +3,7 @@ import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import { own } from './own.js';
 import { addClientSteps, listParams } from './client-steps.js';
-import { call, fieldAt, fieldOf, joins } from './equivalent-joins.js';
+import { call, fieldAt, fieldOf, joins, renderDeriveArgs } from './equivalent-joins.js';
 import { param, PREFIX, READ_CALLS, totalWalk } from './equivalent-calls.js';
 import { isRecordResource, type RecordResource } from '../query/resources.js';
 import type { Shape } from './shape.js';
@@ -17,7 +17,6 @@ export * from './equivalent-model.js';
 import {
   DERIVED_KEYS, importedParam, LIST_PARAMS, TRANSLATED, type BlockedField, type ClientStep, type Equivalent, type Param, type StepArgs, type V1Call,
 } from './equivalent-model.js';
-import { PROCESS_NAMESPACE } from '../translate/records.js';
 
 /** Fields a shape names that v1 has no source for (`store` or `none` in the mappings), and overlay writes. */
 export function blockedFields(shape: Shape, m: Mappings): { blocked: BlockedField[]; unverified: string[] } {
@@ -143,9 +142,8 @@ function templateDerive(name: string): StepArgs | undefined {
  * the projects the calls walk, or one call more (the project of each render read by id, or the projects a filter names).
  */
 function renderDerive(name: string, m: Mappings, calls: V1Call[]): StepArgs | undefined {
-  if (name === 'download_ready') return { op: 'derive', field: 'download_ready', master: m.outputs.master };
-  if (name === 'process_id') return { op: 'derive', field: 'process_id', namespace: PROCESS_NAMESPACE };
-  if (name !== 'output') return undefined;
+  const args = renderDeriveArgs(name, m);
+  if (args?.op !== 'derive' || args.field !== 'output') return args;
   if (!calls.some((c) => c.name === 'projects')) {
     const byId = calls.find((c) => c.name === 'renders' && c.path === '/v1/renders/{render_id}');
     const walked = calls.find((c) => c.name === 'renders' && c.each === 'project_id');
@@ -154,8 +152,7 @@ function renderDerive(name: string, m: Mappings, calls: V1Call[]): StepArgs | un
       ? { name: 'projects', method: 'GET', path: '/v1/projects/{render.project.id}', each: 'renders', why }
       : { name: 'projects', method: 'GET', path: '/v1/projects/{project_id}', each: walked ? 'project_id' : null, why }));
   }
-  const { master, byName, sizeOrder, stills, ignored } = m.outputs;
-  return { op: 'derive', field: 'output', rule: { master, byName, sizeOrder, stills, ignored }, thumbnails: 'projects' };
+  return args;
 }
 
 /** The v1 equivalent of a shape (its query `q` and the gateway's `plan` for it; both null for writes and other routes). */
