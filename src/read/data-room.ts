@@ -81,7 +81,7 @@ export class DataRoom {
         timer?.unref();
         const w: Waiter = { key, bytes, go: () => { gone?.removeEventListener('abort', left); clearTimeout(timer); go(); } };
         this.waiting.push(w);
-        this.waitingOf.set(key, (this.waitingOf.get(key) ?? 0) + 1);
+        this.counted(key, 1);
         gone?.addEventListener('abort', left, { once: true });
       });
     } else {
@@ -155,10 +155,15 @@ export class DataRoom {
     const i = this.waiting.indexOf(w);
     if (i < 0) return false;
     this.waiting.splice(i, 1);
-    const n = (this.waitingOf.get(w.key) ?? 1) - 1;
-    if (n > 0) this.waitingOf.set(w.key, n);
-    else this.waitingOf.delete(w.key);
+    this.counted(w.key, -1);
     return true;
+  }
+
+  /** The count of `key`'s waiters moved by `by`. */
+  private counted(key: string, by: number): void {
+    const n = (this.waitingOf.get(key) ?? 0) + by;
+    if (n > 0) this.waitingOf.set(key, n);
+    else this.waitingOf.delete(key);
   }
 
   /** One wake for every waiter leaving in this turn (thousands leaving together woke the line once each). */
@@ -176,15 +181,14 @@ export class DataRoom {
    * every later one of its own key): one pass over the line.
    */
   private wake(): void {
+    if (this.waiting.length === 0) return; // (every release asks: most find no one waiting)
     const blocked = new Set<string>();
     const left: Waiter[] = [];
     const going: Waiter[] = [];
     for (const w of this.waiting) {
       if (!blocked.has(w.key) && this.fits(w.key, w.bytes)) {
         this.add(w.key, w.bytes);
-        const n = (this.waitingOf.get(w.key) ?? 1) - 1;
-        if (n > 0) this.waitingOf.set(w.key, n);
-        else this.waitingOf.delete(w.key);
+        this.counted(w.key, -1);
         going.push(w);
       } else {
         blocked.add(w.key);
