@@ -63,10 +63,13 @@ export async function usersCommand(
       out(`added ${u.email} (${u.id}), bound to v1 user ${u.v1UserId}`);
       // (a v1 person bound twice: its records carry the first user's uuid — docs/operations.md; the migration guide's
       // proofs of the second user's "my records" differ — the eleventh held-out check of issue 39 met it unwarned)
+      // (the creator is the uuid imported for the person before this one — the id translation's, loaded at start —,
+      // whoever of them is still active)
+      const creator = deps.ids.imported('user', u.v1UserId);
       const others = (await deps.users.boundUsers()).filter((x) => x.v1UserId === u.v1UserId && x.id !== u.id);
-      if (others.length > 0) {
-        out(`  ! v1 user ${u.v1UserId} is also bound to ${others.map((x) => x.id).join(', ')}: that person's records carry ` +
-          `${others[0]!.id} as their creator (user_created), not ${u.id}`);
+      if (creator !== undefined && creator !== u.id) {
+        out(`  ! v1 user ${u.v1UserId} is also bound to ${others.map((x) => x.id).join(', ') || 'a user no longer active'}: ` +
+          `that person's records carry ${creator} as their creator (user_created), not ${u.id}`);
       }
       return 0;
     }
