@@ -323,7 +323,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerDeprecationRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   if (deps.replica) {
-    deps.metrics.index(deps.replica);
+    deps.metrics.replica(deps.replica);
     deps.replica.start();
   }
   return app;

@@ -86,7 +86,7 @@ export interface Deps {
   readonly lifecycle: Lifecycle;
   /** render_credits figures per v1 team id (RENDER_CREDITS, parsed once). */
   readonly credits: Config['renderCredits'];
-  /** Bound keys the gateway reads a team with, for work no request asks for (webhook checks, the index's sync). */
+  /** Bound keys the gateway reads a team with, for work no request asks for (webhook checks, the replica's sync). */
   readonly readers: TeamReaders;
   /** v1 render events, checked and applied (to the replica and the caches). */
   readonly webhooks: WebhookReceiver;
@@ -185,11 +185,11 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const overlays = new OverlayStore(db.kysely, now, bus);
   const v1For = (userId: string, meter?: V1Meter, requestId?: string) => keys.v1For(userId, meter, requestId);
   const readers = new TeamReaders({ config, users, cache, v1For });
-  const index = config.INDEX_ENABLED
+  const replica = config.INDEX_ENABLED
     ? new ReplicaService({ config, logger, clock, bus, db, ids, mappings, overlays, renderData, credits: config.renderCredits }, readers)
     : null;
-  const webhooks = new WebhookReceiver({ config, clock, logger, metrics, readers, ledger: new WebhookLedger(db.kysely, now), owners: index?.store });
-  fanOut(webhooks, { replica: index, cache, bus, logger });
+  const webhooks = new WebhookReceiver({ config, clock, logger, metrics, readers, ledger: new WebhookLedger(db.kysely, now), owners: replica?.store });
+  fanOut(webhooks, { replica, cache, bus, logger });
   // answers not yet sent past their bounds hold back the building of more render data (their readers stopped reading)
   const answerMemory = new AnswerMemory(config.ANSWER_MEMORY_MB_PER_KEY * 1_048_576, config.ANSWER_MEMORY_MB * 1_048_576);
   const dataRoom = new DataRoom(config.DATA_BUILD_MB_PER_KEY * 1_048_576, config.DATA_BUILD_MB * 1_048_576, answerMemory, config.DATA_WAIT_MS);
@@ -197,7 +197,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
   const deps: Deps = {
     readers,
     webhooks,
-    replica: index,
+    replica,
     metrics,
     v1Health,
     lifecycle: new Lifecycle(),
@@ -233,7 +233,7 @@ export async function createDeps(config: Config, logger: Logger, o: DepsOverride
     partitionHeld: (userId) => keys.partitionHeld(userId),
     forgetKey: (userId) => keys.forget(userId),
     async close() {
-      await index?.close();
+      await replica?.close();
       await usage.close();
       await shapes.close();
       await deprecations.close();

@@ -45,7 +45,7 @@ export async function sendList(
   const body: Record<string, unknown> = result.meta ? { meta: result.meta, data: items } : { data: items };
   void reply.header('x-gateway-v1-calls', String(ctx.meter.calls));
   if (explained) return { ...body, explain: explainList(read.plan, ctx.meter, source, read.from, read.how) };
-  return keep(memo, reply, body, source, read.refreshAt);
+  return memo.keep(reply, body, source, read.refreshAt);
 }
 
 /** Sends a read by id: a file, the item with explain, or the item (kept when it came from the replica). */
@@ -59,7 +59,7 @@ export async function sendOne(
   if (format) return sendExport(deps, ctx, reply, format, collection, read.data as object);
   await heldOne(deps, ctx, reply, read.data, true);
   if (wantsExplain(deps, ctx.request)) return { data: read.data, explain: explainOne(ctx.meter, read.source) };
-  return keep(memo, reply, { data: read.data }, read.source, read.refreshAt);
+  return memo.keep(reply, { data: read.data }, read.source, read.refreshAt);
 }
 
 /**
@@ -71,11 +71,6 @@ function sourceHeaders(reply: FastifyReply, source: ReadSource): void {
   if (source.kind === 'replica' && source.partial) void reply.header('x-gateway-partial', '1');
 }
 
-/** A partial answer is never kept: the answer cache's epoch covers the teams it read, not the part of the reach it did not. */
-function keep(memo: Memo, reply: FastifyReply, body: Record<string, unknown>, source: ReadSource, refreshAt: number): FastifyReply | Record<string, unknown> {
-  if (source.kind === 'replica' && source.partial) return body;
-  return memo.keep(reply, body, source, refreshAt);
-}
 
 /**
  * Sends `?export=` data as Directus does: an attachment named after the collection and the time. A streamed answer's items

@@ -118,7 +118,7 @@ export class Metrics {
     if (n > 0) this.diffs.inc({ route }, n);
   }
 
-  /** A gauge whose value is read at scrape time (index age and lag, once the index exists). */
+  /** A gauge whose value is read at scrape time (the replica's age and lag, once it exists). */
   gauge(name: string, help: string, read: () => number): void {
     new Gauge({
       name,
@@ -137,11 +137,11 @@ export class Metrics {
     this.gauge('gateway_request_bodies_waiting', 'Requests of logged-in users waiting for their body\'s turn', () => read.queued);
   }
 
-  /** The render index: teams' ages (max and a histogram over all teams, no label per team) and what memory holds. */
-  index(read: { ages(): number[]; bounds(): number[]; rendersInMemory: number; answers: { hits: number; misses: number; size: number } }): void {
+  /** The replica (public name: the render index, `gateway_index_*`): teams' ages (max and a histogram, no label per team), what memory holds. */
+  replica(read: { ages(): number[]; bounds(): number[]; rendersInMemory: number; answers: { hits: number; misses: number; size: number } }): void {
     if (this.registry.getSingleMetric('gateway_index_teams')) return;
     const answers = read.answers;
-    this.gauge('gateway_answer_cache_entries', 'Answers of index reads kept (serialised) for identical reads', () => answers.size);
+    this.gauge('gateway_answer_cache_entries', 'Answers of replica reads kept (serialised) for identical reads', () => answers.size);
     let seen = { hits: 0, misses: 0 };
     const sync = () => {
       hits.inc(answers.hits - seen.hits);
@@ -149,11 +149,11 @@ export class Metrics {
       seen = { hits: answers.hits, misses: answers.misses };
     };
     const hits: Counter = new Counter({
-      name: 'gateway_answer_cache_hits_total', help: 'Index reads answered with a kept answer', registers: [this.registry], collect: sync,
+      name: 'gateway_answer_cache_hits_total', help: 'Replica reads answered with a kept answer', registers: [this.registry], collect: sync,
     });
     const misses: Counter = new Counter({
       name: 'gateway_answer_cache_misses_total',
-      help: 'Index reads whose kept answer was missing, outdated or past its age',
+      help: 'Replica reads whose kept answer was missing, outdated or past its age',
       registers: [this.registry],
       collect: sync,
     });
@@ -162,7 +162,7 @@ export class Metrics {
       () => Math.max(0, ...read.bounds()) / 1000);
     new Histogram({
       name: 'gateway_index_bound_seconds',
-      help: 'Staleness bounds of the teams in the render index at scrape time',
+      help: 'Staleness bounds of the teams in the replica at scrape time',
       buckets: [1, 2, 5, 10, 30, 60, 120, 300, 900],
       registers: [this.registry],
       collect() {
@@ -174,7 +174,7 @@ export class Metrics {
     this.gauge('gateway_index_renders', 'Renders held in the render index in memory', () => read.rendersInMemory);
     new Histogram({
       name: 'gateway_index_age_seconds',
-      help: 'Ages of the teams in the render index at scrape time',
+      help: 'Ages of the teams in the replica at scrape time',
       buckets: [1, 2, 5, 10, 30, 60, 120, 300, 900],
       registers: [this.registry],
       collect() {

@@ -18,6 +18,7 @@ import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import type { V1Session } from '../v1/client.js';
 import { RefreshWalk } from '../replica/reads/output-refresh.js';
 import { expectedItems } from './cost.js';
+import { chooseSource } from './source.js';
 import { isHeavy, type HeavyReadGate } from './heavy.js';
 
 /** What the item reads use (given by the route file, from the composition root's set). */
@@ -134,10 +135,7 @@ export class ItemReads {
   ): Promise<{ result: QueryResult; source: ReadSource; from: SourceDescription; how?: Execution; refreshAt: number }> {
     const replica = this.deps.replica;
     const env = roomForCopies(asked, q, this.resource, this.deps.mappings.schemas);
-    // a source decided before the plan (the answer cache's look-up) without a scope is asked again when it is live:
-    // with the read's scope, a part of the reach still loading or backfilling may answer it
-    const source: ReadSource = known && (known.kind === 'replica' || !replica) ? known
-      : replica ? await replica.source(session, now, readScope(q, plan, this.deps.mappings.schemas)) : { kind: 'live', reason: 'INDEX_ENABLED=false' };
+    const source = await chooseSource(replica, session, now, readScope(q, plan, this.deps.mappings.schemas), known);
     let refreshAt = Number.POSITIVE_INFINITY;
     let records: RecordSource;
     if (source.kind === 'live' || !replica) {

@@ -14,6 +14,7 @@ import { isUuid } from '../lib/uuid.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { answerEnd } from '../read/answer-end.js';
 import { ItemReads } from '../read/items.js';
+import { AnswerRecall } from '../read/recall.js';
 
 const ROUTES: readonly { path: string; resource: string }[] = [
   { path: '/renders', resource: 'render' },
@@ -24,18 +25,19 @@ const ROUTES: readonly { path: string; resource: string }[] = [
 
 /**
  * GET (and SEARCH) /renders, /projects, /accounts, /templates and their /:id, also under /items/…, with the whole query
- * language: a kept answer when there is one (src/http/answer-memo.ts), else the query parsed, answered by the item reads
- * (src/read/items.ts) and sent (src/http/send-read.ts).
+ * language: a kept answer when there is one (src/read/recall.ts, adapted by src/http/answer-memo.ts), else the query
+ * parsed, answered by the item reads (src/read/items.ts) and sent (src/http/send-read.ts).
  */
 export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
+  const answers = new AnswerRecall(deps.replica, deps.config.ANSWER_CACHE_MAX_AGE_MS);
   for (const { path, resource } of ROUTES) {
     if (proxied(deps.config, path)) continue;
     const schema = deps.mappings.schemas[resource] as ResourceSchema;
     const reads = new ItemReads(deps, resource, schema, deps.heavyReads);
     const list = async (request: FastifyRequest, reply: FastifyReply) => {
-      if (Memo.answerHeld(deps, request, reply)) return reply;
+      if (Memo.answerHeld(deps, answers, request, reply)) return reply;
       const ctx = requestContext(deps, request);
-      const memo = await Memo.recall(deps, request, reply, await ctx.session(), ctx.meter);
+      const memo = await Memo.recall(deps, answers, request, reply, await ctx.session(), ctx.meter);
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);
@@ -49,9 +51,9 @@ export function registerItemRoutes(app: FastifyInstance, deps: Deps): void {
         exportFormat(request.query);
         throw errors.forbidden();
       }
-      if (Memo.answerHeld(deps, request, reply, id)) return reply;
+      if (Memo.answerHeld(deps, answers, request, reply, id)) return reply;
       const ctx = requestContext(deps, request);
-      const memo = await Memo.recall(deps, request, reply, await ctx.session(), ctx.meter, id);
+      const memo = await Memo.recall(deps, answers, request, reply, await ctx.session(), ctx.meter, id);
       if (!memo) return reply;
       const q = parseLegacyQuery(deps, request, schema, () => memo.dynamic());
       const format = exportFormat(request.query);

@@ -155,6 +155,15 @@ describe('src/ import structure', () => {
     expect(adminBreaks(g)).toEqual([]);
   });
 
+  it('gives the read one owner: http/, routes/ and shape/ use the replica\'s types only, and only read/source.ts asks it for a source', () => {
+    const bad = [...g].filter(([f]) => ['src/http/', 'src/routes/', 'src/shape/'].some((p) => f.startsWith(p)))
+      .flatMap(([f, es]) => es.filter((e) => !e.typeOnly && e.to.startsWith('src/replica/')).map((e) => `${f} → ${e.spec}`));
+    expect(bad).toEqual([]);
+    // the source choice is one function: no other module calls the replica's `source(`
+    const asking = [...g.keys()].filter((f) => !f.startsWith('src/replica/') && /\breplica\??\.source\(/.test(readFileSync(f, 'utf8')));
+    expect(asking).toEqual(['src/read/source.ts']);
+  });
+
   it('has layers that only point down: no two folders import each other, no folder imports the composition root, type imports included', () => {
     const found = cycles(places(g));
     expect(found).toEqual([]);
