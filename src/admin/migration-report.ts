@@ -77,8 +77,9 @@ function ownerLookup(deps: Deps): (client: string) => Promise<string | undefined
     return e;
   };
   return async (client) => {
-    const [kind, id = ''] = (client.split('~')[0] ?? '').split(':');
-    if (kind === 'user') return emailOf(id);
+    const principal = client.split('~')[0] ?? '';
+    const id = principal.slice(principal.indexOf(':') + 1);
+    if (principal.startsWith('user:')) return emailOf(id);
     tokens ??= deps.users.listStaticTokens().then((all) => new Map(all.map((t) => [t.id, { name: t.name, userId: t.user_id }])));
     const t = (await tokens).get(id);
     if (!t) return undefined;

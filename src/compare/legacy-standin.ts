@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { RECORD_RESOURCES } from '../query/resources.js';
 import { uuidV5 } from '../lib/uuid.js';
-import { ID_TYPES, type IdTranslator, type IdType } from '../translate/ids.js';
+import type { IdTranslator } from '../translate/ids.js';
 import { uuidsIn } from './diff.js';
 
 /** The namespace of the stand-in's own uuids (a legacy system numbers its objects its own way). */
@@ -55,8 +56,8 @@ export function legacyStandin(p: StandinParts): Standin {
     const pairs: { type: string; uuid: string; v1Id: string }[] = [];
     for (const u of uuidsIn(body)) {
       if (toLegacy.has(u)) continue;
-      for (const type of Object.keys(ID_TYPES) as IdType[]) {
-        if (type === 'user') continue; // users keep their uuids (imported from the legacy system)
+      // (the record resources: users keep their uuids, imported from the legacy system)
+      for (const type of RECORD_RESOURCES) {
         const v1 = await p.referenceIds.toV1(type, u);
         if (!v1) continue;
         const legacy = uuidV5(v1, LEGACY_NS);

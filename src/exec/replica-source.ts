@@ -1,4 +1,5 @@
 import type { TextWork } from '../query/like.js';
+import { traitsOf } from '../query/resources.js';
 import type { CompareNode, FilterNode } from '../query/ast.js';
 import type { Predicate, Rec } from '../query/compile.js';
 import { compileColumnFilter, statusForm } from '../replica/team/column-filter.js';
@@ -252,7 +253,7 @@ export class ReplicaSource implements RecordSource {
 
   /** A render filter answered on the columns of the teams in scope (undefined: some part of it is not a column). */
   columns(resource: string, plan: Plan, filter: FilterNode | null, compile: (node: FilterNode) => Predicate, work?: TextWork): ColumnScan | undefined {
-    if (resource !== 'render' || plan.ids) return undefined;
+    if (!traitsOf(resource).rows || plan.ids) return undefined;
     const whole = filter ? compile(filter) : () => true;
     const leaf = (node: CompareNode) => compile(node);
     const projects = plan.scope.projects ? [...new Set(plan.scope.projects.map((u) => u.toLowerCase()))] : null;
@@ -274,7 +275,7 @@ export class ReplicaSource implements RecordSource {
   }
 
   async prepare(recs: readonly Rec[], _refs: readonly string[], resource: string): Promise<Rec[]> {
-    if (resource !== 'render' && resource !== 'project' && resource !== 'template') return [...recs];
+    if (!traitsOf(resource).signedUrls) return [...recs];
     await this.hooks.refresh(recs, resource);
     // refreshed URLs replaced some records: answer the current ones (a render's view reads its row, which a refresh
     // rewrites in place: it is its own current record)
@@ -282,7 +283,7 @@ export class ReplicaSource implements RecordSource {
   }
 
   remember(resource: string, refs: readonly string[]): void {
-    if (resource === 'render' && refs.length > 0) this.hooks.answered(refs);
+    if (traitsOf(resource).rows && refs.length > 0) this.hooks.answered(refs);
   }
 
   flush(): Promise<void> {

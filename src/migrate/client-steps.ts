@@ -1,6 +1,7 @@
 import type { Plan } from '../plan/plan.js';
 import type { CompareNode, FilterNode, QueryNode } from '../query/ast.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
+import { isRecordResource, type RecordResource } from '../query/resources.js';
 import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 import {
@@ -270,7 +271,7 @@ export function addClientSteps(shape: Shape, q: QueryNode, plan: Plan | null, st
     // uuid — held-out check of issue 39, `sort=date_created,id`: the tie-break was dropped)
     const byIdToo = shape.sort.some((k) => k.replace(/^-/, '') === 'id');
     const natural = (plan?.strategy === 'merge' && !byIdToo)
-      || (resource !== 'render' && shape.sort.length === 0 && !(resource === 'project' && !plan?.scope.accounts));
+      || (shape.sort.length === 0 && isRecordResource(resource) && LEGACY_ORDER[resource].given(plan));
     if (!natural) {
       // (a sort by id is by the legacy uuid: each snippet derives it — an imported one is the ids export's)
       const byId = shape.sort.some((k) => k.replace(/^-/, '') === 'id') && Object.hasOwn(ID_TYPES, resource);
@@ -339,7 +340,19 @@ export function statusEqAtTop(q: QueryNode): boolean {
   return conjunctsOf(q).some((c) => c.kind === 'Compare' && !c.field.fn && c.field.path.length === 1 && c.field.path[0] === 'status' && c.op === '_eq');
 }
 
-const defaultSortOf = (resource: string): string[] => (resource === 'account' ? ['id'] : ['-date_created']);
+/**
+ * Each resource's legacy order when a list names no sort (`sort`, as its client sorts the v1 items), and whether the
+ * read's own calls and steps give it already (`given`: an account list is sorted by its legacy uuid and a template list
+ * by its project's creation in `READ_CALLS`; a team's projects come in it; a render list is judged by its plan's merge).
+ */
+const LEGACY_ORDER: { readonly [R in RecordResource]: { readonly sort: readonly string[]; readonly given: (plan: Plan | null) => boolean } } = {
+  render: { sort: ['-date_created'], given: () => false },
+  project: { sort: ['-date_created'], given: (plan) => !!plan?.scope.accounts },
+  account: { sort: ['id'], given: () => true },
+  template: { sort: ['-date_created'], given: () => true },
+};
+
+const defaultSortOf = (resource: string): readonly string[] => (isRecordResource(resource) ? LEGACY_ORDER[resource].sort : ['-date_created']);
 
 /**
  * Every legacy parameter of a list shape the snippets take, with its v1 form: the status (one list per v1 status it

@@ -5,7 +5,7 @@ import { idNamespace } from '../translate/ids.js';
 import { statusEqAtTop } from './client-steps.js';
 import { call, PAGE } from './equivalent-joins.js';
 import type { ClientStep, Param, V1Call } from './equivalent-model.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 import type { Shape } from './shape.js';
 
 /**
@@ -141,6 +141,40 @@ export const READ_CALLS: { readonly [R in RecordResource]: (c: ReadCalls) => voi
         args: { op: 'filter', conds: [{ field: 'id', test: 'eq', param: 'template_id' }] } });
     }
   },
+};
+
+/** What a write's calls are made from, and where they go. */
+export interface WriteCalls {
+  readonly shape: Shape;
+  readonly calls: V1Call[];
+  readonly steps: ClientStep[];
+  readonly params: Param[];
+  readonly notes: string[];
+}
+
+/** Each resource's writes as v1 takes them (null: v1 has no equivalent, the gateway answers the route itself). */
+export const WRITE_CALLS: { readonly [R in RecordResource]: { readonly [K in 'create' | 'update']: ((c: WriteCalls) => void) | null } } = {
+  render: {
+    create: ({ calls, params, notes }) => {
+      params.push(param('project_id', 'project'));
+      calls.push(call({
+        name: 'render', method: 'POST', path: '/v1/renders',
+        body: { name: '{title}', project_id: '{project_id}', template_id: '{template_id, optional}', values: '{data}' },
+        why: 'queues the render; legacy `data` becomes `values` (the template fields), the title becomes `name`',
+      }));
+      notes.push('keep the values you sent if you read them back: v1 does not return `values` (legacy `data`)');
+      notes.push('Send an Idempotency-Key-like guard of your own: v1 POST /v1/renders is not idempotent; retry only after reading the render list');
+    },
+    update: ({ shape, calls, steps, params }) => {
+      params.push(param('render_id', 'render'));
+      calls.push(call({ name: 'render', method: 'GET', path: '/v1/renders/{render_id}', why: 'the render still exists (v1 has no update of a render)' }));
+      steps.push({ kind: 'keep', detail: `v1 cannot change ${shape.body.join(', ') || 'the render'}: keep the new value on your side, by v1 id`,
+        ...(shape.body.length === 1 && shape.body[0] === 'title' ? { args: { op: 'keep', field: 'name', param: 'title' } } : {}) });
+    },
+  },
+  project: { create: null, update: null },
+  account: { create: null, update: null },
+  template: { create: null, update: null },
 };
 
 const TOTAL_WHY = 'meta total_count: every item of the collection the key reaches';

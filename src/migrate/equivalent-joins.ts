@@ -5,7 +5,7 @@ import { ONE_TO_MANY, oneToMany, type OneToMany } from '../query/resources.js';
 import { idNamespace } from '../translate/ids.js';
 import { PROCESS_NAMESPACE } from '../translate/records.js';
 import { EMBEDDED, TRANSLATED, V1_FIELD, type ClientStep, type StepArgs, type V1Call } from './equivalent-model.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 
 /**
  * The joins of a v1 equivalent (src/migrate/equivalent.ts): the calls a query's relations need beyond those made, and

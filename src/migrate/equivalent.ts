@@ -1,10 +1,10 @@
 import type { Mappings } from '../config/mappings.js';
 import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 import { addClientSteps, listParams } from './client-steps.js';
 import { call, fieldAt, fieldOf, joins, renderDeriveArgs } from './equivalent-joins.js';
-import { param, PREFIX, READ_CALLS, totalWalk } from './equivalent-calls.js';
+import { PREFIX, READ_CALLS, totalWalk, WRITE_CALLS } from './equivalent-calls.js';
 import { isRecordResource, type RecordResource } from '../query/resources.js';
 import type { Shape } from './shape.js';
 
@@ -174,20 +174,9 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     || shape.sort.some((k) => k.replace(/^-/, '') === 'status'));
   if (readsStatus) statuses = { ...m.status.toV1 };
 
-  if (shape.kind === 'create' && resource === 'render') {
-    params.push(param('project_id', 'project'));
-    calls.push(call({
-      name: 'render', method: 'POST', path: '/v1/renders',
-      body: { name: '{title}', project_id: '{project_id}', template_id: '{template_id, optional}', values: '{data}' },
-      why: 'queues the render; legacy `data` becomes `values` (the template fields), the title becomes `name`',
-    }));
-    notes.push('keep the values you sent if you read them back: v1 does not return `values` (legacy `data`)');
-    notes.push('Send an Idempotency-Key-like guard of your own: v1 POST /v1/renders is not idempotent; retry only after reading the render list');
-  } else if (shape.kind === 'update' && resource === 'render') {
-    params.push(param('render_id', 'render'));
-    calls.push(call({ name: 'render', method: 'GET', path: '/v1/renders/{render_id}', why: 'the render still exists (v1 has no update of a render)' }));
-    steps.push({ kind: 'keep', detail: `v1 cannot change ${shape.body.join(', ') || 'the render'}: keep the new value on your side, by v1 id`,
-      ...(shape.body.length === 1 && shape.body[0] === 'title' ? { args: { op: 'keep', field: 'name', param: 'title' } } : {}) });
+  const write = (shape.kind === 'create' || shape.kind === 'update') && resource && isRecordResource(resource) ? WRITE_CALLS[resource][shape.kind] : null;
+  if (write) {
+    write({ shape, calls, steps, params, notes });
   } else if (shape.kind === 'me') {
     calls.push(call({ name: 'me', method: 'GET', path: '/v1/me', why: 'the person the key acts as' }));
     if (shape.fields.some((f) => f.startsWith('accounts') || f === '*' || f.startsWith('*.')) || shape.fields.length === 0) {

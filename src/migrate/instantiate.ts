@@ -1,10 +1,11 @@
 import type { Mappings } from '../config/mappings.js';
+import { ID_TYPES } from '../translate/ids.js';
 import { planQuery, type Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import { equivalentOf, type Equivalent } from './equivalent.js';
 import { datePartOf } from './equivalent-model.js';
-import { bare, own } from './own.js';
+import { bare, own } from '../lib/own.js';
 import type { Shape } from './shape.js';
 
 /** Values to fill a shape with: per filter path and operator, the search string, paging. */
@@ -87,7 +88,8 @@ const placeholders = (m: Mappings, resource: string): Values => ({
   value: (path, op) => {
     // (a part of a date, `year(date_created)`, is a number)
     const type = datePartOf(path) ? 'integer' : typeAt(m, resource, path);
-    const ids = type === 'uuid' || path.endsWith('id') || path === 'project' || path === 'account' || path.endsWith('.project') || path.endsWith('.account');
+    // (a field named after a type, `project`, `project.account`, holds its id)
+    const ids = type === 'uuid' || path.endsWith('id') || Object.hasOwn(ID_TYPES, path.slice(path.lastIndexOf('.') + 1));
     const pair = type === 'timestamp' ? ['2020-01-01T00:00:00.000Z', '2020-02-01T00:00:00.000Z']
       : type === 'integer' || type === 'float' ? [1, 2]
         : type === 'boolean' ? [true, false]

@@ -6,7 +6,7 @@ import type { V1Session } from '../v1/client.js';
 import type { V1Project, V1Team } from '../v1/schemas.js';
 import { datePartOf } from './equivalent-model.js';
 import type { Values } from './instantiate.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 import type { TimeUnit } from '../translate/time.js';
 import type { Shape } from './shape.js';
 

@@ -13,7 +13,7 @@ import type { V1Session } from '../v1/client.js';
 import type { V1Render } from '../v1/schemas.js';
 import { LIST_PARAMS, type Equivalent, type V1Call } from './equivalent.js';
 import { instantiate, planOf, queryString, type Values } from './instantiate.js';
-import { bare, own } from './own.js';
+import { bare, own } from '../lib/own.js';
 import type { Shape } from './shape.js';
 import { metaDifferences, snippetData, snippetDifferences } from './snippet-answer.js';
 import { importedOf, snippetParams } from './snippet-params.js';
@@ -21,6 +21,8 @@ import type { SnippetRunner } from './snippet-run.js';
 import { renderSnippets, type Snippets } from './snippets.js';
 import { combined, listed, runSnippets, type Proof } from './proof-verdict.js';
 import { recordsOf } from './records-of.js';
+import { v1Of } from './v1-resources.js';
+import { traitsOf, type RecordResource } from '../query/resources.js';
 
 export { recordsOf } from './records-of.js';
 
@@ -196,18 +198,20 @@ async function paramsOf(raw: Record<string, unknown>, shape: Shape, samples: Sam
   const accounts = own(at('account'), '_in') ?? own(own(at('project') as Record<string, Record<string, unknown>> | undefined, 'account'), '_in');
   if (Array.isArray(accounts)) params.team_ids = (await Promise.all(accounts.map(async (a) => (await ids.toV1('account', String(a))) ?? ''))).join(',');
   const id = shape.kind === 'one' ? (own(samples, shape.resource ?? '')?.[0]?.id as string | undefined) : uuidAt('id');
-  if (id && shape.resource === 'template') params.template_id = (await ids.toV1('template', id)) ?? '';
-  if (id && (shape.resource === 'render' || shape.resource === 'project' || shape.resource === 'account')) {
-    const type = shape.resource;
-    const v1 = (await ids.toV1(type, id)) ?? '';
-    params[shape.resource === 'render' ? 'render_id' : shape.resource === 'account' ? 'team_id' : 'project_id'] = v1;
-    params.render_ids = v1;
+  // a read by id: its parameter, and the list a call walking ids takes (`render_ids`; a template's read has none)
+  const v1r = v1Of(shape.resource);
+  if (id && v1r) {
+    const v1 = (await ids.toV1(shape.resource as RecordResource, id)) ?? '';
+    params[v1r.idParam] = v1;
+    const list = own(LIST_PARAMS, v1r.idParam);
+    if (list) params[list] = v1;
   }
-  // renders or projects by several ids: each is read (render_ids, project_ids: the list the call loops over)
+  // renders or projects by several ids (the resources v1 reads by id): each is read, from the list the call loops over
   const idList = shape.kind === 'one' ? undefined : own(at('id'), '_in');
-  if ((shape.resource === 'render' || shape.resource === 'project') && Array.isArray(idList) && idList.length > 1) {
-    const type = shape.resource;
-    params[`${type}_ids`] = (await Promise.all(idList.map(async (u) => (await ids.toV1(type, String(u))) ?? ''))).join(',');
+  const list = v1r && traitsOf(shape.resource ?? '').byId ? own(LIST_PARAMS, v1r.idParam) : undefined;
+  if (list && Array.isArray(idList) && idList.length > 1) {
+    const type = shape.resource as RecordResource;
+    params[list] = (await Promise.all(idList.map(async (u) => (await ids.toV1(type, String(u))) ?? ''))).join(',');
   }
   return params;
 }

@@ -3,7 +3,7 @@ import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parse-query.js';
 import type { ResourceSchema, SchemaRegistry } from '../query/schema.js';
 import { AGENTS_KEPT, bucketCalls, type ClientShapeStore, type ShapeCounts, type ShapeDelta } from '../store/client-shapes.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 import { resourceOfRoute, shapeKey, shapeOf, type Shape } from './shape.js';
 
 /** One answered legacy request as the recorder sees it (held in memory until the next flush; nothing of it is stored). */

@@ -1,5 +1,5 @@
 import type { V1Call } from './equivalent.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 import { callsChart, deprecationsMd } from './deprecation-progress.js';
 import type { ClientReport, MigrationReport, ShapeReport } from './report.js';
 

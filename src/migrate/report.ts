@@ -1,4 +1,5 @@
 import type { ClientDeprecation } from './deprecation-progress.js';
+import { v1Of } from './v1-resources.js';
 import type { Mappings } from '../config/mappings.js';
 import { medianOf, type ClientShapeStore, type ShapeRow } from '../store/client-shapes.js';
 import { principalOf } from '../auth/client-id.js';
@@ -149,7 +150,7 @@ export interface ReportOptions {
 export function adviceFor(shape: Shape, count: number, firstSeen: number, lastSeen: number): string[] {
   const readsStatus = shape.fields.includes('status') || shape.fields.includes('*');
   const perMinute = count / Math.max(1, (lastSeen - firstSeen) / 60_000);
-  if (shape.kind === 'one' && shape.resource === 'render' && readsStatus && count >= 10 && perMinute >= 1) {
+  if (shape.kind === 'one' && v1Of(shape.resource)?.webhooks && readsStatus && count >= 10 && perMinute >= 1) {
     return [`polling a render's status (${count} reads, ${Math.round(perMinute)} a minute): a v1 webhook (render.complete, render.failed) ` +
       'replaces it; keep GET /v1/renders/{id} for a one-off look'];
   }

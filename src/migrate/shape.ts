@@ -1,4 +1,5 @@
 import type { FieldRef, FilterNode, QueryNode, SelectNode, SortNode } from '../query/ast.js';
+import { own } from '../lib/own.js';
 import type { SchemaRegistry } from '../query/schema.js';
 
 /**
@@ -118,6 +119,9 @@ export function filterPaths(f: FilterNode | null, prefix = ''): string[] {
   }
 }
 
+/** The legacy document's singular paths (`PATCH /render/:id`), by their first segment: the resource each writes. */
+const SINGULAR_PATHS: Readonly<Record<string, string>> = { render: 'render' };
+
 /** The legacy resource of a route template, by its collection (`/items/renders/:id` → render); null for any other. */
 export function resourceOfRoute(route: string, schemas: SchemaRegistry): { resource: string | null; byId: boolean } {
   if (route === '/users/me') return { resource: 'user', byId: true };
@@ -126,8 +130,7 @@ export function resourceOfRoute(route: string, schemas: SchemaRegistry): { resou
   const byId = parts.length > 1;
   for (const s of Object.values(schemas)) if (s.name === collection) return { resource: s.key, byId };
   // the legacy document's singular write path (/render/:id)
-  if (collection === 'render') return { resource: 'render', byId };
-  return { resource: null, byId };
+  return { resource: own(SINGULAR_PATHS, collection) ?? null, byId };
 }
 
 function kindOf(method: string, route: string, resource: string | null, byId: boolean): Shape['kind'] {

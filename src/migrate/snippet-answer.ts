@@ -7,7 +7,7 @@ import { compileProjection } from '../query/project.js';
 import type { ResourceSchema } from '../query/schema.js';
 import { datePartOf, EMBEDDED, TRANSLATED, type Equivalent } from './equivalent-model.js';
 import { mainCall } from './snippet-common.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 import type { Shape } from './shape.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
 
@@ -35,6 +35,9 @@ export function metaDifferences(legacy: unknown, got: Readonly<Record<string, un
 }
 
 const numeric = (v: unknown) => (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v);
+
+/** The list call a call by id reads one item of (by their names in an equivalent's calls). */
+const LIST_OF: Readonly<Record<string, string>> = { render: 'renders' };
 
 /**
  * The translation the report describes, applied to what a snippet printed: its v1 objects made legacy records (ids to
@@ -83,8 +86,10 @@ export function snippetData(
   if (!main) return { ok: false, why: 'the equivalent makes no call' };
   const merged = new Map(results);
   // the snippet's items stand for the call the answer is made of (a read by id: its one item)
-  merged.set(main === 'render' && !merged.has('render') ? 'renders' : main, output);
-  if (main === 'renders') merged.delete('render');
+  // (a read by id's items stand for its list's: the `render` call's for `renders`)
+  const asList = own(LIST_OF, main);
+  merged.set(asList && !merged.has(main) ? asList : main, output);
+  for (const [one, list] of Object.entries(LIST_OF)) if (main === list) merged.delete(one);
   // a many-to-one join the snippet wrote out: the related records are the v1 objects it printed (`project_object`)
   // (by type and legacy id too: a list it printed on one, `project_object.renders`, is that record's)
   const related = new Map<string, Map<string, Record<string, unknown>>>();

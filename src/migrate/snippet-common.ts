@@ -1,5 +1,5 @@
 import { LIST_PARAMS, type Equivalent, type FilterCond, type V1Call } from './equivalent.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 
 /** What the Node, Python and curl renderings of an equivalent share (src/migrate/snippets.ts). Pure. */
 
@@ -23,6 +23,9 @@ export const MAIN_CALLS: Readonly<Record<string, readonly string[]>> = {
   render: ['render', 'renders'], project: ['projects', 'project'], account: ['teams'], template: ['templates'], user: ['me'],
 };
 
+/** Calls a resource's answer is never made of (a render list walks the projects: they are not its items). */
+const NEVER_MAIN: Readonly<Record<string, readonly string[]>> = { render: ['projects'] };
+
 /** A parameter read in JavaScript (`params.status`; a name that is no identifier by its key: `params["account.name"]`). */
 export const jsParam = (name: string) => (/^[A-Za-z_$][\w$]*$/.test(name) ? `params.${name}` : `params[${JSON.stringify(name)}]`);
 
@@ -34,10 +37,8 @@ export function mainCall(e: Equivalent): string | null {
   const names = e.calls.map((c) => c.name);
   for (const n of own(MAIN_CALLS, e.resource ?? '') ?? []) if (names.includes(n)) return n;
   if (names.includes('me')) return 'me';
-  for (const n of ['render', 'renders', 'projects', 'templates', 'teams', 'me']) {
-    if (e.resource === 'render' && n === 'projects') continue;
-    if (names.includes(n)) return n;
-  }
+  const never = own(NEVER_MAIN, e.resource ?? '') ?? [];
+  for (const n of ['render', 'renders', 'projects', 'templates', 'teams', 'me']) if (names.includes(n) && !never.includes(n)) return n;
   return names[0] ?? null;
 }
 

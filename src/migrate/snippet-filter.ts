@@ -1,6 +1,6 @@
 import { FLAG_TESTS, TEXT_TESTS, type FilterCond, type StepArgsOf } from './equivalent-model.js';
 import { COMPARE, jsParam, PART_COMPARE, TIME_LISTS } from './snippet-common.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 
 /**
  * A filter step written out in each snippet language: each condition a test of an item (`x`, or `.` in jq) against its

@@ -1,6 +1,6 @@
 import type { Equivalent } from './equivalent.js';
 import { TEXT_TESTS } from './equivalent-model.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 
 /**
  * The legacy API's text tests in each snippet language, as the gateway makes them (`src/query/like.ts`, held to Directus

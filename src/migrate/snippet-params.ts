@@ -1,6 +1,6 @@
 import { resolveDynamic } from '../query/dynamic.js';
 import { DERIVED_KEYS, FLAG_TESTS, LIST_PARAMS, TEXT_TESTS, TIME_TEST_NAMES, type Equivalent } from './equivalent-model.js';
-import { own } from './own.js';
+import { own } from '../lib/own.js';
 import { ID_TYPES, type IdType } from '../translate/ids.js';
 import type { Shape } from './shape.js';
 
@@ -35,13 +35,16 @@ function flatOr(branches: readonly unknown[]): unknown[] {
 const sameFieldOr = (branches: readonly unknown[], path: string) =>
   branches.every((b) => own(own(b as Record<string, unknown>, path) as Record<string, unknown>, '_eq') !== undefined);
 
+/** The filtered paths that name another type's id (their values are given to v1 as that type's v1 ids). */
+const ID_PATHS: Readonly<Record<string, string>> = {
+  project: 'project', 'project.id': 'project',
+  account: 'account', 'project.account': 'account', 'account.id': 'account',
+  user_created: 'user', 'user_created.id': 'user',
+};
+
 /** The legacy type a filtered path names the id of (its value is given to v1 as that type's v1 id). */
 function idType(path: string, resource: string): string | null {
-  if (path === 'id') return resource;
-  if (path === 'project' || path === 'project.id') return 'project';
-  if (path === 'account' || path === 'project.account' || path === 'account.id') return 'account';
-  if (path === 'user_created' || path === 'user_created.id') return 'user';
-  return null;
+  return path === 'id' ? resource : own(ID_PATHS, path) ?? null;
 }
 
 

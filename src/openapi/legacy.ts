@@ -1,4 +1,5 @@
 import type { Mappings } from '../config/mappings.js';
+import { own } from '../lib/own.js';
 import { ERROR_STATUS } from '../errors/catalog.js';
 import type { FieldDef, ResourceSchema } from '../query/schema.js';
 
@@ -21,7 +22,9 @@ function fieldSchema(f: FieldDef, resource: ResourceSchema, m: Mappings): Json {
   if (f.relation?.kind === 'o2m') {
     return { type: 'array', items: { oneOf: [{ type: 'string', format: 'uuid' }, ref(componentName(m.schemas[f.relation.resource]!.name))] } };
   }
-  if (resource.key === 'render' && f.name === 'status') return { type: 'string', enum: Object.keys(m.status.toV1) };
+  // a status translated from v1's (mappings/statuses.json): the legacy values
+  const source = own(own(m.resources, resource.key)?.fields, f.name)?.source;
+  if (source?.kind === 'derived' && source.from === 'status') return { type: 'string', enum: Object.keys(m.status.toV1) };
   switch (f.type) {
     case 'uuid':
       return { type: ['string', 'null'], format: 'uuid' };
@@ -152,7 +155,8 @@ export function legacyOpenApi(m: Mappings): Json {
     ['accounts', 'account'],
     ['templates', 'template'],
   ];
-  const patchable = new Set(['render', 'project', 'account']);
+  // what the legacy role may create and update (mappings/permissions.json)
+  const may = (collection: string, action: 'create' | 'update') => (own(m.permissions, collection)?.[action].length ?? 0) > 0;
   for (const [collection, key] of collections) {
     const item = ref(componentName(collection));
     for (const base of [`/${collection}`, `/items/${collection}`]) {
@@ -167,7 +171,7 @@ export function legacyOpenApi(m: Mappings): Json {
             ...READ_ERRORS,
           },
         },
-        ...(key === 'render'
+        ...(may(collection, 'create')
           ? {
               post: {
                 operationId: `createRender${base.startsWith('/items') ? 'Item' : ''}`,
@@ -192,7 +196,7 @@ export function legacyOpenApi(m: Mappings): Json {
               },
             }
           : {}),
-        ...(patchable.has(key)
+        ...(may(collection, 'update')
           ? {
               patch: {
                 operationId: `update${cap(collection)}${base.startsWith('/items') ? 'Items' : ''}`,
@@ -219,7 +223,7 @@ export function legacyOpenApi(m: Mappings): Json {
           parameters: [idParam, ...queryParams(ONE_PARAMS)],
           responses: { 200: json({ type: 'object', properties: { data: item } }), ...READ_ERRORS },
         },
-        ...(patchable.has(key)
+        ...(may(collection, 'update')
           ? {
               patch: {
                 operationId: `update${cap(key)}${base.startsWith('/items') ? 'Item' : ''}`,

@@ -1,4 +1,5 @@
 import { FieldRef, Sort, type DeepNode, type SelectNode } from './ast.js';
+import { traitsOf } from './resources.js';
 import type { ExpansionBudget } from './budget.js';
 import { compileFilter, compileSearch, compileSort, dateFn, type Comparator, type Lookup, type Rec } from './compile.js';
 import type { TestTurn } from './test-turn.js';
@@ -85,7 +86,7 @@ export function copiesOf(
     for (const name of new Set(names)) {
       const f = fieldDef(at, name);
       if (!f) continue;
-      if (at.key === 'render' && (f.aliasOf ?? name) === 'data' && !t.children.has(name)) n++;
+      if (traitsOf(at.key).dataField === (f.aliasOf ?? name) && !t.children.has(name)) n++;
       const sub = t.children.get(name);
       const next = f.relation ? schemas[f.relation.resource] : undefined;
       if (sub && next) n += count(sub, next, depth + 1);

@@ -44,13 +44,36 @@ export interface ResourceTraits {
   readonly projectPaths: readonly string[];
   readonly idIsAccount: boolean;
   readonly streamed: boolean;
+  /**
+   * Held by the replica as typed columns, a row a record (the renders, `replica/team/columns.ts`): a filter is answered
+   * on the columns, a part of the reach holding the read's scope may answer it, the id pairs of the records answered are
+   * given as they are answered, and an overlay change flags the rows it touches (any other type's rebuilds the team).
+   */
+  readonly rows: boolean;
+  /** Its records carry signed URLs (an output, a poster) the replica refreshes before they are answered. */
+  readonly signedUrls: boolean;
+  /** The gateway keeps overlay values for it (fields written by PATCH that v1 has not: `mappings/writes.json`). */
+  readonly overlays: boolean;
+  /** The field that answers the render data the gateway stores (`data`; its bytes weighed before they are read), or null. */
+  readonly dataField: string | null;
 }
 
 export const RESOURCE_TRAITS: Readonly<Record<RecordResource, ResourceTraits>> = {
-  render: { byId: '/v1/renders', accountPaths: ['account', 'project.account'], projectPaths: ['project'], idIsAccount: false, streamed: true },
-  project: { byId: '/v1/projects', accountPaths: ['account', 'project.account'], projectPaths: [], idIsAccount: false, streamed: false },
-  template: { byId: null, accountPaths: ['account', 'project.account'], projectPaths: [], idIsAccount: false, streamed: false },
-  account: { byId: null, accountPaths: [], projectPaths: [], idIsAccount: true, streamed: false },
+  render: {
+    byId: '/v1/renders', accountPaths: ['account', 'project.account'], projectPaths: ['project'], idIsAccount: false, streamed: true,
+    rows: true, signedUrls: true, overlays: true, dataField: 'data',
+  },
+  project: {
+    byId: '/v1/projects', accountPaths: ['account', 'project.account'], projectPaths: [], idIsAccount: false, streamed: false,
+    rows: false, signedUrls: true, overlays: true, dataField: null,
+  },
+  template: {
+    byId: null, accountPaths: ['account', 'project.account'], projectPaths: [], idIsAccount: false, streamed: false,
+    rows: false, signedUrls: true, overlays: false, dataField: null,
+  },
+  account: {
+    byId: null, accountPaths: [], projectPaths: [], idIsAccount: true, streamed: false, rows: false, signedUrls: false, overlays: true, dataField: null,
+  },
 };
 
 /** A resource's traits; a name that is no record resource (the user) has none of them. */
@@ -58,4 +81,6 @@ export function traitsOf(resource: string): ResourceTraits {
   return isRecordResource(resource) ? RESOURCE_TRAITS[resource] : NO_TRAITS;
 }
 
-const NO_TRAITS: ResourceTraits = { byId: null, accountPaths: [], projectPaths: [], idIsAccount: false, streamed: false };
+const NO_TRAITS: ResourceTraits = {
+  byId: null, accountPaths: [], projectPaths: [], idIsAccount: false, streamed: false, rows: false, signedUrls: false, overlays: false, dataField: null,
+};

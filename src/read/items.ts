@@ -1,4 +1,5 @@
 import type { Mappings } from '../config/mappings.js';
+import { traitsOf } from '../query/resources.js';
 import { ALL_OVERLAYS, readEnv, type ReadEnvDeps } from './context.js';
 import type { RequestContext } from './request-context.js';
 import type { ReadScope, ReadSource, ReplicaService } from '../replica/service.js';
@@ -125,7 +126,7 @@ export class ItemReads {
 
   /** `gone`: the client left (a wait for room in the data room ends). */
   private env(ctx: RequestContext, session: V1Session, gone?: AbortSignal, afterWrite = false): Promise<ExecEnv> {
-    return readEnv(this.deps, session, ctx.meter, this.resource === 'template' ? [] : ALL_OVERLAYS, gone, afterWrite);
+    return readEnv(this.deps, session, ctx.meter, traitsOf(this.resource).overlays ? ALL_OVERLAYS : [], gone, afterWrite);
   }
 
   /** `lazy`: the caller writes the answer as it is read (a list): a page of large items is given as a stream built as read. */

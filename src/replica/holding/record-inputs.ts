@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { traitsOf } from '../../query/resources.js';
 import type { Config } from '../../config/schema.js';
 import type { Mappings } from '../../config/mappings.js';
 import type { ChangeBus } from '../../store/changes.js';
@@ -135,7 +136,7 @@ export class RecordInputs {
       // only the renders whose overlays changed are flagged again (their uuids stand); a team is rebuilt when a render
       // of its own changed, or any project or account overlay did
       const renders = changed.get('render') ?? new Set<string>();
-      const others = [...changed.keys()].some((t) => t !== 'render');
+      const others = [...changed.keys()].some((t) => !traitsOf(t).rows);
       for (const t of this.deps.teams()) {
         if (first) t.invalidateRecords();
         else t.overlaysChanged(renders, others || take.all);

@@ -1,4 +1,5 @@
 import type { Config } from '../../config/schema.js';
+import { isRecordResource, type RecordResource } from '../../query/resources.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ReplicaSnapshot } from './snapshot.js';
 import { mapLimit } from '../../lib/limit.js';
@@ -53,6 +54,17 @@ export class RefreshWalk {
   }
 }
 
+/**
+ * Where each resource's signed URLs are: a render's output (and its poster, its project's thumbnail when it has no
+ * still), or a poster that is its project's signed thumbnail (the project's v1 id, read from the team), or none.
+ */
+const SIGNED: { readonly [R in RecordResource]: 'output' | ((t: TeamReplica, id: string) => string | undefined) | null } = {
+  render: 'output',
+  project: (t, id) => t.projectV1(id),
+  template: (t, id) => t.template(id)?.projectId,
+  account: null,
+};
+
 export interface OutputRefreshDeps {
   readonly config: Pick<Config, 'FANOUT_CONCURRENCY' | 'SIGNED_URL_TTL_MS'>;
   readonly clock: Clock;
@@ -89,27 +101,19 @@ export class OutputRefresh {
       const at = e ? posterRefreshAt(e, ttl) : undefined;
       return at !== undefined && dueFrom(at);
     };
-    if (resource === 'template') {
-      // a template's poster is its project's signed thumbnail
+    const signed = isRecordResource(resource) ? SIGNED[resource] : null;
+    if (typeof signed === 'function') {
+      // a project's or a template's poster: its project's signed thumbnail
       for (const rec of recs) {
         for (const t of snapshot.teams) {
-          const x = t.template(rec.id as string);
-          if (x && nearEnd(t, x.projectId)) thumbnails.set(x.projectId, t);
-        }
-      }
-    }
-    if (resource === 'project') {
-      // a project's poster is its signed thumbnail
-      for (const rec of recs) {
-        for (const t of snapshot.teams) {
-          const v1 = t.projectV1(rec.id as string);
+          const v1 = signed(t, rec.id as string);
           if (v1 && nearEnd(t, v1)) thumbnails.set(v1, t);
         }
       }
     }
     // (an output's expiry is read from its URLs once per state held)
     const expiry = (r: V1Render, seenAt: number) => outputExpiry(r.output, seenAt, ttl);
-    for (const rec of resource === 'render' ? recs : []) {
+    for (const rec of signed === 'output' ? recs : []) {
       // the render's row found once, in the team holding it
       let t: TeamReplica | undefined;
       let out: ReturnType<TeamReplica['outputOf']>;

@@ -1,4 +1,5 @@
 import type { TeamReplica } from '../team/team-replica.js';
+import { traitsOf } from '../../query/resources.js';
 
 /**
  * What a read can touch, in legacy uuids, as its plan narrows it: the records it names (`ids`), the projects
@@ -37,7 +38,7 @@ export function projectHeld(t: TeamReplica, projectId: string): boolean {
  * it; nor is a count of the reach or a one-to-many relation (it may reach a project not copied yet). Only renders.
  */
 export function scopeHeld(scope: ReadScope, teams: readonly TeamReplica[], held: ProjectHeld = projectHeld): boolean {
-  if (scope.resource !== 'render' || scope.total || scope.manyRelations) return false;
+  if (!traitsOf(scope.resource).rows || scope.total || scope.manyRelations) return false;
   if (scope.ids) return scope.ids.length > 0 && scope.ids.every((u) => renderHeld(teams, u.toLowerCase(), held));
   if (scope.projects) return scope.projects.length > 0 && scope.projects.every((u) => projectUuidHeld(teams, u.toLowerCase(), held));
   if (scope.accounts) return scope.accounts.length > 0 && scope.accounts.every((u) => accountHeld(teams, u.toLowerCase()));

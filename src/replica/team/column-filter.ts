@@ -28,18 +28,19 @@ export interface CodedField {
   value(code: number): unknown;
 }
 
-/** The render fields held as codes (status, project, account, creator, download_ready, playback_id); undefined for any other. */
+/** The render fields held as codes (status, project, account, creator, download_ready, playback_id), each read off the columns. */
+const CODED: Readonly<Record<string, (cols: RenderColumns) => CodedField>> = {
+  status: (cols) => ({ code: (row) => cols.c.status[row] as number, value: (k) => cols.status(k) }),
+  project: (cols) => ({ code: (row) => cols.c.project[row] as number, value: (k) => cols.project(k) }),
+  user_created: (cols) => ({ code: (row) => cols.c.user[row] as number, value: (k) => cols.user(k) }),
+  account: (cols) => ({ code: () => 0, value: () => cols.account() }),
+  download_ready: (cols) => ({ code: (row) => ((cols.c.flags[row] as number) & DOWNLOAD_READY) !== 0 ? 1 : 0, value: (k) => k === 1 }),
+  playback_id: () => ({ code: () => 0, value: () => null }), // v1 has none (record-view.ts answers null alike)
+};
+
+/** A render field held as codes, or undefined for any other. */
 export function codedField(cols: RenderColumns, name: string): CodedField | undefined {
-  const c = cols.c;
-  switch (name) {
-    case 'status': return { code: (row) => c.status[row] as number, value: (k) => cols.status(k) };
-    case 'project': return { code: (row) => c.project[row] as number, value: (k) => cols.project(k) };
-    case 'user_created': return { code: (row) => c.user[row] as number, value: (k) => cols.user(k) };
-    case 'account': return { code: () => 0, value: () => cols.account() };
-    case 'download_ready': return { code: (row) => ((c.flags[row] as number) & DOWNLOAD_READY) !== 0 ? 1 : 0, value: (k) => k === 1 };
-    case 'playback_id': return { code: () => 0, value: () => null }; // v1 has none (record-view.ts answers null alike)
-    default: return undefined;
-  }
+  return Object.hasOwn(CODED, name) ? CODED[name]!(cols) : undefined;
 }
 
 /** Operators on a date whose answer turns once as the time grows (the ISO strings compare as the times do). */

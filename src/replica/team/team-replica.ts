@@ -1,4 +1,5 @@
 import type { Rec } from '../../query/compile.js';
+import { traitsOf } from '../../query/resources.js';
 import type { BackfillState, ProjectRow, RenderRow, TeamRow } from '../../store/replica-rows.js';
 import type { V1Render, V1Team, V1TeamMember } from '../../v1/schemas.js';
 import type { RenderColumns } from './column-filter.js';
@@ -196,7 +197,7 @@ export class TeamReplica {
 
   /** Pairs a failed write lost: renders' are given again when next answered, and the cached related uuids are asked again. */
   forgetPaired(type: string, v1Id: string): void {
-    if (type !== 'render') this.records.clearRelated();
+    if (!traitsOf(type).rows) this.records.clearRelated();
     else if (!this.rows.unpair(v1Id)) return;
     // a kept answer is not read again, so it would not give the pair again: the next read is computed
     this.changes = nextChange();
