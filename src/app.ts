@@ -12,6 +12,7 @@ import { BODIES_IN_FLIGHT_BYTES, BodyGate, PRINCIPAL_BODY_BYTES, PRINCIPAL_BODY_
 import { answerEnd } from './read/answer-end.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
 import { afterRequest, whenSent, trackRequestEnds } from './http/request-end.js';
+import { capPipelines } from './http/pipeline-cap.js';
 import { SendWatch, watchSends } from './http/send-watch.js';
 import { capConnections } from './http/connection-cap.js';
 import { isInternal } from './compare/legacy-side.js';
@@ -121,6 +122,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     void reply.header('x-request-id', request.id).header(ANSWERED_BY, 'gateway');
     done();
   });
+  // requests worked on at once per connection (pipelined ones wait their turn, the connection not read meanwhile)
+  deps.metrics.pipelines(capPipelines(app));
   await registerCors(app, deps.config, deps.logger);
   const connections = capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
   // a connection whose request is being worked on (its body read, its handler running) is not the one a new connection

@@ -220,6 +220,8 @@ export const ConfigSchema = z.object({
   ROUTE_MODES: z.string().optional(),
   COMPARE_SAMPLE_RATE: z.coerce.number().min(0).max(1).default(1),
   COMPARE_TIMEOUT_MS: int(1).default(5000),
+  /** Comparisons worked on at once in the background (shadow's translated side, compare's legacy side); past it, skipped. */
+  COMPARE_IN_FLIGHT: int(1).default(4),
   /** Mirror writes (POST/PATCH) to the other side; never unless set. */
   COMPARE_WRITES: bool.default(false),
   DEMO_EMAIL: z.email().default('demo@example.com'),

@@ -70,11 +70,11 @@ export type Inject = (o: { method: string; url: string; headers: Record<string, 
 /** What the comparison modes use, given by the composition root (and the app's `inject`). */
 export interface ModesDeps {
   readonly config: Pick<Config, 'routeModes' | 'LEGACY_BASE_URL' | 'COMPARE_SAMPLE_RATE' | 'COMPARE_TIMEOUT_MS' | 'COMPARE_WRITES' | 'V1_TIMEOUT_MS'
-    | 'MAX_PAYLOAD_BYTES'>;
+    | 'MAX_PAYLOAD_BYTES' | 'COMPARE_IN_FLIGHT'>;
   readonly users: Pick<UserStore, 'byEmail' | 'byId'>;
   readonly jwt: Pick<JwtService, 'sign'>;
   readonly comparator: Comparator;
-  readonly metrics: Pick<Metrics, 'comparisonDiffs'>;
+  readonly metrics: Pick<Metrics, 'comparisonDiffs' | 'comparisonsSkipped'>;
   /** Ask the legacy side twice, to tell noise from differences (mappings/comparison.json). */
   readonly noiseRepeat: boolean;
   /** The User-Agent families clients are named by (mappings/clients.json). */
@@ -95,7 +95,8 @@ export class ComparisonModes {
   private readonly people = new LRUCache<string, string>({ max: 10_000, ttl: 600_000 });
 
   constructor(private readonly deps: ModesDeps, private readonly legacyBase: string, private readonly inject: Inject) {
-    this.work = new BackgroundWork((e) => deps.logger.warn({ err: e }, 'comparison failed'));
+    this.work = new BackgroundWork((e) => deps.logger.warn({ err: e }, 'comparison failed'), deps.config.COMPARE_IN_FLIGHT);
+    deps.metrics.comparisonsSkipped(this.work);
   }
 
   /** Resolves when every background comparison has ended. */

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /**
@@ -13,11 +14,37 @@ const progress = new WeakMap<FastifyReply, Progress>();
 function of(reply: FastifyReply): Progress {
   let p = progress.get(reply);
   if (!p) {
-    const q: Progress = { sent: false, closed: reply.raw.destroyed || reply.raw.writableFinished, then: [], onSent: [] };
-    if (!q.closed) reply.raw.once('close', () => { q.closed = true; settle(q); });
+    const socket = reply.request.raw.socket as Socket | null;
+    const q: Progress = { sent: false, closed: reply.raw.destroyed || reply.raw.writableFinished || !!socket?.destroyed, then: [], onSent: [] };
+    if (!q.closed) {
+      const close = () => {
+        if (q.closed) return;
+        q.closed = true;
+        if (socket) socketEnds.get(socket)?.delete(close);
+        settle(q);
+      };
+      reply.raw.once('close', close);
+      // (an answer queued behind another on its connection — HTTP/1.1 pipelining — has no socket yet, and never emits
+      // 'close' when the connection is closed under it: its request ends with the connection — attack pass 24, N2: the
+      // anonymous gate's places leaked, an address answered 429 until a restart)
+      if (socket) onSocketClose(socket, close);
+    }
     progress.set(reply, p = q);
   }
   return p;
+}
+
+/** The requests of each connection still waiting for their reply's close (one 'close' listener a connection). */
+const socketEnds = new WeakMap<Socket, Set<() => void>>();
+
+function onSocketClose(socket: Socket, fn: () => void): void {
+  let ends = socketEnds.get(socket);
+  if (!ends) {
+    const mine = new Set<() => void>();
+    socketEnds.set(socket, (ends = mine));
+    socket.once('close', () => { for (const end of [...mine]) end(); });
+  }
+  ends.add(fn);
 }
 
 function settle(p: Progress): void {

@@ -118,6 +118,12 @@ export class Metrics {
     if (n > 0) this.diffs.inc({ route }, n);
   }
 
+  /** Sampled comparisons skipped because COMPARE_IN_FLIGHT were being worked on (src/compare/legacy-side.ts). */
+  comparisonsSkipped(read: { readonly skipped: number }): void {
+    if (this.registry.getSingleMetric('gateway_comparisons_skipped')) return;
+    this.gauge('gateway_comparisons_skipped', 'Sampled comparisons skipped: COMPARE_IN_FLIGHT were being worked on', () => read.skipped);
+  }
+
   /** A gauge whose value is read at scrape time (the replica's age and lag, once it exists). */
   gauge(name: string, help: string, read: () => number): void {
     new Gauge({
@@ -128,6 +134,13 @@ export class Metrics {
         this.set(read());
       },
     });
+  }
+
+  /** Pipelined requests waiting for their connection's turn, and connections closed for piling them up (src/http/pipeline-cap.ts). */
+  pipelines(read: { readonly waitingNow: number; readonly closed: number }): void {
+    if (this.registry.getSingleMetric('gateway_pipelined_requests_waiting')) return;
+    this.gauge('gateway_pipelined_requests_waiting', 'Requests read ahead on their connection, waiting for an earlier one to end', () => read.waitingNow);
+    this.gauge('gateway_pipelined_connections_closed', 'Connections closed for more than 1024 requests waiting on them', () => read.closed);
   }
 
   /** Logged-in users' request bodies: bytes in flight, and requests waiting their turn (src/http/body-gate.ts). */
