@@ -4,6 +4,8 @@ import { HandFull } from '../translate/data-at-hand.js';
 import { itemTooLarge } from './item-bound.js';
 import { pace } from '../lib/pace.js';
 import type { RecordSource } from './source.js';
+import type { QueryResult } from '../query/run.js';
+import type { RawJson } from './raw-json.js';
 
 /** Records projected, and answered items written, this many at a time; the event loop gets a turn between chunks. */
 export const CHUNK = 500;
@@ -154,4 +156,21 @@ export class AnswerParts {
     await this.source.flush();
     yield* this.shapeParts(ready);
   }
+}
+
+/** Candidates kept as JSON, written as they are (each let go once written; names recorded before they are written). */
+export function keptJsonStream(
+  source: RecordSource, resource: string, chosen: { ref: string; json?: RawJson }[], recorded: boolean, meta: Record<string, number> | undefined,
+): QueryResult {
+  const stream = (async function* () {
+    for (let i = 0; i < chosen.length; i++) {
+      if (!recorded && i % CHUNK === 0) {
+        source.remember(resource, chosen.slice(i, i + CHUNK).map((c) => c.ref));
+        await source.flush();
+      }
+      yield chosen[i]!.json as RawJson;
+      chosen[i] = undefined as never;
+    }
+  })();
+  return meta ? { meta, data: [], stream } : { data: [], stream };
 }

@@ -1,17 +1,19 @@
 import { TextWork } from '../query/like.js';
+import { traitsOf } from '../query/resources.js';
 import type { FilterNode, QueryNode, SelectNode } from '../query/ast.js';
 import { aggregateRows, aggregateRowsInTurns, aggregatesJson } from '../query/aggregate.js';
 import { pace } from '../lib/pace.js';
-import { compileFilter, compileSearch, compileSort, withSearch, type Lookup, type Rec } from '../query/compile.js';
+import { compileFilter, compileSort, type Lookup, type Rec } from '../query/compile.js';
+import { compileSearch, withSearch } from '../query/search.js';
 import { fieldsToSelect } from '../query/fields-used.js';
 import { compileProjection, selectsRelations, type Projector } from '../query/project.js';
 import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
-import { mergeByKey } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 import { Best } from './best.js';
-import { AnswerParts, CHUNK } from './answer-parts.js';
+import { AnswerParts, CHUNK, keptJsonStream } from './answer-parts.js';
 import { countOnColumns } from './column-count.js';
+import { mergedPage, pick } from './merged-page.js';
 import type { ExecContext, Execution } from './execution.js';
 import { RawJson } from './raw-json.js';
 import type { ColumnScan, RecordSource } from './source.js';
@@ -27,13 +29,6 @@ const turn = () => new Promise<void>((r) => setImmediate(r));
 const NO_LOOKUP: Lookup = { one: () => undefined, many: () => [] };
 /** Matches a filter_count pass keeps to answer the page itself (sorted: a thousand records in well under a millisecond). */
 const FEW_MATCHES = 1_000;
-
-/** A record reduced to some of its fields. */
-function pick(rec: Rec, keys: readonly string[]): Rec {
-  const o: Record<string, unknown> = {};
-  for (const k of keys) o[k] = rec[k];
-  return o;
-}
 
 /**
  * Runs a compiled plan against a record source — the replica or live v1 — the same way for both: the plan's strategy
@@ -99,8 +94,9 @@ class Job {
     this.withData = fieldsToSelect(q, this.schema).has('data');
     this.expands = selectsRelations(q.fields, this.schema, schemas, q.alias);
     const root = (f: SelectNode) => (q.alias && Object.hasOwn(q.alias, f.path[0] as string) ? q.alias[f.path[0] as string] : f.path[0]);
-    // (the values a render was created with: the one field the store keeps whole, read apart — mappings, source `store`)
-    this.showsData = Object.hasOwn(this.schema.fields, 'data') && q.fields.some((f) => root(f) === '*' || root(f) === 'data');
+    // (the values a render was created with: the one field the store keeps whole, read apart — RESOURCE_TRAITS' dataField)
+    const data = traitsOf(resource).dataField;
+    this.showsData = data !== null && q.fields.some((f) => root(f) === '*' || root(f) === data);
     this.parts = new AnswerParts(resource, source, ctx, () => this.shapeOne, this.expands);
   }
 
@@ -328,7 +324,7 @@ class Job {
     if (this.onColumns) this.tested = scanned;
     if (this.onColumns) this.report(best.pruned ? 'top-k over the column matches' : 'sort of the column matches');
     else this.report(best.pruned ? 'top-k over the scope' : 'sort of the scope');
-    if (compact) return this.streamJson(chosen, recordNow, meta);
+    if (compact) return keptJsonStream(this.source, this.resource, chosen, recordNow, meta);
     const recs = chosen.map((c) => c.rec);
     if (recs.length <= STREAM_AFTER) return this.page(recs, this.refs(recs), meta);
     const stream = (async function* (job: Job) {
@@ -338,22 +334,6 @@ class Job {
         await turn();
       }
     })(this);
-    return meta ? { meta, data: [], stream } : { data: [], stream };
-  }
-
-  /** Candidates kept as JSON, written as they are (each let go once written; names recorded before they are written). */
-  private streamJson(chosen: { ref: string; json?: RawJson }[], recorded: boolean, meta: Record<string, number> | undefined): QueryResult {
-    const { source, resource } = this;
-    const stream = (async function* () {
-      for (let i = 0; i < chosen.length; i++) {
-        if (!recorded && i % CHUNK === 0) {
-          source.remember(resource, chosen.slice(i, i + CHUNK).map((c) => c.ref));
-          await source.flush();
-        }
-        yield chosen[i]!.json as RawJson;
-        chosen[i] = undefined as never;
-      }
-    })();
     return meta ? { meta, data: [], stream } : { data: [], stream };
   }
 
@@ -378,7 +358,7 @@ class Job {
       this.tested += tested ?? batch.length;
       const kept = await this.tests(() => batch.filter((w) => this.keep(w.rec)));
       if (!lazyAll) return kept;
-      const ready = await source.prepare(kept.map((k) => k.rec), kept.map((k) => k.ref), 'render');
+      const ready = await source.prepare(kept.map((k) => k.rec), kept.map((k) => k.ref), this.resource);
       const shaped = await this.parts.shape(ready);
       // only what ordering needs stays on the heap; the answer itself waits as bytes
       return kept.map((k, i) => ({ at: k.at, rec: pick(k.rec, ['id', 'date_created']), ref: k.ref, json: RawJson.of(shaped[i]) }));
@@ -386,28 +366,7 @@ class Job {
     const strategy = desc ? 'newest-first walk' : 'oldest-first walk';
     const job = this;
     const limit = all ? Number.MAX_SAFE_INTEGER : q.limit;
-    // the entries answered, in order, a batch (of up to a chunk) at a time
-    const picked = (async function* (): AsyncGenerator<Entry[]> {
-      let skipped = 0;
-      let emitted = 0;
-      let batch: Entry[] = [];
-      for await (const group of mergeByKey(runs, (e) => e.at, desc)) {
-        if (group.length > 1) group.sort((a, b) => job.cmp(a.rec, b.rec));
-        for (const e of group) {
-          if (emitted + batch.length >= limit) break;
-          job.matched++;
-          if (skipped < q.offset) skipped++;
-          else batch.push(e);
-        }
-        if (batch.length >= CHUNK) {
-          emitted += batch.length;
-          yield batch;
-          batch = [];
-        }
-        if (emitted + batch.length >= limit) break;
-      }
-      if (batch.length > 0) yield batch;
-    })();
+    const picked = mergedPage(runs, desc, (a, b) => job.cmp(a.rec, b.rec), q.offset, limit, () => { job.matched++; });
     if (!all) {
       const entries: Entry[] = [];
       for await (const batch of picked) for (const e of batch) entries.push(e);
@@ -421,7 +380,7 @@ class Job {
           for await (const part of job.parts.answerParts(out.map((e) => e.rec), refs)) yield* part;
           continue;
         }
-        source.remember('render', refs);
+        source.remember(job.resource, refs);
         await source.flush();
         for (const e of out) yield e.json as RawJson;
       }

@@ -1,5 +1,5 @@
 import type { FilterNode, QueryNode } from './ast.js';
-import { searchedFields } from './compile.js';
+import { searchedFields } from './search.js';
 import type { ResourceSchema } from './schema.js';
 
 function filterRoots(node: FilterNode | null, out: Set<string>): void {

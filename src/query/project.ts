@@ -1,7 +1,8 @@
 import { FieldRef, Sort, type DeepNode, type SelectNode } from './ast.js';
 import { traitsOf } from './resources.js';
 import type { ExpansionBudget } from './budget.js';
-import { compileFilter, compileSearch, compileSort, dateFn, type Comparator, type Lookup, type Rec } from './compile.js';
+import { compileFilter, compileSort, dateFn, type Comparator, type Lookup, type Rec } from './compile.js';
+import { compileSearch } from './search.js';
 import type { TestTurn } from './test-turn.js';
 import { withAliases, type DateFunction, type ResourceSchema, type SchemaRegistry } from './schema.js';
 import { termsOf } from './list-caps.js';

@@ -1,7 +1,8 @@
 import type { QueryNode, SortNode } from './ast.js';
 import { Sort, FieldRef } from './ast.js';
 import { aggregateRows, type AggregateOptions } from './aggregate.js';
-import { compileFilter, compileSearch, compileSort, type Lookup, type Rec } from './compile.js';
+import { compileFilter, compileSort, type Lookup, type Rec } from './compile.js';
+import { compileSearch } from './search.js';
 import { compileProjection } from './project.js';
 import type { ResourceSchema, SchemaRegistry } from './schema.js';
 

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { RECORD_RESOURCES, RESOURCE_TRAITS } from '../query/resources.js';
 import type { Mappings } from '../config/mappings.js';
 import type { Config } from '../config/schema.js';
 import type { V1Cache } from '../live/v1-cache.js';
@@ -37,7 +38,8 @@ export interface RenderDataDeps {
 export type QueryDeps = { readonly mappings: Mappings; readonly config: Config } & RequestContextDeps;
 
 export type OverlayType = 'render' | 'project' | 'account';
-export const ALL_OVERLAYS: readonly OverlayType[] = ['render', 'project', 'account'];
+/** The types the gateway keeps overlay values for (`RESOURCE_TRAITS[…].overlays`). */
+export const ALL_OVERLAYS: readonly OverlayType[] = RECORD_RESOURCES.filter((r): r is OverlayType => RESOURCE_TRAITS[r].overlays);
 
 /** The request's call meter and its v1 session (the bound key of the principal). */
 export async function requestSession(deps: RequestContextDeps, request: FastifyRequest): Promise<{ meter: CallMeter; session: V1Session }> {

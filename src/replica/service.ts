@@ -183,7 +183,7 @@ export class ReplicaService {
    * next (an answer kept longer is not given).
    */
   /** `walk`: one read's walk of its projects' pages, kept across its chunks (a new one per read). */
-  refreshOutputs(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource = 'render', walk?: RefreshWalk): Promise<number> {
+  refreshOutputs(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource: string, walk?: RefreshWalk): Promise<number> {
     return this.outputs.refresh(session, snapshot, recs, resource, walk);
   }
 

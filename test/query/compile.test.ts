@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { And, Compare, FieldRef, Or, Relation, Sort, True, type FilterNode, type Scalar } from '../../src/query/ast.js';
-import { compileFilter, compileGetter, compileSearch, compileSort, dateFn, searchedFields, type Lookup, type Rec } from '../../src/query/compile.js';
+import { compileFilter, compileGetter, compileSort, dateFn, type Lookup, type Rec } from '../../src/query/compile.js';
+import { compileSearch, searchedFields } from '../../src/query/search.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
 import { I, MISSING, O1, P1, P2, item, items, num, orgs, people, shop, shopLookup, tag, tags } from './shop-fixtures.js';
 

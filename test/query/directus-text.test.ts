@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Compare, FieldRef } from '../../src/query/ast.js';
-import { compileFilter, compileSearch } from '../../src/query/compile.js';
+import { compileFilter } from '../../src/query/compile.js';
+import { compileSearch } from '../../src/query/search.js';
 import { parseQuery } from '../../src/query/parse-query.js';
 import type { Operator, ResourceSchema } from '../../src/query/schema.js';
 import { TextColumn } from '../../src/lib/text-column.js';

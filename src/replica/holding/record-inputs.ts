@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { RECORD_RESOURCES, RESOURCE_TRAITS } from '../../query/resources.js';
 import { traitsOf } from '../../query/resources.js';
 import type { Config } from '../../config/schema.js';
 import type { Mappings } from '../../config/mappings.js';
@@ -155,8 +156,8 @@ export class RecordInputs {
   }
 }
 
-/** The types overlays are kept for. */
-const TYPES = ['render', 'project', 'account'];
+/** The types overlays are kept for (`RESOURCE_TRAITS[…].overlays`). */
+const TYPES: readonly string[] = RECORD_RESOURCES.filter((r) => RESOURCE_TRAITS[r].overlays);
 
 type OverlayEntries = Iterable<readonly [string, ReadonlyMap<string, Record<string, unknown>>]>;
 

@@ -140,7 +140,7 @@ export class OutputRefresh {
    * through their project's list pages when that takes fewer calls. Written back to the replica. Resolves with the
    * moment the first signed URL of these records must be refreshed next (an answer kept longer is not given).
    */
-  async refresh(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource = 'render', walk = new RefreshWalk()): Promise<number> {
+  async refresh(session: V1Session, snapshot: ReplicaSnapshot, recs: readonly Rec[], resource: string, walk = new RefreshWalk()): Promise<number> {
     const { config, clock } = this.deps;
     const { thumbnails, byProject, refreshAt: next } = this.examine(snapshot, recs, resource, clock.now());
     if (thumbnails.size === 0 && byProject.size === 0) return next; // nothing due: the usual case, looked at once
