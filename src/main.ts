@@ -17,7 +17,7 @@ import { shutdown } from './ops/shutdown.js';
 
 type Demo = typeof import('./demo.js');
 
-/** The only module that reads process.env, listens, and handles signals. */
+/** The gateway's entry point: reads process.env (as the CLI's entry points do), listens, and handles signals. */
 async function main(): Promise<void> {
   let config = loadConfig(process.env);
   applyRuntimeSettings(config);
