@@ -6,13 +6,20 @@ import { afterRequest } from './request-end.js';
 /** Requests one connection has worked on at once: HTTP/1.1 answers a connection's requests in order anyway. */
 export const CONNECTION_IN_FLIGHT = 8;
 /** Requests of one connection read and waiting for their turn; past it the connection is closed. */
-export const CONNECTION_WAITING = 1024;
+export const CONNECTION_WAITING = 64;
+/** Requests waiting for their turn on the connections of one peer address, together; past it the connection is closed. */
+export const ADDRESS_WAITING = 256;
+/** Requests waiting for their turn on all connections, together; past it the connection is closed. */
+export const INSTANCE_WAITING = 4096;
 
 interface Line {
   running: number;
   readonly waiting: ((gone: boolean) => void)[];
   /** This bound stopped reading the connection (and resumes it). */
   paused: boolean;
+  /** Closed by this bound (counted once). */
+  closed: boolean;
+  readonly address: string;
 }
 
 /**
@@ -20,8 +27,11 @@ interface Line {
  * starts each at once: one connection writing 20 000 light reads at once, reading nothing, took an instance to 2.2 GB
  * and another tenant's reads to 22–53 s (attack pass 24, N1) — every other bound counts connections, bodies, heavy
  * reads or answer bytes. Past CONNECTION_IN_FLIGHT a request waits for an earlier one of its connection to end, and the
- * connection is not read meanwhile (what was read already is parsed: a chunk at most); past CONNECTION_WAITING waiting,
- * or when the connection closes, the waiting ones end unanswered.
+ * connection is not read meanwhile (what was read already is parsed: a chunk at most). Waiting requests are bounded per
+ * connection (CONNECTION_WAITING), per peer address (ADDRESS_WAITING: 200 connections of one address each holding 1 000
+ * waiting reads took an instance to 1.9 GB and others' reads to 21–52 s — attack pass 25, P1) and per instance
+ * (INSTANCE_WAITING): a request past one of them closes its connection, and its waiting requests end unanswered, as
+ * they do when the connection closes. About 9 KB a waiting request: 37 MB at most in all.
  */
 export class PipelineCap {
   private readonly lines = new WeakMap<Socket, Line>();
@@ -29,8 +39,15 @@ export class PipelineCap {
   closed = 0;
   /** Requests waiting for their turn on their connection, all connections together. */
   waitingNow = 0;
+  /** Requests waiting per peer address. */
+  private readonly byAddress = new Map<string, number>();
 
-  constructor(private readonly most = CONNECTION_IN_FLIGHT, private readonly waitingMost = CONNECTION_WAITING) {}
+  constructor(
+    private readonly most = CONNECTION_IN_FLIGHT,
+    private readonly waitingMost = CONNECTION_WAITING,
+    private readonly addressMost = ADDRESS_WAITING,
+    private readonly instanceMost = INSTANCE_WAITING,
+  ) {}
 
   /** Calls `go` when the request may start (now, or once an earlier one of its connection ended), or `refuse` when it will not. */
   enter(socket: Socket, go: (leave: () => void) => void, refuse: () => void): void {
@@ -44,10 +61,14 @@ export class PipelineCap {
         this.leave(socket, line);
       });
     };
-    if (line.running < this.most) { start(); return; }
-    if (line.waiting.length >= this.waitingMost) {
-      this.closed++;
-      socket.destroy();
+    if (line.running < this.most && !line.closed) { start(); return; }
+    const atAddress = this.byAddress.get(line.address) ?? 0;
+    if (line.closed || line.waiting.length >= this.waitingMost || atAddress >= this.addressMost || this.waitingNow >= this.instanceMost) {
+      if (!line.closed) {
+        line.closed = true;
+        this.closed++;
+        socket.destroy();
+      }
       refuse();
       return;
     }
@@ -55,8 +76,12 @@ export class PipelineCap {
     line.paused = true;
     socket.pause();
     this.waitingNow++;
+    this.byAddress.set(line.address, atAddress + 1);
     line.waiting.push((gone) => {
       this.waitingNow--;
+      const left = (this.byAddress.get(line.address) ?? 1) - 1;
+      if (left > 0) this.byAddress.set(line.address, left);
+      else this.byAddress.delete(line.address);
       if (gone) refuse();
       else start();
     });
@@ -70,7 +95,7 @@ export class PipelineCap {
   private lineOf(socket: Socket): Line {
     let line = this.lines.get(socket);
     if (!line) {
-      const made: Line = { running: 0, waiting: [], paused: false };
+      const made: Line = { running: 0, waiting: [], paused: false, closed: false, address: socket.remoteAddress ?? '' };
       this.lines.set(socket, (line = made));
       socket.once('close', () => { for (const w of made.waiting.splice(0)) w(true); });
     }

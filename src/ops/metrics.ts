@@ -140,7 +140,8 @@ export class Metrics {
   pipelines(read: { readonly waitingNow: number; readonly closed: number }): void {
     if (this.registry.getSingleMetric('gateway_pipelined_requests_waiting')) return;
     this.gauge('gateway_pipelined_requests_waiting', 'Requests read ahead on their connection, waiting for an earlier one to end', () => read.waitingNow);
-    this.gauge('gateway_pipelined_connections_closed', 'Connections closed for more than 1024 requests waiting on them', () => read.closed);
+    this.gauge('gateway_pipelined_connections_closed', 'Connections closed for waiting requests past a bound (connection, address, instance)',
+      () => read.closed);
   }
 
   /** Logged-in users' request bodies: bytes in flight, and requests waiting their turn (src/http/body-gate.ts). */

@@ -57,6 +57,10 @@ describe('pipelined requests on one connection', () => {
   let gw: TestGateway;
   let port = 0;
   let token = '';
+  const closedCount = async () => {
+    const m = await gw.deps.metrics.registry.getSingleMetricAsString('gateway_pipelined_connections_closed');
+    return Number(/gateway_pipelined_connections_closed (\d+)/.exec(m)?.[1] ?? NaN);
+  };
   const waiting = async () => {
     const m = await gw.deps.metrics.registry.getSingleMetricAsString('gateway_pipelined_requests_waiting');
     return Number(/gateway_pipelined_requests_waiting (\d+)/.exec(m)?.[1] ?? NaN);
@@ -95,7 +99,7 @@ describe('pipelined requests on one connection', () => {
     }
   }, 90_000);
 
-  it('a connection piling up more than 1024 is closed; the others are answered meanwhile', async () => {
+  it('a connection piling up more than 64 is closed; the others are answered meanwhile', async () => {
     await fetch(`${gw.s.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ latency_ms: 200 }) });
     try {
       const c = raw(port);
@@ -103,12 +107,36 @@ describe('pipelined requests on one connection', () => {
       expect(await until(c.closed, 20_000)).toBe(true);
       const res = await fetch(`http://127.0.0.1:${port}/renders?fields=id&limit=1`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
-      const m = await gw.deps.metrics.registry.getSingleMetricAsString('gateway_pipelined_connections_closed');
-      expect(Number(/gateway_pipelined_connections_closed (\d+)/.exec(m)?.[1])).toBeGreaterThanOrEqual(1);
+      expect(await closedCount()).toBeGreaterThanOrEqual(1);
       expect(await until(async () => (await waiting()) === 0, 5_000)).toBe(true);
     } finally {
       await fetch(`${gw.s.url}/_sim/faults`, { method: 'DELETE' });
     }
+  }, 60_000);
+
+  it('connections of one address together hold at most 256 waiting: past it a connection is closed (attack pass 25, P1)', async () => {
+    await fetch(`${gw.s.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ latency_ms: 300 }) });
+    const conns: ReturnType<typeof raw>[] = [];
+    try {
+      const before = await closedCount();
+      // 10 connections × 48 (8 worked on, 40 waiting each: under the connection's bound, 400 over the address's)
+      for (let i = 0; i < 10; i++) {
+        const c = raw(port);
+        conns.push(c);
+        c.socket.write(`GET /renders?fields=id&limit=1&c=${i} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\n\r\n`.repeat(48));
+        await sleep(30);
+        expect(await waiting()).toBeLessThanOrEqual(256);
+      }
+      expect(await until(() => conns.some((c) => c.closed()), 10_000)).toBe(true);
+      expect(await waiting()).toBeLessThanOrEqual(256);
+      expect(await closedCount()).toBeGreaterThan(before);
+      const res = await fetch(`http://127.0.0.1:${port}/renders?fields=id&limit=1`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+    } finally {
+      for (const c of conns) c.socket.destroy();
+      await fetch(`${gw.s.url}/_sim/faults`, { method: 'DELETE' });
+    }
+    expect(await until(async () => (await waiting()) === 0, 10_000)).toBe(true);
   }, 60_000);
 
   it('an anonymous flood closed under its queued answers leaves its address able to log in (N2)', async () => {
