@@ -50,13 +50,21 @@ if (added.status !== 0) throw new Error(`users add failed: ${added.stderr}${adde
 startNode([...PRODUCTION_NODE_FLAGS, ...(process.env.GW_FLAGS ? process.env.GW_FLAGS.split(' ') : []), 'dist/src/main.js'], env, openSync(join(dir, 'gateway.log'), 'w'));
 const gw = `http://127.0.0.1:${gwPort}`;
 await waitFor(`${gw}/healthz`);
-// a second gateway on the same store, reading v1 live (INDEX_ENABLED=false; its answer cached per key)
+// a second gateway reading v1 live (INDEX_ENABLED=false; its answer cached per key), on a store of its own: one gateway
+// serves an SQLite file (a second on the same file is refused at start-up)
 const livePort = await freePort();
-startNode([...PRODUCTION_NODE_FLAGS, 'dist/src/main.js'], { ...env, PORT: String(livePort), INDEX_ENABLED: 'false' }, openSync(join(dir, 'gateway-live.log'), 'w'));
+const liveEnv = { ...env, PORT: String(livePort), INDEX_ENABLED: 'false', DATABASE_URL: join(dir, 'gateway-live.db') };
+const addedLive = spawnSync(process.execPath, ['dist/src/cli/main.js', 'users', 'add', '--email', 'hot@example.com', '--password', 'bench-password', '--key', person.api_key],
+  { env: liveEnv, encoding: 'utf8' });
+if (addedLive.status !== 0) throw new Error(`users add (live) failed: ${addedLive.stderr}${addedLive.stdout}`);
+startNode([...PRODUCTION_NODE_FLAGS, 'dist/src/main.js'], liveEnv, openSync(join(dir, 'gateway-live.log'), 'w'));
 const gwLive = `http://127.0.0.1:${livePort}`;
 await waitFor(`${gwLive}/healthz`);
 const login = await (await fetch(`${gw}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'hot@example.com', password: 'bench-password' }) })).json() as { data: { access_token: string } };
 const token = login.data.access_token;
+const liveLogin = await (await fetch(`${gwLive}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ email: 'hot@example.com', password: 'bench-password' }) })).json() as { data: { access_token: string } };
+const liveToken = liveLogin.data.access_token;
 const one = await (await fetch(`${gw}/renders?limit=1&fields=id&filter[status][_eq]=complete`, { headers: { authorization: `Bearer ${token}` } })).json() as { data: { id: string }[] };
 const renderUuid = one.data[0]!.id;
 // the index answers once its backfill is done (the first read started it)
@@ -91,7 +99,7 @@ const targets: [string, string, Record<string, string>][] = [
   ['@fastify/http-proxy pass-through of GET /v1/renders/:id', `http://127.0.0.1:${proxyPort}/v1/renders/${v1Render}`, {}],
   ['gateway (render index): GET /renders/:id', `${gw}/renders/${renderUuid}`, { authorization: `Bearer ${token}` }],
   ['gateway (render index): GET /renders/:id?fields=id,title,project.title', `${gw}/renders/${renderUuid}?fields=id,title,project.title`, { authorization: `Bearer ${token}` }],
-  ['gateway (live, answer cached): GET /renders/:id', `${gwLive}/renders/${renderUuid}`, { authorization: `Bearer ${token}` }],
+  ['gateway (live, answer cached): GET /renders/:id', `${gwLive}/renders/${renderUuid}`, { authorization: `Bearer ${liveToken}` }],
 ];
 // this machine is noisy (a 2-core VM): every server is measured ROUNDS times, the rounds interleaved, and its median
 // round reported (the spread beside it)
