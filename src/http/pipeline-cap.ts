@@ -1,6 +1,5 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors/catalog.js';
 import { afterRequest } from './request-end.js';
 
 /**
@@ -91,11 +90,6 @@ export class PipelineCap {
     });
   }
 
-  /** Requests waiting on `socket` (for tests and metrics). */
-  waiting(socket: Socket): number {
-    return this.lines.get(socket)?.waiting.length ?? 0;
-  }
-
   private lineOf(socket: Socket): Line {
     let line = this.lines.get(socket);
     if (!line) {
@@ -126,12 +120,10 @@ export function capPipelines(app: FastifyInstance, cap = new PipelineCap()): Pip
       done();
       return;
     }
-    cap.enter(socket, (leave) => { afterRequest(reply, leave); done(); }, () => {
-      // (a request of a connection closed under it is let go at once: no error answer is built for nobody — the rest of
-      // a chunk Node had read, hundreds a connection, each answered 429 made a flood's refusal cost seconds)
-      if (socket.destroyed) { void reply.hijack(); done(); return; }
-      done(errors.requestsExceeded(1));
-    });
+    // a request refused is one of a connection closed under it (by a bound, or by its client): let go at once, no error
+    // answer built for nobody — the rest of a chunk Node had read, hundreds a connection, each answered 429 made a
+    // flood's refusal cost seconds
+    cap.enter(socket, (leave) => { afterRequest(reply, leave); done(); }, () => { void reply.hijack(); done(); });
   });
   return cap;
 }

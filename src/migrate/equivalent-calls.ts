@@ -1,7 +1,7 @@
 import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import type { RecordResource } from '../query/resources.js';
-import { idNamespace } from '../translate/ids.js';
+import { ID_TYPES, idNamespace } from '../translate/ids.js';
 import { statusEqAtTop } from './client-steps.js';
 import { call, PAGE } from './equivalent-joins.js';
 import type { ClientStep, Param, V1Call } from './equivalent-model.js';
@@ -14,12 +14,10 @@ import type { Shape } from './shape.js';
  * Pure.
  */
 
-/** The prefix of a type's v1 ids. */
-export const PREFIX: Readonly<Record<string, string>> = { render: 'rend_', project: 'proj_', account: 'team_', template: 'tpl_', user: 'user_' };
 
 /** A parameter carrying a legacy id in its v1 form. */
 export const param = (name: string, resource: string): Param => ({
-  name, legacy: `${resource} uuid`, v1: `${own(PREFIX, resource) ?? ''}… (legacy-gateway ids export pairs them; derived ids are UUID v5 of the v1 id)`,
+  name, legacy: `${resource} uuid`, v1: `${own(ID_TYPES, resource) ?? ''}… (legacy-gateway ids export pairs them; derived ids are UUID v5 of the v1 id)`,
 });
 
 /** What a read's calls are made from, and where they go. */

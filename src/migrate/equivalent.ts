@@ -1,10 +1,11 @@
+import { ID_TYPES } from '../translate/ids.js';
 import type { Mappings } from '../config/mappings.js';
 import type { Plan } from '../plan/plan.js';
 import type { QueryNode } from '../query/ast.js';
 import { own } from '../lib/own.js';
 import { addClientSteps, listParams } from './client-steps.js';
 import { call, fieldAt, fieldOf, joins, renderDeriveArgs } from './equivalent-joins.js';
-import { PREFIX, READ_CALLS, totalWalk, WRITE_CALLS } from './equivalent-calls.js';
+import { READ_CALLS, totalWalk, WRITE_CALLS } from './equivalent-calls.js';
 import { isRecordResource, type RecordResource } from '../query/resources.js';
 import type { Shape } from './shape.js';
 
@@ -200,7 +201,7 @@ export function equivalentOf(shape: Shape, q: QueryNode | null, plan: Plan | nul
     notes.push('no v1 equivalent: the gateway answers this route itself');
   }
   if (resource) {
-    steps.push({ kind: 'translate', detail: `ids: v1 ${Object.values(PREFIX).join(' ')} ids instead of legacy uuids (the ids export pairs them)` });
+    steps.push({ kind: 'translate', detail: `ids: v1 ${Object.values(ID_TYPES).join(' ')} ids instead of legacy uuids (the ids export pairs them)` });
     if (statuses) steps.push({ kind: 'translate', detail: 'statuses: v1 names (mappings/statuses.json); timestamps: v1 numbers, not ISO strings' });
   }
   // a list read until offset + limit items may stop early only when the client keeps every item it reads (and counts

@@ -1,4 +1,5 @@
 import { diffAnswers, type Difference } from '../compare/diff.js';
+import { v1Of } from './v1-resources.js';
 import type { Mappings } from '../config/mappings.js';
 import type { QueryNode } from '../query/ast.js';
 import { ExpansionBudget } from '../query/budget.js';
@@ -122,7 +123,7 @@ export function snippetData(
     // (a list of the children's v1 objects, `projects.title` read through it: each read back as a legacy record, as the
     // calls' items are — from what the snippet printed, never the proof's calls)
     const objects = v.filter((x): x is { id: string } => !!x && typeof x === 'object' && typeof (x as { id?: unknown }).id === 'string');
-    const call = own(CALL_OF, type);
+    const call = v1Of(type)?.list;
     const printed = objects.length > 0 && call ? readBack(new Map([[call, objects]])).lookup : undefined;
     // (and their derived values those the snippet wrote onto them — `renders.download_ready` — never the proof's own)
     const theirs = asPrinted(new Map(objects.map((o) => [legacyId(type, o.id), o as Record<string, unknown>])), type, m, legacyId);
@@ -177,9 +178,6 @@ function printedById(output: readonly unknown[], resource: string, legacyId: (ty
   return byId;
 }
 
-
-/** The call whose items are a type's v1 objects, as the proof reads a list of them back. */
-const CALL_OF: Readonly<Record<string, string>> = { render: 'renders', project: 'projects', account: 'teams' };
 
 /** What a field holds when the snippet's answer does not give it (never equal to the gateway's value, null included). */
 export const NOT_PRINTED = "(not in the snippet's answer)";

@@ -8,7 +8,7 @@ import { isRecordResource, type RecordResource } from '../query/resources.js';
 export interface V1Resource {
   /** The parameter its v1 id is given in (`GET /v1/renders/{render_id}`, `?team_id=`). */
   readonly idParam: 'render_id' | 'project_id' | 'team_id' | 'template_id';
-  /** The call that lists it (`GET /v1/teams` for the accounts). */
+  /** The call that lists it (`GET /v1/teams` for the accounts): the name its v1 objects are read back under. */
   readonly list: 'renders' | 'projects' | 'teams' | 'templates';
   /** v1 sends a signed webhook for each status change: polling its status is replaced by a delivery. */
   readonly webhooks: boolean;
