@@ -12,9 +12,9 @@ import { BODIES_IN_FLIGHT_BYTES, BodyGate, PRINCIPAL_BODY_BYTES, PRINCIPAL_BODY_
 import { answerEnd } from './read/answer-end.js';
 import { AnonymousGate } from './http/anonymous-gate.js';
 import { afterRequest, whenSent, trackRequestEnds } from './http/request-end.js';
-import { capPipelines } from './http/pipeline-cap.js';
+import { capPipelines, PipelineCap } from './http/pipeline-cap.js';
 import { SendWatch, watchSends } from './http/send-watch.js';
-import { capConnections } from './http/connection-cap.js';
+import { capConnections, trustedPeer } from './http/connection-cap.js';
 import { isInternal } from './compare/legacy-side.js';
 import { registerCors } from './http/cors.js';
 import { limitJsonDepth } from './http/json-body.js';
@@ -123,7 +123,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done();
   });
   // requests worked on at once per connection (pipelined ones wait their turn, the connection not read meanwhile)
-  deps.metrics.pipelines(capPipelines(app));
+  deps.metrics.pipelines(capPipelines(app, new PipelineCap({ exempt: trustedPeer(deps.config.TRUST_PROXY) })));
   await registerCors(app, deps.config, deps.logger);
   const connections = capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
   // a connection whose request is being worked on (its body read, its handler running) is not the one a new connection

@@ -1,12 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import { sha256 } from '../store/crypto.js';
 import type { Database } from '../store/schema.js';
+import { peerKey } from '../lib/peer.js';
 
 /** A row's key: the kind and a digest of the account or address (a fixed 64 hex characters, whatever the client sent). */
 export const limitKey = (kind: 'a' | 'ip', value: string): string => `${kind}:${sha256(value)}`;
 
 /**
- * Login attempts per account and per client address, in the store (shared by every instance, kept across restarts),
+ * Login attempts per account and per client address (an IPv6 one by its /64, lib/peer.ts), in the store (shared by every instance, kept across restarts),
  * counted in fixed windows of LOGIN_FAILURE_WINDOW_MS. An attempt is counted *before* its password is checked, in one
  * atomic statement per key, so parallel attempts cannot outrun the limit; a success clears the account's count. Keys
  * are digests (limitKey): a row's size does not depend on what the client sent.
@@ -21,7 +22,7 @@ export class LoginLimiter {
   /** Counts one attempt; answers the seconds to wait (the attempt is refused) or 0 (it may be checked). */
   async attempt(account: string, address: string): Promise<number> {
     if (++this.attempts % 500 === 0) await this.prune();
-    const waits = await Promise.all([this.count(limitKey('a', account), this.maxPerAccount), this.count(limitKey('ip', address), this.maxPerAddress)]);
+    const waits = await Promise.all([this.count(limitKey('a', account), this.maxPerAccount), this.count(limitKey('ip', peerKey(address)), this.maxPerAddress)]);
     return Math.max(...waits);
   }
 
@@ -29,7 +30,7 @@ export class LoginLimiter {
   async succeed(account: string, address: string): Promise<void> {
     await this.db.deleteFrom('login_limits').where('key', '=', limitKey('a', account)).execute();
     await this.db.updateTable('login_limits').set({ count: sql<number>`count - 1` })
-      .where('key', '=', limitKey('ip', address)).where('count', '>', 0).execute();
+      .where('key', '=', limitKey('ip', peerKey(address))).where('count', '>', 0).execute();
   }
 
   /** Drops windows that have ended (housekeeping). */

@@ -1,6 +1,7 @@
 import { BlockList, isIP, type Socket } from 'node:net';
 import type { Server } from 'node:http';
 import { errorEnvelope, errors } from '../errors/catalog.js';
+import { peerKey } from '../lib/peer.js';
 
 /**
  * Connections open at once from one peer address, at most MAX_CONNECTIONS_PER_ADDRESS. Each connection a flood keeps busy
@@ -31,8 +32,8 @@ export class ConnectionCap {
 
   /** Counts a new connection: at the bound evicts one of the address's (see above), or refuses this one. */
   admit(socket: Socket): void {
-    const address = peer(socket.remoteAddress);
-    if (!address || this.exempt(address)) return;
+    if (!socket.remoteAddress || this.exempt(socket.remoteAddress)) return;
+    const address = peerKey(socket.remoteAddress);
     const mine = this.open.get(address) ?? new Set<Socket>();
     if (mine.size >= this.most) {
       // (first one with no request at all, then one still receiving its request: the least recently active of each)
@@ -90,17 +91,30 @@ function counted(counts: WeakMap<Socket, number>, socket: Socket, after?: () => 
 }
 
 /** The cap for `server`, or undefined when nothing is counted (no bound, or every peer a trusted proxy). */
-export function capConnections(server: Server, most: number, trusted: boolean | number | readonly string[]): ConnectionCap | undefined {
+export function capConnections(server: Server, most: number, trusted: TrustProxy): ConnectionCap | undefined {
   if (most <= 0 || trusted === true || typeof trusted === 'number') return undefined;
-  const proxies = trusted === false ? undefined : proxyList(trusted);
-  const cap = new ConnectionCap(most, (address) => !!proxies?.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4'));
+  const cap = new ConnectionCap(most, trustedPeer(trusted));
   server.on('connection', (socket: Socket) => cap.admit(socket));
   return cap;
 }
 
-/** An IPv4 peer seen through an IPv6 socket (`::ffff:10.0.0.1`) as itself. */
-const peer = (address: string | undefined): string | undefined =>
-  address?.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+/** TRUST_PROXY as parsed: every hop, a number of hops nearest the gateway, or a list of addresses and ranges. */
+export type TrustProxy = boolean | number | readonly string[];
+
+/**
+ * Whether a peer is a trusted proxy, whose connections carry many clients: every peer when TRUST_PROXY trusts every hop or
+ * a number of them (the nearest hop is a proxy), those of the list when it lists them, none when false.
+ */
+export function trustedPeer(trusted: TrustProxy): (address: string) => boolean {
+  if (trusted === true || typeof trusted === 'number') return () => true;
+  if (trusted === false) return () => false;
+  const proxies = proxyList(trusted);
+  return (raw) => {
+    const address = raw.startsWith('::ffff:') && isIP(raw.slice(7)) === 4 ? raw.slice(7) : raw;
+    const kind = isIP(address);
+    return kind !== 0 && proxies.check(address, kind === 6 ? 'ipv6' : 'ipv4');
+  };
+}
 
 function refuse(socket: Socket): void {
   const ge = errors.requestsExceeded(1);

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterRequest } from './request-end.js';
+import { peerKey } from '../lib/peer.js';
 
 /**
  * Requests one connection has worked on at once: HTTP/1.1 answers a connection's requests in order anyway, and nginx
@@ -15,6 +16,15 @@ export const ADDRESS_WAITING = 256;
 /** Requests waiting for their turn on all connections, together; past it the connection is closed. */
 export const INSTANCE_WAITING = 4096;
 
+/** The bounds (the constants above when left out), and the peers not counted per address (trusted proxies). */
+export interface PipelineBounds {
+  readonly inFlight?: number;
+  readonly connectionWaiting?: number;
+  readonly addressWaiting?: number;
+  readonly instanceWaiting?: number;
+  readonly exempt?: (address: string) => boolean;
+}
+
 interface Line {
   running: number;
   readonly waiting: ((gone: boolean) => void)[];
@@ -22,7 +32,8 @@ interface Line {
   paused: boolean;
   /** Closed by this bound (counted once). */
   closed: boolean;
-  readonly address: string;
+  /** The peer's key (lib/peer.ts), or undefined for a trusted proxy (not counted per address: it carries many clients). */
+  readonly address: string | undefined;
 }
 
 /**
@@ -45,12 +56,19 @@ export class PipelineCap {
   /** Requests waiting per peer address. */
   private readonly byAddress = new Map<string, number>();
 
-  constructor(
-    private readonly most = CONNECTION_IN_FLIGHT,
-    private readonly waitingMost = CONNECTION_WAITING,
-    private readonly addressMost = ADDRESS_WAITING,
-    private readonly instanceMost = INSTANCE_WAITING,
-  ) {}
+  private readonly most: number;
+  private readonly waitingMost: number;
+  private readonly addressMost: number;
+  private readonly instanceMost: number;
+  private readonly exempt: (address: string) => boolean;
+
+  constructor(bounds: PipelineBounds = {}) {
+    this.most = bounds.inFlight ?? CONNECTION_IN_FLIGHT;
+    this.waitingMost = bounds.connectionWaiting ?? CONNECTION_WAITING;
+    this.addressMost = bounds.addressWaiting ?? ADDRESS_WAITING;
+    this.instanceMost = bounds.instanceWaiting ?? INSTANCE_WAITING;
+    this.exempt = bounds.exempt ?? (() => false);
+  }
 
   /** Calls `go` when the request may start (now, or once an earlier one of its connection ended), or `refuse` when it will not. */
   enter(socket: Socket, go: (leave: () => void) => void, refuse: () => void): void {
@@ -65,7 +83,7 @@ export class PipelineCap {
       });
     };
     if (line.running < this.most && !line.closed) { start(); return; }
-    const atAddress = this.byAddress.get(line.address) ?? 0;
+    const atAddress = line.address === undefined ? 0 : this.byAddress.get(line.address) ?? 0;
     if (line.closed || line.waiting.length >= this.waitingMost || atAddress >= this.addressMost || this.waitingNow >= this.instanceMost) {
       if (!line.closed) {
         line.closed = true;
@@ -79,12 +97,15 @@ export class PipelineCap {
     line.paused = true;
     socket.pause();
     this.waitingNow++;
-    this.byAddress.set(line.address, atAddress + 1);
+    const address = line.address;
+    if (address !== undefined) this.byAddress.set(address, atAddress + 1);
     line.waiting.push((gone) => {
       this.waitingNow--;
-      const left = (this.byAddress.get(line.address) ?? 1) - 1;
-      if (left > 0) this.byAddress.set(line.address, left);
-      else this.byAddress.delete(line.address);
+      if (address !== undefined) {
+        const left = (this.byAddress.get(address) ?? 1) - 1;
+        if (left > 0) this.byAddress.set(address, left);
+        else this.byAddress.delete(address);
+      }
       if (gone) refuse();
       else start();
     });
@@ -93,7 +114,8 @@ export class PipelineCap {
   private lineOf(socket: Socket): Line {
     let line = this.lines.get(socket);
     if (!line) {
-      const made: Line = { running: 0, waiting: [], paused: false, closed: false, address: socket.remoteAddress ?? '' };
+      const raw = socket.remoteAddress ?? '';
+      const made: Line = { running: 0, waiting: [], paused: false, closed: false, address: this.exempt(raw) ? undefined : peerKey(raw) };
       this.lines.set(socket, (line = made));
       socket.once('close', () => { for (const w of made.waiting.splice(0)) w(true); });
     }
@@ -112,8 +134,8 @@ export class PipelineCap {
   }
 }
 
-/** The bound as the first hook of every request (a connection from `inject`, which has no socket to pause, is not counted). */
-export function capPipelines(app: FastifyInstance, cap = new PipelineCap()): PipelineCap {
+/** `cap` as the first hook of every request (a connection from `inject`, which has no socket to pause, is not counted). */
+export function capPipelines(app: FastifyInstance, cap: PipelineCap): PipelineCap {
   app.addHook('onRequest', (request, reply, done) => {
     const socket = request.raw.socket as Socket | null;
     if (!socket || typeof socket.pause !== 'function' || typeof socket.resume !== 'function' || !('remoteAddress' in socket) || !socket.remoteAddress) {

@@ -48,4 +48,27 @@ describe('TRUST_PROXY', () => {
     opened.push(all);
     expect((await failures(all, max + 5)).every((s) => s === 401)).toBe(true);
   }, 120_000);
+
+  it('counts an IPv6 client by its /64: one host rotating through its addresses does not dodge the per-address count', async () => {
+    const one = await startGateway({ TRUST_PROXY: '1', LOGIN_STALL_MS: '0' });
+    opened.push(one);
+    const max = one.config.LOGIN_MAX_FAILURES * 4;
+    const statuses: number[] = [];
+    for (let i = 0; i < max + 3; i++) {
+      // every attempt from another address of 2001:db8:5:7::/64 (as a proxy appends it), for another account
+      const r = await one.app.inject({
+        method: 'POST', url: '/auth/login', payload: { email: `v6-${i}@example.com`, password: 'wrong password' },
+        headers: { 'x-forwarded-for': `2001:db8:5:7:${(i + 1).toString(16)}::${(i * 7 + 3).toString(16)}` },
+      });
+      statuses.push(r.statusCode);
+    }
+    expect(statuses.slice(0, max).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(max)).toEqual([429, 429, 429]);
+    // another /64 is another client
+    const other = await one.app.inject({
+      method: 'POST', url: '/auth/login', payload: { email: 'v6-other@example.com', password: 'wrong password' },
+      headers: { 'x-forwarded-for': '2001:db8:5:8::1' },
+    });
+    expect(other.statusCode).toBe(401);
+  }, 120_000);
 });
