@@ -224,6 +224,8 @@ export const ConfigSchema = z.object({
   COMPARE_IN_FLIGHT: int(1).default(4),
   /** Mirror writes (POST/PATCH) to the other side; never unless set. */
   COMPARE_WRITES: bool.default(false),
+  /** Shadow mode: find the gateway user by the legacy user's email when none has its id (an email is not an identity). */
+  COMPARE_MATCH_BY_EMAIL: bool.default(false),
   DEMO_EMAIL: z.email().default('demo@example.com'),
   DEMO_PASSWORD: z.string().min(8).default('demo-password'),
   SIM_SEED: int(0).default(1),

@@ -70,7 +70,7 @@ export type Inject = (o: { method: string; url: string; headers: Record<string, 
 /** What the comparison modes use, given by the composition root (and the app's `inject`). */
 export interface ModesDeps {
   readonly config: Pick<Config, 'routeModes' | 'LEGACY_BASE_URL' | 'COMPARE_SAMPLE_RATE' | 'COMPARE_TIMEOUT_MS' | 'COMPARE_WRITES' | 'V1_TIMEOUT_MS'
-    | 'MAX_PAYLOAD_BYTES' | 'COMPARE_IN_FLIGHT'>;
+    | 'MAX_PAYLOAD_BYTES' | 'COMPARE_IN_FLIGHT' | 'COMPARE_MATCH_BY_EMAIL'>;
   readonly users: Pick<UserStore, 'byEmail' | 'byId'>;
   readonly jwt: Pick<JwtService, 'sign'>;
   readonly comparator: Comparator;
@@ -91,7 +91,7 @@ export interface ModesDeps {
  */
 export class ComparisonModes {
   private readonly work: BackgroundWork;
-  /** Who a legacy token belongs to, by email (per token digest). */
+  /** Who a legacy token belongs to, by its legacy user (per token digest). */
   private readonly people = new LRUCache<string, string>({ max: 10_000, ttl: 600_000 });
 
   constructor(private readonly deps: ModesDeps, private readonly legacyBase: string, private readonly inject: Inject) {
@@ -187,6 +187,20 @@ export class ComparisonModes {
     if (seen) this.deps.shapes?.noteCompared(seen, diffs.length > 0);
   }
 
+  /**
+   * The gateway user the legacy side's user is: the one with its id (`users import` keeps the legacy uuids, `users add
+   * --id` sets one). By the email only when COMPARE_MATCH_BY_EMAIL says so: an email is not an identity — one changed on
+   * either side made a caller compare (and, with COMPARE_WRITES, write) as whoever holds that email on the gateway.
+   */
+  private async sameUser(legacy: { id?: unknown; email?: unknown } | undefined): Promise<string | undefined> {
+    if (typeof legacy?.id === 'string' && legacy.id.length > 0 && legacy.id.length <= 128) {
+      const byId = await this.deps.users.byId(legacy.id);
+      if (byId) return byId.id;
+    }
+    if (!this.deps.config.COMPARE_MATCH_BY_EMAIL || typeof legacy?.email !== 'string' || legacy.email.length > 254) return undefined;
+    return (await this.deps.users.byEmail(legacy.email))?.id;
+  }
+
   private async translatedSide(req: FastifyRequest, legacyHeaders: Record<string, unknown>, body?: Buffer): Promise<(Answer & { userId: string }) | undefined> {
     // who the legacy side knows this caller as, by the credential the request really carries (header, access_token or
     // session cookie): requests without one are not compared (they would all share one cached identity)
@@ -195,9 +209,8 @@ export class ComparisonModes {
     const digest = sha256(credential);
     let userId = this.people.get(digest);
     if (userId === undefined) {
-      const me = await this.ask('GET', '/users/me?fields=email', legacyHeaders, undefined, this.deps.config.COMPARE_TIMEOUT_MS);
-      const email = (me.body as { data?: { email?: string } })?.data?.email;
-      userId = email ? (await this.deps.users.byEmail(email))?.id : undefined;
+      const me = await this.ask('GET', '/users/me?fields=id,email', legacyHeaders, undefined, this.deps.config.COMPARE_TIMEOUT_MS);
+      userId = await this.sameUser((me.body as { data?: { id?: unknown; email?: unknown } } | null)?.data);
       if (!userId) return undefined; // (not remembered: a legacy hiccup must not stop this caller's comparisons for good)
       this.people.set(digest, userId);
     }

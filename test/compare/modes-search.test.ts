@@ -16,19 +16,21 @@ describe('SEARCH through proxy, shadow and compare modes', () => {
   const seen: { method: string; url: string; body: unknown }[] = [];
   let gw: TestGateway;
   let proxyGw: TestGateway;
+  /** Ann's id, the legacy system's (users imported with it). */
+  let annId = '';
 
   beforeAll(async () => {
     legacy = Fastify();
     legacy.addHttpMethod('SEARCH', { hasBody: true });
     legacy.all('/*', async (req) => {
-      if (req.url.startsWith('/users/me')) return { data: { id: 'legacy-user', email: 'ann@example.com' } };
+      if (req.url.startsWith('/users/me')) return { data: { id: annId, email: 'ann@example.com' } };
       seen.push({ method: req.method, url: req.url, body: req.body });
       const q = (req.body as { query?: { limit?: number } } | undefined)?.query;
       return q?.limit === 0 ? { data: [] } : { data: [{ id: 'not-what-was-asked' }] };
     });
     legacyUrl = await legacy.listen({ port: 0, host: '127.0.0.1' });
     gw = await startGateway({ ROUTE_MODES: JSON.stringify({ '/renders': 'shadow', '/projects': 'compare' }), LEGACY_BASE_URL: legacyUrl });
-    await gw.addUser(0, 'ann@example.com');
+    annId = await gw.addUser(0, 'ann@example.com');
     proxyGw = await startGateway({ ROUTE_MODES: JSON.stringify({ '/templates': 'proxy' }), LEGACY_BASE_URL: legacyUrl });
   });
   afterAll(async () => { await gw.close(); await proxyGw.close(); await legacy.close(); });

@@ -32,7 +32,8 @@ export async function startLegacyBackend(ref: TestGateway, refToken: string, und
     const queryToken = (req.query as Record<string, unknown>).access_token;
     const email = tokens[String(req.headers.authorization ?? '').replace(/^Bearer /, '') || (typeof queryToken === 'string' ? queryToken : '')];
     if (!email) return reply.status(401).send({ errors: [{ message: 'Invalid user credentials.', extensions: { code: 'INVALID_CREDENTIALS' } }] });
-    if (req.url.startsWith('/users/me')) return { data: { id: 'legacy-user', email } };
+    // (the legacy system's user id: the gateway's users were imported with it, as `users import` keeps them)
+    if (req.url.startsWith('/users/me')) return { data: { id: (await under().deps.users.byEmail(email))?.id ?? 'legacy-user', email } };
     if (req.method !== 'GET') {
       // writes get a recorded answer: the legacy system's data must not drift from the gateway's
       const raw = JSON.stringify({ data: { id: '9b2f8c0e-5d2a-4c3b-8f1e-2a6b7c8d9e0f', ...(req.body as object), status: 'draft' } });
