@@ -31,25 +31,39 @@ export async function askLegacy(
  * Work started after an answer is sent (never slows it down), at most `most` at once: past it, the work is skipped
  * (`run` says false) — shadow mode ran a translated side for each request its legacy side answered at once, a thousand
  * costly ones piled up in 30 s and held other users' reads 0.4 s (p50) to 11 s for a minute (attack pass 24, N3).
- * `idle()` resolves once all of it has ended.
+ * One caller (a credential, a user) holds at most `perCaller` of them: one user sending costly shadowed requests kept
+ * every place busy, everyone else's comparisons skipped (attack pass 25, L1). `idle()` resolves once all of it has ended.
  */
 export class BackgroundWork {
   private readonly running = new Set<Promise<void>>();
   /** Started and not ended (scheduled ones included). */
   private busy = 0;
+  /** Places held per caller. */
+  private readonly held = new Map<string, number>();
   /** Work skipped for want of room. */
   skipped = 0;
 
-  constructor(private readonly onError: (e: unknown) => void, private readonly most = Number.POSITIVE_INFINITY) {}
+  constructor(
+    private readonly onError: (e: unknown) => void, private readonly most = Number.POSITIVE_INFINITY, private readonly perCaller = most,
+  ) {}
 
-  run(fn: () => Promise<void>): boolean {
-    if (this.busy >= this.most) {
+  /** Starts `fn` for `caller` when there is room (true), or skips it (false). */
+  run(caller: string, fn: () => Promise<void>): boolean {
+    const mine = this.held.get(caller) ?? 0;
+    if (this.busy >= this.most || mine >= this.perCaller) {
       this.skipped++;
       return false;
     }
     this.busy++;
+    this.held.set(caller, mine + 1);
+    const done = () => {
+      this.busy--;
+      const left = (this.held.get(caller) ?? 1) - 1;
+      if (left > 0) this.held.set(caller, left);
+      else this.held.delete(caller);
+    };
     setImmediate(() => {
-      const p: Promise<void> = fn().catch(this.onError).finally(() => { this.running.delete(p); this.busy--; });
+      const p: Promise<void> = fn().catch(this.onError).finally(() => { this.running.delete(p); done(); });
       this.running.add(p);
     });
     return true;

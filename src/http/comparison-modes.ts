@@ -95,7 +95,9 @@ export class ComparisonModes {
   private readonly people = new LRUCache<string, string>({ max: 10_000, ttl: 600_000 });
 
   constructor(private readonly deps: ModesDeps, private readonly legacyBase: string, private readonly inject: Inject) {
-    this.work = new BackgroundWork((e) => deps.logger.warn({ err: e }, 'comparison failed'), deps.config.COMPARE_IN_FLIGHT);
+    // (a caller holds a quarter of the places, one at least)
+    const most = deps.config.COMPARE_IN_FLIGHT;
+    this.work = new BackgroundWork((e) => deps.logger.warn({ err: e }, 'comparison failed'), most, Math.max(1, Math.floor(most / 4)));
     deps.metrics.comparisonsSkipped(this.work);
   }
 
@@ -128,9 +130,14 @@ export class ComparisonModes {
     for (const [k, v] of Object.entries(legacy.headers)) if (!HOP_HEADERS.has(k) && v !== undefined) void reply.header(k, v);
     void reply.header(ANSWERED_BY, 'legacy');
     void reply.status(legacy.status).send(legacy.raw);
-    if ((!isWrite(req.method) || c.COMPARE_WRITES) && this.sampled()) {
+    // (a request with no credential is not compared: see translatedSide)
+    const credential = credentialOf(req, req.headers);
+    if ((!isWrite(req.method) || c.COMPARE_WRITES) && credential && this.sampled()) {
       const headers = { ...req.headers };
-      this.work.run(async () => {
+      // (the caller: the gateway user its credential was found to be — many tokens of one user are one caller —, or it)
+      const digest = sha256(credential);
+      const known = this.people.get(digest);
+      this.work.run(known ? `u ${known}` : `c ${digest}`, async () => {
         const translated = await this.translatedSide(req, headers, body);
         if (!translated) return;
         // the noise check asks the legacy side again for reads only: a write asked again would be a second write
@@ -166,7 +173,7 @@ export class ComparisonModes {
     const headers = { ...req.headers };
     // a SEARCH's question (its body) and a write's body go to the legacy side too; req.query is already the body's question
     const body = (req.method === 'SEARCH' || isWrite(req.method)) && req.body !== undefined ? Buffer.from(JSON.stringify(req.body)) : undefined;
-    this.work.run(async () => {
+    this.work.run(`u ${req.principal.user.id}`, async () => {
       const legacy = await this.ask(req.method, req.url, headers, body, c.COMPARE_TIMEOUT_MS);
       // (reads only: a write asked again would be a second write)
       const again = this.deps.noiseRepeat && !isWrite(req.method) ? await this.ask(req.method, req.url, headers, body, c.COMPARE_TIMEOUT_MS) : undefined;
