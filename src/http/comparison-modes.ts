@@ -95,9 +95,10 @@ export class ComparisonModes {
   private readonly people = new LRUCache<string, string>({ max: 10_000, ttl: 600_000 });
 
   constructor(private readonly deps: ModesDeps, private readonly legacyBase: string, private readonly inject: Inject) {
-    // (a caller holds a quarter of the places, one at least)
+    // (a caller holds half the places, one at least: a lone client's requests in a row still overlap — a quarter skipped
+    // the second of two sequential reads whose first comparison was still running)
     const most = deps.config.COMPARE_IN_FLIGHT;
-    this.work = new BackgroundWork((e) => deps.logger.warn({ err: e }, 'comparison failed'), most, Math.max(1, Math.floor(most / 4)));
+    this.work = new BackgroundWork((e) => deps.logger.warn({ err: e }, 'comparison failed'), most, Math.ceil(most / 2));
     deps.metrics.comparisonsSkipped(this.work);
   }
 

@@ -2,6 +2,7 @@
 import { DATE_FUNCTIONS, type DateFunction } from '../query/schema.js';
 import type { OutputsMapping } from '../config/mappings.js';
 import { ID_TYPES, idNamespace, type IdType } from '../translate/ids.js';
+import type { GuideResource } from './v1-resources.js';
 
 /** How v1 output variants become the legacy output keys (mappings/outputs.json, without its comment). */
 export type OutputRule = Pick<OutputsMapping, 'master' | 'byName' | 'sizeOrder' | 'stills' | 'ignored'>;
@@ -49,7 +50,7 @@ export type ClientStepKind =
  * by src/migrate/snippet-derive.ts where it can be, else the client's to do), and the proof reads it from what the
  * snippet printed (held-out check of issue 39: the proof derived them itself and said "equal" where no snippet gave them).
  */
-export const TRANSLATED: Readonly<Record<string, readonly string[]>> = {
+export const TRANSLATED: { readonly [R in GuideResource]: readonly string[] } = {
   render: ['id', 'user_created', 'project', 'account', 'status'],
   project: ['id', 'user_created', 'account'],
   account: ['id'],
@@ -193,7 +194,7 @@ export type StepArgs =
   | { readonly op: 'attach'; readonly from: string; readonly by: string; readonly field: string; readonly as: string };
 
 /** Legacy field → the v1 field it is read from, per resource (what the snippets filter, sort and group on). */
-export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+export const V1_FIELD: { readonly [R in GuideResource]: Readonly<Record<string, string>> } = {
   render: { id: 'id', title: 'name', status: 'status', date_created: 'created_at', date_updated: 'updated_at', project: 'project.id',
     account: 'project.team', 'project.account': 'project.team', user_created: 'created_by' },
   project: { id: 'id', title: 'name', date_created: 'created_at', date_updated: 'updated_at', account: 'team.id', poster: 'thumbnail_url',
@@ -208,11 +209,13 @@ export const V1_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>
  * relation is by the legacy uuid of that id (each snippet derives it, as for a sort by id — held-out check of issue 39:
  * `sort=account` sorted by v1's team id).
  */
-export const RELATION_ID: Readonly<Record<string, Readonly<Record<string, { readonly of: string; readonly type: IdType }>>>> = {
+export const RELATION_ID: { readonly [R in GuideResource]: Readonly<Record<string, { readonly of: string; readonly type: IdType }>> } = {
   render: { project: { of: 'project.id', type: 'project' }, account: { of: 'project.team', type: 'account' },
     'project.account': { of: 'project.team', type: 'account' }, user_created: { of: 'created_by', type: 'user' } },
   project: { account: { of: 'team.id', type: 'account' }, user_created: { of: 'created_by', type: 'user' } },
   template: { project: { of: 'project_id', type: 'project' } },
+  account: {},
+  user: {},
 };
 
 /**
@@ -226,8 +229,8 @@ export const DERIVED_KEYS: Readonly<Record<string, 'text' | 'boolean'>> = { slug
  * A related object v1 embeds in an item of a resource: `relation`'s object is the item's `at`, as the items of the call
  * that lists such objects (a project's team). Fields read through it need no join.
  */
-export const EMBEDDED: Readonly<Record<string, { readonly relation: string; readonly at: string; readonly call: string }>> = {
-  project: { relation: 'account', at: 'team', call: 'teams' },
+export const EMBEDDED: { readonly [R in GuideResource]: { readonly relation: string; readonly at: string; readonly call: string } | null } = {
+  project: { relation: 'account', at: 'team', call: 'teams' }, render: null, account: null, template: null, user: null,
 };
 
 /**
@@ -242,7 +245,9 @@ export function importedParam(namespace: string): string | null {
 }
 
 /** The field a sort reads where it is not V1_FIELD's: a template's date_created is its project's created_at, attached. */
-export const SORT_FIELD: Readonly<Record<string, Readonly<Record<string, string>>>> = { template: { date_created: 'project_created_at' } };
+export const SORT_FIELD: { readonly [R in GuideResource]: Readonly<Record<string, string>> } = {
+  template: { date_created: 'project_created_at' }, render: {}, project: {}, account: {}, user: {},
+};
 
 /** A value the client passes in: a legacy value turned into its v1 form. */
 export interface Param {

@@ -1,6 +1,7 @@
 import type { FieldRef, FilterNode, QueryNode, SelectNode, SortNode } from '../query/ast.js';
 import { own } from '../lib/own.js';
 import type { SchemaRegistry } from '../query/schema.js';
+import type { GuideResource } from './v1-resources.js';
 
 /**
  * A query shape: one legacy request with its values taken out — what a client asks, never with what. Search strings,
@@ -120,7 +121,7 @@ export function filterPaths(f: FilterNode | null, prefix = ''): string[] {
 }
 
 /** The legacy document's singular paths (`PATCH /render/:id`), by their first segment: the resource each writes. */
-const SINGULAR_PATHS: Readonly<Record<string, string>> = { render: 'render' };
+const SINGULAR_PATHS: Readonly<Record<string, GuideResource>> = { render: 'render' };
 
 /** The legacy resource of a route template, by its collection (`/items/renders/:id` → render); null for any other. */
 export function resourceOfRoute(route: string, schemas: SchemaRegistry): { resource: string | null; byId: boolean } {

@@ -1,5 +1,5 @@
 import { diffAnswers, type Difference } from '../compare/diff.js';
-import { v1Of } from './v1-resources.js';
+import { isGuideResource, v1Of } from './v1-resources.js';
 import type { Mappings } from '../config/mappings.js';
 import type { QueryNode } from '../query/ast.js';
 import { ExpansionBudget } from '../query/budget.js';
@@ -187,7 +187,7 @@ function asPrinted(
   byId: ReadonlyMap<string, Record<string, unknown>>, resource: string, m: Mappings, legacyId: (type: IdType, v1Id: string) => string,
 ): (r: Rec) => Rec {
   const fields = Object.hasOwn(m.resources, resource) ? m.resources[resource]?.fields ?? {} : {};
-  const translated = new Set(Object.hasOwn(TRANSLATED, resource) ? TRANSLATED[resource] : []);
+  const translated = new Set(isGuideResource(resource) ? TRANSLATED[resource] : []);
   // (and a legacy-only value, source `none`: the snippet's to write out, never the proof's)
   const own = Object.entries(fields).filter(([name, f]) => (f.source.kind === 'derived' && !translated.has(name)) || (f.source.kind === 'none' && !f.relation))
     .map(([name]) => name);

@@ -1,5 +1,6 @@
 import { LIST_PARAMS, type Equivalent, type FilterCond, type V1Call } from './equivalent.js';
 import { own } from '../lib/own.js';
+import type { GuideResource } from './v1-resources.js';
 
 /** What the Node, Python and curl renderings of an equivalent share (src/migrate/snippets.ts). Pure. */
 
@@ -19,12 +20,12 @@ export const comparesParts = (e: Equivalent) => e.clientSteps.some((s) => (s.arg
 export const PART_COMPARE: Readonly<Record<string, string>> = { eq: '==', neq: '!=', gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
 /** The calls a resource's answer is made of, by resource (the other calls are looked up or walked through). */
-export const MAIN_CALLS: Readonly<Record<string, readonly string[]>> = {
+export const MAIN_CALLS: { readonly [R in GuideResource]: readonly string[] } = {
   render: ['render', 'renders'], project: ['projects', 'project'], account: ['teams'], template: ['templates'], user: ['me'],
 };
 
 /** Calls a resource's answer is never made of (a render list walks the projects: they are not its items). */
-const NEVER_MAIN: Readonly<Record<string, readonly string[]>> = { render: ['projects'] };
+const NEVER_MAIN: { readonly [R in GuideResource]: readonly string[] } = { render: ['projects'], project: [], account: [], template: [], user: [] };
 
 /** A parameter read in JavaScript (`params.status`; a name that is no identifier by its key: `params["account.name"]`). */
 export const jsParam = (name: string) => (/^[A-Za-z_$][\w$]*$/.test(name) ? `params.${name}` : `params[${JSON.stringify(name)}]`);

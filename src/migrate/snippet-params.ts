@@ -36,7 +36,7 @@ const sameFieldOr = (branches: readonly unknown[], path: string) =>
   branches.every((b) => own(own(b as Record<string, unknown>, path) as Record<string, unknown>, '_eq') !== undefined);
 
 /** The filtered paths that name another type's id (their values are given to v1 as that type's v1 ids). */
-const ID_PATHS: Readonly<Record<string, string>> = {
+const ID_PATHS: Readonly<Record<string, IdType>> = {
   project: 'project', 'project.id': 'project',
   account: 'account', 'project.account': 'account', 'account.id': 'account',
   user_created: 'user', 'user_created.id': 'user',

@@ -1,4 +1,4 @@
-import { isRecordResource, type RecordResource } from '../query/resources.js';
+import { isRecordResource, RECORD_RESOURCES, type RecordResource } from '../query/resources.js';
 
 /**
  * Each legacy resource as v1 knows it, for the migration guide: the parameter its read by id takes, the call that lists
@@ -20,6 +20,17 @@ export const V1_RESOURCES: { readonly [R in RecordResource]: V1Resource } = {
   account: { idParam: 'team_id', list: 'teams', webhooks: false },
   template: { idParam: 'template_id', list: 'templates', webhooks: false },
 };
+
+/**
+ * The resources the migration guide describes: those answered from records and the user (`/users/me`). Its tables keyed
+ * by resource (`MAIN_CALLS`, `TRANSLATED`, `V1_FIELD`, `RELATION_ID`, `EMBEDDED`, `SORT_FIELD`, the derived fields) are
+ * `Record`s over it: a new resource is a compile error in each until the guide learns it.
+ */
+export const GUIDE_RESOURCES = [...RECORD_RESOURCES, 'user'] as const;
+export type GuideResource = (typeof GUIDE_RESOURCES)[number];
+
+export const isGuideResource = (name: string | null | undefined): name is GuideResource =>
+  !!name && (GUIDE_RESOURCES as readonly string[]).includes(name);
 
 /** A resource's v1 facts; undefined for a name that is no record resource (the user: `/users/me`, or none). */
 export function v1Of(resource: string | null | undefined): V1Resource | undefined {

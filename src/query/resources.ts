@@ -58,7 +58,7 @@ export interface ResourceTraits {
   readonly dataField: string | null;
 }
 
-export const RESOURCE_TRAITS: Readonly<Record<RecordResource, ResourceTraits>> = {
+export const RESOURCE_TRAITS = {
   render: {
     byId: '/v1/renders', accountPaths: ['account', 'project.account'], projectPaths: ['project'], idIsAccount: false, streamed: true,
     rows: true, signedUrls: true, overlays: true, dataField: 'data',
@@ -74,7 +74,10 @@ export const RESOURCE_TRAITS: Readonly<Record<RecordResource, ResourceTraits>> =
   account: {
     byId: null, accountPaths: [], projectPaths: [], idIsAccount: true, streamed: false, rows: false, signedUrls: false, overlays: true, dataField: null,
   },
-};
+} as const satisfies Readonly<Record<RecordResource, ResourceTraits>>;
+
+/** The resources the gateway keeps overlay values for: those whose traits say `overlays: true` (the type follows the table). */
+export type OverlayType = { [R in RecordResource]: (typeof RESOURCE_TRAITS)[R]['overlays'] extends true ? R : never }[RecordResource];
 
 /** A resource's traits; a name that is no record resource (the user) has none of them. */
 export function traitsOf(resource: string): ResourceTraits {

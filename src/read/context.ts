@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { RECORD_RESOURCES, RESOURCE_TRAITS } from '../query/resources.js';
+import { RECORD_RESOURCES, RESOURCE_TRAITS, type OverlayType } from '../query/resources.js';
 import type { Mappings } from '../config/mappings.js';
 import type { Config } from '../config/schema.js';
 import type { V1Cache } from '../live/v1-cache.js';
@@ -37,7 +37,7 @@ export interface RenderDataDeps {
 /** What parsing a request's legacy query uses (its context's clock and principal included). */
 export type QueryDeps = { readonly mappings: Mappings; readonly config: Config } & RequestContextDeps;
 
-export type OverlayType = 'render' | 'project' | 'account';
+export type { OverlayType } from '../query/resources.js';
 /** The types the gateway keeps overlay values for (`RESOURCE_TRAITS[…].overlays`). */
 export const ALL_OVERLAYS: readonly OverlayType[] = RECORD_RESOURCES.filter((r): r is OverlayType => RESOURCE_TRAITS[r].overlays);
 

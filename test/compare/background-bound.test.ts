@@ -86,8 +86,8 @@ describe('shadow mode: one user\'s burst and another user (COMPARE_IN_FLIGHT=4)'
     }
     const routes = (await gw.get('/_gateway/compare', gw.config.GATEWAY_ADMIN_TOKEN)).body.data.routes as { route: string; total: number }[];
     expect(routes.find((r) => r.route.includes('/projects'))?.total ?? 0).toBe(1);
-    // Eve: her first request and one of the burst at a time (a quarter of 4 places: 5 before)
-    expect(routes.find((r) => r.route.includes('/renders'))?.total).toBeLessThanOrEqual(3);
+    // Eve: her first request and two of the burst at a time (half of 4 places: 5 before)
+    expect(routes.find((r) => r.route.includes('/renders'))?.total).toBeLessThanOrEqual(4);
   }, 60_000);
 });
 
