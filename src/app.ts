@@ -22,7 +22,7 @@ import { enableSearch } from './http/search.js';
 import { accessLogger, lazyChildLogger } from './log/logger.js';
 import { requestToken } from './auth/request-token.js';
 import { routeFacts } from './auth/route-facts.js';
-import { parseQueryString, type QsValue } from './query/querystring.js';
+import { deferQuery, parseQueries, queryRefusal, refusedQuery } from './http/deferred-query.js';
 import { AUTH_BODY_BYTES, registerAuthRoutes } from './routes/auth.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerDeprecationRoutes } from './routes/deprecations.js';
@@ -38,16 +38,6 @@ import { registerSchemaRoutes } from './routes/schema.js';
 import { V1UnauthorizedError } from './v1/errors.js';
 import { seenRequest } from './migrate/seen.js';
 
-/** Marks a query string the parser could not read (it never throws; this is the last line of defence). */
-const UNREADABLE = Symbol('unreadable query string');
-
-function safeQuery(s: string): Record<string, QsValue> {
-  try {
-    return parseQueryString(s);
-  } catch {
-    return Object.assign(Object.create(null) as Record<string, QsValue>, { [UNREADABLE]: true });
-  }
-}
 
 /** An incoming X-Request-Id is kept when it is short and plain (letters, digits, `._:-`, ≤ 128); otherwise a new uuid. */
 export function requestIdOf(header: string | string[] | undefined): string {
@@ -95,7 +85,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     // one access-log line per request (onResponse below), not Fastify's two
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger as unknown as NonNullable<FastifyServerOptions['childLoggerFactory']>,
-    routerOptions: { ignoreTrailingSlash: true, querystringParser: safeQuery },
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: deferQuery },
     // a malformed URL (bad percent-encoding) answers in the Directus envelope too; a path segment past the router's
     // length (a collection or an id of thousands of characters) names nothing the key may read: 403, as Directus answers
     // an unknown collection or item — it echoed the whole URL in a 400 (attack pass 23, L2)
@@ -124,6 +114,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   // requests worked on at once per connection (pipelined ones wait their turn, the connection not read meanwhile)
   deps.metrics.pipelines(capPipelines(app, new PipelineCap({ exempt: trustedPeer(deps.config.TRUST_PROXY) })));
+  // the query string parsed once the request's turn has come (a waiting one holds its raw text only)
+  parseQueries(app);
   await registerCors(app, deps.config, deps.logger);
   const connections = capConnections(app.server, deps.config.MAX_CONNECTIONS_PER_ADDRESS, deps.config.TRUST_PROXY);
   // a connection whose request is being worked on (its body read, its handler running) is not the one a new connection
@@ -223,7 +215,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await registerModes(app, deps, (request, reply, bytes) => (token(request) === undefined ? gate(request, reply) : shadowedBody(bytes, reply)));
 
   app.addHook('onRequest', (request, _reply, done) => {
-    if ((request.query as Record<symbol, unknown>)[UNREADABLE]) { done(errors.invalidQuery(['The query string cannot be read'])); return; }
+    const refused = refusedQuery(request);
+    if (refused) { done(queryRefusal(refused)); return; }
     const access = accessOf(request);
     if (access !== 'legacy' || legacyChecks(request)) { done(); return; }
     const credential = token(request);

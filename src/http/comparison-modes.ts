@@ -57,7 +57,7 @@ async function bodyOf(req: FastifyRequest, max: number): Promise<Buffer | undefi
 /** The credential a request carries to the legacy side: its Authorization header, `access_token`, or session cookie. */
 function credentialOf(req: FastifyRequest, headers: Record<string, unknown>): string | undefined {
   if (typeof headers.authorization === 'string' && headers.authorization) return `h ${headers.authorization}`;
-  const q = new URLSearchParams(req.url.split('?')[1] ?? '').get('access_token');
+  const q = new URLSearchParams((req.url.split('?')[1] ?? '').split('#')[0]).get('access_token');
   if (q) return `q ${q}`;
   const cookie = typeof headers.cookie === 'string' ? /(?:^|;\s*)directus_session_token=([^;]+)/.exec(headers.cookie)?.[1] : undefined;
   return cookie ? `c ${cookie}` : undefined;

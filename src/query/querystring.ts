@@ -3,10 +3,23 @@
  * `fields[]=a&fields[]=b`, `aggregate[count]=*`, `+` decoded as a space, repeated keys collected into
  * arrays. Every object it builds has a null prototype and only own keys count as existing, so a key such
  * as `toString` or `hasOwnProperty` is an ordinary key; keys named __proto__/constructor/prototype are
- * dropped. It never throws: whatever the input, the answer is a plain tree of strings.
+ * dropped. As qs, it reads the first 1 000 parameters (`parameterLimit`) and ignores the rest.
+ *
+ * What it builds is bounded: a query making more than MAX_CONTAINERS objects and arrays is refused (`QueryTooLarge`) —
+ * 15 KB of `0[a][b][c][d][e][f][g][h]=1&1[a]…` made 12 000 of them, 750 KB of heap a request (attack pass 26, F-A).
+ * Else it never throws: whatever the input, the answer is a plain tree of strings.
  */
 const MAX_DEPTH = 10;
 const MAX_INDEX = 20;
+/** Parameters read, as qs's `parameterLimit` (Directus's parser): the rest are ignored. */
+export const PARAMETER_LIMIT = 1_000;
+/** Objects and arrays one query string may make, about 180 bytes each (a filter of 200 `_or` branches of a field's test makes 402). */
+export const MAX_CONTAINERS = 1_000;
+
+/** A query string that would make more than MAX_CONTAINERS objects and arrays. */
+export class QueryTooLarge extends Error {
+  constructor() { super(`The query string nests more than ${MAX_CONTAINERS} objects and lists`); }
+}
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 
 export type QsValue = string | QsValue[] | { [k: string]: QsValue };
@@ -45,8 +58,15 @@ function arrayToDict(a: QsValue[]): QsObject {
   return o;
 }
 
+/** Containers made so far by one parse. */
+interface Made { n: number }
+
+const made = (count: Made): void => {
+  if (++count.n > MAX_CONTAINERS) throw new QueryTooLarge();
+};
+
 /** Assigns `value` at `path` below `node[key]`, creating or converting containers; returns the new node[key]. */
-function put(existing: QsValue | undefined, path: readonly string[], value: string): QsValue {
+function put(existing: QsValue | undefined, path: readonly string[], value: string, count: Made): QsValue {
   if (path.length === 0) {
     if (existing === undefined) return value;
     if (Array.isArray(existing)) { existing.push(value); return existing; }
@@ -55,25 +75,27 @@ function put(existing: QsValue | undefined, path: readonly string[], value: stri
   }
   const [head, ...rest] = path as [string, ...string[]];
   if (FORBIDDEN.has(head)) return existing ?? dict();
+  if (existing === undefined || typeof existing === 'string') made(count);
   let container: QsValue = existing ?? (isIndex(head) ? [] : dict());
   if (typeof container === 'string') container = isIndex(head) ? [container] : Object.assign(dict(), { [container]: '' });
   if (Array.isArray(container)) {
     const idx = head === '' ? container.length : Number(head);
-    if (!Number.isInteger(idx) || idx < 0 || idx > MAX_INDEX) container = arrayToDict(container);
+    if (!Number.isInteger(idx) || idx < 0 || idx > MAX_INDEX) { made(count); container = arrayToDict(container); }
     else {
-      container[idx] = put(container[idx], rest, value);
+      container[idx] = put(container[idx], rest, value, count);
       return container;
     }
   }
   const obj = container as QsObject;
-  obj[head] = put(own(obj, head), rest, value);
+  obj[head] = put(own(obj, head), rest, value, count);
   return obj;
 }
 
 export function parseQueryString(qs: string): Record<string, QsValue> {
   const out = dict();
   if (!qs) return out;
-  for (const pair of qs.split('&')) {
+  const count: Made = { n: 0 };
+  for (const pair of qs.split('&', PARAMETER_LIMIT)) {
     if (!pair) continue;
     const eq = pair.indexOf('=');
     const key = decode(eq < 0 ? pair : pair.slice(0, eq));
@@ -81,7 +103,7 @@ export function parseQueryString(qs: string): Record<string, QsValue> {
     if (!key) continue;
     const [root, ...rest] = splitKey(key) as [string, ...string[]];
     if (FORBIDDEN.has(root)) continue;
-    out[root] = put(own(out, root), rest, value);
+    out[root] = put(own(out, root), rest, value, count);
   }
   for (const k of Object.keys(out)) out[k] = compact(out[k] as QsValue);
   return out;

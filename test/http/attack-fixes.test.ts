@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deeperThan } from '../../src/http/json-body.js';
 import { scrubText } from '../../src/log/logger.js';
@@ -61,6 +62,41 @@ describe('redaction to the end of the query', () => {
       expect(out).toContain('[Redacted]');
     }
   });
+
+  it('and past a fragment: a request line may carry `#&access_token=…` (attack pass 26, F-B)', () => {
+    for (const q of ['?fields=email#&%61ccess_token=st-secret-value', '?fields=email#&access%5Ftoken=st-secret-value', '?x#y&access%5ftoken=st-secret-value']) {
+      const out = scrubText(`GET /users/me${q}`);
+      expect(out, q).not.toContain('st-secret-value');
+      expect(out).toContain('[Redacted]');
+    }
+  });
+
+  it('a token after a fragment is no part of the query (as Directus reads a URL) and never reaches the log', async () => {
+    const gw = await startGateway();
+    try {
+      const user = await gw.addUser(0, 'frag@example.com');
+      const { token } = await gw.deps.users.createStaticToken(user, 'fragment probe');
+      const port = (await gw.app.listen({ port: 0, host: '127.0.0.1' })).split(':').pop();
+      const ask = (path: string) => new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1');
+        let text = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (d: string) => { text += d; });
+        socket.on('error', reject);
+        socket.on('close', () => resolve(text));
+        socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      });
+      expect((await ask(`/users/me?fields=email&access_token=${token}`)).split('\r\n')[0]).toContain('200');
+      for (const q of [`?fields=email#&%61ccess_token=${token}`, `?fields=email#&access%5Ftoken=${token}`]) {
+        const answer = await ask(`/users/me${q}`);
+        expect(answer.split('\r\n')[0], q).not.toContain('200');
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      expect(gw.logs.join('').includes(token)).toBe(false);
+    } finally {
+      await gw.close();
+    }
+  }, 60_000);
 });
 
 describe('deeply nested JSON bodies', () => {

@@ -139,6 +139,37 @@ describe('pipelined requests on one connection', () => {
     expect(await until(async () => (await waiting()) === 0, 10_000)).toBe(true);
   }, 60_000);
 
+  it('a waiting request holds its query string as text, parsed once its turn comes; one that makes too much is a 400 (attack pass 26, F-A)', async () => {
+    // 15 KB of nested bracket keys: 4 500 objects, ~750 KB of heap once parsed (the router parsed it before any hook)
+    const junk = Array.from({ length: 500 }, (_, i) => `${i}[a][b][c][d][e][f][g][h]=1`).join('&');
+    const line = (i: number) => `GET /renders?fields=id&limit=1&n=${i}&${junk} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\n\r\n`;
+    await fetch(`${gw.s.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ latency_ms: 1_500 }) });
+    const conns: ReturnType<typeof raw>[] = [];
+    try {
+      const heapBefore = process.memoryUsage().heapUsed;
+      // (the first of each connection is a plain read waiting on v1; 60 of the large ones wait behind it)
+      for (let c = 0; c < 2; c++) {
+        const conn = raw(port);
+        conns.push(conn);
+        let out = `GET /renders?fields=id&limit=1&c=${c} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\n\r\n`;
+        for (let i = 0; i < 60; i++) out += line(i);
+        conn.socket.write(out);
+      }
+      expect(await until(async () => (await waiting()) >= 120, 10_000)).toBe(true);
+      // 120 parsed queries would hold ~90 MB; their text is 1.8 MB
+      expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(25 * 1024 * 1024);
+      expect(await until(() => conns.every((c) => (c.received().match(/HTTP\/1\.1 \d{3} /g) ?? []).length === 61), 60_000)).toBe(true);
+      for (const c of conns) {
+        const statuses = [...c.received().matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+        expect(statuses).toEqual(['200', ...Array(60).fill('400')]);
+        expect(c.received()).toContain('INVALID_QUERY');
+      }
+    } finally {
+      for (const c of conns) c.socket.destroy();
+      await fetch(`${gw.s.url}/_sim/faults`, { method: 'DELETE' });
+    }
+  }, 90_000);
+
   it('an anonymous flood closed under its queued answers leaves its address able to log in (N2)', async () => {
     for (let round = 0; round < 3; round++) {
       const c = raw(port);

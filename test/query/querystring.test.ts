@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQueryString } from '../../src/query/querystring.js';
+import { MAX_CONTAINERS, PARAMETER_LIMIT, parseQueryString, QueryTooLarge } from '../../src/query/querystring.js';
 import { prototypeQueries } from '../helpers/prototype-keys.js';
 
 const MEMBERS = Object.getOwnPropertyNames(Object.prototype);
@@ -58,5 +58,39 @@ describe('parseQueryString', () => {
     expect(parseQueryString('filter[status][_in][1]=complete')).toEqual({ filter: { status: { _in: ['complete'] } } });
     expect(parseQueryString('a[3]=y&a[1]=x')).toEqual({ a: ['x', 'y'] });
     expect(parseQueryString('a[b][2]=z&a[b][0]=w')).toEqual({ a: { b: ['w', 'z'] } });
+  });
+
+});
+
+describe('what a query string may make (attack pass 26, F-A)', () => {
+  /** `n` parameters each nesting `depth` objects under its own root (`0[a][b]…=1&1[a][b]…=1`). */
+  const nested = (n: number, depth: number) =>
+    Array.from({ length: n }, (_, i) => `${i}${'abcdefghij'.slice(0, depth).split('').map((c) => `[${c}]`).join('')}=1`).join('&');
+
+  it('reads the first 1 000 parameters and ignores the rest, as qs (Directus\'s parser) does', () => {
+    const q = Array.from({ length: PARAMETER_LIMIT + 5 }, (_, i) => `p${i}=${i}`).join('&');
+    const out = parseQueryString(q);
+    expect(Object.keys(out)).toHaveLength(PARAMETER_LIMIT);
+    expect(out[`p${PARAMETER_LIMIT - 1}`]).toBe(String(PARAMETER_LIMIT - 1));
+    expect(out[`p${PARAMETER_LIMIT}`]).toBeUndefined();
+  });
+
+  it('refuses a query that would make more than MAX_CONTAINERS objects and lists: 15 KB made 4 500 (750 KB) before', () => {
+    const attack = nested(500, 8);
+    expect(attack.length).toBeLessThan(16_000);
+    expect(() => parseQueryString(attack)).toThrow(QueryTooLarge);
+    // at the bound it is read
+    const at = nested(MAX_CONTAINERS / 4, 4);
+    expect(Object.keys(parseQueryString(at))).toHaveLength(MAX_CONTAINERS / 4);
+    expect(() => parseQueryString(`${at}&x[y]=1`)).toThrow(QueryTooLarge);
+  });
+
+  it('reads what real clients send well within it: a filter of 200 branches, a long _in list, deep fields', () => {
+    const or = Array.from({ length: 200 }, (_, i) => `filter[_or][${i}][title][_eq]=t${i}`).join('&');
+    // (indexes past 20 make an object keyed by position, as qs's arrayLimit does)
+    expect(Object.keys((parseQueryString(or).filter as { _or: object })._or)).toHaveLength(200);
+    const inList = `filter[id][_in]=${Array.from({ length: 5_000 }, (_, i) => i).join(',')}`;
+    expect((parseQueryString(inList).filter as any).id._in.split(',')).toHaveLength(5_000);
+    expect(parseQueryString('deep[a][b][c][d][e][f][g][h][_limit]=1').deep).toBeDefined();
   });
 });
