@@ -11,7 +11,13 @@ export function peerKey(address: string | undefined): string {
   if (!address) return '';
   if (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4) return address.slice(7);
   if (isIP(address) !== 6) return address;
-  return `${v6Groups(address).slice(0, 4).join(':')}::/64`;
+  const groups = v6Groups(address);
+  // (an IPv4-mapped address however written — `::ffff:7f00:1` is 127.0.0.1 —: the IPv4 client it is; attack pass 26, F-C)
+  if (groups.slice(0, 5).every((g) => g === '0') && groups[5] === 'ffff') {
+    const [hi = 0, lo = 0] = groups.slice(6).map((g) => parseInt(g, 16));
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return `${groups.slice(0, 4).join(':')}::/64`;
 }
 
 /** The eight 16-bit groups of an IPv6 address, in lower-case hex without leading zeros (`::` expanded, a zone dropped). */

@@ -5,6 +5,9 @@ describe('peerKey (the key of the per-address bounds)', () => {
   it('keeps an IPv4 address, also seen through an IPv6 socket', () => {
     expect(peerKey('203.0.113.7')).toBe('203.0.113.7');
     expect(peerKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    // (written in hex, as a proxy may write it: not the /64 of ::1 — attack pass 26, F-C)
+    expect(peerKey('::ffff:7f00:1')).toBe('127.0.0.1');
+    expect(peerKey('0:0:0:0:0:FFFF:CB00:7107')).toBe('203.0.113.7');
   });
 
   it('groups IPv6 addresses by their /64, however they are written', () => {
