@@ -79,8 +79,10 @@ function put(existing: QsValue | undefined, path: readonly string[], value: stri
   let container: QsValue = existing ?? (isIndex(head) ? [] : dict());
   if (typeof container === 'string') container = isIndex(head) ? [container] : Object.assign(dict(), { [container]: '' });
   if (Array.isArray(container)) {
+    // (`a[]=` appends whatever the length, as the qs of Directus 10.10 merges it: 25 `filter[id][_in][]=` values filter by
+    // all 25 there — checked on the oracle, 2026-11-30 —, where an index past 20 makes an object)
     const idx = head === '' ? container.length : Number(head);
-    if (!Number.isInteger(idx) || idx < 0 || idx > MAX_INDEX) { made(count); container = arrayToDict(container); }
+    if (head !== '' && (!Number.isInteger(idx) || idx < 0 || idx > MAX_INDEX)) { made(count); container = arrayToDict(container); }
     else {
       container[idx] = put(container[idx], rest, value, count);
       return container;

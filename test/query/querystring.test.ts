@@ -58,6 +58,10 @@ describe('parseQueryString', () => {
     expect(parseQueryString('filter[status][_in][1]=complete')).toEqual({ filter: { status: { _in: ['complete'] } } });
     expect(parseQueryString('a[3]=y&a[1]=x')).toEqual({ a: ['x', 'y'] });
     expect(parseQueryString('a[b][2]=z&a[b][0]=w')).toEqual({ a: { b: ['w', 'z'] } });
+    // `[]` appends past 20 too (Directus 10.10 filters by all 25 `filter[id][_in][]=` values: the oracle, 2026-11-30; it
+    // was an object of 21 indexes and a '' key holding the rest — a 400 "has to be an array of values")
+    const many = Array.from({ length: 25 }, (_, i) => `filter[id][_in][]=v${i}`).join('&');
+    expect(parseQueryString(many)).toEqual({ filter: { id: { _in: Array.from({ length: 25 }, (_, i) => `v${i}`) } } });
   });
 
 });

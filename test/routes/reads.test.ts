@@ -161,6 +161,16 @@ describe('envelopes and errors', () => {
     for (const r of acc.body.data[0].renders) expect(Object.keys(r)).toEqual(['status']);
   });
 
+  it('an _in list of more than 21 values, as `[]` or as indexes, filters by all of them (as Directus 10.10 does)', async () => {
+    const ids = (await gw.get('/renders?limit=25&fields=id', token)).body.data.map((r: { id: string }) => r.id) as string[];
+    expect(ids).toHaveLength(25);
+    for (const form of [(id: string) => `filter[id][_in][]=${id}`, (id: string, i: number) => `filter[id][_in][${i}]=${id}`]) {
+      const res = await gw.get(`/renders?limit=-1&fields=id&${ids.map(form).join('&')}`, token);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.data.map((r: { id: string }) => r.id).sort()).toEqual([...ids].sort());
+    }
+  });
+
   it('default order is newest first with the id as tie-break, stable across pages', async () => {
     const all = (await gw.get('/renders?limit=-1&fields=id,date_created', token)).body.data;
     for (let i = 1; i < all.length; i++) {
