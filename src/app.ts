@@ -39,6 +39,10 @@ import { V1UnauthorizedError } from './v1/errors.js';
 import { seenRequest } from './migrate/seen.js';
 
 
+/** A connection closed, or ended by its client (an HTTP/1.1 client closes; it does not half-close and wait). */
+const clientGone = (socket: { destroyed?: boolean; readableEnded?: boolean } | null | undefined): boolean =>
+  !socket || !!socket.destroyed || !!socket.readableEnded;
+
 /** An incoming X-Request-Id is kept when it is short and plain (letters, digits, `._:-`, ≤ 128); otherwise a new uuid. */
 export function requestIdOf(header: string | string[] | undefined): string {
   const v = Array.isArray(header) ? header[0] : header;
@@ -243,11 +247,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       .catch((e: unknown) => deps.logger.error({ err: e }, 'a request let in after its body\'s wait failed'));
   });
   // a body that waited its turn may be a client's that left meanwhile (a paused connection sees its peer's close only
-  // once its body is read): once read, a turn of the event loop lets the close be seen, and a request whose client has
-  // gone runs no question (attack pass 22, P3: 364 abandoned bodies were run for a minute after their flood)
+  // once its body is read): once read, two turns of the event loop (a read of the socket between them) let its end be
+  // seen, and a request whose client has gone runs no question (attack pass 22, P3: 364 abandoned bodies were run for a
+  // minute after their flood)
   app.addHook('preHandler', (request, _reply, done) => {
     if (!waited.has(request)) { done(); return; }
-    setImmediate(() => done(request.raw.destroyed ? errors.serviceUnavailable('The client has gone.', 'gateway') : undefined));
+    // (by its connection: Node marks the request's stream destroyed once its body is read — every body that waited was
+    // taken for gone, attack pass 27, N-4; and one turn did not let the peer's end be read)
+    const gone = () => done(clientGone(request.raw.socket) ? errors.serviceUnavailable('The client has gone.', 'gateway') : undefined);
+    setImmediate(() => setImmediate(gone));
   });
   app.addHook('preHandler', (request, reply, done) => {
     const access = accessOf(request);
