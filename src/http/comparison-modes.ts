@@ -11,6 +11,7 @@ import type { Metrics } from '../ops/metrics.js';
 import { searchQuery } from '../query/search-body.js';
 import { sha256 } from '../store/crypto.js';
 import type { UserStore } from '../store/users.js';
+import { queryText } from './deferred-query.js';
 import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from '../compare/legacy-side.js';
 import { requestLine } from '../compare/redact.js';
 import { parseBody, type Answer, type Comparator } from '../compare/service.js';
@@ -57,7 +58,7 @@ async function bodyOf(req: FastifyRequest, max: number): Promise<Buffer | undefi
 /** The credential a request carries to the legacy side: its Authorization header, `access_token`, or session cookie. */
 function credentialOf(req: FastifyRequest, headers: Record<string, unknown>): string | undefined {
   if (typeof headers.authorization === 'string' && headers.authorization) return `h ${headers.authorization}`;
-  const q = new URLSearchParams((req.url.split('?')[1] ?? '').split('#')[0]).get('access_token');
+  const q = new URLSearchParams(queryText(req.url)).get('access_token');
   if (q) return `q ${q}`;
   const cookie = typeof headers.cookie === 'string' ? /(?:^|;\s*)directus_session_token=([^;]+)/.exec(headers.cookie)?.[1] : undefined;
   return cookie ? `c ${cookie}` : undefined;
@@ -217,7 +218,9 @@ export class ComparisonModes {
     const digest = sha256(credential);
     let userId = this.people.get(digest);
     if (userId === undefined) {
-      const me = await this.ask('GET', '/users/me?fields=id,email', legacyHeaders, undefined, this.deps.config.COMPARE_TIMEOUT_MS);
+      // (with the credential the request carries: a token in the query goes in the query — the look-up went without it)
+      const inQuery = credential.startsWith('q ') ? `&access_token=${encodeURIComponent(credential.slice(2))}` : '';
+      const me = await this.ask('GET', `/users/me?fields=id,email${inQuery}`, legacyHeaders, undefined, this.deps.config.COMPARE_TIMEOUT_MS);
       userId = await this.sameUser((me.body as { data?: { id?: unknown; email?: unknown } } | null)?.data);
       if (!userId) return undefined; // (not remembered: a legacy hiccup must not stop this caller's comparisons for good)
       this.people.set(digest, userId);

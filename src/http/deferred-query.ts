@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../errors/catalog.js';
 import { parseQueryString, QueryTooLarge, type QsValue } from '../query/querystring.js';
 
-/** The raw query string of a request not yet parsed. */
-const RAW = Symbol('query string not yet parsed');
+/** A request whose query string is not yet parsed. */
+const DEFERRED = Symbol('query string not yet parsed');
 /** Marks a query string that could not be read, or that makes too much (the parser's bound). */
 const REFUSED = Symbol('query string refused');
 
@@ -14,21 +14,29 @@ type Query = Record<string | symbol, unknown>;
  * matched its route, before any hook — a pipelined request waiting for its turn held its parsed query, and 15 KB of
  * nested bracket keys parse to 750 KB of heap: 256 connections of one address took an instance to 1.1 GB, three
  * addresses to 3.9 GB, another tenant's reads to 14–68 s (attack pass 26, F-A). Parsed by `parseQueries`' hook once the
- * request's turn has come.
+ * request's turn has come, from the request's URL.
  */
-export function deferQuery(raw: string): Record<string, QsValue> {
-  // (a fragment is no part of the query, as Directus reads a URL: `?fields=id#&access_token=…` authenticated with a token
-  // the access log kept in clear — attack pass 26, F-B)
-  const hash = raw.indexOf('#');
-  return Object.assign(Object.create(null) as Query, { [RAW]: hash < 0 ? raw : raw.slice(0, hash) }) as Record<string, QsValue>;
+export function deferQuery(): Record<string, QsValue> {
+  return Object.assign(Object.create(null) as Query, { [DEFERRED]: true }) as Record<string, QsValue>;
 }
 
-/** The query of a request whose query string was not yet parsed, parsed; a refusal when it cannot be read or is too large. */
-function parsed(query: unknown): Record<string, QsValue> {
-  const raw = (query as Query | undefined)?.[RAW];
-  if (typeof raw !== 'string') return query as Record<string, QsValue>;
+/**
+ * The query string of a URL as Directus reads one: after the first `?`, up to a `#` — a fragment is no part of it, and
+ * a `#` before any `?` leaves none (the router read what follows a `#` as the query: `?fields=id#&access_token=…` and
+ * `/users/me#access_token=…` authenticated with a token the access log kept in clear — attack passes 26 F-B, 27 N-2).
+ */
+export function queryText(url: string): string {
+  const q = url.indexOf('?');
+  const hash = url.indexOf('#');
+  if (q < 0 || (hash >= 0 && hash < q)) return '';
+  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
+}
+
+/** The query of a request not yet parsed, parsed from its URL; a refusal when it cannot be read or is too large. */
+function parsed(query: unknown, url: string): Record<string, QsValue> {
+  if ((query as Query | undefined)?.[DEFERRED] !== true) return query as Record<string, QsValue>;
   try {
-    return parseQueryString(raw);
+    return parseQueryString(queryText(url));
   } catch (e) {
     return Object.assign(Object.create(null) as Query, { [REFUSED]: e instanceof QueryTooLarge ? e.message : 'The query string cannot be read' }) as
       Record<string, QsValue>;
@@ -38,7 +46,7 @@ function parsed(query: unknown): Record<string, QsValue> {
 /** Parses each request's query string in an `onRequest` hook (register it right after the pipelining bound's). */
 export function parseQueries(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
-    request.query = parsed(request.query);
+    request.query = parsed(request.query, request.raw.url ?? request.url);
     done();
   });
 }

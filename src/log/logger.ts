@@ -65,8 +65,9 @@ export function scrubText(s: string): string {
   // nothing that can name or hold a secret: as it is (most URLs; the rules below cost several passes)
   if (!PLAIN_SUSPECT.test(s)) return s;
   // the whole query, quotes included (a URL may carry a raw ' or " before a credential parameter), and a fragment after
-  // it (`?fields=id#&access_token=…`: a client's request line may carry one — attack pass 26, F-B)
-  let out = s.replace(/\?(\S*)/g, (_m, q: string) => `?${scrubQuery(q)}`);
+  // it or in place of it (`?fields=id#&access_token=…`, `/users/me#access_token=…`: a client's request line may carry
+  // one — attack passes 26 F-B, 27 N-2)
+  let out = s.replace(/([?#])(\S*)/g, (_m, mark: string, q: string) => `${mark}${scrubQuery(q)}`);
   const mark = (m: string) => (m.startsWith('sk_') ? 'sk_[Redacted]' : m.startsWith('eyJ') ? '[Redacted]' : 'Bearer [Redacted]');
   for (const re of SECRET_IN_TEXT) out = out.replace(re, mark);
   // name=value pairs in free text outside a query string (error messages)

@@ -64,7 +64,8 @@ describe('redaction to the end of the query', () => {
   });
 
   it('and past a fragment: a request line may carry `#&access_token=…` (attack pass 26, F-B)', () => {
-    for (const q of ['?fields=email#&%61ccess_token=st-secret-value', '?fields=email#&access%5Ftoken=st-secret-value', '?x#y&access%5ftoken=st-secret-value']) {
+    for (const q of ['?fields=email#&%61ccess_token=st-secret-value', '?fields=email#&access%5Ftoken=st-secret-value', '?x#y&access%5ftoken=st-secret-value',
+      '#%61ccess_token=st-secret-value', '#x&access_token=st-secret-value']) {
       const out = scrubText(`GET /users/me${q}`);
       expect(out, q).not.toContain('st-secret-value');
       expect(out).toContain('[Redacted]');
@@ -87,7 +88,8 @@ describe('redaction to the end of the query', () => {
         socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
       });
       expect((await ask(`/users/me?fields=email&access_token=${token}`)).split('\r\n')[0]).toContain('200');
-      for (const q of [`?fields=email#&%61ccess_token=${token}`, `?fields=email#&access%5Ftoken=${token}`]) {
+      // (and a fragment with no query before it: the router read it as the query — attack pass 27, N-2)
+      for (const q of [`?fields=email#&%61ccess_token=${token}`, `?fields=email#&access%5Ftoken=${token}`, `#%61ccess_token=${token}`, `#access_token=${token}`]) {
         const answer = await ask(`/users/me${q}`);
         expect(answer.split('\r\n')[0], q).not.toContain('200');
       }
