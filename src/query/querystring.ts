@@ -30,6 +30,8 @@ const own = (o: QsObject, k: string): QsValue | undefined => (Object.hasOwn(o, k
 const isIndex = (s: string | undefined): boolean => s === '' || (s !== undefined && /^\d+$/.test(s));
 
 function decode(s: string): string {
+  // (most names and values need nothing: no pass over them)
+  if (!s.includes('%') && !s.includes('+')) return s;
   const plus = s.replace(/\+/g, ' ');
   try { return decodeURIComponent(plus); } catch { return plus; }
 }
@@ -66,14 +68,14 @@ const made = (count: Made): void => {
 };
 
 /** Assigns `value` at `path` below `node[key]`, creating or converting containers; returns the new node[key]. */
-function put(existing: QsValue | undefined, path: readonly string[], value: string, count: Made): QsValue {
-  if (path.length === 0) {
+function put(existing: QsValue | undefined, path: readonly string[], at: number, value: string, count: Made): QsValue {
+  if (at >= path.length) {
     if (existing === undefined) return value;
     if (Array.isArray(existing)) { existing.push(value); return existing; }
     if (typeof existing === 'string') return [existing, value];
     return existing; // a value where an object already is: qs keeps the object
   }
-  const [head, ...rest] = path as [string, ...string[]];
+  const head = path[at] as string;
   if (FORBIDDEN.has(head)) return existing ?? dict();
   if (existing === undefined || typeof existing === 'string') made(count);
   let container: QsValue = existing ?? (isIndex(head) ? [] : dict());
@@ -84,12 +86,12 @@ function put(existing: QsValue | undefined, path: readonly string[], value: stri
     const idx = head === '' ? container.length : Number(head);
     if (head !== '' && (!Number.isInteger(idx) || idx < 0 || idx > MAX_INDEX)) { made(count); container = arrayToDict(container); }
     else {
-      container[idx] = put(container[idx], rest, value, count);
+      container[idx] = put(container[idx], path, at + 1, value, count);
       return container;
     }
   }
   const obj = container as QsObject;
-  obj[head] = put(own(obj, head), rest, value, count);
+  obj[head] = put(own(obj, head), path, at + 1, value, count);
   return obj;
 }
 
@@ -103,9 +105,10 @@ export function parseQueryString(qs: string): Record<string, QsValue> {
     const key = decode(eq < 0 ? pair : pair.slice(0, eq));
     const value = eq < 0 ? '' : decode(pair.slice(eq + 1));
     if (!key) continue;
-    const [root, ...rest] = splitKey(key) as [string, ...string[]];
+    const path = splitKey(key);
+    const root = path[0] as string;
     if (FORBIDDEN.has(root)) continue;
-    out[root] = put(own(out, root), rest, value, count);
+    out[root] = put(own(out, root), path, 1, value, count);
   }
   for (const k of Object.keys(out)) out[k] = compact(out[k] as QsValue);
   return out;

@@ -61,3 +61,52 @@ describe('PipelineCap per address', () => {
     expect(list('not an address')).toBe(false);
   });
 });
+
+describe('PipelineCap turns', () => {
+  it('starts a connection\'s next request in a later turn of the event loop, its place kept meanwhile (attack pass 27, N-1)', async () => {
+    // (each next one started as the last ended ran 6 144 pipelined requests as one block of 6.5 s: others' reads waited)
+    const cap = new PipelineCap();
+    const s = new FakeSocket('198.51.100.9');
+    const started: string[] = [];
+    const leaves: Record<string, () => void> = {};
+    const enter = (name: string) => cap.enter(s as unknown as Socket, (leave) => { started.push(name); leaves[name] = leave; }, () => started.push(`${name} refused`));
+    enter('r1');
+    enter('r2');
+    expect(started).toEqual(['r1']);
+    leaves.r1!();
+    // not in the same turn …
+    expect(started).toEqual(['r1']);
+    // … and a request read in between waits behind it
+    enter('r3');
+    expect(started).toEqual(['r1']);
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(['r1', 'r2']);
+    leaves.r2!();
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(['r1', 'r2', 'r3']);
+    // a connection closed before the turn comes lets its next one go unstarted
+    enter('r4');
+    leaves.r3!();
+    s.destroy();
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(['r1', 'r2', 'r3', 'r4 refused']);
+  });
+
+  it('starts as many a turn as fit in TURN_MS: many connections\' next requests are spread over turns', async () => {
+    const cap = new PipelineCap();
+    const sockets = Array.from({ length: 10 }, (_, i) => new FakeSocket(`198.51.100.${i + 20}`));
+    const leaves: (() => void)[] = [];
+    let second = 0;
+    for (const s of sockets) {
+      cap.enter(s as unknown as Socket, (leave) => leaves.push(leave), () => {});
+      // (each one's start costs 3 ms of CPU, as a large query's parse may)
+      cap.enter(s as unknown as Socket, () => { second++; const end = performance.now() + 3; while (performance.now() < end); }, () => {});
+    }
+    for (const leave of leaves) leave();
+    await new Promise((r) => setImmediate(r));
+    expect(second).toBeGreaterThan(0);
+    expect(second).toBeLessThan(10);
+    for (let i = 0; i < 20 && second < 10; i++) await new Promise((r) => setImmediate(r));
+    expect(second).toBe(10);
+  });
+});
