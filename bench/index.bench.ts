@@ -35,9 +35,9 @@ if (process.env.BENCH_SKIP_DIRECTUS !== '1') {
   const dx = alone ? { base: '', token: '', stop: async () => undefined } : await startDirectus(log);
   try {
     if (!alone) log(`Directus loaded: ${JSON.stringify(await loadLegacyData(dx as Awaited<ReturnType<typeof startDirectus>>, gw))}`);
-    // the same gateway without its answer cache (ANSWER_CACHE_MB=0), on the same store: every request parses, plans,
-    // reads the index and serialises
-    gwOff = await startGateway(sim, person.api_key, { ANSWER_CACHE_MB: '0' }, gw.dir);
+    // the same gateway without its answer cache (ANSWER_CACHE_MB=0), on a store of its own (one gateway serves an SQLite
+    // file: on the first one's, it was refused at start-up): every request parses, plans, reads the replica and serialises
+    gwOff = await startGateway(sim, person.api_key, { ANSWER_CACHE_MB: '0' });
     await backfilled(gwOff, person.teams.length);
     const queries = [
       ['filtered list', 'filter[status][_eq]=complete&sort=-date_created&limit=20'],
@@ -67,6 +67,7 @@ if (process.env.BENCH_SKIP_DIRECTUS !== '1') {
     if (gwOff) await stop(gwOff.proc);
     await stop(gw.proc);
     rmSync(gw.dir, { recursive: true, force: true });
+    if (gwOff) rmSync(gwOff.dir, { recursive: true, force: true });
     await stop(sim.proc);
   }
 }
