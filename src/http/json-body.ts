@@ -18,10 +18,13 @@ export function bodyProblem(v: unknown, max: number, text: boolean, mostKeys = N
   if (text && typeof v === 'string') return v.includes('\u0000') ? 'nul' : undefined;
   const stack: [unknown, number][] = [[v, 1]];
   let keys = 0;
-  // (objects and arrays as many as keys at most: 333 000 empty objects in a 1 MB SEARCH have no key, and cost 0.39 s
-  // to parse, walk and read — attack pass 27, N-3)
-  // (counted as they are met, before they are stacked)
-  let containers = 1;
+  // (objects as many as keys at most, and lists ten times as many — a render's data may hold long series of pairs:
+  // 333 000 empty objects in a 1 MB SEARCH have no key, and cost 0.39 s to parse, walk and read — attack pass 27, N-3;
+  // counted as they are met, before they are stacked)
+  let objects = 0;
+  let lists = 0;
+  const counted = (x: object) => (Array.isArray(x) ? ++lists > mostKeys * LISTS_PER_KEY : ++objects > mostKeys);
+  if (v !== null && typeof v === 'object' && counted(v)) return 'keys';
   while (stack.length > 0) {
     const [x, depth] = stack.pop()!;
     if (x === null || typeof x !== 'object') continue;
@@ -32,7 +35,7 @@ export function bodyProblem(v: unknown, max: number, text: boolean, mostKeys = N
     for (const k of names) if (text && k.includes('\u0000')) return 'nul';
     for (const child of array ? x : Object.values(x)) {
       if (child !== null && typeof child === 'object') {
-        if (++containers > mostKeys) return 'keys';
+        if (counted(child)) return 'keys';
         stack.push([child, depth + 1]);
       }
       else if (text && typeof child === 'string' && child.includes('\u0000')) return 'nul';
@@ -41,11 +44,14 @@ export function bodyProblem(v: unknown, max: number, text: boolean, mostKeys = N
   return undefined;
 }
 
+/** Lists a body may hold for each key it may have (SEARCH_BODY_KEYS): 100 000 (a series of 100 000 pairs is 1.2 MB). */
+const LISTS_PER_KEY = 10;
+
 /**
  * The most keys a SEARCH body (a question) or a write body may have, at any depth: 2 000 filter terms, 1 000 aliases
  * and `deep` keys a level fit, and a render's fields with its `data`; 60 000 unknown keys cost 0.43 s a SEARCH (attack
  * pass 17, F6) and 0.1–0.26 s a PATCH /users/me or POST /renders, four at once holding others 7–10 s (attack pass 18, N2).
- * As many objects and arrays at most, whatever they hold (a filter term is two: 2 000 fit).
+ * As many objects at most, whatever they hold (a filter term is two: 2 000 fit), and ten times as many lists.
  */
 export const SEARCH_BODY_KEYS = 10_000;
 

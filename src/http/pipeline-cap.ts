@@ -130,7 +130,14 @@ export class PipelineCap {
     // in TURN_MS (every connection's next one started as the last ended — its answer's end comes in a tick — ran 6 144
     // pipelined requests as one block of 6.5 s, another user's read waiting 6–13 s behind it: attack pass 27, N-1)
     // (its place kept meanwhile: a request read in between waits behind it)
-    if (next) { this.turns.add(() => { line.running--; next(socket.destroyed); }); return; }
+    if (next) {
+      this.turns.add(() => {
+        line.running--;
+        // (a start that throws would leave its place taken and the connection's later requests waiting: it is closed)
+        try { next(socket.destroyed); } catch (e) { socket.destroy(); throw e; }
+      });
+      return;
+    }
     line.running--;
     // (read again once nothing waits — unless Node paused it for its own reasons: answers its reader has not taken)
     if (line.paused && !socket.destroyed) {
