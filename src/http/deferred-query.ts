@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../errors/catalog.js';
-import { parseQueryString, QueryTooLarge, type QsValue } from '../query/querystring.js';
+import { parseQueryString, QueryTooLarge, queryText, type QsValue } from '../query/querystring.js';
 
 /** A request whose query string is not yet parsed. */
 const DEFERRED = Symbol('query string not yet parsed');
@@ -18,18 +18,6 @@ type Query = Record<string | symbol, unknown>;
  */
 export function deferQuery(): Record<string, QsValue> {
   return Object.assign(Object.create(null) as Query, { [DEFERRED]: true }) as Record<string, QsValue>;
-}
-
-/**
- * The query string of a URL as Directus reads one: after the first `?`, up to a `#` — a fragment is no part of it, and
- * a `#` before any `?` leaves none (the router read what follows a `#` as the query: `?fields=id#&access_token=…` and
- * `/users/me#access_token=…` authenticated with a token the access log kept in clear — attack passes 26 F-B, 27 N-2).
- */
-export function queryText(url: string): string {
-  const q = url.indexOf('?');
-  const hash = url.indexOf('#');
-  if (q < 0 || (hash >= 0 && hash < q)) return '';
-  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
 }
 
 /** The query of a request, parsed from its URL (whatever a router made of it); a refusal when it cannot be read or is too large. */

@@ -9,7 +9,6 @@ import { isIP } from 'node:net';
  */
 export function peerKey(address: string | undefined): string {
   if (!address) return '';
-  if (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4) return address.slice(7);
   if (isIP(address) !== 6) return address;
   const groups = v6Groups(address);
   // (an IPv4-mapped address however written — `::ffff:7f00:1` is 127.0.0.1 —: the IPv4 client it is; attack pass 26, F-C)

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientId } from '../auth/client-id.js';
 import type { SeenRequest } from './recorder.js';
 import { cutName } from './shape.js';
+import { queryText } from '../query/querystring.js';
 import { AGENT_CHARS } from '../store/client-shapes.js';
 
 /** The most body keys a request is known by (a write names a few fields; past it, a marker says how many were left out). */
@@ -36,7 +37,6 @@ export function seenRequest(
   if (!p) return undefined;
   const method = request.method;
   const url = request.url;
-  const at = url.indexOf('?');
   const search = (request as { searchKey?: string | null }).searchKey;
   const calls = Number(reply.getHeader('x-gateway-v1-calls') ?? 0);
   const client = clientId({ via: p.via, userId: p.user.id, ...(p.tokenId ? { tokenId: p.tokenId } : {}) }, request.headers['user-agent'], families);
@@ -46,7 +46,7 @@ export function seenRequest(
     userId: p.user.id,
     method,
     route: template,
-    question: typeof search === 'string' ? `\u0000${search}` : at < 0 ? '' : url.slice(at + 1),
+    question: typeof search === 'string' ? `\u0000${search}` : queryText(url),
     query: request.query,
     ...(method === 'POST' || method === 'PATCH' ? { bodyKeys: bodyKeys(request.body) } : {}),
     status: reply.statusCode,

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { queryText } from '../../query/querystring.js';
 
 /** Bytes an answer takes: a string's UTF-16 code units, a buffer's length. */
 const sizeOf = (body: string | Buffer) => (typeof body === 'string' ? 2 * body.length : body.length);
@@ -80,8 +81,7 @@ const TOKEN_PARAM = /(^|&)access_token=[^&]*/g;
  * explained answers are never offered: the caller checks those.)
  */
 export function answerCacheKey(partition: string, userId: string, route: string, id: string, url: string): string | null {
-  const q = url.indexOf('?');
-  const query = q < 0 ? '' : url.slice(q + 1).replace(TOKEN_PARAM, '');
+  const query = queryText(url).replace(TOKEN_PARAM, '');
   if (query.length > 2048 || query.includes('$') || /%24/i.test(query)) return null;
   return `${partition}\n${userId}\n${route}\n${id}\n${query}`;
 }
