@@ -164,6 +164,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   };
   app.decorateRequest('principal', null);
   app.decorateRequest('routeFacts', null);
+  app.decorateRequest('readContext', null);
   // requests without a principal: at most ANONYMOUS_IN_FLIGHT at once from one address (not the probes, quiet by design,
   // nor the operator's routes, which check their token first, nor a proxied route's, streamed on), counted once their
   // body is read: bodies trickled in a byte a second took every place of an address, logins and shadowed routes refused

@@ -32,11 +32,24 @@ export function parseRouteModes(json: string | undefined, legacyBase: string | u
  * raw URL: `/%72enders` is `/renders`).
  */
 export function routeMode(c: ModeSettings, template: string): RouteMode {
-  // /items/<collection>… (the Directus SDK's paths) follows the mode of /<collection>
-  const segments = template.split('?')[0]!.split('/');
-  const prefix = `/${(segments[1] === 'items' ? segments[2] : segments[1]) ?? ''}`;
-  return Object.hasOwn(c.routeModes, prefix) ? (c.routeModes[prefix] as RouteMode) : 'translate';
+  // (asked several times a request: each set of modes keeps what it answered, per template — a route's, so a few dozen)
+  let known = answered.get(c.routeModes);
+  if (!known) answered.set(c.routeModes, (known = new Map()));
+  let mode = known.get(template);
+  if (mode === undefined) {
+    // /items/<collection>… (the Directus SDK's paths) follows the mode of /<collection>
+    const segments = template.split('?')[0]!.split('/');
+    const prefix = `/${(segments[1] === 'items' ? segments[2] : segments[1]) ?? ''}`;
+    mode = Object.hasOwn(c.routeModes, prefix) ? (c.routeModes[prefix] as RouteMode) : 'translate';
+    if (known.size >= KNOWN_TEMPLATES) known.clear();
+    known.set(template, mode);
+  }
+  return mode;
 }
+
+/** Route templates whose mode each set of modes keeps (there are fewer routes). */
+const KNOWN_TEMPLATES = 256;
+const answered = new WeakMap<RouteModes, Map<string, RouteMode>>();
 
 /** True when some route is answered or compared by the legacy side (the modes machinery is needed). */
 export function anyLegacyMode(c: ModeSettings): boolean {

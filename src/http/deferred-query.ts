@@ -17,8 +17,11 @@ type Query = Record<string | symbol, unknown>;
  * request's turn has come, from the request's URL.
  */
 export function deferQuery(): Record<string, QsValue> {
-  return Object.assign(Object.create(null) as Query, { [DEFERRED]: true }) as Record<string, QsValue>;
+  return NOT_YET;
 }
+
+/** What every request's query is until its hook parses it (one object for all: frozen, nothing reads it before). */
+const NOT_YET = Object.freeze(Object.assign(Object.create(null) as Query, { [DEFERRED]: true })) as Record<string, QsValue>;
 
 /** The query of a request, parsed from its URL (whatever a router made of it); a refusal when it cannot be read or is too large. */
 function parsed(url: string): Record<string, QsValue> {

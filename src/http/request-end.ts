@@ -9,10 +9,16 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
  * take an instance to 5.2 GB and out of memory with no 429 (attack pass 20, N2).
  */
 interface Progress { sent: boolean; closed: boolean; readonly then: (() => void)[]; readonly onSent: (() => void)[] }
-const progress = new WeakMap<FastifyReply, Progress>();
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** Where its request stands (a property, not a WeakMap: one a request made GC work). */
+    requestEnd: Progress | null;
+  }
+}
 
 function of(reply: FastifyReply): Progress {
-  let p = progress.get(reply);
+  let p = reply.requestEnd;
   if (!p) {
     const socket = reply.request.raw.socket as Socket | null;
     const q: Progress = { sent: false, closed: reply.raw.destroyed || reply.raw.writableFinished || !!socket?.destroyed, then: [], onSent: [] };
@@ -29,7 +35,7 @@ function of(reply: FastifyReply): Progress {
       // anonymous gate's places leaked, an address answered 429 until a restart)
       if (socket) onSocketClose(socket, close);
     }
-    progress.set(reply, p = q);
+    reply.requestEnd = p = q;
   }
   return p;
 }
@@ -68,6 +74,7 @@ export function whenSent(reply: FastifyReply, fn: () => void): void {
 
 /** Tells `afterRequest` when a reply's answer is handed to Fastify (every route's onSend). */
 export function trackRequestEnds(app: FastifyInstance): void {
+  app.decorateReply('requestEnd', null);
   app.addHook('onSend', (_request, reply, payload, done) => {
     const p = of(reply);
     p.sent = true;

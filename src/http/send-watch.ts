@@ -1,6 +1,5 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { whenSent } from './request-end.js';
 
 /**
  * A connection whose answer stopped moving — bytes waiting to be written, none written for `HTTP_IDLE_TIMEOUT_MS` — is
@@ -9,25 +8,21 @@ import { whenSent } from './request-end.js';
  * counts), and a streamed answer waiting for the reader to drain wrote nothing Node could time: a reader that stopped
  * reading held its answer's memory for 300 s and more (attack pass 22, P4: one such reply lived the whole 340 s of a run).
  * A reader that takes its answer slowly, a byte now and then, is never closed by this: only one that took nothing.
+ * Every connection is watched from its opening (only an answer leaves bytes waiting: one between answers, or whose
+ * answer is written whole, is never closed) — nothing is done per request.
  */
 export class SendWatch {
   /** Each watched socket: where its writing stood when last seen to move, and when. */
   private readonly watched = new Map<Socket, { stood: string; at: number }>();
-  /** The sockets given a close listener (once a socket: a keep-alive connection's every request added one — a review). */
-  private readonly hooked = new WeakSet<Socket>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly idleMs: number, private readonly now: () => number = Date.now, private readonly onClose: () => void = () => {}) {}
 
-  /** Watches `socket` from now on (its answer `res` handed on) until the answer is written whole or the socket closes. */
-  watch(socket: Socket, res: { once(event: 'finish', fn: () => void): unknown }): void {
+  /** Watches `socket` from now on until it closes. */
+  watch(socket: Socket): void {
     if (this.idleMs <= 0 || socket.destroyed || this.watched.has(socket)) return;
     this.watched.set(socket, { stood: standing(socket), at: this.now() });
-    if (!this.hooked.has(socket)) {
-      this.hooked.add(socket);
-      socket.once('close', () => this.watched.delete(socket));
-    }
-    res.once('finish', () => this.watched.delete(socket));
+    socket.once('close', () => this.watched.delete(socket));
     // (checked a quarter of the bound apart: a stalled answer is closed within 1.25 times it)
     this.timer ??= setInterval(() => this.check(), Math.max(250, Math.floor(this.idleMs / 4))).unref();
   }
@@ -54,7 +49,7 @@ export class SendWatch {
     }
   }
 
-  /** How many connections are watched (their answers being sent). */
+  /** How many connections are watched (those open). */
   get size(): number {
     return this.watched.size;
   }
@@ -75,12 +70,8 @@ const queued = (socket: Socket): number => (socket as unknown as { _handle?: { w
 const standing = (socket: Socket): string => `${socket.bytesWritten}:${socket.writableLength}:${queued(socket)}`;
 const waiting = (socket: Socket): boolean => socket.writableLength > 0 || queued(socket) > 0;
 
-/** Watches every answer once it is handed on (Fastify's onSend), until its connection closes. */
+/** Watches every connection of `app`'s server from its opening until it closes. */
 export function watchSends(app: FastifyInstance, watch: SendWatch): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    const socket = request.raw.socket;
-    whenSent(reply, () => { if (socket) watch.watch(socket, reply.raw); });
-    done();
-  });
+  app.server.on('connection', (socket: Socket) => watch.watch(socket));
   app.addHook('onClose', (_app, done) => { watch.stop(); done(); });
 }

@@ -57,8 +57,16 @@ interface Pending extends ShapeCounts {
   bytes: number;
 }
 
-/** What a distinct question is known by: a hash of everything that tells two apart (never the question itself). */
-const questionKey = (parts: readonly string[]): string => createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 32);
+/**
+ * What a distinct question is known by: everything that tells two apart, joined, when that is short (most questions: a
+ * digest a request was a tenth of the recorder's cost), else a hash of it (a long question is never a key).
+ */
+const questionKey = (parts: readonly string[]): string => {
+  const joined = parts.join('\u0000');
+  return joined.length <= KEY_CHARS ? `=${joined}` : createHash('sha256').update(joined).digest('base64url').slice(0, 32);
+};
+/** A question key's longest text kept as it is (within an entry's ENTRY_BYTES; a hash is 32 characters, never starting with '='). */
+const KEY_CHARS = 192;
 const shapeBytes = (s: Shape): number => Buffer.byteLength(JSON.stringify(s)) + ENTRY_BYTES;
 
 /** Placeholder dynamic values: a shape does not depend on them, and no caller's value is read. */

@@ -48,11 +48,14 @@ export class RequestContext {
   }
 }
 
-const contexts = new WeakMap<FastifyRequest, RequestContext>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Its read context, made by `requestContext` on first use (a property, not a WeakMap: one a request made GC work). */
+    readContext: RequestContext | null;
+  }
+}
 
 /** The request's context (the same object for the whole request). */
 export function requestContext(deps: RequestContextDeps, request: FastifyRequest): RequestContext {
-  let c = contexts.get(request);
-  if (!c) { c = new RequestContext(deps, request); contexts.set(request, c); }
-  return c;
+  return (request.readContext ??= new RequestContext(deps, request));
 }
