@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
 import { plainItem, RawJson } from '../exec/raw-json.js';
 import { itemTooLarge } from '../exec/item-bound.js';
-import { itemBytes, keepJsonInTurns } from '../lib/item-bytes.js';
+import { itemBytes, keepAnswerJson } from '../lib/item-bytes.js';
 import { pace } from '../lib/pace.js';
 import type { AnswerHold } from '../read/in-flight.js';
 import { errors } from '../errors/catalog.js';
@@ -139,7 +139,8 @@ async function heldPage(
       if (next.done) return read;
       const item = next.value;
       read.push(item);
-      const bytes = most(await measured(item, json));
+      const m = measured(item, json);
+      const bytes = most(typeof m === 'number' ? m : await m);
       if (!hold.add(bytes)) return drain(read, it, json ? async (x) => { await measured(x, true); return x; } : (x) => x, given(hold, sizes));
       sizes.push(bytes);
     }
@@ -149,11 +150,11 @@ async function heldPage(
   }
 }
 
-/** An item's JSON bytes: kept with it for a JSON body (written from them), else measured. */
-async function measured(item: unknown, json: boolean): Promise<number> {
+/** An item's JSON bytes: kept with it for a JSON body (written from them), else measured (a promise only for a large item). */
+function measured(item: unknown, json: boolean): number | Promise<number> {
   if (!json) return jsonLength(item);
   // (a large item's text is written a slice a turn: attack pass 10, M — one 16 MB item held every request 0.4–0.75 s)
-  if (typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.isFrozen(item)) await keepJsonInTurns(item);
+  if (typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.isFrozen(item)) return keepAnswerJson(item);
   return itemBytes(item)?.length ?? 4;
 }
 

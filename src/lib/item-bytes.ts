@@ -7,6 +7,23 @@ import { jsonInTurns, largeValue } from './json-in-turns.js';
  * kept text is exactly JSON.stringify of its item, so a body is byte for byte what JSON.stringify of it gives.
  */
 const texts = new WeakMap<object, Buffer>();
+/**
+ * The text of an answer's own item (made for one answer, gone with it) is kept on the item, a property no JSON, spread or
+ * key list sees: a WeakMap entry and a memory of its own for each item of each answer made every scavenge slower —
+ * GC was a fifth of a 20-item page's cost (issue 40's measure).
+ */
+const TEXT = Symbol('the item\'s JSON text');
+type Texted = { readonly [TEXT]?: Buffer };
+
+/** The JSON text kept with `item`, if any. */
+const keptText = (item: object): Buffer | undefined => (item as Texted)[TEXT] ?? texts.get(item);
+
+/** Keeps `bytes` on an answer's own item, and freezes it. */
+function keepOn(item: object, bytes: Buffer): number {
+  Object.defineProperty(item, TEXT, { value: bytes });
+  Object.freeze(item);
+  return bytes.length;
+}
 
 /** UTF-8 bytes of `s` in a memory of their own (a kept text never holds a shared pool slab alive). */
 function ownBytes(s: string): Buffer {
@@ -15,26 +32,29 @@ function ownBytes(s: string): Buffer {
   return b;
 }
 
-/** Keeps `item`'s JSON text with it (the item must not change afterwards: it is frozen). */
+/**
+ * Keeps `item`'s JSON text with it (the item must not change afterwards: it is frozen), in a memory of its own: for items
+ * kept long (a replica's projected records). An answer's own item: `keepAnswerJson`.
+ */
 export function keepJson<T extends object>(item: T): T {
   texts.set(item, ownBytes(JSON.stringify(item)));
   return Object.freeze(item);
 }
 
 /**
- * `keepJson` for an item that may be large (src/lib/json-in-turns.ts): its text is written a slice a turn of the event
- * loop at a time, so one item of many MB holds no other request back while it is serialised.
+ * Keeps the JSON text of an answer's own item with it (frozen), its bytes returned — or, for an item that may be large
+ * (src/lib/json-in-turns.ts), a promise of them: its text is written a slice a turn of the event loop at a time, so one
+ * item of many MB holds no other request back while it is serialised.
  */
-export async function keepJsonInTurns<T extends object>(item: T): Promise<T> {
-  if (!largeValue(item)) return keepJson(item);
-  texts.set(item, (await jsonInTurns(item)) ?? Buffer.from('null'));
-  return Object.freeze(item);
+export function keepAnswerJson(item: object): number | Promise<number> {
+  if (!largeValue(item)) return keepOn(item, Buffer.from(JSON.stringify(item)));
+  return jsonInTurns(item).then((b) => keepOn(item, b ?? Buffer.from('null')));
 }
 
 /** `itemBytes` for an item that may be large: a large one is written a slice a turn at a time (not kept). */
 export async function itemBytesInTurns(item: unknown): Promise<Buffer | undefined> {
   if (typeof item === 'object' && item !== null) {
-    const kept = texts.get(item);
+    const kept = keptText(item);
     if (kept !== undefined) return kept;
     if (largeValue(item)) return jsonInTurns(item);
   }
@@ -44,7 +64,7 @@ export async function itemBytesInTurns(item: unknown): Promise<Buffer | undefine
 /** JSON.stringify(item) as UTF-8 bytes, the kept ones when there are (undefined: the item has no JSON). */
 export function itemBytes(item: unknown): Buffer | undefined {
   if (typeof item === 'object' && item !== null) {
-    const kept = texts.get(item);
+    const kept = keptText(item);
     if (kept !== undefined) return kept;
   }
   const s = JSON.stringify(item) as string | undefined;
