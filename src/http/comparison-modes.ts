@@ -10,6 +10,7 @@ import { routeFacts } from '../auth/route-facts.js';
 import type { Metrics } from '../ops/metrics.js';
 import { searchQuery } from '../query/search-body.js';
 import { sha256 } from '../store/crypto.js';
+import { peerKey } from '../lib/peer.js';
 import type { UserStore } from '../store/users.js';
 import { queryText } from '../query/querystring.js';
 import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from '../compare/legacy-side.js';
@@ -136,10 +137,11 @@ export class ComparisonModes {
     const credential = credentialOf(req, req.headers);
     if ((!isWrite(req.method) || c.COMPARE_WRITES) && credential && this.sampled()) {
       const headers = { ...req.headers };
-      // (the caller: the gateway user its credential was found to be — many tokens of one user are one caller —, or it)
-      const digest = sha256(credential);
-      const known = this.people.get(digest);
-      this.work.run(known ? `u ${known}` : `c ${digest}`, async () => {
+      // (the caller: the gateway user its credential was found to be — many tokens of one user are one caller —, or, not
+      // known yet, its address: a client rotating credentials, each a caller of its own, took every place — the review
+      // of attack pass 27)
+      const known = this.people.get(sha256(credential));
+      this.work.run(known ? `u ${known}` : `a ${peerKey(req.ip)}`, async () => {
         const translated = await this.translatedSide(req, headers, body);
         if (!translated) return;
         // the noise check asks the legacy side again for reads only: a write asked again would be a second write

@@ -55,7 +55,11 @@ describe('shadow mode: one user\'s burst and another user (COMPARE_IN_FLIGHT=4)'
   let gw: TestGateway;
   let legacy: LegacyBackend;
   let base = '';
-  const tokens: Record<string, string> = { 'legacy-token-of-eve': 'eve@example.com', 'legacy-token-of-fay': 'fay@example.com' };
+  const tokens: Record<string, string> = {
+    'legacy-token-of-eve': 'eve@example.com', 'legacy-token-of-fay': 'fay@example.com',
+    // (Eve's many tokens: a client rotating its credentials)
+    ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`legacy-token-of-eve-${i}`, 'eve@example.com'])),
+  };
 
   beforeAll(async () => {
     ref = await startGateway();
@@ -88,6 +92,24 @@ describe('shadow mode: one user\'s burst and another user (COMPARE_IN_FLIGHT=4)'
     expect(routes.find((r) => r.route.includes('/projects'))?.total ?? 0).toBe(1);
     // Eve: her first request and two of the burst at a time (half of 4 places: 5 before)
     expect(routes.find((r) => r.route.includes('/renders'))?.total).toBeLessThanOrEqual(4);
+  }, 60_000);
+
+  it('a burst of credentials never seen before counts as its address until each is known: Fay, known, is still compared', async () => {
+    const ask = (path: string, who: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer legacy-token-of-${who}` } });
+    const before = (await gw.get('/_gateway/compare', gw.config.GATEWAY_ADMIN_TOKEN)).body.data.routes as { route: string; total: number }[];
+    const projectsBefore = before.find((r) => r.route.includes('/projects'))?.total ?? 0;
+    await fetch(`${ref.s.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ latency_ms: 300 }) });
+    try {
+      // (each request a token the gateway has not resolved yet: each was a caller of its own, the four places all taken)
+      const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => ask(`/renders?fields=id&limit=3&r=${i}`, `eve-${i}`)));
+      expect(burst.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect((await ask('/projects?fields=id&limit=3', 'fay')).status).toBe(200);
+      await gw.app.comparisonsIdle();
+    } finally {
+      await fetch(`${ref.s.url}/_sim/faults`, { method: 'DELETE' });
+    }
+    const routes = (await gw.get('/_gateway/compare', gw.config.GATEWAY_ADMIN_TOKEN)).body.data.routes as { route: string; total: number }[];
+    expect((routes.find((r) => r.route.includes('/projects'))?.total ?? 0) - projectsBefore).toBe(1);
   }, 60_000);
 });
 
