@@ -56,9 +56,13 @@ async function bodyOf(req: FastifyRequest, max: number): Promise<Buffer | undefi
   return chunks.length ? Buffer.concat(chunks) : undefined;
 }
 
-/** The credential a request carries to the legacy side: its Authorization header, `access_token`, or session cookie. */
+/** The credential a request carries to the legacy side: its Bearer token, `access_token`, or session cookie. */
 function credentialOf(req: FastifyRequest, headers: Record<string, unknown>): string | undefined {
-  if (typeof headers.authorization === 'string' && headers.authorization) return `h ${headers.authorization}`;
+  // (as Directus and the gateway read one: an Authorization header counts only as a Bearer token — a site-wide Basic login
+  // every caller sends was taken as one caller, the first user seen with it: others compared, and with COMPARE_WRITES
+  // wrote, as that user for 10 minutes — attack pass 28, H-1)
+  const bearer = typeof headers.authorization === 'string' ? /^Bearer\s+(.+)$/i.exec(headers.authorization.trim())?.[1]?.trim() : undefined;
+  if (bearer) return `h ${bearer}`;
   const q = new URLSearchParams(queryText(req.url)).get('access_token');
   if (q) return `q ${q}`;
   const cookie = typeof headers.cookie === 'string' ? /(?:^|;\s*)directus_session_token=([^;]+)/.exec(headers.cookie)?.[1] : undefined;

@@ -17,9 +17,12 @@ const opened: TestGateway[] = [];
 beforeAll(async () => {
   legacy = Fastify();
   legacy.all('/*', async (req, reply) => {
-    // (Directus reads the token from the Authorization header or the access_token query parameter)
+    // (Directus reads the token from a Bearer Authorization header, else the access_token query parameter, else the
+    // session cookie)
     const inQuery = (req.query as Record<string, unknown>).access_token;
-    const who = people[String(req.headers.authorization ?? '').replace(/^Bearer /, '') || (typeof inQuery === 'string' ? inQuery : '')];
+    const bearer = /^Bearer\s+(.+)$/i.exec(String(req.headers.authorization ?? ''))?.[1];
+    const cookie = /(?:^|;\s*)directus_session_token=([^;]+)/.exec(String(req.headers.cookie ?? ''))?.[1];
+    const who = people[bearer ?? (typeof inQuery === 'string' && inQuery ? inQuery : cookie ?? '')];
     if (!who) return reply.status(401).send({ errors: [{ message: 'Invalid user credentials.', extensions: { code: 'INVALID_CREDENTIALS' } }] });
     if (req.url.startsWith('/users/me')) return { data: who };
     return { data: { ...(req.body as object), status: 'draft' } };
@@ -36,9 +39,10 @@ async function shadowed(env: Record<string, string> = {}) {
   const render = (await gw.get('/renders?limit=1&fields=id', bob)).body.data[0].id as string;
   const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   /** A shadowed PATCH of Bob's render's title with `token` (in the query when `inQuery`); then the title the gateway holds. */
-  const patch = async (token: string, title: string, inQuery = false) => {
-    const res = await fetch(`${base}/render/${render}${inQuery ? `?access_token=${token}` : ''}`, {
-      method: 'PATCH', headers: { ...(inQuery ? {} : { authorization: `Bearer ${token}` }), 'content-type': 'application/json' }, body: JSON.stringify({ title }),
+  const patch = async (token: string, title: string, inQuery: boolean | Record<string, string> = false) => {
+    const carried = typeof inQuery === 'object' ? inQuery : inQuery ? {} : { authorization: `Bearer ${token}` };
+    const res = await fetch(`${base}/render/${render}${inQuery === true ? `?access_token=${token}` : ''}`, {
+      method: 'PATCH', headers: { ...carried, 'content-type': 'application/json' }, body: JSON.stringify({ title }),
     });
     expect(res.headers.get('x-gateway-answered-by')).toBe('legacy');
     await res.text();
@@ -60,6 +64,17 @@ describe('shadow mode: whose translated side', () => {
     // a token in the query is who the legacy side knows too (the look-up of who it is went without it: attack pass 27, N-5)
     people['tok-bob-q'] = { id: bobId, email: 'bob@example.com' };
     expect(await patch('tok-bob-q', 'written with a query token', true)).toBe('written with a query token');
+  }, 60_000);
+
+  it('a shared Authorization header that is no Bearer token is not who the caller is: the session cookie is (attack pass 28, H-1)', async () => {
+    const { bobId, patch } = await shadowed();
+    // (a site-wide Basic login in front of the legacy system: every caller sends the same header; each signs in by cookie)
+    const site = { authorization: 'Basic c2l0ZTpzaGFyZWQ=' };
+    people['sess-bob'] = { id: bobId, email: 'bob@example.com' };
+    people['sess-mallory'] = { id: '7d1c6a3e-0000-4000-8000-00000000c0de', email: 'mallory@example.com' };
+    expect(await patch('', 'written by bob by cookie', { ...site, cookie: 'directus_session_token=sess-bob' })).toBe('written by bob by cookie');
+    // Mallory, no gateway user, behind the same header: her write is not run as Bob's (it was, for 10 minutes)
+    expect(await patch('', 'written by mallory by cookie', { ...site, cookie: 'directus_session_token=sess-mallory' })).toBe('written by bob by cookie');
   }, 60_000);
 
   it('COMPARE_MATCH_BY_EMAIL=true finds users added without the legacy id by their email', async () => {
