@@ -60,6 +60,21 @@ function scrubQuery(query: string): string {
  */
 const PLAIN_SUSPECT = /token|password|key|secret|link|sk_|bearer|eyj|[%+]/i;
 
+/** A credential parameter's name followed by a value not redacted, anywhere in a decoded query. */
+const SECRET_LEFT = /(?:^|[^a-z0-9_])(?:access_token|refresh_token|password|token|api_key|key|secret|link)\s*=(?!\[redacted\])/;
+
+/** A text percent-decoded until it no longer changes (three times at most), `+` as a space, in lower case. */
+function decodedAll(text: string): string {
+  let t = text.replace(/\+/g, ' ');
+  for (let i = 0; i < 3 && t.includes('%'); i++) {
+    let next: string;
+    try { next = decodeURIComponent(t); } catch { next = t.replace(/%([0-9a-f]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))); }
+    if (next === t) break;
+    t = next;
+  }
+  return t.toLowerCase();
+}
+
 /** Removes secrets from free text (URLs in request logs, error messages). */
 export function scrubText(s: string): string {
   // nothing that can name or hold a secret: as it is (most URLs; the rules below cost several passes)
@@ -67,7 +82,13 @@ export function scrubText(s: string): string {
   // the whole query, quotes included (a URL may carry a raw ' or " before a credential parameter), and a fragment after
   // it or in place of it (`?fields=id#&access_token=…`, `/users/me#access_token=…`: a client's request line may carry
   // one — attack passes 26 F-B, 27 N-2)
-  let out = s.replace(/([?#])(\S*)/g, (_m, mark: string, q: string) => `${mark}${scrubQuery(q)}`);
+  // (a query a client mangled — a second `?`, a `#` inside it, an encoded `&`, a quote before the name — still holding a
+  // credential's name with a value after the pass above is redacted whole: attack pass 28, M-2, twelve spellings logged
+  // a static token in clear)
+  let out = s.replace(/([?#])(\S*)/g, (_m, mark: string, q: string) => {
+    const once = scrubQuery(q);
+    return `${mark}${SECRET_LEFT.test(decodedAll(once)) ? '[Redacted]' : once}`;
+  });
   const mark = (m: string) => (m.startsWith('sk_') ? 'sk_[Redacted]' : m.startsWith('eyJ') ? '[Redacted]' : 'Bearer [Redacted]');
   for (const re of SECRET_IN_TEXT) out = out.replace(re, mark);
   // name=value pairs in free text outside a query string (error messages)

@@ -36,6 +36,16 @@ describe('redaction after decoding', () => {
       expect(out).toContain('y=2');
     }
   });
+  it('leaves no credential in a URL a client mangled: a second ?, a fragment, an encoded & (attack pass 28, M-2)', () => {
+    const token = 'static-token-abcdef0123456789';
+    for (const url of [
+      `/users/me#?access_token=${token}`, `/users/me??access_token=${token}`, `/users/me?fields=email#access_token=${token}`,
+      `/users/me?fields=email#%61ccess_token=${token}`, `/users/me?fields=email&?access_token=${token}`, `/users/me?#access_token=${token}`,
+      `/users/me?a=1#x#access_token=${token}`, `/users/me?a=%26access_token=${token}`, `/nope?x=1#access_token=${token}`,
+      `/users/me?x=[access_token=${token}`, `/users/me?x="access_token=${token}`, `/users/me?x='#access_token=${token}`,
+      `/users/me?a=%2526access_token=${token}`, `/users/me?a=b;access_token=${token}`,
+    ]) expect(scrubText(url), url).not.toContain(token);
+  });
   it('keeps ordinary parameters as they are', () => {
     expect(scrubText('/renders?filter[title][_eq]=a&fields=id,title')).toBe('/renders?filter[title][_eq]=a&fields=id,title');
   });
