@@ -69,7 +69,12 @@ function withKeys(raw: Record<string, unknown>, keys: readonly (string | number)
 
 /** JSON with object keys sorted at every depth: one text per question, whatever order the client wrote. */
 export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJson(x))).join(',')}]`;
+  if (Array.isArray(v)) {
+    // (a list of plain values is JSON.stringify's own text, written in one pass: 500 000 zeros under an unknown name of
+    // a SEARCH cost 148 ms a call each — attack pass 28, M-1)
+    if (v.every((x) => x === null || typeof x !== 'object')) return JSON.stringify(v);
+    return `[${v.map((x) => (x === undefined ? 'null' : canonicalJson(x))).join(',')}]`;
+  }
   if (isObject(v)) {
     const parts: string[] = [];
     for (const k of Object.keys(v).sort()) if (v[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonicalJson(v[k])}`);

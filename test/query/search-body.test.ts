@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isGatewayError } from '../../src/errors/catalog.js';
 import { canonicalJson, searchQuery } from '../../src/query/search-body.js';
 
@@ -42,5 +42,17 @@ describe('the question of a SEARCH body', () => {
     expect(a.canonical).toBe(b.canonical);
     expect(a.canonical).not.toBe(searchQuery({ query: { limit: '1', filter: { b: 1, a: [{ y: 1, x: 2 }] } } }, {}).canonical);
     expect(canonicalJson({ z: [1, { b: null, a: 'x' }] })).toBe('{"z":[1,{"a":"x","b":null}]}');
+  });
+
+  it('writes a list of plain values in one pass, as JSON.stringify does (attack pass 28, M-1: 500 000 zeros in a SEARCH cost 148 ms, a call each)', () => {
+    const zeros = Array(500_000).fill(0);
+    const mixed = [0, -1.5e-7, 'a"b', true, null, undefined, 'é'];
+    const spy = vi.spyOn(JSON, 'stringify');
+    try {
+      expect(canonicalJson({ x: zeros })).toBe(`{"x":${JSON.stringify(zeros)}}`);
+      expect(spy.mock.calls.length).toBeLessThan(10);
+    } finally { spy.mockRestore(); }
+    expect(canonicalJson(mixed)).toBe(JSON.stringify(mixed));
+    expect(canonicalJson([1, [2, { b: 1, a: 2 }]])).toBe('[1,[2,{"a":2,"b":1}]]');
   });
 });
