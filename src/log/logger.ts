@@ -61,12 +61,12 @@ function scrubQuery(query: string): string {
 const PLAIN_SUSPECT = /token|password|key|secret|link|sk_|bearer|eyj|[%+]/i;
 
 /** A credential parameter's name followed by a value not redacted, anywhere in a decoded query. */
-const SECRET_LEFT = /(?:^|[^a-z0-9_])(?:access_token|refresh_token|password|token|api_key|key|secret|link)\s*=(?!\[redacted\])/;
+const SECRET_LEFT = /(?:^|[^a-z0-9_])(?:access_token|refresh_token|password|token|api_key|key|secret|link)\s*=(?!\[redacted\](?:$|[&#?;\s,"'}\]]))/;
 
-/** A text percent-decoded until it no longer changes (three times at most), `+` as a space, in lower case. */
+/** A text percent-decoded until it no longer changes (eight times at most), `+` as a space, in lower case. */
 function decodedAll(text: string): string {
   let t = text.replace(/\+/g, ' ');
-  for (let i = 0; i < 3 && t.includes('%'); i++) {
+  for (let i = 0; i < 8 && t.includes('%'); i++) {
     let next: string;
     try { next = decodeURIComponent(t); } catch { next = t.replace(/%([0-9a-f]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))); }
     if (next === t) break;
@@ -93,6 +93,12 @@ export function scrubText(s: string): string {
   for (const re of SECRET_IN_TEXT) out = out.replace(re, mark);
   // name=value pairs in free text outside a query string (error messages)
   out = out.replace(/(^|[\s&,;{(])(access_token|refresh_token|password)=[^&\s"]*/gi, (_m, pre: string, k: string) => `${pre}${k}=[Redacted]`);
+  // (a credential's name with a value still left anywhere — a `?` or `#` the client encoded, one in the path: the
+  // re-check of attack pass 28's M-2 — and the text is cut before its first `?`, `#`, `%`, `&`, `;` or `=`)
+  if (SECRET_LEFT.test(decodedAll(out))) {
+    const cut = out.search(/[?#%&;=]/);
+    return `${cut < 0 ? '' : out.slice(0, cut)}[Redacted]`;
+  }
   return out;
 }
 

@@ -44,6 +44,12 @@ describe('redaction after decoding', () => {
       `/users/me?a=1#x#access_token=${token}`, `/users/me?a=%26access_token=${token}`, `/nope?x=1#access_token=${token}`,
       `/users/me?x=[access_token=${token}`, `/users/me?x="access_token=${token}`, `/users/me?x='#access_token=${token}`,
       `/users/me?a=%2526access_token=${token}`, `/users/me?a=b;access_token=${token}`,
+      // (the re-check of M-2's fix: a `?` or `#` the client encoded, a credential in the path, a value that starts with
+      // the redaction mark, four layers of encoding)
+      `/users/me%3Faccess_token=${token}`, `/users/me%3Ffields=email%26access_token=${token}`, `/users/me%23access_token=${token}`,
+      `/users/me%3F%3Faccess_token=${token}`, `/users/me&%61ccess_token=${token}`, `/users/me/access_token=${token}`,
+      `/users/me??access_token=[Redacted]${token}`, `/users/me??access_token=%5BRedacted%5D${token}`, `/users/me?a=%25252526access_token=${token}`,
+      `/users/me%3Faccess_token%3D${token}`, `http://x/users/me??access_token=${token}`, `/users/me?x=1&access_token%3D${token}`,
     ]) expect(scrubText(url), url).not.toContain(token);
   });
   it('keeps ordinary parameters as they are', () => {

@@ -52,7 +52,20 @@ describe('the question of a SEARCH body', () => {
       expect(canonicalJson({ x: zeros })).toBe(`{"x":${JSON.stringify(zeros)}}`);
       expect(spy.mock.calls.length).toBeLessThan(10);
     } finally { spy.mockRestore(); }
+    // (one object among them wrote every value a call again: the re-check of M-1's fix)
+    const withOne = [...zeros.slice(0, 250_000), { b: 1, a: 2 }, ...zeros.slice(0, 250_000)];
+    const spied = vi.spyOn(JSON, 'stringify');
+    try {
+      expect(canonicalJson(withOne)).toBe(JSON.stringify(withOne).replace('{"b":1,"a":2}', '{"a":2,"b":1}'));
+      expect(spied.mock.calls.length).toBeLessThan(10);
+    } finally { spied.mockRestore(); }
     expect(canonicalJson(mixed)).toBe(JSON.stringify(mixed));
+    expect(canonicalJson([{}, 1, undefined, [], 'x', { z: [undefined, 2] }])).toBe('[{},1,null,[],"x",{"z":[null,2]}]');
+    // (1e400 is read as Infinity, which JSON writes as null: `_nin [1e400]` and `_nin [null]` shared one cached answer —
+    // the re-check of attack pass 28, a low)
+    const inf = searchQuery(JSON.parse('{"query":{"filter":{"title":{"_nin":[1e400]}}}}'), {}).canonical;
+    expect(inf).not.toBe(searchQuery(JSON.parse('{"query":{"filter":{"title":{"_nin":[null]}}}}'), {}).canonical);
+    expect(canonicalJson({ a: -1e400 })).not.toBe(canonicalJson({ a: null }));
     expect(canonicalJson([1, [2, { b: 1, a: 2 }]])).toBe('[1,[2,{"a":2,"b":1}]]');
   });
 });
