@@ -12,7 +12,7 @@ import { searchQuery } from '../query/search-body.js';
 import { sha256 } from '../store/crypto.js';
 import { peerKey } from '../lib/peer.js';
 import type { UserStore } from '../store/users.js';
-import { queryText } from '../query/querystring.js';
+import { questionText, queryText } from '../query/querystring.js';
 import { askLegacy, BackgroundWork, HOP_HEADERS, internalHeaders, isInternal } from '../compare/legacy-side.js';
 import { requestLine } from '../compare/redact.js';
 import { parseBody, type Answer, type Comparator } from '../compare/service.js';
@@ -194,7 +194,7 @@ export class ComparisonModes {
   ) {
     // the client the comparison is counted for (client profiles) and its samples name
     const who = req.principal?.user.id ?? userId;
-    const question = req.method === 'SEARCH' ? `\u0000${body?.toString('utf8') ?? ''}` : queryText(req.url);
+    const question = req.method === 'SEARCH' ? `\u0000${body?.toString('utf8') ?? ''}` : questionText(req.url);
     const seen = who ? comparedRequest(req, who, askedQuery(req, body), question, this.deps.mappings.userAgentFamilies) : undefined;
     const diffs = await this.deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again, seen?.client);
     this.deps.metrics.comparisonDiffs(routeOf(req), diffs.length);

@@ -20,7 +20,9 @@ const keptText = (item: object): Buffer | undefined => (item as Texted)[TEXT] ??
 
 /** Keeps `bytes` on an answer's own item, and freezes it. */
 function keepOn(item: object, bytes: Buffer): number {
-  Object.defineProperty(item, TEXT, { value: bytes });
+  // (an item that takes no new property — never one the gateway made — is kept in the map, as a long-kept one)
+  if (Object.isExtensible(item)) Object.defineProperty(item, TEXT, { value: bytes });
+  else texts.set(item, bytes);
   Object.freeze(item);
   return bytes.length;
 }

@@ -82,19 +82,14 @@ export function scrubText(s: string): string {
   // the whole query, quotes included (a URL may carry a raw ' or " before a credential parameter), and a fragment after
   // it or in place of it (`?fields=id#&access_token=…`, `/users/me#access_token=…`: a client's request line may carry
   // one — attack passes 26 F-B, 27 N-2)
-  // (a query a client mangled — a second `?`, a `#` inside it, an encoded `&`, a quote before the name — still holding a
-  // credential's name with a value after the pass above is redacted whole: attack pass 28, M-2, twelve spellings logged
-  // a static token in clear)
-  let out = s.replace(/([?#])(\S*)/g, (_m, mark: string, q: string) => {
-    const once = scrubQuery(q);
-    return `${mark}${SECRET_LEFT.test(decodedAll(once)) ? '[Redacted]' : once}`;
-  });
+  let out = s.replace(/([?#])(\S*)/g, (_m, mark: string, q: string) => `${mark}${scrubQuery(q)}`);
   const mark = (m: string) => (m.startsWith('sk_') ? 'sk_[Redacted]' : m.startsWith('eyJ') ? '[Redacted]' : 'Bearer [Redacted]');
   for (const re of SECRET_IN_TEXT) out = out.replace(re, mark);
   // name=value pairs in free text outside a query string (error messages)
   out = out.replace(/(^|[\s&,;{(])(access_token|refresh_token|password)=[^&\s"]*/gi, (_m, pre: string, k: string) => `${pre}${k}=[Redacted]`);
-  // (a credential's name with a value still left anywhere — a `?` or `#` the client encoded, one in the path: the
-  // re-check of attack pass 28's M-2 — and the text is cut before its first `?`, `#`, `%`, `&`, `;` or `=`)
+  // (a credential's name with a value still left anywhere, decoded — a query a client mangled: a second `?`, a `#` inside
+  // it, an encoded `&` or `?`, a quote before the name, one in the path; attack pass 28, M-2 and its re-check: 23
+  // spellings logged a static token in clear — and the text is cut before its first `?`, `#`, `%`, `&`, `;` or `=`)
   if (SECRET_LEFT.test(decodedAll(out))) {
     const cut = out.search(/[?#%&;=]/);
     return `${cut < 0 ? '' : out.slice(0, cut)}[Redacted]`;

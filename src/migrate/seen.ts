@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientId } from '../auth/client-id.js';
 import type { SeenRequest } from './recorder.js';
 import { cutName } from './shape.js';
-import { queryText } from '../query/querystring.js';
+import { questionText } from '../query/querystring.js';
 import { AGENT_CHARS } from '../store/client-shapes.js';
 
 /** The most body keys a request is known by (a write names a few fields; past it, a marker says how many were left out). */
@@ -46,7 +46,7 @@ export function seenRequest(
     userId: p.user.id,
     method,
     route: template,
-    question: typeof search === 'string' ? `\u0000${search}` : queryText(url),
+    question: typeof search === 'string' ? `\u0000${search}` : questionText(url),
     query: request.query,
     ...(method === 'POST' || method === 'PATCH' ? { bodyKeys: bodyKeys(request.body) } : {}),
     status: reply.statusCode,

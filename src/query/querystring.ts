@@ -137,3 +137,12 @@ export function queryText(url: string): string {
   if (q < 0 || (hash >= 0 && hash < q)) return '';
   return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
 }
+
+/** A query string's `access_token` parameters (as written: a credential is no part of a question). */
+const TOKEN_PARAM = /(^|&)access_token=[^&]*/g;
+
+/**
+ * The question a URL asks: its query string (`queryText`) without its `access_token` — the answer cache's key and the
+ * client profiles' question (a token a request holds no question apart, and is never kept as part of a key).
+ */
+export const questionText = (url: string): string => queryText(url).replace(TOKEN_PARAM, '');

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { queryText } from '../../query/querystring.js';
+import { questionText } from '../../query/querystring.js';
 
 /** Bytes an answer takes: a string's UTF-16 code units, a buffer's length. */
 const sizeOf = (body: string | Buffer) => (typeof body === 'string' ? 2 * body.length : body.length);
@@ -73,7 +73,6 @@ export class AnswerCache {
 }
 
 /** Query parameters whose value is a credential (never part of a key: the same query with another token is the same). */
-const TOKEN_PARAM = /(^|&)access_token=[^&]*/g;
 
 /**
  * The cache key of a GET of an item route, or null when its answer must be computed every time: a query that names a
@@ -81,7 +80,7 @@ const TOKEN_PARAM = /(^|&)access_token=[^&]*/g;
  * explained answers are never offered: the caller checks those.)
  */
 export function answerCacheKey(partition: string, userId: string, route: string, id: string, url: string): string | null {
-  const query = queryText(url).replace(TOKEN_PARAM, '');
+  const query = questionText(url);
   if (query.length > 2048 || query.includes('$') || /%24/i.test(query)) return null;
   return `${partition}\n${userId}\n${route}\n${id}\n${query}`;
 }
