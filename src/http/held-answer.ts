@@ -2,8 +2,9 @@ import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps.js';
 import { plainItem, RawJson } from '../exec/raw-json.js';
 import { itemTooLarge } from '../exec/item-bound.js';
-import { itemBytes, keepAnswerJson } from '../lib/item-bytes.js';
-import { pace } from '../lib/pace.js';
+import { itemBytes, keepAnswerJson, keepPageJson } from '../lib/item-bytes.js';
+import { largeValue } from '../lib/json-in-turns.js';
+import { pacer } from '../lib/pace.js';
 import type { AnswerHold } from '../read/in-flight.js';
 import { errors } from '../errors/catalog.js';
 import type { RequestContext } from '../read/request-context.js';
@@ -31,6 +32,7 @@ async function reserve(deps: Pick<Deps, 'answerMemory'>, ctx: RequestContext, re
 export async function heldStream(
   deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, items: AsyncIterable<unknown>, json: boolean,
 ): Promise<AsyncIterable<unknown>> {
+  const pace = pacer(); // (a short answer goes straight on)
   const hold = await reserve(deps, ctx, reply);
   const most = itemBound(deps.config.MAX_ITEM_MB);
   const read: unknown[] = [];
@@ -46,7 +48,7 @@ export async function heldStream(
   };
   try {
     for (;;) {
-      const turn = pace(); // a long answer shares the event loop a slice at a time
+      const turn = pace(sizes.at(-1)); // a long answer shares the event loop a slice at a time
       if (turn) await turn;
       const next = await it.next();
       if (next.done) return drain(read, undefined, undefined, given(hold, sizes));
@@ -63,25 +65,29 @@ export async function heldStream(
 
 /**
  * Items answered whole, measured an item at a time and held until the reply closes. `json` (a JSON body): each serialised
- * once and kept with it, the body written from those bytes; otherwise (a file) measured by their JSON. Undefined: held
- * whole. Otherwise the items outgrow the room the answer memory has (the rest was not serialised): they are to be sent as
- * the stream given, which gives the memory back once the items are written.
+ * once, the texts kept with the array returned (`keepPageJson`), the body written from them; otherwise (a file) measured
+ * by their JSON, and undefined returned: held whole as they are. Past the room the answer memory has (the rest was not
+ * serialised), the stream to send them as, which gives the memory back once the items are written.
  */
 export async function heldItems(
   deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, data: readonly unknown[], json: boolean,
-): Promise<AsyncIterable<unknown> | undefined> {
+): Promise<AsyncIterable<unknown> | unknown[] | undefined> {
+  const pace = pacer(); // (a short answer goes straight on)
   const hold = await reserve(deps, ctx, reply);
   const most = itemBound(deps.config.MAX_ITEM_MB);
   const sizes: number[] = [];
+  const texts: (string | undefined)[] = [];
   for (const item of data) {
     // (a long answer — 40 000 aggregate groups — is measured a slice at a time: 0.25 s in one turn, attack pass 15's re-check)
-    const turn = pace();
+    const turn = pace(sizes.at(-1));
     if (turn) await turn;
-    const bytes = most(await measured(item, json));
-    if (!hold.add(bytes)) return drain([...data], undefined, undefined, given(hold, sizes));
+    const text = json ? ownText(item) : undefined;
+    const bytes = most(text !== undefined ? Buffer.byteLength(text) : await measured(item, json));
+    texts.push(text);
+    if (!hold.add(bytes)) return drain(written([...data], texts), undefined, undefined, given(hold, sizes));
     sizes.push(bytes);
   }
-  return undefined;
+  return json ? keepPageJson([...data], texts) : undefined;
 }
 
 /**
@@ -125,29 +131,51 @@ export const isWhole = (items: AsyncIterable<unknown> | readonly unknown[]): ite
 async function heldPage(
   deps: Pick<Deps, 'answerMemory' | 'config'>, ctx: RequestContext, reply: FastifyReply, items: AsyncIterable<unknown>, json: boolean,
 ): Promise<AsyncIterable<unknown> | unknown[]> {
+  const pace = pacer(); // (a short answer goes straight on)
   const hold = await reserve(deps, ctx, reply, true); // (a share of the key's room: a stalled reader pins it)
   const most = itemBound(deps.config.MAX_ITEM_MB);
   const read: unknown[] = [];
   const sizes: number[] = [];
+  const texts: (string | undefined)[] = [];
   const it = items[Symbol.asyncIterator]();
   try {
     for (;;) {
       // (small items await only microtasks: 40 000 of them were measured in one turn — attack pass 16, H)
-      const turn = pace();
+      const turn = pace(sizes.at(-1));
       if (turn) await turn;
       const next = await it.next();
-      if (next.done) return read;
+      if (next.done) return json ? keepPageJson(read, texts) : read;
       const item = next.value;
       read.push(item);
-      const m = measured(item, json);
+      const text = json ? ownText(item) : undefined;
+      texts.push(text);
+      const m = text !== undefined ? Buffer.byteLength(text) : measured(item, json);
       const bytes = most(typeof m === 'number' ? m : await m);
-      if (!hold.add(bytes)) return drain(read, it, json ? async (x) => { await measured(x, true); return x; } : (x) => x, given(hold, sizes));
+      if (!hold.add(bytes)) return drain(written(read, texts), it, json ? (x) => RawJson.inTurns(x) : (x) => x, given(hold, sizes));
       sizes.push(bytes);
     }
   } catch (e) {
     hold.release();
     throw e;
   }
+}
+
+/**
+ * The JSON text of an answer's own small item (a plain object made for this answer, not frozen: a replica's kept record
+ * has its text kept already), written once here and kept with the page (`keepPageJson`); undefined for any other item.
+ */
+function ownText(item: unknown): string | undefined {
+  if (typeof item !== 'object' || item === null || Array.isArray(item) || Object.isFrozen(item) || largeValue(item)) return undefined;
+  return JSON.stringify(item) as string | undefined;
+}
+
+/** Items whose text was written (`texts[i]`) given as those bytes (a stream's writer sends them as they are). */
+function written(items: unknown[], texts: readonly (string | undefined)[]): unknown[] {
+  for (let i = 0; i < texts.length; i++) {
+    const text = texts[i];
+    if (text !== undefined) items[i] = new RawJson(Buffer.from(text));
+  }
+  return items;
 }
 
 /** An item's JSON bytes: kept with it for a JSON body (written from them), else measured (a promise only for a large item). */
@@ -210,12 +238,15 @@ export const INTERNAL_ANSWER_BYTES = 32 * 1_048_576;
  * bound (the proof says "not proven" and why).
  */
 export async function internalWhole(items: AsyncIterable<unknown> | readonly unknown[]): Promise<unknown[]> {
+  const pace = pacer(); // (a short answer goes straight on)
   const out: unknown[] = [];
   let bytes = 0;
+  let last = 0;
   for await (const x of items) {
-    const turn = pace();
+    const turn = pace(last);
     if (turn) await turn;
-    bytes += x instanceof RawJson ? x.json.length : itemBytes(x)?.length ?? 4;
+    last = x instanceof RawJson ? x.json.length : itemBytes(x)?.length ?? 4;
+    bytes += last;
     if (bytes > INTERNAL_ANSWER_BYTES) {
       const reason = `The answer is larger than a re-ask by the gateway itself reads (${INTERNAL_ANSWER_BYTES / 1_048_576} MB)`;
       throw errors.invalidQuery([{ path: 'limit', reason }]);

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { RawJson } from '../exec/raw-json.js';
 import { GatewayError } from '../errors/catalog.js';
-import { pace } from '../lib/pace.js';
+import { pacer } from '../lib/pace.js';
 
 /**
  * `{"meta":…,"data":[…]}` written item by item. The first item is awaited before the status is sent, so most
@@ -14,18 +14,21 @@ export async function* jsonArrayEnvelope(
   explainAtEnd?: () => Record<string, unknown>,
   itemBytes: (bytes: number) => number = (n) => n,
 ): AsyncGenerator<Uint8Array> {
+  const pace = pacer(); // (a short answer goes straight on)
   let first = true;
   let parts: Uint8Array[] = [Buffer.from(meta ? `{"meta":${JSON.stringify(meta)},"data":[` : '{"data":[')];
   let size = 0;
   const comma = Buffer.from(',');
+  let last = 0;
   try {
     for await (const item of items) {
       // a long answer shares the event loop with other requests a slice at a time
-      const turn = pace();
+      const turn = pace(last);
       if (turn) await turn;
       if (!first) parts.push(comma);
       const b = (item instanceof RawJson ? item : RawJson.of(item)).json;
       itemBytes(b.length);
+      last = b.length;
       first = false;
       if (b.length > 65_536) {
         // a large item is handed on as it is (never copied into a larger chunk)

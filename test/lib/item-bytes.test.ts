@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { execute } from '../../src/exec/execute.js';
-import { bodyJson, itemBytes, keepJson } from '../../src/lib/item-bytes.js';
+import { bodyJson, itemBytes, keepJson, keepPageJson } from '../../src/lib/item-bytes.js';
 import { RawJson } from '../../src/exec/raw-json.js';
 import { ReplicaSource } from '../../src/exec/replica-source.js';
 import type { RecordSource } from '../../src/exec/source.js';
@@ -158,6 +158,27 @@ describe('bodyJson', () => {
         for (const d of data) expect(new TextDecoder().decode(RawJson.of(d).json)).toBe(JSON.stringify(d));
       },
     ), { numRuns: 300 });
+  });
+
+  it('writes a page from the texts kept with its array, mixed with kept items and items without text, as JSON.stringify does', () => {
+    fc.assert(fc.property(
+      fc.array(fc.tuple(fc.dictionary(fc.string(), member), fc.constantFrom('page', 'kept', 'none'))), fc.option(fc.dictionary(fc.string(), fc.integer())),
+      (items, meta) => {
+        const data = items.map(([o, how]) => (how === 'kept' ? keepJson({ ...o }) : o));
+        const texts = items.map(([, how], i) => (how === 'page' ? JSON.stringify(data[i]) : undefined));
+        const body = meta ? { meta, data: keepPageJson(data, texts) } : { data: keepPageJson(data, texts) };
+        expect(bodyJson(body).toString()).toBe(JSON.stringify(body));
+        // the texts are the page's: another array of the same items, or texts for fewer items, are written afresh
+        expect(bodyJson({ data: [...data] }).toString()).toBe(JSON.stringify({ data }));
+        expect(bodyJson({ data: keepPageJson([...data, { late: 1 }], texts) }).toString()).toBe(JSON.stringify({ data: [...data, { late: 1 }] }));
+      },
+    ), { numRuns: 300 });
+  });
+
+  it('writes the kept page text, not the item again (the text is what was measured)', () => {
+    const item = { id: 'a' };
+    const body = { data: keepPageJson([item], ['{"id":"as measured"}']) };
+    expect(bodyJson(body).toString()).toBe('{"data":[{"id":"as measured"}]}');
   });
 
   it('writes arrays with holes and members without JSON as JSON.stringify does', () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonArrayEnvelope } from '../../src/http/json-stream.js';
-import { pace, pacedWaiting, SLICE_MS } from '../../src/lib/pace.js';
+import { OWN_BYTES, OWN_ITEMS, pace, pacedWaiting, pacer, SLICE_MS } from '../../src/lib/pace.js';
 
 /** Busy work of `ms` of wall time (as a long read's step: records built, JSON written). */
 const spin = (ms: number) => { const end = performance.now() + ms; while (performance.now() < end); };
@@ -92,3 +92,40 @@ describe('pace', () => {
     expect(turns).toBeGreaterThanOrEqual(50);
   });
 });
+
+describe('pacer', () => {
+  it('a short sequence goes straight on while another read waits in line; past its items or its bytes it is paced', async () => {
+    // another long read holds the line (its slice spent): a plain pace() would wait
+    const other = (async () => { for (let i = 0; i < 50; i++) { const turn = pace(); if (turn) await turn; spin(SLICE_MS); } })();
+    spin(SLICE_MS);
+    expect(pace()).toBeInstanceOf(Promise);
+    const page = pacer();
+    for (let i = 0; i < OWN_ITEMS; i++) expect(page(300)).toBeUndefined(); // (a default page of small items: never in line)
+    const past = page(300);
+    expect(past).toBeInstanceOf(Promise);
+    const large = pacer();
+    expect(large()).toBeUndefined();
+    expect(large(OWN_BYTES + 1)).toBeInstanceOf(Promise); // (one large item: paced at the next step)
+    await Promise.all([past, large(), other]);
+  });
+
+  it('16 readers of 20-item pages each answer in one go: no turn of the loop between their items', async () => {
+    let turns = 0;
+    let on = true;
+    const tick = () => { if (on) { turns++; setImmediate(tick); } };
+    setImmediate(tick);
+    spin(SLICE_MS); // (the slice spent: a plain pace() would put each in line)
+    const page = async () => {
+      const step = pacer();
+      for (let i = 0; i < 20; i++) {
+        const turn = step(400);
+        if (turn) await turn;
+        spin(STEP_MS / 20);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, page));
+    on = false;
+    expect(turns).toBe(0);
+  });
+});
+
