@@ -1,4 +1,5 @@
 import { safeEqual } from '../store/crypto.js';
+import { percentDecoded } from '../lib/percent.js';
 
 /**
  * The access token of a request: `Authorization: Bearer` wins over `?access_token=` (Directus v9); then, when a name is
@@ -27,11 +28,8 @@ export function parseCookies(header: string | undefined): Record<string, string>
     if (i < 0) continue;
     const k = part.slice(0, i).trim();
     if (!k) continue;
-    try {
-      out[k] = decodeURIComponent(part.slice(i + 1).trim());
-    } catch {
-      out[k] = part.slice(i + 1).trim();
-    }
+    const v = part.slice(i + 1).trim();
+    out[k] = percentDecoded(v) ?? v; // (a malformed one as it is, told without an exception: attack pass 30, H-1)
   }
   return out;
 }

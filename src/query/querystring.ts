@@ -1,3 +1,5 @@
+import { percentDecoded } from '../lib/percent.js';
+
 /**
  * Query-string parser with bracket notation, as Directus parses it (qs, depth 10): `filter[a][_eq]=x`,
  * `fields[]=a&fields[]=b`, `aggregate[count]=*`, `+` decoded as a space, repeated keys collected into
@@ -32,8 +34,8 @@ const isIndex = (s: string | undefined): boolean => s === '' || (s !== undefined
 function decode(s: string): string {
   // (most names and values need nothing: no pass over them)
   if (!s.includes('%') && !s.includes('+')) return s;
-  const plus = s.replace(/\+/g, ' ');
-  try { return decodeURIComponent(plus); } catch { return plus; }
+  const plus = s.replaceAll('+', ' ');
+  return percentDecoded(plus) ?? plus; // (a malformed one as it is, told without an exception: attack pass 30, H-1)
 }
 
 function splitKey(key: string): string[] {

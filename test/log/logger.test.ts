@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { accessLogger, createLogger, lazyChildLogger, scrubText } from '../../src/log/logger.js';
+import { describe, expect, it, vi } from 'vitest';
+import { accessLogger, createLogger, lazyChildLogger, SCRUB_CHARS, SCRUB_PAIRS, scrubText } from '../../src/log/logger.js';
 import { TEST_ENV } from '../helpers/gateway.js';
 
 describe('pino redaction', () => {
@@ -52,8 +52,43 @@ describe('redaction after decoding', () => {
       `/users/me%3Faccess_token%3D${token}`, `http://x/users/me??access_token=${token}`, `/users/me?x=1&access_token%3D${token}`,
     ]) expect(scrubText(url), url).not.toContain(token);
   });
+  it('leaves no credential behind brackets, a dot, a NUL or a letter beyond ASCII after its name (attack pass 30, M-2: 16 spellings)', () => {
+    const token = 'static-token-abcdef0123456789';
+    for (const url of [
+      `/users/me?x#access_token[]=${token}`, `/users/me?fields=email#access_token[0]=${token}`, `/users/me?x=%23access_token%5B%5D=${token}`,
+      `/users/me?a=1#x#access_token[]=${token}`, `/users/me%3Faccess_token%5B%5D%3D${token}`, `/users/me?fields=email#access_token%00=${token}`,
+      `/users/me?x=1#access_token.=${token}`, `/users/me?x="access_token[]=${token}`, `/users/me?x#ACCESS_TOKEN[]=${token}`,
+      `/users/me?x#access_token]=${token}`, `/users/me?fields=id&?access_token[]=${token}`, `/users/me??access_token[]=${token}`,
+      `/users/me#?access_token[]=${token}`, `/users/me?access_token[]=${token}`, `/users/me?access_token[0]=${token}`,
+      `/users/me?access_token.=${token}`, `/users/me?x%E0#access_token[]=${token}`, `/users/me?x#access_token%2B%3D${token}`,
+      `/users/me?x#access_to\u212Aen=${token}`, `/users/me?x#acce\u017Fs_token=${token}`, `/users/me?x#access_token\u0130=${token}`,
+      `/users/me?x#access_token=[Redacted]]${token}`, `/users/me?x#access_token=[Redacted];${token}`, `/users/me?x#access_token=[Redacted]"${token}`,
+    ]) expect(scrubText(url), url).not.toContain(token);
+  });
+
   it('keeps ordinary parameters as they are', () => {
     expect(scrubText('/renders?filter[title][_eq]=a&fields=id,title')).toBe('/renders?filter[title][_eq]=a&fields=id,title');
+    for (const url of ['/renders?keywords=a&tokens=2&linked=1', '/renders?sort=-token&fields=key', '/renders?filter[keyframe][_eq]=1'])
+      expect(scrubText(url)).toBe(url);
+  });
+
+  it('writes a query past SCRUB_CHARS or SCRUB_PAIRS as its length alone, and tells a malformed escape without an exception (attack pass 30, H-1)', () => {
+    const pairs = Array(5_000).fill('%=').join('&'); // (15 KB: 5 000 malformed names)
+    expect(scrubText(`/nope?${pairs}`)).toBe(`/nope?[Redacted: ${pairs.length} characters]`);
+    expect(scrubText(`/users/me#${pairs}`)).toBe(`/users/me#[Redacted: ${pairs.length} characters]`);
+    const many = Array(SCRUB_PAIRS + 1).fill('a=1').join('&');
+    expect(many.length).toBeLessThan(SCRUB_CHARS);
+    expect(scrubText(`/renders?${many}&access_token=T`)).toBe(`/renders?[Redacted: ${many.length + 15} characters]`);
+    // within the bounds, every pair is looked at, and no malformed one throws: each exception cost ~7 µs a pair
+    const original = globalThis.decodeURIComponent;
+    let thrown = 0;
+    const spy = vi.spyOn(globalThis, 'decodeURIComponent').mockImplementation((s) => { try { return original(s); } catch (e) { thrown++; throw e; } });
+    try {
+      const bad = Array(SCRUB_PAIRS).fill('%E0=1').join('&').replace(/^%E0=1/, '%=1');
+      expect(scrubText(`/nope?${bad.slice(0, -5)}&access_token=T`)).not.toContain('=T');
+      expect(scrubText(`/nope?${bad}`)).toBe(`/nope?${bad}`);
+      expect(thrown).toBe(0);
+    } finally { spy.mockRestore(); }
   });
 });
 
