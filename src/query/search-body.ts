@@ -67,6 +67,9 @@ function withKeys(raw: Record<string, unknown>, keys: readonly (string | number)
   if (keys.length > 0 && (raw.limit === undefined || raw.limit === null || raw.limit === '')) raw.limit = keys.length;
 }
 
+/** A value JSON.stringify writes as the canonical text does: no object, no list, no number past JSON's range. */
+const finitePlain = (x: unknown): boolean => x === null || (typeof x !== 'object' && (typeof x !== 'number' || Number.isFinite(x)));
+
 /** JSON with object keys sorted at every depth: one text per question, whatever order the client wrote. */
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) {
@@ -74,14 +77,35 @@ export function canonicalJson(v: unknown): string {
     // a SEARCH cost 148 ms a call each — attack pass 28, M-1 —, and one object among them made it so again — its
     // re-check; the objects of a body are bounded, so are the runs)
     const parts: string[] = [];
-    const past: string[] = []; // the members that are numbers past JSON's range: index and sign
+    // the members that are numbers past JSON's range, as runs of one sign: `first:last`, `~` before a -Infinity's
+    const past: (number | string)[] = [];
+    let runFrom = -1;
+    let runTo = -2;
+    let runSign = 0;
+    const endRun = () => {
+      if (runFrom < 0) return;
+      // (one alone as a number, -1 - i for a -Infinity: no text made a member — 1e400 between every two values)
+      if (runFrom === runTo) past.push(runSign > 0 ? runFrom : -1 - runFrom);
+      else past.push(`${runSign < 0 ? '~' : ''}${runFrom}:${runTo}`);
+    };
     let from = 0;
     for (let i = 0; i <= v.length; i++) {
       const x: unknown = v[i];
       if (i < v.length && (x === null || typeof x !== 'object')) {
-        if (typeof x === 'number' && !Number.isFinite(x)) past.push(`${i}${x > 0 ? '+' : x < 0 ? '-' : '?'}`);
+        if (typeof x === 'number' && !Number.isFinite(x)) { // (JSON reads no NaN)
+          const sign = x > 0 ? 1 : -1;
+          if (i !== runTo + 1 || sign !== runSign) {
+            endRun();
+            runFrom = i;
+            runSign = sign;
+          }
+          runTo = i;
+        }
         continue;
       }
+      // (a list of plain values, finite, is written as it is within the run: `0,[]` 90 000 times was a call a list — the
+      // re-check of attack pass 30)
+      if (i < v.length && Array.isArray(x) && x.every(finitePlain)) continue;
       if (i > from) parts.push(JSON.stringify(v.slice(from, i)).slice(1, -1));
       if (i < v.length) parts.push(canonicalJson(x));
       from = i + 1;
@@ -90,6 +114,7 @@ export function canonicalJson(v: unknown): string {
     // shared `_nin [null]`'s cached answer — the re-check of attack pass 28, a low —, so the list is followed by where
     // they stand, between two NULs, which no JSON text holds outside a string; a run holds them as plain values: `1e400`
     // between every two values made each run one value long again, 90 ms a call — attack pass 30, M-1)
+    endRun();
     return past.length === 0 ? `[${parts.join(',')}]` : `[${parts.join(',')}]\u0000${past.join(',')}\u0000`;
   }
   if (isObject(v)) {

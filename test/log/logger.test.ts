@@ -63,7 +63,16 @@ describe('redaction after decoding', () => {
       `/users/me?access_token.=${token}`, `/users/me?x%E0#access_token[]=${token}`, `/users/me?x#access_token%2B%3D${token}`,
       `/users/me?x#access_to\u212Aen=${token}`, `/users/me?x#acce\u017Fs_token=${token}`, `/users/me?x#access_token\u0130=${token}`,
       `/users/me?x#access_token=[Redacted]]${token}`, `/users/me?x#access_token=[Redacted];${token}`, `/users/me?x#access_token=[Redacted]"${token}`,
+      // (the re-check of pass 30's fix: separators and digits that NFKC makes of other characters hid the name, a raw `&`
+      // inside brackets, a zero-width space inside the name, the redaction mark written by the client)
+      `/users/me?x#access_token%EF%BC%86=${token}`, `/users/me?x#access_token%EF%BC%9F=${token}`, `/users/me?x#access_token%EF%BC%83=${token}`,
+      `/users/me?x#access_token%C2%B2=${token}`, `/users/me?x#access_token%E2%91%A0=${token}`, `/users/me?x#access_token%C2%AA=${token}`,
+      `/users/me?x#access_token%CC%81=${token}`, `/users/me?access_token[&]=${token}`, `/users/me?x#acc%E2%80%8Bess_token=${token}`,
+      `/users/me?x#x.access_token=[Redacted]%20${token}`, `/users/me?x#x.access_token=[Redacted]%26${token}`,
+      `/users/me?x#x.access_token=%5BRedacted%5D%09${token}`, `/users/me?x#%EF%BD%81ccess_token=${token}`,
     ]) expect(scrubText(url), url).not.toContain(token);
+    // a path of `]=` pieces is read once (each `]` looked for its `[` within its piece): redacted as a whole, not a pass a piece
+    expect(scrubText(`/%41${']=access_token'.repeat(1_000)}`)).toBe('/[Redacted]');
   });
 
   it('keeps ordinary parameters as they are', () => {
@@ -79,7 +88,7 @@ describe('redaction after decoding', () => {
     const many = Array(SCRUB_PAIRS + 1).fill('a=1').join('&');
     expect(many.length).toBeLessThan(SCRUB_CHARS);
     expect(scrubText(`/renders?${many}&access_token=T`)).toBe(`/renders?[Redacted: ${many.length + 15} characters]`);
-    // within the bounds, every pair is looked at, and no malformed one throws: each exception cost ~7 µs a pair
+    // within the bounds, every pair is looked at, and malformed ones do not throw one by one: each exception cost ~7 µs
     const original = globalThis.decodeURIComponent;
     let thrown = 0;
     const spy = vi.spyOn(globalThis, 'decodeURIComponent').mockImplementation((s) => { try { return original(s); } catch (e) { thrown++; throw e; } });
@@ -87,7 +96,8 @@ describe('redaction after decoding', () => {
       const bad = Array(SCRUB_PAIRS).fill('%E0=1').join('&').replace(/^%E0=1/, '%=1');
       expect(scrubText(`/nope?${bad.slice(0, -5)}&access_token=T`)).not.toContain('=T');
       expect(scrubText(`/nope?${bad}`)).toBe(`/nope?${bad}`);
-      expect(thrown).toBe(0);
+      // (a long text is decoded at once, its one exception caught: a few for the whole text, never one a pair)
+      expect(thrown).toBeLessThanOrEqual(10);
     } finally { spy.mockRestore(); }
   });
 });
