@@ -27,8 +27,33 @@ export const REDACT_PATHS = [
 const SECRET_IN_TEXT = [
   /sk_[A-Za-z0-9]{32}/g,
   /Bearer\s+[A-Za-z0-9._~+/=-]+/gi,
-  /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, // a JWT (the gateway's access tokens, wherever they stand)
 ];
+
+/**
+ * A JWT (the gateway's access tokens, wherever they stand): `eyJ` and at least four characters, a dot, four more, a dot
+ * and its last part, found in one pass over each run of JWT characters — a pattern tried at every `eyJ` of a 15 KB path
+ * of `eyJeyJ…` looked to the run's end from each (373–406 ms a request, 16 anonymous connections held others' reads
+ * 16 s: attack pass 32, H-1).
+ */
+function redactJwts(text: string): string {
+  if (!text.includes('eyJ')) return text;
+  return text.replace(/[A-Za-z0-9_.-]+/g, (run) => {
+    const parts = run.split('.');
+    let out = '';
+    for (let k = 0; k < parts.length; k++) {
+      const head = parts[k]!;
+      const at = head.indexOf('eyJ');
+      // (the earliest eyJ has the longest head; a JWT needs a head of 4 after it, a body of 4 and a last part)
+      if (at >= 0 && head.length - at - 3 >= 4 && k + 2 < parts.length && parts[k + 1]!.length >= 4) {
+        out += `${k > 0 ? '.' : ''}${head.slice(0, at)}[Redacted]`;
+        k += 2; // (the body and the last part)
+        continue;
+      }
+      out += `${k > 0 ? '.' : ''}${head}`;
+    }
+    return out;
+  });
+}
 
 /** Query parameters whose values are credentials, by their name *after* decoding (as the gateway reads them). */
 const SECRET_PARAMS = new Set(['access_token', 'refresh_token', 'password', 'token', 'api_key', 'key', 'secret', 'link']);
@@ -74,6 +99,26 @@ const PLAIN_SUSPECT = /token|password|key|secret|link|sk_|bearer|eyj|[%+]|[^\x00
 
 /** Credential names a value may stand after, in a mangled query (`SECRET_PARAMS` and `api_key`'s part `key`). */
 const LEFT_NAMES = new Set(['access_token', 'refresh_token', 'password', 'token', 'api_key', 'key', 'secret', 'link']);
+/**
+ * A credential's long name anywhere, whatever stands around it (`idaccess_token=`, `access_token1=`, `access_token&#61;`,
+ * `access_token:`): a client's mangled URL carries no such name but to carry a credential — attack pass 32, M-2.
+ */
+const LONG_NAME = /access_token|refresh_token|api_key/gi;
+
+/** Brackets (`[]`, `[0]`, each short) then `=`. */
+const BRACKETS_EQ = /(?:\[[^\]]{0,32}\])*=/y;
+
+/** Whether a long name stands anywhere but as a pair the rules redacted (`access_token=[Redacted]`). */
+function longNameLeft(t: string): boolean {
+  LONG_NAME.lastIndex = 0;
+  for (let m = LONG_NAME.exec(t); m !== null; m = LONG_NAME.exec(t)) {
+    BRACKETS_EQ.lastIndex = m.index + m[0].length;
+    if (!BRACKETS_EQ.test(t)) return true; // (no `=` after it, past `[]` or `[0]`)
+    REDACTED_VALUE.lastIndex = BRACKETS_EQ.lastIndex;
+    if (!REDACTED_VALUE.test(t)) return true;
+  }
+  return false;
+}
 /** A value already redacted, and what may follow it. */
 const REDACTED_VALUE = /\[redacted\](?:$|[&\s])/iy; // (as the rules here leave it: the whole value, to `&` or a space)
 
@@ -86,9 +131,11 @@ const REDACTED_VALUE = /\[redacted\](?:$|[&\s])/iy; // (as the rules here leave 
  * `&`, `²`, a combining accent: folded only, they hid the name).
  */
 function secretLeft(decoded: string): boolean {
-  if (leftIn(decoded)) return true;
+  if (longNameLeft(decoded) || leftIn(decoded)) return true;
   if (!/[^\x00-\x7f]/.test(decoded)) return false;
-  return leftIn(decoded.normalize('NFKC').replace(/[\u0130\u0131]/g, 'i').replace(/\p{Cf}/gu, ''));
+  // (combining marks dropped before folding: NFKC orders a run of them one by one — 64 000 alternating marks took 1.9 s,
+  // attack pass 32, M-1 — and no mark is part of a name)
+  return leftIn(decoded.replace(/[\p{M}\p{Cf}]/gu, '').normalize('NFKC').replace(/[\u0130\u0131]/g, 'i'));
 }
 
 /**
@@ -159,8 +206,9 @@ export function scrubText(s: string): string {
   // it or in place of it (`?fields=id#&access_token=…`, `/users/me#access_token=…`: a client's request line may carry
   // one — attack passes 26 F-B, 27 N-2)
   let out = s.replace(/([?#])(\S*)/g, (_m, mark: string, q: string) => `${mark}${scrubQuery(q)}`);
-  const mark = (m: string) => (m.startsWith('sk_') ? 'sk_[Redacted]' : m.startsWith('eyJ') ? '[Redacted]' : 'Bearer [Redacted]');
+  const mark = (m: string) => (m.startsWith('sk_') ? 'sk_[Redacted]' : 'Bearer [Redacted]');
   for (const re of SECRET_IN_TEXT) out = out.replace(re, mark);
+  out = redactJwts(out);
   // name=value pairs in free text outside a query string (error messages)
   out = out.replace(/(^|[\s&,;{(])(access_token|refresh_token|password)=[^&\s"]*/gi, (_m, pre: string, k: string) => `${pre}${k}=[Redacted]`);
   // (a credential's name with a value still left anywhere, decoded — a query a client mangled: a second `?`, a `#` inside

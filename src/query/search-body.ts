@@ -67,8 +67,8 @@ function withKeys(raw: Record<string, unknown>, keys: readonly (string | number)
   if (keys.length > 0 && (raw.limit === undefined || raw.limit === null || raw.limit === '')) raw.limit = keys.length;
 }
 
-/** A value JSON.stringify writes as the canonical text does: no object, no list, no number past JSON's range. */
-const finitePlain = (x: unknown): boolean => x === null || (typeof x !== 'object' && (typeof x !== 'number' || Number.isFinite(x)));
+/** A value that is no object and no list. */
+const anyPlain = (x: unknown): boolean => x === null || typeof x !== 'object';
 
 /** JSON with object keys sorted at every depth: one text per question, whatever order the client wrote. */
 export function canonicalJson(v: unknown): string {
@@ -103,9 +103,20 @@ export function canonicalJson(v: unknown): string {
         }
         continue;
       }
-      // (a list of plain values, finite, is written as it is within the run: `0,[]` 90 000 times was a call a list — the
-      // re-check of attack pass 30)
-      if (i < v.length && Array.isArray(x) && x.every(finitePlain)) continue;
+      // (a list of plain values is written as it is within the run — `0,[]` 90 000 times was a call a list: the re-check of
+      // attack pass 30 —, a number past JSON's range in it named by its place, `i.j` — `[[1e400],…]`: attack pass 32, M-3)
+      if (i < v.length && Array.isArray(x) && x.every(anyPlain)) {
+        for (let j = 0; j < x.length; j++) {
+          const y: unknown = x[j];
+          if (typeof y === 'number' && !Number.isFinite(y)) {
+            endRun();
+            runFrom = -1;
+            runTo = -2;
+            past.push(`${y < 0 ? '~' : ''}${i}.${j}`);
+          }
+        }
+        continue;
+      }
       if (i > from) parts.push(JSON.stringify(v.slice(from, i)).slice(1, -1));
       if (i < v.length) parts.push(canonicalJson(x));
       from = i + 1;

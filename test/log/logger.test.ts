@@ -71,8 +71,24 @@ describe('redaction after decoding', () => {
       `/users/me?x#x.access_token=[Redacted]%20${token}`, `/users/me?x#x.access_token=[Redacted]%26${token}`,
       `/users/me?x#x.access_token=%5BRedacted%5D%09${token}`, `/users/me?x#%EF%BD%81ccess_token=${token}`,
     ]) expect(scrubText(url), url).not.toContain(token);
+    // (attack pass 32, M-2: a word glued before or after a long name, an HTML-escaped `=`, a colon)
+    for (const url of [
+      `/users/me?fields=idaccess_token=${token}`, `/users/me?x=1access_token=${token}`, `/users/me?access_token1=${token}`,
+      `/users/me?fields=id&amp;access_token&#61;${token}`, `/users/me?access_token:${token}`, `/users/me?fields=id&ampaccess_token=${token}`,
+      `/users/me?fields=id\\x26access_token=${token}`, `/users/me?x#a\u0301c\u0301cess_token=${token}`,
+    ]) expect(scrubText(url), url).not.toContain(token);
     // a path of `]=` pieces is read once (each `]` looked for its `[` within its piece): redacted as a whole, not a pass a piece
     expect(scrubText(`/%41${']=access_token'.repeat(1_000)}`)).toBe('/[Redacted]');
+  });
+
+  it('redacts a JWT wherever it stands, and reads a run of `eyJ` once (attack pass 32, H-1: 15 KB of eyJeyJ… 373–406 ms)', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    expect(scrubText(`/x/${jwt}/y`)).toBe('/x/[Redacted]/y');
+    expect(scrubText(`error: token ${jwt}.`)).toBe('error: token [Redacted].');
+    expect(scrubText(`a.b.eyJxyz.abcd.e ${jwt}`)).toBe('a.b.eyJxyz.abcd.e [Redacted]');
+    const run = `/${'eyJ'.repeat(5_000)}`;
+    expect(scrubText(run)).toBe(run); // (no dot: no JWT)
+    expect(scrubText(`${run}.abcd.e`)).toBe('/[Redacted]');
   });
 
   it('keeps ordinary parameters as they are', () => {

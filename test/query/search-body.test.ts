@@ -86,8 +86,15 @@ describe('the question of a SEARCH body', () => {
       expect(canonicalJson({ x: lists })).toBe(`{"x":${JSON.stringify(lists)}}`);
       expect(spied.mock.calls.length).toBeLessThan(10);
     } finally { spied.mockRestore(); }
+    // (lists of them too: `[[1e400],…]` was a call a list — attack pass 32, M-3)
+    const nested: unknown[] = JSON.parse(`[${Array(50_000).fill('[1e400]').join(',')}]`);
+    const spy2 = vi.spyOn(JSON, 'stringify');
+    try {
+      expect(canonicalJson({ x: nested }).startsWith(`{"x":${JSON.stringify(nested)}\u00000.0,1.0,`)).toBe(true);
+      expect(spy2.mock.calls.length).toBeLessThan(10);
+    } finally { spy2.mockRestore(); }
     // every placement and sign of them is told apart, from null and from each other
-    const keys = [[1e400], [null], [-1e400], [[], 1e400], [[0, 1e400]], [[0, null]], [1e400, null], [null, 1e400], [1e400, -1e400], [-1e400, 1e400], [[1e400]], [[null]], 1e400, -1e400, null]
+    const keys = [[1e400], [null], [-1e400], [[], 1e400], [[0, 1e400]], [[0, null]], [[-1e400]], [1e400, [1e400], 1e400], [1e400, [null], 1e400], [1e400, null], [null, 1e400], [1e400, -1e400], [-1e400, 1e400], [[1e400]], [[null]], 1e400, -1e400, null]
       .map((x) => canonicalJson({ a: x }));
     expect(new Set(keys).size).toBe(keys.length);
   });
