@@ -7,7 +7,7 @@ import { redactRequest, redactValue } from './redact.js';
 export interface Answer { readonly status: number; readonly body: unknown; readonly ms: number }
 
 /** The part of a request line scrubbed of credentials (a SEARCH's body follows it); the store keeps its first REQUEST_CHARS. */
-const REQUEST_SCRUBBED = 64 * 1024;
+const REQUEST_SCRUBBED = 8 * 1024; // (kept: 2 048 characters; the scrub's work bounded — attack pass 32, M-1)
 
 /**
  * Compares a legacy answer with the translated one: ids resolved to the v1 object they name (derived and

@@ -223,6 +223,16 @@ export function scrubText(s: string): string {
   return out;
 }
 
+/**
+ * A request's URL as a log line writes it: its first SCRUB_CHARS characters scrubbed, the rest as its length alone (every
+ * rule above is linear; this bounds each line's work and size whatever shape a URL finds next — attack passes 30–32
+ * found three, each a quadratic look in a text of no bound).
+ */
+export function scrubUrl(url: string): string {
+  if (url.length <= SCRUB_CHARS) return scrubText(url);
+  return `${scrubText(url.slice(0, SCRUB_CHARS))}[… ${url.length - SCRUB_CHARS} characters more]`;
+}
+
 export function loggerOptions(level: string): LoggerOptions {
   return {
     level,
@@ -231,7 +241,7 @@ export function loggerOptions(level: string): LoggerOptions {
       req: (req: { method?: string; url?: string; id?: string; ip?: string }) => ({
         id: req.id,
         method: req.method,
-        url: req.url ? scrubText(req.url) : req.url,
+        url: req.url ? scrubUrl(req.url) : req.url,
         ip: req.ip,
       }),
       err: (err: Error) => ({ type: err.name, message: scrubText(err.message ?? ''), stack: err.stack ? scrubText(err.stack) : undefined }),
@@ -369,7 +379,7 @@ export function accessLogger(logger: Logger): AccessLogger {
     if (level < logger.levelVal) return;
     const id = JSON.stringify(l.reqId);
     pending += `{"level":${level},"time":${Date.now()},"reqId":${id},"req":{"id":${id},"method":${JSON.stringify(l.method)},` +
-      `"url":${JSON.stringify(scrubText(l.url))}${l.ip === undefined ? '' : `,"ip":${JSON.stringify(l.ip)}`}},` +
+      `"url":${JSON.stringify(scrubUrl(l.url))}${l.ip === undefined ? '' : `,"ip":${JSON.stringify(l.ip)}`}},` +
       `"res":{"statusCode":${l.statusCode}},"responseTime":${Number.isFinite(l.responseTime) ? l.responseTime : null},"msg":"request completed"}\n`;
     if (pending.length >= 16_384) flush();
     else if (!scheduled) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { accessLogger, createLogger, lazyChildLogger, SCRUB_CHARS, SCRUB_PAIRS, scrubText } from '../../src/log/logger.js';
+import { accessLogger, createLogger, lazyChildLogger, SCRUB_CHARS, SCRUB_PAIRS, scrubText, scrubUrl } from '../../src/log/logger.js';
 import { TEST_ENV } from '../helpers/gateway.js';
 
 describe('pino redaction', () => {
@@ -89,6 +89,16 @@ describe('redaction after decoding', () => {
     const run = `/${'eyJ'.repeat(5_000)}`;
     expect(scrubText(run)).toBe(run); // (no dot: no JWT)
     expect(scrubText(`${run}.abcd.e`)).toBe('/[Redacted]');
+  });
+
+  it('a log line writes a URL to its first SCRUB_CHARS characters, scrubbed, the rest as its length', () => {
+    const token = 'static-token-abcdef0123456789';
+    const url = `/renders?fields=id&access_token=${token}&x=${'a'.repeat(12_000)}&refresh_token=${token}`;
+    const out = scrubUrl(url);
+    expect(out).not.toContain(token);
+    expect(out.length).toBeLessThan(SCRUB_CHARS + 64);
+    expect(out.endsWith(`[… ${url.length - SCRUB_CHARS} characters more]`)).toBe(true);
+    expect(scrubUrl('/renders?fields=id')).toBe('/renders?fields=id');
   });
 
   it('keeps ordinary parameters as they are', () => {
