@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { isGatewayError } from '../../src/errors/catalog.js';
 import { canonicalJson, searchQuery } from '../../src/query/search-body.js';
@@ -98,4 +99,27 @@ describe('the question of a SEARCH body', () => {
       .map((x) => canonicalJson({ a: x }));
     expect(new Set(keys).size).toBe(keys.length);
   });
+
+  it('writes any JSON value as a plain recursive writer would, and joins its pieces once however deep (attack pass 33, M-1)', () => {
+    const reference = (v: unknown): string => {
+      if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : reference(x))).join(',')}]`;
+      if (v !== null && typeof v === 'object') {
+        const o = v as Record<string, unknown>;
+        return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${reference(o[k])}`).join(',')}}`;
+      }
+      return JSON.stringify(v) ?? 'null';
+    };
+    fc.assert(fc.property(fc.jsonValue(), (v) => { expect(canonicalJson(v)).toBe(reference(v)); }), { numRuns: 2_000 });
+    // a body nested 97 deep around a long string: one join, not one a level (each copied the text inside it again)
+    let deep: unknown = 'x'.repeat(100_000);
+    for (let i = 0; i < 97; i++) deep = i % 2 ? [0, deep] : { a: 0, b: deep };
+    const joins = vi.spyOn(Array.prototype, 'join');
+    let text = '';
+    try {
+      text = canonicalJson(deep);
+      expect(joins.mock.calls.length).toBeLessThan(5);
+    } finally { joins.mockRestore(); }
+    expect(text).toBe(reference(deep));
+  });
 });
+
