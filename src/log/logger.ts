@@ -86,7 +86,7 @@ function scrubQuery(query: string): string {
   return pairs.map((pair) => {
     const eq = pair.indexOf('=');
     if (eq < 0) return pair;
-    return SECRET_PARAMS.has(decodedName(pair.slice(0, eq))) ? `${pair.slice(0, eq)}=[Redacted]` : pair;
+    return SECRET_PARAMS.has(decodedName(pair.slice(0, eq))) ? `${pair.slice(0, eq)}=${OWN_MARK}` : pair;
   }).join('&');
 }
 
@@ -97,8 +97,8 @@ function scrubQuery(query: string): string {
  */
 const PLAIN_SUSPECT = /token|password|key|secret|link|sk_|bearer|eyj|[%+]|[^\x00-\x7f]/i;
 
-/** Credential names a value may stand after, in a mangled query (`SECRET_PARAMS` and `api_key`'s part `key`). */
-const LEFT_NAMES = new Set(['access_token', 'refresh_token', 'password', 'token', 'api_key', 'key', 'secret', 'link']);
+/** The longest of SECRET_PARAMS (a longer run of letters is no credential's name). */
+const NAME_MOST = Math.max(...[...SECRET_PARAMS].map((n) => n.length));
 /**
  * A credential's long name anywhere, whatever stands around it (`idaccess_token=`, `access_token1=`, `access_token&#61;`,
  * `access_token:`): a client's mangled URL carries no such name but to carry a credential — attack pass 32, M-2.
@@ -108,7 +108,7 @@ const LONG_NAME = /access_token|refresh_token|api_key/gi;
 /** Brackets (`[]`, `[0]`, each short) then `=`. */
 const BRACKETS_EQ = /(?:\[[^\]]{0,32}\])*=/y;
 
-/** Whether a long name stands anywhere but as a pair the rules redacted (`access_token=[Redacted]`). */
+/** Whether a long name stands anywhere but as a pair the rules redacted (`access_token=` and `OWN_MARK`). */
 function longNameLeft(t: string): boolean {
   LONG_NAME.lastIndex = 0;
   for (let m = LONG_NAME.exec(t); m !== null; m = LONG_NAME.exec(t)) {
@@ -119,8 +119,15 @@ function longNameLeft(t: string): boolean {
   }
   return false;
 }
-/** A value already redacted, and what may follow it. */
-const REDACTED_VALUE = /\[redacted\](?:$|[&\s])/iy; // (as the rules here leave it: the whole value, to `&` or a space)
+/**
+ * What the rules here write in place of a value while the text is checked — a lone surrogate, which no request line holds
+ * (its bytes are read one to a character, and percent-decoding never makes one) — turned into `[Redacted]` once it is: a client that wrote the mark itself
+ * (`x.access_token=[Redacted]%26<token>`, the re-check of attack pass 30) is no redacted pair, and the text needs no second
+ * decoding to tell (it had one, for every URL holding a `%`).
+ */
+const OWN_MARK = '\ud800';
+/** A value the rules redacted, and what may follow it: the whole value, to `&` or a space. */
+const REDACTED_VALUE = /\ud800(?:$|[&\s])/y;
 
 /**
  * Whether a credential's name is followed by a value not redacted anywhere in a decoded text, read twice: as it is (every
@@ -181,7 +188,7 @@ function endsWithName(t: string, from: number, to: number): boolean {
   }
   let start = end;
   while (start > from && isWord(t.charCodeAt(start - 1))) start--;
-  return end - start >= 3 && end - start <= 13 && LEFT_NAMES.has(t.slice(start, end).toLowerCase());
+  return end - start <= NAME_MOST && SECRET_PARAMS.has(t.slice(start, end).toLowerCase());
 }
 
 /**
@@ -210,17 +217,15 @@ export function scrubText(s: string): string {
   for (const re of SECRET_IN_TEXT) out = out.replace(re, mark);
   out = redactJwts(out);
   // name=value pairs in free text outside a query string (error messages)
-  out = out.replace(/(^|[\s&,;{(])(access_token|refresh_token|password)=[^&\s"]*/gi, (_m, pre: string, k: string) => `${pre}${k}=[Redacted]`);
+  out = out.replace(/(^|[\s&,;{(])(access_token|refresh_token|password)=[^&\s"]*/gi, (_m, pre: string, k: string) => `${pre}${k}=${OWN_MARK}`);
   // (a credential's name with a value still left anywhere, decoded — a query a client mangled: a second `?`, a `#` inside
   // it, an encoded `&` or `?`, a quote before the name, one in the path; attack pass 28, M-2 and its re-check: 23
   // spellings logged a static token in clear — and the text is cut before its first `?`, `#`, `%`, `&`, `;` or `=`)
-  // (a client that writes the redaction mark itself — `x.access_token=[Redacted]%26<token>` — is cut too: the mark is
-  // the rules' own; the re-check of attack pass 30)
-  if (secretLeft(decodedAll(out)) || (/redacted/i.test(s) || s.includes('%')) && /\[redacted\]/i.test(decodedAll(s))) {
+  if (secretLeft(decodedAll(out))) {
     const cut = out.search(/[?#%&;=]/);
-    return `${cut < 0 ? '' : out.slice(0, cut)}[Redacted]`;
+    return `${cut < 0 ? '' : out.slice(0, cut).replaceAll(OWN_MARK, '[Redacted]')}[Redacted]`;
   }
-  return out;
+  return out.replaceAll(OWN_MARK, '[Redacted]');
 }
 
 /**
