@@ -328,8 +328,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerDeprecationRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   if (deps.replica) {
-    deps.metrics.replica(deps.replica);
-    deps.replica.start();
+    const replica = deps.replica;
+    deps.metrics.replica(replica);
+    // the window no webhook receiver answered in is known before the first read is answered
+    app.addHook('onReady', async () => replica.openReceivers());
+    replica.start();
   }
   return app;
 }

@@ -203,6 +203,13 @@ export const ConfigSchema = z.object({
   KEY_RECHECK_MS: duration.default(60_000),
   /** JSON object `{ "team_…": "secret" }` of v1 webhook signing secrets. */
   WEBHOOK_SECRETS: z.string().optional(),
+  /**
+   * A team whose webhooks are registered (its secret in WEBHOOK_SECRETS) is not head-polled while the receivers answer:
+   * it is reconciled this often (renders created and never moved, templates, members); 0 trusts no webhooks.
+   */
+  WEBHOOK_RECONCILE_MS: duration.default(600_000),
+  /** The shortest span of v1's attempts of one delivery (five, 1, 2, 4 and 8 s apart): a shorter outage loses nothing. */
+  WEBHOOK_RETRY_SPAN_MS: duration.default(15_000),
   EXPLAIN_ENABLED: bool.default(false),
   /** Client profiles (`legacy-gateway migrate report`): most query shapes kept per client; the least recently seen leave first. */
   MIGRATE_SHAPES_PER_CLIENT: int(1, 100_000).default(200),

@@ -13,12 +13,14 @@ import type { Rec } from '../query/compile.js';
 import type { ReplicaSnapshot } from './reads/snapshot.js';
 import { ReplicaStore } from '../store/replica-store.js';
 import { SyncCallStore } from '../store/sync-calls.js';
+import { WebhookHealthStore } from '../store/webhook-health.js';
 import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './reads/answer-cache.js';
 import { SyncBudget } from './sync/budget.js';
 import { activeBoundOf, activityOf, boundFrom, boundOf } from './sync/freshness.js';
 import { SyncLeases } from './sync/lease.js';
+import { ReceiverHealth } from './sync/receiver-health.js';
 import { OutputRefresh, type RefreshWalk } from './reads/output-refresh.js';
 import { Peers } from './holding/peers.js';
 import { ReadSources, type ReadSource } from './reads/read-source.js';
@@ -38,7 +40,8 @@ export type { TeamStatus } from './reads/status.js';
 export interface ReplicaServiceDeps {
   readonly config: Pick<Config, 'ANSWER_CACHE_MB' | 'FANOUT_CONCURRENCY' | 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_MEMORY_MB'
     | 'INDEX_RECONCILE_MS' | 'INDEX_SYNC_CALLS_PER_MIN' | 'INDEX_SYNC_CALLS_PER_KEY_PER_MIN' | 'INDEX_LEASE_HEARTBEAT_MS' | 'INDEX_SYNC_CONCURRENCY'
-    | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT' | 'SIGNED_URL_TTL_MS' | 'V1_TIMESTAMP_UNIT' | 'INDEX_LOAD_WAIT_MS'>;
+    | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT' | 'SIGNED_URL_TTL_MS' | 'V1_TIMESTAMP_UNIT' | 'INDEX_LOAD_WAIT_MS' | 'WEBHOOK_RECONCILE_MS'
+    | 'WEBHOOK_RETRY_SPAN_MS' | 'webhookSecrets'>;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly bus: ChangeBus;
@@ -76,6 +79,8 @@ export class ReplicaService {
   private readonly scheduler: SyncScheduler;
   private readonly sources: ReadSources;
   private readonly outputs: OutputRefresh;
+  /** The webhook receivers of every instance and what follows for each team's trust. */
+  readonly health: ReceiverHealth;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -92,8 +97,12 @@ export class ReplicaService {
     const sync = new TeamSync({
       store: this.store, clock, logger, concurrency: config.INDEX_SYNC_CONCURRENCY, signedUrlTtlMs: config.SIGNED_URL_TTL_MS, aborted: closed,
     });
+    this.health = new ReceiverHealth({
+      store: new WebhookHealthStore(deps.db.kysely), clock, logger, holder: this.holder, registered: new Set(Object.keys(config.webhookSecrets)),
+      reconcileMs: config.WEBHOOK_RECONCILE_MS, retrySpanMs: config.WEBHOOK_RETRY_SPAN_MS, beatMs: config.INDEX_LEASE_HEARTBEAT_MS,
+    });
     this.registry = new TeamRegistry({
-      store: this.store, clock, inputs: this.inputs, eviction: { maxBytes: config.INDEX_MEMORY_MB * 1024 * 1024, busy, logger },
+      store: this.store, clock, inputs: this.inputs, eviction: { maxBytes: config.INDEX_MEMORY_MB * 1024 * 1024, busy, logger }, trust: this.health,
     });
     this.peers = new Peers({ holder: this.holder, bus, logger, store: this.store, renderData: deps.renderData, registry: this.registry, busy });
     const limits = { perTeam: config.INDEX_SYNC_CALLS_PER_MIN, perKey: config.INDEX_SYNC_CALLS_PER_KEY_PER_MIN };
@@ -101,7 +110,7 @@ export class ReplicaService {
     this.leases = new SyncLeases(this.store, this.holder, config.INDEX_LEASE_HEARTBEAT_MS);
     this.scheduler = new SyncScheduler({
       config, logger, clock, store: this.store, renderData: deps.renderData, readers, registry: this.registry, peers: this.peers,
-      budget: this.budget, leases: this.leases, sync, holder: this.holder, closed,
+      budget: this.budget, leases: this.leases, sync, holder: this.holder, closed, health: this.health,
     });
     this.sources = new ReadSources({
       config, clock, registry: this.registry, scheduler: this.scheduler, budget: this.budget, inputs: this.inputs, closed,
@@ -117,11 +126,20 @@ export class ReplicaService {
     this.timer ??= setInterval(() => void this.tick(), tickMs).unref();
   }
 
+  /**
+   * Before the first read: the window no instance's webhook receiver answered in is recorded (the teams trusting their
+   * webhooks are walked again for it), and this receiver recorded as answering.
+   */
+  openReceivers(): Promise<void> {
+    return this.health.open();
+  }
+
   /** Stops the background sync and waits for the syncs under way to stop at their next step. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await Promise.allSettled([...this.scheduler.pending(), ...this.registry.pending(), ...this.peers.pending()]);
+    await this.health.close();
   }
 
   /** Resolves once every change heard from other instances so far is applied (tests, the CLI). */
@@ -225,7 +243,8 @@ export class ReplicaService {
   }
 
   /** The background sync: every team read within INDEX_ACTIVE_MS whose sync is due and within its budget. */
-  tick(): Promise<void> {
+  async tick(): Promise<void> {
+    await this.health.tick();
     return this.scheduler.tick();
   }
 
@@ -243,10 +262,16 @@ export class ReplicaService {
       now: clock.now(),
       callsLastMinute: (id: string) => calls.get(id) ?? 0,
       boundOf: (row: StatusRow, t: TeamReplica | undefined) => (t ? this.boundOf(t)
-        : boundFrom(config, row.projects, row.moving, row.webhookAt, clock.now(), this.budget.callsPerMin(row.team.id))),
+        : boundFrom(config, row.projects, row.moving, {
+          trusted: this.health.trusted(row.team.id, clock.now()), webhookAt: this.health.pending(row.team.id, clock.now()) ? null : row.webhookAt },
+          clock.now(), this.budget.callsPerMin(row.team.id))),
       activity: (_row: StatusRow, t: TeamReplica | undefined, bound: number) => (t ? this.activity(t) : { boundMs: bound, projects: 0 }),
       busy: (id: string) => this.scheduler.busy(id),
       lastError: (id: string) => this.scheduler.failure(id)?.message ?? null,
+      webhooks: (id: string) => {
+        if (!this.health.registered(id)) return 'polled' as const;
+        return this.health.trusted(id, clock.now()) ? 'trusted' as const : 'catch-up' as const;
+      },
     };
     // a team in memory is described from memory (its store rows are not counted): the copy seen when counting, kept
     // (one evicted while the other teams are counted is still described by it, not by counts never made)

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
+import { GatewayError } from '../errors/catalog.js';
 import type { WebhookReceiver } from '../webhooks/receiver.js';
 
 declare module 'fastify' {
@@ -27,7 +28,16 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
     child.post<{ Params: { team: string } }>('/_gateway/webhooks/v1/:team', { config: { access: 'signed' } }, async (request, reply) => {
       const sig = request.headers['x-webhook-signature'];
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const outcome = await receiver.receive({ team: request.params.team, raw, signature: Array.isArray(sig) ? sig[0] : sig });
+      let outcome;
+      try {
+        outcome = await receiver.receive({ team: request.params.team, raw, signature: Array.isArray(sig) ? sig[0] : sig });
+      } catch (e) {
+        // a delivery refused for its signature is not retried by v1, one failed (5xx) is: either may be lost — the team's
+        // window grows, its renders walked again once it is over (`replica/sync/receiver-health.ts`)
+        const status = e instanceof GatewayError ? e.status : 500;
+        if (status === 401 || status >= 500) deps.replica?.health.refusal(request.params.team, status === 401 ? 'refused' : 'failed');
+        throw e;
+      }
       request.log.debug({ outcome, webhookId: request.headers['x-webhook-id'] }, 'webhook received');
       return reply.status(204).send();
     });

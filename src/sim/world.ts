@@ -173,7 +173,8 @@ export class World extends WorldReads {
       variants: ['master', '1080p', '720p', '360p', 'still'],
       config,
       templateId: template?.id ?? null,
-      pending: scheduleFrom('initializing', now, b.name.includes('[sim:fail]')),
+      // `[sim:stuck]`: created and never moved (v1 sends no event for it: only a read of its project's list finds it)
+      pending: b.name.includes('[sim:stuck]') ? [] : scheduleFrom('initializing', now, b.name.includes('[sim:fail]')),
     };
     this.addRender(r);
     this.writeListener({ op: 'render', at, person: person.id, body });

@@ -164,4 +164,26 @@ export const LATER_MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  '0023_webhook_health': {
+    async up(db: Kysely<any>) {
+      // each instance's webhook receiver, renewed while it runs: a start that finds none renewed lately knows the window no
+      // receiver answered in (src/store/webhook-health.ts)
+      await db.schema.createTable('webhook_receivers')
+        .addColumn('instance', 'varchar(200)', (c) => c.primaryKey())
+        .addColumn('since', 'bigint', (c) => c.notNull())
+        .addColumn('seen_at', 'bigint', (c) => c.notNull())
+        .addColumn('stopped', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // windows in which deliveries may have been lost: no receiver up, or deliveries refused ('' for every team)
+      await db.schema.createTable('webhook_gaps')
+        .addColumn('id', 'varchar(40)', (c) => c.primaryKey())
+        .addColumn('team_id', 'varchar(200)', (c) => c.notNull())
+        .addColumn('from_ms', 'bigint', (c) => c.notNull())
+        .addColumn('to_ms', 'bigint', (c) => c.notNull())
+        .addColumn('reason', 'varchar(20)', (c) => c.notNull())
+        .execute();
+      // the end of the last window the team's renders were walked again for (its catch-up)
+      await db.schema.alterTable('index_teams').addColumn('webhook_checked_to', 'bigint').execute();
+    },
+  },
 };

@@ -108,6 +108,24 @@ export interface IndexTeamsTable {
   sync_started_at?: number | null;
   /** The change number of the last rewrite of the team's rows not followed row by row: a repair (migration 0015). */
   reset_seq?: number | null;
+  /** The end of the last window of possibly lost webhook deliveries the team was walked again for (migration 0023). */
+  webhook_checked_to?: number | null;
+}
+/** Each instance's webhook receiver, renewed while it runs (migration 0023). */
+export interface WebhookReceiversTable {
+  instance: string;
+  since: number;
+  seen_at: number;
+  /** 1: the instance stopped (its receiver with it) at `seen_at`. */
+  stopped: number;
+}
+/** Windows in which webhook deliveries may have been lost (migration 0023); team_id '' for every team. */
+export interface WebhookGapsTable {
+  id: string;
+  team_id: string;
+  from_ms: number;
+  to_ms: number;
+  reason: string;
 }
 /** Projects dropped from the render index, with the change number of the drop (migration 0016). */
 export interface IndexDroppedProjectsTable {
@@ -252,6 +270,8 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   render_versions: RenderVersionsTable;
   index_teams: IndexTeamsTable;
+  webhook_receivers: WebhookReceiversTable;
+  webhook_gaps: WebhookGapsTable;
   index_projects: IndexProjectsTable;
   index_renders: IndexRendersTable;
   index_sync_calls: IndexSyncCallsTable;

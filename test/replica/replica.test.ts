@@ -160,7 +160,7 @@ describe('render index', () => {
 });
 
 describe('render index with webhooks', () => {
-  it('a render made directly in v1 reaches the index through its webhooks, before any sync; the bound becomes INDEX_RECONCILE_MS', async () => {
+  it('a render made directly in v1 reaches the index through its webhooks, before any sync; the team is trusted, its bound WEBHOOK_RECONCILE_MS', async () => {
     const s = await startSim();
     const team = s.keys[0]!.teams[0]!.id;
     const secret = 'whsec_index_hooks_0123456789';
@@ -185,7 +185,8 @@ describe('render index with webhooks', () => {
       expect(s.sim.stats.get('GET /v1/projects') ?? 0).toBe(syncsBefore); // no sync found it: the webhook did
       const row = (await g.deps.replica!.status()).find((x) => x.team === team)!;
       expect(row.last_webhook).not.toBeNull();
-      expect(row.bound_ms).toBe(60_000);
+      expect(row.webhooks).toBe('trusted');
+      expect(row.bound_ms).toBe(600_000 + STALE); // a reconcile every WEBHOOK_RECONCILE_MS and the time of one sync
     } finally {
       await g.close();
       await s.sim.close();

@@ -87,18 +87,19 @@ describe('headsDue', () => {
 });
 
 describe('cadenceFrom', () => {
-  const config = (staleness: number): FreshnessConfig => ({ INDEX_MAX_STALENESS_MS: staleness, INDEX_RECONCILE_MS: 60_000, INDEX_ACTIVE_MS: 300_000 });
+  const NO_HOOKS = { trusted: false, webhookAt: null };
+  const config = (staleness: number): FreshnessConfig => ({ INDEX_MAX_STALENESS_MS: staleness, INDEX_RECONCILE_MS: 60_000, INDEX_ACTIVE_MS: 300_000, WEBHOOK_RECONCILE_MS: 600_000 });
 
   it('without active projects is the bound of whole syncs (every project at every sync, a full sync\'s calls kept aside)', () => {
     fc.assert(fc.property(fc.integer({ min: 1, max: 500 }), fc.nat(50), fc.integer({ min: 10, max: 2_000 }), (projects, moving, perMin) => {
-      const c = cadenceFrom(config(5_000), { projects, active: 0, moving }, ids(projects, 2).map(phaseHash), null, 0, perMin);
+      const c = cadenceFrom(config(5_000), { projects, active: 0, moving }, ids(projects, 2).map(phaseHash), NO_HOOKS, 0, perMin);
       const interval = budgetIntervalMs(syncCallsFor(projects, moving), Math.max(1, perMin - (projects + 2))); // a full sync a minute kept aside
       expect(c).toEqual({ intervalMs: Math.max(2_500, interval), cycleMs: 0, activeBoundMs: Math.max(5_000, interval), boundMs: Math.max(5_000, interval) });
     }));
   });
 
   it('at default settings, a 100-project team with 5 active projects: active projects within INDEX_MAX_STALENESS_MS, the team within its cycle', () => {
-    const c = cadenceFrom(config(5_000), { projects: 100, active: 5, moving: 5 }, ids(100, 3).map(phaseHash), null, 0, 600);
+    const c = cadenceFrom(config(5_000), { projects: 100, active: 5, moving: 5 }, ids(100, 3).map(phaseHash), NO_HOOKS, 0, 600);
     // whole syncs: 106 calls each, four a minute beside a full sync's 102
     const whole = Math.max(5_000, budgetIntervalMs(syncCallsFor(100, 5), 600 - 102));
     expect(whole).toBe(15_000);
@@ -115,7 +116,7 @@ describe('cadenceFrom', () => {
       (projects, activeWanted, moving, perMin, staleness, offset, salt) => {
         const active = Math.min(activeWanted, projects - 1);
         const list = ids(projects, salt);
-        const c = cadenceFrom(config(staleness), { projects, active, moving }, list.map(phaseHash), null, 0, perMin);
+        const c = cadenceFrom(config(staleness), { projects, active, moving }, list.map(phaseHash), NO_HOOKS, 0, perMin);
         if (c.cycleMs === 0) return; // whole syncs: as before (the test above)
         expect(c.activeBoundMs).toBeLessThan(Math.max(staleness, budgetIntervalMs(syncCallsFor(projects, moving), Math.max(1, perMin - projects - 2))));
         const activeSet = new Set(list.slice(0, active));

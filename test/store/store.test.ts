@@ -65,7 +65,8 @@ describe.each(dbs)('store on $name', ({ url }) => {
     expect(await migrate(db.kysely)).toEqual(['0001_auth', '0002_translation', '0003_observability', '0004_id_map_by_uuid', '0005_id_map_one_tree', '0006_hardening', '0007_render_index', '0008_index_renders_by_project', '0009_index_head_marks',
       '0010_compare_samples_redacted', '0011_client_shapes', '0012_compare_samples_client', '0013_refresh_rotated_at',
       '0014_index_sync_budget', '0015_index_change_marks', '0016_index_dropped_projects', '0017_deprecations',
-      '0018_compare_request_sets', '0019_render_data_sizes', '0020_client_labels', '0021_overlays_by_time', '0022_client_agents']);
+      '0018_compare_request_sets', '0019_render_data_sizes', '0020_client_labels', '0021_overlays_by_time', '0022_client_agents',
+      '0023_webhook_health']);
     expect(await migrate(db.kysely)).toEqual([]); // idempotent
     users = new UserStore(db.kysely, box, () => now);
   });

@@ -4,7 +4,7 @@ import type { V1Team } from '../../v1/schemas.js';
 import { evict, type EvictionOptions } from './eviction.js';
 import type { RecordInputs } from './record-inputs.js';
 import { LoadQueue } from './load-queue.js';
-import { TeamReplica } from '../team/team-replica.js';
+import { TeamReplica, type WebhookTrust } from '../team/team-replica.js';
 
 /** Renders read from the store applied between two turns of the event loop. */
 const LOAD_SLICE = 250;
@@ -19,6 +19,8 @@ export interface TeamRegistryDeps {
   readonly clock: Clock;
   readonly inputs: RecordInputs;
   readonly eviction: EvictionOptions;
+  /** Whether a team's webhooks are trusted, given to each team held (`sync/receiver-health.ts`). */
+  readonly trust?: WebhookTrust;
 }
 
 /**
@@ -80,6 +82,7 @@ export class TeamRegistry {
     if (!row) return undefined;
     const version = inputs.version;
     const fresh = new TeamReplica(row, inputs.builder);
+    fresh.trust = this.deps.trust ?? null;
     fresh.changeMark = mark;
     fresh.readAt = clock.now(); // loaded to be read: not the first to leave memory
     for (const pr of await store.projects(teamId)) fresh.setProject(pr, clock.now());
@@ -105,6 +108,7 @@ export class TeamRegistry {
   adopt(team: V1Team): TeamReplica {
     const t = new TeamReplica({ team, members: [], state: 'backfilling', backfilledAt: null, syncedAt: null, webhookAt: null }, this.deps.inputs.builder);
     t.readAt = this.deps.clock.now();
+    t.trust = this.deps.trust ?? null;
     this.teams.set(team.id, t);
     return t;
   }

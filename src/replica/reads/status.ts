@@ -15,6 +15,11 @@ export interface TeamStatus {
   /** When the team's last sync started, on whichever instance (the lease records it). */
   readonly last_sync_started: string | null;
   readonly last_webhook: string | null;
+  /**
+   * `trusted`: its webhooks registered and nothing lost since its last catch-up (not head-polled); `catch-up`: deliveries
+   * may have been lost (polled until its renders are walked again for that window); `polled`: no webhooks registered.
+   */
+  readonly webhooks: WebhookState;
   readonly sync_calls_last_minute: number;
   /** The team's computed staleness bound: a true upper bound for any of its renders (its quiet projects' rotation included). */
   readonly bound_ms: number;
@@ -25,6 +30,8 @@ export interface TeamStatus {
   readonly syncing: boolean;
   readonly last_error: string | null;
 }
+
+export type WebhookState = 'trusted' | 'catch-up' | 'polled';
 
 /** A team's row in the store with its counts. */
 export type StatusRow = TeamCounted;
@@ -39,6 +46,7 @@ export interface StatusFacts {
   readonly activity: (row: StatusRow, t: TeamReplica | undefined, bound: number) => { readonly boundMs: number; readonly projects: number };
   readonly busy: (teamId: string) => boolean;
   readonly lastError: (teamId: string) => string | null;
+  readonly webhooks: (teamId: string) => WebhookState;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -60,6 +68,7 @@ export function teamStatus(row: StatusRow, t: TeamReplica | undefined, f: Status
     age_ms: synced === null ? null : f.now - synced,
     last_sync_started: iso(row.syncStartedAt ?? null),
     last_webhook: iso(Math.max(row.webhookAt ?? 0, t?.webhookAt ?? 0) || null),
+    webhooks: f.webhooks(row.team.id),
     sync_calls_last_minute: f.callsLastMinute(row.team.id),
     bound_ms: bound,
     active_bound_ms: active.boundMs,

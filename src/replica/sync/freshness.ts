@@ -3,7 +3,13 @@ import { cycles, dueMax, phaseHash, phasesIn } from './rotation.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
 /** INDEX_ACTIVE_MS is also the window of a project's activity: a render created in it within that long. */
-export type FreshnessConfig = Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'INDEX_ACTIVE_MS'>;
+export type FreshnessConfig = Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'INDEX_ACTIVE_MS' | 'WEBHOOK_RECONCILE_MS'>;
+
+/** What a team's webhooks say of its cadence: trusted (registered, nothing lost since its last catch-up), the last delivery. */
+export interface Hooks {
+  readonly trusted: boolean;
+  readonly webhookAt: number | null;
+}
 
 /** What the cadence of a team's syncs is computed from: its projects, how many are active, its renders not yet final. */
 export interface SyncShape {
@@ -41,7 +47,9 @@ export interface Activity {
 }
 
 /** A team's cadence, for the activity, budget, configured bound and configuration it was computed from. */
-const cadences = new WeakMap<TeamReplica, { activity: number; callsPerMin: number; floor: number; config: FreshnessConfig; cadence: Cadence }>();
+const cadences = new WeakMap<TeamReplica, {
+  activity: number; callsPerMin: number; floor: number; trusted: boolean; config: FreshnessConfig; cadence: Cadence;
+}>();
 
 /** The phases of a team's projects in each cycle (sorted), by their hashes (`Activity.hashes`, kept while the projects are). */
 const phasesByCycle = new WeakMap<readonly number[], Map<number, number[]>>();
@@ -123,11 +131,17 @@ export function budgetIntervalMs(calls: number, callsPerMin: number): number {
  * real fixed part. A render of a quiet project created just after its check is found by the first sync past its next
  * due time: within cycle + interval, the team's stated bound; an active project's, by the next sync. The rotation is
  * used only when it makes the active projects' bound shorter.
+ *
+ * A team whose webhooks are trusted (`webhook-trust.ts`) is not head-polled: every render's status change reaches it as
+ * a delivery, so it is synced once every WEBHOOK_RECONCILE_MS — a full reconcile finding renders created and never moved
+ * (creation sends nothing) and what has no event (templates, members) — or as often as its budget lets such syncs run.
+ * Its stated bound is that interval and the time of a sync (INDEX_MAX_STALENESS_MS).
  */
 export function cadenceFrom(
-  c: FreshnessConfig, shape: SyncShape, hashes: readonly number[], webhookAt: number | null, now: number, callsPerMin: number,
+  c: FreshnessConfig, shape: SyncShape, hashes: readonly number[], hooks: Hooks, now: number, callsPerMin: number,
 ): Cadence {
-  const floor = floorOf(c, webhookAt, now);
+  if (hooks.trusted && c.WEBHOOK_RECONCILE_MS > 0) return reconcileCadence(c, shape.projects, shape.moving, callsPerMin);
+  const floor = floorOf(c, hooks.webhookAt, now);
   const everyOne = wholeIntervalOf(c, shape.projects, shape.moving, callsPerMin);
   const wholeInterval = Math.max(floor / 2, everyOne);
   const wholeBound = Math.max(floor, everyOne);
@@ -192,14 +206,29 @@ function intervalFitting(least: number, fixed: number, budget: number, due: (win
   return null;
 }
 
+/** The cadence of a team whose webhooks are trusted: a full reconcile every WEBHOOK_RECONCILE_MS, or as its budget allows. */
+function reconcileCadence(c: FreshnessConfig, projects: number, moving: number, callsPerMin: number): Cadence {
+  const every = Math.max(c.WEBHOOK_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS, budgetIntervalMs(syncCallsFor(projects, moving) + projects + 2, callsPerMin));
+  const bound = every + c.INDEX_MAX_STALENESS_MS;
+  return { intervalMs: every, cycleMs: 0, activeBoundMs: bound, boundMs: bound };
+}
+
+/** Whether the team's webhooks are trusted at `now` (`webhook-trust.ts`; false without a trust source). */
+export const trustedAt = (t: TeamReplica, now: number): boolean => t.trust?.trusted(t.id, now) ?? false;
+
 /** The cadence of a team in memory at `now` (`cadenceFrom` its shape, its budget, its webhooks), kept while they hold. */
 export function cadenceOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): Cadence {
   const a = activityOf(t, now, c.INDEX_ACTIVE_MS);
-  const floor = floorOf(c, t.webhookAt, now);
+  // deliveries may have been lost: the last one no longer makes the team webhook-fed (it is polled until caught up)
+  const webhookAt = t.trust?.pending(t.id, now) ? null : t.webhookAt;
+  const floor = floorOf(c, webhookAt, now);
+  const trusted = trustedAt(t, now);
   const hit = cadences.get(t);
-  if (hit && hit.activity === a.key && hit.callsPerMin === callsPerMin && hit.floor === floor && hit.config === c) return hit.cadence;
-  const cadence = cadenceFrom(c, a.shape, a.hashes, t.webhookAt, now, callsPerMin);
-  cadences.set(t, { activity: a.key, callsPerMin, floor, config: c, cadence });
+  if (hit && hit.activity === a.key && hit.callsPerMin === callsPerMin && hit.floor === floor && hit.trusted === trusted && hit.config === c) {
+    return hit.cadence;
+  }
+  const cadence = cadenceFrom(c, a.shape, a.hashes, { trusted, webhookAt }, now, callsPerMin);
+  cadences.set(t, { activity: a.key, callsPerMin, floor, trusted, config: c, cadence });
   return cadence;
 }
 
@@ -217,11 +246,12 @@ export function activeBoundOf(c: FreshnessConfig, t: TeamReplica, now: number, c
 }
 
 /**
- * The bound of a team not in memory, from its store rows: its projects, its renders not yet final and its last webhook
+ * The bound of a team not in memory, from its store rows: its projects, its renders not yet final and its webhooks
  * (its activity is not known from the rows: counted as none, every project checked at every sync).
  */
-export function boundFrom(c: FreshnessConfig, projects: number, moving: number, webhookAt: number | null, now: number, callsPerMin: number): number {
-  return Math.max(floorOf(c, webhookAt, now), wholeIntervalOf(c, projects, moving, callsPerMin));
+export function boundFrom(c: FreshnessConfig, projects: number, moving: number, hooks: Hooks, now: number, callsPerMin: number): number {
+  if (hooks.trusted && c.WEBHOOK_RECONCILE_MS > 0) return reconcileCadence(c, projects, moving, callsPerMin).boundMs;
+  return Math.max(floorOf(c, hooks.webhookAt, now), wholeIntervalOf(c, projects, moving, callsPerMin));
 }
 
 /**
@@ -240,7 +270,10 @@ function wholeIntervalOf(c: FreshnessConfig, projects: number, moving: number, c
   return budgetIntervalMs(syncCallsFor(projects, moving), budget);
 }
 
-/** The configured part of the bound: INDEX_MAX_STALENESS_MS, or INDEX_RECONCILE_MS while the team's webhooks arrive. */
+/**
+ * The configured part of the bound of a team whose webhooks are not trusted (WEBHOOK_RECONCILE_MS 0, or a catch-up
+ * pending): INDEX_MAX_STALENESS_MS, or INDEX_RECONCILE_MS while its webhooks arrive.
+ */
 function floorOf(c: Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>, webhookAt: number | null, now: number): number {
   const hooks = webhookAt !== null && now - webhookAt < c.INDEX_RECONCILE_MS;
   return hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;

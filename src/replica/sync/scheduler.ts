@@ -12,12 +12,13 @@ import { activityOf, cadenceOf, dueAfter, syncCallsWith } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
+import type { ReceiverHealth } from './receiver-health.js';
 import { headsDue } from './rotation.js';
 import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
 export interface SyncSchedulerDeps {
-  readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>;
+  readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'WEBHOOK_RECONCILE_MS'>;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly store: ReplicaStore;
@@ -33,6 +34,8 @@ export interface SyncSchedulerDeps {
   readonly holder: string;
   /** True once the replica is shut down. */
   readonly closed: () => boolean;
+  /** The webhook receivers' health: the windows of possibly lost deliveries each team is walked again for. */
+  readonly health?: Pick<ReceiverHealth, 'due' | 'caughtUp'>;
 }
 
 /**
@@ -158,13 +161,17 @@ export class SyncScheduler {
     try {
       const started = clock.now();
       const full = allowFull && started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
+      // deliveries may have been lost in a window (no receiver up, refusals): every head walked and every render not
+      // yet final read again, the window then marked caught up
+      const catchUp = this.deps.health?.due(t.id, started) ?? null;
+      const walkAll = every || catchUp !== null;
       const changes: SyncChanges = { renders: [], renew: async () => lease.check() };
       let spent = false;
       let plan: { heads: string[]; calls: number } | undefined;
       const ok = await this.withReader(t.id, spend, async (s) => {
         // the calls it needs reserved in the store first, for the team and the key, shared by every instance
         if (!spend.reserved) {
-          plan = this.plan(t, started, every);
+          plan = this.plan(t, started, walkAll);
           if (!(await budget.reserve(t, spend, full, plan.calls))) {
             spent = true;
             return;
@@ -177,6 +184,7 @@ export class SyncScheduler {
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
       if (full) this.fullAt.set(t.id, started);
+      if (catchUp) await this.deps.health?.caughtUp(t.id, catchUp);
       this.failures.delete(t.id);
       await this.deps.peers.publishRenders(t.id, changes.renders);
       await this.deps.peers.publishTeam(t.id);
@@ -235,8 +243,10 @@ export class SyncScheduler {
     const due: Promise<void>[] = [];
     for (const t of this.deps.registry.values()) {
       if (t.state !== 'ready' || now - t.readAt > config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
-      // half its configured bound (a reader finds the team fresh instead of syncing it), no more often than its budget allows
-      if (now - (t.syncedAt ?? 0) < dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id)) || !this.deps.budget.fits(t)) continue;
+      // half its configured bound (a reader finds the team fresh instead of syncing it), no more often than its budget
+      // allows; at once when deliveries may have been lost
+      const catchUp = this.deps.health?.due(t.id, now) ?? null;
+      if ((catchUp === null && now - (t.syncedAt ?? 0) < dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id))) || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
     await Promise.all(due);

@@ -10,6 +10,14 @@ import { RenderOrders } from './render-orders.js';
 import { RenderRows, type RenderEntry, type RenderState } from './render-rows.js';
 import { TeamRecords, type ProjectEntry } from './team-records.js';
 
+/** Whether a team's webhooks are trusted (`sync/receiver-health.ts` answers it). */
+export interface WebhookTrust {
+  /** The team's webhooks are registered and no delivery of it may have been lost since its last catch-up. */
+  trusted(teamId: string, now: number): boolean;
+  /** Deliveries of the team may have been lost since its last catch-up: its last delivery says nothing of its freshness. */
+  pending(teamId: string, now: number): boolean;
+}
+
 /** The process-wide sequence of replica versions (see `TeamReplica.version`). */
 let changeSeq = 0;
 const nextChange = () => ++changeSeq;
@@ -30,6 +38,8 @@ export class TeamReplica {
   backfilledAt: number | null;
   syncedAt: number | null;
   webhookAt: number | null;
+  /** Whether the team's webhooks are trusted (`webhook-trust.ts`): set by the registry; null, never (no replica service). */
+  trust: WebhookTrust | null = null;
   /** When a legacy request last read the team (background syncs run for teams being read). */
   readAt = 0;
   /**
