@@ -21,7 +21,7 @@ export function proofDeps(deps: Deps, inject: Inject): ProofDeps {
     ids: deps.ids,
     timeUnit: deps.config.V1_TIMESTAMP_UNIT,
     limitDefault: deps.config.QUERY_LIMIT_DEFAULT,
-    bounds: { ...PROOF_BOUNDS, relatedItems: deps.config.MAX_RELATED_ITEMS },
+    bounds: { ...PROOF_BOUNDS, relatedItems: Math.min(PROOF_BOUNDS.relatedItems, deps.config.MAX_RELATED_ITEMS) },
     session: (userId, count) => deps.v1For(userId, { onCall: () => count() }, 'gateway-migrate-proof'),
     // the snippets the report hands out, run in a sandbox against v1 with the client's own key (in their environment only)
     snippets: snippetRunner(deps.v1BaseUrl),

@@ -229,9 +229,11 @@ const jsonLength = (v: unknown): number => Buffer.byteLength((JSON.stringify(v) 
 
 /**
  * The most an answer to the gateway's own re-ask (a migration proof, a comparison) may be: it is read whole in memory
- * (an in-process request buffers its body), so a larger one is refused before it is built further.
+ * (an in-process request buffers its body), then parsed and compared in the gateway's process between other users'
+ * reads, so a larger one is refused before it is built further (32 MB parsed and diffed held other reads over a second:
+ * attack pass 34, M-1).
  */
-export const INTERNAL_ANSWER_BYTES = 32 * 1_048_576;
+export const INTERNAL_ANSWER_BYTES = 8 * 1_048_576;
 
 /**
  * The items of an answer to an internal re-ask, read whole while within INTERNAL_ANSWER_BYTES; past it a 400 naming the

@@ -53,7 +53,7 @@ describe('a proof', () => {
       expect(client.body.length).toBeGreaterThan(INTERNAL_ANSWER_BYTES);
       const internal = await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}`, ...internalHeaders() } });
       expect(internal.statusCode).toBe(400);
-      expect(internal.json().errors[0].message).toMatch(/larger than a re-ask by the gateway itself reads \(32 MB\)/);
+      expect(internal.json().errors[0].message).toMatch(/larger than a re-ask by the gateway itself reads \(8 MB\)/);
       const proof = await proofOf('/renders', { fields: 'id,title', limit: '-1' });
       expect(proof).toMatchObject({ result: 'not run', reason: expect.stringMatching(/refuses this question \(400 INVALID_QUERY\)/) });
     } finally {

@@ -24,14 +24,16 @@ beforeAll(async () => {
 afterAll(async () => gw?.close());
 
 describe('the migration report, bounded per shape', () => {
-  it('a refused question (fields=*.*.*.*.*.*.*&limit=-1, a 400) is recorded but not proven: nothing expanded', async () => {
+  it('a refused question (fields=*.*.*.*.*.*.*&limit=-1, a 400) is recorded but not proven: stopped at the proof\'s bounds', async () => {
     const res = await gw.get('/renders?fields=*.*.*.*.*.*.*&limit=-1', token);
     expect(res.status).toBe(400);
     await gw.deps.shapes.flush();
     const report = (await gw.get('/_gateway/migrate', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data as MigrationReport;
     const shape = report.clients.flatMap((c) => c.shapes).find((s) => s.key.includes('*.*.*.*.*.*.*'));
     expect(shape?.errorRate).toBe(1);
-    expect(shape?.proof).toMatchObject({ result: 'not run', reason: expect.stringMatching(/gateway refuses .*400/) });
+    // a read of every item: its v1 calls and their evaluation first, within the proof's bounds; past them the gateway is
+    // not asked (attack pass 34, M-1: its answer is not built, parsed and compared)
+    expect(shape?.proof).toMatchObject({ result: 'not run', reason: expect.stringMatching(/more than 5000 related items|gateway refuses .*400/) });
     expect(shape!.proof!.v1Calls).toBeLessThanOrEqual(500);
   });
 
@@ -52,8 +54,17 @@ describe('the migration report, bounded per shape', () => {
   it('a proof expanding more related items than its bound stops there and says so', async () => {
     const shape = gw.deps.shapes.shapeOf({ method: 'GET', route: '/projects', query: { fields: 'id,renders.id,renders.project.title', limit: '-1' }, question: 'b2' });
     const e = equivalentOfShape(shape, gw.deps.mappings, 100);
-    const p = await prove(shape, e, user, { ...deps(), bounds: { v1Calls: 500, relatedItems: 5 } });
+    let asked = 0;
+    const bounded = { ...deps(), bounds: { v1Calls: 500, relatedItems: 5 } };
+    const p = await prove(shape, e, user, { ...bounded, legacy: async (...a) => { asked++; return bounded.legacy(...a); } });
     expect(p).toMatchObject({ result: 'not run', reason: expect.stringMatching(/more than 5 related items/) });
+    // (attack pass 34, M-1) a read of every item past the bound: the gateway's own answer is not built, parsed or compared
+    expect(asked).toBe(0);
+  });
+
+  it('the operator route proves within 5 000 related items, whatever MAX_RELATED_ITEMS allows a client (attack pass 34, M-1)', async () => {
+    expect(deps().bounds).toEqual({ v1Calls: 500, relatedItems: 5_000 });
+    expect(gw.config.MAX_RELATED_ITEMS).toBeGreaterThan(5_000);
   });
 
   it('reads the store a client at a time, and reports a row it cannot read instead of failing', async () => {
