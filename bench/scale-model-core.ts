@@ -58,6 +58,12 @@ export interface Settings {
    */
   readonly hookTrustMs: number;
   /**
+   * WEBHOOK_RECONCILE_MS (issue 43): a team with webhooks registered is trusted — never head-polled, reconciled (a full
+   * sync) this often or as often as its budget lets such syncs run; 0: the rule before it (`hookTrustMs`). The receivers
+   * are taken as answering (an outage's catch-up is one more sync of the teams it touched: not modelled).
+   */
+  readonly webhookReconcileMs: number;
+  /**
    * Store statements every sync writes whatever it finds (the code: 7 — the lease taken, the team's and the key's budget
    * rows reserved, the start recorded, the sync mark, the team announced, the lease given back), and the settle's (2:
    * the team's and the key's rows, when the real calls differ from the reservation).
@@ -70,7 +76,7 @@ export interface Settings {
 
 export const DEFAULT_SETTINGS: Settings = {
   stalenessMs: 5_000, reconcileMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
-  headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000,
+  headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000, webhookReconcileMs: 1_200_000,
   bookkeeping: 7, settleStatements: 2, fullRewritesProjects: true,
 };
 
@@ -264,7 +270,8 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
       if (m > s.headPage) repoll += Math.min(m - s.headPage, costs.statusChangesPerRender.value);
     }
     const eventRate = t.webhooks ? rate * costs.webhookDeliveriesPerRender.value : 0;
-    const phase = Math.floor(rng.next() * s.stalenessMs);
+    // a trusted team's reconciles fall anywhere in their interval (the simulated minutes see their share of them)
+    const phase = Math.floor(rng.next() * (t.webhooks && s.webhookReconcileMs > 0 ? s.webhookReconcileMs : s.stalenessMs));
     return {
       t, projects: t.projectShares.length, rate, moving, eventRate, activeHeads, repoll, headUrls, syncedAt: -phase, busyUntil: 0, fullAt: -phase,
       spentUntil: 0, webhookAt: -Infinity, nextEvent: eventRate > 0 ? expDraw(rng, eventRate) : Infinity, calls: 0, maxAge: 0,
@@ -286,12 +293,17 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
         st.nextEvent += expDraw(rng, st.eventRate);
       }
       if (now < st.busyUntil || now < st.spentUntil) continue;
-      const isHooked = st.t.webhooks && (s.hookTrustMs === Infinity || now - st.webhookAt < s.hookTrustMs);
+      const trusted = st.t.webhooks && s.webhookReconcileMs > 0;
+      const isHooked = trusted || (st.t.webhooks && (s.hookTrustMs === Infinity || now - st.webhookAt < s.hookTrustMs));
       const floor = isHooked ? Math.max(s.reconcileMs, s.stalenessMs) : s.stalenessMs;
       const reserveCalls = syncCallsFor(st.projects, Math.round(st.moving));
       const cpm = Math.min(s.perTeamPerMin, s.perKeyPerMin / Math.max(1, perKeyTeams.get(st.t.key) ?? 1));
-      if (now - st.syncedAt < Math.max(floor / 2, budgetIntervalMs(reserveCalls, cpm))) continue;
-      const full = now - st.fullAt >= s.reconcileMs;
+      // (the code's `reconcileCadence` in src/replica/sync/freshness.ts: a full sync every WEBHOOK_RECONCILE_MS)
+      const due = trusted
+        ? Math.max(s.webhookReconcileMs, s.stalenessMs, budgetIntervalMs(reserveCalls + st.projects + 2, cpm))
+        : Math.max(floor / 2, budgetIntervalMs(reserveCalls, cpm));
+      if (now - st.syncedAt < due) continue;
+      const full = trusted || now - st.fullAt >= s.reconcileMs;
       const need = Math.min(reserveCalls + (full ? st.projects + 2 : 0), s.perTeamPerMin, s.perKeyPerMin);
       const tk = `${st.t.id}:${minute}`;
       const kk = `${st.t.key}:${minute}`;

@@ -128,7 +128,7 @@ say(table(['cost', 'value', 'unit', 'source'], COST_NAMES.map((n) => [n, fmt(cos
 say();
 say(`Settings: INDEX_MAX_STALENESS_MS ${s.stalenessMs}, INDEX_RECONCILE_MS ${s.reconcileMs}, INDEX_SYNC_CALLS_PER_MIN ${s.perTeamPerMin}, ` +
   `INDEX_SYNC_CALLS_PER_KEY_PER_MIN ${s.perKeyPerMin}, INDEX_SYNC_CONCURRENCY ${s.concurrency}, tick ${s.tickMs} ms, head page ${s.headPage}, ` +
-  `quiet projects checked every ${s.quietEvery} sync(s).`);
+  `quiet projects checked every ${s.quietEvery} sync(s), WEBHOOK_RECONCILE_MS ${s.webhookReconcileMs}.`);
 say();
 say('## Population');
 say();
@@ -153,8 +153,8 @@ const callsHead = ['load', 'teams read', 'renders created/s', 'calls/min', 'webh
   'read teams older than 60 s'];
 say(table(callsHead, [callsRow(rest.name, base, rest), callsRow(peak.name, atPeak, peak)]));
 say();
-say(`Webhook share ${pct(spec.webhookShare)}: a webhook team counts as webhook-fed only while a delivery arrived within INDEX_RECONCILE_MS; ` +
-  'a quiet one is polled like a team without webhooks.');
+say(`Webhook share ${pct(spec.webhookShare)}: a team with webhooks registered is trusted (issue 43): not head-polled, reconciled (a full ` +
+  `sync) every WEBHOOK_RECONCILE_MS (${s.webhookReconcileMs / 60_000} min); before it, only while a delivery arrived within INDEX_RECONCILE_MS.`);
 say();
 say('### The webhook share');
 say();
@@ -168,6 +168,21 @@ for (const load of [rest, peak]) {
   }
 }
 say(table(['load', 'teams with webhooks', 'calls/min', 'webhook-fed', 'polled', 'of which quiet webhook teams', 'deliveries/s', 'store writes/s'], shareRows));
+say();
+say('### Choosing WEBHOOK_RECONCILE_MS (at rest)');
+say();
+say('The reconcile finds renders created and never moved (creation sends no event) and what has no event (templates, members): ' +
+  'its interval is their staleness bound for a trusted team. 0: the rule before issue 43.');
+say();
+const cadenceRows: (string | number)[][] = [];
+for (const share of [0.5, 1]) {
+  for (const every of [0, 300_000, 600_000, 900_000, 1_200_000, 1_800_000]) {
+    const e = evaluate({ ...spec, webhookShare: share }, rest, costs, { ...s, webhookReconcileMs: every });
+    cadenceRows.push([pct(share), every === 0 ? '0 (before)' : `${every / 60_000} min`, fmt(e.sync.callsPerMin), fmt(e.sync.hookedCallsPerMin),
+      fmt(e.sync.polledCallsPerMin), fmt(e.writesPerSec)]);
+  }
+}
+say(table(['teams with webhooks', 'WEBHOOK_RECONCILE_MS', 'calls/min', 'webhook-fed', 'polled', 'store writes/s'], cadenceRows));
 say();
 say('## The store');
 say();
@@ -288,15 +303,14 @@ const levers: [string, PopulationSpec, Settings, Costs?][] = [
   ['INDEX_MAX_STALENESS_MS 30 s', spec, { ...s, stalenessMs: 30_000 }],
   ['quiet projects checked every 10th sync', spec, { ...s, quietEvery: 10 }],
   ['webhooks on 90 % of teams', { ...spec, webhookShare: 0.9 }, s],
-  ['a team with webhooks always webhook-fed (not in the code)', spec, { ...s, hookTrustMs: Infinity }],
-  ['the same, webhooks on 90 %', { ...spec, webhookShare: 0.9 }, { ...s, hookTrustMs: Infinity }],
+  ['WEBHOOK_RECONCILE_MS 0: webhooks trusted only while deliveries arrive (before issue 43)', spec, { ...s, webhookReconcileMs: 0 }],
   ['a sync\'s bookkeeping in 2 statements (not in the code)', spec, { ...s, bookkeeping: 2, settleStatements: 0 }],
-  ['30 s, every 10th, 90 %, always webhook-fed', { ...spec, webhookShare: 0.9 }, { ...s, stalenessMs: 30_000, quietEvery: 10, hookTrustMs: Infinity }],
+  ['30 s, every 10th, 90 %', { ...spec, webhookShare: 0.9 }, { ...s, stalenessMs: 30_000, quietEvery: 10 }],
   ['a full sync writes only the projects that changed (not in the code)', spec, { ...s, fullRewritesProjects: false }],
   ['v1\'s signed URLs lasting an hour (v1 states no lifetime)', spec, s, urls(3_600)],
   ['head renders\' URLs left to be refreshed on read (not in the code)', spec, s, urls(Infinity)],
   ['all of the above', { ...spec, webhookShare: 0.9 },
-    { ...s, stalenessMs: 30_000, quietEvery: 10, hookTrustMs: Infinity, bookkeeping: 2, settleStatements: 0, fullRewritesProjects: false }, urls(Infinity)],
+    { ...s, stalenessMs: 30_000, quietEvery: 10, bookkeeping: 2, settleStatements: 0, fullRewritesProjects: false }, urls(Infinity)],
 ];
 say(table(['lever', 'v1 calls/min', 'webhook-fed', 'polled', 'store statements/s', 'busiest key /min', 'age p50 / p99', 'instances'],
   levers.map(([name, sp, set, c]) => {

@@ -207,7 +207,7 @@ export const ConfigSchema = z.object({
    * A team whose webhooks are registered (its secret in WEBHOOK_SECRETS) is not head-polled while the receivers answer:
    * it is reconciled this often (renders created and never moved, templates, members); 0 trusts no webhooks.
    */
-  WEBHOOK_RECONCILE_MS: duration.default(600_000),
+  WEBHOOK_RECONCILE_MS: duration.default(1_200_000),
   /** The shortest span of v1's attempts of one delivery (five, 1, 2, 4 and 8 s apart): a shorter outage loses nothing. */
   WEBHOOK_RETRY_SPAN_MS: duration.default(15_000),
   EXPLAIN_ENABLED: bool.default(false),

@@ -60,7 +60,7 @@ describe('scale model: the sync', () => {
   });
 
   it('webhooks on half the teams halve the polling; the webhook-fed half costs its reconciliation only', () => {
-    const trusted = { ...s, hookTrustMs: Infinity };
+    const trusted = { ...s, hookTrustMs: Infinity, webhookReconcileMs: 0 };
     const none = simulateSync(teams([20, 20, 20, 20]), teams([20, 20, 20, 20]).teams, quiet, costs, trusted);
     const half = teams([20, 20, 20, 20], 2);
     const r = simulateSync(half, half.teams, quiet, costs, trusted);
@@ -70,11 +70,24 @@ describe('scale model: the sync', () => {
     expect(r.hookedCallsPerMin).toBe(2 * (2 * 21 + 22));
   });
 
-  it('a team with webhooks but no delivery within INDEX_RECONCILE_MS is polled (the code as it is)', () => {
+  it('before issue 43 (WEBHOOK_RECONCILE_MS 0), a team with webhooks but no delivery within INDEX_RECONCILE_MS was polled', () => {
     const half = teams([20, 20, 20, 20], 2);
-    const r = simulateSync(half, half.teams, quiet, costs, s);
+    const r = simulateSync(half, half.teams, quiet, costs, { ...s, webhookReconcileMs: 0 });
     expect(r.polledCallsPerMin).toBe(4 * 526);
     expect(r.quietHookCallsPerMin).toBe(2 * 526);
+  });
+
+  it('a team with webhooks registered is trusted (issue 43): no head polling, a full reconcile every WEBHOOK_RECONCILE_MS', () => {
+    // 40 teams of 20 projects, all with webhooks, quiet: one full sync (list + 20 heads + 20 templates + team + members
+    // = 43 calls) each per WEBHOOK_RECONCILE_MS — 40 × 43 ÷ its minutes a minute over the simulated minutes (one reconcile
+    // interval, phases spread over it: each team once)
+    const minutes = s.webhookReconcileMs / 60_000;
+    const all = teams(Array.from({ length: 40 }, () => 20), 40);
+    const r = simulateSync(all, all.teams, quiet, costs, s, minutes);
+    expect(r.polledCallsPerMin).toBe(0);
+    expect(r.quietHookCallsPerMin).toBe(0);
+    expect(r.hookedCallsPerMin).toBeCloseTo((40 * 43) / minutes, 0);
+    expect(r.syncsPerMin).toBeCloseTo(40 / minutes, 1);
   });
 
   it('teams sharing a key share its budget: ten 20-project teams on one key are held to 1 200 a minute together', () => {

@@ -186,7 +186,7 @@ describe('render index with webhooks', () => {
       const row = (await g.deps.replica!.status()).find((x) => x.team === team)!;
       expect(row.last_webhook).not.toBeNull();
       expect(row.webhooks).toBe('trusted');
-      expect(row.bound_ms).toBe(600_000 + STALE); // a reconcile every WEBHOOK_RECONCILE_MS and the time of one sync
+      expect(row.bound_ms).toBe(1_200_000 + STALE); // a reconcile every WEBHOOK_RECONCILE_MS (20 min) and the time of one sync
     } finally {
       await g.close();
       await s.sim.close();
