@@ -70,14 +70,14 @@ export interface Settings {
    */
   readonly bookkeeping: number;
   readonly settleStatements: number;
-  /** Whether a full sync rewrites every project row (the code: refreshProjects with `every`), or only those that changed. */
+  /** Whether a full sync rewrites every project row (the code before issue 43), or only those that changed (the code now). */
   readonly fullRewritesProjects: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
   stalenessMs: 5_000, reconcileMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
   headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000, webhookReconcileMs: 1_200_000,
-  bookkeeping: 7, settleStatements: 2, fullRewritesProjects: true,
+  bookkeeping: 7, settleStatements: 2, fullRewritesProjects: false,
 };
 
 export interface PopulationSpec {

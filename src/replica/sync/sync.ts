@@ -95,7 +95,9 @@ export class TeamSync {
   async sync(t: TeamReplica, s: V1Session, full: boolean, changes: SyncChanges, heads?: readonly string[], startedAt?: number): Promise<void> {
     const started = startedAt ?? this.o.clock.now();
     if (full) await this.refreshTeam(t, s);
-    const projects = await this.refreshProjects(t, s, full);
+    // the projects that changed only, full sync or not (a thumbnail nearing its end counts: `projectChanged`) — a full
+    // sync rewrote every project row, ~a quarter of the store's writes at scale (issue 43, docs/scale.md)
+    const projects = await this.refreshProjects(t, s, false);
     const checked = heads === undefined ? null : new Set(heads);
     const headSeen = new Set<string>();
     await this.fanOut(inHeadOrder(projects, heads), async (p) => {
@@ -127,8 +129,8 @@ export class TeamSync {
   }
 
   /**
-   * The team's project list: new and changed projects are stored (`every`: all of them, thumbnails refreshed), projects
-   * gone from v1 are dropped.
+   * The team's project list: new and changed projects are stored (`every`: all of them — the backfill's first walk),
+   * projects gone from v1 are dropped.
    */
   private async refreshProjects(t: TeamReplica, s: V1Session, every: boolean): Promise<V1Project[]> {
     const projects: V1Project[] = [];
