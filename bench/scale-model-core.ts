@@ -72,12 +72,17 @@ export interface Settings {
   readonly settleStatements: number;
   /** Whether a full sync rewrites every project row (the code before issue 43), or only those that changed (the code now). */
   readonly fullRewritesProjects: boolean;
+  /**
+   * Whether a head check writes a render whose signed URLs alone were signed afresh (the code before issue 43), or keeps
+   * them in memory only (the code now: the store's copy is refreshed when read).
+   */
+  readonly urlRewrites: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
   stalenessMs: 5_000, reconcileMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
   headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000, webhookReconcileMs: 1_200_000,
-  bookkeeping: 7, settleStatements: 2, fullRewritesProjects: false,
+  bookkeeping: 7, settleStatements: 2, fullRewritesProjects: false, urlRewrites: false,
 };
 
 export interface PopulationSpec {
@@ -332,7 +337,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
         const found = isHooked ? 0 : renderRowsFound(st, gapS, D, costs);
         rows += found;
         const w = syncWrites(st, gapS, full, found, need !== calls, s);
-        const u = urlRefreshes(st, gapS, costs);
+        const u = s.urlRewrites ? urlRefreshes(st, gapS, costs) : { statements: 0, rows: 0 };
         writes += w.statements + u.statements;
         rowWrites += w.rows + u.rows;
         urlRows += u.rows;

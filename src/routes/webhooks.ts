@@ -32,10 +32,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps): void {
       try {
         outcome = await receiver.receive({ team: request.params.team, raw, signature: Array.isArray(sig) ? sig[0] : sig });
       } catch (e) {
-        // a delivery refused for its signature is not retried by v1, one failed (5xx) is: either may be lost — the team's
-        // window grows, its renders walked again once it is over (`replica/sync/receiver-health.ts`)
+        // a delivery refused (its signature, or — signed, so v1's — its body, time or owner) is not retried by v1, one
+        // failed (5xx) is: either may be lost — the team's window grows, its renders walked again once it is over
+        // (`replica/sync/receiver-health.ts`)
         const status = e instanceof GatewayError ? e.status : 500;
-        if (status === 401 || status >= 500) deps.replica?.health.refusal(request.params.team, status === 401 ? 'refused' : 'failed');
+        if (status >= 400) deps.replica?.health.refusal(request.params.team, status < 500 ? 'refused' : 'failed');
         throw e;
       }
       request.log.debug({ outcome, webhookId: request.headers['x-webhook-id'] }, 'webhook received');

@@ -45,9 +45,10 @@ describe('scale model: the sync', () => {
     expect(lasting.syncWritesPerSec).toBeCloseTo((48 * 7 + 1 + 1) / 60, 9);
   });
 
-  it('head renders with signed URLs are rewritten every 0.8 × the URLs\' lifetime while their projects are checked', () => {
+  it('before issue 43, head renders with signed URLs were rewritten every 0.8 × the URLs\' lifetime; now they are not', () => {
     const pop = teams([10, 20]); // 1 000 renders a project's share and more: full head pages
-    const r = simulateSync(pop, pop.teams, quiet, costs, s);
+    expect(simulateSync(pop, pop.teams, quiet, costs, s).urlRefreshRowsPerSec).toBe(0);
+    const r = simulateSync(pop, pop.teams, quiet, costs, { ...s, urlRewrites: true });
     const perSec = (30 * s.headPage * costs.outputShare.value) / (0.8 * costs.signedUrlLifetimeS.value);
     expect(r.urlRefreshRowsPerSec).toBeCloseTo(perSec, 6);
   });

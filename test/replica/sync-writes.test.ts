@@ -42,3 +42,29 @@ describe('a full sync (issue 43: writes in proportion to change)', () => {
     put.mockRestore();
   });
 });
+
+describe('a head check (issue 43: writes in proportion to change)', () => {
+  it('a render whose signed URLs only were signed afresh is not written to the store; the replica hands out the new URLs', async () => {
+    const team = sim.keys[0]!.teams[0]!.id;
+    const token = await gw.login('writes@example.com');
+    const complete = [...sim.sim.world.renders.values()].filter((r) => r.teamId === team && r.status === 'complete');
+    expect(complete.length).toBeGreaterThan(0);
+    // past the last fifth of the URLs' lifetime (the simulator's 300 s): every head render's URLs near their end
+    sim.sim.clock.advance(250_000);
+    const putRenders = vi.spyOn(gw.deps.replica!.store, 'putRenders');
+    await gw.deps.replica!.syncNow([team]);
+    expect(putRenders.mock.calls.flatMap((c) => c[1].map((r) => r.id))).toEqual([]);
+    putRenders.mockRestore();
+    // the read hands out URLs the sync just saw (valid for the lifetime from now), refreshing none itself (no render read
+    // by id: its one v1 call, if any, is the key's reach asked again after KEY_RECHECK_MS)
+    const byId = sim.sim.stats.get('GET /v1/renders/:id') ?? 0;
+    const read = await gw.get('/renders?filter[status][_eq]=complete&fields=id,output&limit=5&sort=-date_created', token);
+    expect(read.body.data.length).toBeGreaterThan(0);
+    expect(sim.sim.stats.get('GET /v1/renders/:id') ?? 0).toBe(byId);
+    const now = sim.sim.clock.now();
+    const urls = read.body.data.flatMap((r: { output: unknown }) => JSON.stringify(r.output).match(/https?:[^"]+/g) ?? []);
+    expect(urls.length).toBeGreaterThan(0);
+    // every URL handed out lasts (nearly) its whole lifetime from now: signed at this sync, not 250 s ago
+    for (const u of urls) expect(Number(new URL(u).searchParams.get('expires')) * 1000).toBeGreaterThan(now + 200_000);
+  });
+});

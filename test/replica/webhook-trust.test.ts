@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,13 +38,13 @@ const person = () => sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`
 const projectOf = (team: string) => [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!;
 
 /** A gateway instance over the shared store, its webhook endpoints registered in v1 (replacing the previous instance's). */
-async function instance(first: boolean): Promise<{ g: TestGateway; token: string }> {
+async function instance(first: boolean, hooks = true): Promise<{ g: TestGateway; token: string }> {
   const g = await startGateway(env(), {}, { sim, simClock: true });
   open.push(g);
   if (first) await g.addUser(0, 'ann@example.com');
   const token = await g.login('ann@example.com');
   const base = await g.app.listen({ port: 0, host: '127.0.0.1' });
-  for (const team of teams()) {
+  for (const team of hooks ? teams() : []) {
     sim.sim.world.teams.get(team)!.webhooks.length = 0;
     sim.sim.webhooks.register(team, `${base}/_gateway/webhooks/v1/${team}`, ['render.status_changed'], SECRET);
   }
@@ -148,5 +149,30 @@ describe('webhook trust (issue 43)', () => {
     expect(caught).toEqual([expect.objectContaining({ from: new Date(downAgain).toISOString(), to: new Date(upAt).toISOString() })]);
     expect(downAgain).toBeGreaterThan(downAt);
     expect((await statusOf(c.g, team)).webhooks).toBe('trusted');
+  });
+});
+
+describe('webhook trust: a delivery v1 signed but the gateway refused (issue 43)', () => {
+  it('is a lost delivery: the team is polled and caught up, whatever the refusal (signature, time)', async () => {
+    sim = await startSim();
+    dir = mkdtempSync(join(tmpdir(), 'trust-'));
+    const { g } = await instance(true, false); // no delivery from v1 here: the one refused is the test's
+    await g.deps.replica!.syncNow(teams());
+    const team = teams()[0]!;
+    expect((await statusOf(g, team)).webhooks).toBe('trusted');
+    const render = sim.sim.world.renderView([...sim.sim.world.renders.values()].find((r) => r.teamId === team)!);
+    // signed with the team's secret (so v1's), its timestamp outside WEBHOOK_TOLERANCE_MS: refused, and v1 does not retry it
+    const raw = JSON.stringify({ id: 'hook_stale_1', event: 'render.status_changed', data: render, timestamp: sim.sim.clock.now() - 3_600_000 });
+    const res = await g.app.inject({ method: 'POST', url: `/_gateway/webhooks/v1/${team}`, payload: raw,
+      headers: { 'content-type': 'application/json', 'x-webhook-signature': `sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}` } });
+    expect(res.statusCode).toBe(400);
+    await new Promise((r) => setImmediate(r));
+    expect((await statusOf(g, team)).webhooks).toBe('catch-up');
+    // once no refusal came for the retry span, the next sync walks the team again and trusts it
+    sim.sim.clock.advance(15_000);
+    await g.get('/renders?limit=1', await g.login('ann@example.com'));
+    await g.deps.replica!.tick();
+    expect((await statusOf(g, team)).webhooks).toBe('trusted');
+    expect(g.logs.some((l) => l.includes('webhooks: team caught up') && l.includes(team))).toBe(true);
   });
 });

@@ -114,7 +114,7 @@ export class TeamSync {
     await repollMoving(t, s, headSeen, {
       fanOut: (items, fn) => this.fanOut(items, fn),
       put: (renders) => this.put(t, renders, changes),
-      putChanged: (renders) => this.put(t, this.changed(t, renders), changes),
+      putChanged: (renders) => this.putChanged(t, renders, changes),
     });
     await this.o.store.markSynced(t.id, started);
     t.syncedAt = Math.max(t.syncedAt ?? 0, started);
@@ -219,7 +219,7 @@ export class TeamSync {
         const page = await s.rendersPage(projectId, { limit: cursor ? V1_PAGE_MAX : HEAD_PAGE, ...(cursor ? { cursor } : {}) });
         // known before this page was applied: a render this walk adds is no proof that older ones are known
         const reachedKnown = mark !== null && page.data.some((r) => r.created_at < mark && t.has(r.id));
-        await this.put(t, this.changed(t, page.data), changes);
+        await this.putChanged(t, page.data, changes);
         for (const r of page.data) {
           seen.push(r.id);
           if (newest === null || r.created_at > newest) newest = r.created_at;
@@ -251,9 +251,21 @@ export class TeamSync {
     });
   }
 
-  /** The renders v1 shows differently from the replica. */
-  private changed(t: TeamReplica, renders: readonly V1Render[]): V1Render[] {
-    return renders.filter((r) => differs(t, r, this.o.clock.now(), this.o.signedUrlTtlMs));
+  /**
+   * The renders v1 shows differently from the replica, written (store first, then memory); those whose signed URLs alone
+   * were signed afresh as the held ones near their end are kept in memory only: a new signature is no change, and the
+   * store's copy is refreshed when it is read (`reads/output-refresh.ts`) — the store's writes follow what changed
+   * (issue 43: head renders rewritten for their URLs were half of them at scale).
+   */
+  private async putChanged(t: TeamReplica, renders: readonly V1Render[], changes: SyncChanges): Promise<void> {
+    const now = this.o.clock.now();
+    const changed: V1Render[] = [];
+    for (const r of renders) {
+      const d = differs(t, r, now, this.o.signedUrlTtlMs);
+      if (d === 'changed') changed.push(r);
+      else if (d === 'resigned') t.apply(r, now);
+    }
+    await this.put(t, changed, changes);
   }
 
   /** Store first, then memory (same newest-state rule in both). */
@@ -275,16 +287,17 @@ export class TeamSync {
 }
 
 /**
- * A render v1 shows differently from the replica: unknown, in another state, with other output variants, or with
- * output URLs the replica would no longer hand out (v1 signs them afresh on every read: a new signature alone is no change).
+ * How a render v1 shows differs from the replica's: `changed` (unknown, in another state, with other output variants),
+ * `resigned` (the same, its held output URLs near the end of their lifetime: v1 signs them afresh on every read, a new
+ * signature alone is no change), or not at all (null).
  */
-function differs(t: TeamReplica, r: V1Render, now: number, ttlMs: number): boolean {
+function differs(t: TeamReplica, r: V1Render, now: number, ttlMs: number): 'changed' | 'resigned' | null {
   const known = t.renderState(r.id);
-  if (!known) return true;
-  if (known.status !== r.status || known.updated !== (r.updated_at ?? r.created_at)) return true;
-  if (known.variants !== Object.keys(r.output ?? {}).sort().join(',')) return true;
+  if (!known) return 'changed';
+  if (known.status !== r.status || known.updated !== (r.updated_at ?? r.created_at)) return 'changed';
+  if (known.variants !== Object.keys(r.output ?? {}).sort().join(',')) return 'changed';
   const expiresAt = t.expiryOf(r.id, (k, seenAt) => outputExpiry(k.output, seenAt, ttlMs)) as number;
-  return nearExpiry(expiresAt, known.seenAt, now);
+  return nearExpiry(expiresAt, known.seenAt, now) ? 'resigned' : null;
 }
 
 /**
