@@ -6,8 +6,9 @@
  * a second are created meanwhile (spread over the teams evenly, over each team's projects by the model's Zipf shares;
  * they move for the simulator's 4 s). Also the rows the store changed (SQLite's total_changes) beside the model's
  * statements. BENCH_CHECK_HOOKS teams (the first ones) get their renders' transitions as webhooks do (applied as the
- * receiver applies a delivery: the render written, the team's webhook time), a delivery a transition; the model's teams
- * alike. One process, seconds.
+ * receiver applies a delivery: the render written, the team's webhook time), a delivery a transition, and their secrets
+ * are configured (issue 43: such a team is trusted, reconciled every WEBHOOK_RECONCILE_MS — measure over at least that
+ * many minutes, BENCH_CHECK_MINUTES=21); the model's teams alike. One process, seconds.
  * usage: tsc -p tsconfig.bench.json && node dist/bench/scale-model-check.js
  *        (BENCH_CHECK_SCALE=demo|small|bench|wide, BENCH_CHECK_RATE=0, BENCH_CHECK_HOOKS=0)
  */
@@ -16,6 +17,7 @@ import { sql } from 'kysely';
 import { Rng } from '../src/sim/rng.js';
 import { LIFECYCLE_MS, SCALES, type Scale } from '../src/sim/generator.js';
 import { startGateway } from '../test/helpers/gateway.js';
+import { startSim } from '../test/helpers/sim.js';
 import { DEFAULT_SETTINGS, simulateSync, zipfShares, type Costs, type Team } from './scale-model-core.js';
 
 // `wide`: two teams of 400 projects of 25 renders (a scale of this check only), where one sync does not fit a minute's budget
@@ -24,10 +26,14 @@ const scale = (process.env.BENCH_CHECK_SCALE ?? 'demo') as keyof typeof SCALES;
 const rate = Number(process.env.BENCH_CHECK_RATE ?? 0);
 const hooks = Number(process.env.BENCH_CHECK_HOOKS ?? 0);
 const costs = (JSON.parse(readFileSync(new URL('../../bench/scale-costs.json', import.meta.url), 'utf8')) as { costs: Costs }).costs;
-const gw = await startGateway({ INDEX_ACTIVE_MS: '3600000', LOG_LEVEL: 'silent' }, { scale }, { simClock: true });
+const running = await startSim({ scale });
+const teamIds = running.keys[0]!.teams.map((t) => t.id);
+// the first BENCH_CHECK_HOOKS teams have webhooks registered (their secrets configured): trusted, as the model's are
+const secrets = Object.fromEntries(teamIds.slice(0, hooks).map((id) => [id, `whsec_check_${id}`]));
+const gw = await startGateway({ INDEX_ACTIVE_MS: '3600000', LOG_LEVEL: 'silent', WEBHOOK_SECRETS: JSON.stringify(secrets) }, {},
+  { sim: running, simClock: true });
 const sim = gw.s.sim;
 await gw.addUser(0, 'check@example.com');
-const teamIds = gw.s.keys[0]!.teams.map((t) => t.id);
 await gw.deps.replica!.syncNow(teamIds);
 // renders still moving in the seeded world end; the first syncs see them final
 sim.clock.advance(60_000);
@@ -101,3 +107,4 @@ process.stdout.write(`${JSON.stringify({
 })}\n`);
 if (process.env.BENCH_CHECK_DEBUG) process.stderr.write(`${JSON.stringify(await index.status())}\n`);
 await gw.close();
+await running.sim.close();
