@@ -1,4 +1,4 @@
-import { isSecretName, scrubText } from '../log/logger.js';
+import { isSecretName, scrubText } from '../log/scrub.js';
 
 /**
  * What a comparison record may keep of a request and of the values that differed: no credential. The request line

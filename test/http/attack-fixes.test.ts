@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deeperThan } from '../../src/http/json-body.js';
-import { scrubText } from '../../src/log/logger.js';
+import { scrubText } from '../../src/log/scrub.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**

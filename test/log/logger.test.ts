@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { accessLogger, createLogger, lazyChildLogger, SCRUB_CHARS, SCRUB_PAIRS, scrubText, scrubUrl } from '../../src/log/logger.js';
+import { accessLogger, createLogger, lazyChildLogger } from '../../src/log/logger.js';
+import { SCRUB_CHARS, SCRUB_PAIRS, scrubText, scrubUrl } from '../../src/log/scrub.js';
 import { TEST_ENV } from '../helpers/gateway.js';
 
 describe('pino redaction', () => {

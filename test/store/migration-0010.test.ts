@@ -13,8 +13,8 @@ import { databases } from '../helpers/databases.js';
 vi.mock('../../src/compare/redact.js', () => ({
   REDACTED: 'PLANTED', redactRequest: () => 'PLANTED', redactValue: () => 'PLANTED', requestLine: () => 'PLANTED',
 }));
-vi.mock('../../src/log/logger.js', async (original) => ({
-  ...(await original<typeof import('../../src/log/logger.js')>()), scrubText: () => 'PLANTED', isSecretName: () => false,
+vi.mock('../../src/log/scrub.js', async (original) => ({
+  ...(await original<typeof import('../../src/log/scrub.js')>()), scrubText: () => 'PLANTED', isSecretName: () => false,
 }));
 
 const dbs = await databases();
