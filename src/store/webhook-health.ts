@@ -42,15 +42,23 @@ export class WebhookHealthStore {
     await this.db.deleteFrom('webhook_receivers').where('seen_at', '<', before).execute();
   }
 
-  async addGap(team: string, from: number, to: number, reason: GapReason): Promise<WebhookGap> {
-    const id = randomUUID();
-    await this.db.insertInto('webhook_gaps').values({ id, team_id: team, from_ms: from, to_ms: to, reason }).execute();
-    return { id, team, from, to, reason };
+  /** A new window (an id of its own). */
+  newGap(team: string, from: number, to: number, reason: GapReason): WebhookGap {
+    return { id: randomUUID(), team, from, to, reason };
   }
 
-  /** A refusal window grew (its end moves later). */
-  async extendGap(id: string, to: number): Promise<void> {
-    await this.db.updateTable('webhook_gaps').set({ to_ms: to }).where('id', '=', id).where('to_ms', '<', to).execute();
+  /**
+   * Writes a window, or moves its end later (a run of refusals grows): written again if it was dropped meanwhile (another
+   * instance caught the team up while this one still records refusals of it).
+   */
+  async putGap(g: WebhookGap): Promise<void> {
+    await this.db.insertInto('webhook_gaps').values({ id: g.id, team_id: g.team, from_ms: g.from, to_ms: g.to, reason: g.reason })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ to_ms: g.to }).where('webhook_gaps.to_ms', '<', g.to)).execute();
+  }
+
+  /** The team's own windows up to `to` are caught up: dropped (windows of every team stay until they age out). */
+  async dropCaughtUp(team: string, to: number): Promise<void> {
+    await this.db.deleteFrom('webhook_gaps').where('team_id', '=', team).where('to_ms', '<=', to).execute();
   }
 
   /** The windows that ended after `after`, oldest first. */

@@ -31,13 +31,13 @@ function memoryStore() {
     beat: async () => { writes.push('beat'); },
     receiversElsewhere: async () => [],
     forgetReceivers: async () => undefined,
-    addGap: async (team: string, from: number, to: number, reason: GapReason) => {
-      writes.push('add');
-      const g = { id: `g${++n}`, team, from, to, reason };
-      gaps.set(g.id, g);
-      return g;
+    newGap: (team: string, from: number, to: number, reason: GapReason) => ({ id: `g${++n}`, team, from, to, reason }),
+    putGap: async (g: WebhookGap) => {
+      writes.push(gaps.has(g.id) ? 'extend' : 'add');
+      const had = gaps.get(g.id);
+      gaps.set(g.id, had && had.to >= g.to ? had : g);
     },
-    extendGap: async (id: string, to: number) => { writes.push('extend'); const g = gaps.get(id); if (g) gaps.set(id, { ...g, to }); },
+    dropCaughtUp: async (team: string, to: number) => { for (const [id, g] of gaps) if (g.team === team && g.to <= to) gaps.delete(id); },
     gapsAfter: async () => [...gaps.values()],
     pruneGaps: async () => undefined,
     checkedTo: async () => new Map<string, number>(),
@@ -68,5 +68,36 @@ describe('ReceiverHealth refusals (issue 43)', () => {
     expect(w).toEqual({ from: 1_000_000, to: 1_000_000 + 999 * 3 });
     await h.caughtUp('t', w!);
     expect(h.trusted('t', clock.now())).toBe(true);
+  });
+});
+
+describe('ReceiverHealth windows stay a few rows a team (attack pass 36, H-1)', () => {
+  it('refusals however far apart grow one window until the team is caught up; then it is dropped', async () => {
+    const clock = new ManualClock(2_000_000);
+    const { store, gaps } = memoryStore();
+    const h = new ReceiverHealth({
+      store, clock, logger: pino({ level: 'silent' }), holder: 'me', registered: new Set(['t', 'u']), reconcileMs: 600_000, retrySpanMs: SPAN, beatMs: 10_000,
+    });
+    await h.open();
+    // a day's drip: an unsigned post every 16 s (each past the retry span), for two teams, a few 5xx among them
+    for (let i = 0; i < 5_400; i++) {
+      h.refusal('t', 'refused');
+      h.refusal('u', i % 100 === 0 ? 'failed' : 'refused');
+      clock.advance(16_000);
+      if (i % 40 === 0) await h.tick();
+    }
+    await h.tick();
+    // one window a team and kind, not one a refusal (the rule before kept 5 400 rows a team, re-read every beat)
+    expect([...gaps.values()].map((g) => `${g.team} ${g.reason}`).sort()).toEqual(['t refused', 'u failed', 'u refused']);
+    const w = h.due('t', clock.now());
+    expect(w).toEqual({ from: 2_000_000, to: 2_000_000 + 5_399 * 16_000 });
+    await h.caughtUp('t', w!);
+    expect([...gaps.values()].map((g) => g.team).sort()).toEqual(['u', 'u']);
+    expect(h.trusted('t', clock.now())).toBe(true);
+    expect(h.trusted('u', clock.now())).toBe(false);
+    // a refusal after the catch-up: a new window of its own
+    h.refusal('t', 'refused');
+    expect([...gaps.values()].filter((g) => g.team === 't')).toHaveLength(1);
+    expect(h.trusted('t', clock.now())).toBe(false);
   });
 });

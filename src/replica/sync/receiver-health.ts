@@ -29,11 +29,17 @@ const WRITE_EVERY_MS = 1_000;
  * The webhook receivers of every instance, as the store records them, and what follows for each team's trust: its
  * webhooks are trusted (it is not head-polled) while they are registered and no delivery may have been lost since its
  * last catch-up. Each instance records its receiver as answering every beat; a start that finds no receiver answered for
- * longer than v1's retries span records that window for every team; refused deliveries (bad signature) and failed ones
- * (the gateway answered 5xx) record theirs for the team. The sync walks a team again for each such window (`due`).
+ * longer than v1's retries span records that window for every team; refused deliveries and failed ones record theirs
+ * for the team. The sync walks a team again for its windows (`due`).
+ *
+ * A team holds at most one window of its own per kind until it is caught up (refusals grow that window however far
+ * apart they come), and a team's windows are dropped once it is: however many deliveries are refused, a team's windows
+ * stay a few rows, and a team's trust reads its own and the windows of every team only (attack pass 36, H-1: a window a
+ * refusal 15 s apart, kept a day, re-read every beat and scanned for every team — 291 540 rows held others' reads 0.9 s).
  */
 export class ReceiverHealth implements WebhookTrust {
-  private gaps: WebhookGap[] = [];
+  /** The windows, by team ('' for every team). */
+  private gaps = new Map<string, WebhookGap[]>();
   private readonly checked = new Map<string, number>();
   /** The refusal windows this instance is writing, by team, and the end the store holds. */
   private readonly runs = new Map<string, { gap: WebhookGap; stored: number }>();
@@ -63,9 +69,10 @@ export class ReceiverHealth implements WebhookTrust {
     const alive = others.some((o) => !o.stopped && now - o.seenAt < this.deps.retrySpanMs);
     const last = others.reduce<number | null>((m, o) => (m === null || o.seenAt > m ? o.seenAt : m), null);
     if (!alive && last !== null && now > last) {
-      const gap = await store.addGap('', last, now, 'receiver down');
+      const gap = store.newGap('', last, now, 'receiver down');
+      await store.putGap(gap);
       logger.warn({ from: new Date(last).toISOString(), to: new Date(now).toISOString() }, 'webhooks: no receiver answered in this window');
-      this.gaps.push(gap);
+      this.put(gap);
     }
     await this.beat(now);
     this.opened = true;
@@ -84,11 +91,11 @@ export class ReceiverHealth implements WebhookTrust {
 
   trusted(teamId: string, now: number): boolean {
     if (!this.opened || !this.deps.registered.has(teamId)) return false;
-    return lostWindow(this.gaps, teamId, this.checked.get(teamId) ?? 0, this.deps.retrySpanMs, now) === null;
+    return lostWindow(this.gapsOf(teamId), teamId, this.checked.get(teamId) ?? 0, this.deps.retrySpanMs, now) === null;
   }
 
   pending(teamId: string, now: number): boolean {
-    return this.registered(teamId) && lostWindow(this.gaps, teamId, this.checked.get(teamId) ?? 0, this.deps.retrySpanMs, now) !== null;
+    return this.registered(teamId) && lostWindow(this.gapsOf(teamId), teamId, this.checked.get(teamId) ?? 0, this.deps.retrySpanMs, now) !== null;
   }
 
   /** Whether the team's webhooks are registered and trust is on (its status says so). */
@@ -99,39 +106,62 @@ export class ReceiverHealth implements WebhookTrust {
   /** The window the team's renders must be walked again for now (null: none, or one still under way). */
   due(teamId: string, now: number): CatchUpWindow | null {
     if (!this.registered(teamId)) return null;
-    return lostWindow(this.gaps, teamId, this.checked.get(teamId) ?? 0, this.deps.retrySpanMs, now, true);
+    return lostWindow(this.gapsOf(teamId), teamId, this.checked.get(teamId) ?? 0, this.deps.retrySpanMs, now, true);
+  }
+
+  /** The windows a team's trust reads: its own and those of every team. */
+  private gapsOf(teamId: string): readonly WebhookGap[] {
+    const own = this.gaps.get(teamId);
+    const every = this.gaps.get('');
+    if (!own) return every ?? [];
+    return every ? [...every, ...own] : own;
+  }
+
+  /** A window added, or its end moved (by id). */
+  private put(g: WebhookGap): void {
+    const list = this.gaps.get(g.team) ?? [];
+    const at = list.findIndex((x) => x.id === g.id);
+    if (at >= 0) list[at] = g;
+    else list.push(g);
+    this.gaps.set(g.team, list);
   }
 
   /** The team was walked again for the windows up to `to`. */
   async caughtUp(teamId: string, w: CatchUpWindow): Promise<void> {
     await this.deps.store.setCheckedTo(teamId, w.to);
+    await this.deps.store.dropCaughtUp(teamId, w.to);
     this.checked.set(teamId, Math.max(this.checked.get(teamId) ?? 0, w.to));
+    const left = (this.gaps.get(teamId) ?? []).filter((g) => g.to > w.to);
+    if (left.length > 0) this.gaps.set(teamId, left);
+    else this.gaps.delete(teamId);
     this.deps.logger.info({ team: teamId, from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString() }, 'webhooks: team caught up');
   }
 
-  /** The gateway refused (bad signature) or failed (5xx) a delivery for a registered team: its window grows. */
+  /**
+   * The gateway refused a delivery (4xx) or failed it (5xx) for a registered team: the team's window of that kind grows
+   * while it is not caught up, however far apart the refusals (a new one only after its catch-up).
+   */
   refusal(teamId: string, reason: Exclude<GapReason, 'receiver down'>, now = this.deps.clock.now()): void {
     if (!this.opened || !this.registered(teamId)) return;
-    const open = this.runs.get(teamId);
-    if (open && open.gap.reason === reason && now - open.gap.to <= this.deps.retrySpanMs) {
-      const gap = { ...open.gap, to: Math.max(open.gap.to, now) };
-      this.gaps = this.gaps.map((g) => (g.id === gap.id ? gap : g));
-      open.gap = gap;
-      if (gap.to - open.stored >= WRITE_EVERY_MS) {
-        open.stored = gap.to;
-        void this.deps.store.extendGap(gap.id, gap.to).catch((e: unknown) => this.failed(e));
-      }
+    const key = `${teamId} ${reason}`;
+    const run = this.runs.get(key);
+    if (run && run.gap.to > (this.checked.get(teamId) ?? 0)) {
+      if (now <= run.gap.to) return;
+      run.gap = { ...run.gap, to: now };
+      this.put(run.gap);
+      if (now - run.stored >= WRITE_EVERY_MS) this.write(run);
       return;
     }
-    const gap: WebhookGap = { id: '', team: teamId, from: now, to: now, reason };
-    const entry = { gap, stored: now };
-    this.runs.set(teamId, entry);
-    this.gaps.push(gap);
-    void this.deps.store.addGap(teamId, now, now, reason).then((stored) => {
-      const named = { ...entry.gap, id: stored.id };
-      this.gaps = this.gaps.map((g) => (g === entry.gap ? named : g));
-      entry.gap = named;
-    }).catch((e: unknown) => this.failed(e));
+    const fresh = { gap: this.deps.store.newGap(teamId, now, now, reason), stored: now };
+    this.runs.set(key, fresh);
+    this.put(fresh.gap);
+    this.write(fresh);
+  }
+
+  /** A run's window written as this instance knows it (its end the store holds, once a second at most). */
+  private write(run: { gap: WebhookGap; stored: number }): void {
+    run.stored = run.gap.to;
+    void this.deps.store.putGap(run.gap).catch((e: unknown) => this.failed(e));
   }
 
   private async beat(now: number): Promise<void> {
@@ -140,10 +170,14 @@ export class ReceiverHealth implements WebhookTrust {
     try {
       await store.beat(holder, this.since, now);
       const [gaps, checked] = await Promise.all([store.gapsAfter(now - KEEP_MS), store.checkedTo([...registered])]);
-      // this instance's refusal windows as it knows them (the store holds their end once a second)
-      const mine = new Map([...this.runs.values()].map((o) => [o.gap.id, o.gap]));
-      this.gaps = [...gaps.map((g) => mine.get(g.id) ?? g), ...[...mine.values()].filter((g) => g.id === '')];
       for (const [team, to] of checked) this.checked.set(team, Math.max(this.checked.get(team) ?? 0, to));
+      this.gaps = new Map();
+      for (const g of gaps) this.put(g);
+      // this instance's refusal runs not caught up, as it knows them (the store holds their end once a second)
+      for (const [key, run] of this.runs) {
+        if (run.gap.to > (this.checked.get(run.gap.team) ?? 0)) this.put(run.gap);
+        else this.runs.delete(key);
+      }
       await store.pruneGaps(now - KEEP_MS);
       await store.forgetReceivers(now - KEEP_MS);
     } catch (e) {
