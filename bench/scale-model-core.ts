@@ -64,11 +64,14 @@ export interface Settings {
    */
   readonly webhookReconcileMs: number;
   /**
-   * Store statements every sync writes whatever it finds (the code: 7 — the lease taken, the team's and the key's budget
-   * rows reserved, the start recorded, the sync mark, the team announced, the lease given back), and the settle's (2:
-   * the team's and the key's rows, when the real calls differ from the reservation).
+   * Store statements every sync writes whatever it finds (the code: 4 — the lease taken with the sync's start, the team's
+   * and the key's budget rows reserved in one upsert, the lease given back with the sync mark, the team announced: a
+   * NOTIFY, no row; 7 before issue 43's part 3), and the settle's (1: both budget rows in one upsert, when the real calls
+   * differ from the reservation; 2 before).
    */
   readonly bookkeeping: number;
+  /** The rows those statements write (the code: 4 — the team row twice, both budget rows; 6 before issue 43's part 3). */
+  readonly bookkeepingRows: number;
   readonly settleStatements: number;
   /** Whether a full sync rewrites every project row (the code before issue 43), or only those that changed (the code now). */
   readonly fullRewritesProjects: boolean;
@@ -82,7 +85,7 @@ export interface Settings {
 export const DEFAULT_SETTINGS: Settings = {
   stalenessMs: 5_000, reconcileMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
   headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000, webhookReconcileMs: 1_200_000,
-  bookkeeping: 7, settleStatements: 2, fullRewritesProjects: false, urlRewrites: false,
+  bookkeeping: 4, bookkeepingRows: 4, settleStatements: 1, fullRewritesProjects: false, urlRewrites: false,
 };
 
 export interface PopulationSpec {
@@ -404,15 +407,16 @@ function urlRefreshes(st: TeamState, gapS: number, costs: Costs): { statements: 
 }
 
 /**
- * Store statements one sync writes, and the rows they write: its lease (take, the start recorded, release), the budget
- * rows of the team and the key (reserve, and settle when the real calls differ), the sync mark, the team announced to
- * the other instances (a NOTIFY on PostgreSQL, no row; those holding the team read its row again, not counted); a
+ * Store statements one sync writes, and the rows they write: its lease taken with the start recorded, the budget rows
+ * of the team and the key (reserved in one statement, and settled in one when the real calls differ), the lease given
+ * back with the sync mark, the team announced to the other instances (a NOTIFY on PostgreSQL, no row; those holding the
+ * team read its row again, not counted); a
  * statement per project with renders written (a row a render) and per head mark moved; a full sync rewrites the team
  * row and every project row (refreshProjects `every`).
  */
 function syncWrites(st: TeamState, gapS: number, full: boolean, rows: number, settles: boolean, s: Settings): { statements: number; rows: number } {
   let n = s.bookkeeping + (settles ? s.settleStatements : 0);
-  let r = n - 1 + rows;
+  let r = s.bookkeepingRows + (settles ? 2 : 0) + rows; // a settle writes the team's and the key's budget rows
   for (const w of st.t.projectShares) {
     const p = 1 - Math.exp(-st.rate * w * gapS);
     if (p < 1e-6) break;

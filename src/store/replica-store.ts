@@ -213,9 +213,22 @@ export class ReplicaStore {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async release(teamId: string, holder: string): Promise<void> {
-    await this.db.updateTable('index_teams').set({ lease_holder: null, lease_until: null }).where('team_id', '=', teamId)
-      .where('lease_holder', '=', holder).execute();
+  /**
+   * Gives the team's lease back; `syncedAt`: a sync that started then is over, the team marked synced as of it in the same
+   * statement (as `markSynced`). False when `holder` no longer held it (then nothing was written).
+   */
+  async release(teamId: string, holder: string, syncedAt?: number): Promise<boolean> {
+    const r = await this.db.updateTable('index_teams')
+      .set((eb) => ({
+        lease_holder: null,
+        lease_until: null,
+        ...(syncedAt === undefined ? {} : {
+          synced_at: eb.case().when(eb.or([eb('synced_at', 'is', null), eb('synced_at', '<', syncedAt)]))
+            .then(eb.val(syncedAt)).else(eb.ref('synced_at')).end(),
+        }),
+      }))
+      .where('team_id', '=', teamId).where('lease_holder', '=', holder).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   async projects(teamId: string): Promise<ProjectRow[]> {

@@ -21,33 +21,35 @@ export class SyncCallStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
-   * Adds `calls` to every scope's row of `minute` if each still fits its limit; all or none (a scope that refuses
-   * gives back what the ones before it took). True when reserved.
+   * Adds `calls` to every scope's row of `minute` if each still fits its limit; all or none. One statement (a multi-row
+   * upsert, each row's limit by its scope) — issue 43: a sync's bookkeeping in as few statements as it can; a scope that
+   * refuses (rare: the budget spent) costs one more, giving back what the others took. True when reserved.
    */
   async reserve(scopes: readonly BudgetScope[], calls: number, minute: number): Promise<boolean> {
-    const taken: BudgetScope[] = [];
-    for (const s of scopes) {
-      const r = await sql<{ used: number }>`insert into index_sync_calls (scope, minute, used) values (${s.scope}, ${minute}, ${calls})
-        on conflict (scope, minute) do update set used = index_sync_calls.used + excluded.used
-        where index_sync_calls.used + excluded.used <= ${s.limit} returning used`.execute(this.db);
-      if (r.rows.length === 0) {
-        for (const t of taken) await this.add([t.scope], -calls, minute);
-        return false;
-      }
-      taken.push(s);
+    if (scopes.length === 0) return true;
+    const rows = sql.join(scopes.map((s) => sql`(${s.scope}, ${minute}, ${calls})`));
+    const limit = sql.join(scopes.map((s) => sql`when ${s.scope} then cast(${s.limit} as integer)`), sql` `);
+    const r = await sql<{ scope: string }>`insert into index_sync_calls (scope, minute, used) values ${rows}
+      on conflict (scope, minute) do update set used = index_sync_calls.used + excluded.used
+      where index_sync_calls.used + excluded.used <= case excluded.scope ${limit} end returning scope`.execute(this.db);
+    if (r.rows.length < scopes.length) {
+      await this.add(r.rows.map((x) => x.scope), -calls, minute);
+      return false;
     }
     await this.sweep(minute);
     return true;
   }
 
-  /** Adds calls made (or, negative, gives back calls reserved and not made) to every scope's row of `minute`. */
+  /**
+   * Adds calls made (or, negative, gives back calls reserved and not made) to every scope's row of `minute`, in one
+   * statement.
+   */
   async add(scopes: readonly string[], calls: number, minute: number): Promise<void> {
-    if (calls === 0) return;
-    for (const scope of scopes) {
-      await sql`insert into index_sync_calls (scope, minute, used) values (${scope}, ${minute}, ${Math.max(0, calls)})
-        on conflict (scope, minute) do update set used = case when index_sync_calls.used + ${calls} < 0 then 0
-          else index_sync_calls.used + ${calls} end`.execute(this.db);
-    }
+    if (calls === 0 || scopes.length === 0) return;
+    const rows = sql.join(scopes.map((scope) => sql`(${scope}, ${minute}, ${Math.max(0, calls)})`));
+    await sql`insert into index_sync_calls (scope, minute, used) values ${rows}
+      on conflict (scope, minute) do update set used = case when index_sync_calls.used + ${calls} < 0 then 0
+        else index_sync_calls.used + ${calls} end`.execute(this.db);
   }
 
   /** The calls of every scope counted in `minute` (scopes with none are absent). */

@@ -35,14 +35,14 @@ describe('scale model: the sync', () => {
     expect(r.hookedCallsPerMin).toBe(0);
     expect(r.syncsPerMin).toBe(2 * 24);
     expect(r.refusalsPerMin).toBe(0);
-    // every sync's 7 statements (the real calls equal the reservation: no settle), the team row of a full one; its
+    // every sync's 4 statements (the real calls equal the reservation: no settle), the team row of a full one; its
     // project rows only before issue 43 (the code now writes the projects that changed: none here)
-    expect(r.bookkeepingWritesPerSec).toBeCloseTo((48 * 7) / 60, 9);
+    expect(r.bookkeepingWritesPerSec).toBeCloseTo((48 * 4) / 60, 9);
     expect(r.projectWritesPerSec).toBe(0);
     const before = simulateSync(pop, pop.teams, quiet, costs, { ...s, fullRewritesProjects: true });
     expect(before.projectWritesPerSec).toBeCloseTo((10 + 20) / 60, 9);
     const lasting = simulateSync(pop, pop.teams, quiet, { ...costs, signedUrlLifetimeS: { ...costs.signedUrlLifetimeS, value: Infinity } }, s);
-    expect(lasting.syncWritesPerSec).toBeCloseTo((48 * 7 + 1 + 1) / 60, 9);
+    expect(lasting.syncWritesPerSec).toBeCloseTo((48 * 4 + 1 + 1) / 60, 9);
   });
 
   it('before issue 43, head renders with signed URLs were rewritten every 0.8 × the URLs\' lifetime; now they are not', () => {

@@ -1,14 +1,14 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SyncCallStore } from '../../src/store/sync-calls.js';
 import type { TeamReplica } from '../../src/replica/team/team-replica.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /**
- * The quiet projects' rotation when time passes between a sync's plan and its walk (the budget reserved in the store,
- * the lease written: milliseconds on a real store, here GAP ms of the simulator's manual clock, moved while the lease is
- * written). The heads a sync checks are those due up to its plan; the team's last sync must be that moment too, or the
+ * The quiet projects' rotation when time passes between a sync's plan and its walk (the budget reserved in the store:
+ * milliseconds on a real store, here GAP ms of the simulator's manual clock, moved while the reservation is written). The heads a sync checks are those due up to its plan; the team's last sync must be that moment too, or the
  * projects due between the plan and the walk are left to the next cycle (checked past the stated bound).
  */
 const PER_MIN = 120;
@@ -71,13 +71,12 @@ describe('quiet projects rotation, a sync starting late', () => {
     make(active[0]!);
     make(active[1]!);
     await index.syncNow([team]);
-    // from here every sync's walk starts GAP ms after its plan (the lease written as the sync starts)
-    const store = index.store;
-    const lease = store.lease.bind(store);
-    store.lease = (async (...args: Parameters<typeof store.lease>) => {
-      if (args[3] === true) sim.sim.world.advance(GAP);
-      return lease(...args);
-    }) as typeof store.lease;
+    // from here every sync's walk starts GAP ms after its plan (the calls reserved in the store between them)
+    const reserve = SyncCallStore.prototype.reserve;
+    SyncCallStore.prototype.reserve = async function (this: SyncCallStore, ...args: Parameters<SyncCallStore['reserve']>) {
+      sim.sim.world.advance(GAP);
+      return reserve.apply(this, args);
+    };
     sim.sim.world.advance(60_000 - (sim.sim.world.clock.now() % 60_000));
     loopStart = sim.sim.world.clock.now();
     for (let step = 1; step <= 240; step++) {

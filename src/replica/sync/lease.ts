@@ -4,8 +4,11 @@ import type { ReplicaStore } from '../../store/replica-store.js';
 export interface HeldLease {
   /** Throws once the lease was lost (another instance took the team over): the walk stops at its next step. */
   check(): void;
-  /** Stops the heartbeat and gives the lease back. */
-  release(): Promise<void>;
+  /**
+   * Stops the heartbeat and gives the lease back; `syncedAt`: the sync that started then is over, the team marked synced
+   * as of it in the same statement. False when the lease was lost meanwhile (nothing written: the caller marks alone).
+   */
+  release(syncedAt?: number): Promise<boolean>;
 }
 
 /**
@@ -48,9 +51,9 @@ export class SyncLeases {
       check: () => {
         if (lost) throw new Error('another instance took over the sync of this team');
       },
-      release: async () => {
+      release: async (syncedAt) => {
         clearInterval(timer);
-        if (!lost) await this.store.release(teamId, this.holder);
+        return !lost && (await this.store.release(teamId, this.holder, syncedAt));
       },
     };
   }

@@ -111,19 +111,26 @@ export class SyncScheduler {
     } catch (e) {
       this.fail(team.id, e);
     } finally {
-      await this.end(spend, lease);
+      await this.end(team.id, spend, lease);
     }
   }
 
-  /** The team's lease, its heartbeat counting the walk's calls so far in the store. */
-  private take(teamId: string, spend: Spend): Promise<HeldLease | undefined> {
-    return this.deps.leases.take(teamId, { beat: () => this.deps.budget.flush(spend) });
+  /**
+   * The team's lease, its heartbeat counting the walk's calls so far in the store; `sync`: a sync's start recorded with
+   * the take (for every instance to see; a sync that then finds the minute's budget spent leaves it recorded).
+   */
+  private take(teamId: string, spend: Spend, sync = false): Promise<HeldLease | undefined> {
+    return this.deps.leases.take(teamId, { sync, beat: () => this.deps.budget.flush(spend) });
   }
 
-  /** A walk is over: its calls settled in the store, its lease given back. */
-  private async end(spend: Spend, lease: HeldLease | undefined): Promise<void> {
+  /**
+   * A walk is over: its calls settled in the store, its lease given back — `syncedAt`, a sync that started then and
+   * completed: the team marked synced as of it with the release (one statement; alone when the lease was lost meanwhile).
+   */
+  private async end(teamId: string, spend: Spend, lease: HeldLease | undefined, syncedAt?: number): Promise<void> {
     await this.deps.budget.settle(spend).catch(() => undefined);
-    await lease?.release().catch(() => undefined);
+    const marked = await (lease?.release(syncedAt) ?? Promise.resolve(false)).catch(() => false);
+    if (syncedAt !== undefined && !marked) await this.deps.store.markSynced(teamId, syncedAt);
   }
 
   /**
@@ -149,8 +156,9 @@ export class SyncScheduler {
       return;
     }
     const spend = budget.open(t.id);
-    // one instance syncs a team at a time: a read elsewhere takes the holder's work (its changes come on the bus)
-    const lease = await this.take(t.id, spend);
+    // one instance syncs a team at a time: a read elsewhere takes the holder's work (its changes come on the bus); the
+    // sync's start is recorded with the lease
+    const lease = await this.take(t.id, spend, true);
     if (!lease) {
       // another instance syncs it: a read goes through that sync (its end, announced on the bus, waited for at most a
       // heartbeat or INDEX_MAX_STALENESS_MS, whichever is shorter), then takes its sync time
@@ -158,14 +166,18 @@ export class SyncScheduler {
       await this.deps.registry.refreshRow(t);
       return;
     }
+    // the sync's bookkeeping is three statements whatever it finds (issue 43): the lease taken with its start, the calls
+    // reserved for the team and the key, the lease given back with the sync mark; then the announcement (a NOTIFY)
+    let done: number | undefined;
+    let catchUp: ReturnType<NonNullable<SyncSchedulerDeps['health']>['due']> = null;
+    const changes: SyncChanges = { renders: [], renew: async () => lease.check() };
     try {
       const started = clock.now();
       const full = allowFull && started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
       // deliveries may have been lost in a window (no receiver up, refusals): every head walked and every render not
       // yet final read again, the window then marked caught up
-      const catchUp = this.deps.health?.due(t.id, started) ?? null;
+      catchUp = this.deps.health?.due(t.id, started) ?? null;
       const walkAll = every || catchUp !== null;
-      const changes: SyncChanges = { renders: [], renew: async () => lease.check() };
       let spent = false;
       let plan: { heads: string[]; calls: number } | undefined;
       const ok = await this.withReader(t.id, spend, async (s) => {
@@ -176,23 +188,29 @@ export class SyncScheduler {
             spent = true;
             return;
           }
-          // the sync starts: recorded with the lease, for every instance to see
-          await this.deps.store.lease(t.id, this.deps.holder, this.deps.leases.leaseMs, true);
         }
         await this.deps.sync.sync(t, s, full, changes, plan?.heads, started);
       });
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
       if (full) this.fullAt.set(t.id, started);
+      done = started;
+    } catch (e) {
+      this.fail(t.id, e);
+      throw e;
+    } finally {
+      await this.end(t.id, spend, lease, done);
+    }
+    if (done === undefined) return;
+    try {
       if (catchUp) await this.deps.health?.caughtUp(t.id, catchUp);
       this.failures.delete(t.id);
+      // announced once the store has the sync mark: peers read the team's row again
       await this.deps.peers.publishRenders(t.id, changes.renders);
       await this.deps.peers.publishTeam(t.id);
     } catch (e) {
       this.fail(t.id, e);
       throw e;
-    } finally {
-      await this.end(spend, lease);
     }
   }
 

@@ -88,7 +88,8 @@ export class TeamSync {
    * One incremental sync: new projects (walked whole), the heads of the projects in `heads` (in its order: the active
    * projects first, then the quiet ones due in the rotation; every known project's when absent) down to a known render
    * older than the newest one known, and the renders not yet final; `full` also refreshes the team, its members and
-   * every project's templates (there are no events for them). Marks the team synced as of the sync's start: `startedAt`,
+   * every project's templates (there are no events for them). Marks the team synced as of the sync's start (in memory;
+   * the store's mark is its caller's): `startedAt`,
    * the moment `heads` was planned at when given (the next sync's rotation takes the quiet projects due after it: a later
    * moment would leave those due in between to the next cycle).
    */
@@ -116,7 +117,7 @@ export class TeamSync {
       put: (renders) => this.put(t, renders, changes),
       putChanged: (renders) => this.putChanged(t, renders, changes),
     });
-    await this.o.store.markSynced(t.id, started);
+    // the store's mark is written with the lease given back (the scheduler: one statement, before the announcement)
     t.syncedAt = Math.max(t.syncedAt ?? 0, started);
   }
 
