@@ -18,7 +18,7 @@ import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './reads/answer-cache.js';
 import { SyncBudget } from './sync/budget.js';
-import { activeBoundOf, activityOf, boundFrom, boundOf } from './sync/freshness.js';
+import { activeBoundOf, activityOf, boundFrom, boundOf, SCHEDULER_TICK_MS } from './sync/freshness.js';
 import { SyncLeases } from './sync/lease.js';
 import { ReceiverHealth } from './sync/receiver-health.js';
 import { OutputRefresh, type RefreshWalk } from './reads/output-refresh.js';
@@ -122,7 +122,7 @@ export class ReplicaService {
   }
 
   /** Starts the background sync of the teams being read. */
-  start(tickMs = 250): void {
+  start(tickMs = SCHEDULER_TICK_MS): void {
     this.timer ??= setInterval(() => void this.tick(), tickMs).unref();
   }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetIntervalMs, cadenceFrom, syncCallsFor, syncCallsWith, type FreshnessConfig } from '../../src/replica/sync/freshness.js';
+import { budgetIntervalMs, SCHEDULER_TICK_MS, cadenceFrom, syncCallsFor, syncCallsWith, type FreshnessConfig } from '../../src/replica/sync/freshness.js';
 import { CYCLE_UNIT_MS, dueMax, headsDue, phaseHash, phasesIn } from '../../src/replica/sync/rotation.js';
 
 /**
@@ -94,7 +94,8 @@ describe('cadenceFrom', () => {
     fc.assert(fc.property(fc.integer({ min: 1, max: 500 }), fc.nat(50), fc.integer({ min: 10, max: 2_000 }), (projects, moving, perMin) => {
       const c = cadenceFrom(config(5_000), { projects, active: 0, moving }, ids(projects, 2).map(phaseHash), NO_HOOKS, 0, perMin);
       const interval = budgetIntervalMs(syncCallsFor(projects, moving), Math.max(1, perMin - (projects + 2))); // a full sync a minute kept aside
-      expect(c).toEqual({ intervalMs: Math.max(2_500, interval), cycleMs: 0, activeBoundMs: Math.max(5_000, interval), boundMs: Math.max(5_000, interval) });
+      const bound = Math.max(5_000, interval + SCHEDULER_TICK_MS); // a sync runs at the first tick past its due time
+      expect(c).toEqual({ intervalMs: Math.max(2_500, interval), cycleMs: 0, activeBoundMs: bound, boundMs: bound });
     }));
   });
 
@@ -105,7 +106,7 @@ describe('cadenceFrom', () => {
     expect(whole).toBe(15_000);
     expect(c.activeBoundMs).toBe(5_000);
     expect(c.cycleMs).toBeGreaterThan(0);
-    expect(c.boundMs).toBe(c.cycleMs + c.intervalMs);
+    expect(c.boundMs).toBe(c.cycleMs + c.intervalMs + SCHEDULER_TICK_MS);
   });
 
   it('keeps its promises on simulated time: active projects first at every sync, every quiet one within the bound, '
@@ -118,7 +119,8 @@ describe('cadenceFrom', () => {
         const list = ids(projects, salt);
         const c = cadenceFrom(config(staleness), { projects, active, moving }, list.map(phaseHash), NO_HOOKS, 0, perMin);
         if (c.cycleMs === 0) return; // whole syncs: as before (the test above)
-        expect(c.activeBoundMs).toBeLessThan(Math.max(staleness, budgetIntervalMs(syncCallsFor(projects, moving), Math.max(1, perMin - projects - 2))));
+        const whole = budgetIntervalMs(syncCallsFor(projects, moving), Math.max(1, perMin - projects - 2));
+        expect(c.activeBoundMs).toBeLessThan(Math.max(staleness, whole + SCHEDULER_TICK_MS));
         const activeSet = new Set(list.slice(0, active));
         const start = 1_700_000_040_000 + offset;
         const checked = new Map(list.map((p) => [p, start]));

@@ -34,6 +34,12 @@ export interface Cadence {
   readonly boundMs: number;
 }
 
+/**
+ * How often the scheduler looks for due syncs (`ReplicaService.start`): a sync runs at the first tick past its due time,
+ * so every bound counts one tick beyond the interval that brings the sync.
+ */
+export const SCHEDULER_TICK_MS = 250;
+
 /** A team's activity by version and window, until its first active project turns quiet (activity moves with time too). */
 const activities = new WeakMap<TeamReplica, Activity & { version: number; window: number; until: number; projectIds: readonly string[] }>();
 
@@ -120,7 +126,8 @@ export function budgetIntervalMs(calls: number, callsPerMin: number): number {
  *
  * Checking every project at every sync (`whole`), the syncs run at half the configured bound (INDEX_MAX_STALENESS_MS,
  * or INDEX_RECONCILE_MS while webhooks arrive: a reader finds the team fresh) but never more often than the budget lets
- * whole syncs run beside the periodic full sync's calls; the bound is the larger of that interval and the configured one.
+ * whole syncs run beside the periodic full sync's calls; the bound is the larger of that interval (and a scheduler tick,
+ * `SCHEDULER_TICK_MS`) and the configured one.
  *
  * With active projects, when whole syncs cannot run at the configured cadence, the syncs check the active projects'
  * heads and re-poll the renders not yet final at every sync, and the quiet projects in rotation (`rotation.ts`), each
@@ -129,7 +136,7 @@ export function budgetIntervalMs(calls: number, callsPerMin: number): number {
  * the sync before it), and the calls of the periodic full syncs a minute may hold. The cycle is `cycleFor`'s (kept
  * while the projects, the active ones, the budget and the configured bound are); the interval then follows from the
  * real fixed part. A render of a quiet project created just after its check is found by the first sync past its next
- * due time: within cycle + interval, the team's stated bound; an active project's, by the next sync. The rotation is
+ * due time: within cycle + interval + a tick, the team's stated bound; an active project's, by the next sync. The rotation is
  * used only when it makes the active projects' bound shorter.
  *
  * A team whose webhooks are trusted (`webhook-trust.ts`) is not head-polled: every render's status change reaches it as
@@ -144,7 +151,7 @@ export function cadenceFrom(
   const floor = floorOf(c, hooks.webhookAt, now);
   const everyOne = wholeIntervalOf(c, shape.projects, shape.moving, callsPerMin);
   const wholeInterval = Math.max(floor / 2, everyOne);
-  const wholeBound = Math.max(floor, everyOne);
+  const wholeBound = Math.max(floor, everyOne + SCHEDULER_TICK_MS);
   const whole: Cadence = { intervalMs: wholeInterval, cycleMs: 0, activeBoundMs: wholeBound, boundMs: wholeBound };
   if (shape.active < 1 || shape.active >= shape.projects || !Number.isFinite(callsPerMin)) return whole;
   const budget = Math.floor(callsPerMin) - fullCallsPerMin(c, shape.projects);
@@ -166,8 +173,9 @@ export function cadenceFrom(
   const fixed = syncCallsWith(shape.active, shape.projects, shape.moving);
   const intervalMs = intervalFitting(floor / 2, fixed, budget, dueIn(cycleMs));
   // a rotation only where it makes the active projects' bound shorter
-  if (intervalMs === null || Math.max(floor, intervalMs) >= wholeBound) return whole;
-  return { intervalMs, cycleMs, activeBoundMs: Math.max(floor, intervalMs), boundMs: Math.max(floor, cycleMs + intervalMs) };
+  const activeBoundMs = Math.max(floor, intervalMs === null ? Infinity : intervalMs + SCHEDULER_TICK_MS);
+  if (intervalMs === null || activeBoundMs >= wholeBound) return whole;
+  return { intervalMs, cycleMs, activeBoundMs, boundMs: Math.max(floor, cycleMs + intervalMs + SCHEDULER_TICK_MS) };
 }
 
 /**
@@ -251,7 +259,7 @@ export function activeBoundOf(c: FreshnessConfig, t: TeamReplica, now: number, c
  */
 export function boundFrom(c: FreshnessConfig, projects: number, moving: number, hooks: Hooks, now: number, callsPerMin: number): number {
   if (hooks.trusted && c.WEBHOOK_RECONCILE_MS > 0) return reconcileCadence(c, projects, moving, callsPerMin).boundMs;
-  return Math.max(floorOf(c, hooks.webhookAt, now), wholeIntervalOf(c, projects, moving, callsPerMin));
+  return Math.max(floorOf(c, hooks.webhookAt, now), wholeIntervalOf(c, projects, moving, callsPerMin) + SCHEDULER_TICK_MS);
 }
 
 /**
@@ -277,15 +285,6 @@ function wholeIntervalOf(c: FreshnessConfig, projects: number, moving: number, c
 function floorOf(c: Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>, webhookAt: number | null, now: number): number {
   const hooks = webhookAt !== null && now - webhookAt < c.INDEX_RECONCILE_MS;
   return hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
-}
-
-/**
- * When the background sync of a team is due (its age since its last sync started): its cadence's interval — half its
- * configured bound, so a reader finds it fresh, but never more often than its budget lets it be synced (more often,
- * the minute's budget is spent early and the rest of the minute goes without a sync).
- */
-export function dueAfter(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin: number): number {
-  return cadenceOf(c, t, now, callsPerMin).intervalMs;
 }
 
 /**

@@ -8,7 +8,8 @@ import type { V1Session } from '../../v1/client.js';
 import { V1UnauthorizedError } from '../../v1/errors.js';
 import type { V1Team } from '../../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
-import { activityOf, cadenceOf, dueAfter, syncCallsWith } from './freshness.js';
+import { HeadDeadlines } from './deadlines.js';
+import { activityOf, cadenceOf, SCHEDULER_TICK_MS, syncCallsWith, type Cadence } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
@@ -48,6 +49,7 @@ export class SyncScheduler {
   private readonly backfilling = new Map<string, Promise<void>>();
   private readonly fullAt = new Map<string, number>();
   private readonly failures = new Map<string, { message: string; at: number }>();
+  private readonly deadlines = new HeadDeadlines();
 
   constructor(private readonly deps: SyncSchedulerDeps) {}
 
@@ -194,6 +196,7 @@ export class SyncScheduler {
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
       if (full) this.fullAt.set(t.id, started);
+      this.deadlines.checked(t, plan?.heads ?? [...t.projects.keys()], started, this.cadence(t, started).boundMs);
       done = started;
     } catch (e) {
       this.fail(t.id, e);
@@ -219,11 +222,25 @@ export class SyncScheduler {
    * its last sync, on any instance; `every`: all of them) and the calls that takes.
    */
   private plan(t: TeamReplica, now: number, every: boolean): { heads: string[]; calls: number } {
-    const { config, budget } = this.deps;
-    const cycleMs = every ? 0 : cadenceOf(config, t, now, budget.callsPerMin(t.id)).cycleMs;
-    const { active, shape } = activityOf(t, now, config.INDEX_ACTIVE_MS);
-    const heads = headsDue(t.projects.keys(), active, cycleMs, t.syncedAt, now);
+    const cadence = this.cadence(t, now);
+    const { active, shape } = activityOf(t, now, this.deps.config.INDEX_ACTIVE_MS);
+    const heads = headsDue(t.projects.keys(), active, every ? 0 : cadence.cycleMs, t.syncedAt, now);
+    // and the projects that would owe a check before the next sync (a cadence changed since their last: `deadlines.ts`)
+    if (heads.length < shape.projects) {
+      const planned = new Set(heads);
+      for (const id of this.deadlines.owedBy(t, now + cadence.intervalMs + SCHEDULER_TICK_MS)) if (!planned.has(id)) heads.push(id);
+    }
     return { heads, calls: syncCallsWith(heads.length, shape.projects, shape.moving) };
+  }
+
+  private cadence(t: TeamReplica, now: number): Cadence {
+    return cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
+  }
+
+  /** The bound the team states now, for its projects' deadlines (a sync elsewhere counted as the rotation's checks). */
+  private owe(t: TeamReplica, now: number, cadence: Cadence): void {
+    const { active } = activityOf(t, now, this.deps.config.INDEX_ACTIVE_MS);
+    this.deadlines.stated(t, now, cadence.boundMs, (from, to) => headsDue(t.projects.keys(), active, cadence.cycleMs, from, to));
   }
 
   /** Runs `work` with a key that reaches the team, the next bound key when one is refused; false when none does. */
@@ -262,9 +279,12 @@ export class SyncScheduler {
     for (const t of this.deps.registry.values()) {
       if (t.state !== 'ready' || now - t.readAt > config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
       // half its configured bound (a reader finds the team fresh instead of syncing it), no more often than its budget
-      // allows; at once when deliveries may have been lost
+      // allows; at once when deliveries may have been lost, or a project's check would come later than a bound stated
       const catchUp = this.deps.health?.due(t.id, now) ?? null;
-      if ((catchUp === null && now - (t.syncedAt ?? 0) < dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id))) || !this.deps.budget.fits(t)) continue;
+      const cadence = this.cadence(t, now);
+      this.owe(t, now, cadence);
+      const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS;
+      if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < cadence.intervalMs) || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
     await Promise.all(due);
