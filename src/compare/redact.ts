@@ -25,7 +25,8 @@ export function requestLine(method: string, url: string, body?: Buffer): string 
 }
 
 /** The last name of a dotted path (`data[].access_token` → `access_token`). */
-const leaf = (path: string) => (path.split('.').pop() ?? '').replace(/\[\d*\]$/, '');
+// (a field read under an alias is recorded as `<field> (alias)`: the field's name decides)
+const leaf = (path: string) => (path.split('.').pop() ?? '').replace(/\[\d*\]$/, '').replace(/ \(alias\)$/, '');
 
 export function redactValue(path: string, value: unknown): unknown {
   if (value !== undefined && value !== null && isSecretName(leaf(path))) return REDACTED;

@@ -24,14 +24,21 @@ export class Comparator {
     return new Map([...found].map(([uuid, v1]) => [uuid, `v1:${v1}`]));
   }
 
-  /** Records the comparison; returns the differences that are not noise (the legacy side's own variation). */
+  /**
+   * Records the comparison; returns the differences that are not noise (the legacy side's own variation). `about`: the
+   * client it is counted for, and the request's `alias` (a field read under a name of the caller's is recorded under
+   * the field it copies: new names for one differing field would otherwise each take a place of the route's bounded paths).
+   */
   async compare(
-    route: string, request: string, unordered: boolean, legacy: Answer, translated: Answer, legacyAgain?: Answer, client?: string,
+    route: string, request: string, unordered: boolean, legacy: Answer, translated: Answer, legacyAgain?: Answer,
+    about: { client?: string; alias?: unknown } = {},
   ): Promise<Difference[]> {
     const map = await this.identities([legacy.body, translated.body, legacyAgain?.body]);
     const options = { rules: this.rules, unordered: unordered && this.rules.unorderedArraysWithoutSort, identity: (s: string) => map.get(s.toLowerCase()) };
-    const differences = diffAnswers(legacy, translated, options);
-    const noise = legacyAgain ? noisePaths(legacy, legacyAgain, options) : new Set<string>();
+    const named = unaliasing(about.alias);
+    const differences = diffAnswers(legacy, translated, options).map((d) => ({ ...d, path: named(d.path) }));
+    const noise = new Set([...(legacyAgain ? noisePaths(legacy, legacyAgain, options) : [])].map(named));
+    const client = about.client;
     // what is kept holds no credential (the request's query may carry an access_token; answers may carry tokens)
     const kept = differences.map((d) => ({ ...d, legacy: redactValue(d.path, d.legacy), translated: redactValue(d.path, d.translated) }));
     await this.store.record({
@@ -41,6 +48,24 @@ export class Comparator {
     // what differs beyond the legacy side's own noise (what the route's `differing` counts)
     return differences.filter((d) => !noise.has(d.path));
   }
+}
+
+/**
+ * A path's item field read under an alias (`data[].<name>`, `data.<name>`) named after the field it copies:
+ * `data[].title (alias)`. The request's alias is taken as asked (an object, or its JSON text); anything else names nothing.
+ */
+export function unaliasing(raw: unknown): (path: string) => string {
+  let alias = raw;
+  if (typeof alias === 'string') try { alias = JSON.parse(alias); } catch { return (p) => p; }
+  if (!alias || typeof alias !== 'object' || Array.isArray(alias)) return (p) => p;
+  const of = new Map<string, string>();
+  for (const [name, field] of Object.entries(alias)) if (typeof field === 'string' && field.length <= 64) of.set(name, field);
+  if (of.size === 0) return (p) => p;
+  return (path) => {
+    const m = /^(data(?:\[\])?\.)([^.[]+)(.*)$/.exec(path);
+    const field = m ? of.get(m[2] as string) : undefined;
+    return m && field !== undefined ? `${m[1]}${field} (alias)${m[3]}` : path;
+  };
 }
 
 export function parseBody(text: string): unknown {

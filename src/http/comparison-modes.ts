@@ -195,8 +195,10 @@ export class ComparisonModes {
     // the client the comparison is counted for (client profiles) and its samples name
     const who = req.principal?.user.id ?? userId;
     const question = req.method === 'SEARCH' ? `\u0000${body?.toString('utf8') ?? ''}` : questionText(req.url);
-    const seen = who ? comparedRequest(req, who, askedQuery(req, body), question, this.deps.mappings.userAgentFamilies) : undefined;
-    const diffs = await this.deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again, seen?.client);
+    const asked = askedQuery(req, body);
+    const seen = who ? comparedRequest(req, who, asked, question, this.deps.mappings.userAgentFamilies) : undefined;
+    const about = { ...(seen ? { client: seen.client } : {}), alias: (asked as { alias?: unknown }).alias };
+    const diffs = await this.deps.comparator.compare(routeOf(req), describeRequest(req, body), unsorted, legacy, translated, again, about);
     this.deps.metrics.comparisonDiffs(routeOf(req), diffs.length);
     if (seen) this.deps.shapes?.noteCompared(seen, diffs.length > 0);
   }

@@ -25,7 +25,8 @@ describe('SEARCH through proxy, shadow and compare modes', () => {
     legacy.all('/*', async (req) => {
       if (req.url.startsWith('/users/me')) return { data: { id: annId, email: 'ann@example.com' } };
       seen.push({ method: req.method, url: req.url, body: req.body });
-      const q = (req.body as { query?: { limit?: number } } | undefined)?.query;
+      const q = (req.body as { query?: { limit?: number; alias?: object } } | undefined)?.query;
+      if (q?.alias) return { data: [{ t9: 'legacy title' }] };
       return q?.limit === 0 ? { data: [] } : { data: [{ id: 'not-what-was-asked' }] };
     });
     legacyUrl = await legacy.listen({ port: 0, host: '127.0.0.1' });
@@ -84,5 +85,17 @@ describe('SEARCH through proxy, shadow and compare modes', () => {
     expect(r.statusCode).toBe(200);
     expect(r.headers['x-gateway-answered-by']).toBe('legacy');
     expect(seen[0]).toMatchObject({ method: 'SEARCH', url: '/items/templates', body: { query: { limit: 0 } } });
+  });
+
+  it('shadow: a field the body reads under an alias is recorded under the field it copies', async () => {
+    await gw.app.inject({
+      method: 'SEARCH', url: '/renders', headers: { authorization: `Bearer ${LEGACY_TOKEN}` },
+      payload: { query: { limit: 1, sort: ['id'], fields: ['t9'], alias: { t9: 'title' } } },
+    });
+    await gw.app.comparisonsIdle();
+    const report = (await gw.get('/_gateway/compare', TEST_ENV.GATEWAY_ADMIN_TOKEN)).body.data;
+    const row = report.routes.find((x: { route: string }) => x.route === 'SEARCH /renders');
+    expect(row.fields.filter((f: { noise: boolean }) => !f.noise).map((f: { kind: string; path: string }) => `${f.kind} ${f.path}`))
+      .toEqual(['value data[].title (alias)']);
   });
 });

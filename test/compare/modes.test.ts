@@ -77,6 +77,20 @@ describe('shadow mode', () => {
     expect(JSON.parse(title.samples[0].legacy)).toBe('planted title');
   });
 
+  it('records a field read under an alias under the field it copies (bracket and JSON forms alike)', async () => {
+    legacy.plants.push((url, body) => {
+      if (!url.startsWith('/renders') || !Array.isArray(body?.data)) return;
+      for (const item of body.data) for (const k of Object.keys(item)) if (k !== 'id') item[k] = `planted ${k}`;
+    });
+    // (one title, sorted: the sides' orders of equal dates differ, and a sort compares items by position)
+    const one = 'filter[title][_eq]=Intro%20render%207&sort=title&limit=1';
+    await fetch(`${base}/renders?${one}&fields=t1&alias[t1]=title`, { headers: { authorization: `Bearer ${LEGACY_TOKEN}` } });
+    await fetch(`${base}/renders?${one}&fields=t2&alias={"t2":"title"}`, { headers: { authorization: `Bearer ${LEGACY_TOKEN}` } });
+    const r = await route('GET /renders', 2);
+    const paths = r.fields.filter((f: any) => !f.noise).map((f: any) => `${f.kind} ${f.path}`).sort();
+    expect(paths).toEqual(['value data[].title (alias)']);
+  });
+
   it('never mirrors writes', async () => {
     const v1Posts = () => gw.s.sim.stats.get('POST /v1/renders') ?? 0;
     const before = v1Posts();

@@ -92,4 +92,29 @@ describe.each(stores)('comparison records, bounded ($name)', ({ url }) => {
     const cut = await db.kysely.selectFrom('compare_fields').select('path').where('route', '=', 'GET /projects').execute();
     expect(cut.map((f) => f.path)).toEqual([expect.stringMatching(/^data\[\]\.xy+…\[cut: \d+ characters\]$/)]);
   });
+
+  it('a field read under ever new aliases is recorded under the field it copies: later differences keep their own paths', async () => {
+    // (attack pass 37, L-1: 300 requests naming one differing field anew each took every path of the route)
+    const store = new CompareStore(db.kysely, Date.now, { pathsPerRoute: 40 });
+    await store.clear();
+    const c = new Comparator(noIds, store, m.comparison);
+    for (let n = 0; n < 300; n++) {
+      const { legacy, translated } = answers([`n${n}`]);
+      await c.compare('GET /renders', `GET /renders?alias[n${n}]=title&fields=n${n}`, false, legacy, translated, undefined, { alias: { [`n${n}`]: 'title' } });
+    }
+    // the alias as the query string's JSON text names the field too
+    const { legacy, translated } = answers(['j']);
+    await c.compare('GET /renders', 'GET /renders?alias={"j":"title"}', false, legacy, translated, undefined, { alias: '{"j":"title"}' });
+    // a genuine difference afterwards is counted under its own path, not "(more paths)"
+    const later = answers(['status']);
+    await c.compare('GET /renders', 'GET /renders?fields=status', false, later.legacy, later.translated);
+    const fields = await db.kysely.selectFrom('compare_fields').selectAll().where('route', '=', 'GET /renders').execute();
+    expect(fields.map((f) => [f.path, f.count]).sort()).toEqual([['data[].status', 1], ['data[].title (alias)', 301]]);
+    // a secret field read under an innocent alias is redacted by the field's name
+    const secret = { legacy: { status: 200, body: { data: [{ x: 'plain-secret-1' }] }, ms: 1 }, translated: { status: 200, body: { data: [{ x: 'plain-secret-2' }] }, ms: 1 } };
+    await c.compare('GET /users', 'GET /users?alias[x]=password', false, secret.legacy, secret.translated, undefined, { alias: { x: 'password' } });
+    const samples = JSON.stringify(await db.kysely.selectFrom('compare_samples').selectAll().where('route', '=', 'GET /users').execute());
+    expect(samples).toContain('password (alias)');
+    expect(samples).not.toMatch(/plain-secret/);
+  });
 });

@@ -78,8 +78,11 @@ export class CatchUp {
     const teams = [...registry.values()];
     const ok = await Promise.all(teams.map((t) => this.team(t)));
     const failed = teams.filter((_, i) => !ok[i]);
-    logger.info({ teams: this.counts.teams - before.teams, reloaded: this.counts.reloaded - before.reloaded, rows: this.counts.rows - before.rows,
-      failed: failed.length }, 'render index: caught up with the store after a resync');
+    const done = { teams: this.counts.teams - before.teams, reloaded: this.counts.reloaded - before.reloaded, rows: this.counts.rows - before.rows,
+      failed: failed.length };
+    // (a catch-up that found nothing to read is routine — an idle SQLite instance resyncs every few seconds: debug)
+    const news = done.reloaded > 0 || done.rows > 0 || done.failed > 0;
+    logger[news ? 'info' : 'debug'](done, 'render index: caught up with the store after a resync');
     if (failed.length === 0) this.failures = 0;
     else this.retryLater(failed);
   }
