@@ -80,12 +80,18 @@ export interface Settings {
    * them in memory only (the code now: the store's copy is refreshed when read).
    */
   readonly urlRewrites: boolean;
+  /**
+   * Whether a polled team of whole syncs is synced at half its bound (the code before issue 43's part 2), or as late as
+   * its bound allows less a tick and twice its last sync's duration (the code now: `dueAfter`).
+   */
+  readonly dueAtHalfBound: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
   stalenessMs: 5_000, reconcileMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
   headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000, webhookReconcileMs: 1_200_000,
   bookkeeping: 4, bookkeepingRows: 4, settleStatements: 1, fullRewritesProjects: false, urlRewrites: false,
+  dueAtHalfBound: false,
 };
 
 export interface PopulationSpec {
@@ -248,11 +254,14 @@ interface TeamState {
   nextEvent: number;
   calls: number;
   maxAge: number;
+  /** The last sync's duration (ms; -1 before the first): a polled team's next is due as late as its floor allows (`dueAfter`). */
+  lastMs: number;
 }
 
 /**
  * Simulates `minutes` of the background sync of the read teams (after one minute of warm-up), a tick every
- * `s.tickMs`, as the scheduler does: a team is due at max(floor / 2, budget interval), floor being
+ * `s.tickMs`, as the scheduler does: a team is due at max(floor / 2, floor − tick − twice its last sync's duration,
+ * budget interval) (`dueAfter` in src/replica/sync/freshness.ts), floor being
  * INDEX_MAX_STALENESS_MS or, while a delivery arrived within INDEX_RECONCILE_MS (`hookTrustMs`), INDEX_RECONCILE_MS; each sync reserves
  * `syncCallsFor` (+ projects + 2 when full) per team and per key in the calendar minute, and is refused when they do not
  * fit; its real calls are the project list, one head page per project (more when more renders arrived than the page
@@ -282,7 +291,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
     const phase = Math.floor(rng.next() * (t.webhooks && s.webhookReconcileMs > 0 ? s.webhookReconcileMs : s.stalenessMs));
     return {
       t, projects: t.projectShares.length, rate, moving, eventRate, activeHeads, repoll, headUrls, syncedAt: -phase, busyUntil: 0, fullAt: -phase,
-      spentUntil: 0, webhookAt: -Infinity, nextEvent: eventRate > 0 ? expDraw(rng, eventRate) : Infinity, calls: 0, maxAge: 0,
+      spentUntil: 0, webhookAt: -Infinity, nextEvent: eventRate > 0 ? expDraw(rng, eventRate) : Infinity, calls: 0, maxAge: 0, lastMs: -1,
     };
   });
   const teamUsed = new Map<string, number>();
@@ -309,7 +318,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
       // (the code's `reconcileCadence` in src/replica/sync/freshness.ts: a full sync every WEBHOOK_RECONCILE_MS)
       const due = trusted
         ? Math.max(s.webhookReconcileMs, s.stalenessMs, budgetIntervalMs(reserveCalls + st.projects + 2, cpm))
-        : Math.max(floor / 2, budgetIntervalMs(reserveCalls, cpm));
+        : Math.max(floor / 2, st.lastMs < 0 || s.dueAtHalfBound ? 0 : floor - s.tickMs - 2 * st.lastMs, budgetIntervalMs(reserveCalls, cpm));
       if (now - st.syncedAt < due) continue;
       const full = trusted || now - st.fullAt >= s.reconcileMs;
       const need = Math.min(reserveCalls + (full ? st.projects + 2 : 0), s.perTeamPerMin, s.perKeyPerMin);
@@ -350,6 +359,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
       }
       st.syncedAt = now;
       st.busyUntil = now + duration;
+      st.lastMs = duration;
       if (full) st.fullAt = now;
     }
   }

@@ -307,6 +307,7 @@ const levers: [string, PopulationSpec, Settings, Costs?][] = [
   ['30 s, every 10th, 90 %', { ...spec, webhookShare: 0.9 }, { ...s, stalenessMs: 30_000, quietEvery: 10 }],
   ['a full sync rewrites every project row (before issue 43)', spec, { ...s, fullRewritesProjects: true }],
   ['head renders rewritten for their signed URLs alone (before issue 43)', spec, { ...s, urlRewrites: true }],
+  ['polled whole syncs at half their bound (before issue 43, part 2)', spec, { ...s, dueAtHalfBound: true }],
   ['all of the above', { ...spec, webhookShare: 0.9 },
     { ...s, stalenessMs: 30_000, quietEvery: 10, bookkeeping: 2, settleStatements: 0, fullRewritesProjects: false }],
 ];

@@ -11,6 +11,8 @@ const input = JSON.parse(readFileSync(new URL('../../bench/scale-costs.json', im
 };
 const costs = input.costs;
 const s = DEFAULT_SETTINGS;
+/** The rule before issue 43's part 2: a polled team of whole syncs synced at half its bound (the by-hand figures below). */
+const half = { ...s, dueAtHalfBound: true };
 
 /** Teams of `projects` projects each, a key each, none creating renders; `hooked` of them with webhooks. */
 function teams(projects: readonly number[], hooked = 0): Population {
@@ -27,7 +29,7 @@ const polledByHand = (p: number) => ((p + 1) * 60_000) / (s.stalenessMs / 2) + (
 describe('scale model: the sync', () => {
   it('calls a minute of polled teams are Σ (projects + the project list) ÷ half the bound, plus the full reconcile', () => {
     const pop = teams([10, 20]);
-    const r = simulateSync(pop, pop.teams, quiet, costs, s);
+    const r = simulateSync(pop, pop.teams, quiet, costs, half);
     expect(polledByHand(10)).toBe(276);
     expect(polledByHand(20)).toBe(526); // bench:index measured 516–537 a minute for a 20-project team being read
     expect(r.callsPerMin).toBe(276 + 526);
@@ -39,18 +41,35 @@ describe('scale model: the sync', () => {
     // project rows only before issue 43 (the code now writes the projects that changed: none here)
     expect(r.bookkeepingWritesPerSec).toBeCloseTo((48 * 4) / 60, 9);
     expect(r.projectWritesPerSec).toBe(0);
-    const before = simulateSync(pop, pop.teams, quiet, costs, { ...s, fullRewritesProjects: true });
+    const before = simulateSync(pop, pop.teams, quiet, costs, { ...half, fullRewritesProjects: true });
     expect(before.projectWritesPerSec).toBeCloseTo((10 + 20) / 60, 9);
-    const lasting = simulateSync(pop, pop.teams, quiet, { ...costs, signedUrlLifetimeS: { ...costs.signedUrlLifetimeS, value: Infinity } }, s);
+    const lasting = simulateSync(pop, pop.teams, quiet, { ...costs, signedUrlLifetimeS: { ...costs.signedUrlLifetimeS, value: Infinity } }, half);
     expect(lasting.syncWritesPerSec).toBeCloseTo((48 * 4 + 1 + 1) / 60, 9);
   });
 
   it('before issue 43, head renders with signed URLs were rewritten every 0.8 × the URLs\' lifetime; now they are not', () => {
     const pop = teams([10, 20]); // 1 000 renders a project's share and more: full head pages
     expect(simulateSync(pop, pop.teams, quiet, costs, s).urlRefreshRowsPerSec).toBe(0);
-    const r = simulateSync(pop, pop.teams, quiet, costs, { ...s, urlRewrites: true });
+    const r = simulateSync(pop, pop.teams, quiet, costs, { ...half, urlRewrites: true });
     const perSec = (30 * s.headPage * costs.outputShare.value) / (0.8 * costs.signedUrlLifetimeS.value);
     expect(r.urlRefreshRowsPerSec).toBeCloseTo(perSec, 6);
+  });
+
+  it('since issue 43, part 2, a polled team of whole syncs is synced as late as its bound allows, less a tick and twice its last sync', () => {
+    const pop = teams([10, 20]);
+    // v1 answering at once: every floor − tick (4 750 ms); the full reconcile's extras once a minute
+    const instant = { ...costs, v1LatencyMs: { ...costs.v1LatencyMs, value: 0 } };
+    const byHand = (p: number) => ((p + 1) * 60_000) / (s.stalenessMs - s.tickMs) + ((p + 2) * 60_000) / s.reconcileMs;
+    const r = simulateSync(pop, pop.teams, quiet, instant, s);
+    expect(Math.abs(r.polledCallsPerMin - (byHand(10) + byHand(20))) / (byHand(10) + byHand(20))).toBeLessThan(0.03);
+    expect(r.ageP99Ms).toBeLessThanOrEqual(s.stalenessMs); // a reader finds the team within its bound
+    // v1 taking 50 ms a call (2 at once): earlier, by twice the last sync's duration — still fewer than at half the bound
+    const slow = simulateSync(pop, pop.teams, quiet, costs, s);
+    const before = simulateSync(pop, pop.teams, quiet, costs, half);
+    expect(slow.polledCallsPerMin).toBeGreaterThan(r.polledCallsPerMin);
+    expect(slow.polledCallsPerMin).toBeLessThan(before.polledCallsPerMin * 0.7);
+    expect(slow.ageP99Ms).toBeLessThanOrEqual(s.stalenessMs);
+    expect(slow.bookkeepingWritesPerSec).toBeLessThan(before.bookkeepingWritesPerSec * 0.7);
   });
 
   it('a team whose syncs do not fit its budget every half bound is synced as often as whole syncs fit a minute', () => {
@@ -64,10 +83,10 @@ describe('scale model: the sync', () => {
   });
 
   it('webhooks on half the teams halve the polling; the webhook-fed half costs its reconciliation only', () => {
-    const trusted = { ...s, hookTrustMs: Infinity, webhookReconcileMs: 0 };
+    const trusted = { ...half, hookTrustMs: Infinity, webhookReconcileMs: 0 };
     const none = simulateSync(teams([20, 20, 20, 20]), teams([20, 20, 20, 20]).teams, quiet, costs, trusted);
-    const half = teams([20, 20, 20, 20], 2);
-    const r = simulateSync(half, half.teams, quiet, costs, trusted);
+    const some = teams([20, 20, 20, 20], 2);
+    const r = simulateSync(some, some.teams, quiet, costs, trusted);
     expect(none.polledCallsPerMin).toBe(4 * 526);
     expect(r.polledCallsPerMin).toBe(none.polledCallsPerMin / 2);
     // due at half INDEX_RECONCILE_MS: two syncs a minute, one of them full
@@ -75,8 +94,8 @@ describe('scale model: the sync', () => {
   });
 
   it('before issue 43 (WEBHOOK_RECONCILE_MS 0), a team with webhooks but no delivery within INDEX_RECONCILE_MS was polled', () => {
-    const half = teams([20, 20, 20, 20], 2);
-    const r = simulateSync(half, half.teams, quiet, costs, { ...s, webhookReconcileMs: 0 });
+    const some = teams([20, 20, 20, 20], 2);
+    const r = simulateSync(some, some.teams, quiet, costs, { ...half, webhookReconcileMs: 0 });
     expect(r.polledCallsPerMin).toBe(4 * 526);
     expect(r.quietHookCallsPerMin).toBe(2 * 526);
   });

@@ -17,11 +17,12 @@ const TICK = 250;
 interface Made { readonly id: string; readonly project: number; readonly at: number; readonly bound: number; foundAt?: number }
 
 const cases = [
-  { name: 'a budget for whole syncs', perMin: 600, projects: 6 },
-  { name: 'a tight budget (quiet projects in rotation)', perMin: 120, projects: 30 },
+  // (whole syncs, polled: each as late as the bound allows less a tick and twice the last one's duration — 0 on this clock)
+  { name: 'a budget for whole syncs', perMin: 600, projects: 6, gap: 5_000 - TICK },
+  { name: 'a tight budget (quiet projects in rotation)', perMin: 120, projects: 30, gap: 0 },
 ];
 
-describe.each(cases)('the stated bound under generated schedules: $name', ({ perMin, projects }) => {
+describe.each(cases)('the stated bound under generated schedules: $name', ({ perMin, projects, gap }) => {
   let sim: RunningSim;
   let gw: TestGateway;
   let t: TeamReplica;
@@ -53,6 +54,11 @@ describe.each(cases)('the stated bound under generated schedules: $name', ({ per
     const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
     let worst = 0;
     let found = 0;
+    // the shortest time between two syncs' starts, from the first background sync on (the backfill's duration is not a
+    // sync's: the first is due at half the bound)
+    let fewest = Infinity;
+    let last: number | undefined;
+    const start = t.syncedAt;
     await fc.assert(fc.asyncProperty(
       // a run: its steps, each some ticks then maybe a render in one project (a few projects take most of them)
       fc.array(fc.record({ ticks: fc.integer({ min: 1, max: 24 }), project: fc.option(fc.oneof(fc.nat(2), fc.nat(ids.length - 1)), { freq: 2 }) }),
@@ -64,6 +70,10 @@ describe.each(cases)('the stated bound under generated schedules: $name', ({ per
             sim.sim.world.advance(TICK);
             t.readAt = now(); // the team is being read: the background tick keeps it synced
             await gw.deps.replica!.tick();
+            if (t.syncedAt !== (last ?? t.syncedAt)) fewest = Math.min(fewest, t.syncedAt! - last!);
+            if (t.syncedAt !== last && (last !== undefined || t.syncedAt !== start)) last = t.syncedAt!;
+            // a reader finds the team within the bound of its active projects: it never waits for a sync
+            expect(now() - t.syncedAt!).toBeLessThanOrEqual(gw.deps.replica!.activity(t).boundMs);
             for (const r of made) {
               if (r.foundAt === undefined && t.has(r.id)) r.foundAt = now();
               // not found once its bound has passed: the bound stated did not hold
@@ -90,5 +100,8 @@ describe.each(cases)('the stated bound under generated schedules: $name', ({ per
     expect(found).toBeGreaterThan(20);
     expect(worst).toBeGreaterThan(0);
     expect(worst).toBeLessThanOrEqual(1);
+    // no more syncs than the bound needs (they ran every 2 500 ms, half the bound, before issue 43's part 2)
+    expect(fewest).toBeLessThan(Infinity);
+    expect(fewest).toBeGreaterThanOrEqual(gap);
   }, 300_000);
 });

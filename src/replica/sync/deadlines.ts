@@ -5,13 +5,13 @@ import type { TeamReplica } from '../team/team-replica.js';
  *
  * A render created at x in a project is found by the first check of the project's head after x; the team stated the
  * bound B(x) then. So the project's next check is owed by min over x since its last check of x + B(x): its last check
- * plus the bound stated then, moved earlier whenever the team states a shorter bound (the moment of the change plus the
- * new bound). The rotation meets these under a steady cadence; they matter when the cadence changes — a project turning
+ * plus the bound stated then, moved earlier whenever the team states a shorter bound (the last moment it was seen longer
+ * plus the new bound). The rotation meets these under a steady cadence; they matter when the cadence changes — a project turning
  * quiet, a cycle growing, the rotation ending while a quiet project's turn was near. The scheduler syncs a team whose
  * earliest deadline would pass before its next tick and adds the projects owed before its next sync to a sync's heads.
  *
  * Kept in memory by the instance that holds the team. A sync run elsewhere (its mark read from the store) counts as the
- * checks the shared rotation gives it (`observe`); a project first seen here is owed from the team's last sync.
+ * checks the shared rotation gives it (`stated`'s `rotationHeads`); a project first seen here is owed from the team's last sync.
  */
 export class HeadDeadlines {
   private readonly teams = new WeakMap<TeamReplica, Owed>();
@@ -24,7 +24,9 @@ export class HeadDeadlines {
   stated(t: TeamReplica, now: number, bound: number, rotationHeads: (from: number, to: number) => readonly string[]): void {
     const synced = t.syncedAt ?? now;
     let rec = this.teams.get(t);
-    if (!rec) this.teams.set(t, (rec = { bound, mark: synced, by: new Map(), earliest: Infinity }));
+    if (!rec) this.teams.set(t, (rec = { bound, mark: synced, by: new Map(), earliest: Infinity, at: now }));
+    // (a shorter bound may have been stated at any moment since the last call: counted from that call)
+    const since = rec.at;
     let moved = false;
     if (synced > rec.mark) {
       for (const id of rotationHeads(rec.mark, synced)) rec.by.set(id, synced + bound);
@@ -36,12 +38,13 @@ export class HeadDeadlines {
       for (const id of t.projects.keys()) {
         const by = rec.by.get(id);
         if (by === undefined) rec.by.set(id, synced + bound);
-        else if (shorter && now + bound < by) rec.by.set(id, now + bound);
+        else if (shorter && since + bound < by) rec.by.set(id, since + bound);
       }
       if (rec.by.size > t.projects.size) for (const id of rec.by.keys()) if (!t.projects.has(id)) rec.by.delete(id);
       rec.earliest = earliestOf(rec.by);
     }
     rec.bound = bound;
+    rec.at = now;
   }
 
   /** A sync that started at `at` checked these heads: what they owe starts again from it (the team stating `bound` then). */
@@ -66,9 +69,10 @@ export class HeadDeadlines {
   }
 }
 
-/** A team's deadlines: the bound it stated last, the sync mark they count from, each project's, the earliest of them. */
+/** A team's deadlines: the bound it stated last (at `at`), the sync mark they count from, each project's, the earliest of them. */
 interface Owed {
   bound: number;
+  at: number;
   mark: number;
   readonly by: Map<string, number>;
   earliest: number;

@@ -241,6 +241,20 @@ export function cadenceOf(c: FreshnessConfig, t: TeamReplica, now: number, calls
 }
 
 /**
+ * When a team's next background sync is due (its age since its last sync started). A team of whole syncs, polled, is
+ * synced as late as its stated bound allows, less a tick and twice its last sync's duration (`lastSyncMs`, this
+ * instance's): the sync still starts within the bound — every render it finds is found in time — and ends before a
+ * reader finds the team past its bound, so a read does not wait for it. Half the configured bound (or its budget's
+ * interval) stays the shortest interval, and the rule when the last duration is not known (a sync run elsewhere). A
+ * rotation keeps its interval (its quiet projects' due times are counted from it); a trusted team its reconcile.
+ */
+export function dueAfter(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin: number, lastSyncMs?: number): number {
+  const cadence = cadenceOf(c, t, now, callsPerMin);
+  if (cadence.cycleMs > 0 || lastSyncMs === undefined || trustedAt(t, now)) return cadence.intervalMs;
+  return Math.max(cadence.intervalMs, cadence.activeBoundMs - SCHEDULER_TICK_MS - 2 * lastSyncMs);
+}
+
+/**
  * The staleness bound of a team, computed (`cadenceFrom`): a true upper bound for any render of the team, never below
  * INDEX_MAX_STALENESS_MS (INDEX_RECONCILE_MS while its webhooks arrive: the sync is then a reconciliation).
  */

@@ -9,7 +9,7 @@ import { V1UnauthorizedError } from '../../v1/errors.js';
 import type { V1Team } from '../../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
 import { HeadDeadlines } from './deadlines.js';
-import { activityOf, cadenceOf, SCHEDULER_TICK_MS, syncCallsWith, type Cadence } from './freshness.js';
+import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsWith, type Cadence } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
@@ -50,6 +50,8 @@ export class SyncScheduler {
   private readonly fullAt = new Map<string, number>();
   private readonly failures = new Map<string, { message: string; at: number }>();
   private readonly deadlines = new HeadDeadlines();
+  /** Each team's last sync's duration here (ms): when its next is due (`dueAfter`). */
+  private readonly lastMs = new Map<string, number>();
 
   constructor(private readonly deps: SyncSchedulerDeps) {}
 
@@ -197,6 +199,7 @@ export class SyncScheduler {
       if (!ok) throw new Error('no bound key reaches the team');
       if (full) this.fullAt.set(t.id, started);
       this.deadlines.checked(t, plan?.heads ?? [...t.projects.keys()], started, this.cadence(t, started).boundMs);
+      this.lastMs.set(t.id, Math.max(0, clock.now() - started));
       done = started;
     } catch (e) {
       this.fail(t.id, e);
@@ -278,13 +281,13 @@ export class SyncScheduler {
     const due: Promise<void>[] = [];
     for (const t of this.deps.registry.values()) {
       if (t.state !== 'ready' || now - t.readAt > config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
-      // half its configured bound (a reader finds the team fresh instead of syncing it), no more often than its budget
+      // as late as its bound allows, ended before a reader finds it stale (`dueAfter`), no more often than its budget
       // allows; at once when deliveries may have been lost, or a project's check would come later than a bound stated
       const catchUp = this.deps.health?.due(t.id, now) ?? null;
-      const cadence = this.cadence(t, now);
-      this.owe(t, now, cadence);
+      this.owe(t, now, this.cadence(t, now));
       const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS;
-      if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < cadence.intervalMs) || !this.deps.budget.fits(t)) continue;
+      const wait = dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id), this.lastMs.get(t.id));
+      if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
     await Promise.all(due);
