@@ -1,13 +1,15 @@
 /**
- * The simulator for `npm run bench:staleness`, in its own process: the tiny world on the real clock (seed 1), its
- * first person's first team grown to `--projects` projects (those added have no renders yet, so the gateway's
- * backfill is quick). Prints the line `startSim` waits for, then the team's id.
+ * The simulator for `npm run bench:staleness`, in its own process: the tiny world (or `--scale`'s) on the real clock
+ * (seed 1), its first person's first team grown to `--projects` projects (those added have no renders yet, so the
+ * gateway's backfill is quick). Prints the line `startSim` waits for, then the team's id.
  */
 import { parseArgs } from 'node:util';
 import { createSimulator } from '../src/sim/server.js';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, projects: { type: 'string', default: '100' } } });
-const sim = createSimulator({ seed: 1, scale: 'tiny', clock: 'real' });
+const { values } = parseArgs({
+  options: { port: { type: 'string', default: '0' }, projects: { type: 'string', default: '100' }, scale: { type: 'string', default: 'tiny' } },
+});
+const sim = createSimulator({ seed: 1, scale: values.scale as 'tiny', clock: 'real' });
 const person = sim.world.listKeys()[0]!;
 const team = person.teams[0]!.id;
 const have = [...sim.world.projects.values()].filter((p) => p.teamId === team).length;

@@ -15,6 +15,8 @@ export const SCALES: Readonly<Record<string, Scale>> = {
   small: { teams: 4, projectsPerTeam: 4, templatesPerProject: 3, rendersPerProject: 30, people: 6 },
   demo: { teams: 4, projectsPerTeam: 5, templatesPerProject: 3, rendersPerProject: 40, people: 6 },
   bench: { teams: 10, projectsPerTeam: 20, templatesPerProject: 3, rendersPerProject: 500, people: 8 },
+  /** 200 000 renders, 2 teams × 100 projects, one key reaching both (`STALENESS_SCALE=staleness npm run bench:staleness`). */
+  staleness: { teams: 2, projectsPerTeam: 100, templatesPerProject: 1, rendersPerProject: 1000, people: 4 },
   /** 1 000 000 renders, 100 000 a team (`npm run bench:scale`); the simulator process needs a larger heap (~4 GB). */
   million: { teams: 10, projectsPerTeam: 100, templatesPerProject: 3, rendersPerProject: 1000, people: 8 },
 };

@@ -21,6 +21,19 @@ describe('simulator scales', () => {
     expect(w.people.filter((p) => !admins.has(p.id) && reach(p.id) === 1).length).toBeGreaterThanOrEqual(2);
   });
 
+  it('staleness: 200 000 renders in 2 teams × 100 projects, the first person\'s key reaching both (bench:staleness)', () => {
+    const st = SCALES.staleness!;
+    expect(st.teams * st.projectsPerTeam * st.rendersPerProject).toBe(200_000);
+    const w = generateWorld(1, { ...st, rendersPerProject: 2 }, 1_000_000_000_000);
+    expect(w.teams).toHaveLength(2);
+    for (const t of w.teams) expect(w.projects.filter((p) => p.teamId === t.id)).toHaveLength(100);
+    // person 0: a member of team 0, an administrator of team 1's account
+    const first = w.people[0]!.id;
+    const reaches = (t: (typeof w.teams)[number]) => t.members.some((m) => m.userId === first)
+      || w.accounts.some((a) => a.id === t.accountId && a.admins.includes(first));
+    expect(w.teams.every(reaches)).toBe(true);
+  });
+
   it('bench: 100 000 renders, 10 000 a team', () => {
     const b = SCALES.bench!;
     expect(b.teams * b.projectsPerTeam * b.rendersPerProject).toBe(100_000);

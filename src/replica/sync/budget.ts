@@ -105,6 +105,26 @@ export class SyncBudget {
     await this.store.add(spend.scopes, -back, spend.minute);
   }
 
+  /**
+   * After a walk counted without a reservation (a backfill): when the calls the team or its key made this minute leave
+   * no room for a sync of `calls`, its syncs wait for the next minute — known now, so the bound it states says so
+   * (`waitsUntil`) rather than be passed by a sync refused later.
+   */
+  async noteSpent(teamId: string, calls: number): Promise<void> {
+    const minute = minuteOf(this.clock.now());
+    const used = await this.store.used(minute);
+    const need = Math.min(calls, this.limits.perTeam, this.limits.perKey);
+    const key = this.keyOf.get(teamId);
+    const over = (used.get(`team:${teamId}`) ?? 0) + need > this.limits.perTeam
+      || (key !== undefined && (used.get(`key:${key}`) ?? 0) + need > this.limits.perKey);
+    if (over) this.spentUntil.set(teamId, Math.max(this.spentUntil.get(teamId) ?? 0, (minute + 1) * 60_000));
+  }
+
+  /** Until when the team's syncs wait for its budget, as far as this instance knows (0: they do not). */
+  waitsUntil(teamId: string): number {
+    return this.spentUntil.get(teamId) ?? 0;
+  }
+
   /** Whether a sync of the team may be tried now (false: its budget was found spent for this minute). */
   fits(t: TeamReplica): boolean {
     return this.clock.now() >= (this.spentUntil.get(t.id) ?? 0);

@@ -9,7 +9,7 @@ import { V1UnauthorizedError } from '../../v1/errors.js';
 import type { V1Team } from '../../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
 import { HeadDeadlines } from './deadlines.js';
-import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsWith, type Cadence } from './freshness.js';
+import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsOf, syncCallsWith, type Cadence } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
@@ -91,6 +91,7 @@ export class SyncScheduler {
     // a backfill's calls are counted against the team's budget, never refused by it (the team has no copy to answer from)
     const spend = budget.open(team.id);
     let lease: HeldLease | undefined;
+    let done: TeamReplica | undefined;
     try {
       lease = await this.take(team.id, spend);
       if (!lease) {
@@ -112,11 +113,14 @@ export class SyncScheduler {
       registry.evict(team.id); // memory grew by a whole team
       logger.info({ team: team.id, renders: t.size, projects: t.projects.size }, 'render index: backfill done');
       await this.deps.peers.publishTeam(team.id);
+      done = t;
     } catch (e) {
       this.fail(team.id, e);
     } finally {
       await this.end(team.id, spend, lease);
     }
+    // a backfill's calls may have spent the minute's budget: the team's syncs then wait, and its bound says so
+    if (done) await budget.noteSpent(team.id, syncCallsOf(done)).catch(() => undefined);
   }
 
   /**

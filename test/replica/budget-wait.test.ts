@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TeamReplica } from '../../src/replica/team/team-replica.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startSim, type RunningSim } from '../helpers/sim.js';
+
+/**
+ * Issue 43, the bound that holds: a backfill's calls are counted against the team's budget, never refused — a large one
+ * spends the minute's budget, and the team's syncs then wait for the next minute. The bound the team states says so from
+ * the backfill's end (before, it stated its usual bound and a render made then was found past it: at 200 000 renders,
+ * `bench:staleness` saw 12 of 64 renders past the bound stated, up to 1.74 ×). The simulator's manual clock; a budget
+ * of 60 calls a minute — a sync of the team every few seconds (a bound of 5 s) — which the backfill of 3 000 renders
+ * more in one of its projects (~65 pages) spends.
+ */
+const TICK = 250;
+
+describe('a backfill that spends the minute\'s budget', () => {
+  let sim: RunningSim;
+  let gw: TestGateway;
+  let t: TeamReplica;
+  const now = () => sim.sim.world.clock.now();
+
+  beforeAll(async () => {
+    sim = await startSim();
+    const team = sim.keys[0]!.teams[0]!.id;
+    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+    const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!.id;
+    for (let i = 0; i < 3_000; i++) sim.sim.world.createRender(person, { project_id: project, name: `backlog ${i}` });
+    sim.sim.world.advance(60_000); // all final: no render for the syncs to poll again
+    // a few seconds into a minute, so that the wait for the next one is long beside the usual bound
+    sim.sim.clock.advance(60_000 - (now() % 60_000) + 3_000);
+    gw = await startGateway(
+      { INDEX_SYNC_CALLS_PER_MIN: '60', INDEX_RECONCILE_MS: '3600000', INDEX_MAX_STALENESS_MS: '5000' }, {}, { sim, simClock: true },
+    );
+    await gw.addUser(0, 'wait@example.com');
+    await gw.deps.replica!.syncNow([team]);
+    t = (await gw.deps.replica!.load(team))!;
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+    await sim?.sim.close();
+  });
+
+  it('states the wait for the next minute in its bound, and a render made meanwhile is found within it', async () => {
+    const minuteEnd = Math.floor(now() / 60_000) * 60_000 + 60_000;
+    expect(minuteEnd - now()).toBeGreaterThan(20_000);
+    expect(t.size).toBeGreaterThan(3_000);
+    const bound = gw.deps.replica!.boundOf(t);
+    expect(bound).toBeGreaterThanOrEqual(minuteEnd - now() + 5_000);
+    expect(gw.deps.replica!.activity(t).boundMs).toBeGreaterThanOrEqual(minuteEnd - now() + 5_000);
+    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+    const project = [...t.projects.keys()][0]!;
+    const made = sim.sim.world.createRender(person, { project_id: project, name: 'made while the budget waits' });
+    const at = now();
+    let foundAt: number | undefined;
+    while (foundAt === undefined && now() - at <= bound + TICK) {
+      sim.sim.world.advance(TICK);
+      t.readAt = now();
+      await gw.deps.replica!.tick();
+      if (t.has(made.id)) foundAt = now();
+    }
+    expect(foundAt).toBeDefined();
+    // not before the minute's end (the budget first), and within the bound stated when it was made
+    expect(foundAt!).toBeGreaterThanOrEqual(minuteEnd);
+    expect(foundAt! - at).toBeLessThanOrEqual(bound);
+    // the wait over, the usual bound again (INDEX_MAX_STALENESS_MS: syncs of 3 calls fit every few seconds)
+    expect(gw.deps.replica!.boundOf(t)).toBe(5_000);
+  });
+});
