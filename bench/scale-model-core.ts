@@ -318,7 +318,8 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
       // (the code's `reconcileCadence` in src/replica/sync/freshness.ts: a full sync every WEBHOOK_RECONCILE_MS)
       const due = trusted
         ? Math.max(s.webhookReconcileMs, s.stalenessMs, budgetIntervalMs(reserveCalls + st.projects + 2, cpm))
-        : Math.max(floor / 2, st.lastMs < 0 || s.dueAtHalfBound ? 0 : floor - s.tickMs - 2 * st.lastMs, budgetIntervalMs(reserveCalls, cpm));
+        : Math.max(floor / 2, st.lastMs < 0 || s.dueAtHalfBound || now - st.fullAt >= s.reconcileMs ? 0
+          : floor - s.tickMs - 2 * Math.max(st.lastMs, s.tickMs), budgetIntervalMs(reserveCalls, cpm));
       if (now - st.syncedAt < due) continue;
       const full = trusted || now - st.fullAt >= s.reconcileMs;
       const need = Math.min(reserveCalls + (full ? st.projects + 2 : 0), s.perTeamPerMin, s.perKeyPerMin);

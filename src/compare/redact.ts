@@ -28,9 +28,13 @@ export function requestLine(method: string, url: string, body?: Buffer): string 
 // (a field read under an alias is recorded as `<field> (alias)`: the field's name decides)
 const leaf = (path: string) => (path.split('.').pop() ?? '').replace(/\[\d*\]$/, '').replace(/ \(alias\)$/, '');
 
-export function redactValue(path: string, value: unknown): unknown {
+/**
+ * A value kept in a sample: redacted whole under a secret-named field, else its secret-named keys and credentials in text.
+ * `aliased`: names the request gave secret fields (`alias[x]=password`): keys by those names are redacted too.
+ */
+export function redactValue(path: string, value: unknown, aliased?: ReadonlySet<string>): unknown {
   if (value !== undefined && value !== null && isSecretName(leaf(path))) return REDACTED;
-  return redactDeep(value, 0);
+  return redactDeep(value, 0, aliased);
 }
 
 /**
@@ -39,11 +43,18 @@ export function redactValue(path: string, value: unknown): unknown {
  */
 const unsigned = (s: string) => (/^https?:\/\/[^\s?#]*\?/i.test(s) ? `${s.slice(0, s.indexOf('?'))}?${REDACTED}` : s);
 
-function redactDeep(v: unknown, depth: number): unknown {
+function redactDeep(v: unknown, depth: number, aliased?: ReadonlySet<string>): unknown {
   if (typeof v === 'string') return unsigned(scrubText(v));
   if (v === null || typeof v !== 'object' || depth > 64) return v;
-  if (Array.isArray(v)) return v.map((x) => redactDeep(x, depth + 1));
+  if (Array.isArray(v)) return v.map((x) => redactDeep(x, depth + 1, aliased));
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = isSecretName(k) && x !== null ? REDACTED : redactDeep(x, depth + 1);
+  for (const [k, x] of Object.entries(v)) {
+    out[k] = (isSecretName(k) || aliased?.has(k) === true) && x !== null ? REDACTED : redactDeep(x, depth + 1, aliased);
+  }
   return out;
+}
+
+/** The names a request's alias gives secret-named fields (`{x: 'password'}` → x). */
+export function secretAliases(alias: ReadonlyMap<string, string>): ReadonlySet<string> {
+  return new Set([...alias].filter(([, field]) => isSecretName(field)).map(([name]) => name));
 }

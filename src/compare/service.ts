@@ -2,7 +2,7 @@ import type { ComparisonMapping } from '../config/mappings.js';
 import type { CompareStore } from '../store/compare.js';
 import type { IdTranslator } from '../translate/ids.js';
 import { diffAnswers, noisePaths, uuidsIn, type Difference } from './diff.js';
-import { redactRequest, redactValue } from './redact.js';
+import { redactRequest, redactValue, secretAliases } from './redact.js';
 
 export interface Answer { readonly status: number; readonly body: unknown; readonly ms: number }
 
@@ -35,12 +35,13 @@ export class Comparator {
   ): Promise<Difference[]> {
     const map = await this.identities([legacy.body, translated.body, legacyAgain?.body]);
     const options = { rules: this.rules, unordered: unordered && this.rules.unorderedArraysWithoutSort, identity: (s: string) => map.get(s.toLowerCase()) };
-    const named = unaliasing(about.alias);
+    const { named, secrets } = unaliasing(about.alias);
     const differences = diffAnswers(legacy, translated, options).map((d) => ({ ...d, path: named(d.path) }));
     const noise = new Set([...(legacyAgain ? noisePaths(legacy, legacyAgain, options) : [])].map(named));
     const client = about.client;
     // what is kept holds no credential (the request's query may carry an access_token; answers may carry tokens)
-    const kept = differences.map((d) => ({ ...d, legacy: redactValue(d.path, d.legacy), translated: redactValue(d.path, d.translated) }));
+    // (a whole item kept as a value holds a secret field under its alias name too: redacted by the field it copies)
+    const kept = differences.map((d) => ({ ...d, legacy: redactValue(d.path, d.legacy, secrets), translated: redactValue(d.path, d.translated, secrets) }));
     await this.store.record({
       route, request: redactRequest(request.slice(0, REQUEST_SCRUBBED)), differences: kept, noise, legacyMs: legacy.ms, translatedMs: translated.ms,
       ...(client ? { client } : {}),
@@ -54,18 +55,20 @@ export class Comparator {
  * A path's item field read under an alias (`data[].<name>`, `data.<name>`) named after the field it copies:
  * `data[].title (alias)`. The request's alias is taken as asked (an object, or its JSON text); anything else names nothing.
  */
-export function unaliasing(raw: unknown): (path: string) => string {
+export function unaliasing(raw: unknown): { named: (path: string) => string; secrets: ReadonlySet<string> } {
+  const none = { named: (p: string) => p, secrets: new Set<string>() };
   let alias = raw;
-  if (typeof alias === 'string') try { alias = JSON.parse(alias); } catch { return (p) => p; }
-  if (!alias || typeof alias !== 'object' || Array.isArray(alias)) return (p) => p;
+  if (typeof alias === 'string') try { alias = JSON.parse(alias); } catch { return none; }
+  if (!alias || typeof alias !== 'object' || Array.isArray(alias)) return none;
   const of = new Map<string, string>();
   for (const [name, field] of Object.entries(alias)) if (typeof field === 'string' && field.length <= 64) of.set(name, field);
-  if (of.size === 0) return (p) => p;
-  return (path) => {
+  if (of.size === 0) return none;
+  const named = (path: string) => {
     const m = /^(data(?:\[\])?\.)([^.[]+)(.*)$/.exec(path);
     const field = m ? of.get(m[2] as string) : undefined;
     return m && field !== undefined ? `${m[1]}${field} (alias)${m[3]}` : path;
   };
+  return { named, secrets: secretAliases(of) };
 }
 
 export function parseBody(text: string): unknown {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TeamReplica } from '../../src/replica/team/team-replica.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
 /**
@@ -32,7 +32,7 @@ describe('a backfill that spends the minute\'s budget', () => {
       { INDEX_SYNC_CALLS_PER_MIN: '60', INDEX_RECONCILE_MS: '3600000', INDEX_MAX_STALENESS_MS: '5000' }, {}, { sim, simClock: true },
     );
     await gw.addUser(0, 'wait@example.com');
-    await gw.deps.replica!.syncNow([team]);
+    await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((x) => x.id)); // (every team of the key: reads are the replica's)
     t = (await gw.deps.replica!.load(team))!;
   });
 
@@ -48,6 +48,11 @@ describe('a backfill that spends the minute\'s budget', () => {
     const bound = gw.deps.replica!.boundOf(t);
     expect(bound).toBeGreaterThanOrEqual(minuteEnd - now() + 5_000);
     expect(gw.deps.replica!.activity(t).boundMs).toBeGreaterThanOrEqual(minuteEnd - now() + 5_000);
+    // explain states it too
+    const read = await gw.get('/renders?limit=1', await gw.login('wait@example.com'),
+      { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+    expect(read.body.explain.source).toBe('index');
+    expect(read.body.explain.bound_ms).toBeGreaterThanOrEqual(minuteEnd - now() + 5_000);
     const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
     const project = [...t.projects.keys()][0]!;
     const made = sim.sim.world.createRender(person, { project_id: project, name: 'made while the budget waits' });
@@ -65,5 +70,25 @@ describe('a backfill that spends the minute\'s budget', () => {
     expect(foundAt! - at).toBeLessThanOrEqual(bound);
     // the wait over, the usual bound again (INDEX_MAX_STALENESS_MS: syncs of 3 calls fit every few seconds)
     expect(gw.deps.replica!.boundOf(t)).toBe(5_000);
+  });
+});
+
+describe('backfills that spend their key\'s budget', () => {
+  it('state the wait for the next minute in every team\'s bound (the key learnt from the backfill: it reserves nothing)', async () => {
+    const sim = await startSim();
+    sim.sim.clock.advance(60_000 - (sim.sim.world.clock.now() % 60_000) + 3_000);
+    const gw = await startGateway({ INDEX_SYNC_CALLS_PER_MIN: '1000', INDEX_SYNC_CALLS_PER_KEY_PER_MIN: '12', INDEX_RECONCILE_MS: '3600000' }, {},
+      { sim, simClock: true });
+    try {
+      await gw.addUser(0, 'key@example.com');
+      const teams = sim.keys[0]!.teams.map((x) => x.id);
+      expect(teams.length).toBeGreaterThan(1);
+      await gw.deps.replica!.syncNow(teams);
+      const wait = 60_000 - (sim.sim.world.clock.now() % 60_000);
+      for (const id of teams) expect(gw.deps.replica!.boundOf(gw.deps.replica!.team(id)!)).toBeGreaterThanOrEqual(wait);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
   });
 });

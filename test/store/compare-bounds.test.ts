@@ -116,5 +116,12 @@ describe.each(stores)('comparison records, bounded ($name)', ({ url }) => {
     const samples = JSON.stringify(await db.kysely.selectFrom('compare_samples').selectAll().where('route', '=', 'GET /users').execute());
     expect(samples).toContain('password (alias)');
     expect(samples).not.toMatch(/plain-secret/);
+    // and inside whole items kept as values (unordered lists: an item missing on one side, extra on the other)
+    const items = { legacy: { status: 200, body: { data: [{ id: 'a', x: 'plain-secret-3' }] }, ms: 1 },
+      translated: { status: 200, body: { data: [{ id: 'b', x: 'plain-secret-4' }] }, ms: 1 } };
+    await c.compare('GET /accounts', 'GET /accounts?alias[x]=password', true, items.legacy, items.translated, undefined, { alias: { x: 'password' } });
+    const whole = JSON.stringify(await db.kysely.selectFrom('compare_samples').selectAll().where('route', '=', 'GET /accounts').execute());
+    expect(whole).toContain('"id\\":\\"a');
+    expect(whole).not.toMatch(/plain-secret/);
   });
 });

@@ -224,8 +224,10 @@ export class ReadSources {
     let a = b;
     for (const t of teams) {
       const c = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
-      b = Math.max(b, c.boundMs);
-      a = Math.max(a, c.activeBoundMs);
+      // (while the team's budget is known spent, the wait for the next minute: as ReplicaService.boundOf states it)
+      const wait = Math.max(0, this.deps.budget.waitsUntil(t.id) - now);
+      b = Math.max(b, c.boundMs + wait);
+      a = Math.max(a, c.activeBoundMs + wait);
     }
     return { boundMs: b, activeBoundMs: a };
   }

@@ -110,13 +110,15 @@ export class SyncBudget {
    * no room for a sync of `calls`, its syncs wait for the next minute — known now, so the bound it states says so
    * (`waitsUntil`) rather than be passed by a sync refused later.
    */
-  async noteSpent(teamId: string, calls: number): Promise<void> {
+  async noteSpent(teamId: string, calls: number, key: string | null = null): Promise<void> {
+    // (a backfill reserves nothing: the key it ran with is learnt here, its budget shared by the teams it syncs)
+    if (key !== null) this.noteKey(teamId, key);
     const minute = minuteOf(this.clock.now());
     const used = await this.store.used(minute);
     const need = Math.min(calls, this.limits.perTeam, this.limits.perKey);
-    const key = this.keyOf.get(teamId);
+    const keyOf = this.keyOf.get(teamId);
     const over = (used.get(`team:${teamId}`) ?? 0) + need > this.limits.perTeam
-      || (key !== undefined && (used.get(`key:${key}`) ?? 0) + need > this.limits.perKey);
+      || (keyOf !== undefined && (used.get(`key:${keyOf}`) ?? 0) + need > this.limits.perKey);
     if (over) this.spentUntil.set(teamId, Math.max(this.spentUntil.get(teamId) ?? 0, (minute + 1) * 60_000));
   }
 

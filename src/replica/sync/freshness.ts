@@ -243,15 +243,17 @@ export function cadenceOf(c: FreshnessConfig, t: TeamReplica, now: number, calls
 /**
  * When a team's next background sync is due (its age since its last sync started). A team of whole syncs, polled, is
  * synced as late as its stated bound allows, less a tick and twice its last sync's duration (`lastSyncMs`, this
- * instance's): the sync still starts within the bound — every render it finds is found in time — and ends before a
+ * instance's; at least two ticks): the sync still starts within the bound — every render it finds is found in time — and ends before a
  * reader finds the team past its bound, so a read does not wait for it. Half the configured bound (or its budget's
- * interval) stays the shortest interval, and the rule when the last duration is not known (a sync run elsewhere). A
+ * interval) stays the shortest interval, and the rule when the last duration is not known (a sync run elsewhere, or
+ * the next sync is the full one, longer than the last: the scheduler passes none). A
  * rotation keeps its interval (its quiet projects' due times are counted from it); a trusted team its reconcile.
  */
 export function dueAfter(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin: number, lastSyncMs?: number): number {
   const cadence = cadenceOf(c, t, now, callsPerMin);
   if (cadence.cycleMs > 0 || lastSyncMs === undefined || trustedAt(t, now)) return cadence.intervalMs;
-  return Math.max(cadence.intervalMs, cadence.activeBoundMs - SCHEDULER_TICK_MS - 2 * lastSyncMs);
+  // (twice the duration, never less than two ticks: a timer late by tens of ms, a sync slower than the last)
+  return Math.max(cadence.intervalMs, cadence.activeBoundMs - SCHEDULER_TICK_MS - 2 * Math.max(lastSyncMs, SCHEDULER_TICK_MS));
 }
 
 /**

@@ -120,7 +120,7 @@ export class SyncScheduler {
       await this.end(team.id, spend, lease);
     }
     // a backfill's calls may have spent the minute's budget: the team's syncs then wait, and its bound says so
-    if (done) await budget.noteSpent(team.id, syncCallsOf(done)).catch(() => undefined);
+    if (done) await budget.noteSpent(team.id, syncCallsOf(done), spend.key).catch(() => undefined);
   }
 
   /**
@@ -290,7 +290,9 @@ export class SyncScheduler {
       const catchUp = this.deps.health?.due(t.id, now) ?? null;
       this.owe(t, now, this.cadence(t, now));
       const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS;
-      const wait = dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id), this.lastMs.get(t.id));
+      // (the next sync the full one — longer than the last —: due at the interval, the old rule)
+      const fullNext = now - (this.fullAt.get(t.id) ?? 0) >= config.INDEX_RECONCILE_MS;
+      const wait = dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id), fullNext ? undefined : this.lastMs.get(t.id));
       if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
