@@ -84,11 +84,8 @@ try {
   // a large backfill spends its minute's sync budget (its calls are counted, never refused): the steady state is measured
   // from the next minute on (the bound stated until then counts the wait; STALENESS_AFTER_BACKFILL=1 measures it too)
   if (process.env.STALENESS_AFTER_BACKFILL !== '1') {
-    const wait = (await status(gw.base)).find((x) => x.team === sim.team)!.bound_ms;
-    if (wait > 15_000) {
-      log(`the backfill spent the minute's budget: waiting ${(60 - (Date.now() / 1000) % 60).toFixed(0)} s for the next`);
-      await sleep(60_000 - (Date.now() % 60_000) + 1_000);
-    }
+    log(`waiting ${(60 - (Date.now() / 1000) % 60).toFixed(0)} s for the next minute (the backfill's calls count in this one)`);
+    await sleep(60_000 - (Date.now() % 60_000) + 1_000);
   }
   const projects: string[] = [];
   let cursor: string | null = null;
