@@ -181,21 +181,17 @@ export class ReplicaService {
 
   /**
    * The staleness bound of a team, computed from its projects, its budget and whether its webhooks arrive (`freshness.ts`),
-   * plus the wait for the next minute while its budget is known spent (`SyncBudget.waitsUntil`: after a large backfill, or
+   * plus the wait for the next minute while its budget is known spent (`SyncBudget.waitMs`: after a large backfill, or
    * a sync refused): a render made now is found within it.
    */
   boundOf(t: TeamReplica, now = this.deps.clock.now()): number {
-    return boundOf(this.deps.config, t, now, this.budget.callsPerMin(t.id)) + this.budgetWait(t, now);
-  }
-
-  private budgetWait(t: TeamReplica, now: number): number {
-    return Math.max(0, this.budget.waitsUntil(t.id) - now);
+    return boundOf(this.deps.config, t, now, this.budget.callsPerMin(t.id)) + this.budget.waitMs(t.id, now);
   }
 
   /** The bound of a team's active projects (checked at every sync) and how many they are (`freshness.ts`). */
   activity(t: TeamReplica, now = this.deps.clock.now()): { readonly boundMs: number; readonly projects: number } {
     const { config } = this.deps;
-    const boundMs = activeBoundOf(config, t, now, this.budget.callsPerMin(t.id)) + this.budgetWait(t, now);
+    const boundMs = activeBoundOf(config, t, now, this.budget.callsPerMin(t.id)) + this.budget.waitMs(t.id, now);
     return { boundMs, projects: activityOf(t, now, config.INDEX_ACTIVE_MS).shape.active };
   }
 

@@ -225,7 +225,7 @@ export class ReadSources {
     for (const t of teams) {
       const c = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
       // (while the team's budget is known spent, the wait for the next minute: as ReplicaService.boundOf states it)
-      const wait = Math.max(0, this.deps.budget.waitsUntil(t.id) - now);
+      const wait = this.deps.budget.waitMs(t.id, now);
       b = Math.max(b, c.boundMs + wait);
       a = Math.max(a, c.activeBoundMs + wait);
     }

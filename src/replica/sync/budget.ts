@@ -75,8 +75,7 @@ export class SyncBudget {
   async reserve(t: TeamReplica, spend: Spend, full = false, calls = syncCallsOf(t)): Promise<boolean> {
     if (spend.key !== null) this.noteKey(t.id, spend.key);
     // a full sync also reads the team, its members and every project's templates
-    const want = calls + (full ? t.projects.size + 2 : 0);
-    const need = Math.min(want, this.limits.perTeam, this.limits.perKey);
+    const need = this.need(calls + (full ? t.projects.size + 2 : 0));
     const scopes = [{ scope: `team:${t.id}`, limit: this.limits.perTeam }];
     if (spend.key !== null) scopes.push({ scope: `key:${spend.key}`, limit: this.limits.perKey });
     const ok = await this.store.reserve(scopes, need, spend.minute);
@@ -108,23 +107,28 @@ export class SyncBudget {
   /**
    * After a walk counted without a reservation (a backfill): when the calls the team or its key made this minute leave
    * no room for a sync of `calls`, its syncs wait for the next minute — known now, so the bound it states says so
-   * (`waitsUntil`) rather than be passed by a sync refused later.
+   * (`waitMs`) rather than be passed by a sync refused later.
    */
   async noteSpent(teamId: string, calls: number, key: string | null = null): Promise<void> {
     // (a backfill reserves nothing: the key it ran with is learnt here, its budget shared by the teams it syncs)
     if (key !== null) this.noteKey(teamId, key);
     const minute = minuteOf(this.clock.now());
     const used = await this.store.used(minute);
-    const need = Math.min(calls, this.limits.perTeam, this.limits.perKey);
+    const need = this.need(calls);
     const keyOf = this.keyOf.get(teamId);
     const over = (used.get(`team:${teamId}`) ?? 0) + need > this.limits.perTeam
       || (keyOf !== undefined && (used.get(`key:${keyOf}`) ?? 0) + need > this.limits.perKey);
     if (over) this.spentUntil.set(teamId, Math.max(this.spentUntil.get(teamId) ?? 0, (minute + 1) * 60_000));
   }
 
-  /** Until when the team's syncs wait for its budget, as far as this instance knows (0: they do not). */
-  waitsUntil(teamId: string): number {
-    return this.spentUntil.get(teamId) ?? 0;
+  /** How long the team's syncs still wait for its budget at `now`, as far as this instance knows (0: they do not). */
+  waitMs(teamId: string, now: number): number {
+    return Math.max(0, (this.spentUntil.get(teamId) ?? 0) - now);
+  }
+
+  /** The calls a sync wanting `calls` reserves: a team larger than a minute's budget is synced at most once a minute. */
+  private need(calls: number): number {
+    return Math.min(calls, this.limits.perTeam, this.limits.perKey);
   }
 
   /** Whether a sync of the team may be tried now (false: its budget was found spent for this minute). */

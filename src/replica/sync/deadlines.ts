@@ -24,7 +24,7 @@ export class HeadDeadlines {
   stated(t: TeamReplica, now: number, bound: number, rotationHeads: (from: number, to: number) => readonly string[]): void {
     const synced = t.syncedAt ?? now;
     let rec = this.teams.get(t);
-    if (!rec) this.teams.set(t, (rec = { bound, mark: synced, by: new Map(), earliest: Infinity, at: now }));
+    if (!rec) this.teams.set(t, (rec = { bound, mark: synced, by: new Map(), earliest: Infinity, at: now, projectSet: -1 }));
     // (a shorter bound may have been stated at any moment since the last call: counted from that call)
     const since = rec.at;
     let moved = false;
@@ -34,13 +34,15 @@ export class HeadDeadlines {
       moved = true;
     }
     const shorter = bound < rec.bound;
-    if (shorter || moved || rec.by.size !== t.projects.size) {
+    // (projects added or dropped: by the team's project set, not their count — one dropped and one added is a change)
+    if (shorter || moved || rec.projectSet !== t.projectSet) {
+      rec.projectSet = t.projectSet;
       for (const id of t.projects.keys()) {
         const by = rec.by.get(id);
         if (by === undefined) rec.by.set(id, synced + bound);
         else if (shorter && since + bound < by) rec.by.set(id, since + bound);
       }
-      if (rec.by.size > t.projects.size) for (const id of rec.by.keys()) if (!t.projects.has(id)) rec.by.delete(id);
+      for (const id of rec.by.keys()) if (!t.projects.has(id)) rec.by.delete(id);
       rec.earliest = earliestOf(rec.by);
     }
     rec.bound = bound;
@@ -73,6 +75,8 @@ export class HeadDeadlines {
 interface Owed {
   bound: number;
   at: number;
+  /** The team's `projectSet` the deadlines were last walked at. */
+  projectSet: number;
   mark: number;
   readonly by: Map<string, number>;
   earliest: number;

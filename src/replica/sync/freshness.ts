@@ -173,8 +173,9 @@ export function cadenceFrom(
   const fixed = syncCallsWith(shape.active, shape.projects, shape.moving);
   const intervalMs = intervalFitting(floor / 2, fixed, budget, dueIn(cycleMs));
   // a rotation only where it makes the active projects' bound shorter
-  const activeBoundMs = Math.max(floor, intervalMs === null ? Infinity : intervalMs + SCHEDULER_TICK_MS);
-  if (intervalMs === null || activeBoundMs >= wholeBound) return whole;
+  if (intervalMs === null) return whole;
+  const activeBoundMs = Math.max(floor, intervalMs + SCHEDULER_TICK_MS);
+  if (activeBoundMs >= wholeBound) return whole;
   return { intervalMs, cycleMs, activeBoundMs, boundMs: Math.max(floor, cycleMs + intervalMs + SCHEDULER_TICK_MS) };
 }
 

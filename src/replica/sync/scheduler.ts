@@ -181,7 +181,7 @@ export class SyncScheduler {
     const changes: SyncChanges = { renders: [], renew: async () => lease.check() };
     try {
       const started = clock.now();
-      const full = allowFull && started - (this.fullAt.get(t.id) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
+      const full = allowFull && this.fullDue(t.id, started);
       // deliveries may have been lost in a window (no receiver up, refusals): every head walked and every render not
       // yet final read again, the window then marked caught up
       catchUp = this.deps.health?.due(t.id, started) ?? null;
@@ -240,6 +240,11 @@ export class SyncScheduler {
     return { heads, calls: syncCallsWith(heads.length, shape.projects, shape.moving) };
   }
 
+  /** Whether the team's next background sync is the periodic full one (every INDEX_RECONCILE_MS, this instance's count). */
+  private fullDue(teamId: string, now: number): boolean {
+    return now - (this.fullAt.get(teamId) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
+  }
+
   private cadence(t: TeamReplica, now: number): Cadence {
     return cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
   }
@@ -291,8 +296,7 @@ export class SyncScheduler {
       this.owe(t, now, this.cadence(t, now));
       const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS;
       // (the next sync the full one — longer than the last —: due at the interval, the old rule)
-      const fullNext = now - (this.fullAt.get(t.id) ?? 0) >= config.INDEX_RECONCILE_MS;
-      const wait = dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id), fullNext ? undefined : this.lastMs.get(t.id));
+      const wait = dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id), this.fullDue(t.id, now) ? undefined : this.lastMs.get(t.id));
       if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }

@@ -48,6 +48,8 @@ export class TeamReplica {
    */
   changeMark: number | null = null;
   readonly projects = new Map<string, ProjectEntry>();
+  /** Moves when a project is added or dropped (not when one is seen again): which projects the team has. */
+  projectSet = 0;
   private readonly marks = new HeadMarks();
   private readonly rows: RenderRows;
   private readonly records: RenderRecords;
@@ -107,6 +109,7 @@ export class TeamReplica {
   /** A project as v1 showed it at `seenAt` (its signed thumbnail is dated from then). */
   setProject(row: ProjectRow, seenAt: number): void {
     const prev = this.projects.get(row.project.id);
+    if (!prev) this.projectSet++;
     const templates = row.templates ?? prev?.templates ?? null;
     const sameThumb = prev && prev.project.thumbnail_url === row.project.thumbnail_url;
     this.projects.set(row.project.id, {
@@ -127,7 +130,7 @@ export class TeamReplica {
    * columns are compacted when the team is next read back from the store.
    */
   dropProject(projectId: string): void {
-    this.projects.delete(projectId);
+    if (this.projects.delete(projectId)) this.projectSet++;
     this.marks.drop(projectId);
     this.projectsChanged();
     const rows = this.rows.drop(projectId);
