@@ -11,7 +11,7 @@ let token: string;
 const clock = new ManualClock(Date.now());
 const op = { authorization: `Bearer ${TEST_ENV.GATEWAY_ADMIN_TOKEN}` };
 beforeAll(async () => {
-  // the live path (its per-key cache and v1 calls are what is counted here; the index's gauges: test/index)
+  // the live path (its per-key cache and v1 calls are what is counted here; the replica gauges: test/replica/live-equivalence.test.ts)
   gw = await startGateway({ V1_RETRIES: '1', INDEX_ENABLED: 'false' }, {}, { clock });
   await gw.addUser(0, 'ann@example.com');
   token = await gw.login('ann@example.com');
