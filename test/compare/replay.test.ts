@@ -84,3 +84,37 @@ describe('replay', () => {
     expect(e!.message).toMatch(/^requests\.jsonl:3: not a JSON object \(.+\); requests\.jsonl:4: "path" must be a string starting with \/; requests\.jsonl:5: not a JSON object$/);
   });
 });
+
+describe('replay of aliased fields (as the compare mode records them)', () => {
+  it('a field read under an alias is recorded under the field it copies, and a secret one redacted by its name', async () => {
+    // the two sides differ on the aliased field: a password hash on the legacy side, another on the gateway's
+    const side = (hash: string, title: string) => serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 1, pw: hash, t: title }] }));
+    });
+    const [old, gw] = [await side('$argon2id$v=19$legacy-hash', 'old title'), await side('$argon2id$v=19$gateway-hash', 'new title')];
+    try {
+      const store = new CompareStore(scratch.kysely);
+      await store.clear();
+      const options = { legacyUrl: old.url, gatewayUrl: gw.url, gatewayToken: 'gateway-token', threshold: 0.05, source: 'requests.jsonl' };
+      const lines = [
+        JSON.stringify({ method: 'GET', path: '/users', query: 'fields=id,pw,t&sort=id&alias[pw]=password&alias[t]=title', headers: { authorization: 'Bearer good' } }),
+        JSON.stringify({ method: 'GET', path: '/users', query: { fields: 'id,pw,t', sort: 'id', alias: '{"pw":"password","t":"title"}' }, headers: { authorization: 'Bearer good' } }),
+      ];
+      const r = await replay(lines, options, new Comparator(deps.ids, store, deps.mappings.comparison), store);
+      const route = r.report.routes.find((x) => x.route === 'GET /users')!;
+      expect(route).toMatchObject({ total: 2, differing: 2 });
+      const paths = route.fields.filter((f) => !f.noise).map((f) => `${f.kind} ${f.path}`).sort();
+      expect(paths).toEqual(['value data[].password (alias)', 'value data[].title (alias)']);
+      const pw = route.fields.find((f) => f.path === 'data[].password (alias)')!;
+      expect(pw.count).toBe(2);
+      const kept = JSON.stringify(route.fields);
+      expect(kept).not.toContain('legacy-hash');
+      expect(kept).not.toContain('gateway-hash');
+      // a field that is no secret keeps its values
+      expect(JSON.parse(route.fields.find((f) => f.path === 'data[].title (alias)')!.samples[0]!.legacy!)).toBe('old title');
+    } finally {
+      old.server.close();
+      gw.server.close();
+    }
+  });
+});
