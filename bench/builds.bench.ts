@@ -25,28 +25,30 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
 
 const sim = await startSim('demo');
 const person = sim.people[0]!;
-const runs: { dir: string; g: Gateway; rps: number[]; cpu: number[] }[] = [];
+const runs: { dir: string; g: Gateway; rps: number[]; cpu: number[]; requests: number }[] = [];
 try {
   for (const dir of dirs) {
     process.chdir(dir); // (the gateway is started from the checkout's dist/)
     const g = await startGateway(sim, person.api_key, { ANSWER_CACHE_MB: '0' });
     await backfilled(g, person.teams.length);
-    runs.push({ dir, g, rps: [], cpu: [] });
+    runs.push({ dir, g, rps: [], cpu: [], requests: 0 });
   }
   process.chdir(here);
-  for (const { g } of runs) await load(`${g.base}/renders?${q}`, g.token, 3); // warm-up
+  for (const x of runs) x.requests += (await load(`${x.g.base}/renders?${q}`, x.g.token, 3)).requests; // warm-up
   for (let r = 0; r < rounds; r++) {
     for (const x of r % 2 ? [...runs].reverse() : runs) {
       const before = ticks(x.g.proc.pid!);
       const a = await load(`${x.g.base}/renders?${q}`, x.g.token, secs);
       x.rps.push(a.rps);
+      x.requests += a.requests;
       x.cpu.push(((ticks(x.g.proc.pid!) - before) * 10_000) / a.requests);
       log(`round ${r + 1} ${x.dir}: ${a.rps.toFixed(0)} req/s${a.errors ? `, ${a.errors} errors` : ''}`);
     }
   }
   for (const x of runs) {
     console.log(`${x.dir}: req/s ${x.rps.map((v) => v.toFixed(0)).join(' / ')} (median ${median(x.rps).toFixed(0)}); ` +
-      `µs of CPU a request ${x.cpu.map((v) => v.toFixed(0)).join(' / ')} (median ${median(x.cpu).toFixed(0)})`);
+      `µs of CPU a request ${x.cpu.map((v) => v.toFixed(0)).join(' / ')} (median ${median(x.cpu).toFixed(0)}); pid ${x.g.proc.pid}, ` +
+      `${x.requests} requests in all`);
   }
 } finally {
   process.chdir(here);
