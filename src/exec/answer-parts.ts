@@ -158,6 +158,35 @@ export class AnswerParts {
   }
 }
 
+/**
+ * The items of `parts`, one at a time: the parts' generator is resumed only once the last part is used up (so, as with
+ * `yield*`, a part's room is given back when its reader asks past it), and an item costs one settled promise — not one
+ * at each of the four generators a page's parts pass through (their promises and results were a third of what a read of
+ * a page of `*` fields allocated). `return` (a reader stopping early) ends the parts' generator: its `finally` runs.
+ */
+export function itemsOf<T>(parts: AsyncGenerator<readonly T[]>): AsyncIterableIterator<T> {
+  let part: readonly T[] = [];
+  let at = 0;
+  const items: AsyncIterableIterator<T> = {
+    async next(): Promise<IteratorResult<T>> {
+      while (at >= part.length) {
+        const n = await parts.next();
+        if (n.done) return { done: true, value: undefined };
+        part = n.value;
+        at = 0;
+      }
+      return { done: false, value: part[at++] as T };
+    },
+    async return(): Promise<IteratorResult<T>> {
+      part = [];
+      await parts.return(undefined);
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]: () => items,
+  };
+  return items;
+}
+
 /** Candidates kept as JSON, written as they are (each let go once written; names recorded before they are written). */
 export function keptJsonStream(
   source: RecordSource, resource: string, chosen: { ref: string; json?: RawJson }[], recorded: boolean, meta: Record<string, number> | undefined,

@@ -11,7 +11,7 @@ import { buildMeta, effectiveSort, type QueryResult } from '../query/run.js';
 import type { ResourceSchema } from '../query/schema.js';
 import type { Plan } from '../plan/plan.js';
 import { Best } from './best.js';
-import { AnswerParts, CHUNK, keptJsonStream } from './answer-parts.js';
+import { AnswerParts, CHUNK, itemsOf, keptJsonStream } from './answer-parts.js';
 import { countOnColumns } from './column-count.js';
 import { mergedPage, pick } from './merged-page.js';
 import type { ExecContext, Execution } from './execution.js';
@@ -155,9 +155,7 @@ class Job {
       const data = await this.parts.answer(recs, refs);
       return meta ? { meta, data } : { data };
     }
-    const stream = (async function* (job: Job) {
-      for await (const part of job.parts.inChunks(recs, refs)) yield* part;
-    })(this);
+    const stream = itemsOf(this.parts.inChunks(recs, refs));
     return meta ? { meta, data: [], stream, lazy: true } : { data: [], stream, lazy: true };
   }
 
