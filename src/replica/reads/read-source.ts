@@ -213,13 +213,9 @@ export class ReadSources {
     return { kind: 'replica', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready), ...this.bounds(ready, now) };
   }
 
-  /**
-   * Whether the team may answer as it is: its last sync within the bound it states — its active projects' and, while its
-   * budget is known spent, the wait for the next minute (as `bounds` and `ReplicaService.activity` state it: a sync
-   * before the read would be refused by the budget anyway).
-   */
+  /** Whether the team may answer as it is: its last sync within its computed bound. */
   private fresh(t: TeamReplica, now: number): boolean {
-    return isFresh(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id), this.deps.budget.waitMs(t.id, now));
+    return isFresh(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
   }
 
   /** The largest computed bounds of the teams a read covers: the teams' and their active projects'. */

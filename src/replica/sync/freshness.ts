@@ -309,8 +309,8 @@ function floorOf(c: Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'
  * projects (its whole bound without a rotation). A stale team's sync before the read checks every quiet project due
  * since its last sync (all of them past a cycle), so the read's answer holds the team's stated bound.
  */
-export function isFresh(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity, waitMs = 0): boolean {
-  return now - (t.syncedAt ?? 0) <= activeBoundOf(c, t, now, callsPerMin) + waitMs;
+export function isFresh(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): boolean {
+  return now - (t.syncedAt ?? 0) <= activeBoundOf(c, t, now, callsPerMin);
 }
 
 /**
