@@ -167,20 +167,26 @@ export class AnswerParts {
 export function itemsOf<T>(parts: AsyncGenerator<readonly T[]>): AsyncIterableIterator<T> {
   let part: readonly T[] = [];
   let at = 0;
+  let closed = false;
+  const done = { done: true, value: undefined } as const;
   const items: AsyncIterableIterator<T> = {
+    // (one next() at a time, as every reader of a stream asks; after return(), done)
     async next(): Promise<IteratorResult<T>> {
       while (at >= part.length) {
+        part = []; // (the used-up part is let go while the next one is built)
+        if (closed) return done;
         const n = await parts.next();
-        if (n.done) return { done: true, value: undefined };
+        if (n.done || closed) return (part = [], done);
         part = n.value;
         at = 0;
       }
       return { done: false, value: part[at++] as T };
     },
     async return(): Promise<IteratorResult<T>> {
+      closed = true;
       part = [];
       await parts.return(undefined);
-      return { done: true, value: undefined };
+      return done;
     },
     [Symbol.asyncIterator]: () => items,
   };

@@ -50,6 +50,24 @@ describe('itemsOf', () => {
     expect(await items.next()).toEqual({ done: true, value: undefined });
   });
 
+  it('a return() while a next() waits for the next part: that next() and every later one are done', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    async function* slow(): AsyncGenerator<readonly number[]> {
+      yield [1];
+      await held;
+      yield [2, 3];
+    }
+    const items = itemsOf(slow());
+    expect(await items.next()).toEqual({ done: false, value: 1 });
+    const pending = items.next(); // waits for the second part
+    const stopped = items.return!();
+    release();
+    expect(await pending).toEqual({ done: true, value: undefined });
+    await stopped;
+    expect(await items.next()).toEqual({ done: true, value: undefined });
+  });
+
   it('an error of the parts reaches the reader', async () => {
     async function* failing(): AsyncGenerator<readonly number[]> {
       yield [1];
