@@ -18,7 +18,7 @@ import type { V1Session } from '../v1/client.js';
 import type { V1Render, V1Team } from '../v1/schemas.js';
 import { AnswerCache } from './reads/answer-cache.js';
 import { SyncBudget } from './sync/budget.js';
-import { activeBoundOf, activityOf, boundFrom, boundOf, SCHEDULER_TICK_MS } from './sync/freshness.js';
+import { activityOf, boundFrom, SCHEDULER_TICK_MS } from './sync/freshness.js';
 import { SyncLeases } from './sync/lease.js';
 import { ReceiverHealth } from './sync/receiver-health.js';
 import { OutputRefresh, type RefreshWalk } from './reads/output-refresh.js';
@@ -180,18 +180,19 @@ export class ReplicaService {
   }
 
   /**
-   * The staleness bound of a team, computed from its projects, its budget and whether its webhooks arrive (`freshness.ts`),
+   * The staleness bound of a team, computed from its projects, its budget and whether its webhooks arrive (`freshness.ts`;
+   * spread over what its budget has left of the minute, `minute-room.ts`),
    * plus the wait for the next minute while its budget is known spent (`SyncBudget.waitMs`: after a large backfill, or
    * a sync refused): a render made now is found within it.
    */
   boundOf(t: TeamReplica, now = this.deps.clock.now()): number {
-    return boundOf(this.deps.config, t, now, this.budget.callsPerMin(t.id)) + this.budget.waitMs(t.id, now);
+    return this.scheduler.cadence(t, now).boundMs + this.budget.waitMs(t.id, now);
   }
 
   /** The bound of a team's active projects (checked at every sync) and how many they are (`freshness.ts`). */
   activity(t: TeamReplica, now = this.deps.clock.now()): { readonly boundMs: number; readonly projects: number } {
     const { config } = this.deps;
-    const boundMs = activeBoundOf(config, t, now, this.budget.callsPerMin(t.id)) + this.budget.waitMs(t.id, now);
+    const boundMs = this.scheduler.cadence(t, now).activeBoundMs + this.budget.waitMs(t.id, now);
     return { boundMs, projects: activityOf(t, now, config.INDEX_ACTIVE_MS).shape.active };
   }
 

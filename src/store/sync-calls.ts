@@ -23,21 +23,22 @@ export class SyncCallStore {
   /**
    * Adds `calls` to every scope's row of `minute` if each still fits its limit; all or none. One statement (a multi-row
    * upsert, each row's limit by its scope) — issue 43: a sync's bookkeeping in as few statements as it can; a scope that
-   * refuses (rare: the budget spent) costs one more, giving back what the others took. True when reserved.
+   * refuses (rare: the budget spent) costs one more, giving back what the others took. When reserved, the calls each
+   * scope's row then holds (every instance's: what the rest of the minute has left); null when not.
    */
-  async reserve(scopes: readonly BudgetScope[], calls: number, minute: number): Promise<boolean> {
-    if (scopes.length === 0) return true;
+  async reserve(scopes: readonly BudgetScope[], calls: number, minute: number): Promise<ReadonlyMap<string, number> | null> {
+    if (scopes.length === 0) return new Map();
     const rows = sql.join(scopes.map((s) => sql`(${s.scope}, ${minute}, ${calls})`));
     const limit = sql.join(scopes.map((s) => sql`when ${s.scope} then cast(${s.limit} as integer)`), sql` `);
-    const r = await sql<{ scope: string }>`insert into index_sync_calls (scope, minute, used) values ${rows}
+    const r = await sql<{ scope: string; used: number | string }>`insert into index_sync_calls (scope, minute, used) values ${rows}
       on conflict (scope, minute) do update set used = index_sync_calls.used + excluded.used
-      where index_sync_calls.used + excluded.used <= case excluded.scope ${limit} end returning scope`.execute(this.db);
+      where index_sync_calls.used + excluded.used <= case excluded.scope ${limit} end returning scope, used`.execute(this.db);
     if (r.rows.length < scopes.length) {
       await this.add(r.rows.map((x) => x.scope), -calls, minute);
-      return false;
+      return null;
     }
     await this.sweep(minute);
-    return true;
+    return new Map(r.rows.map((x) => [x.scope, Number(x.used)]));
   }
 
   /**

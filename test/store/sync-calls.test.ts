@@ -31,13 +31,15 @@ describe.each(await databases())('the shared sync budget and leases on $name', (
     const team = { scope: 'team:t1', limit: 30 };
     // 20 reservations of 3 calls at once, half on each connection: exactly 10 fit
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).reserve([team], 3, 7)));
-    expect(results.filter(Boolean)).toHaveLength(10);
+    expect(results.filter((r) => r !== null)).toHaveLength(10);
     expect((await a.used(7)).get('team:t1')).toBe(30);
+    // each reservation says what its scope's row then held: every count from 3 to 30 once
+    expect(results.flatMap((r) => (r ? [r.get('team:t1')] : [])).sort((x, y) => x! - y!)).toEqual(Array.from({ length: 10 }, (_, i) => 3 * (i + 1)));
     // the next minute is a new budget
-    expect(await b.reserve([team], 30, 8)).toBe(true);
+    expect(await b.reserve([team], 30, 8)).toEqual(new Map([['team:t1', 30]]));
     // a key's budget spent: the team's reservation is given back
-    expect(await a.reserve([{ scope: 'key:k1', limit: 5 }], 5, 9)).toBe(true);
-    expect(await a.reserve([{ scope: 'team:t2', limit: 100 }, { scope: 'key:k1', limit: 5 }], 2, 9)).toBe(false);
+    expect(await a.reserve([{ scope: 'key:k1', limit: 5 }], 5, 9)).toEqual(new Map([['key:k1', 5]]));
+    expect(await a.reserve([{ scope: 'team:t2', limit: 100 }, { scope: 'key:k1', limit: 5 }], 2, 9)).toBeNull();
     expect((await a.used(9)).get('team:t2')).toBe(0);
     // settling: calls made beyond a reservation are added, calls not made given back (never below zero)
     await a.add(['team:t2'], 4, 9);

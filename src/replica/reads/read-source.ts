@@ -5,7 +5,7 @@ import { ReplicaSnapshot } from './snapshot.js';
 import type { V1Session } from '../../v1/client.js';
 import type { V1Team } from '../../v1/schemas.js';
 import type { SyncBudget } from '../sync/budget.js';
-import { cadenceOf, epochOf, isFresh } from '../sync/freshness.js';
+import { epochOf } from '../sync/freshness.js';
 import type { RecordInputs } from '../holding/record-inputs.js';
 import type { TeamRegistry } from '../holding/registry.js';
 import type { SyncScheduler } from '../sync/scheduler.js';
@@ -213,9 +213,9 @@ export class ReadSources {
     return { kind: 'replica', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready), ...this.bounds(ready, now) };
   }
 
-  /** Whether the team may answer as it is: its last sync within its computed bound. */
+  /** Whether the team may answer as it is: its last sync within its active bound (as the scheduler spaces its syncs). */
   private fresh(t: TeamReplica, now: number): boolean {
-    return isFresh(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
+    return now - (t.syncedAt ?? 0) <= this.deps.scheduler.cadence(t, now).activeBoundMs;
   }
 
   /** The largest computed bounds of the teams a read covers: the teams' and their active projects'. */
@@ -223,7 +223,7 @@ export class ReadSources {
     let b = this.deps.config.INDEX_MAX_STALENESS_MS;
     let a = b;
     for (const t of teams) {
-      const c = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
+      const c = this.deps.scheduler.cadence(t, now);
       // (while the team's budget is known spent, the wait for the next minute: as ReplicaService.boundOf states it)
       const wait = this.deps.budget.waitMs(t.id, now);
       b = Math.max(b, c.boundMs + wait);

@@ -3,6 +3,7 @@ import { minuteOf, type SyncCallStore } from '../../store/sync-calls.js';
 import type { V1Meter } from '../../v1/client.js';
 import { SpareRetries } from '../../v1/spare-retries.js';
 import { syncCallsOf } from './freshness.js';
+import type { MinuteRoom } from './minute-room.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
 /** Spare GET attempts one walk of a team may take (a walk of 1 700 pages under 25 % faults needs about ten). */
@@ -59,6 +60,8 @@ export class SyncBudget {
   /** Teams synced lately with each key (a key's budget is shared by them): key → team → last use. */
   private readonly keyTeams = new Map<string, Map<string, number>>();
   private readonly keyOf = new Map<string, string>();
+  /** What each team's budget had left of a minute at its last reservation (or backfill) here. */
+  private readonly rooms = new Map<string, MinuteRoom>();
 
   constructor(private readonly clock: Clock, readonly limits: SyncBudgetLimits, private readonly store: SyncCallStore) {}
 
@@ -78,11 +81,12 @@ export class SyncBudget {
     const need = this.need(calls + (full ? t.projects.size + 2 : 0));
     const scopes = [{ scope: `team:${t.id}`, limit: this.limits.perTeam }];
     if (spend.key !== null) scopes.push({ scope: `key:${spend.key}`, limit: this.limits.perKey });
-    const ok = await this.store.reserve(scopes, need, spend.minute);
-    if (!ok) {
+    const used = await this.store.reserve(scopes, need, spend.minute);
+    if (!used) {
       this.spentUntil.set(t.id, (spend.minute + 1) * 60_000);
       return false;
     }
+    this.noteRoom(t.id, used, spend.minute);
     spend.counted = need;
     spend.reserved = true;
     return true;
@@ -118,7 +122,28 @@ export class SyncBudget {
     const keyOf = this.keyOf.get(teamId);
     const over = (used.get(`team:${teamId}`) ?? 0) + need > this.limits.perTeam
       || (keyOf !== undefined && (used.get(`key:${keyOf}`) ?? 0) + need > this.limits.perKey);
+    this.noteRoom(teamId, used, minute);
     if (over) this.spentUntil.set(teamId, Math.max(this.spentUntil.get(teamId) ?? 0, (minute + 1) * 60_000));
+  }
+
+  /**
+   * What the team's budget has left of the minute `now` falls in, as the store counted it at its last reservation here
+   * (its own budget's, or its share of its key's, whichever is smaller); undefined when none was made this minute.
+   */
+  room(teamId: string, now: number): MinuteRoom | undefined {
+    const r = this.rooms.get(teamId);
+    if (r === undefined || now < r.minuteEnd) return r;
+    this.rooms.delete(teamId);
+    return undefined;
+  }
+
+  /** The room the store's counts of `minute` leave the team (each scope's limit less its calls; a key's shared). */
+  private noteRoom(teamId: string, used: ReadonlyMap<string, number>, minute: number): void {
+    const key = this.keyOf.get(teamId);
+    const sharing = key === undefined ? 1 : Math.max(1, this.keyTeams.get(key)?.size ?? 1);
+    const team = this.limits.perTeam - (used.get(`team:${teamId}`) ?? 0);
+    const keyLeft = key === undefined ? Infinity : (this.limits.perKey - (used.get(`key:${key}`) ?? 0)) / sharing;
+    this.rooms.set(teamId, { left: Math.max(0, Math.min(team, keyLeft)), minuteEnd: (minute + 1) * 60_000 });
   }
 
   /** How long the team's syncs still wait for its budget at `now`, as far as this instance knows (0: they do not). */

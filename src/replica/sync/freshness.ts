@@ -258,19 +258,6 @@ export function dueAfter(c: FreshnessConfig, t: TeamReplica, now: number, callsP
 }
 
 /**
- * The staleness bound of a team, computed (`cadenceFrom`): a true upper bound for any render of the team, never below
- * INDEX_MAX_STALENESS_MS (INDEX_RECONCILE_MS while its webhooks arrive: the sync is then a reconciliation).
- */
-export function boundOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): number {
-  return cadenceOf(c, t, now, callsPerMin).boundMs;
-}
-
-/** The bound of a team's active projects and of its renders not yet final (its `boundOf` when it has no rotation). */
-export function activeBoundOf(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): number {
-  return cadenceOf(c, t, now, callsPerMin).activeBoundMs;
-}
-
-/**
  * The bound of a team not in memory, from its store rows: its projects, its renders not yet final and its webhooks
  * (its activity is not known from the rows: counted as none, every project checked at every sync).
  */
@@ -302,15 +289,6 @@ function wholeIntervalOf(c: FreshnessConfig, projects: number, moving: number, c
 function floorOf(c: Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS'>, webhookAt: number | null, now: number): number {
   const hooks = webhookAt !== null && now - webhookAt < c.INDEX_RECONCILE_MS;
   return hooks ? Math.max(c.INDEX_RECONCILE_MS, c.INDEX_MAX_STALENESS_MS) : c.INDEX_MAX_STALENESS_MS;
-}
-
-/**
- * Whether a read at `now` may be answered from the team as it is: its last sync started within the bound of its active
- * projects (its whole bound without a rotation). A stale team's sync before the read checks every quiet project due
- * since its last sync (all of them past a cycle), so the read's answer holds the team's stated bound.
- */
-export function isFresh(c: FreshnessConfig, t: TeamReplica, now: number, callsPerMin = Infinity): boolean {
-  return now - (t.syncedAt ?? 0) <= activeBoundOf(c, t, now, callsPerMin);
 }
 
 /**

@@ -9,6 +9,7 @@ import { V1UnauthorizedError } from '../../v1/errors.js';
 import type { V1Team } from '../../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
 import { HeadDeadlines } from './deadlines.js';
+import { roomSpacing, spread } from './minute-room.js';
 import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsOf, syncCallsWith, type Cadence } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
@@ -245,8 +246,20 @@ export class SyncScheduler {
     return now - (this.fullAt.get(teamId) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
   }
 
-  private cadence(t: TeamReplica, now: number): Cadence {
-    return cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
+  /**
+   * The cadence the team is synced at `now` (`cadenceOf`), its syncs spread over what its budget has left of the minute
+   * when that is less than the cadence needs (`roomSpacing`): the bound the team states (`ReplicaService.boundOf`).
+   */
+  cadence(t: TeamReplica, now: number): Cadence {
+    const cadence = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
+    const room = this.deps.budget.room(t.id, now);
+    if (room === undefined || t.syncedAt === null) return cadence;
+    const { active, shape } = activityOf(t, now, this.deps.config.INDEX_ACTIVE_MS);
+    const rotating = cadence.cycleMs > 0;
+    const fixed = syncCallsWith(rotating ? shape.active : shape.projects, shape.projects, shape.moving);
+    const from = t.syncedAt;
+    const quietDue = () => headsDue(t.projects.keys(), active, cadence.cycleMs, from, room.minuteEnd).length - shape.active;
+    return spread(cadence, roomSpacing(cadence, room, from, fixed, shape.projects - shape.active, quietDue));
   }
 
   /** The bound the team states now, for its projects' deadlines (a sync elsewhere counted as the rotation's checks). */
@@ -293,10 +306,14 @@ export class SyncScheduler {
       // as late as its bound allows, ended before a reader finds it stale (`dueAfter`), no more often than its budget
       // allows; at once when deliveries may have been lost, or a project's check would come later than a bound stated
       const catchUp = this.deps.health?.due(t.id, now) ?? null;
-      this.owe(t, now, this.cadence(t, now));
+      const callsPerMin = this.deps.budget.callsPerMin(t.id);
+      const cadence = this.cadence(t, now);
+      this.owe(t, now, cadence);
       const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS;
-      // (the next sync the full one — longer than the last —: due at the interval, the old rule)
-      const wait = dueAfter(config, t, now, this.deps.budget.callsPerMin(t.id), this.fullDue(t.id, now) ? undefined : this.lastMs.get(t.id));
+      // (the next sync the full one — longer than the last —: due at the interval, the old rule; both spread alike over
+      // what the minute has left)
+      const spreadMs = cadence.intervalMs - cadenceOf(config, t, now, callsPerMin).intervalMs;
+      const wait = spreadMs + dueAfter(config, t, now, callsPerMin, this.fullDue(t.id, now) ? undefined : this.lastMs.get(t.id));
       if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
