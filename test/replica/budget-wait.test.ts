@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TeamReplica } from '../../src/replica/team/team-replica.js';
+import { minuteOf, SyncCallStore } from '../../src/store/sync-calls.js';
+import { partitionOf } from '../../src/v1/client.js';
 import { startGateway, TEST_ENV, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';
 
@@ -13,6 +15,25 @@ import { startSim, type RunningSim } from '../helpers/sim.js';
  */
 const TICK = 250;
 
+/** The team of a backfill that spent the minute's budget, a few seconds into the minute (the simulator's manual clock). */
+async function spentTeam(): Promise<{ sim: RunningSim; gw: TestGateway; t: TeamReplica }> {
+  const sim = await startSim();
+  const now = () => sim.sim.world.clock.now();
+  const team = sim.keys[0]!.teams[0]!.id;
+  const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
+  const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!.id;
+  for (let i = 0; i < 3_000; i++) sim.sim.world.createRender(person, { project_id: project, name: `backlog ${i}` });
+  sim.sim.world.advance(60_000); // all final: no render for the syncs to poll again
+  // a few seconds into a minute, so that the wait for the next one is long beside the usual bound
+  sim.sim.clock.advance(60_000 - (now() % 60_000) + 3_000);
+  const gw = await startGateway(
+    { INDEX_SYNC_CALLS_PER_MIN: '60', INDEX_RECONCILE_MS: '3600000', INDEX_MAX_STALENESS_MS: '5000' }, {}, { sim, simClock: true },
+  );
+  await gw.addUser(0, 'wait@example.com');
+  await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((x) => x.id)); // (every team of the key: reads are the replica's)
+  return { sim, gw, t: (await gw.deps.replica!.load(team))! };
+}
+
 describe('a backfill that spends the minute\'s budget', () => {
   let sim: RunningSim;
   let gw: TestGateway;
@@ -20,20 +41,7 @@ describe('a backfill that spends the minute\'s budget', () => {
   const now = () => sim.sim.world.clock.now();
 
   beforeAll(async () => {
-    sim = await startSim();
-    const team = sim.keys[0]!.teams[0]!.id;
-    const person = sim.sim.world.authenticate(`Bearer ${sim.keys[0]!.api_key}`);
-    const project = [...sim.sim.world.projects.values()].find((p) => p.teamId === team)!.id;
-    for (let i = 0; i < 3_000; i++) sim.sim.world.createRender(person, { project_id: project, name: `backlog ${i}` });
-    sim.sim.world.advance(60_000); // all final: no render for the syncs to poll again
-    // a few seconds into a minute, so that the wait for the next one is long beside the usual bound
-    sim.sim.clock.advance(60_000 - (now() % 60_000) + 3_000);
-    gw = await startGateway(
-      { INDEX_SYNC_CALLS_PER_MIN: '60', INDEX_RECONCILE_MS: '3600000', INDEX_MAX_STALENESS_MS: '5000' }, {}, { sim, simClock: true },
-    );
-    await gw.addUser(0, 'wait@example.com');
-    await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((x) => x.id)); // (every team of the key: reads are the replica's)
-    t = (await gw.deps.replica!.load(team))!;
+    ({ sim, gw, t } = await spentTeam());
   });
 
   afterAll(async () => {
@@ -86,6 +94,72 @@ describe('backfills that spend their key\'s budget', () => {
       await gw.deps.replica!.syncNow(teams);
       const wait = 60_000 - (sim.sim.world.clock.now() % 60_000);
       for (const id of teams) expect(gw.deps.replica!.boundOf(gw.deps.replica!.team(id)!)).toBeGreaterThanOrEqual(wait);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+});
+
+describe('a read while the budget waits (issue 43, review L6)', () => {
+  it('is answered from the team as it is within the bound the team states (its active bound plus the wait), not synced first', async () => {
+    const { sim, gw, t } = await spentTeam();
+    try {
+      const now = () => sim.sim.world.clock.now();
+      const synced = t.syncedAt!;
+      // past the usual active bound (5 s), well within the wait for the next minute
+      sim.sim.world.advance(9_000);
+      const stated = gw.deps.replica!.activity(t).boundMs;
+      expect(now() - synced).toBeGreaterThan(5_000);
+      expect(now() - synced).toBeLessThanOrEqual(stated);
+      const token = await gw.login('wait@example.com');
+      const read = await gw.get('/renders?limit=1', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+      expect(read.status).toBe(200);
+      expect(read.body.explain.source).toBe('index');
+      // the spent team as it is — not synced before the read (its sync would wait for the budget)
+      expect(read.body.explain.synced_first).not.toContain(t.id);
+      expect(read.body.explain.active_bound_ms).toBeGreaterThanOrEqual(now() - synced);
+      expect(t.syncedAt).toBe(synced);
+      // the key's teams held and within their stated bounds: the fast path (no v1 session, no snapshot) finds them and
+      // the answer cache serves from it (before, the spent team counted as stale there: every read went the slow way)
+      expect(gw.deps.replica!.epochHeld(partitionOf(sim.keys[0]!.api_key))).toBeDefined();
+      const first = await gw.get('/renders?limit=3&sort=-date_created', token);
+      const again = await gw.get('/renders?limit=3&sort=-date_created', token);
+      expect(first.body.data).toHaveLength(3);
+      expect(again.headers['x-gateway-answer-cache']).toBe('hit');
+      expect(again.body).toEqual(first.body);
+      expect(t.syncedAt).toBe(synced);
+    } finally {
+      await gw.close();
+      await sim.sim.close();
+    }
+  });
+});
+
+describe('a read while the budget waits, the team\'s last sync failed (issue 43, review of L6)', () => {
+  it('is answered live, not from the old copy', async () => {
+    const { sim, gw, t } = await spentTeam();
+    try {
+      const now = () => sim.sim.world.clock.now();
+      const replica = gw.deps.replica!;
+      // the next minute: the budget no longer waits; v1 fails the team's sync (its project list answers 500s)
+      sim.sim.world.advance(60_000 - (now() % 60_000) + 1_000);
+      sim.sim.faults.set({ rules: [{ kind: 'error500', path: '/v1/projects' }] });
+      await replica.syncTeam(t, false).catch(() => undefined);
+      const synced = t.syncedAt!;
+      expect(now() - synced).toBeGreaterThan(5_000);
+      // then another instance spends the rest of the minute: this instance's next sync is refused, its budget waits
+      await new SyncCallStore(gw.deps.db.kysely).add([`team:${t.id}`], 60, minuteOf(now()));
+      t.readAt = now();
+      await replica.tick();
+      expect(replica.activity(t).boundMs).toBeGreaterThan(now() - synced); // the wait is known
+      sim.sim.faults.set({ rules: [] });
+      const token = await gw.login('wait@example.com');
+      const read = await gw.get('/renders?limit=1', token, { 'x-gateway-explain': '1', 'x-gateway-operator-token': TEST_ENV.GATEWAY_ADMIN_TOKEN });
+      expect(read.status).toBe(200);
+      expect(read.body.explain.source).toBe('live');
+      expect(gw.deps.replica!.epochHeld(partitionOf(sim.keys[0]!.api_key))).toBeUndefined();
+      expect(t.syncedAt).toBe(synced);
     } finally {
       await gw.close();
       await sim.sim.close();

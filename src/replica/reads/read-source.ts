@@ -213,9 +213,15 @@ export class ReadSources {
     return { kind: 'replica', snapshot, ageMs: snapshot.ageMs(now), synced: [], epoch: epochOf(ready), ...this.bounds(ready, now) };
   }
 
-  /** Whether the team may answer as it is: its last sync within its active bound (as the scheduler spaces its syncs). */
+  /**
+   * Whether the team may answer as it is: its last sync within its active bound (as the scheduler spaces its syncs), or —
+   * its last sync not failed — while its budget is known spent for the minute: a sync before the read would wait for
+   * the next minute, so the slow path answers from the team as it is too, and the fast path and the answer cache may
+   * (issue 43, L6). A team whose sync failed is fresh only within its active bound (then answered live).
+   */
   private fresh(t: TeamReplica, now: number): boolean {
-    return now - (t.syncedAt ?? 0) <= this.deps.scheduler.cadence(t, now).activeBoundMs;
+    if (now - (t.syncedAt ?? 0) <= this.deps.scheduler.cadence(t, now).activeBoundMs) return true;
+    return this.deps.budget.waitMs(t.id, now) > 0 && this.deps.scheduler.failure(t.id) === undefined;
   }
 
   /** The largest computed bounds of the teams a read covers: the teams' and their active projects'. */

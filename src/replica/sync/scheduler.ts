@@ -253,7 +253,8 @@ export class SyncScheduler {
   cadence(t: TeamReplica, now: number): Cadence {
     const cadence = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
     const room = this.deps.budget.room(t.id, now);
-    if (room === undefined || t.syncedAt === null) return cadence;
+    // (a minute known spent: the wait for the next is stated on top, `ReplicaService.boundOf`)
+    if (room === undefined || t.syncedAt === null || this.deps.budget.waitMs(t.id, now) > 0) return cadence;
     const { active, shape } = activityOf(t, now, this.deps.config.INDEX_ACTIVE_MS);
     const rotating = cadence.cycleMs > 0;
     const fixed = syncCallsWith(rotating ? shape.active : shape.projects, shape.projects, shape.moving);
