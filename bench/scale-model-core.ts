@@ -5,6 +5,8 @@
  * as webhook-fed only while a delivery arrived within INDEX_RECONCILE_MS), then memory, instances, the store and the
  * backfill derived from measured per-unit costs. bench/scale-model.ts runs it and prints the tables.
  */
+import { cadenceFrom } from '../src/replica/sync/freshness.js';
+import { phaseHash } from '../src/replica/sync/rotation.js';
 import { Rng } from '../src/sim/rng.js';
 
 /**
@@ -246,6 +248,11 @@ interface TeamState {
   readonly repoll: number; // moving renders not in a head page, read again a sync
   /** Per checked project (largest first), the renders of its head page that carry signed output URLs. */
   readonly headUrls: readonly number[];
+  /**
+   * A polled team's quiet-project rotation, when the code's cadence (`cadenceFrom`, imported: the rotation's cycle choice is
+   * the code's) picks one: its interval, its cycle, its active and quiet projects. Null: whole syncs.
+   */
+  readonly rotation: { readonly intervalMs: number; readonly cycleMs: number; readonly active: number; readonly quiet: number } | null;
   syncedAt: number;
   busyUntil: number;
   fullAt: number;
@@ -277,11 +284,13 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
     const rate = (load.createdPerSec * (t.activity ?? t.renders)) / total;
     const moving = rate * D;
     let activeHeads = 0;
+    let activeCount = 0;
     let repoll = 0;
     const headUrls: number[] = [];
     for (const w of t.projectShares) {
       const active = 1 - Math.exp(-rate * w * s.activeWindowS);
       activeHeads += active + (1 - active) / s.quietEvery;
+      activeCount += active;
       headUrls.push(Math.min(s.headPage, t.renders * w) * costs.outputShare.value * (active + (1 - active) / s.quietEvery));
       const m = moving * w;
       if (m > s.headPage) repoll += Math.min(m - s.headPage, costs.statusChangesPerRender.value);
@@ -289,8 +298,10 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
     const eventRate = t.webhooks ? rate * costs.webhookDeliveriesPerRender.value : 0;
     // a trusted team's reconciles fall anywhere in their interval (the simulated minutes see their share of them)
     const phase = Math.floor(rng.next() * (t.webhooks && s.webhookReconcileMs > 0 ? s.webhookReconcileMs : s.stalenessMs));
+    const cpm = Math.min(s.perTeamPerMin, s.perKeyPerMin / Math.max(1, perKeyTeams.get(t.key) ?? 1));
+    const rotation = t.webhooks || s.quietEvery !== 1 ? null : rotationOf(t, activeCount, moving, cpm, s);
     return {
-      t, projects: t.projectShares.length, rate, moving, eventRate, activeHeads, repoll, headUrls, syncedAt: -phase, busyUntil: 0, fullAt: -phase,
+      t, projects: t.projectShares.length, rate, moving, eventRate, activeHeads, repoll, headUrls, rotation, syncedAt: -phase, busyUntil: 0, fullAt: -phase,
       spentUntil: 0, webhookAt: -Infinity, nextEvent: eventRate > 0 ? expDraw(rng, eventRate) : Infinity, calls: 0, maxAge: 0, lastMs: -1,
     };
   });
@@ -313,13 +324,17 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
       const trusted = st.t.webhooks && s.webhookReconcileMs > 0;
       const isHooked = trusted || (st.t.webhooks && (s.hookTrustMs === Infinity || now - st.webhookAt < s.hookTrustMs));
       const floor = isHooked ? Math.max(s.reconcileMs, s.stalenessMs) : s.stalenessMs;
-      const reserveCalls = syncCallsFor(st.projects, Math.round(st.moving));
+      const rotation = isHooked ? null : st.rotation;
+      // a rotation's sync: the active projects' heads and the quiet ones due since the last sync (on average)
+      const heads = rotation ? rotation.active + rotation.quiet * Math.min(1, (now - st.syncedAt) / rotation.cycleMs) : st.projects;
+      const reserveCalls = rotation ? 1 + Math.round(heads) + Math.min(Math.round(st.moving), 2 * st.projects) : syncCallsFor(st.projects, Math.round(st.moving));
       const cpm = Math.min(s.perTeamPerMin, s.perKeyPerMin / Math.max(1, perKeyTeams.get(st.t.key) ?? 1));
-      // (the code's `reconcileCadence` in src/replica/sync/freshness.ts: a full sync every WEBHOOK_RECONCILE_MS)
+      // (the code's `reconcileCadence` in src/replica/sync/freshness.ts: a full sync every WEBHOOK_RECONCILE_MS; a rotation
+      // keeps its interval: `dueAfter`)
       const due = trusted
         ? Math.max(s.webhookReconcileMs, s.stalenessMs, budgetIntervalMs(reserveCalls + st.projects + 2, cpm))
-        : Math.max(floor / 2, st.lastMs < 0 || s.dueAtHalfBound || now - st.fullAt >= s.reconcileMs ? 0
-          : floor - s.tickMs - 2 * Math.max(st.lastMs, s.tickMs), budgetIntervalMs(reserveCalls, cpm));
+        : rotation ? rotation.intervalMs : Math.max(floor / 2, st.lastMs < 0 || s.dueAtHalfBound || now - st.fullAt >= s.reconcileMs ? 0
+          : floor - s.tickMs - 2 * Math.max(st.lastMs, s.tickMs), budgetIntervalMs(reserveCalls, wholeBudget(cpm, st.projects, s)));
       if (now - st.syncedAt < due) continue;
       const full = trusted || now - st.fullAt >= s.reconcileMs;
       const need = Math.min(reserveCalls + (full ? st.projects + 2 : 0), s.perTeamPerMin, s.perKeyPerMin);
@@ -331,7 +346,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
         continue;
       }
       const gapS = (now - st.syncedAt) / 1000;
-      const calls = syncCost(st, gapS, full, s);
+      const calls = syncCost(rotation ? { ...st, activeHeads: heads } : st, gapS, full, s);
       teamUsed.set(tk, (teamUsed.get(tk) ?? 0) + calls);
       keyUsed.set(kk, (keyUsed.get(kk) ?? 0) + calls);
       const duration = Math.ceil(calls / s.concurrency) * costs.v1LatencyMs.value;
@@ -376,6 +391,30 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
     urlRefreshRowsPerSec: urlRows / (minutes * 60), urlRefreshStatementsPerSec: urlStatements / (minutes * 60), ageP50Ms: q(0.5), ageP99Ms: q(0.99),
     teamsOver60s: ages.filter((a) => a > 60_000).length, teamCallsPerMin,
   };
+}
+
+/**
+ * What a minute's budget leaves whole syncs once the periodic full sync's calls are kept aside (the code's
+ * `wholeIntervalOf` in src/replica/sync/freshness.ts: its `fullCallsPerMin`).
+ */
+const wholeBudget = (callsPerMin: number, projects: number, s: Settings): number =>
+  Math.max(1, callsPerMin - Math.ceil(60_000 / s.reconcileMs) * (projects + 2));
+
+/**
+ * The rotation the code's cadence picks for a polled team (`cadenceFrom` in src/replica/sync/freshness.ts) from its
+ * projects (ids made up: their phases hashed as the code hashes them), its active ones (the expected number) and its
+ * renders not yet final; null when it syncs every project each time.
+ */
+function rotationOf(t: Team, active: number, moving: number, callsPerMin: number, s: Settings): TeamState['rotation'] {
+  const projects = t.projectShares.length;
+  const shape = { projects, active: Math.round(active), moving: Math.round(moving) };
+  const config = {
+    INDEX_MAX_STALENESS_MS: s.stalenessMs, INDEX_RECONCILE_MS: s.reconcileMs, INDEX_ACTIVE_MS: s.activeWindowS * 1000,
+    WEBHOOK_RECONCILE_MS: s.webhookReconcileMs,
+  };
+  const hashes = t.projectShares.map((_, i) => phaseHash(`proj_${t.id}_${i}`));
+  const c = cadenceFrom(config, shape, hashes, { trusted: false, webhookAt: null }, 0, callsPerMin);
+  return c.cycleMs > 0 ? { intervalMs: c.intervalMs, cycleMs: c.cycleMs, active: shape.active, quiet: projects - shape.active } : null;
 }
 
 function expDraw(rng: Rng, rate: number): number {
