@@ -186,13 +186,13 @@ export class ReplicaService {
    * a sync refused): a render made now is found within it.
    */
   boundOf(t: TeamReplica, now = this.deps.clock.now()): number {
-    return this.scheduler.cadence(t, now).boundMs + this.budget.waitMs(t.id, now);
+    return this.scheduler.statedBounds(t, now).boundMs;
   }
 
   /** The bound of a team's active projects (checked at every sync) and how many they are (`freshness.ts`). */
   activity(t: TeamReplica, now = this.deps.clock.now()): { readonly boundMs: number; readonly projects: number } {
     const { config } = this.deps;
-    const boundMs = this.scheduler.cadence(t, now).activeBoundMs + this.budget.waitMs(t.id, now);
+    const boundMs = this.scheduler.statedBounds(t, now).activeBoundMs;
     return { boundMs, projects: activityOf(t, now, config.INDEX_ACTIVE_MS).shape.active };
   }
 

@@ -229,11 +229,10 @@ export class ReadSources {
     let b = this.deps.config.INDEX_MAX_STALENESS_MS;
     let a = b;
     for (const t of teams) {
-      const c = this.deps.scheduler.cadence(t, now);
       // (while the team's budget is known spent, the wait for the next minute: as ReplicaService.boundOf states it)
-      const wait = this.deps.budget.waitMs(t.id, now);
-      b = Math.max(b, c.boundMs + wait);
-      a = Math.max(a, c.activeBoundMs + wait);
+      const c = this.deps.scheduler.statedBounds(t, now);
+      b = Math.max(b, c.boundMs);
+      a = Math.max(a, c.activeBoundMs);
     }
     return { boundMs: b, activeBoundMs: a };
   }

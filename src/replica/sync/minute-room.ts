@@ -2,35 +2,49 @@ import type { Cadence } from './freshness.js';
 
 /**
  * What a team's sync budget has left of a calendar minute, as the store counted it at the team's last reservation here
- * (every instance's calls, `SyncBudget.room`): `left` calls until `minuteEnd`.
+ * (`SyncBudget.room`): `left` calls until `minuteEnd`.
  */
 export interface MinuteRoom {
   readonly left: number;
   readonly minuteEnd: number;
 }
 
+/** What the rest of a minute asks of a team's budget at its cadence. */
+export interface MinuteNeed {
+  /** How far apart its syncs would run (the tick's `dueAfter`). */
+  readonly spacingMs: number;
+  /** The calls of every sync whatever it checks: its project list, re-polls, active heads (every head: whole syncs). */
+  readonly fixed: number;
+  /** Calls due before the minute's end besides: the periodic full sync's, heads owed by their deadlines. */
+  readonly extra: number;
+  /** At most how many quiet checks fall due before the minute's end (0: whole syncs). */
+  readonly quietMost: number;
+  /** How many do (their due times, a project due twice counted twice): asked only when `quietMost` does not fit. */
+  readonly quietDue: () => number;
+}
+
 /**
- * How much further apart than its cadence's interval a team's syncs run for the rest of a minute whose budget was partly
- * spent before its cadence held — a backfill, the whole sync that turned the team to a rotation, another instance's
- * syncs (issue 43, part 2). A cadence fits a whole minute's budget; in a minute already spent on something else its
- * syncs would be refused before the minute ends, and a reader would find the team past the bound it was told. Spread
- * instead: the syncs still due before `minuteEnd` (one every interval from the last, `syncedAt`) of `fixed` calls each,
- * plus the quiet projects' checks due in the rest of the minute (`quietDue`: asked only when `quiet`, their number, does
- * not fit), must fit `left`; when they do not, as many as fit are spread evenly up to the minute's end. 0: they fit.
+ * How much further apart than `spacingMs` a team's syncs run for the rest of a minute whose budget was partly spent
+ * before its cadence held — a backfill, the whole sync that turned the team to a rotation, another instance's syncs
+ * (issue 43, part 2). A cadence fits a whole minute's budget; in a minute already spent on something else its syncs
+ * would be refused before the minute ends, and a reader would find the team past the bound it was told. Spread instead:
+ * the syncs still due before `minuteEnd` (one every `spacingMs` from the last, `syncedAt`) of `fixed` calls each, the
+ * quiet checks and the `extra` calls due meanwhile must fit `left`; when they do not, as many syncs as fit are spread
+ * evenly up to the minute's end. 0: they fit.
  *
  * The scheduler adds it to the interval and to both bounds (`spread`): what the team states is what it does.
  */
-export function roomSpacing(cadence: Cadence, room: MinuteRoom, syncedAt: number, fixed: number, quiet: number, quietDue: () => number): number {
+export function roomSpacing(room: MinuteRoom, syncedAt: number, need: MinuteNeed): number {
   const span = room.minuteEnd - syncedAt;
-  if (span <= cadence.intervalMs || fixed <= 0) return 0;
-  // syncs at syncedAt + k × interval before the minute's end
-  const syncs = Math.ceil(span / cadence.intervalMs) - 1;
-  const rotating = cadence.cycleMs > 0;
-  if (syncs * fixed + (rotating ? quiet : 0) <= room.left) return 0;
-  const due = rotating ? quietDue() : 0;
-  if (syncs * fixed + due <= room.left) return 0;
-  const fit = Math.max(0, Math.floor((room.left - due) / fixed));
-  return Math.max(0, Math.ceil(span / (fit + 1)) - cadence.intervalMs);
+  if (span <= need.spacingMs || need.fixed <= 0) return 0;
+  // syncs at syncedAt + k × spacing before the minute's end
+  const syncs = Math.ceil(span / need.spacingMs) - 1;
+  const left = room.left - need.extra;
+  if (syncs * need.fixed + need.quietMost <= left) return 0;
+  const due = need.quietMost > 0 ? need.quietDue() : 0;
+  if (syncs * need.fixed + due <= left) return 0;
+  const fit = Math.max(0, Math.floor((left - due) / need.fixed));
+  return Math.max(0, Math.ceil(span / (fit + 1)) - need.spacingMs);
 }
 
 /** The cadence with its syncs `extraMs` further apart: its interval and both bounds longer by as much. */

@@ -75,3 +75,18 @@ export function headsDue(
   if (cycleMs <= 0 || lastSyncAt === null || now - lastSyncAt >= cycleMs) return [...first, ...quiet];
   return [...first, ...quiet.filter((id) => dueIn(phaseHash(id), cycleMs, lastSyncAt, now))];
 }
+
+/**
+ * How many times the quiet projects' checks fall due in (`from`, `to`] (each once a cycle at its phase: a project due
+ * twice counted twice) — at most what the syncs of that window check.
+ */
+export function quietChecksDue(projectIds: Iterable<string>, active: ReadonlySet<string>, cycleMs: number, from: number, to: number): number {
+  if (cycleMs <= 0) return 0;
+  let n = 0;
+  for (const id of projectIds) {
+    if (active.has(id)) continue;
+    const phase = phaseHash(id) % cycleMs;
+    n += Math.floor((to - phase) / cycleMs) - Math.floor((from - phase) / cycleMs);
+  }
+  return n;
+}

@@ -9,13 +9,13 @@ import { V1UnauthorizedError } from '../../v1/errors.js';
 import type { V1Team } from '../../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
 import { HeadDeadlines } from './deadlines.js';
-import { roomSpacing, spread } from './minute-room.js';
+import { roomSpacing, spread, type MinuteRoom } from './minute-room.js';
 import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsOf, syncCallsWith, type Cadence } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
 import type { ReceiverHealth } from './receiver-health.js';
-import { headsDue } from './rotation.js';
+import { headsDue, quietChecksDue } from './rotation.js';
 import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
@@ -53,6 +53,8 @@ export class SyncScheduler {
   private readonly deadlines = new HeadDeadlines();
   /** Each team's last sync's duration here (ms): when its next is due (`dueAfter`). */
   private readonly lastMs = new Map<string, number>();
+  /** Each team's spread over its minute's room, by what it was computed from (`spreadMs`). */
+  private readonly spreads = new WeakMap<TeamReplica, { key: string; ms: number }>();
 
   constructor(private readonly deps: SyncSchedulerDeps) {}
 
@@ -248,19 +250,53 @@ export class SyncScheduler {
 
   /**
    * The cadence the team is synced at `now` (`cadenceOf`), its syncs spread over what its budget has left of the minute
-   * when that is less than the cadence needs (`roomSpacing`): the bound the team states (`ReplicaService.boundOf`).
+   * when that is less than the rest of the minute needs (`roomSpacing`). Not spread: no room learnt this minute, a
+   * minute known spent (the wait is stated on top: `statedBounds`), a team whose last sync failed (it counts stale, and
+   * is answered live).
    */
   cadence(t: TeamReplica, now: number): Cadence {
-    const cadence = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id));
+    const callsPerMin = this.deps.budget.callsPerMin(t.id);
+    const cadence = cadenceOf(this.deps.config, t, now, callsPerMin);
     const room = this.deps.budget.room(t.id, now);
-    // (a minute known spent: the wait for the next is stated on top, `ReplicaService.boundOf`)
-    if (room === undefined || t.syncedAt === null || this.deps.budget.waitMs(t.id, now) > 0) return cadence;
-    const { active, shape } = activityOf(t, now, this.deps.config.INDEX_ACTIVE_MS);
+    if (room === undefined || t.syncedAt === null || this.deps.budget.waitMs(t.id, now) > 0 || this.failures.has(t.id)) return cadence;
+    return spread(cadence, this.spreadMs(t, now, cadence, room, callsPerMin));
+  }
+
+  /**
+   * The bounds the team states at `now`: its cadence's, and while its budget is known spent the wait for the next minute
+   * on top — never less than the age a reader may find it at before the sync the minute's end allows.
+   */
+  statedBounds(t: TeamReplica, now: number): { readonly boundMs: number; readonly activeBoundMs: number } {
+    const c = this.cadence(t, now);
+    const wait = this.deps.budget.waitMs(t.id, now);
+    if (wait <= 0) return c;
+    const until = now + wait - (t.syncedAt ?? now) + SCHEDULER_TICK_MS;
+    return { boundMs: Math.max(c.boundMs + wait, until), activeBoundMs: Math.max(c.activeBoundMs + wait, until) };
+  }
+
+  /** The spread of the team's syncs over its minute's room (`roomSpacing`), kept while what it is computed from holds. */
+  private spreadMs(t: TeamReplica, now: number, cadence: Cadence, room: MinuteRoom, callsPerMin: number): number {
+    const { config } = this.deps;
+    const a = activityOf(t, now, config.INDEX_ACTIVE_MS);
+    const full = this.fullDue(t.id, now);
+    const spacingMs = dueAfter(config, t, now, callsPerMin, full ? undefined : this.lastMs.get(t.id));
+    const fullCalls = (this.fullAt.get(t.id) ?? 0) + config.INDEX_RECONCILE_MS < room.minuteEnd ? a.shape.projects + 2 : 0;
+    const earliest = this.deadlines.earliest(t);
+    const from = t.syncedAt!;
+    const key = `${from} ${room.left} ${room.minuteEnd} ${a.key} ${cadence.intervalMs} ${cadence.cycleMs} ${spacingMs} ${fullCalls} ${earliest}`;
+    const hit = this.spreads.get(t);
+    if (hit?.key === key) return hit.ms;
     const rotating = cadence.cycleMs > 0;
-    const fixed = syncCallsWith(rotating ? shape.active : shape.projects, shape.projects, shape.moving);
-    const from = t.syncedAt;
-    const quietDue = () => headsDue(t.projects.keys(), active, cadence.cycleMs, from, room.minuteEnd).length - shape.active;
-    return spread(cadence, roomSpacing(cadence, room, from, fixed, shape.projects - shape.active, quietDue));
+    const quiet = a.shape.projects - a.shape.active;
+    const ms = roomSpacing(room, from, {
+      spacingMs,
+      fixed: syncCallsWith(rotating ? a.shape.active : a.shape.projects, a.shape.projects, a.shape.moving),
+      extra: fullCalls + (earliest < room.minuteEnd ? this.deadlines.owedBy(t, room.minuteEnd).length : 0),
+      quietMost: rotating ? quiet * (Math.ceil((room.minuteEnd - from) / cadence.cycleMs) + 1) : 0,
+      quietDue: () => quietChecksDue(t.projects.keys(), a.active, cadence.cycleMs, from, room.minuteEnd),
+    });
+    this.spreads.set(t, { key, ms });
+    return ms;
   }
 
   /** The bound the team states now, for its projects' deadlines (a sync elsewhere counted as the rotation's checks). */
