@@ -77,6 +77,18 @@ describe('quietChecksDue', () => {
   });
 });
 
+/** A gateway on the simulator's manual clock, 600 calls a team a minute, the key's teams backfilled (`user` added). */
+async function roomGateway(user: string): Promise<{ sim: RunningSim; gw: TestGateway; t: TeamReplica }> {
+  const sim = await startSim();
+  const team = sim.keys[0]!.teams[0]!.id;
+  const gw = await startGateway(
+    { INDEX_SYNC_CALLS_PER_MIN: '600', INDEX_RECONCILE_MS: '3600000', INDEX_MAX_STALENESS_MS: '5000' }, {}, { sim, simClock: true },
+  );
+  await gw.addUser(0, user);
+  await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((x) => x.id)); // (every team of the key: reads are the replica's)
+  return { sim, gw, t: (await gw.deps.replica!.load(team))! };
+}
+
 describe('a minute another instance has mostly spent', () => {
   let sim: RunningSim;
   let gw: TestGateway;
@@ -84,14 +96,7 @@ describe('a minute another instance has mostly spent', () => {
   const now = () => sim.sim.world.clock.now();
 
   beforeAll(async () => {
-    sim = await startSim();
-    const team = sim.keys[0]!.teams[0]!.id;
-    gw = await startGateway(
-      { INDEX_SYNC_CALLS_PER_MIN: '600', INDEX_RECONCILE_MS: '3600000', INDEX_MAX_STALENESS_MS: '5000' }, {}, { sim, simClock: true },
-    );
-    await gw.addUser(0, 'room@example.com');
-    await gw.deps.replica!.syncNow([team]);
-    t = (await gw.deps.replica!.load(team))!;
+    ({ sim, gw, t } = await roomGateway('room@example.com'));
   });
 
   afterAll(async () => {
@@ -142,14 +147,7 @@ describe('a team whose sync fails while its syncs are spread (review of issue 43
   const now = () => sim.sim.world.clock.now();
 
   beforeAll(async () => {
-    sim = await startSim();
-    const team = sim.keys[0]!.teams[0]!.id;
-    gw = await startGateway(
-      { INDEX_SYNC_CALLS_PER_MIN: '600', INDEX_RECONCILE_MS: '3600000', INDEX_MAX_STALENESS_MS: '5000' }, {}, { sim, simClock: true },
-    );
-    await gw.addUser(0, 'fails@example.com');
-    await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((x) => x.id)); // (every team of the key: reads are the replica's)
-    t = (await gw.deps.replica!.load(team))!;
+    ({ sim, gw, t } = await roomGateway('fails@example.com'));
   });
 
   afterAll(async () => {
