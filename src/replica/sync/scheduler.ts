@@ -54,7 +54,9 @@ export class SyncScheduler {
   /** Each team's last sync's duration here (ms): when its next is due (`dueAfter`). */
   private readonly lastMs = new Map<string, number>();
   /** Each team's spread over its minute's room, by what it was computed from (`spreadMs`). */
-  private readonly spreads = new WeakMap<TeamReplica, { key: string; ms: number }>();
+  private readonly spreads = new WeakMap<TeamReplica, {
+    from: number; room: MinuteRoom; activity: number; cadence: Cadence; spacingMs: number; fullCalls: number; earliest: number; ms: number;
+  }>();
 
   constructor(private readonly deps: SyncSchedulerDeps) {}
 
@@ -257,9 +259,14 @@ export class SyncScheduler {
   cadence(t: TeamReplica, now: number): Cadence {
     const callsPerMin = this.deps.budget.callsPerMin(t.id);
     const cadence = cadenceOf(this.deps.config, t, now, callsPerMin);
+    return spread(cadence, this.spreadOf(t, now, cadence, callsPerMin));
+  }
+
+  /** How much further apart than its cadence's the team's syncs run now (`cadence`; 0: not spread). */
+  private spreadOf(t: TeamReplica, now: number, cadence: Cadence, callsPerMin: number): number {
     const room = this.deps.budget.room(t.id, now);
-    if (room === undefined || t.syncedAt === null || this.deps.budget.waitMs(t.id, now) > 0 || this.failures.has(t.id)) return cadence;
-    return spread(cadence, this.spreadMs(t, now, cadence, room, callsPerMin));
+    if (room === undefined || t.syncedAt === null || this.deps.budget.waitMs(t.id, now) > 0 || this.failures.has(t.id)) return 0;
+    return this.spreadMs(t, now, cadence, room, callsPerMin);
   }
 
   /**
@@ -274,7 +281,10 @@ export class SyncScheduler {
     return { boundMs: Math.max(c.boundMs + wait, until), activeBoundMs: Math.max(c.activeBoundMs + wait, until) };
   }
 
-  /** The spread of the team's syncs over its minute's room (`roomSpacing`), kept while what it is computed from holds. */
+  /**
+   * The spread of the team's syncs over its minute's room (`roomSpacing`), kept while what it is computed from holds —
+   * compared field by field: it is asked on every read of the team (`ReadSources.fresh`), most of every minute.
+   */
   private spreadMs(t: TeamReplica, now: number, cadence: Cadence, room: MinuteRoom, callsPerMin: number): number {
     const { config } = this.deps;
     const a = activityOf(t, now, config.INDEX_ACTIVE_MS);
@@ -283,9 +293,9 @@ export class SyncScheduler {
     const fullCalls = (this.fullAt.get(t.id) ?? 0) + config.INDEX_RECONCILE_MS < room.minuteEnd ? a.shape.projects + 2 : 0;
     const earliest = this.deadlines.earliest(t);
     const from = t.syncedAt!;
-    const key = `${from} ${room.left} ${room.minuteEnd} ${a.key} ${cadence.intervalMs} ${cadence.cycleMs} ${spacingMs} ${fullCalls} ${earliest}`;
     const hit = this.spreads.get(t);
-    if (hit?.key === key) return hit.ms;
+    if (hit && hit.from === from && hit.room === room && hit.activity === a.key && hit.cadence === cadence && hit.spacingMs === spacingMs
+      && hit.fullCalls === fullCalls && hit.earliest === earliest) return hit.ms;
     const rotating = cadence.cycleMs > 0;
     const quiet = a.shape.projects - a.shape.active;
     const ms = roomSpacing(room, from, {
@@ -295,7 +305,7 @@ export class SyncScheduler {
       quietMost: rotating ? quiet * (Math.ceil((room.minuteEnd - from) / cadence.cycleMs) + 1) : 0,
       quietDue: () => quietChecksDue(t.projects.keys(), a.active, cadence.cycleMs, from, room.minuteEnd),
     });
-    this.spreads.set(t, { key, ms });
+    this.spreads.set(t, { from, room, activity: a.key, cadence, spacingMs, fullCalls, earliest, ms });
     return ms;
   }
 
@@ -344,12 +354,12 @@ export class SyncScheduler {
       // allows; at once when deliveries may have been lost, or a project's check would come later than a bound stated
       const catchUp = this.deps.health?.due(t.id, now) ?? null;
       const callsPerMin = this.deps.budget.callsPerMin(t.id);
-      const cadence = this.cadence(t, now);
-      this.owe(t, now, cadence);
+      const plain = cadenceOf(config, t, now, callsPerMin);
+      const spreadMs = this.spreadOf(t, now, plain, callsPerMin);
+      this.owe(t, now, spread(plain, spreadMs));
       const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS;
       // (the next sync the full one — longer than the last —: due at the interval, the old rule; both spread alike over
       // what the minute has left)
-      const spreadMs = cadence.intervalMs - cadenceOf(config, t, now, callsPerMin).intervalMs;
       const wait = spreadMs + dueAfter(config, t, now, callsPerMin, this.fullDue(t.id, now) ? undefined : this.lastMs.get(t.id));
       if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
