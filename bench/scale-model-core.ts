@@ -1,11 +1,12 @@
 /**
  * The scale model of docs/scale.md, pure and deterministic (seeded): a population of teams, the replica's background
- * sync simulated tick by tick as src/replica/sync/scheduler.ts runs it (due at half the bound, never more often than the
- * budget allows, calls reserved per team and per key per calendar minute, the periodic full reconcile, a team counted
- * as webhook-fed only while a delivery arrived within INDEX_RECONCILE_MS), then memory, instances, the store and the
+ * sync simulated tick by tick as src/replica/sync/scheduler.ts runs it (a polled team of whole syncs due as late as its
+ * bound allows, one with a quiet-project rotation at the code's own `cadenceFrom` interval, never more often than the
+ * budget allows, calls reserved per team and per key per calendar minute, the periodic full reconcile, a team with
+ * webhooks trusted and reconciled every WEBHOOK_RECONCILE_MS), then memory, instances, the store and the
  * backfill derived from measured per-unit costs. bench/scale-model.ts runs it and prints the tables.
  */
-import { cadenceFrom } from '../src/replica/sync/freshness.js';
+import { cadenceFrom, fullCallsPerMin } from '../src/replica/sync/freshness.js';
 import { phaseHash } from '../src/replica/sync/rotation.js';
 import { Rng } from '../src/sim/rng.js';
 
@@ -394,11 +395,11 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
 }
 
 /**
- * What a minute's budget leaves whole syncs once the periodic full sync's calls are kept aside (the code's
- * `wholeIntervalOf` in src/replica/sync/freshness.ts: its `fullCallsPerMin`).
+ * What a minute's budget leaves whole syncs once the periodic full sync's calls are kept aside (as the code's
+ * `wholeIntervalOf` in src/replica/sync/freshness.ts does, with its `fullCallsPerMin`).
  */
 const wholeBudget = (callsPerMin: number, projects: number, s: Settings): number =>
-  Math.max(1, callsPerMin - Math.ceil(60_000 / s.reconcileMs) * (projects + 2));
+  Math.max(1, callsPerMin - fullCallsPerMin({ INDEX_RECONCILE_MS: s.reconcileMs }, projects));
 
 /**
  * The rotation the code's cadence picks for a polled team (`cadenceFrom` in src/replica/sync/freshness.ts) from its
