@@ -49,7 +49,7 @@ export interface Settings {
   readonly perKeyPerMin: number; // INDEX_SYNC_CALLS_PER_KEY_PER_MIN
   readonly concurrency: number; // INDEX_SYNC_CONCURRENCY
   readonly tickMs: number; // the replica's background tick
-  readonly headPage: number; // the first page of a head check (HEAD_PAGE, src/replica/sync/freshness.ts)
+  readonly headPage: number; // the first page of a head check (src/replica/sync/sync.ts)
   readonly pageMax: number; // v1's largest page
   /** Quiet projects are head-checked once every this many syncs (1: every sync, as the code does today). */
   readonly quietEvery: number;
@@ -300,7 +300,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
     // a trusted team's reconciles fall anywhere in their interval (the simulated minutes see their share of them)
     const phase = Math.floor(rng.next() * (t.webhooks && s.webhookReconcileMs > 0 ? s.webhookReconcileMs : s.stalenessMs));
     const cpm = Math.min(s.perTeamPerMin, s.perKeyPerMin / Math.max(1, perKeyTeams.get(t.key) ?? 1));
-    const rotation = t.webhooks || s.quietEvery !== 1 ? null : rotationOf(t, activeCount, repoll, cpm, s);
+    const rotation = t.webhooks || s.quietEvery !== 1 ? null : rotationOf(t, activeCount, moving, cpm, s);
     return {
       t, projects: t.projectShares.length, rate, moving, eventRate, activeHeads, repoll, headUrls, rotation, syncedAt: -phase, busyUntil: 0, fullAt: -phase,
       spentUntil: 0, webhookAt: -Infinity, nextEvent: eventRate > 0 ? expDraw(rng, eventRate) : Infinity, calls: 0, maxAge: 0, lastMs: -1,
@@ -328,8 +328,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
       const rotation = isHooked ? null : st.rotation;
       // a rotation's sync: the active projects' heads and the quiet ones due since the last sync (on average)
       const heads = rotation ? rotation.active + rotation.quiet * Math.min(1, (now - st.syncedAt) / rotation.cycleMs) : st.projects;
-      // (the renders not yet final the code re-polls: not those a head page shows — `repolled` in freshness.ts)
-      const reserveCalls = rotation ? 1 + Math.round(heads) + Math.min(Math.round(st.repoll), 2 * st.projects) : syncCallsFor(st.projects, Math.round(st.repoll));
+      const reserveCalls = rotation ? 1 + Math.round(heads) + Math.min(Math.round(st.moving), 2 * st.projects) : syncCallsFor(st.projects, Math.round(st.moving));
       const cpm = Math.min(s.perTeamPerMin, s.perKeyPerMin / Math.max(1, perKeyTeams.get(st.t.key) ?? 1));
       // (the code's `reconcileCadence` in src/replica/sync/freshness.ts: a full sync every WEBHOOK_RECONCILE_MS; a rotation
       // keeps its interval: `dueAfter`)
@@ -405,11 +404,11 @@ const wholeBudget = (callsPerMin: number, projects: number, s: Settings): number
 /**
  * The rotation the code's cadence picks for a polled team (`cadenceFrom` in src/replica/sync/freshness.ts) from its
  * projects (ids made up: their phases hashed as the code hashes them), its active ones (the expected number) and its
- * renders not yet final that a sync re-polls (not those a head page shows); null when it syncs every project each time.
+ * renders not yet final; null when it syncs every project each time.
  */
-function rotationOf(t: Team, active: number, repoll: number, callsPerMin: number, s: Settings): TeamState['rotation'] {
+function rotationOf(t: Team, active: number, moving: number, callsPerMin: number, s: Settings): TeamState['rotation'] {
   const projects = t.projectShares.length;
-  const shape = { projects, active: Math.round(active), moving: Math.round(repoll) };
+  const shape = { projects, active: Math.round(active), moving: Math.round(moving) };
   const config = {
     INDEX_MAX_STALENESS_MS: s.stalenessMs, INDEX_RECONCILE_MS: s.reconcileMs, INDEX_ACTIVE_MS: s.activeWindowS * 1000,
     WEBHOOK_RECONCILE_MS: s.webhookReconcileMs,

@@ -15,7 +15,6 @@ export interface Hooks {
 export interface SyncShape {
   readonly projects: number;
   readonly active: number;
-  /** Renders not yet final a sync reads again (`repolled`: not those its active projects' heads show). */
   readonly moving: number;
 }
 
@@ -90,7 +89,7 @@ export function activityOf(t: TeamReplica, now: number, windowMs: number): Activ
   const hit = activities.get(t);
   if (hit && hit.version === t.version && hit.window === windowMs && now < hit.until) return hit;
   const a = t.activeProjects(now, windowMs);
-  const shape = { projects: t.projects.size, active: a.ids.size, moving: repolled(t, a.ids) };
+  const shape = { projects: t.projects.size, active: a.ids.size, moving: t.movingIds().length };
   // the same activity as before (most changes are renders that change none of it): the same object, its cadence kept
   if (hit && hit.window === windowMs && sameShape(hit.shape, shape) && sameSet(hit.active, a.ids) && sameProjects(hit.projectIds, t)) {
     const kept = { ...hit, version: t.version, until: a.until };
@@ -104,22 +103,6 @@ export function activityOf(t: TeamReplica, now: number, windowMs: number): Activ
   const entry = { key: ++activitySeq, version: t.version, window: windowMs, until: a.until, active: a.ids, shape, projectIds, hashes };
   activities.set(t, entry);
   return entry;
-}
-
-/** The renders a head check's first page asks for (`TeamSync.head`): most syncs find nothing new. */
-export const HEAD_PAGE = 20;
-
-/**
- * The renders not yet final a rotating sync reads again (`repoll.ts`): all but those its active projects' head checks,
- * made at every sync, show — among the newest half-page of their project (v1's pages are often short).
- */
-function repolled(t: TeamReplica, active: ReadonlySet<string>): number {
-  let n = 0;
-  for (const id of t.movingIds()) {
-    const p = active.size > 0 ? t.projectOf(id) : undefined;
-    if (p === undefined || !active.has(p) || !t.amongNewest(id, HEAD_PAGE / 2)) n++;
-  }
-  return n;
 }
 
 let activitySeq = 0;
@@ -181,7 +164,7 @@ export function cadenceFrom(
     const sorted = ph;
     return (w: number) => dueMax(sorted, cycle, w);
   };
-  const choice = `${shape.active} ${shape.moving} ${budget} ${floor}`;
+  const choice = `${shape.active} ${budget} ${floor}`;
   let chosen = cyclesChosen.get(hashes);
   if (!chosen) cyclesChosen.set(hashes, (chosen = new Map()));
   let cycleMs = chosen.get(choice);
@@ -199,11 +182,10 @@ export function cadenceFrom(
 /**
  * The cycle of a rotation (0: none fits): the one giving the smallest team bound among those whose interval stays
  * within the configured bound, or twice the quickest the fixed part allows — the fixed part estimated from the active
- * projects and the renders re-polled (not those the active projects' heads show: `repolled`), so that the choice moves
- * only when they do.
+ * projects alone (one moving render each), so that the choice moves only when they do.
  */
 function cycleFor(shape: SyncShape, floor: number, budget: number, dueIn: (cycle: number) => (w: number) => number): number {
-  const estimated = syncCallsWith(shape.active, shape.projects, shape.moving);
+  const estimated = syncCallsWith(shape.active, shape.projects, shape.active);
   const quickest = intervalFitting(floor / 2, estimated, budget, () => 0);
   if (quickest === null) return 0;
   const within = Math.max(floor, 2 * quickest);

@@ -6,7 +6,6 @@ import type { ReplicaStore } from '../../store/replica-store.js';
 import type { V1Session } from '../../v1/client.js';
 import { V1NotFoundError } from '../../v1/errors.js';
 import { V1_PAGE_MAX, type V1Project, type V1Render } from '../../v1/schemas.js';
-import { HEAD_PAGE } from './freshness.js';
 import { repollMoving } from './repoll.js';
 import { nearExpiry, outputExpiry, urlExpiry } from './signed-urls.js';
 import type { TeamReplica } from '../team/team-replica.js';
@@ -34,6 +33,8 @@ export class SyncAborted extends Error {}
 /** The team is not reachable with the key the sync was given (v1 answered 404/401 for the team). */
 export class TeamUnreachable extends Error {}
 
+/** The first page of a head check asks for a few renders only: most syncs find nothing new. */
+const HEAD_PAGE = 20;
 /** Renders of a page applied to the team between two turns of the event loop. */
 const APPLY_SLICE = 32;
 

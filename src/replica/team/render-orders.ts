@@ -226,23 +226,6 @@ export class RenderOrders {
     return max;
   }
 
-  /**
-   * Whether a render is among the `n` newest of its project in v1's list order (created_at descending, then id): what
-   * the first page of its project's head check shows. Stops once `n` newer ones are met.
-   */
-  amongNewest(v1Id: string, n: number): boolean {
-    const row = this.rows.row(v1Id);
-    if (row === undefined) return false;
-    const c = this.rows.c;
-    const created = c.created[row] as number;
-    let newer = 0;
-    for (const i of (this.rows.codes.projRows[c.project[row] as number] ?? []) as readonly number[]) {
-      const t = c.created[i] as number;
-      if (i !== row && (t > created || (t === created && ordered(c.v1Id(i), v1Id) < 0)) && ++newer >= n) return false;
-    }
-    return true;
-  }
-
   /** A project's known render ids, newest first (v1's list order; the sync's page arithmetic). */
   projectRenderIds(projectId: string): string[] {
     const rows = [...this.rows.codes.rowsOf(projectId)];

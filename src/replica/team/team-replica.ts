@@ -224,8 +224,6 @@ export class TeamReplica {
   expiryOf(v1Id: string, compute: (r: V1Render, seenAt: number) => number): number | undefined { return this.rows.expiryOf(v1Id, compute); }
   has(v1Id: string): boolean { return this.rows.row(v1Id) !== undefined; }
   movingIds(): string[] { return this.rows.movingIds(); }
-  /** Whether a render is among the `n` newest of its project (`RenderOrders.amongNewest`). */
-  amongNewest(v1Id: string, n: number): boolean { return this.orders.amongNewest(v1Id, n); }
   head(projectId: string): number | null { return this.orders.head(projectId); }
   projectRenderIds(projectId: string): string[] { return this.orders.projectRenderIds(projectId); }
 
