@@ -186,6 +186,8 @@ export class SyncScheduler {
     const changes: SyncChanges = { renders: [], renew: async () => lease.check() };
     try {
       const started = clock.now();
+      // the bound readers are promised now: what the heads this sync checks owe next, even if its walk lengthens it
+      const stated = this.cadence(t, started).boundMs;
       const full = allowFull && this.fullDue(t.id, started);
       // deliveries may have been lost in a window (no receiver up, refusals): every head walked and every render not
       // yet final read again, the window then marked caught up
@@ -207,7 +209,7 @@ export class SyncScheduler {
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
       if (full) this.fullAt.set(t.id, started);
-      this.deadlines.checked(t, plan?.heads ?? [...t.projects.keys()], started, this.cadence(t, started).boundMs);
+      this.deadlines.checked(t, plan?.heads ?? [...t.projects.keys()], started, Math.min(stated, this.cadence(t, started).boundMs));
       this.lastMs.set(t.id, Math.max(0, clock.now() - started));
       done = started;
     } catch (e) {
