@@ -45,11 +45,24 @@ export interface SyncSchedulerDeps {
  * (coalesced; the periodic full reconcile), the background tick over the teams being read, each under the team's lease
  * (one instance at a time) with a key that reaches it; and why the last one failed.
  */
+/** The longest a team whose syncs keep failing waits between two background tries. */
+export const RETRY_MOST_MS = 60_000;
+
+/**
+ * How long after its last failed sync the background tries a team again: its cadence's interval, doubled with each
+ * failure in a row, at most RETRY_MOST_MS. Before, a team v1 kept failing (an outage, a key no longer valid) was tried
+ * at every tick once its bound or a deadline had passed, each try a lease and a reservation in the store.
+ */
+export function retryAfterMs(intervalMs: number, tries: number): number {
+  return Math.min(RETRY_MOST_MS, Math.max(SCHEDULER_TICK_MS, intervalMs) * 2 ** Math.min(Math.max(0, tries - 1), 16));
+}
+
 export class SyncScheduler {
   private readonly syncing = new Map<string, Promise<void>>();
   private readonly backfilling = new Map<string, Promise<void>>();
   private readonly fullAt = new Map<string, number>();
-  private readonly failures = new Map<string, { message: string; at: number }>();
+  /** Why each team's last sync failed, when, and how many failed in a row. */
+  private readonly failures = new Map<string, { message: string; at: number; tries: number }>();
   private readonly deadlines = new HeadDeadlines();
   /** Each team's last sync's duration here (ms): when its next is due (`dueAfter`). */
   private readonly lastMs = new Map<string, number>();
@@ -71,7 +84,7 @@ export class SyncScheduler {
   }
 
   /** Why the team's last sync failed (cleared by the next that succeeds). */
-  failure(teamId: string): { message: string; at: number } | undefined {
+  failure(teamId: string): { message: string; at: number; tries: number } | undefined {
     return this.failures.get(teamId);
   }
 
@@ -340,7 +353,7 @@ export class SyncScheduler {
   private fail(teamId: string, e: unknown): void {
     if (this.deps.closed()) return;
     const message = e instanceof Error ? e.message : String(e);
-    this.failures.set(teamId, { message, at: this.deps.clock.now() });
+    this.failures.set(teamId, { message, at: this.deps.clock.now(), tries: (this.failures.get(teamId)?.tries ?? 0) + 1 });
     this.deps.logger.warn({ team: teamId, err: message }, 'render index: sync failed (reads of the team stay on its last state)');
   }
 
@@ -364,6 +377,9 @@ export class SyncScheduler {
       // what the minute has left)
       const wait = spreadMs + dueAfter(config, t, now, callsPerMin, this.fullDue(t.id, now) ? undefined : this.lastMs.get(t.id));
       if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
+      // a team whose syncs fail is tried again after a back-off, whatever is owed (it counts stale: reads go to v1)
+      const failed = this.failures.get(t.id);
+      if (failed && now - failed.at < retryAfterMs(plain.intervalMs, failed.tries)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
     await Promise.all(due);
