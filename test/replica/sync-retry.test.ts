@@ -69,4 +69,25 @@ describe('a team whose syncs v1 keeps failing', () => {
     expect(scheduler.failure(t.id)).toBeUndefined();
     expect(t.syncedAt).toBeGreaterThanOrEqual(failedAt);
   });
+
+  it('read during the outage, is not tried by each read: the reads are answered from v1 while it backs off', async () => {
+    const replica = gw.deps.replica!;
+    const scheduler = (replica as unknown as { scheduler: { failure(id: string): { tries: number } | undefined } }).scheduler;
+    const token = await gw.login('retry@example.com');
+    sim.sim.faults.set({ rules: [{ kind: 'error500', path: '/v1/projects' }] });
+    const statuses = new Set<number>();
+    // two minutes of ticks, a read of the team every fourth (120 reads)
+    for (let i = 0; i < 480; i++) {
+      sim.sim.world.advance(TICK);
+      t.readAt = now();
+      await replica.tick();
+      if (i % 4 === 0) statuses.add((await gw.get('/renders?limit=1', token)).status);
+    }
+    // tried a handful of times, as with no reads (before: every read tried a sync first — a try per read)
+    expect(scheduler.failure(t.id)!.tries).toBeGreaterThanOrEqual(4);
+    expect(scheduler.failure(t.id)!.tries).toBeLessThanOrEqual(8);
+    // every read answered (v1 fails the project list the live path reads too: 503), none a 500
+    expect([...statuses].every((s) => s === 200 || s === 503)).toBe(true);
+    sim.sim.faults.set({ rules: [] });
+  });
 });

@@ -99,8 +99,9 @@ export class ReadSources {
     if (loading.length > 0 || backfilling.length > 0 || uncopied.length > 0) {
       return this.partialOrLive(scope, ready, backfilling, [...backfilling.map((t) => t.id), ...uncopied], loading, now);
     }
-    // a stale team is synced first (its head only: the full reconcile is the background's), within its budget
-    const stale = ready.filter((t) => !this.fresh(t, now) && budget.fits(t));
+    // a stale team is synced first (its head only: the full reconcile is the background's), within its budget — not one
+    // backing off after a failed sync (it is answered from v1 below, without waiting for a try)
+    const stale = ready.filter((t) => !this.fresh(t, now) && budget.fits(t) && scheduler.mayTry(t, now));
     await Promise.all(stale.map((t) => scheduler.syncTeam(t, false).catch(() => undefined)));
     // a team whose sync fails (no bound key reaches it any more, v1 refusing) is not answered from an old copy
     const failing = ready.filter((t) => !this.fresh(t, now) && scheduler.failure(t.id) !== undefined);

@@ -40,11 +40,6 @@ export interface SyncSchedulerDeps {
   readonly health?: Pick<ReceiverHealth, 'due' | 'caughtUp'>;
 }
 
-/**
- * When a team is walked: its backfill (started by its first read, resumed from the store's checkpoints), its syncs
- * (coalesced; the periodic full reconcile), the background tick over the teams being read, each under the team's lease
- * (one instance at a time) with a key that reaches it; and why the last one failed.
- */
 /** The longest a team whose syncs keep failing waits between two background tries. */
 export const RETRY_MOST_MS = 60_000;
 
@@ -57,6 +52,11 @@ export function retryAfterMs(intervalMs: number, tries: number): number {
   return Math.min(RETRY_MOST_MS, Math.max(SCHEDULER_TICK_MS, intervalMs) * 2 ** Math.min(Math.max(0, tries - 1), 16));
 }
 
+/**
+ * When a team is walked: its backfill (started by its first read, resumed from the store's checkpoints), its syncs
+ * (coalesced; the periodic full reconcile), the background tick over the teams being read, each under the team's lease
+ * (one instance at a time) with a key that reaches it; and why the last one failed.
+ */
 export class SyncScheduler {
   private readonly syncing = new Map<string, Promise<void>>();
   private readonly backfilling = new Map<string, Promise<void>>();
@@ -86,6 +86,17 @@ export class SyncScheduler {
   /** Why the team's last sync failed (cleared by the next that succeeds). */
   failure(teamId: string): { message: string; at: number; tries: number } | undefined {
     return this.failures.get(teamId);
+  }
+
+  /**
+   * Whether the team may be synced now: not while it backs off after a failed sync (`retryAfterMs`) — neither by the
+   * background nor by a read, which answers it from v1 meanwhile (during an outage every read of it tried a sync first).
+   */
+  mayTry(t: TeamReplica, now: number): boolean {
+    const failed = this.failures.get(t.id);
+    if (!failed) return true;
+    const interval = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id)).intervalMs;
+    return now - failed.at >= retryAfterMs(interval, failed.tries);
   }
 
   /** Walks under way (close waits for them). */
@@ -233,8 +244,8 @@ export class SyncScheduler {
     }
     if (done === undefined) return;
     try {
-      if (catchUp) await this.deps.health?.caughtUp(t.id, catchUp);
       this.failures.delete(t.id);
+      if (catchUp) await this.deps.health?.caughtUp(t.id, catchUp);
       // announced once the store has the sync mark: peers read the team's row again
       await this.deps.peers.publishRenders(t.id, changes.renders);
       await this.deps.peers.publishTeam(t.id);
@@ -378,8 +389,7 @@ export class SyncScheduler {
       const wait = spreadMs + dueAfter(config, t, now, callsPerMin, this.fullDue(t.id, now) ? undefined : this.lastMs.get(t.id));
       if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
       // a team whose syncs fail is tried again after a back-off, whatever is owed (it counts stale: reads go to v1)
-      const failed = this.failures.get(t.id);
-      if (failed && now - failed.at < retryAfterMs(plain.intervalMs, failed.tries)) continue;
+      if (!this.mayTry(t, now)) continue;
       due.push(this.syncTeam(t, true).catch(() => undefined));
     }
     await Promise.all(due);
