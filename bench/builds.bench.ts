@@ -8,7 +8,7 @@
  * in one run are compared (docs/benchmarks.md, "The hot path", 2026-12-02).
  */
 import { readFileSync } from 'node:fs';
-import { backfilled, load, log, startGateway, startSim, stop, type Gateway } from './support.js';
+import { backfilled, load, log, median, startGateway, startSim, stop, type Gateway } from './support.js';
 
 const q = process.env.Q ?? 'sort=title&limit=20&page=3';
 const rounds = Number(process.env.ROUNDS ?? 4);
@@ -21,7 +21,6 @@ const ticks = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return Number(f[11]) + Number(f[12]);
 };
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const sim = await startSim('demo');
 const person = sim.people[0]!;

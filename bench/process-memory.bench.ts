@@ -7,19 +7,11 @@
  * still run), five samples a second apart, the median kept. Prints RSS and its anonymous share for both, and the bytes
  * a render; PROCESS_MEMORY_SCALE names the larger world (default staleness).
  */
-import { readFileSync } from 'node:fs';
-import { backfilled, drain, indexState, log, sleep, startGateway, startSim, stop } from './support.js';
+import { backfilled, drain, indexState, log, median, procKb, sleep, startGateway, startSim, stop } from './support.js';
 
 const QUIET_S = Number(process.env.PROCESS_MEMORY_QUIET_S ?? 20);
 const SCALE = process.env.PROCESS_MEMORY_SCALE ?? 'staleness';
 
-/** Fields of /proc/<pid>/status, in kB. */
-const status = (pid: number) => {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
-};
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Reads clients make, each answered from the replica once it holds the teams (the kept orders built). */
 const READS = [
@@ -31,7 +23,7 @@ const READS = [
   '/renders?limit=20&filter[status][_eq]=complete&meta=total_count',
 ];
 
-async function measure(scale: string): Promise<{ renders: number; rss: number; anon: number; file: number }> {
+async function measure(scale: string): Promise<{ renders: number; rss: number; anon: number }> {
   const sim = await startSim(scale);
   const person = sim.people.reduce((a, p) => (p.teams.length > a.teams.length ? p : a));
   const gw = await startGateway(sim, person.api_key);
@@ -43,9 +35,14 @@ async function measure(scale: string): Promise<{ renders: number; rss: number; a
     }
     const renders = (await indexState(gw)).reduce((a, t) => a + t.renders, 0);
     await sleep(QUIET_S * 1000);
-    const samples = [];
-    for (let i = 0; i < 5; i++) { samples.push(status(gw.proc.pid!)); await sleep(1000); }
-    const m = { rss: median(samples.map((s) => s.rss)), anon: median(samples.map((s) => s.anon)), file: median(samples.map((s) => s.file)) };
+    const rss: number[] = [];
+    const anon: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      rss.push(procKb(gw.proc.pid!, 'VmRSS'));
+      anon.push(procKb(gw.proc.pid!, 'RssAnon'));
+      await sleep(1000);
+    }
+    const m = { rss: median(rss), anon: median(anon) };
     log(`${scale}: ${renders} renders, RSS ${(m.rss / 1024).toFixed(0)} MB (anonymous ${(m.anon / 1024).toFixed(0)} MB)`);
     return { renders, ...m };
   } finally {

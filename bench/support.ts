@@ -147,8 +147,10 @@ export async function untilFromReplica(g: { base: string; token: string }, path:
 }
 
 /** A field of /proc/<pid>/status in kB (VmHWM: the peak, reset by writing 5 to /proc/<pid>/clear_refs). */
-export const procKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
+export const procKb = (pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon') =>
   Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+/** The middle value of a sample (the upper middle of an even one). */
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 /** Resets the kernel's peak RSS of a process; false where the kernel has no clear_refs. */
 export const resetPeakRss = (pid: number) => {
   if (!existsSync('/proc/self/clear_refs')) return false;

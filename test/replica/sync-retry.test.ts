@@ -27,6 +27,12 @@ describe('a team whose syncs v1 keeps failing', () => {
   let gw: TestGateway;
   let t: TeamReplica;
   const now = () => sim.sim.world.clock.now();
+  /** A tick of the background sync, the team read just before it. */
+  const step = async () => {
+    sim.sim.world.advance(TICK);
+    t.readAt = now();
+    await gw.deps.replica!.tick();
+  };
 
   beforeAll(async () => {
     sim = await startSim();
@@ -45,11 +51,6 @@ describe('a team whose syncs v1 keeps failing', () => {
     const replica = gw.deps.replica!;
     const scheduler = (replica as unknown as { scheduler: { failure(id: string): { tries: number } | undefined } }).scheduler;
     const projectLists = () => sim.sim.stats.get('GET /v1/projects') ?? 0;
-    const step = async () => {
-      sim.sim.world.advance(TICK);
-      t.readAt = now();
-      await replica.tick();
-    };
     sim.sim.faults.set({ rules: [{ kind: 'error500', path: '/v1/projects' }] });
     while (scheduler.failure(t.id) === undefined) await step();
     // two minutes of ticks (480) while v1 fails the team's project list
@@ -78,9 +79,7 @@ describe('a team whose syncs v1 keeps failing', () => {
     const statuses = new Set<number>();
     // two minutes of ticks, a read of the team every fourth (120 reads)
     for (let i = 0; i < 480; i++) {
-      sim.sim.world.advance(TICK);
-      t.readAt = now();
-      await replica.tick();
+      await step();
       if (i % 4 === 0) statuses.add((await gw.get('/renders?limit=1', token)).status);
     }
     // tried a handful of times, as with no reads (before: every read tried a sync first — a try per read)
