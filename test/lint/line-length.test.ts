@@ -10,4 +10,12 @@ describe('src/ shape', () => {
     const long = files('src').flatMap((f) => readFileSync(f, 'utf8').split('\n').flatMap((l, i) => ([...l].length > 160 ? [`${f}:${i + 1}`] : [])));
     expect(long).toEqual([]);
   });
+
+  it('has no file over 400 lines (issue 40: one job a file)', () => {
+    const big = files('src').flatMap((f) => {
+      const lines = readFileSync(f, 'utf8').replace(/\n$/, '').split('\n').length;
+      return lines > 400 ? [`${f}: ${lines}`] : [];
+    });
+    expect(big).toEqual([]);
+  });
 });

@@ -101,6 +101,36 @@ describe('instances on one PostgreSQL spend one budget', () => {
     }
   });
 
+  it('a read that joins this instance\'s background sync of a team another instance is syncing waits for that instance too', async () => {
+    const team = sim.keys[0]!.teams[0]!.id;
+    const a = gws[0]!.deps.replica!;
+    const b = gws[1]!.deps.replica!;
+    const other = 'another-instance';
+    nextMinute(sim);
+    const t = (await b.load(team))!;
+    t.readAt = Number.NEGATIVE_INFINITY;
+    await Promise.all((b as unknown as { scheduler: { pending(): Promise<void>[] } }).scheduler.pending());
+    while (!(await a.store.lease(team, other, a.leaseMs, true))) await new Promise((r) => setTimeout(r, 20));
+    try {
+      const before = syncCalls(sim);
+      // a tick's sync of the team (it finds the lease taken), and a read of the stale team joining it
+      const background = b.syncTeam(t, true);
+      let readDone = false;
+      const read = b.syncTeam(t, false).then(() => { readDone = true; });
+      await background;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(readDone).toBe(false); // (before: the read ended with the background's sync, the team's old sync time taken)
+      const at = sim.sim.world.clock.now();
+      await a.store.markSynced(team, at);
+      await gws[0]!.deps.bus.publish('index_team', `${other} ${team}`);
+      await read;
+      expect(t.syncedAt).toBe(at);
+      expect(syncCalls(sim)).toBe(before);
+    } finally {
+      await a.store.release(team, other);
+    }
+  });
+
   it('a dead lease holder\'s team is taken over by another instance after its lease ran out (2 × heartbeat), not before', async () => {
     const team = sim.keys[0]!.teams[0]!.id;
     const dead = await startGateway({ DATABASE_URL: url, INDEX_LEASE_HEARTBEAT_MS: '3000' }, {}, { sim, simClock: true });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RETRY_MOST_MS, retryAfterMs } from '../../src/replica/sync/scheduler.js';
+import { RETRY_MOST_MS, retryAfterMs } from '../../src/replica/sync/failures.js';
 import type { TeamReplica } from '../../src/replica/team/team-replica.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSim, type RunningSim } from '../helpers/sim.js';

@@ -4,11 +4,10 @@ import type { Clock } from '../../lib/clock.js';
 import type { TeamReaders } from '../../live/team-readers.js';
 import type { ReplicaStore } from '../../store/replica-store.js';
 import type { RenderDataStore } from '../../store/render-extras.js';
-import type { V1Session } from '../../v1/client.js';
-import { V1UnauthorizedError } from '../../v1/errors.js';
 import type { V1Team } from '../../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
 import { HeadDeadlines } from './deadlines.js';
+import { SyncFailures, type SyncFailure } from './failures.js';
 import { roomSpacing, spread, type MinuteRoom } from './minute-room.js';
 import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsOf, syncCallsWith, type Cadence } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
@@ -16,7 +15,8 @@ import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
 import type { ReceiverHealth } from './receiver-health.js';
 import { headsDue, quietChecksDue } from './rotation.js';
-import { TeamSync, TeamUnreachable, type SyncChanges } from './sync.js';
+import type { TeamSync, SyncChanges } from './sync.js';
+import { withReader } from './with-reader.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
 export interface SyncSchedulerDeps {
@@ -40,18 +40,6 @@ export interface SyncSchedulerDeps {
   readonly health?: Pick<ReceiverHealth, 'due' | 'caughtUp'>;
 }
 
-/** The longest a team whose syncs keep failing waits between two background tries. */
-export const RETRY_MOST_MS = 60_000;
-
-/**
- * How long after its last failed sync the background tries a team again: its cadence's interval, doubled with each
- * failure in a row, at most RETRY_MOST_MS. Before, a team v1 kept failing (an outage, a key no longer valid) was tried
- * at every tick once its bound or a deadline had passed, each try a lease and a reservation in the store.
- */
-export function retryAfterMs(intervalMs: number, tries: number): number {
-  return Math.min(RETRY_MOST_MS, Math.max(SCHEDULER_TICK_MS, intervalMs) * 2 ** Math.min(Math.max(0, tries - 1), 16));
-}
-
 /**
  * When a team is walked: its backfill (started by its first read, resumed from the store's checkpoints), its syncs
  * (coalesced; the periodic full reconcile), the background tick over the teams being read, each under the team's lease
@@ -61,8 +49,13 @@ export class SyncScheduler {
   private readonly syncing = new Map<string, Promise<void>>();
   private readonly backfilling = new Map<string, Promise<void>>();
   private readonly fullAt = new Map<string, number>();
-  /** Why each team's last sync failed, when, and how many failed in a row. */
-  private readonly failures = new Map<string, { message: string; at: number; tries: number }>();
+  /** Why each team's last sync failed, when, and how many failed in a row: its back-off. */
+  private readonly failures = new SyncFailures();
+  /**
+   * A background sync of the team that found another instance holding its lease: that sync's announcement, listened for
+   * from then on (a read that joined the background sync waits for it, as a read finding the lease taken does).
+   */
+  private readonly heldElsewhere = new Map<string, Promise<void>>();
   private readonly deadlines = new HeadDeadlines();
   /** Each team's last sync's duration here (ms): when its next is due (`dueAfter`). */
   private readonly lastMs = new Map<string, number>();
@@ -84,7 +77,7 @@ export class SyncScheduler {
   }
 
   /** Why the team's last sync failed (cleared by the next that succeeds). */
-  failure(teamId: string): { message: string; at: number; tries: number } | undefined {
+  failure(teamId: string): SyncFailure | undefined {
     return this.failures.get(teamId);
   }
 
@@ -93,10 +86,8 @@ export class SyncScheduler {
    * background nor by a read, which answers it from v1 meanwhile (during an outage every read of it tried a sync first).
    */
   mayTry(t: TeamReplica, now: number): boolean {
-    const failed = this.failures.get(t.id);
-    if (!failed) return true;
-    const interval = cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id)).intervalMs;
-    return now - failed.at >= retryAfterMs(interval, failed.tries);
+    if (!this.failures.has(t.id)) return true;
+    return this.failures.mayTry(t.id, cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id)).intervalMs, now);
   }
 
   /** Walks under way (close waits for them). */
@@ -134,10 +125,10 @@ export class SyncScheduler {
       logger.info({ team: team.id }, 'render index: backfill started');
       const held = lease;
       const changes: SyncChanges = { renders: [], renew: async () => held.check() };
-      const ok = await this.withReader(team.id, spend, (s) => this.deps.sync.backfill(t, s, changes));
+      const ok = await withReader(this.deps.readers, team.id, spend, (s) => this.deps.sync.backfill(t, s, changes));
       if (!ok) throw new Error('no bound key reaches the team');
       this.fullAt.set(team.id, t.backfilledAt ?? clock.now());
-      this.failures.delete(team.id);
+      this.failures.clear(team.id);
       t.compact();
       registry.evict(team.id); // memory grew by a whole team
       logger.info({ team: team.id, renders: t.size, projects: t.projects.size }, 'render index: backfill done');
@@ -178,10 +169,19 @@ export class SyncScheduler {
    */
   syncTeam(t: TeamReplica, allowFull = true, every = false): Promise<void> {
     let p = this.syncing.get(t.id);
-    if (p) return p;
+    // (a read joining a background sync that found the lease taken then waits for the holder, as its own sync would)
+    if (p) return allowFull ? p : p.then(() => this.holderDone(t));
     p = this.runSync(t, allowFull, every).finally(() => this.syncing.delete(t.id));
     this.syncing.set(t.id, p);
     return p;
+  }
+
+  /** After a joined sync: the holder's announcement when that sync found another instance holding the lease, its row read again. */
+  private async holderDone(t: TeamReplica): Promise<void> {
+    const heard = this.heldElsewhere.get(t.id);
+    if (!heard) return;
+    await heard;
+    await this.deps.registry.refreshRow(t);
   }
 
   private async runSync(t: TeamReplica, allowFull: boolean, every: boolean): Promise<void> {
@@ -199,7 +199,12 @@ export class SyncScheduler {
     if (!lease) {
       // another instance syncs it: a read goes through that sync (its end, announced on the bus, waited for at most a
       // heartbeat or INDEX_MAX_STALENESS_MS, whichever is shorter), then takes its sync time
-      if (!allowFull) await this.deps.peers.announced(t.id, Math.min(this.deps.leases.heartbeatMs, this.deps.config.INDEX_MAX_STALENESS_MS));
+      // (listened for from now: the holder may announce before a read joins the background's sync)
+      const heard = this.deps.peers.announced(t.id, Math.min(this.deps.leases.heartbeatMs, this.deps.config.INDEX_MAX_STALENESS_MS));
+      if (allowFull) {
+        this.heldElsewhere.set(t.id, heard);
+        void heard.then(() => { if (this.heldElsewhere.get(t.id) === heard) this.heldElsewhere.delete(t.id); });
+      } else await heard;
       await this.deps.registry.refreshRow(t);
       return;
     }
@@ -219,7 +224,7 @@ export class SyncScheduler {
       const walkAll = every || catchUp !== null;
       let spent = false;
       let plan: { heads: string[]; calls: number } | undefined;
-      const ok = await this.withReader(t.id, spend, async (s) => {
+      const ok = await withReader(this.deps.readers, t.id, spend, async (s) => {
         // the calls it needs reserved in the store first, for the team and the key, shared by every instance
         if (!spend.reserved) {
           plan = this.plan(t, started, walkAll);
@@ -244,7 +249,7 @@ export class SyncScheduler {
     }
     if (done === undefined) return;
     try {
-      this.failures.delete(t.id);
+      this.failures.clear(t.id);
       if (catchUp) await this.deps.health?.caughtUp(t.id, catchUp);
       // announced once the store has the sync mark: peers read the team's row again
       await this.deps.peers.publishRenders(t.id, changes.renders);
@@ -341,30 +346,10 @@ export class SyncScheduler {
     this.deadlines.stated(t, now, cadence.boundMs, (from, to) => headsDue(t.projects.keys(), active, cadence.cycleMs, from, to));
   }
 
-  /** Runs `work` with a key that reaches the team, the next bound key when one is refused; false when none does. */
-  private async withReader(teamId: string, spend: Spend, work: (s: V1Session) => Promise<void>): Promise<boolean> {
-    const { readers } = this.deps;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      // the sync's calls carry a request id of their own (v1's logs tell them from legacy requests)
-      const r = await readers.sessionFor(teamId, spend.meter, `gateway-index-${teamId}`);
-      if (!r) return false;
-      spend.key = r.session.partition;
-      try {
-        await work(r.session);
-        return true;
-      } catch (e) {
-        if (!(e instanceof TeamUnreachable || e instanceof V1UnauthorizedError)) throw e;
-        // a refused key (401) is skipped everywhere; a key that no longer reaches this team, for this team only
-        readers.refused(teamId, r.user, e instanceof V1UnauthorizedError);
-      }
-    }
-    return false;
-  }
-
   private fail(teamId: string, e: unknown): void {
     if (this.deps.closed()) return;
     const message = e instanceof Error ? e.message : String(e);
-    this.failures.set(teamId, { message, at: this.deps.clock.now(), tries: (this.failures.get(teamId)?.tries ?? 0) + 1 });
+    this.failures.add(teamId, message, this.deps.clock.now());
     this.deps.logger.warn({ team: teamId, err: message }, 'render index: sync failed (reads of the team stay on its last state)');
   }
 
