@@ -45,6 +45,7 @@ export type Costs = Readonly<Record<CostName, Cost>>;
 export interface Settings {
   readonly stalenessMs: number; // INDEX_MAX_STALENESS_MS
   readonly reconcileMs: number; // INDEX_RECONCILE_MS
+  readonly templatesMs: number; // TEMPLATES_RECONCILE_MS
   readonly perTeamPerMin: number; // INDEX_SYNC_CALLS_PER_MIN
   readonly perKeyPerMin: number; // INDEX_SYNC_CALLS_PER_KEY_PER_MIN
   readonly concurrency: number; // INDEX_SYNC_CONCURRENCY
@@ -91,7 +92,7 @@ export interface Settings {
 }
 
 export const DEFAULT_SETTINGS: Settings = {
-  stalenessMs: 5_000, reconcileMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
+  stalenessMs: 5_000, reconcileMs: 60_000, templatesMs: 60_000, perTeamPerMin: 600, perKeyPerMin: 1_200, concurrency: 2, tickMs: 250,
   headPage: 20, pageMax: 60, quietEvery: 1, activeWindowS: 600, hookTrustMs: 60_000, webhookReconcileMs: 1_200_000,
   bookkeeping: 4, bookkeepingRows: 4, settleStatements: 1, fullRewritesProjects: false, urlRewrites: false,
   dueAtHalfBound: false,
@@ -333,12 +334,13 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
       // (the code's `reconcileCadence` in src/replica/sync/freshness.ts: a full sync every WEBHOOK_RECONCILE_MS; a rotation
       // keeps its interval: `dueAfter`)
       const due = trusted
-        ? Math.max(s.webhookReconcileMs, s.stalenessMs, budgetIntervalMs(reserveCalls + st.projects + 2, cpm))
+        ? Math.max(s.webhookReconcileMs, s.stalenessMs, budgetIntervalMs(reserveCalls + fullSyncCalls(st.projects, Infinity, s), cpm))
         : rotation ? rotation.intervalMs : Math.max(floor / 2, st.lastMs < 0 || s.dueAtHalfBound || now - st.fullAt >= s.reconcileMs ? 0
           : floor - s.tickMs - 2 * Math.max(st.lastMs, s.tickMs), budgetIntervalMs(reserveCalls, wholeBudget(cpm, st.projects, s)));
       if (now - st.syncedAt < due) continue;
       const full = trusted || now - st.fullAt >= s.reconcileMs;
-      const need = Math.min(reserveCalls + (full ? st.projects + 2 : 0), s.perTeamPerMin, s.perKeyPerMin);
+      const fullCalls = full ? fullSyncCalls(st.projects, now - st.fullAt, s) : 0;
+      const need = Math.min(reserveCalls + fullCalls, s.perTeamPerMin, s.perKeyPerMin);
       const tk = `${st.t.id}:${minute}`;
       const kk = `${st.t.key}:${minute}`;
       if ((teamUsed.get(tk) ?? 0) + need > s.perTeamPerMin || (keyUsed.get(kk) ?? 0) + need > s.perKeyPerMin) {
@@ -347,7 +349,7 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
         continue;
       }
       const gapS = (now - st.syncedAt) / 1000;
-      const calls = syncCost(rotation ? { ...st, activeHeads: heads } : st, gapS, full, s);
+      const calls = syncCost(rotation ? { ...st, activeHeads: heads } : st, gapS, fullCalls, s);
       teamUsed.set(tk, (teamUsed.get(tk) ?? 0) + calls);
       keyUsed.set(kk, (keyUsed.get(kk) ?? 0) + calls);
       const duration = Math.ceil(calls / s.concurrency) * costs.v1LatencyMs.value;
@@ -399,7 +401,14 @@ export function simulateSync(p: Population, read: readonly Team[], load: Load, c
  * `wholeIntervalOf` in src/replica/sync/freshness.ts does, with its `fullCallsPerMin`).
  */
 const wholeBudget = (callsPerMin: number, projects: number, s: Settings): number =>
-  Math.max(1, callsPerMin - fullCallsPerMin({ INDEX_RECONCILE_MS: s.reconcileMs }, projects));
+  Math.max(1, callsPerMin - fullCallsPerMin({ INDEX_RECONCILE_MS: s.reconcileMs, TEMPLATES_RECONCILE_MS: s.templatesMs }, projects));
+
+/**
+ * The calls of one full sync `sinceMs` after the team's last: the team, its members, and the templates of the projects
+ * due since (`templatesDue` in src/replica/sync/rotation.ts: each project once every TEMPLATES_RECONCILE_MS, on average).
+ */
+export const fullSyncCalls = (projects: number, sinceMs: number, s: Pick<Settings, 'templatesMs'>): number =>
+  2 + Math.round(projects * Math.min(1, sinceMs / s.templatesMs));
 
 /**
  * The rotation the code's cadence picks for a polled team (`cadenceFrom` in src/replica/sync/freshness.ts) from its
@@ -411,7 +420,7 @@ function rotationOf(t: Team, active: number, moving: number, callsPerMin: number
   const shape = { projects, active: Math.round(active), moving: Math.round(moving) };
   const config = {
     INDEX_MAX_STALENESS_MS: s.stalenessMs, INDEX_RECONCILE_MS: s.reconcileMs, INDEX_ACTIVE_MS: s.activeWindowS * 1000,
-    WEBHOOK_RECONCILE_MS: s.webhookReconcileMs,
+    WEBHOOK_RECONCILE_MS: s.webhookReconcileMs, TEMPLATES_RECONCILE_MS: s.templatesMs,
   };
   const hashes = t.projectShares.map((_, i) => phaseHash(`proj_${t.id}_${i}`));
   const c = cadenceFrom(config, shape, hashes, { trusted: false, webhookAt: null }, 0, callsPerMin);
@@ -422,9 +431,12 @@ function expDraw(rng: Rng, rate: number): number {
   return (-Math.log(Math.max(rng.next(), 1e-12)) / rate) * 1000;
 }
 
-/** The real calls of one sync: project list pages, head pages, re-polls, and on a full sync templates, team, members. */
+/**
+ * The real calls of one sync: project list pages, head pages, re-polls, and a full sync's (`fullCalls`: templates, team,
+ * members; `fullSyncCalls`).
+ */
 export function syncCost(st: Pick<TeamState, 'projects' | 'rate' | 'activeHeads' | 'repoll'> & { t: Pick<Team, 'projectShares'> },
-  gapS: number, full: boolean, s: Settings): number {
+  gapS: number, fullCalls: number, s: Settings): number {
   let extra = 0;
   for (const w of st.t.projectShares) {
     const arrived = st.rate * w * gapS;
@@ -432,7 +444,7 @@ export function syncCost(st: Pick<TeamState, 'projects' | 'rate' | 'activeHeads'
     extra += Math.ceil((arrived - (s.headPage - 1)) / s.pageMax);
   }
   const heads = Math.round(st.activeHeads) + extra;
-  return Math.ceil(st.projects / s.pageMax) + heads + Math.round(st.repoll) + (full ? st.projects + 2 : 0);
+  return Math.ceil(st.projects / s.pageMax) + heads + Math.round(st.repoll) + fullCalls;
 }
 
 /** Render rows a polled team's sync writes: renders created since, and each moving render's states it catches. */

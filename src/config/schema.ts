@@ -175,6 +175,11 @@ export const ConfigSchema = z.object({
   INDEX_MAX_STALENESS_MS: duration.default(5_000),
   /** While webhooks for a team arrive, the background sync runs this often (a reconciliation). */
   INDEX_RECONCILE_MS: duration.default(60_000),
+  /**
+   * How often a polled team's templates are read again (they have no event): past INDEX_RECONCILE_MS, each full sync
+   * reads those of the projects due since its last (each project at its phase of this period), not every project's.
+   */
+  TEMPLATES_RECONCILE_MS: duration.default(60_000),
   /** v1 calls per team per minute the background sync may make; past it the staleness bound loosens. */
   INDEX_SYNC_CALLS_PER_MIN: int(1).default(600),
   /**

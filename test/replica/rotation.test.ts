@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetIntervalMs, SCHEDULER_TICK_MS, cadenceFrom, syncCallsFor, syncCallsWith, type FreshnessConfig } from '../../src/replica/sync/freshness.js';
+import {
+  budgetIntervalMs, SCHEDULER_TICK_MS, cadenceFrom, fullCallsPerMin, syncCallsFor, syncCallsWith, type FreshnessConfig,
+} from '../../src/replica/sync/freshness.js';
 import { CYCLE_UNIT_MS, dueMax, headsDue, phaseHash, phasesIn } from '../../src/replica/sync/rotation.js';
 
 /**
@@ -88,25 +90,37 @@ describe('headsDue', () => {
 
 describe('cadenceFrom', () => {
   const NO_HOOKS = { trusted: false, webhookAt: null };
-  const config = (staleness: number): FreshnessConfig => ({ INDEX_MAX_STALENESS_MS: staleness, INDEX_RECONCILE_MS: 60_000, INDEX_ACTIVE_MS: 300_000, WEBHOOK_RECONCILE_MS: 600_000 });
+  const config = (staleness: number): FreshnessConfig => ({ INDEX_MAX_STALENESS_MS: staleness, INDEX_RECONCILE_MS: 60_000, INDEX_ACTIVE_MS: 300_000, WEBHOOK_RECONCILE_MS: 600_000, TEMPLATES_RECONCILE_MS: 60_000 });
 
   it('without active projects is the bound of whole syncs (every project at every sync, a full sync\'s calls kept aside)', () => {
     fc.assert(fc.property(fc.integer({ min: 1, max: 500 }), fc.nat(50), fc.integer({ min: 10, max: 2_000 }), (projects, moving, perMin) => {
-      const c = cadenceFrom(config(5_000), { projects, active: 0, moving }, ids(projects, 2).map(phaseHash), NO_HOOKS, 0, perMin);
-      const interval = budgetIntervalMs(syncCallsFor(projects, moving), Math.max(1, perMin - (projects + 2))); // a full sync a minute kept aside
+      const hashes = ids(projects, 2).map(phaseHash);
+      const c = cadenceFrom(config(5_000), { projects, active: 0, moving }, hashes, NO_HOOKS, 0, perMin);
+      // a minute's full syncs kept aside: the team, its members, the templates due (TEMPLATES_RECONCILE_MS's rotation)
+      const full = fullCallsPerMin(config(5_000), projects, hashes);
+      expect(full).toBeLessThanOrEqual(projects + 2);
+      const interval = budgetIntervalMs(syncCallsFor(projects, moving), Math.max(1, perMin - full));
       const bound = Math.max(5_000, interval + SCHEDULER_TICK_MS); // a sync runs at the first tick past its due time
       expect(c).toEqual({ intervalMs: Math.max(2_500, interval), cycleMs: 0, activeBoundMs: bound, boundMs: bound });
     }));
   });
 
   it('at default settings, a 100-project team with 5 active projects: active projects within INDEX_MAX_STALENESS_MS, the team within its cycle', () => {
-    const c = cadenceFrom(config(5_000), { projects: 100, active: 5, moving: 5 }, ids(100, 3).map(phaseHash), NO_HOOKS, 0, 600);
+    const hashes = ids(100, 3).map(phaseHash);
+    const c = cadenceFrom(config(5_000), { projects: 100, active: 5, moving: 5 }, hashes, NO_HOOKS, 0, 600);
     // whole syncs: 106 calls each, four a minute beside a full sync's 102
+    expect(fullCallsPerMin(config(5_000), 100, hashes)).toBe(102);
     const whole = Math.max(5_000, budgetIntervalMs(syncCallsFor(100, 5), 600 - 102));
     expect(whole).toBe(15_000);
     expect(c.activeBoundMs).toBe(5_000);
     expect(c.cycleMs).toBeGreaterThan(0);
     expect(c.boundMs).toBe(c.cycleMs + c.intervalMs + SCHEDULER_TICK_MS);
+    // the templates read in a rotation of 5 minutes (TEMPLATES_RECONCILE_MS) leave the quiet projects a shorter cycle
+    const rotated = { ...config(5_000), TEMPLATES_RECONCILE_MS: 300_000 };
+    expect(fullCallsPerMin(rotated, 100, hashes)).toBeLessThan(40);
+    const r = cadenceFrom(rotated, { projects: 100, active: 5, moving: 5 }, hashes, NO_HOOKS, 0, 600);
+    expect(r.activeBoundMs).toBe(5_000);
+    expect(r.cycleMs).toBeLessThan(c.cycleMs);
   });
 
   it('keeps its promises on simulated time: active projects first at every sync, every quiet one within the bound, '

@@ -28,8 +28,8 @@ export type ReadSource =
   | { readonly kind: 'live'; readonly reason: string; readonly partial?: PartialState };
 
 export interface ReadSourcesDeps {
-  readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'WEBHOOK_RECONCILE_MS' | 'KEY_RECHECK_MS'
-    | 'QUERY_LIMIT_DEFAULT' | 'INDEX_LOAD_WAIT_MS' | 'INDEX_ACTIVE_MS'>;
+  readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'WEBHOOK_RECONCILE_MS' | 'TEMPLATES_RECONCILE_MS'
+    | 'KEY_RECHECK_MS' | 'QUERY_LIMIT_DEFAULT' | 'INDEX_LOAD_WAIT_MS' | 'INDEX_ACTIVE_MS'>;
   readonly clock: Clock;
   readonly registry: TeamRegistry;
   readonly scheduler: SyncScheduler;

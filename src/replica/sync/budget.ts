@@ -72,13 +72,13 @@ export class SyncBudget {
 
   /**
    * Reserves the calls one sync of the team needs — `calls`, its plan's (the heads it checks, `rotation.ts`), or one of
-   * every project's (`full`: the periodic full one; capped at a minute's budget: a team larger than that is synced at
-   * most once a minute) for the team and the key; false when they do not fit this minute, in the store's count.
+   * every project's — and `fullCalls`, the periodic full sync's (the team, its members, the templates due) for the team
+   * and the key (capped at a minute's budget: a team larger than that is synced at most once a minute); false when they
+   * do not fit this minute, in the store's count.
    */
-  async reserve(t: TeamReplica, spend: Spend, full = false, calls = syncCallsOf(t)): Promise<boolean> {
+  async reserve(t: TeamReplica, spend: Spend, fullCalls = 0, calls = syncCallsOf(t)): Promise<boolean> {
     if (spend.key !== null) this.noteKey(t.id, spend.key);
-    // a full sync also reads the team, its members and every project's templates
-    const need = this.need(calls + (full ? t.projects.size + 2 : 0));
+    const need = this.need(calls + fullCalls);
     const scopes = [{ scope: `team:${t.id}`, limit: this.limits.perTeam }];
     if (spend.key !== null) scopes.push({ scope: `key:${spend.key}`, limit: this.limits.perKey });
     const used = await this.store.reserve(scopes, need, spend.minute);

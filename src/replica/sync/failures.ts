@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { SCHEDULER_TICK_MS } from './freshness.js';
 
 /** The longest a team whose syncs keep failing waits between two background tries. */
@@ -31,9 +32,11 @@ export class SyncFailures {
     return this.byTeam.has(teamId);
   }
 
-  /** A walk of the team failed at `at`: one more in a row. */
-  add(teamId: string, message: string, at: number): void {
+  /** A walk of the team failed at `at` (`e`): one more in a row, logged. */
+  add(teamId: string, e: unknown, at: number, logger: Logger): void {
+    const message = e instanceof Error ? e.message : String(e);
     this.byTeam.set(teamId, { message, at, tries: (this.byTeam.get(teamId)?.tries ?? 0) + 1 });
+    logger.warn({ team: teamId, err: message }, 'render index: sync failed (reads of the team stay on its last state)');
   }
 
   clear(teamId: string): void {

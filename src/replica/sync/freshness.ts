@@ -3,7 +3,9 @@ import { cycles, dueMax, phaseHash, phasesIn } from './rotation.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
 /** INDEX_ACTIVE_MS is also the window of a project's activity: a render created in it within that long. */
-export type FreshnessConfig = Pick<Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'INDEX_ACTIVE_MS' | 'WEBHOOK_RECONCILE_MS'>;
+export type FreshnessConfig = Pick<
+  Config, 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'INDEX_ACTIVE_MS' | 'WEBHOOK_RECONCILE_MS' | 'TEMPLATES_RECONCILE_MS'
+>;
 
 /** What a team's webhooks say of its cadence: trusted (registered, nothing lost since its last catch-up), the last delivery. */
 export interface Hooks {
@@ -149,12 +151,12 @@ export function cadenceFrom(
 ): Cadence {
   if (hooks.trusted && c.WEBHOOK_RECONCILE_MS > 0) return reconcileCadence(c, shape.projects, shape.moving, callsPerMin);
   const floor = floorOf(c, hooks.webhookAt, now);
-  const everyOne = wholeIntervalOf(c, shape.projects, shape.moving, callsPerMin);
+  const everyOne = wholeIntervalOf(c, shape.projects, shape.moving, callsPerMin, hashes);
   const wholeInterval = Math.max(floor / 2, everyOne);
   const wholeBound = Math.max(floor, everyOne + SCHEDULER_TICK_MS);
   const whole: Cadence = { intervalMs: wholeInterval, cycleMs: 0, activeBoundMs: wholeBound, boundMs: wholeBound };
   if (shape.active < 1 || shape.active >= shape.projects || !Number.isFinite(callsPerMin)) return whole;
-  const budget = Math.floor(callsPerMin) - fullCallsPerMin(c, shape.projects);
+  const budget = Math.floor(callsPerMin) - fullCallsPerMin(c, shape.projects, hashes);
   let phases = phasesByCycle.get(hashes);
   if (!phases) phasesByCycle.set(hashes, (phases = new Map()));
   const kept = phases;
@@ -267,18 +269,28 @@ export function boundFrom(c: FreshnessConfig, projects: number, moving: number, 
 }
 
 /**
- * The calls the periodic full syncs (every INDEX_RECONCILE_MS: the team, its members and every project's templates)
- * may add to a calendar minute.
+ * The calls the periodic full syncs (every INDEX_RECONCILE_MS: the team, its members, and the templates of the projects
+ * due in TEMPLATES_RECONCILE_MS's rotation, `templatesDue`) may add to a calendar minute: the most due times the
+ * intervals of a minute's full syncs hold (`dueMax`, from the projects' `hashes`; without them, the mean rounded up),
+ * never more than every project at every full sync. A full sync that comes late reads more: its reservation counts them.
  */
-export const fullCallsPerMin = (c: Pick<Config, 'INDEX_RECONCILE_MS'>, projects: number): number =>
-  Math.ceil(60_000 / c.INDEX_RECONCILE_MS) * (projects + 2);
+export function fullCallsPerMin(c: Pick<Config, 'INDEX_RECONCILE_MS' | 'TEMPLATES_RECONCILE_MS'>, projects: number, hashes?: readonly number[]): number {
+  const fulls = Math.ceil(60_000 / c.INDEX_RECONCILE_MS);
+  const t = c.TEMPLATES_RECONCILE_MS;
+  if (t <= c.INDEX_RECONCILE_MS) return fulls * (projects + 2);
+  // (a minute's full syncs, INDEX_RECONCILE_MS apart, read the due times of that many intervals; each runs at the first
+  // tick past its due time)
+  const window = fulls * c.INDEX_RECONCILE_MS + SCHEDULER_TICK_MS;
+  const due = hashes ? dueMax(phasesIn(hashes, t), t, window) : Math.ceil((projects * window) / t);
+  return fulls * 2 + Math.min(fulls * projects, due);
+}
 
 /**
  * How often the budget lets whole syncs (every project at every sync) run: what a minute's budget holds once a full
  * sync's calls are kept aside (`budgetIntervalMs`).
  */
-function wholeIntervalOf(c: FreshnessConfig, projects: number, moving: number, callsPerMin: number): number {
-  const budget = Number.isFinite(callsPerMin) ? Math.max(1, callsPerMin - fullCallsPerMin(c, projects)) : callsPerMin;
+function wholeIntervalOf(c: FreshnessConfig, projects: number, moving: number, callsPerMin: number, hashes?: readonly number[]): number {
+  const budget = Number.isFinite(callsPerMin) ? Math.max(1, callsPerMin - fullCallsPerMin(c, projects, hashes)) : callsPerMin;
   return budgetIntervalMs(syncCallsFor(projects, moving), budget);
 }
 

@@ -14,13 +14,13 @@ import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
 import type { ReceiverHealth } from './receiver-health.js';
-import { headsDue, quietChecksDue } from './rotation.js';
+import { headsDue, quietChecksDue, templatesDue } from './rotation.js';
 import type { TeamSync, SyncChanges } from './sync.js';
 import { withReader } from './with-reader.js';
 import type { TeamReplica } from '../team/team-replica.js';
 
 export interface SyncSchedulerDeps {
-  readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'WEBHOOK_RECONCILE_MS'>;
+  readonly config: Pick<Config, 'INDEX_ACTIVE_MS' | 'INDEX_MAX_STALENESS_MS' | 'INDEX_RECONCILE_MS' | 'WEBHOOK_RECONCILE_MS' | 'TEMPLATES_RECONCILE_MS'>;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly store: ReplicaStore;
@@ -51,10 +51,7 @@ export class SyncScheduler {
   private readonly fullAt = new Map<string, number>();
   /** Why each team's last sync failed, when, and how many failed in a row: its back-off. */
   private readonly failures = new SyncFailures();
-  /**
-   * A background sync of the team that found another instance holding its lease: that sync's announcement, listened for
-   * from then on (a read that joined the background sync waits for it, as a read finding the lease taken does).
-   */
+  /** A background sync that found another instance holding the team's lease: that one's announcement (a joined read waits). */
   private readonly heldElsewhere = new Map<string, Promise<void>>();
   private readonly deadlines = new HeadDeadlines();
   /** Each team's last sync's duration here (ms): when its next is due (`dueAfter`). */
@@ -86,8 +83,7 @@ export class SyncScheduler {
    * background nor by a read, which answers it from v1 meanwhile (during an outage every read of it tried a sync first).
    */
   mayTry(t: TeamReplica, now: number): boolean {
-    if (!this.failures.has(t.id)) return true;
-    return this.failures.mayTry(t.id, cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id)).intervalMs, now);
+    return !this.failures.has(t.id) || this.failures.mayTry(t.id, cadenceOf(this.deps.config, t, now, this.deps.budget.callsPerMin(t.id)).intervalMs, now);
   }
 
   /** Walks under way (close waits for them). */
@@ -218,6 +214,8 @@ export class SyncScheduler {
       // the bound readers are promised now: what the heads this sync checks owe next, even if its walk lengthens it
       const stated = this.cadence(t, started).boundMs;
       const full = allowFull && this.fullDue(t.id, started);
+      // (a full sync reads the templates due since this instance's last: TEMPLATES_RECONCILE_MS; `every`, all of them)
+      const templates = full ? new Set(every ? t.projects.keys() : this.templatesDue(t, started)) : undefined;
       // deliveries may have been lost in a window (no receiver up, refusals): every head walked and every render not
       // yet final read again, the window then marked caught up
       catchUp = this.deps.health?.due(t.id, started) ?? null;
@@ -228,12 +226,12 @@ export class SyncScheduler {
         // the calls it needs reserved in the store first, for the team and the key, shared by every instance
         if (!spend.reserved) {
           plan = this.plan(t, started, walkAll);
-          if (!(await budget.reserve(t, spend, full, plan.calls))) {
+          if (!(await budget.reserve(t, spend, templates ? templates.size + 2 : 0, plan.calls))) {
             spent = true;
             return;
           }
         }
-        await this.deps.sync.sync(t, s, full, changes, plan?.heads, started);
+        await this.deps.sync.sync(t, s, templates, changes, plan?.heads, started);
       });
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
@@ -274,6 +272,10 @@ export class SyncScheduler {
       for (const id of this.deadlines.owedBy(t, now + cadence.intervalMs + SCHEDULER_TICK_MS)) if (!planned.has(id)) heads.push(id);
     }
     return { heads, calls: syncCallsWith(heads.length, shape.projects, shape.moving) };
+  }
+
+  private templatesDue(t: TeamReplica, now: number): string[] {
+    return templatesDue(t.projects.keys(), this.deps.config.TEMPLATES_RECONCILE_MS, this.fullAt.get(t.id) ?? null, now);
   }
 
   /** Whether the team's next background sync is the periodic full one (every INDEX_RECONCILE_MS, this instance's count). */
@@ -321,7 +323,8 @@ export class SyncScheduler {
     const a = activityOf(t, now, config.INDEX_ACTIVE_MS);
     const full = this.fullDue(t.id, now);
     const spacingMs = dueAfter(config, t, now, callsPerMin, full ? undefined : this.lastMs.get(t.id));
-    const fullCalls = (this.fullAt.get(t.id) ?? 0) + config.INDEX_RECONCILE_MS < room.minuteEnd ? a.shape.projects + 2 : 0;
+    const fullAt = (this.fullAt.get(t.id) ?? 0) + config.INDEX_RECONCILE_MS;
+    const fullCalls = fullAt < room.minuteEnd ? this.templatesDue(t, Math.max(now, fullAt)).length + 2 : 0;
     const earliest = this.deadlines.earliest(t);
     const from = t.syncedAt!;
     const hit = this.spreads.get(t);
@@ -347,10 +350,7 @@ export class SyncScheduler {
   }
 
   private fail(teamId: string, e: unknown): void {
-    if (this.deps.closed()) return;
-    const message = e instanceof Error ? e.message : String(e);
-    this.failures.add(teamId, message, this.deps.clock.now());
-    this.deps.logger.warn({ team: teamId, err: message }, 'render index: sync failed (reads of the team stay on its last state)');
+    if (!this.deps.closed()) this.failures.add(teamId, e, this.deps.clock.now(), this.deps.logger);
   }
 
   /** The background sync: every team read within INDEX_ACTIVE_MS whose sync is due and within its budget. */

@@ -87,13 +87,16 @@ export class TeamSync {
   /**
    * One incremental sync: new projects (walked whole), the heads of the projects in `heads` (in its order: the active
    * projects first, then the quiet ones due in the rotation; every known project's when absent) down to a known render
-   * older than the newest one known, and the renders not yet final; `full` also refreshes the team, its members and
-   * every project's templates (there are no events for them). Marks the team synced as of the sync's start (in memory;
+   * older than the newest one known, and the renders not yet final; `full` (the periodic full sync, given the projects
+   * whose templates are due) also refreshes the team, its members and those projects' templates (there are no events
+   * for them). Marks the team synced as of the sync's start (in memory;
    * the store's mark is its caller's): `startedAt`,
    * the moment `heads` was planned at when given (the next sync's rotation takes the quiet projects due after it: a later
    * moment would leave those due in between to the next cycle).
    */
-  async sync(t: TeamReplica, s: V1Session, full: boolean, changes: SyncChanges, heads?: readonly string[], startedAt?: number): Promise<void> {
+  async sync(
+    t: TeamReplica, s: V1Session, full: ReadonlySet<string> | undefined, changes: SyncChanges, heads?: readonly string[], startedAt?: number,
+  ): Promise<void> {
     const started = startedAt ?? this.o.clock.now();
     if (full) await this.refreshTeam(t, s);
     // the projects that changed only, full sync or not (a thumbnail nearing its end counts: `projectChanged`) — a full
@@ -108,7 +111,7 @@ export class TeamSync {
         await this.walkProject(t, s, p.id, changes);
         return;
       }
-      if (full) await this.templates(t, s, p);
+      if (full?.has(p.id)) await this.templates(t, s, p);
       if (checked !== null && !checked.has(p.id)) return;
       for (const id of await this.head(t, s, p.id, changes)) headSeen.add(id);
     });

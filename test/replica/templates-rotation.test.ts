@@ -1,0 +1,111 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fullCallsPerMin } from '../../src/replica/sync/freshness.js';
+import { phaseHash, templatesDue } from '../../src/replica/sync/rotation.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startSim, type RunningSim } from '../helpers/sim.js';
+
+/**
+ * Issue 43: a polled team's full sync (every INDEX_RECONCILE_MS) read every project's templates — 102 of a 100-project
+ * team's 600 calls a minute, which left the quiet projects' rotation a 32 s cycle where 16 s was wanted. The templates
+ * are read in a rotation of TEMPLATES_RECONCILE_MS instead: each project once a period, at its phase.
+ */
+const ids = (n: number, salt: number) => Array.from({ length: n }, (_, i) => `proj_${salt}_${i}`);
+
+describe('templatesDue', () => {
+  it('reads each project once per due time, whatever the full syncs\' spacing; all of them after a whole period', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 60 }), fc.integer({ min: 0, max: 1_000 }), fc.array(fc.integer({ min: 1, max: 200_000 }), { minLength: 1, maxLength: 12 }),
+      fc.integer({ min: 0, max: 2 ** 40 }),
+      (n, salt, gaps, start) => {
+        const period = 300_000;
+        const projects = ids(n, salt);
+        const reads = new Map<string, number>();
+        let at = start;
+        for (const gap of gaps) {
+          for (const id of templatesDue(projects, period, at, at + gap)) reads.set(id, (reads.get(id) ?? 0) + 1);
+          at += gap;
+        }
+        for (const id of projects) {
+          const phase = phaseHash(id) % period;
+          // (a gap of a whole period or more reads every project once: its due times in it count once)
+          let due = 0;
+          let from = start;
+          for (const gap of gaps) {
+            const times = Math.floor((from + gap - phase) / period) - Math.floor((from - phase) / period);
+            due += gap >= period ? 1 : times;
+            from += gap;
+          }
+          expect(reads.get(id) ?? 0).toBe(due);
+        }
+        expect(templatesDue(projects, period, null, start)).toEqual(projects);
+      },
+    ), { numRuns: 200 });
+  });
+
+  it('the calls fullCallsPerMin keeps aside hold every minute\'s full syncs (any phases, any start)', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 200 }), fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 0, max: 2 ** 40 }),
+      fc.constantFrom(15_000, 30_000, 60_000), fc.constantFrom(60_000, 120_000, 300_000, 600_000),
+      (n, salt, start, reconcile, templates) => {
+        const c = { INDEX_RECONCILE_MS: reconcile, TEMPLATES_RECONCILE_MS: templates };
+        const projects = ids(n, salt);
+        const kept = fullCallsPerMin(c, n, projects.map(phaseHash));
+        // full syncs every INDEX_RECONCILE_MS from `start`; the calls of those starting in one calendar minute
+        const minute = Math.ceil(start / 60_000) * 60_000;
+        let calls = 0;
+        for (let at = start + reconcile; at < minute + 60_000; at += reconcile) {
+          if (at >= minute) calls += 2 + templatesDue(projects, templates, at - reconcile, at).length;
+        }
+        expect(calls).toBeLessThanOrEqual(kept);
+        // never more than every project at every full sync (the old count); well below it for a large team
+        const old = Math.ceil(60_000 / reconcile) * (n + 2);
+        expect(kept).toBeLessThanOrEqual(old);
+        if (n >= 100 && templates >= 300_000 && reconcile === 60_000) expect(kept).toBeLessThan(0.6 * old);
+      },
+    ), { numRuns: 200 });
+  });
+});
+
+describe('a polled team\'s full syncs', () => {
+  let sim: RunningSim;
+  let gw: TestGateway;
+  const RECONCILE = 60_000;
+  const PERIOD = 300_000;
+
+  beforeAll(async () => {
+    sim = await startSim();
+    gw = await startGateway({ INDEX_RECONCILE_MS: String(RECONCILE), TEMPLATES_RECONCILE_MS: String(PERIOD) }, {}, { sim, simClock: true });
+    await gw.addUser(0, 'templates@example.com');
+    await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
+  });
+  afterAll(async () => { await gw?.close(); await sim?.sim.close(); });
+
+  it('read each project\'s templates once a TEMPLATES_RECONCILE_MS between them, not every project\'s at each', async () => {
+    const team = sim.keys[0]!.teams[0]!.id;
+    const projects = [...sim.sim.world.projects.values()].filter((p) => p.teamId === team).length;
+    expect(projects).toBeGreaterThan(1);
+    const t = (await gw.deps.replica!.load(team))!;
+    // (the background left out: a tick's sync of the team, full or not, would take this test's place)
+    t.readAt = Number.NEGATIVE_INFINITY;
+    await Promise.all((gw.deps.replica as unknown as { scheduler: { pending(): Promise<void>[] } }).scheduler.pending());
+    // this team's calls (their request id names it: the background may sync the key's other teams meanwhile)
+    const calls = async () => {
+      const recent = (await (await fetch(`${sim.url}/_sim/requests`)).json()) as { path: string; request_id: string | null }[];
+      const own = recent.filter((r) => r.request_id === `gateway-index-${team}`);
+      return { templates: own.filter((r) => r.path.startsWith('/v1/templates')).length, team: own.filter((r) => r.path === '/v1/teams').length };
+    };
+    // one full sync as the clock reaches INDEX_RECONCILE_MS since the last, five of them: a whole period
+    const each: number[] = [];
+    for (let i = 0; i < PERIOD / RECONCILE; i++) {
+      sim.sim.clock.advance(RECONCILE);
+      await fetch(`${sim.url}/_sim/stats/reset`, { method: 'POST' });
+      await gw.deps.replica!.syncTeam(t, true);
+      const made = await calls();
+      expect(made.team).toBe(1); // (each was the full one: the team read again)
+      each.push(made.templates);
+    }
+    // before: every project's at each (5 × projects)
+    expect(each.reduce((a, b) => a + b, 0)).toBe(projects);
+  });
+});
