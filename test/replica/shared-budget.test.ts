@@ -73,62 +73,54 @@ describe('instances on one PostgreSQL spend one budget', () => {
     }
   });
 
-  it('a read-time sync of a team another instance is syncing goes through that sync: no second sync, its sync time taken', async () => {
+  type Replica = NonNullable<TestGateway['deps']['replica']>;
+  type Team = NonNullable<Awaited<ReturnType<Replica['load']>>>;
+  /**
+   * Team 0, stale on instance b, while another instance ('another-instance', as a store row shows it) holds its lease
+   * and syncs it: `start` starts a read-time sync on b; 200 ms later that instance's sync ends, marked and announced. The
+   * read waited for it, took its sync time, and no instance synced the team beside the holder.
+   */
+  const whileAnotherSyncs = async (start: (b: Replica, t: Team) => Promise<{ read: Promise<void> }>) => {
     const team = sim.keys[0]!.teams[0]!.id;
     const a = gws[0]!.deps.replica!;
     const b = gws[1]!.deps.replica!;
-    const other = 'another-instance'; // an instance syncing the team (its lease, its announcement), as a store row shows it
+    const other = 'another-instance';
     nextMinute(sim); // the team is stale everywhere, and the minute's budget fresh
-    // (this instance's background left out: a tick's sync of the team, losing the lease, ends at once — a read that
-    // joined it took the team's old sync time, about 1 run in 8 on a loaded machine)
+    // (b's background left out but where a case starts it: a tick's own sync of the team would race the case's)
     const t = (await b.load(team))!;
     t.readAt = Number.NEGATIVE_INFINITY;
     await Promise.all((b as unknown as { scheduler: { pending(): Promise<void>[] } }).scheduler.pending());
     while (!(await a.store.lease(team, other, a.leaseMs, true))) await new Promise((r) => setTimeout(r, 20));
     try {
       const before = syncCalls(sim);
-      const read = b.syncTeam(t, false); // as a read of the stale team does
+      let ended = false;
+      const done = (await start(b, t)).read.then(() => { ended = true; });
       await new Promise((r) => setTimeout(r, 200));
-      // the other instance's sync ends: the team marked synced as of its start, announced
+      expect(ended).toBe(false); // it waits for the holder
       const at = sim.sim.world.clock.now();
       await a.store.markSynced(team, at);
       await gws[0]!.deps.bus.publish('index_team', `${other} ${team}`);
-      await read;
+      await done;
       expect(t.syncedAt).toBe(at);
       expect(syncCalls(sim)).toBe(before); // no instance synced it beside the holder
     } finally {
       await a.store.release(team, other);
     }
+  };
+
+  it('a read-time sync of a team another instance is syncing goes through that sync: no second sync, its sync time taken', async () => {
+    await whileAnotherSyncs(async (b, t) => ({ read: b.syncTeam(t, false) })); // as a read of the stale team does
   });
 
   it('a read that joins this instance\'s background sync of a team another instance is syncing waits for that instance too', async () => {
-    const team = sim.keys[0]!.teams[0]!.id;
-    const a = gws[0]!.deps.replica!;
-    const b = gws[1]!.deps.replica!;
-    const other = 'another-instance';
-    nextMinute(sim);
-    const t = (await b.load(team))!;
-    t.readAt = Number.NEGATIVE_INFINITY;
-    await Promise.all((b as unknown as { scheduler: { pending(): Promise<void>[] } }).scheduler.pending());
-    while (!(await a.store.lease(team, other, a.leaseMs, true))) await new Promise((r) => setTimeout(r, 20));
-    try {
-      const before = syncCalls(sim);
-      // a tick's sync of the team (it finds the lease taken), and a read of the stale team joining it
+    // a tick's sync of the team (it finds the lease taken, and ends), and a read of the stale team joining it — before,
+    // the read ended with it, the team's old sync time taken
+    await whileAnotherSyncs(async (b, t) => {
       const background = b.syncTeam(t, true);
-      let readDone = false;
-      const read = b.syncTeam(t, false).then(() => { readDone = true; });
+      const read = b.syncTeam(t, false);
       await background;
-      await new Promise((r) => setTimeout(r, 200));
-      expect(readDone).toBe(false); // (before: the read ended with the background's sync, the team's old sync time taken)
-      const at = sim.sim.world.clock.now();
-      await a.store.markSynced(team, at);
-      await gws[0]!.deps.bus.publish('index_team', `${other} ${team}`);
-      await read;
-      expect(t.syncedAt).toBe(at);
-      expect(syncCalls(sim)).toBe(before);
-    } finally {
-      await a.store.release(team, other);
-    }
+      return { read };
+    });
   });
 
   it('a dead lease holder\'s team is taken over by another instance after its lease ran out (2 × heartbeat), not before', async () => {
