@@ -94,7 +94,7 @@ export function quietChecksDue(projectIds: Iterable<string>, active: ReadonlySet
 /**
  * The projects whose templates a full sync at `now` reads: those due since this instance's last full sync at their
  * phase of `cycleMs` (TEMPLATES_RECONCILE_MS) — every one when there was none, or a whole period has passed (a
- * trusted team's reconcile, WEBHOOK_RECONCILE_MS apart, reads them all).
+ * trusted team's reconcile, WEBHOOK_RECONCILE_MS apart, reads them all when that is at least the period).
  */
 export function templatesDue(projectIds: Iterable<string>, cycleMs: number, lastFullAt: number | null, now: number): string[] {
   const ids = [...projectIds];

@@ -182,6 +182,7 @@ export class SyncScheduler {
 
   private async runSync(t: TeamReplica, allowFull: boolean, every: boolean): Promise<void> {
     const { clock, budget } = this.deps;
+    this.heldElsewhere.delete(t.id); // (an earlier sync's: a read joining this one waits for this one's holder only)
     // a backfill of the team under way holds its lease: the sync waits for it rather than share the lease
     const backfill = this.backfilling.get(t.id);
     if (backfill) {
@@ -199,7 +200,6 @@ export class SyncScheduler {
       const heard = this.deps.peers.announced(t.id, Math.min(this.deps.leases.heartbeatMs, this.deps.config.INDEX_MAX_STALENESS_MS));
       if (allowFull) {
         this.heldElsewhere.set(t.id, heard);
-        void heard.then(() => { if (this.heldElsewhere.get(t.id) === heard) this.heldElsewhere.delete(t.id); });
       } else await heard;
       await this.deps.registry.refreshRow(t);
       return;
