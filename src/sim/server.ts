@@ -66,7 +66,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const webhooks = new WebhookDispatcher(world, { ...DEFAULT_WEBHOOK_OPTIONS, ...options.webhooks });
   const stats = new Map<string, number>();
   /** The last 200 v1 requests (method, path, X-Request-Id): what a v1 operator's access log would show. */
-  const recent: { method: string; path: string; request_id: string | null }[] = [];
+  /** The last 200 v1 requests (their query at most 512 characters): which calls a test's sync made, and for what. */
+  const recent: { method: string; path: string; query: string; request_id: string | null }[] = [];
   const app = Fastify({ logger: false, bodyLimit: 1_048_576 });
   let ticker: NodeJS.Timeout | undefined;
   if ((options.clock ?? 'manual') === 'real') ticker = setInterval(() => world.tick(), 200).unref();
@@ -94,7 +95,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     const statKey = `${req.method} ${route}`;
     stats.set(statKey, (stats.get(statKey) ?? 0) + 1);
     const rid = req.headers['x-request-id'];
-    recent.push({ method: req.method, path: req.url.split('?')[0] ?? '', request_id: typeof rid === 'string' ? rid : null });
+    const [path = '', query = ''] = req.url.split('?');
+    recent.push({ method: req.method, path, query: query.slice(0, 512), request_id: typeof rid === 'string' ? rid : null });
     if (recent.length > 200) recent.shift();
     if (faults.settings.latency_ms > 0) await new Promise((r) => setTimeout(r, faults.settings.latency_ms));
     const fault = faults.pick(req.method, route, req.url.split('?')[0] ?? '');

@@ -277,7 +277,8 @@ export function boundFrom(c: FreshnessConfig, projects: number, moving: number, 
 export function fullCallsPerMin(c: Pick<Config, 'INDEX_RECONCILE_MS' | 'TEMPLATES_RECONCILE_MS'>, projects: number, hashes?: readonly number[]): number {
   const fulls = Math.ceil(60_000 / c.INDEX_RECONCILE_MS);
   const t = c.TEMPLATES_RECONCILE_MS;
-  if (t <= c.INDEX_RECONCILE_MS) return fulls * (projects + 2);
+  // (INDEX_RECONCILE_MS 0: a full sync at every sync, as before — no rotation of templates)
+  if (t <= c.INDEX_RECONCILE_MS || !Number.isFinite(fulls)) return fulls * (projects + 2);
   // (a minute's full syncs, INDEX_RECONCILE_MS apart, read the due times of that many intervals; each runs at the first
   // tick past its due time)
   const window = fulls * c.INDEX_RECONCILE_MS + SCHEDULER_TICK_MS;

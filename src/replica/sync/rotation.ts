@@ -91,6 +91,10 @@ export function quietChecksDue(projectIds: Iterable<string>, active: ReadonlySet
   return n;
 }
 
+/** Whether a full sync at `now` reads every project's templates: no last full sync here, or a whole period since it. */
+const everyTemplate = (cycleMs: number, lastFullAt: number | null, now: number): boolean =>
+  cycleMs <= 0 || lastFullAt === null || now - lastFullAt >= cycleMs;
+
 /**
  * The projects whose templates a full sync at `now` reads: those due since this instance's last full sync at their
  * phase of `cycleMs` (TEMPLATES_RECONCILE_MS) — every one when there was none, or a whole period has passed (a
@@ -98,6 +102,14 @@ export function quietChecksDue(projectIds: Iterable<string>, active: ReadonlySet
  */
 export function templatesDue(projectIds: Iterable<string>, cycleMs: number, lastFullAt: number | null, now: number): string[] {
   const ids = [...projectIds];
-  if (cycleMs <= 0 || lastFullAt === null || now - lastFullAt >= cycleMs) return ids;
-  return ids.filter((id) => dueIn(phaseHash(id), cycleMs, lastFullAt, now));
+  if (everyTemplate(cycleMs, lastFullAt, now)) return ids;
+  return ids.filter((id) => dueIn(phaseHash(id), cycleMs, lastFullAt!, now));
+}
+
+/** How many `templatesDue` gives, from the projects' phase hashes (`Activity.hashes`): no array, no hashing — asked on reads. */
+export function templatesDueCount(hashes: readonly number[], cycleMs: number, lastFullAt: number | null, now: number): number {
+  if (everyTemplate(cycleMs, lastFullAt, now)) return hashes.length;
+  let n = 0;
+  for (const h of hashes) if (dueIn(h, cycleMs, lastFullAt!, now)) n++;
+  return n;
 }

@@ -14,7 +14,7 @@ import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
 import type { ReceiverHealth } from './receiver-health.js';
-import { headsDue, quietChecksDue, templatesDue } from './rotation.js';
+import { headsDue, quietChecksDue, templatesDue, templatesDueCount } from './rotation.js';
 import type { TeamSync, SyncChanges } from './sync.js';
 import { withReader } from './with-reader.js';
 import type { TeamReplica } from '../team/team-replica.js';
@@ -181,7 +181,7 @@ export class SyncScheduler {
   }
 
   private async runSync(t: TeamReplica, allowFull: boolean, every: boolean): Promise<void> {
-    const { clock, budget } = this.deps;
+    const { clock, budget, config } = this.deps;
     this.heldElsewhere.delete(t.id); // (an earlier sync's: a read joining this one waits for this one's holder only)
     // a backfill of the team under way holds its lease: the sync waits for it rather than share the lease
     const backfill = this.backfilling.get(t.id);
@@ -215,7 +215,8 @@ export class SyncScheduler {
       const stated = this.cadence(t, started).boundMs;
       const full = allowFull && this.fullDue(t.id, started);
       // (a full sync reads the templates due since this instance's last: TEMPLATES_RECONCILE_MS; `every`, all of them)
-      const templates = full ? new Set(every ? t.projects.keys() : this.templatesDue(t, started)) : undefined;
+      const due = () => templatesDue(t.projects.keys(), config.TEMPLATES_RECONCILE_MS, this.fullAt.get(t.id) ?? null, started);
+      const templates = full ? new Set(every ? t.projects.keys() : due()) : undefined;
       // deliveries may have been lost in a window (no receiver up, refusals): every head walked and every render not
       // yet final read again, the window then marked caught up
       catchUp = this.deps.health?.due(t.id, started) ?? null;
@@ -274,10 +275,6 @@ export class SyncScheduler {
     return { heads, calls: syncCallsWith(heads.length, shape.projects, shape.moving) };
   }
 
-  private templatesDue(t: TeamReplica, now: number): string[] {
-    return templatesDue(t.projects.keys(), this.deps.config.TEMPLATES_RECONCILE_MS, this.fullAt.get(t.id) ?? null, now);
-  }
-
   /** Whether the team's next background sync is the periodic full one (every INDEX_RECONCILE_MS, this instance's count). */
   private fullDue(teamId: string, now: number): boolean {
     return now - (this.fullAt.get(teamId) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
@@ -324,7 +321,8 @@ export class SyncScheduler {
     const full = this.fullDue(t.id, now);
     const spacingMs = dueAfter(config, t, now, callsPerMin, full ? undefined : this.lastMs.get(t.id));
     const fullAt = (this.fullAt.get(t.id) ?? 0) + config.INDEX_RECONCILE_MS;
-    const fullCalls = fullAt < room.minuteEnd ? this.templatesDue(t, Math.max(now, fullAt)).length + 2 : 0;
+    const lastFull = this.fullAt.get(t.id) ?? null;
+    const fullCalls = fullAt < room.minuteEnd ? templatesDueCount(a.hashes, config.TEMPLATES_RECONCILE_MS, lastFull, Math.max(now, fullAt)) + 2 : 0;
     const earliest = this.deadlines.earliest(t);
     const from = t.syncedAt!;
     const hit = this.spreads.get(t);
