@@ -6,6 +6,8 @@
  */
 const FIRST = 4096;
 const MOST = 1 << 20;
+/** A place's block is its number over this (`place = block × BLOCK_SPAN + offset`). */
+export const BLOCK_SPAN = MOST;
 /** Blocks a column may have (2 GiB of entries at 1 MiB a block). */
 const MOST_BLOCKS = 2047;
 
@@ -34,6 +36,16 @@ export class ByteBlocks {
     this.blocks.push(Buffer.allocUnsafeSlow(size));
     this.ends.push(n);
     return (last + 1) * MOST;
+  }
+
+  /** How many blocks there are. */
+  get count(): number {
+    return this.blocks.length;
+  }
+
+  /** Block `k` (counted from 0) and the bytes used in it. */
+  nth(k: number): { block: Buffer; used: number } {
+    return { block: this.blocks[k] as Buffer, used: this.ends[k] as number };
   }
 
   /** The block of a place. */

@@ -1,4 +1,5 @@
-import { ByteBlocks } from './byte-blocks.js';
+import { BLOCK_SPAN, ByteBlocks } from './byte-blocks.js';
+import { ASK, HOLDS, LACKS, scanBlocks, TextLayout, TextMarks, type Needle } from './text-scan.js';
 
 /**
  * A column of strings (or nulls), one a row, held as bytes in blocks (`ByteBlocks`) instead of a JS string each: a string
@@ -30,10 +31,19 @@ export class TextColumn {
   private len = new Int32Array(64);
   /** Rows below this have been set at least once (the rest read as null). */
   private rows = 0;
+  /** Rows kept as UTF-16 (a value is looked for in its two-byte form only when there are some). */
+  private wide = 0;
+  /** Where each entry is, kept once a value has been looked for in the whole column (`contains`). */
+  private layout: TextLayout | undefined;
 
-  /** Bytes the column holds (its blocks and its two words a row). */
+  /** Bytes the column holds (its blocks, its two words a row, and its layout once made). */
   get bytes(): number {
-    return this.blocks.bytes + this.start.byteLength + this.len.byteLength;
+    return this.blocks.bytes + this.start.byteLength + this.len.byteLength + (this.layout?.bytes ?? 0);
+  }
+
+  /** Rows set at least once (a row past them reads as null). */
+  get size(): number {
+    return this.rows;
   }
 
   /** Room for `n` rows (rows beyond `n` are dropped). */
@@ -43,6 +53,7 @@ export class TextColumn {
     const keep = Math.min(n, this.rows);
     s.set(this.start.subarray(0, keep));
     l.set(this.len.subarray(0, keep));
+    for (let row = keep; row < this.rows; row++) if (this.isWide(row)) this.wide--;
     this.start = s;
     this.len = l;
     this.rows = keep;
@@ -68,12 +79,15 @@ export class TextColumn {
     // a row written again with what it holds (a render's new state, its title unchanged) writes nothing
     if (prev === NULL ? value === null && row < this.rows : value !== null && this.equals(row, value)) return;
     if (prev !== NULL) this.garbage += prev >> 1;
+    if (prev !== NULL && (prev & 1) === 0) this.wide--;
     if (row >= this.rows) this.rows = row + 1;
     if (value === null) {
       this.len[row] = 0;
+      this.layout?.changed.push(row);
       return;
     }
     const latin1 = oneByte(value);
+    if (!latin1) this.wide++;
     const n = latin1 ? value.length : value.length * 2;
     if (this.garbage > 4096 && this.garbage * 2 > this.used) this.rewrite();
     const place = this.blocks.alloc(n);
@@ -81,6 +95,7 @@ export class TextColumn {
     this.start[row] = place;
     this.len[row] = 1 + n * 2 + (latin1 ? 1 : 0);
     this.used += n;
+    this.layout?.add(row, place, true);
   }
 
   /** Whether a row holds exactly `s` (Latin-1 rows compared byte by byte, without making a string). */
@@ -110,6 +125,12 @@ export class TextColumn {
     return latin1(this.blocks.block(place), at, at + (l >> 1));
   }
 
+  /** Whether a row is kept as UTF-16. */
+  private isWide(row: number): boolean {
+    const l = (this.len[row] as number) - 1;
+    return l !== NULL && (l & 1) === 0;
+  }
+
   /** `hashString` of what a row holds (0 for null). */
   hash(row: number): number {
     const l = row < this.rows ? (this.len[row] as number) - 1 : NULL;
@@ -123,10 +144,65 @@ export class TextColumn {
     return h >>> 0;
   }
 
-  /** The live rows' bytes copied into new blocks: the garbage is gone. */
+  /**
+   * Which rows hold `value` anywhere in their text: every block searched at once (`scanBlocks`), the first time after
+   * the column is written afresh so that its entries are listed in order. With `lower` (a string's lower case, and
+   * `table` the same of each one-byte character), the texts are searched in lower case and `value` must be lower case
+   * already. A null row, a row whose lower case is not as long as its text, and a row set after the marks were made are
+   * marked `ASK`. `walked` is told the work done.
+   */
+  containing(value: string, fold: { table: Uint8Array; lower: (s: string) => string } | undefined, walked: (n: number) => void): TextMarks {
+    if (!this.layout) {
+      this.layout = new TextLayout();
+      this.rewrite();
+    }
+    const layout = this.layout as TextLayout;
+    if (fold) this.fold(layout, fold.table, fold.lower);
+    const marks = new Uint8Array(this.rows);
+    for (let row = 0; row < this.rows; row++) marks[row] = (this.len[row] as number) === 0 ? ASK : LACKS;
+    if (fold) for (const row of layout.unfolded) if (row < this.rows) marks[row] = ASK;
+    const encoded = (row: number, place: number, one: number) => this.start[row] === place && marks[row] === LACKS
+      && ((this.len[row] as number) & 1) === (one ^ 1);
+    const needles: Needle[] = [];
+    if (this.wide > 0) needles.push({ bytes: Buffer.from(value, 'utf16le'), live: (row, place) => encoded(row, place, 0), wide: true });
+    if (oneByte(value)) needles.push({ bytes: Buffer.from(value, 'latin1'), live: (row, place) => encoded(row, place, 1), wide: false });
+    const hay = (k: number) => (fold ? layout.foldedBlock(k, 0) : this.blocks.nth(k).block);
+    walked(scanBlocks(this.blocks, layout, hay, needles, (row) => (marks[row] = HOLDS)));
+    return new TextMarks(marks, layout);
+  }
+
+  /** The entries listed since the last fold written in lower case into the layout's folded blocks. */
+  private fold(layout: TextLayout, table: Uint8Array, lower: (s: string) => string): void {
+    const n = layout.entries;
+    for (let e = layout.foldedEntries; e < n; e++) {
+      const place = layout.place(e);
+      const k = Math.floor(place / BLOCK_SPAN);
+      const { block, used } = this.blocks.nth(k);
+      const at = place - k * BLOCK_SPAN;
+      const next = e + 1 < n ? layout.place(e + 1) : Number.POSITIVE_INFINITY;
+      const end = next < (k + 1) * BLOCK_SPAN ? next - k * BLOCK_SPAN : used;
+      const out = layout.foldedBlock(k, block.length);
+      const row = layout.owner(e);
+      const l = (this.len[row] as number) - 1;
+      if (this.start[row] === place && l !== NULL && (l & 1) === 0) {
+        const s = block.toString('utf16le', at, end);
+        const low = lower(s);
+        if (low.length === s.length) out.write(low, at, end - at, 'utf16le');
+        else {
+          out.fill(0, at, end);
+          layout.unfolded.add(row);
+        }
+      } else for (let i = at; i < end; i++) out[i] = table[block[i] as number] as number;
+    }
+    layout.foldedEntries = n;
+  }
+
+  /** The live rows' bytes copied into new blocks: the garbage is gone (and the layout, if kept, made again in order). */
   private rewrite(): void {
     const from = this.blocks;
     const to = new ByteBlocks();
+    const layout = this.layout ? new TextLayout() : undefined;
+    if (this.layout) this.layout.retired = true;
     let used = 0;
     for (let row = 0; row < this.rows; row++) {
       const l = (this.len[row] as number) - 1;
@@ -137,8 +213,10 @@ export class TextColumn {
       const s = from.offset(old);
       from.block(old).copy(to.block(place), to.offset(place), s, s + n);
       this.start[row] = place;
+      layout?.add(row, place, false);
       used += n;
     }
+    this.layout = layout;
     this.blocks = to;
     this.used = used;
     this.garbage = 0;

@@ -6,7 +6,8 @@ import { parseQuery } from '../../src/query/parse-query.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
 import { compileColumnFilter } from '../../src/replica/team/column-filter.js';
 import { ctx, schemas } from '../query/fixtures.js';
-import { filterArb, PROJECTS, renderArb, world } from './column-world.js';
+import { RENDER_STATUSES } from '../../src/v1/schemas.js';
+import { filterArb, PROJECTS, renderArb, T0, titleArb, world } from './column-world.js';
 
 const render = schemas.render as ResourceSchema;
 const parse = (filter: unknown): FilterNode | null => parseQuery({ filter: JSON.stringify(filter) }, render, ctx()).filter;
@@ -30,6 +31,37 @@ describe('render filters compiled to tests of column rows', () => {
         }
       },
     ), { numRuns: 150 });
+  });
+
+  it('answers a team past the row-by-row threshold from every row\'s answers at once, as the record filter does, as its rows change (issue 44)', () => {
+    fc.assert(fc.property(
+      fc.array(renderArb, { minLength: 1, maxLength: 40 }), fc.array(filterArb, { minLength: 1, maxLength: 4 }), fc.array(titleArb, { minLength: 1, maxLength: 5 }),
+      (base, filters, renamed) => {
+        // one team of 4 200 renders (the answers of all rows are made from 4 096), the generated ones over and over
+        const renders = Array.from({ length: 4_200 }, (_, n) => ({ ...base[n % base.length]!, team: 0 }));
+        const { snapshot, source } = world(renders, undefined);
+        const t = snapshot.teams[0]!;
+        const cols = t.renderColumns();
+        const live = PROJECTS.flatMap((p) => t.projectRows(`${t.id}_${p}`));
+        for (const f of filters) {
+          const node = parse(f);
+          const whole = compileFilter(node, render, schemas, source);
+          const test = compileColumnFilter(node, cols, (n) => compileFilter(n, render, schemas, source), whole)!;
+          expect(test.all, JSON.stringify(f)).toBeDefined();
+          const all = test.all!(cols.c.size);
+          for (const row of live) expect(all[row] === 1, JSON.stringify(f)).toBe(whole(t.view(row)));
+          // asked row by row (answers of all made once a sixteenth is asked), then again after titles changed
+          for (const row of live) expect(test(row), JSON.stringify(f)).toBe(whole(t.view(row)));
+          // (every seventh render renamed and moved on: the answers made before no longer hold)
+          for (let i = 0; i < 600; i++) {
+            const r = t.render(`rend_${i * 7}`)!.render;
+            t.apply({ ...r, name: renamed[i % renamed.length]!, status: RENDER_STATUSES[i % RENDER_STATUSES.length]!, updated_at: T0 + 500 + i }, 6);
+          }
+          t.invalidateRecords();
+          for (const row of live) expect(test(row), `${JSON.stringify(f)} after renames`).toBe(whole(t.view(row)));
+        }
+      },
+    ), { numRuns: 12 });
   });
 
   it('says "not a column filter" for search-like operators, relations, functions and fields the columns do not hold', () => {

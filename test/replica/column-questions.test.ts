@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { TextColumn } from '../../src/lib/text-column.js';
 import { execute } from '../../src/exec/execute.js';
 import type { Execution } from '../../src/exec/execution.js';
 import { ReplicaSource } from '../../src/exec/replica-source.js';
@@ -87,40 +88,58 @@ async function ask(source: RecordSource, q: Question, snapshot: ReplicaSnapshot)
   return { answer: { data, meta: result.meta }, how, plan };
 }
 
+/** Each question asked on the columns and on the records, before and after the renders change: the same answers. */
+async function sameAnswers(renders: readonly GenRender[], dropped: number | undefined, questions: readonly Question[], changes: Parameters<typeof change>[1]) {
+  const { snapshot, source } = world(renders, dropped);
+  // asked once, then again after renders changed and arrived (the kept orders follow them)
+  for (const q of [...questions, undefined, ...questions]) {
+    if (!q) {
+      change(snapshot, changes, ++round);
+      continue;
+    }
+    const onColumns = await ask(source, q, snapshot);
+    const onRecords = await ask(noColumns(source), q, snapshot);
+    expect(onColumns.answer, JSON.stringify(raw(q))).toEqual(onRecords.answer);
+    if (onColumns.plan.strategy !== 'scan' || onColumns.plan.statuses?.length === 0) continue; // (a status nothing maps to: no read)
+    if (q.search && isUuid(q.search)) continue; // (a uuid is searched for in the uuid fields, case-free: on records)
+    // every question here is a column question: the columns answered it
+    const columnar = q.kind === 'count' && !q.counted.includes('id') ? 'count on the columns' : undefined;
+    if (columnar) expect(onColumns.how?.strategy).toBe(columnar);
+    else expect(onColumns.how?.strategy).toMatch(/count on the columns|column matches|page of a kept order|page of the few matches/);
+    if (q.kind === 'list' && q.limit !== -1 && q.sort !== '-user_created') {
+      // counted: the count's pass answers the page when its matches are few (no walk of the kept order)
+      // (a filter on the status alone is counted without a pass: its page is the kept order's)
+      const few = (q.meta === 'filter_count' || q.meta === '*') && q.limit !== 0 && (onRecords.how?.matched ?? 0) <= 1_000;
+      expect(onColumns.how?.strategy).toMatch(few ? /^page of (the few matches|a kept order)$/ : /^page of a kept order$/);
+    }
+    expect(onRecords.how?.strategy).not.toMatch(/column/);
+    // (a page of a kept order stops testing rows once the page is full: its matches are the page's)
+    if (onColumns.how?.strategy !== 'page of a kept order' || q.meta === 'filter_count') expect(onColumns.how?.matched).toBe(onRecords.how?.matched);
+  }
+}
+
 describe('questions answered on the columns', () => {
   it('answers counts, groups, filter_count and pages exactly as the records do (overlays and removed rows included)', async () => {
     await fc.assert(fc.asyncProperty(
       fc.array(renderArb, { minLength: 0, maxLength: 60 }), fc.option(fc.nat(PROJECTS.length - 1), { nil: undefined }), fc.array(questionArb, { minLength: 1, maxLength: 6 }),
       fc.array(changeArb, { maxLength: 8 }),
-      async (renders, dropped, questions, changes) => {
-        const { snapshot, source } = world(renders, dropped);
-        // asked once, then again after renders changed and arrived (the kept orders follow them)
-        for (const q of [...questions, undefined, ...questions]) {
-          if (!q) {
-            change(snapshot, changes, ++round);
-            continue;
-          }
-          const onColumns = await ask(source, q, snapshot);
-          const onRecords = await ask(noColumns(source), q, snapshot);
-          expect(onColumns.answer, JSON.stringify(raw(q))).toEqual(onRecords.answer);
-          if (onColumns.plan.strategy !== 'scan' || onColumns.plan.statuses?.length === 0) continue; // (a status nothing maps to: no read)
-          if (q.search && isUuid(q.search)) continue; // (a uuid is searched for in the uuid fields, case-free: on records)
-          // every question here is a column question: the columns answered it
-          const columnar = q.kind === 'count' && !q.counted.includes('id') ? 'count on the columns' : undefined;
-          if (columnar) expect(onColumns.how?.strategy).toBe(columnar);
-          else expect(onColumns.how?.strategy).toMatch(/count on the columns|column matches|page of a kept order|page of the few matches/);
-          if (q.kind === 'list' && q.limit !== -1 && q.sort !== '-user_created') {
-            // counted: the count's pass answers the page when its matches are few (no walk of the kept order)
-            // (a filter on the status alone is counted without a pass: its page is the kept order's)
-            const few = (q.meta === 'filter_count' || q.meta === '*') && q.limit !== 0 && (onRecords.how?.matched ?? 0) <= 1_000;
-            expect(onColumns.how?.strategy).toMatch(few ? /^page of (the few matches|a kept order)$/ : /^page of a kept order$/);
-          }
-          expect(onRecords.how?.strategy).not.toMatch(/column/);
-          // (a page of a kept order stops testing rows once the page is full: its matches are the page's)
-          if (onColumns.how?.strategy !== 'page of a kept order' || q.meta === 'filter_count') expect(onColumns.how?.matched).toBe(onRecords.how?.matched);
-        }
-      },
+      sameAnswers,
     ), { numRuns: 150 });
+  });
+
+  it('answers the same on a team past the row-by-row threshold: every row answered at once, its titles searched whole (issue 44)', async () => {
+    const searched = vi.spyOn(TextColumn.prototype, 'containing');
+    try {
+      await fc.assert(fc.asyncProperty(
+        fc.array(renderArb, { minLength: 1, maxLength: 40 }), fc.array(questionArb, { minLength: 1, maxLength: 4 }), fc.array(changeArb, { maxLength: 8 }),
+        // one team of 4 200 renders (answers of all rows are made from 4 096), the generated ones over and over
+        (base, questions, changes) => sameAnswers(Array.from({ length: 4_200 }, (_, n) => ({ ...base[n % base.length]!, team: 0 })), undefined, questions, changes),
+      ), { numRuns: 10 });
+      // (the titles were searched whole: a text question over the team was asked)
+      expect(searched).toHaveBeenCalled();
+    } finally {
+      searched.mockRestore();
+    }
   });
 
   it('counts a filter on the status alone (and dates every row passes) from counts kept per status, exactly, as renders change and projects go', async () => {

@@ -1,8 +1,9 @@
 import type { TextWork } from '../../query/like.js';
 import type { CompareNode, FilterNode } from '../../query/ast.js';
 import type { Predicate, Rec } from '../../query/compile.js';
+import { bulkTest, codedAll, mergedAll, withAll, type RowTest } from './column-bulk.js';
 import { textTest } from './column-text.js';
-import { DOWNLOAD_READY, OVERLAY, type Columns } from './columns.js';
+import { DOWNLOAD_READY, type Columns } from './columns.js';
 
 /** One team's render columns as a column filter reads them: codes, and what a record without an overlay shows for each. */
 export interface RenderColumns {
@@ -19,23 +20,26 @@ export interface RenderColumns {
   rowOfUuid(uuid: string): number | undefined;
 }
 
-/** A test of one row of the columns. */
-export type RowTest = (row: number) => boolean;
+export type { RowTest } from './column-bulk.js';
 
 /** A field whose value, on a row without an overlay, is a function of a small code read from a column. */
 export interface CodedField {
   code(row: number): number;
   value(code: number): unknown;
+  /** The column of codes, when it is one (what answers of every row are read from). */
+  codes?(): ArrayLike<number>;
+  /** Every row has code 0. */
+  constant?: true;
 }
 
 /** The render fields held as codes (status, project, account, creator, download_ready, playback_id), each read off the columns. */
 const CODED: Readonly<Record<string, (cols: RenderColumns) => CodedField>> = {
-  status: (cols) => ({ code: (row) => cols.c.status[row] as number, value: (k) => cols.status(k) }),
-  project: (cols) => ({ code: (row) => cols.c.project[row] as number, value: (k) => cols.project(k) }),
-  user_created: (cols) => ({ code: (row) => cols.c.user[row] as number, value: (k) => cols.user(k) }),
-  account: (cols) => ({ code: () => 0, value: () => cols.account() }),
+  status: (cols) => ({ code: (row) => cols.c.status[row] as number, value: (k) => cols.status(k), codes: () => cols.c.status }),
+  project: (cols) => ({ code: (row) => cols.c.project[row] as number, value: (k) => cols.project(k), codes: () => cols.c.project }),
+  user_created: (cols) => ({ code: (row) => cols.c.user[row] as number, value: (k) => cols.user(k), codes: () => cols.c.user }),
+  account: (cols) => ({ code: () => 0, value: () => cols.account(), constant: true }),
   download_ready: (cols) => ({ code: (row) => ((cols.c.flags[row] as number) & DOWNLOAD_READY) !== 0 ? 1 : 0, value: (k) => k === 1 }),
-  playback_id: () => ({ code: () => 0, value: () => null }), // v1 has none (record-view.ts answers null alike)
+  playback_id: () => ({ code: () => 0, value: () => null, constant: true }), // v1 has none (record-view.ts answers null alike)
 };
 
 /** A render field held as codes, or undefined for any other. */
@@ -82,12 +86,18 @@ function dateTest(which: 'created' | 'updated', name: string, node: CompareNode,
       else hi = mid;
     }
   } else lo = max;
-  return (row) => {
+  const test = (row: number): boolean => {
     const x = time(row);
     if (Number.isNaN(x)) return ifNull;
     if (x < min || x > max) return at(x); // a row written after this test was made
     return x <= lo ? low : high;
   };
+  // (every row's answer in a loop of this test's own: one call site, one function)
+  return withAll(test, (size) => {
+    const out = new Uint8Array(size);
+    for (let row = 0; row < size; row++) if (test(row)) out[row] = 1;
+    return out;
+  });
 }
 
 /** Operators on the id answered by equality alone. */
@@ -132,12 +142,15 @@ function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNo
   if (!f) return undefined;
   // the leaf's answer for each code, found on first need (codes are few; one may appear after this test was made)
   const answers: (boolean | undefined)[] = [];
-  return (row) => {
-    const k = f.code(row);
+  const answer = (k: number): boolean => {
     let a = answers[k];
     if (a === undefined) answers[k] = a = p({ [name]: f.value(k) });
     return a;
   };
+  const test = (row: number) => answer(f.code(row));
+  if (f.constant) return withAll(test, (size) => new Uint8Array(size).fill(answer(0) ? 1 : 0), true);
+  if (!f.codes) return test;
+  return withAll(test, codedAll(f.codes, answer), true);
 }
 
 function compileNode(node: FilterNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate, work?: TextWork): RowTest | undefined {
@@ -152,16 +165,17 @@ function compileNode(node: FilterNode, cols: RenderColumns, leaf: (n: CompareNod
         if (!t) return undefined;
         tests.push(t);
       }
+      // (an _and is cheap when one child is: the rest are asked of its rows; an _or when every child is)
       if (node.kind === 'And') {
-        return (row) => {
+        return withAll((row) => {
           for (const t of tests) if (!t(row)) return false;
           return true;
-        };
+        }, mergedAll(tests, true), tests.some((t) => t.cheap));
       }
-      return (row) => {
+      return withAll((row) => {
         for (const t of tests) if (t(row)) return true;
         return false;
-      };
+      }, mergedAll(tests, false), tests.every((t) => t.cheap));
     }
     default: return undefined; // a relation's items are records
   }
@@ -178,8 +192,7 @@ export function compileColumnFilter(
 ): RowTest | undefined {
   const test = filter ? compileNode(filter, cols, leaf, work) : () => true;
   if (!test) return undefined;
-  const flags = cols.c;
-  return (row) => (((flags.flags[row] as number) & OVERLAY) !== 0 ? whole(cols.view(row)) : test(row));
+  return bulkTest(test, cols.c, (row) => whole(cols.view(row)));
 }
 
 /**

@@ -2,6 +2,8 @@ import type { CompareNode } from '../../query/ast.js';
 import type { Predicate } from '../../query/compile.js';
 import { hasWildcards, pgLower, TEXT_OPS, TextWork } from '../../query/like.js';
 import { hashString, type TextColumn } from '../../lib/text-column.js';
+import { ASK, HOLDS, type TextMarks } from '../../lib/text-scan.js';
+import { withAll, type RowTest } from './column-bulk.js';
 
 /**
  * A comparison of a text column (the titles) tested on the kept bytes: a row kept one byte a character is compared
@@ -11,8 +13,6 @@ import { hashString, type TextColumn } from '../../lib/text-column.js';
  * and a row kept as UTF-16 (a character past Latin-1) read by the leaf itself.
  */
 
-/** A test of one row. */
-type RowTest = (row: number) => boolean;
 type Bytes = (bytes: Buffer, at: number, end: number) => boolean;
 
 /** PostgreSQL's lower case of each Latin-1 character, when each is one Latin-1 character (undefined: tests read strings). */
@@ -107,6 +107,32 @@ function outside(values: ReadonlySet<string>): string {
   return s;
 }
 
+/** Columns smaller than this are tested row by row only (a scan of the whole column saves little there). */
+const SCAN_FROM = 4096;
+
+/**
+ * A `contains` test that turns into marks of the whole column (one search of its blocks: `TextColumn.containing`) once
+ * it has been asked of a sixteenth of the rows — a question about a few rows (a project's, a page's) never pays for the
+ * scan, one over many pays for it once; a row the marks do not answer (UTF-16, null, set since) is tested on its own.
+ */
+function scanned(texts: TextColumn, value: string, fold: boolean, work: TextWork, shown: string, negate: boolean, each: RowTest): RowTest {
+  let asked = 0;
+  let marks: TextMarks | undefined;
+  const lower = fold && LOWER ? { table: LOWER, lower: pgLower } : undefined;
+  const scan = () => texts.containing(value, lower, (n) => work.walk(n, shown));
+  return withAll((row) => {
+    if (!marks) {
+      if (++asked < texts.size >> 4 || texts.size < SCAN_FROM) return each(row);
+      marks = scan();
+    }
+    const k = marks.at(row);
+    return k === ASK ? each(row) : (k === HOLDS) !== negate;
+  }, (size) => {
+    marks ??= scan();
+    return marks.answers(size, each, negate);
+  }, true);
+}
+
 /** A comparison of the text column `name` (read by `texts`), answered as the record path's `leaf` answers it. */
 export function textTest(node: CompareNode, name: string, texts: TextColumn, leaf: Predicate, work = new TextWork()): RowTest {
   const on = (v: string | null) => leaf({ [name]: v });
@@ -117,9 +143,11 @@ export function textTest(node: CompareNode, name: string, texts: TextColumn, lea
   if (byte && typeof node.value === 'string' && (!byte[1] || LOWER) && (byte[0] === 'eq' || !hasWildcards(node.value))) {
     const [where, fold, negate] = byte;
     const value = fold ? node.value.toLowerCase() : node.value;
-    const m = matcher(where, latin1(value), fold ? LOWER : undefined, work, node.value);
+    const n = latin1(value);
+    const m = matcher(where, n, fold ? LOWER : undefined, work, node.value);
     const test: Bytes = negate ? (b, s, e) => !m(b, s, e) : m;
-    return (row) => texts.test(row, test, strings, ifNull);
+    const each: RowTest = (row) => texts.test(row, test, strings, ifNull);
+    return where === 'contains' && value.length > 0 ? scanned(texts, value, fold, work, node.value, negate, each) : each;
   }
   if (EMPTINESS.has(node.op)) {
     const ifEmpty = on('');
