@@ -1,12 +1,13 @@
 import { BLOCK_SPAN, ByteBlocks } from './byte-blocks.js';
-import { ASK, HOLDS, LACKS, scanBlocks, TextLayout, TextMarks, type Needle } from './text-scan.js';
+import { ASK, HOLDS, LACKS, scanBlocks, TextChanges, TextLayout, TextMarks } from './text-scan.js';
 
 /**
  * A column of strings (or nulls), one a row, held as bytes in blocks (`ByteBlocks`) instead of a JS string each: a string
  * whose every character is below 256 is kept one byte a character (Latin-1), any other as UTF-16 (exact for every JS
- * string, lone surrogates included). Each row holds where
- * its bytes start and a length word (1 + bytes × 2, + 1 for Latin-1; 0 for null: a new array, never written, is nulls). A row set again writes its new bytes at
- * the end; what it held before is counted as garbage and the blocks are written afresh when garbage passes half.
+ * string, lone surrogates included), each kind in blocks of its own. Each row holds where its bytes start and a length
+ * word (1 + bytes × 2, + 1 for Latin-1; 0 for null: a new array, never written, is nulls). A row set again writes its
+ * new bytes at the end; what it held before is counted as garbage and the blocks are written afresh when garbage passes
+ * half.
  */
 const NULL = -1;
 
@@ -24,21 +25,24 @@ export function hashString(s: string): number {
 }
 
 export class TextColumn {
-  private blocks = new ByteBlocks();
+  /** The one-byte rows' bytes, and the UTF-16 rows'. */
+  private narrow = new ByteBlocks();
+  private wideBlocks = new ByteBlocks();
   private used = 0;
   private garbage = 0;
   private start = new Int32Array(64);
   private len = new Int32Array(64);
   /** Rows below this have been set at least once (the rest read as null). */
   private rows = 0;
-  /** Rows kept as UTF-16 (a value is looked for in its two-byte form only when there are some). */
+  /** Rows kept as UTF-16. */
   private wide = 0;
-  /** Where each entry is, kept once a value has been looked for in the whole column (`contains`). */
-  private layout: TextLayout | undefined;
+  /** Where each entry is and the rows set since, kept once a value has been looked for in the whole column. */
+  private scan: { narrow: TextLayout; wide: TextLayout; changes: TextChanges } | undefined;
 
-  /** Bytes the column holds (its blocks, its two words a row, and its layout once made). */
+  /** Bytes the column holds (its blocks, its two words a row, and its layouts once made). */
   get bytes(): number {
-    return this.blocks.bytes + this.start.byteLength + this.len.byteLength + (this.layout?.bytes ?? 0);
+    const layouts = this.scan ? this.scan.narrow.bytes + this.scan.wide.bytes : 0;
+    return this.narrow.bytes + this.wideBlocks.bytes + this.start.byteLength + this.len.byteLength + layouts;
   }
 
   /** Rows set at least once (a row past them reads as null). */
@@ -69,8 +73,10 @@ export class TextColumn {
     const l = (this.len[row] as number) - 1;
     if (l === NULL || row >= this.rows) return null;
     const place = this.start[row] as number;
-    const s = this.blocks.offset(place);
-    return this.blocks.block(place).toString((l & 1) === 1 ? 'latin1' : 'utf16le', s, s + (l >> 1));
+    const latin1 = (l & 1) === 1;
+    const blocks = latin1 ? this.narrow : this.wideBlocks;
+    const s = blocks.offset(place);
+    return blocks.block(place).toString(latin1 ? 'latin1' : 'utf16le', s, s + (l >> 1));
   }
 
   set(row: number, value: string | null): void {
@@ -83,19 +89,23 @@ export class TextColumn {
     if (row >= this.rows) this.rows = row + 1;
     if (value === null) {
       this.len[row] = 0;
-      this.layout?.changed.push(row);
+      this.scan?.changes.rows.push(row);
       return;
     }
     const latin1 = oneByte(value);
     if (!latin1) this.wide++;
     const n = latin1 ? value.length : value.length * 2;
     if (this.garbage > 4096 && this.garbage * 2 > this.used) this.rewrite();
-    const place = this.blocks.alloc(n);
-    if (n > 0) this.blocks.block(place).write(value, this.blocks.offset(place), n, latin1 ? 'latin1' : 'utf16le');
+    const blocks = latin1 ? this.narrow : this.wideBlocks;
+    const place = blocks.alloc(n);
+    if (n > 0) blocks.block(place).write(value, blocks.offset(place), n, latin1 ? 'latin1' : 'utf16le');
     this.start[row] = place;
     this.len[row] = 1 + n * 2 + (latin1 ? 1 : 0);
     this.used += n;
-    this.layout?.add(row, place, true);
+    if (this.scan) {
+      (latin1 ? this.scan.narrow : this.scan.wide).add(row, place);
+      this.scan.changes.rows.push(row);
+    }
   }
 
   /** Whether a row holds exactly `s` (Latin-1 rows compared byte by byte, without making a string). */
@@ -106,8 +116,8 @@ export class TextColumn {
     const n = l >> 1;
     if (n !== s.length) return false;
     const place = this.start[row] as number;
-    const a = this.blocks.block(place);
-    const at = this.blocks.offset(place);
+    const a = this.narrow.block(place);
+    const at = this.narrow.offset(place);
     for (let i = 0; i < n; i++) if (a[at + i] !== s.charCodeAt(i)) return false;
     return true;
   }
@@ -121,8 +131,8 @@ export class TextColumn {
     if (l === NULL) return ifNull;
     if ((l & 1) === 0) return other(this.get(row) as string);
     const place = this.start[row] as number;
-    const at = this.blocks.offset(place);
-    return latin1(this.blocks.block(place), at, at + (l >> 1));
+    const at = this.narrow.offset(place);
+    return latin1(this.narrow.block(place), at, at + (l >> 1));
   }
 
   /** Whether a row is kept as UTF-16. */
@@ -137,87 +147,97 @@ export class TextColumn {
     if (l === NULL) return 0;
     if ((l & 1) === 0) return hashString(this.get(row) as string);
     const place = this.start[row] as number;
-    const a = this.blocks.block(place);
-    const at = this.blocks.offset(place);
+    const a = this.narrow.block(place);
+    const at = this.narrow.offset(place);
     let h = 0x811c9dc5;
     for (let i = at, end = at + (l >> 1); i < end; i++) h = Math.imul(h ^ (a[i] as number), 0x01000193);
     return h >>> 0;
   }
 
   /**
-   * Which rows hold `value` anywhere in their text: every block searched at once (`scanBlocks`), the first time after
-   * the column is written afresh so that its entries are listed in order. With `lower` (a string's lower case, and
-   * `table` the same of each one-byte character), the texts are searched in lower case and `value` must be lower case
-   * already. A null row, a row whose lower case is not as long as its text, and a row set after the marks were made are
-   * marked `ASK`. `walked` is told the work done.
+   * Which rows hold `value` anywhere in their text: the one-byte rows' blocks searched at once for its one-byte form, the
+   * UTF-16 rows' for its two-byte form (`scanBlocks`), the first time after the column is written afresh so that the
+   * entries are listed in order. With `fold` (a string's lower case, and `table` the same of each one-byte character),
+   * the texts are searched in lower case and `value` must be in lower case already. A null row, a row whose lower case
+   * is not as long as its text, and a row set after the marks were made are marked `ASK`. `walked` is told the work done.
    */
   containing(value: string, fold: { table: Uint8Array; lower: (s: string) => string } | undefined, walked: (n: number) => void): TextMarks {
-    if (!this.layout) {
-      this.layout = new TextLayout();
+    if (!this.scan) {
+      this.scan = { narrow: new TextLayout(), wide: new TextLayout(), changes: new TextChanges() };
       this.rewrite();
     }
-    const layout = this.layout as TextLayout;
-    if (fold) this.fold(layout, fold.table, fold.lower);
+    const scan = this.scan as NonNullable<TextColumn['scan']>;
+    if (fold) {
+      scan.narrow.foldBytes(this.narrow, fold.table);
+      this.foldWide(scan.wide, fold.lower);
+    }
     const marks = new Uint8Array(this.rows);
     for (let row = 0; row < this.rows; row++) marks[row] = (this.len[row] as number) === 0 ? ASK : LACKS;
-    if (fold) for (const row of layout.unfolded) if (row < this.rows) marks[row] = ASK;
-    const encoded = (row: number, place: number, one: number) => this.start[row] === place && marks[row] === LACKS
-      && ((this.len[row] as number) & 1) === (one ^ 1);
-    const needles: Needle[] = [];
-    if (this.wide > 0) needles.push({ bytes: Buffer.from(value, 'utf16le'), live: (row, place) => encoded(row, place, 0), wide: true });
-    if (oneByte(value)) needles.push({ bytes: Buffer.from(value, 'latin1'), live: (row, place) => encoded(row, place, 1), wide: false });
-    const hay = (k: number) => (fold ? layout.foldedBlock(k, 0) : this.blocks.nth(k).block);
-    walked(scanBlocks(this.blocks, layout, hay, needles, (row) => (marks[row] = HOLDS)));
-    return new TextMarks(marks, layout);
+    if (fold) for (const row of scan.wide.unfolded) if (row < this.rows) marks[row] = ASK;
+    // an entry is looked in while it is its row's text (one byte a character or not: each kind in its own blocks)
+    const live = (row: number, place: number) => this.start[row] === place && marks[row] === LACKS;
+    const hit = (row: number) => (marks[row] = HOLDS);
+    let work = 0;
+    if (oneByte(value)) {
+      const bytes = Buffer.from(value, 'latin1');
+      const hay = fold ? (k: number) => scan.narrow.folded(k) : (k: number) => this.narrow.nth(k).block;
+      work += scanBlocks(this.narrow, scan.narrow, hay, { bytes, live: (row, place) => live(row, place) && !this.isWide(row), wide: false }, hit);
+    }
+    if (this.wide > 0) {
+      const bytes = Buffer.from(value, 'utf16le');
+      const hay = fold ? (k: number) => scan.wide.folded(k) : (k: number) => this.wideBlocks.nth(k).block;
+      work += scanBlocks(this.wideBlocks, scan.wide, hay, { bytes, live: (row, place) => live(row, place) && this.isWide(row), wide: true }, hit);
+    }
+    walked(work);
+    return new TextMarks(marks, scan.changes);
   }
 
-  /** The entries listed since the last fold written in lower case into the layout's folded blocks. */
-  private fold(layout: TextLayout, table: Uint8Array, lower: (s: string) => string): void {
+  /** The UTF-16 entries listed since the last fold written in lower case (`lower`) into the layout's folded blocks. */
+  private foldWide(layout: TextLayout, lower: (s: string) => string): void {
     const n = layout.entries;
     for (let e = layout.foldedEntries; e < n; e++) {
       const place = layout.place(e);
       const k = Math.floor(place / BLOCK_SPAN);
-      const { block, used } = this.blocks.nth(k);
+      const { block, used } = this.wideBlocks.nth(k);
       const at = place - k * BLOCK_SPAN;
       const next = e + 1 < n ? layout.place(e + 1) : Number.POSITIVE_INFINITY;
       const end = next < (k + 1) * BLOCK_SPAN ? next - k * BLOCK_SPAN : used;
       const out = layout.foldedBlock(k, block.length);
-      const row = layout.owner(e);
-      const l = (this.len[row] as number) - 1;
-      if (this.start[row] === place && l !== NULL && (l & 1) === 0) {
-        const s = block.toString('utf16le', at, end);
-        const low = lower(s);
-        if (low.length === s.length) out.write(low, at, end - at, 'utf16le');
-        else {
-          out.fill(0, at, end);
-          layout.unfolded.add(row);
-        }
-      } else for (let i = at; i < end; i++) out[i] = table[block[i] as number] as number;
+      const s = block.toString('utf16le', at, end);
+      const low = lower(s);
+      if (low.length === s.length) out.write(low, at, end - at, 'utf16le');
+      else {
+        out.fill(0, at, end);
+        layout.unfolded.add(layout.owner(e));
+      }
     }
     layout.foldedEntries = n;
   }
 
-  /** The live rows' bytes copied into new blocks: the garbage is gone (and the layout, if kept, made again in order). */
+  /** The live rows' bytes copied into new blocks: the garbage is gone (and the layouts, if kept, made again in order). */
   private rewrite(): void {
-    const from = this.blocks;
-    const to = new ByteBlocks();
-    const layout = this.layout ? new TextLayout() : undefined;
-    if (this.layout) this.layout.retired = true;
+    const narrow = new ByteBlocks();
+    const wide = new ByteBlocks();
+    const scan = this.scan ? { narrow: new TextLayout(), wide: new TextLayout(), changes: new TextChanges() } : undefined;
+    if (this.scan) this.scan.changes.retired = true;
     let used = 0;
     for (let row = 0; row < this.rows; row++) {
       const l = (this.len[row] as number) - 1;
       if (l === NULL) continue;
+      const latin1 = (l & 1) === 1;
+      const [from, to] = latin1 ? [this.narrow, narrow] : [this.wideBlocks, wide];
       const old = this.start[row] as number;
       const n = l >> 1;
       const place = to.alloc(n);
       const s = from.offset(old);
       from.block(old).copy(to.block(place), to.offset(place), s, s + n);
       this.start[row] = place;
-      layout?.add(row, place, false);
+      if (scan) (latin1 ? scan.narrow : scan.wide).add(row, place);
       used += n;
     }
-    this.layout = layout;
-    this.blocks = to;
+    this.scan = scan;
+    this.narrow = narrow;
+    this.wideBlocks = wide;
     this.used = used;
     this.garbage = 0;
   }

@@ -8,25 +8,34 @@ import { BLOCK_SPAN, type ByteBlocks } from './byte-blocks.js';
  * lower case. Pure memory, no I/O.
  */
 
-/** A row's mark: its bytes hold the value, do not, or the row is to be asked (not one byte a character, null, set since). */
+/** A row's mark: its text holds the value, does not, or the row is to be asked (null, its lower case not as long, set since). */
 export const HOLDS = 1;
 export const LACKS = 0;
 export const ASK = 2;
 
+/** The rows of a column set since its layouts were made (what marks made before must ask again). */
+export class TextChanges {
+  readonly rows: number[] = [];
+  /** Whether the column was written afresh since (the layouts no longer follow it: marks made before ask every row). */
+  retired = false;
+}
+
 /**
  * Every entry of a column's blocks, in the order of their places (entries are written one after another, a block filled
  * and then the next, so they are listed in order as they come): an entry left behind by a row set again stays listed
- * — its row has moved — until the column is written afresh. Also the rows set since the layout was made, and the blocks'
- * bytes folded through a table (each folded once, as far as it has been written: a block's written bytes never change).
+ * — its row has moved — until the column is written afresh. Also the blocks in lower case, as far as they are written
+ * (a block's written bytes never change): one-byte blocks byte by byte through a table, UTF-16 ones an entry at a time.
  */
 export class TextLayout {
   private places = new Int32Array(1024);
   private owners = new Int32Array(1024);
   private n = 0;
-  /** Rows set since the layout was made, in order (what marks made before must ask again). */
-  readonly changed: number[] = [];
-  /** Whether the column was written afresh since (the layout no longer follows it: its marks ask every row). */
-  retired = false;
+  private readonly foldedBlocks: Buffer[] = [];
+  /** One-byte blocks: bytes folded so far, a block. */
+  private readonly foldedTo: number[] = [];
+  /** UTF-16 blocks: entries folded so far, and the rows whose lower case is not as long as their text (asked). */
+  foldedEntries = 0;
+  readonly unfolded = new Set<number>();
 
   /** Bytes held beyond the column's own. */
   get bytes(): number {
@@ -35,8 +44,8 @@ export class TextLayout {
     return n;
   }
 
-  /** An entry written at `place` for `row` (`set`: after the layout was made, so marks made before ask the row). */
-  add(row: number, place: number, set: boolean): void {
+  /** An entry written at `place` for `row`. */
+  add(row: number, place: number): void {
     if (this.n === this.places.length) {
       const p = new Int32Array(this.n * 2);
       const o = new Int32Array(this.n * 2);
@@ -47,22 +56,28 @@ export class TextLayout {
     }
     this.places[this.n] = place;
     this.owners[this.n++] = row;
-    if (set) this.changed.push(row);
   }
 
-  /**
-   * The blocks in lower case, entries folded so far (`foldedEntries`): a one-byte entry byte by byte through a table, a
-   * UTF-16 one as its lowered string when that is as long (else its row is listed in `unfolded`, to be asked).
-   */
-  readonly foldedBlocks: Buffer[] = [];
-  foldedEntries = 0;
-  readonly unfolded = new Set<number>();
-
-  /** Block `k` in lower case (made as long as the column's block). */
+  /** Block `k` in lower case (made as long as the column's block: `length`). */
   foldedBlock(k: number, length: number): Buffer {
     let f = this.foldedBlocks[k];
     if (!f) this.foldedBlocks[k] = f = Buffer.allocUnsafeSlow(length);
     return f;
+  }
+
+  /** Block `k` in lower case, as far as it was folded. */
+  folded(k: number): Buffer {
+    return this.foldedBlocks[k] as Buffer;
+  }
+
+  /** One-byte blocks folded through `table` as far as they are written. */
+  foldBytes(blocks: ByteBlocks, table: Uint8Array): void {
+    for (let k = 0; k < blocks.count; k++) {
+      const { block, used } = blocks.nth(k);
+      const out = this.foldedBlock(k, block.length);
+      for (let i = this.foldedTo[k] ?? 0; i < used; i++) out[i] = table[block[i] as number] as number;
+      this.foldedTo[k] = used;
+    }
   }
 
   /** The last entry whose place is at most `place`, looked for from entry `from` on (-1: none). */
@@ -113,45 +128,44 @@ export interface Needle {
 }
 
 /**
- * Calls `hit` with each row whose entry holds a needle, once a needle a row; `hay(k)` is block `k`'s bytes as searched
- * (the column's own, or in lower case). Returns the bytes searched and the places met (each place met is a call of the
- * runtime's search: counted as a needle's length of work).
+ * Calls `hit` with each row whose entry holds the needle, once a row; `hay(k)` is block `k`'s bytes as searched (the
+ * column's own, or in lower case). Returns the work done: the bytes searched, and the needle's length for each place
+ * met (each a call of the runtime's search).
  */
-export function scanBlocks(blocks: ByteBlocks, layout: TextLayout, hay: (k: number) => Buffer, needles: readonly Needle[], hit: (row: number) => void): number {
+export function scanBlocks(blocks: ByteBlocks, layout: TextLayout, hay: (k: number) => Buffer, needle: Needle, hit: (row: number) => void): number {
+  const { bytes: value, live, wide } = needle;
+  const m = value.length;
   let walked = 0;
-  for (const { bytes: needle, live, wide } of needles) {
-    const m = needle.length;
-    let entry = -1;
-    for (let k = 0; k < blocks.count; k++) {
-      const used = blocks.nth(k).used;
-      if (used < m || m === 0) continue;
-      const bytes = hay(k).subarray(0, used);
-      const base = k * BLOCK_SPAN;
-      walked += used;
-      let from = 0;
-      while (from <= used - m) {
-        const pos = bytes.indexOf(needle, from);
-        if (pos < 0) break;
-        walked += m;
-        entry = layout.seek(base + pos, entry);
-        if (entry < 0) {
-          from = pos + 1;
-          continue;
-        }
-        // an entry ends where the next begins (entries follow one another), the last of a block where its bytes end
-        const at = layout.place(entry) - base;
-        const next = entry + 1 < layout.entries ? layout.place(entry + 1) - base : used;
-        const end = Math.min(next, used);
-        const row = layout.owner(entry);
-        const inside = pos + m <= end && live(row, base + at);
-        if (inside && wide && ((pos - at) & 1) === 1) {
-          from = pos + 1; // between two characters: the entry's later places are still looked at
-          continue;
-        }
-        if (inside) hit(row);
-        // the rest of the entry is skipped: a row is found once, and a place past its end - m is not inside it
-        from = Math.max(pos + 1, end);
+  let entry = -1;
+  for (let k = 0; k < blocks.count; k++) {
+    const used = blocks.nth(k).used;
+    if (used < m || m === 0) continue;
+    const bytes = hay(k).subarray(0, used);
+    const base = k * BLOCK_SPAN;
+    walked += used;
+    let from = 0;
+    while (from <= used - m) {
+      const pos = bytes.indexOf(value, from);
+      if (pos < 0) break;
+      walked += m;
+      entry = layout.seek(base + pos, entry);
+      if (entry < 0) {
+        from = pos + 1;
+        continue;
       }
+      // an entry ends where the next begins (entries follow one another), the last of a block where its bytes end
+      const at = layout.place(entry) - base;
+      const next = entry + 1 < layout.entries ? layout.place(entry + 1) - base : used;
+      const end = Math.min(next, used);
+      const row = layout.owner(entry);
+      const inside = pos + m <= end && live(row, base + at);
+      if (inside && wide && ((pos - at) & 1) === 1) {
+        from = pos + 1; // between two characters: the entry's later places are still looked at
+        continue;
+      }
+      if (inside) hit(row);
+      // the rest of the entry is skipped: a row is found once, and a place past its end - m is not inside it
+      from = Math.max(pos + 1, end);
     }
   }
   return walked;
@@ -163,21 +177,21 @@ export class TextMarks {
   /** The column was written afresh since: every row is asked. */
   private dead = false;
 
-  constructor(private readonly marks: Uint8Array, private readonly layout: TextLayout) {
-    this.seen = layout.changed.length;
+  constructor(private readonly marks: Uint8Array, private readonly changes: TextChanges) {
+    this.seen = changes.rows.length;
   }
 
   /** `HOLDS`, `LACKS` or `ASK` for `row`. */
   at(row: number): number {
     if (this.dead) return ASK;
-    if (this.seen !== this.layout.changed.length || this.layout.retired) this.catchUp();
+    if (this.seen !== this.changes.rows.length || this.changes.retired) this.catchUp();
     return row < this.marks.length && !this.dead ? (this.marks[row] as number) : ASK;
   }
 
   /** Answers of rows below `size` (1: passes): a mark read, negated or not, `ask` where the row is to be asked. */
   answers(size: number, ask: (row: number) => boolean, negate: boolean): Uint8Array {
     const out = new Uint8Array(size);
-    if (this.seen !== this.layout.changed.length || this.layout.retired) this.catchUp();
+    if (this.seen !== this.changes.rows.length || this.changes.retired) this.catchUp();
     const marks = this.marks;
     const known = this.dead ? 0 : Math.min(size, marks.length);
     const yes = negate ? LACKS : HOLDS;
@@ -191,11 +205,11 @@ export class TextMarks {
   }
 
   private catchUp(): void {
-    if (this.layout.retired) {
+    if (this.changes.retired) {
       this.dead = true;
       return;
     }
-    const changed = this.layout.changed;
+    const changed = this.changes.rows;
     for (let i = this.seen; i < changed.length; i++) {
       const row = changed[i] as number;
       if (row < this.marks.length) this.marks[row] = ASK;

@@ -14,16 +14,19 @@ export interface RowTest {
   all?: (size: number) => Uint8Array;
   /** Whether `all` is a loop over a column or a search, not a call of the test a row (what an `_and` makes first). */
   cheap?: boolean;
+  /** The test's answer for every row, when it is known before any is read. */
+  always?: 'always' | 'never';
 }
 
 /** Teams smaller than this are tested row by row only. */
 const ALL_FROM = 4096;
 
 /** `test` given `all` (`cheap`: see RowTest). */
-export function withAll(test: (row: number) => boolean, all: (size: number) => Uint8Array, cheap = false): RowTest {
+export function withAll(test: (row: number) => boolean, all: (size: number) => Uint8Array, cheap = false, always?: RowTest['always']): RowTest {
   const t = test as RowTest;
   t.all = all;
   if (cheap) t.cheap = true;
+  if (always) t.always = always;
   return t;
 }
 
@@ -41,6 +44,11 @@ export function allOf(test: RowTest, size: number): Uint8Array {
  * the rows still passing — a search box's few matches are all a date bound is tested on.
  */
 export function mergedAll(tests: readonly RowTest[], and: boolean): (size: number) => Uint8Array {
+  // (a child answering every row alike decides an _and or an _or alone, or changes nothing in it)
+  const decides = and ? 'never' : 'always';
+  if (tests.some((t) => t.always === decides)) return (size) => new Uint8Array(size).fill(and ? 0 : 1);
+  const rest = tests.filter((t) => t.always === undefined);
+  if (rest.length < tests.length && rest.length > 0) return mergedAll(rest, and);
   const order = and ? [...tests.filter((t) => t.cheap), ...tests.filter((t) => !t.cheap)] : tests;
   return (size) => {
     if (order.length === 0) return new Uint8Array(size).fill(and ? 1 : 0);
@@ -64,12 +72,18 @@ export function codedAll(column: () => ArrayLike<number>, answer: (code: number)
   return (size) => {
     const codes = column();
     const out = new Uint8Array(size);
-    const byCode: number[] = [];
+    // each code's answer + 1 (0: not found yet), in a table as long as the codes met so far need
+    let byCode = new Uint8Array(256);
     for (let row = 0; row < size; row++) {
       const k = codes[row] as number;
-      let a = byCode[k];
-      if (a === undefined) byCode[k] = a = answer(k) ? 1 : 0;
-      out[row] = a;
+      if (k >= byCode.length) {
+        const wider = new Uint8Array(Math.max(k + 1, byCode.length * 2));
+        wider.set(byCode);
+        byCode = wider;
+      }
+      let a = byCode[k] as number;
+      if (a === 0) byCode[k] = a = answer(k) ? 2 : 1;
+      out[row] = a - 1;
     }
     return out;
   };

@@ -3,7 +3,7 @@ import type { CompareNode, FilterNode } from '../../query/ast.js';
 import type { Predicate, Rec } from '../../query/compile.js';
 import { bulkTest, codedAll, mergedAll, withAll, type RowTest } from './column-bulk.js';
 import { textTest } from './column-text.js';
-import { DOWNLOAD_READY, type Columns } from './columns.js';
+import { DOWNLOAD_READY, STATUS_CODE, type Columns } from './columns.js';
 
 /** One team's render columns as a column filter reads them: codes, and what a record without an overlay shows for each. */
 export interface RenderColumns {
@@ -30,15 +30,17 @@ export interface CodedField {
   codes?(): ArrayLike<number>;
   /** Every row has code 0. */
   constant?: true;
+  /** How many codes there can be, when they are few and known (each code's answer then found before any row is read). */
+  count?: number;
 }
 
 /** The render fields held as codes (status, project, account, creator, download_ready, playback_id), each read off the columns. */
 const CODED: Readonly<Record<string, (cols: RenderColumns) => CodedField>> = {
-  status: (cols) => ({ code: (row) => cols.c.status[row] as number, value: (k) => cols.status(k), codes: () => cols.c.status }),
+  status: (cols) => ({ code: (row) => cols.c.status[row] as number, value: (k) => cols.status(k), codes: () => cols.c.status, count: STATUS_CODE.size }),
   project: (cols) => ({ code: (row) => cols.c.project[row] as number, value: (k) => cols.project(k), codes: () => cols.c.project }),
   user_created: (cols) => ({ code: (row) => cols.c.user[row] as number, value: (k) => cols.user(k), codes: () => cols.c.user }),
   account: (cols) => ({ code: () => 0, value: () => cols.account(), constant: true }),
-  download_ready: (cols) => ({ code: (row) => ((cols.c.flags[row] as number) & DOWNLOAD_READY) !== 0 ? 1 : 0, value: (k) => k === 1 }),
+  download_ready: (cols) => ({ code: (row) => ((cols.c.flags[row] as number) & DOWNLOAD_READY) !== 0 ? 1 : 0, value: (k) => k === 1, count: 2 }),
   playback_id: () => ({ code: () => 0, value: () => null, constant: true }), // v1 has none (record-view.ts answers null alike)
 };
 
@@ -129,6 +131,11 @@ function idTest(node: CompareNode, cols: RenderColumns, leaf: Predicate): RowTes
   return (row) => (row >= known ? leaf({ id: c.uuid(row) }) : (rows.get(row) ?? elsewhere));
 }
 
+/** A test answering `a` for every row, its answers of all rows made without reading one. */
+function constantly(a: boolean): RowTest {
+  return withAll(a ? () => true : () => false, (size) => new Uint8Array(size).fill(a ? 1 : 0), true, a ? 'always' : 'never');
+}
+
 /** A comparison of one column field (undefined: not a column comparison). */
 function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNode) => Predicate, work?: TextWork): RowTest | undefined {
   if (node.field.path.length !== 1 || node.field.fn) return undefined;
@@ -148,7 +155,14 @@ function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNo
     return a;
   };
   const test = (row: number) => answer(f.code(row));
-  if (f.constant) return withAll(test, (size) => new Uint8Array(size).fill(answer(0) ? 1 : 0), true);
+  if (f.constant) return constantly(answer(0)) ?? test;
+  // every code answered alike: no row need be read (a search's _icontains of the status, false for every status)
+  if (f.count !== undefined) {
+    const first = answer(0);
+    let same = true;
+    for (let k = 1; k < f.count && same; k++) same = answer(k) === first;
+    if (same) return constantly(first) ?? test;
+  }
   if (!f.codes) return test;
   return withAll(test, codedAll(f.codes, answer), true);
 }
