@@ -1,6 +1,9 @@
 import { BLOCK_SPAN, ByteBlocks } from './byte-blocks.js';
 import { ASK, HOLDS, LACKS, scanBlocks, TextChanges, TextLayout, TextMarks } from './text-scan.js';
 
+/** Rows a step of work, counted for each scan's marks (one byte a row, made and read). */
+const ROWS_A_STEP = 2;
+
 /**
  * A column of strings (or nulls), one a row, held as bytes in blocks (`ByteBlocks`) instead of a JS string each: a string
  * whose every character is below 256 is kept one byte a character (Latin-1), any other as UTF-16 (exact for every JS
@@ -41,8 +44,12 @@ export class TextColumn {
 
   /** Bytes the column holds (its blocks, its two words a row, and its layouts once made). */
   get bytes(): number {
-    const layouts = this.scan ? this.scan.narrow.bytes + this.scan.wide.bytes : 0;
-    return this.narrow.bytes + this.wideBlocks.bytes + this.start.byteLength + this.len.byteLength + layouts;
+    return this.narrow.bytes + this.wideBlocks.bytes + this.start.byteLength + this.len.byteLength + this.scanBytes;
+  }
+
+  /** Bytes held for whole-column searches (the layouts and their lower-case copies; none until a search asked). */
+  get scanBytes(): number {
+    return this.scan ? this.scan.narrow.bytes + this.scan.wide.bytes : 0;
   }
 
   /** Rows set at least once (a row past them reads as null). */
@@ -89,7 +96,7 @@ export class TextColumn {
     if (row >= this.rows) this.rows = row + 1;
     if (value === null) {
       this.len[row] = 0;
-      this.scan?.changes.rows.push(row);
+      this.scan?.changes.push(row);
       return;
     }
     const latin1 = oneByte(value);
@@ -104,7 +111,7 @@ export class TextColumn {
     this.used += n;
     if (this.scan) {
       (latin1 ? this.scan.narrow : this.scan.wide).add(row, place);
-      this.scan.changes.rows.push(row);
+      this.scan.changes.push(row);
     }
   }
 
@@ -159,9 +166,11 @@ export class TextColumn {
    * UTF-16 rows' for its two-byte form (`scanBlocks`), the first time after the column is written afresh so that the
    * entries are listed in order. With `fold` (a string's lower case, and `table` the same of each one-byte character),
    * the texts are searched in lower case and `value` must be in lower case already. A null row, a row whose lower case
-   * is not as long as its text, and a row set after the marks were made are marked `ASK`. `walked` is told the work done.
+   * is not as long as its text, and a row set after the marks were made are marked `ASK`. `spend` is told the work as it
+   * goes (`scanBlocks`; the marks, a step for `ROWS_A_STEP` rows): it may throw, and the search stops there.
    */
-  containing(value: string, fold: { table: Uint8Array; lower: (s: string) => string } | undefined, walked: (n: number) => void): TextMarks {
+  containing(value: string, fold: { table: Uint8Array; lower: (s: string) => string } | undefined, spend: (steps: number) => void): TextMarks {
+    spend(Math.ceil(this.rows / ROWS_A_STEP));
     if (!this.scan) {
       this.scan = { narrow: new TextLayout(), wide: new TextLayout(), changes: new TextChanges() };
       this.rewrite();
@@ -177,18 +186,16 @@ export class TextColumn {
     // an entry is looked in while it is its row's text (one byte a character or not: each kind in its own blocks)
     const live = (row: number, place: number) => this.start[row] === place && marks[row] === LACKS;
     const hit = (row: number) => (marks[row] = HOLDS);
-    let work = 0;
     if (oneByte(value)) {
-      const bytes = Buffer.from(value, 'latin1');
       const hay = fold ? (k: number) => scan.narrow.folded(k) : (k: number) => this.narrow.nth(k).block;
-      work += scanBlocks(this.narrow, scan.narrow, hay, { bytes, live: (row, place) => live(row, place) && !this.isWide(row), wide: false }, hit);
+      const one = (row: number, place: number) => live(row, place) && !this.isWide(row);
+      scanBlocks(this.narrow, scan.narrow, hay, { bytes: Buffer.from(value, 'latin1'), text: value, live: one, wide: false }, hit, spend);
     }
     if (this.wide > 0) {
-      const bytes = Buffer.from(value, 'utf16le');
       const hay = fold ? (k: number) => scan.wide.folded(k) : (k: number) => this.wideBlocks.nth(k).block;
-      work += scanBlocks(this.wideBlocks, scan.wide, hay, { bytes, live: (row, place) => live(row, place) && this.isWide(row), wide: true }, hit);
+      const two = (row: number, place: number) => live(row, place) && this.isWide(row);
+      scanBlocks(this.wideBlocks, scan.wide, hay, { bytes: Buffer.from(value, 'utf16le'), text: value, live: two, wide: true }, hit, spend);
     }
-    walked(work);
     return new TextMarks(marks, scan.changes);
   }
 

@@ -2,22 +2,52 @@ import { BLOCK_SPAN, type ByteBlocks } from './byte-blocks.js';
 
 /**
  * A value looked for in a whole text column at once: each block of its bytes searched by the runtime's own search
- * (`Buffer.indexOf`), a block at a time, and each place found turned back into the row whose bytes it falls in — about a
- * tenth of a nanosecond a byte, where a test row by row costs tens of nanoseconds a row. What the search needs is kept by
- * the column once a question has asked for it (`TextLayout`): where each entry of its blocks is, and the blocks' bytes in
- * lower case. Pure memory, no I/O.
+ * (`Buffer.indexOf`), a block at a time, and each place found turned back into the row whose bytes it falls in — a
+ * fraction of a nanosecond a byte while places found are few (each costs a call of the search and a look-up), where a
+ * test row by row costs tens of nanoseconds a row. What the search needs is kept by the column once a question has asked
+ * for it (`TextLayout`): where each entry of its blocks is, and the blocks' bytes in lower case. Pure memory, no I/O.
  */
+
+/** The work a search is counted (in the steps of `TextWork.walk`, ~2 ns each): a step for this many bytes searched… */
+export const BYTES_A_STEP = 4;
+/** …and these for each place found (a call of the runtime's search, a look-up of its entry). */
+export const STEPS_A_PLACE = 32;
 
 /** A row's mark: its text holds the value, does not, or the row is to be asked (null, its lower case not as long, set since). */
 export const HOLDS = 1;
 export const LACKS = 0;
 export const ASK = 2;
 
-/** The rows of a column set since its layouts were made (what marks made before must ask again). */
+/** Rows set since the layouts were made that are remembered (past it, marks made before ask every row). */
+const CHANGES_KEPT = 4096;
+
+/**
+ * The rows of a column set since its layouts were made (what marks made before must ask again), the last
+ * `CHANGES_KEPT` of them: `base` counts the ones forgotten, so a mark knows whether the list still covers its time.
+ */
 export class TextChanges {
-  readonly rows: number[] = [];
+  private list: number[] = [];
+  base = 0;
   /** Whether the column was written afresh since (the layouts no longer follow it: marks made before ask every row). */
   retired = false;
+
+  /** How many rows were ever set (forgotten ones included). */
+  get count(): number {
+    return this.base + this.list.length;
+  }
+
+  push(row: number): void {
+    if (this.list.length >= CHANGES_KEPT) {
+      this.base += this.list.length;
+      this.list = [];
+    }
+    this.list.push(row);
+  }
+
+  /** The rows set from change `from` on (undefined: some of them forgotten). */
+  since(from: number): readonly number[] | undefined {
+    return from < this.base ? undefined : this.list.slice(from - this.base);
+  }
 }
 
 /**
@@ -118,10 +148,11 @@ export class TextLayout {
   }
 }
 
-/** A value looked for: its bytes, and which entries they are looked for in. */
+/** A value looked for: its bytes, its text as the searched bytes read, and which entries it is looked for in. */
 export interface Needle {
   readonly bytes: Uint8Array;
-  /** Whether an entry (its row and place) is its row's current text in the needle's encoding. */
+  readonly text: string;
+  /** Whether an entry (its row and place) is its row's current text. */
   readonly live: (row: number, place: number) => boolean;
   /** Two bytes a character: a place found must be an even number of bytes into its entry. */
   readonly wide: boolean;
@@ -129,69 +160,75 @@ export interface Needle {
 
 /**
  * Calls `hit` with each row whose entry holds the needle, once a row; `hay(k)` is block `k`'s bytes as searched (the
- * column's own, or in lower case). Returns the work done: the bytes searched, and the needle's length for each place
- * met (each a call of the runtime's search).
+ * column's own, or in lower case). `spend` is told the work as it goes, a block at a time (it may throw: the search
+ * stops there): `BYTES_A_STEP` a byte searched, `STEPS_A_PLACE` a place found. A place found between two characters of a
+ * UTF-16 entry has that entry read as a string instead (once: a text made of such places costs no more than its length).
  */
-export function scanBlocks(blocks: ByteBlocks, layout: TextLayout, hay: (k: number) => Buffer, needle: Needle, hit: (row: number) => void): number {
-  const { bytes: value, live, wide } = needle;
+export function scanBlocks(blocks: ByteBlocks, layout: TextLayout, hay: (k: number) => Buffer, needle: Needle, hit: (row: number) => void,
+  spend: (steps: number) => void): void {
+  const { bytes: value, text, live, wide } = needle;
   const m = value.length;
-  let walked = 0;
   let entry = -1;
   for (let k = 0; k < blocks.count; k++) {
     const used = blocks.nth(k).used;
     if (used < m || m === 0) continue;
     const bytes = hay(k).subarray(0, used);
     const base = k * BLOCK_SPAN;
-    walked += used;
+    // (an entry larger than a block has a block of its own, longer than BLOCK_SPAN: every place in it is that entry's)
+    const single = used > BLOCK_SPAN;
+    let places = 0;
     let from = 0;
     while (from <= used - m) {
       const pos = bytes.indexOf(value, from);
       if (pos < 0) break;
-      walked += m;
-      entry = layout.seek(base + pos, entry);
+      places++;
+      entry = layout.seek(single ? base : base + pos, entry);
       if (entry < 0) {
         from = pos + 1;
         continue;
       }
       // an entry ends where the next begins (entries follow one another), the last of a block where its bytes end
-      const at = layout.place(entry) - base;
-      const next = entry + 1 < layout.entries ? layout.place(entry + 1) - base : used;
+      const at = single ? 0 : layout.place(entry) - base;
+      const next = !single && entry + 1 < layout.entries ? layout.place(entry + 1) - base : used;
       const end = Math.min(next, used);
       const row = layout.owner(entry);
-      const inside = pos + m <= end && live(row, base + at);
-      if (inside && wide && ((pos - at) & 1) === 1) {
-        from = pos + 1; // between two characters: the entry's later places are still looked at
-        continue;
+      if (pos + m <= end && live(row, base + at)) {
+        if (!wide || ((pos - at) & 1) === 0) hit(row);
+        else {
+          // found between two characters: the entry read whole, its later places included
+          spend(Math.ceil((end - at) / BYTES_A_STEP));
+          if (bytes.toString('utf16le', at, end).includes(text)) hit(row);
+        }
       }
-      if (inside) hit(row);
       // the rest of the entry is skipped: a row is found once, and a place past its end - m is not inside it
       from = Math.max(pos + 1, end);
     }
+    spend(Math.ceil(used / BYTES_A_STEP) + places * STEPS_A_PLACE);
   }
-  return walked;
 }
 
 /** Marks of a column's rows for one value, made by one scan, asking again the rows set since. */
 export class TextMarks {
+  /** Changes of the column seen (`TextChanges.count` when last caught up). */
   private seen: number;
-  /** The column was written afresh since: every row is asked. */
+  /** The column was written afresh since, or more rows set than remembered: every row is asked. */
   private dead = false;
 
   constructor(private readonly marks: Uint8Array, private readonly changes: TextChanges) {
-    this.seen = changes.rows.length;
+    this.seen = changes.count;
   }
 
   /** `HOLDS`, `LACKS` or `ASK` for `row`. */
   at(row: number): number {
     if (this.dead) return ASK;
-    if (this.seen !== this.changes.rows.length || this.changes.retired) this.catchUp();
+    if (this.seen !== this.changes.count || this.changes.retired) this.catchUp();
     return row < this.marks.length && !this.dead ? (this.marks[row] as number) : ASK;
   }
 
   /** Answers of rows below `size` (1: passes): a mark read, negated or not, `ask` where the row is to be asked. */
   answers(size: number, ask: (row: number) => boolean, negate: boolean): Uint8Array {
     const out = new Uint8Array(size);
-    if (this.seen !== this.changes.rows.length || this.changes.retired) this.catchUp();
+    if (this.seen !== this.changes.count || this.changes.retired) this.catchUp();
     const marks = this.marks;
     const known = this.dead ? 0 : Math.min(size, marks.length);
     const yes = negate ? LACKS : HOLDS;
@@ -205,15 +242,12 @@ export class TextMarks {
   }
 
   private catchUp(): void {
-    if (this.changes.retired) {
+    const set = this.changes.retired ? undefined : this.changes.since(this.seen);
+    if (!set) {
       this.dead = true;
       return;
     }
-    const changed = this.changes.rows;
-    for (let i = this.seen; i < changed.length; i++) {
-      const row = changed[i] as number;
-      if (row < this.marks.length) this.marks[row] = ASK;
-    }
-    this.seen = changed.length;
+    for (const row of set) if (row < this.marks.length) this.marks[row] = ASK;
+    this.seen = this.changes.count;
   }
 }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TextColumn } from '../../src/lib/text-column.js';
 import { ASK, HOLDS, LACKS } from '../../src/lib/text-scan.js';
 import { pgLower } from '../../src/query/like.js';
@@ -87,6 +87,44 @@ describe('a value looked for in a whole text column', () => {
       const marks = texts.containing('a', fold, () => {});
       expect([0, 1, 2].map((row) => marks.at(row))).toEqual([HOLDS, LACKS, HOLDS]);
     }
+  });
+
+  it('finds a value in a title longer than a block (a block of its own) and nowhere else', () => {
+    const texts = new TextColumn();
+    const long = `${'x'.repeat(1_500_000)}needle`;
+    ['needle', long, 'nothing', 'the needle', `${'é'.repeat(1_200_000)}😀`, 'le ne'].forEach((t, row) => texts.set(row, t));
+    for (const [value, want] of [['needle', [HOLDS, HOLDS, LACKS, HOLDS, LACKS, LACKS]], ['😀', [LACKS, LACKS, LACKS, LACKS, HOLDS, LACKS]],
+      ['xn', [LACKS, HOLDS, LACKS, LACKS, LACKS, LACKS]]] as const) {
+      const marks = texts.containing(value, undefined, () => {});
+      expect([0, 1, 2, 3, 4, 5].map((row) => marks.at(row)), value).toEqual(want);
+    }
+  });
+
+  it('reads a UTF-16 title whose every place is between two characters once, not a search a place (review of 84e22ce, H1)', () => {
+    const texts = new TextColumn();
+    // U+6100 is bytes 00 61: 'a' two bytes wide (61 00) is met at every odd byte, never where a character starts
+    for (let row = 0; row < 50; row++) texts.set(row, '\u6100'.repeat(1_000) + (row % 2 ? 'a' : ''));
+    const search = vi.spyOn(Buffer.prototype, 'indexOf');
+    let spent = 0;
+    try {
+      const marks = texts.containing('a', undefined, (n) => (spent += n));
+      expect(Array.from({ length: 50 }, (_, row) => marks.at(row))).toEqual(Array.from({ length: 50 }, (_, row) => (row % 2 ? HOLDS : LACKS)));
+      expect(search.mock.calls.length).toBeLessThanOrEqual(2 * 50 + 4);
+    } finally {
+      search.mockRestore();
+    }
+    // counted: the bytes searched, and each title read whole once
+    expect(spent).toBeGreaterThanOrEqual((50 * 2_000) / 4);
+  });
+
+  it('asks every row once more rows were set since the marks than it remembers', () => {
+    const texts = new TextColumn();
+    for (let row = 0; row < 10; row++) texts.set(row, row % 2 ? 'alpha' : 'beta');
+    const marks = texts.containing('alpha', undefined, () => {});
+    expect(marks.at(1)).toBe(HOLDS);
+    for (let row = 10; row < 5_000; row++) texts.set(row, 'gamma');
+    expect(marks.at(1)).toBe(ASK);
+    expect(marks.at(2)).toBe(ASK);
   });
 
   it('asks a UTF-16 row whose lower case is not as long as its text, and answers the others', () => {

@@ -155,13 +155,13 @@ function compareTest(node: CompareNode, cols: RenderColumns, leaf: (n: CompareNo
     return a;
   };
   const test = (row: number) => answer(f.code(row));
-  if (f.constant) return constantly(answer(0)) ?? test;
+  if (f.constant) return constantly(answer(0));
   // every code answered alike: no row need be read (a search's _icontains of the status, false for every status)
   if (f.count !== undefined) {
     const first = answer(0);
     let same = true;
     for (let k = 1; k < f.count && same; k++) same = answer(k) === first;
-    if (same) return constantly(first) ?? test;
+    if (same) return constantly(first);
   }
   if (!f.codes) return test;
   return withAll(test, codedAll(f.codes, answer), true);

@@ -118,18 +118,27 @@ const SCAN_FROM = 4096;
 function scanned(texts: TextColumn, value: string, fold: boolean, work: TextWork, shown: string, negate: boolean, each: RowTest): RowTest {
   let asked = 0;
   let marks: TextMarks | undefined;
+  // (past the request's SCANS_KEPT searches, row by row: the marks of each are kept while the question runs)
+  let rowByRow = false;
   const lower = fold && LOWER ? { table: LOWER, lower: pgLower } : undefined;
-  const scan = () => texts.containing(value, lower, (n) => work.walk(n, shown));
-  return withAll((row) => {
-    if (!marks) {
-      if (++asked < texts.size >> 4 || texts.size < SCAN_FROM) return each(row);
-      marks = scan();
+  const scan = (): TextMarks | undefined => {
+    if (marks || rowByRow) return marks;
+    if (!work.mayScan()) {
+      rowByRow = true;
+      return undefined;
     }
-    const k = marks.at(row);
+    return (marks = texts.containing(value, lower, (n) => work.walk(n, shown)));
+  };
+  return withAll((row) => {
+    if (!marks && (rowByRow || ++asked < texts.size >> 4 || texts.size < SCAN_FROM || !scan())) return each(row);
+    const k = (marks as TextMarks).at(row);
     return k === ASK ? each(row) : (k === HOLDS) !== negate;
   }, (size) => {
-    marks ??= scan();
-    return marks.answers(size, each, negate);
+    const m = scan();
+    if (m) return m.answers(size, each, negate);
+    const out = new Uint8Array(size);
+    for (let row = 0; row < size; row++) if (each(row)) out[row] = 1;
+    return out;
   }, true);
 }
 

@@ -88,9 +88,9 @@ export class TeamReplica {
     return this.rows.c.size - this.rows.removed;
   }
 
-  /** A rough figure of the memory the team's replica holds (for INDEX_MEMORY_MB). */
+  /** A rough figure of the memory the team's replica holds (for INDEX_MEMORY_MB), its titles' search layouts included. */
   get approxBytes(): number {
-    return this.rows.bytes;
+    return this.rows.bytes + this.rows.c.titles.scanBytes;
   }
 
   setRow(row: TeamRow): void {
