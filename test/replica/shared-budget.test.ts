@@ -91,6 +91,11 @@ describe('instances on one PostgreSQL spend one budget', () => {
     t.readAt = Number.NEGATIVE_INFINITY;
     await Promise.all((b as unknown as { scheduler: { pending(): Promise<void>[] } }).scheduler.pending());
     while (!(await a.store.lease(team, other, a.leaseMs, true))) await new Promise((r) => setTimeout(r, 20));
+    // this instance waits a minute, not a second, for an announcement: a read that the announcement does not wake
+    // outlasts the case (here INDEX_MAX_STALENESS_MS, 1 s, would end its wait soon after the publish either way)
+    const peers = (b as unknown as { scheduler: { deps: { peers: { announced(id: string, ms: number): Promise<void> } } } }).scheduler.deps.peers;
+    const announced = peers.announced;
+    peers.announced = (id, ms) => announced.call(peers, id, ms * 60);
     try {
       const before = syncCalls(sim);
       let ended = false;
@@ -104,6 +109,7 @@ describe('instances on one PostgreSQL spend one budget', () => {
       expect(t.syncedAt).toBe(at);
       expect(syncCalls(sim)).toBe(before); // no instance synced it beside the holder
     } finally {
+      peers.announced = announced;
       await a.store.release(team, other);
     }
   };
