@@ -4,10 +4,10 @@
  * with every row of the issue's "Now" and "Targets" tables, the target beside the measure.
  *
  * Users (one gateway, three keys): the organisation's administrator (reaches all 10 teams: starts the backfill and keeps
- * every team being read, so the background sync runs), a "heavy" user whose key reaches one team (the four questions,
+ * every team being read, so the background sync runs), a "heavy" user whose key reaches one team (the questions,
  * the exports) and a "light" user of another team (small reads: the newest 10 renders of one project).
  *
- * Per store: backfill; the four questions (answer cache off, 16 connections, every request distinct: an always-true
+ * Per store: backfill; the six questions (answer cache off, 16 connections, every request distinct: an always-true
  * `filter[date_created][_lte]` bound one second apart); 8 parallel exports against the light user's reads; the gateway
  * restarted on the same store with its answer cache on, for cache hits while syncs run; a sync window after the
  * simulator's clock moved (the renders in progress end); there, signed URLs last a day, so none is due. Then the export
@@ -17,10 +17,11 @@
  *
  * Flags (environment): BENCH_SCALE=million|bench|… (a simulator preset; `bench`: 100 000 renders, 10 000 a team);
  * BENCH_STORES=sqlite,pg; BENCH_PG_URL=postgres://… (a server to create the store's database on; else a throwaway one
- * as bench/directus.ts runs it); BENCH_DIRECTUS=1 (the four questions against a real Directus 10 on PostgreSQL holding
+ * as bench/directus.ts runs it); BENCH_DIRECTUS=1 (the questions against a real Directus 10 on PostgreSQL holding
  * the heavy user's team, and the ratio); BENCH_SECONDS (per question, 10); BENCH_URL_TTL_S (signed URL
  * lifetime in the export's world, 30); BENCH_SYNC_S (each sync window, 20); BENCH_FAIR_S (cap on the 8 exports, 120);
- * BENCH_INDEX_MEMORY_MB (4096); GW_FLAGS (node flags of the gateway); BENCH_PASSES=export (only the export with every URL due).
+ * BENCH_INDEX_MEMORY_MB (4096); GW_FLAGS (node flags of the gateway); BENCH_PASSES=export (only the export with every URL due)
+ * or questions (the backfill and the questions, Directus's too).
  */
 import { rmSync } from 'node:fs';
 import pg from 'pg';
@@ -36,18 +37,23 @@ const TTL_S = Number(process.env.BENCH_URL_TTL_S ?? 30);
 const SYNC_S = Number(process.env.BENCH_SYNC_S ?? 20);
 const FAIR_S = Number(process.env.BENCH_FAIR_S ?? 120);
 const STORES = (process.env.BENCH_STORES ?? 'sqlite,pg').split(',').map((s) => s.trim()).filter(Boolean);
-/** `export`: only the export with every URL due (its row alone); the default runs every pass. */
+/** `export`: only the export with every URL due (its row alone); `questions`: the backfill and the questions (and Directus's); the default runs every pass. */
 const EXPORT_ONLY = process.env.BENCH_PASSES === 'export';
+const QUESTIONS_ONLY = process.env.BENCH_PASSES === 'questions';
 const started = new Date();
 
 /** An always-true bound, different for every request n (no two requests alike, nothing answered twice). */
 const FUTURE = Date.UTC(2100, 0, 1);
 const bound = (n: number) => `filter[date_created][_lte]=${new Date(FUTURE + n * 1000).toISOString()}`;
 const QUESTIONS = [
-  { name: 'count grouped by status', q: 'aggregate[count]=*&groupBy[]=status', now: '150–290 ms (2–4.5 req/s)', target: 5 },
-  { name: 'filtered list newest 20 (`filter[status][_eq]=complete&sort=-date_created&limit=20`)', q: 'filter[status][_eq]=complete&sort=-date_created&limit=20', now: '—', target: 6 },
-  { name: '`sort=title&page=50&limit=20`', q: 'sort=title&page=50&limit=20', now: '359–667 ms', target: 10 },
-  { name: 'filter + `meta=filter_count` (`filter[status][_eq]=complete&meta=filter_count`)', q: 'filter[status][_eq]=complete&meta=filter_count', now: '121 ms', target: 10 },
+  { name: 'count grouped by status', short: 'count', q: 'aggregate[count]=*&groupBy[]=status', now: '150–290 ms (2–4.5 req/s)', target: 5 },
+  { name: 'filtered list newest 20 (`filter[status][_eq]=complete&sort=-date_created&limit=20`)', short: 'list', q: 'filter[status][_eq]=complete&sort=-date_created&limit=20', now: '—', target: 6 },
+  { name: '`sort=title&page=50&limit=20`', short: 'title', q: 'sort=title&page=50&limit=20', now: '359–667 ms', target: 10 },
+  { name: 'filter + `meta=filter_count` (`filter[status][_eq]=complete&meta=filter_count`)', short: 'filter_count', q: 'filter[status][_eq]=complete&meta=filter_count', now: '121 ms', target: 10 },
+  // (issue 44: what an integration's search box asks, counted)
+  { name: 'title substring + count (`filter[title][_contains]=render 7&meta=filter_count&limit=20`)', short: 'title substring', q: 'filter[title][_contains]=render%207&meta=filter_count&limit=20',
+    now: '1 074 ms (#44, 1M world)', target: 5 },
+  { name: 'search + count (`search=holiday&meta=filter_count&limit=20`)', short: 'search', q: 'search=holiday&meta=filter_count&limit=20', now: '1 242 ms (#44, 1M world)', target: 5 },
 ] as const;
 type Load = Awaited<ReturnType<typeof load>>;
 
@@ -103,10 +109,18 @@ async function reads(g: { base: string; token: string }, path: (n: number) => st
   return { lat, hits, errors, slowest };
 }
 
-/** Directus's figures for the four questions, measured once (same seed, same team on every store). */
+/** Directus's figures for the questions, measured once (same seed, same team on every store). */
 let directus: { q: Load[] } | { skipped: string } = { skipped: 'not run (BENCH_DIRECTUS=1 runs it)' };
 
-interface Measured {
+/** The questions' part of a pass (all there is with BENCH_PASSES=questions). */
+interface Asked {
+  store: string;
+  teamRenders: number;
+  world: number;
+  backfill: { ms: number; calls: number; stall: number };
+  questions: (Load & { calls: number })[];
+}
+interface Measured extends Asked {
   store: string;
   teamRenders: number;
   world: number;
@@ -133,8 +147,27 @@ const gatewayEnv = (databaseUrl: string | undefined): Record<string, string> =>
 const advanceClock = (sim: Sim, ms: number) =>
   fetch(`${sim.url}/_sim/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: ms }) });
 
+/** Directus, once: the heavy user's team as the gateway `g` answers it, asked the same questions. */
+async function measureDirectus(g: Gateway): Promise<void> {
+  if (process.env.BENCH_DIRECTUS !== '1' || !('skipped' in directus)) return;
+  try {
+    log('starting Directus…');
+    const dx = await startDirectus(log);
+    try {
+      log(`Directus loaded: ${JSON.stringify(await loadLegacyData(dx, { base: g.base, token: await login(g.base, 'heavy@example.com') }))}`);
+      const q: Load[] = [];
+      for (const [i, x] of QUESTIONS.entries()) q.push(await load(`${dx.base}/items/renders`, dx.token, SECONDS, (n) => `/items/renders?${x.q}&${bound(i * 10_000_000 + n)}`));
+      directus = { q };
+    } finally {
+      await dx.stop();
+    }
+  } catch (e) {
+    directus = { skipped: `Directus failed: ${(e as Error).message}` };
+  }
+}
+
 /** Everything but the export with every URL due: the simulator's URLs last a day here, so none is ever due. */
-async function mainPass(store: string, databaseUrl: string | undefined): Promise<Measured> {
+async function mainPass(store: string, databaseUrl: string | undefined): Promise<Measured | Asked> {
   log(`${store}: starting the simulator (${SCALE})…`);
   const sim: Sim = await startSim(SCALE, ['--url-ttl', '86400'], ['--max-old-space-size=8192']);
   const gateways: Gateway[] = [];
@@ -158,7 +191,7 @@ async function mainPass(store: string, databaseUrl: string | undefined): Promise
     const teamRenders = await total(H);
     log(`${store}: ${world} renders backfilled in ${(backfillMs / 1000).toFixed(1)} s (${backfill.calls} v1 calls); the heavy user's team holds ${teamRenders}`);
 
-    // ---- the four questions, answer cache off, distinct
+    // ---- the questions, answer cache off, distinct
     const questions: Measured['questions'] = [];
     for (const [i, q] of QUESTIONS.entries()) {
       const check = await get(H, `/renders?${q.q}&${bound(-1 - i)}`);
@@ -168,6 +201,10 @@ async function mainPass(store: string, databaseUrl: string | undefined): Promise
       const r = await load(`${gw.base}/renders`, H.token, SECONDS, (n) => `/renders?${q.q}&${bound(i * 10_000_000 + n)}`);
       questions.push({ ...r, calls: (await simStats(sim)).total - before });
       log(`${store}: ${q.name}: p50 ${r.p50} ms, ${r.rps.toFixed(0)} req/s`);
+    }
+    if (QUESTIONS_ONLY) {
+      await measureDirectus(gw);
+      return { store, teamRenders, world, backfill, questions };
     }
 
     // the administrator's by-id read every 2 s keeps all teams being read: the background syncs them all
@@ -215,23 +252,7 @@ async function mainPass(store: string, databaseUrl: string | undefined): Promise
     await keepRead(gc, () => Date.now() >= syncEnd);
     const sync = { stall: Math.max(await watch2.stop(), hits.stall), callsPerMin: (((await simStats(sim)).total - c0) * 60) / SYNC_S };
 
-    // ---- Directus, once: the heavy user's team as the gateway answers it
-    if (process.env.BENCH_DIRECTUS === '1' && 'skipped' in directus) {
-      try {
-        log('starting Directus…');
-        const dx = await startDirectus(log);
-        try {
-          log(`Directus loaded: ${JSON.stringify(await loadLegacyData(dx, { base: gc.base, token: await login(gc.base, 'heavy@example.com') }))}`);
-          const q: Load[] = [];
-          for (const [i, x] of QUESTIONS.entries()) q.push(await load(`${dx.base}/items/renders`, dx.token, SECONDS, (n) => `/items/renders?${x.q}&${bound(i * 10_000_000 + n)}`));
-          directus = { q };
-        } finally {
-          await dx.stop();
-        }
-      } catch (e) {
-        directus = { skipped: `Directus failed: ${(e as Error).message}` };
-      }
-    }
+    await measureDirectus(gc);
     return { store, teamRenders, world, backfill, questions, sync, fair, hits };
   } finally {
     for (const g of gateways) { await stop(g.proc); rmSync(g.dir, { recursive: true, force: true }); }
@@ -294,8 +315,10 @@ function exportRow(store: string, e: Exported): string[] {
     `status ${e.status}, ${(e.bytes / 1048576).toFixed(0)} MB, stall ${ms(e.stall)} ms`, ''];
 }
 
-function table(m: Measured, e: Exported): string[] {
-  const met = (ok: boolean) => (ok ? '✓' : '✗');
+const met = (ok: boolean) => (ok ? '✓' : '✗');
+
+/** The questions' rows, and the Directus ratio's. */
+function questionRows(m: Asked): string[] {
   const team = `${m.teamRenders.toLocaleString('en')}-render team`;
   const rows = QUESTIONS.map((q, i) => {
     const r = m.questions[i]!;
@@ -305,9 +328,14 @@ function table(m: Measured, e: Exported): string[] {
   const dx = 'skipped' in directus ? directus.skipped : QUESTIONS.map((_, i) => {
     const d = (directus as { q: Load[] }).q[i]!;
     const g = m.questions[i]!;
-    return `${['count', 'list', 'title', 'filter_count'][i]}: **${(g.rps / d.rps).toFixed(1)}×** req/s (Directus p50 ${d.p50} ms, ${d.rps.toFixed(0)} req/s${d.errors ? `, ${d.errors} errors` : ''})`;
+    return `${QUESTIONS[i]!.short}: **${(g.rps / d.rps).toFixed(1)}×** req/s (Directus p50 ${d.p50} ms, ${d.rps.toFixed(0)} req/s${d.errors ? `, ${d.errors} errors` : ''})`;
   }).join('; ');
   const dxMet = 'skipped' in directus ? '' : met(QUESTIONS.every((_, i) => m.questions[i]!.rps / (directus as { q: Load[] }).q[i]!.rps >= 40));
+  return [...rows, `| the same questions vs a real Directus 10 on PostgreSQL holding the same team, ratio | — | ≥ 40× | ${dx} | ${dxMet} |`];
+}
+
+function table(m: Measured, e: Exported): string[] {
+  const team = `${m.teamRenders.toLocaleString('en')}-render team`;
   const peakMb = e.peakKb / 1024;
   const f = m.fair;
   const fairDuring = `p50 ${ms(quantile(f.during, 0.5))} ms, p95 ${ms(quantile(f.during, 0.95))} ms, p99 ${ms(quantile(f.during, 0.99))} ms`;
@@ -315,8 +343,7 @@ function table(m: Measured, e: Exported): string[] {
   return [
     `### ${m.store}: ${m.world.toLocaleString('en')} renders (simulator \`${SCALE}\`), ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC`, '',
     '| measure | #28 now | target | measured | met |', '|---|---|---|---|---|',
-    ...rows,
-    `| the same four vs a real Directus 10 on PostgreSQL holding the same team, ratio | — | ≥ 40× | ${dx} | ${dxMet} |`,
+    ...questionRows(m),
     `| answer-cache hits while a sync runs (answer cache on, gateway restarted on the same store; ${hitLat.length} sequential reads, ${m.hits.hits} hits, ` +
       `${SYNC_S} s, every team kept read) | occasional 1.1–1.6 s stalls | no stall > 50 ms | p50 ${ms(quantile(hitLat, 0.5))} ms, p99 ${ms(quantile(hitLat, 0.99))} ms, ` +
       `**max ${ms(Math.max(...hitLat))} ms**${m.hits.slowest ? ` (answered ${m.hits.slowest.source})` : ''} (every team loaded back from the store in ` +
@@ -339,6 +366,13 @@ function table(m: Measured, e: Exported): string[] {
   ];
 }
 
+/** The questions' table alone (BENCH_PASSES=questions). */
+function asked(m: Asked): string[] {
+  return [`### ${m.store}: ${m.world.toLocaleString('en')} renders (simulator \`${SCALE}\`), the questions, ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC`, '',
+    '| measure | #28 now | target | measured | met |', '|---|---|---|---|---|', ...questionRows(m),
+    `| backfill (#29) | | | ${(m.backfill.ms / 1000).toFixed(1)} s, ${m.backfill.calls} v1 calls | |`, ''];
+}
+
 // ------------------------------------------------------------------------------------------------ main
 const out: string[] = [`## bench:scale — ${started.toISOString().slice(0, 10)}, simulator scale \`${SCALE}\`, Node ${process.version}`, ''];
 for (const store of STORES) {
@@ -348,7 +382,7 @@ for (const store of STORES) {
       continue;
     }
     const m = await mainPass('SQLite', undefined);
-    out.push(...table(m, await exportPass('SQLite', undefined)));
+    out.push(...('fair' in m ? table(m, await exportPass('SQLite', undefined)) : asked(m)));
     continue;
   }
   if (store !== 'pg') throw new Error(`BENCH_STORES: sqlite or pg, not ${store}`);
@@ -378,7 +412,7 @@ for (const store of STORES) {
     if (EXPORT_ONLY) out.push(...exportRow('PostgreSQL', await inDatabase('export', (url) => exportPass('PostgreSQL', url))));
     else {
       const m = await inDatabase('main', (url) => mainPass('PostgreSQL', url));
-      out.push(...table(m, await inDatabase('export', (url) => exportPass('PostgreSQL', url))));
+      out.push(...('fair' in m ? table(m, await inDatabase('export', (url) => exportPass('PostgreSQL', url))) : asked(m)));
     }
   } finally {
     server?.stop();
