@@ -18,12 +18,13 @@ export const HOLDS = 1;
 export const LACKS = 0;
 export const ASK = 2;
 
-/** Rows set since the layouts were made that are remembered (past it, marks made before ask every row). */
+/** Rows set since the layouts were made that are remembered, at least (marks older than them ask every row). */
 const CHANGES_KEPT = 4096;
 
 /**
  * The rows of a column set since its layouts were made (what marks made before must ask again), the last
- * `CHANGES_KEPT` of them: `base` counts the ones forgotten, so a mark knows whether the list still covers its time.
+ * `CHANGES_KEPT` to twice that of them: `base` counts the ones forgotten, so a mark knows whether the list still covers
+ * its time (a mark outlives at least `CHANGES_KEPT` rows set after it).
  */
 export class TextChanges {
   private list: number[] = [];
@@ -37,9 +38,9 @@ export class TextChanges {
   }
 
   push(row: number): void {
-    if (this.list.length >= CHANGES_KEPT) {
-      this.base += this.list.length;
-      this.list = [];
+    if (this.list.length >= 2 * CHANGES_KEPT) {
+      this.base += CHANGES_KEPT;
+      this.list = this.list.slice(CHANGES_KEPT);
     }
     this.list.push(row);
   }

@@ -117,14 +117,18 @@ describe('a value looked for in a whole text column', () => {
     expect(spent).toBeGreaterThanOrEqual((50 * 2_000) / 4);
   });
 
-  it('asks every row once more rows were set since the marks than it remembers', () => {
+  it('keeps its marks for 4 096 rows set after them at least, and asks every row once more were set than it remembers', () => {
     const texts = new TextColumn();
     for (let row = 0; row < 10; row++) texts.set(row, row % 2 ? 'alpha' : 'beta');
+    // (rows set before the marks: the list of changes nearly full when they are made)
+    texts.containing('x', undefined, () => {});
+    for (let n = 0; n < 8_180; n++) texts.set(9, n % 2 ? 'alpha' : 'beta');
     const marks = texts.containing('alpha', undefined, () => {});
-    expect(marks.at(1)).toBe(HOLDS);
-    for (let row = 10; row < 5_000; row++) texts.set(row, 'gamma');
-    expect(marks.at(1)).toBe(ASK);
-    expect(marks.at(2)).toBe(ASK);
+    expect([marks.at(1), marks.at(2)]).toEqual([HOLDS, LACKS]);
+    for (let row = 10; row < 10 + 4_096; row++) texts.set(row, 'gamma');
+    expect([marks.at(1), marks.at(2), marks.at(9), marks.at(10)]).toEqual([HOLDS, LACKS, HOLDS, ASK]);
+    for (let row = 10 + 4_096; row < 20_000; row++) texts.set(row, 'gamma');
+    expect([marks.at(1), marks.at(2)]).toEqual([ASK, ASK]);
   });
 
   it('asks a UTF-16 row whose lower case is not as long as its text, and answers the others', () => {
