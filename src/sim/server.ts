@@ -65,7 +65,6 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const faults = new FaultInjector(options.random);
   const webhooks = new WebhookDispatcher(world, { ...DEFAULT_WEBHOOK_OPTIONS, ...options.webhooks });
   const stats = new Map<string, number>();
-  /** The last 200 v1 requests (method, path, X-Request-Id): what a v1 operator's access log would show. */
   /** The last 200 v1 requests (their query at most 512 characters): which calls a test's sync made, and for what. */
   const recent: { method: string; path: string; query: string; request_id: string | null }[] = [];
   const app = Fastify({ logger: false, bodyLimit: 1_048_576 });
