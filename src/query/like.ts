@@ -42,24 +42,27 @@ const tooCostly = (pattern: string) => errors.invalidQuery([
 ]);
 
 /**
+ * The bytes of marks one request's whole-column searches may keep (a byte a row of the column searched, for as long as
+ * its question runs): past them, a text term is tested row by row — 2 000 terms over 100 000 titles held 206 MB of marks
+ * (review of 84e22ce). 4 MiB: four searches of a million-row team, forty of a 100 000-row one.
+ */
+export const MARKS_KEPT_BYTES = 4 * 1024 * 1024;
+
+/**
  * The work of one request's text tests, whatever the number of terms: the characters every test walks (TEXT_WALK_STEPS),
  * and the steps past one a character that LIKE tests and the title column's byte search take (LIKE_EXTRA_STEPS) —
  * attack pass 19, F1: the budget was a term's, so 1 000 terms of a 150 KB SEARCH took 1 000 budgets and held the
  * instance 68 s. Past either, the question is refused as too costly.
  */
-/**
- * Whole-column searches one request may keep the marks of (a row a byte each, for as long as its question runs): past
- * them, a text term is tested row by row — 2 000 terms over 100 000 titles held 200 MB of marks (review of 84e22ce).
- */
-export const SCANS_KEPT = 16;
-
 export class TextWork {
   private used = 0;
   private walked = 0;
-  private scans = 0;
-  /** Whether one more whole-column search may keep its marks (`SCANS_KEPT` a request). */
-  mayScan(): boolean {
-    return ++this.scans <= SCANS_KEPT;
+  private marked = 0;
+  /** Whether one more whole-column search may keep the marks of its `rows` (`MARKS_KEPT_BYTES` a request). */
+  mayScan(rows: number): boolean {
+    if (this.marked + rows > MARKS_KEPT_BYTES) return false;
+    this.marked += rows;
+    return true;
   }
   spend(steps: number, pattern: string): void {
     if ((this.used += steps) > LIKE_EXTRA_STEPS) throw tooCostly(pattern);

@@ -98,7 +98,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     recent.push({ method: req.method, path, query: query.slice(0, 512), request_id: typeof rid === 'string' ? rid : null });
     if (recent.length > 200) recent.shift();
     if (faults.settings.latency_ms > 0) await new Promise((r) => setTimeout(r, faults.settings.latency_ms));
-    const fault = faults.pick(req.method, route, req.url.split('?')[0] ?? '');
+    const fault = faults.pick(req.method, route, path);
     if (!fault) return;
     switch (fault.kind) {
       case 'error500':

@@ -215,8 +215,8 @@ export class SyncScheduler {
       const stated = this.cadence(t, started).boundMs;
       const full = allowFull && this.fullDue(t.id, started);
       // (a full sync reads the templates due since this instance's last: TEMPLATES_RECONCILE_MS; `every`, all of them)
-      const due = () => templatesDue(t.projects.keys(), config.TEMPLATES_RECONCILE_MS, this.fullAt.get(t.id) ?? null, started);
-      const templates = full ? new Set(every ? t.projects.keys() : due()) : undefined;
+      const templates = !full ? undefined
+        : new Set(every ? t.projects.keys() : templatesDue(t.projects.keys(), config.TEMPLATES_RECONCILE_MS, this.fullAt.get(t.id) ?? null, started));
       // deliveries may have been lost in a window (no receiver up, refusals): every head walked and every render not
       // yet final read again, the window then marked caught up
       catchUp = this.deps.health?.due(t.id, started) ?? null;

@@ -18,8 +18,11 @@ export interface RowTest {
   always?: 'always' | 'never';
 }
 
-/** Teams smaller than this are tested row by row only. */
-const ALL_FROM = 4096;
+/** Teams smaller than this are tested row by row only (answers of all, or a search of all, save little there). */
+export const ALL_FROM = 4096;
+
+/** Whether a test asked of `asked` rows of a team of `size` is worth answering for all of them now: a sixteenth asked. */
+export const allWorth = (asked: number, size: number): boolean => size >= ALL_FROM && asked >= size >> 4;
 
 /** `test` given `all` (`cheap`: see RowTest). */
 export function withAll(test: (row: number) => boolean, all: (size: number) => Uint8Array, cheap = false, always?: RowTest['always']): RowTest {
@@ -118,7 +121,7 @@ export function bulkTest(test: RowTest, c: Columns, overlaid: (row: number) => b
       asked = 0;
     }
     if (!answers) {
-      if (c.size < ALL_FROM || ++asked < c.size >> 4) return one(row);
+      if (!allWorth(++asked, c.size)) return one(row);
       current();
     }
     const a = answers as Uint8Array;

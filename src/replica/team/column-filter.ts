@@ -88,18 +88,12 @@ function dateTest(which: 'created' | 'updated', name: string, node: CompareNode,
       else hi = mid;
     }
   } else lo = max;
-  const test = (row: number): boolean => {
+  return (row) => {
     const x = time(row);
     if (Number.isNaN(x)) return ifNull;
     if (x < min || x > max) return at(x); // a row written after this test was made
     return x <= lo ? low : high;
   };
-  // (every row's answer in a loop of this test's own: one call site, one function)
-  return withAll(test, (size) => {
-    const out = new Uint8Array(size);
-    for (let row = 0; row < size; row++) if (test(row)) out[row] = 1;
-    return out;
-  });
 }
 
 /** Operators on the id answered by equality alone. */

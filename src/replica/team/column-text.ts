@@ -3,7 +3,7 @@ import type { Predicate } from '../../query/compile.js';
 import { hasWildcards, pgLower, TEXT_OPS, TextWork } from '../../query/like.js';
 import { hashString, type TextColumn } from '../../lib/text-column.js';
 import { ASK, HOLDS, type TextMarks } from '../../lib/text-scan.js';
-import { withAll, type RowTest } from './column-bulk.js';
+import { allOf, allWorth, withAll, type RowTest } from './column-bulk.js';
 
 /**
  * A comparison of a text column (the titles) tested on the kept bytes: a row kept one byte a character is compared
@@ -107,9 +107,6 @@ function outside(values: ReadonlySet<string>): string {
   return s;
 }
 
-/** Columns smaller than this are tested row by row only (a scan of the whole column saves little there). */
-const SCAN_FROM = 4096;
-
 /**
  * A `contains` test that turns into marks of the whole column (one search of its blocks: `TextColumn.containing`) once
  * it has been asked of a sixteenth of the rows — a question about a few rows (a project's, a page's) never pays for the
@@ -118,27 +115,24 @@ const SCAN_FROM = 4096;
 function scanned(texts: TextColumn, value: string, fold: boolean, work: TextWork, shown: string, negate: boolean, each: RowTest): RowTest {
   let asked = 0;
   let marks: TextMarks | undefined;
-  // (past the request's SCANS_KEPT searches, row by row: the marks of each are kept while the question runs)
+  // (past the request's MARKS_KEPT_BYTES, row by row: the marks of each search are kept while the question runs)
   let rowByRow = false;
   const lower = fold && LOWER ? { table: LOWER, lower: pgLower } : undefined;
   const scan = (): TextMarks | undefined => {
     if (marks || rowByRow) return marks;
-    if (!work.mayScan()) {
+    if (!work.mayScan(texts.size)) {
       rowByRow = true;
       return undefined;
     }
     return (marks = texts.containing(value, lower, (n) => work.walk(n, shown)));
   };
   return withAll((row) => {
-    if (!marks && (rowByRow || ++asked < texts.size >> 4 || texts.size < SCAN_FROM || !scan())) return each(row);
+    if (!marks && (rowByRow || !allWorth(++asked, texts.size) || !scan())) return each(row);
     const k = (marks as TextMarks).at(row);
     return k === ASK ? each(row) : (k === HOLDS) !== negate;
   }, (size) => {
     const m = scan();
-    if (m) return m.answers(size, each, negate);
-    const out = new Uint8Array(size);
-    for (let row = 0; row < size; row++) if (each(row)) out[row] = 1;
-    return out;
+    return m ? m.answers(size, each, negate) : allOf(each, size);
   }, true);
 }
 
@@ -152,8 +146,7 @@ export function textTest(node: CompareNode, name: string, texts: TextColumn, lea
   if (byte && typeof node.value === 'string' && (!byte[1] || LOWER) && (byte[0] === 'eq' || !hasWildcards(node.value))) {
     const [where, fold, negate] = byte;
     const value = fold ? node.value.toLowerCase() : node.value;
-    const n = latin1(value);
-    const m = matcher(where, n, fold ? LOWER : undefined, work, node.value);
+    const m = matcher(where, latin1(value), fold ? LOWER : undefined, work, node.value);
     const test: Bytes = negate ? (b, s, e) => !m(b, s, e) : m;
     const each: RowTest = (row) => texts.test(row, test, strings, ifNull);
     return where === 'contains' && value.length > 0 ? scanned(texts, value, fold, work, node.value, negate, each) : each;
