@@ -1,7 +1,7 @@
 import type { TextWork } from '../query/like.js';
 import type { Tallied } from '../query/aggregate.js';
 import type { FilterNode, SortNode } from '../query/ast.js';
-import type { Lookup, Predicate, Rec } from '../query/compile.js';
+import type { Comparator, Lookup, Predicate, Rec } from '../query/compile.js';
 import type { MergeSource } from '../plan/merge.js';
 import type { Plan } from '../plan/plan.js';
 
@@ -58,7 +58,7 @@ export interface ColumnScan {
    * Optional: the first `n` records passing the filter in the query's order (`sort`, `cmp` comparing records by it), read
    * from orders the source keeps sorted; undefined when it keeps none for this sort.
    */
-  inOrder?(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): Promise<{ tested: number; recs: Rec[] } | undefined>;
+  inOrder?(sort: readonly SortNode[], cmp: Comparator, n: number): Promise<{ tested: number; recs: Rec[] } | undefined>;
   /**
    * Optional: `count()` and, when at most `few` records pass, the first `n` of them in the order `cmp` gives (one pass:
    * a count of a selective filter would otherwise be followed by a walk of a whole kept order); without `recs` when more

@@ -272,8 +272,19 @@ interface Walk {
 /** The most key values one remembering comparator keeps (~8 bytes and more each: tens of MB at most). */
 export const REMEMBERED_SORT_VALUES = 2_000_000;
 
-/** Two records in order; `prime`, when the comparator remembers keys: reads a record's now (its later comparisons read none). */
-export type Comparator = ((a: Rec, b: Rec) => number) & { prime?: (r: Rec) => void };
+/** A record's sort values, each read when a comparison first needs it (most are told apart by the first key). */
+export interface SortKey { readonly rec: Rec; readonly values: unknown[] }
+
+/**
+ * Two records in order; `prime`, when the comparator remembers keys: reads a record's now (its later comparisons read
+ * none). `keyOf` and `byKeys`: a record's sort values kept, and two records compared on them as the comparator compares
+ * the records themselves — a caller comparing one record many times (a merge's heads) reads each of its values once.
+ */
+export type Comparator = ((a: Rec, b: Rec) => number) & {
+  prime?: (r: Rec) => void;
+  readonly keyOf: (r: Rec) => SortKey;
+  readonly byKeys: (a: SortKey, b: SortKey) => number;
+};
 
 /**
  * Compiles sort keys to a comparator with PostgreSQL's null placement (last ascending, first descending). `remember`: a
@@ -293,6 +304,16 @@ export function compileSort(
         : (a: unknown, b: unknown) => ((a as never) < (b as never) ? -1 : (a as never) > (b as never) ? 1 : 0);
     return { get, cmp, desc: s.direction === 'desc' };
   });
+  // (a key's values are read in order, each when first compared: those read are the first `values.length`)
+  const valueOf = (key: SortKey, i: number) => (i < key.values.length ? key.values[i] : (key.values[i] = keys[i]?.get(key.rec)));
+  const byKeys = (a: SortKey, b: SortKey): number => {
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as (typeof keys)[number];
+      const c = orderOf(valueOf(a, i), valueOf(b, i), k.cmp, k.desc);
+      if (c !== 0) return c;
+    }
+    return 0;
+  };
   // (worth it past a key or two, or through a relation; a record's values in one array, read on its first comparison)
   if (remember && (keys.length > 2 || sort.some((k) => k.field.path.length > 1))) {
     // (forgotten when the look-ups move: a relation read before its record was fetched answered null)
@@ -317,7 +338,7 @@ export function compileSort(
       }
       return v;
     };
-    const compare: Comparator = (a, b) => {
+    const compare = (a: Rec, b: Rec) => {
       const va = of(a);
       const vb = of(b);
       for (let i = 0; i < keys.length; i++) {
@@ -327,15 +348,16 @@ export function compileSort(
       }
       return 0;
     };
-    return Object.assign(compare, { prime: (r: Rec) => void of(r) });
+    return Object.assign(compare, { prime: (r: Rec) => void of(r), keyOf: (r: Rec): SortKey => ({ rec: r, values: of(r) }), byKeys });
   }
-  return (a, b) => {
+  const compare = (a: Rec, b: Rec) => {
     for (const k of keys) {
       const c = orderOf(k.get(a), k.get(b), k.cmp, k.desc);
       if (c !== 0) return c;
     }
     return 0;
   };
+  return Object.assign(compare, { keyOf: (r: Rec): SortKey => ({ rec: r, values: [] }), byKeys });
 }
 
 /** Two values of one sort key in order: PostgreSQL's NULLS LAST ascending, NULLS FIRST descending. */

@@ -9,6 +9,7 @@ import { planQuery } from '../../src/plan/plan.js';
 import { unlimited } from '../../src/query/budget.js';
 import { parseQuery } from '../../src/query/parse-query.js';
 import type { ResourceSchema } from '../../src/query/schema.js';
+import type { Comparator, Rec, SortKey } from '../../src/query/compile.js';
 import type { ReplicaSnapshot } from '../../src/replica/reads/snapshot.js';
 import { ctx, mappings, schemas } from '../query/fixtures.js';
 import { RENDER_STATUSES, type V1Render } from '../../src/v1/schemas.js';
@@ -29,7 +30,7 @@ const questionArb = fc.record({
   groupSort: fc.option(fc.constantFrom('-', '', '-count'), { nil: undefined }),
   sort: fc.constantFrom('-date_created', 'title', 'status', 'date_updated', '-user_created'),
   limit: fc.constantFrom(0, 1, 3, 20, -1),
-  offset: fc.constantFrom(0, 1, 5),
+  offset: fc.constantFrom(0, 1, 5, 40),
   scope: fc.option(fc.nat(TEAMS.length - 1), { nil: undefined }),
   // a search: text (tested on the columns with the filter), a number, or a render's uuid (answered on records)
   search: fc.option(fc.oneof(needleArb, fc.constantFrom('7', 'ETA', derivedUuid('render', 'rend_3').toUpperCase())), { nil: undefined }),
@@ -208,6 +209,42 @@ describe('questions answered on the columns', () => {
       groupSort: undefined, sort: 'title', limit: 3, offset: 0, scope: undefined, search: undefined }, snapshot);
     expect(dense.how?.strategy).toBe('page of a kept order');
     expect(dense.answer.meta).toEqual({ filter_count: 9_000 - 13 });
+  });
+
+  it('merges the teams\' kept orders reading each head\'s sort values once, not at every comparison of every head', async () => {
+    // (each record taken compared every team's head with the best so far, each comparison reading both titles again: a
+    // title page 3 over four teams read 360 titles and compared 180 pairs; issue 40's title-order page)
+    const renders = Array.from({ length: 600 }, (_, n): GenRender => ({
+      team: n % 2, project: n % 3, status: RENDER_STATUSES[n % RENDER_STATUSES.length]!, user: null, at: n % 40, updated: null,
+      name: `${(['alpha', 'Beta', 'beta', 'gamma'] as const)[n % 4]!} ${(n * 7919) % 600}`, overlay: undefined,
+    }));
+    const { snapshot, source } = world(renders, undefined);
+    const calls = { plain: 0, keyOf: 0, byKeys: 0 };
+    const counted = new Proxy(source, {
+      get: (t, k) => k !== 'columns' ? Reflect.get(t, k, t) : (...args: Parameters<NonNullable<ReplicaSource['columns']>>) => {
+        const scan = t.columns(...args);
+        return scan && new Proxy(scan, {
+          get: (s, m) => m !== 'inOrder' ? Reflect.get(s, m, s) : (sort: never, cmp: Comparator, n: number) => s.inOrder!(sort, Object.assign(
+            (a: Rec, b: Rec) => (calls.plain++, cmp(a, b)),
+            { keyOf: (r: Rec) => (calls.keyOf++, cmp.keyOf(r)), byKeys: (a: SortKey, b: SortKey) => (calls.byKeys++, cmp.byKeys(a, b)) },
+          ), n),
+        });
+      },
+    });
+    for (const [sort, offset] of [['title', 40], ['date_updated', 0], ['status', 5]] as const) {
+      const q: Question = { filter: undefined, meta: undefined, kind: 'list', groupBy: [], counted: [], groupSort: undefined, sort, limit: 20, offset, scope: undefined, search: undefined };
+      await ask(counted, q, snapshot); // (the teams' orders sorted: the rows' comparisons)
+      Object.assign(calls, { plain: 0, keyOf: 0, byKeys: 0 });
+      const onColumns = await ask(counted, q, snapshot);
+      expect(onColumns.how?.strategy, sort).toBe('page of a kept order');
+      expect(onColumns.answer, sort).toEqual((await ask(noColumns(source), q, snapshot)).answer);
+      expect((onColumns.answer.data as unknown[]).length).toBe(20);
+      // two teams: each record taken reads the next head once and compares it with the other head once
+      expect(calls.plain, sort).toBe(0);
+      expect(calls.keyOf, sort).toBeLessThanOrEqual(offset + 20 + 2);
+      expect(calls.byKeys, sort).toBeLessThanOrEqual(offset + 20 + 1);
+      expect(calls.byKeys, sort).toBeGreaterThan(0);
+    }
   });
 
   it('does not answer a project\'s renders removed while the question waited for the order being sorted', async () => {

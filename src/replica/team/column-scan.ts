@@ -1,6 +1,6 @@
 import type { Tallied } from '../../query/aggregate.js';
 import type { SortNode } from '../../query/ast.js';
-import type { Rec } from '../../query/compile.js';
+import type { Comparator, Rec, SortKey } from '../../query/compile.js';
 import { codedField, type CodedField, type RenderColumns, type RowTest, type StatusForm } from './column-filter.js';
 import { OVERLAY, REMOVED, type Columns } from './columns.js';
 
@@ -90,6 +90,44 @@ function forRows(t: TeamColumns, each: (row: number) => void): number {
 /** Rows compared as their records are (a closure holding the team's columns and the comparison only: teams keep it). */
 function rowOrder(cols: RenderColumns, cmp: (a: Rec, b: Rec) => number): (a: number, b: number) => number {
   return (a, b) => cmp(cols.view(a), cols.view(b));
+}
+
+/** One team's walk of its kept order in a merge: its next record passing the filter, and that record's sort values. */
+interface Run { readonly next: () => Rec | undefined; head: Rec | undefined; key?: SortKey; readonly k: number }
+
+/**
+ * The first `n` records of the runs merged in `cmp`'s order (ties: the earlier team first). The runs still holding a
+ * record are kept in the order of their heads, each head's sort values read once: a record taken costs a binary search
+ * among the other heads (one team: none), not a comparison of every head, each reading both records' values again.
+ */
+function merged(runs: readonly Run[], cmp: Comparator, n: number): Rec[] {
+  // (a's head comes after b's: the heads are kept from the last taken, at the end, to the first)
+  const after = (a: Run, b: Run) => {
+    const c = cmp.byKeys(a.key as SortKey, b.key as SortKey);
+    return c > 0 || (c === 0 && a.k > b.k);
+  };
+  const heads = runs.filter((r) => r.head !== undefined).sort((a, b) => (after(a, b) ? -1 : 1));
+  const recs: Rec[] = [];
+  while (recs.length < n && heads.length > 0) {
+    const best = heads.pop() as Run;
+    recs.push(best.head as Rec);
+    best.head = best.next();
+    if (!best.head) continue;
+    if (heads.length > 0) {
+      best.key = cmp.keyOf(best.head);
+      // its place among the other heads (a binary search), the heads after it moved up one
+      let lo = 0;
+      let hi = heads.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (after(heads[mid] as Run, best)) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let i = heads.length; i > lo; i--) heads[i] = heads[i - 1] as Run;
+      heads[lo] = best;
+    } else heads.push(best);
+  }
+  return recs;
 }
 
 /** A group being counted: its records and, per counted field, its non-null values. */
@@ -245,7 +283,7 @@ export class RenderColumnScan {
    * The first `n` records passing the filter in the query's order (`sort`, compared by `cmp`), read from each team's
    * kept order of that sort and merged (undefined when the sort is not one kept): rows are tested until `n` pass.
    */
-  async inOrder(sort: readonly SortNode[], cmp: (a: Rec, b: Rec) => number, n: number): Promise<{ tested: number; recs: Rec[] } | undefined> {
+  async inOrder(sort: readonly SortNode[], cmp: Comparator, n: number): Promise<{ tested: number; recs: Rec[] } | undefined> {
     if (sort.some((s) => s.field.fn || s.field.path.length !== 1 || !KEPT_ORDERS.has(s.field.path[0] as string))) return undefined;
     const name = sort.map((s) => `${s.field.path[0]}:${s.direction}`).join(',');
     let tested = 0;
@@ -268,17 +306,10 @@ export class RenderColumnScan {
         }
         return undefined;
       };
-      return { next, head: next() };
+      const head = next();
+      return { next, head, key: head && this.teams.length > 1 ? cmp.keyOf(head) : undefined, k };
     });
-    const recs: Rec[] = [];
-    while (recs.length < n) {
-      let best: (typeof runs)[number] | undefined;
-      for (const r of runs) if (r.head && (!best || cmp(r.head, best.head as Rec) < 0)) best = r;
-      if (!best) break;
-      recs.push(best.head as Rec);
-      best.head = best.next();
-    }
-    return { tested, recs };
+    return { tested, recs: merged(runs, cmp, n) };
   }
 
   async matches(take: (batch: readonly Rec[]) => Promise<void> | void): Promise<number> {
