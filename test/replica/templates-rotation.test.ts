@@ -125,3 +125,68 @@ describe('a polled team\'s full syncs', () => {
     expect(new Set(read)).toEqual(new Set(projects));
   });
 });
+
+describe('a full sync of a rotation of templates', () => {
+  let sim: RunningSim;
+  let gw: TestGateway;
+  const RECONCILE = 60_000;
+
+  beforeAll(async () => {
+    sim = await startSim();
+    // (a long staleness bound: the team's regular syncs come tens of seconds apart)
+    gw = await startGateway({ INDEX_RECONCILE_MS: String(RECONCILE), TEMPLATES_RECONCILE_MS: '300000', INDEX_MAX_STALENESS_MS: '40000' }, {}, { sim, simClock: true });
+    await gw.addUser(0, 'late-full@example.com');
+    await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
+  });
+  afterAll(async () => { await gw?.close(); await sim?.sim.close(); });
+
+  it('runs at the tick it falls due, not at the next regular sync after (review M1: late, it read more than kept aside)', async () => {
+    const team = sim.keys[0]!.teams[0]!.id;
+    const t = (await gw.deps.replica!.load(team))!;
+    const held = gw.deps.replica as unknown as {
+      scheduler: { pending(): Promise<void>[]; fullAt: Map<string, number> }; registry: { values(): Iterable<{ id: string; readAt: number }> };
+    };
+    // (the other teams' background left out: only this team is read)
+    for (const x of held.registry.values()) x.readAt = Number.NEGATIVE_INFINITY;
+    await Promise.all(held.scheduler.pending());
+    const teamReads = async () => {
+      const recent = (await (await fetch(`${sim.url}/_sim/requests`)).json()) as { path: string; request_id: string | null }[];
+      const own = recent.filter((r) => r.request_id === `gateway-index-${team}`);
+      return { team: own.filter((r) => r.path === '/v1/teams').length, all: own.length };
+    };
+    const tick = async () => {
+      t.readAt = sim.sim.clock.now();
+      await fetch(`${sim.url}/_sim/stats/reset`, { method: 'POST' });
+      await gw.deps.replica!.tick();
+      await Promise.all(held.scheduler.pending());
+      return teamReads();
+    };
+    const full = held.scheduler.fullAt.get(team)!;
+    expect(full).toBeGreaterThan(0);
+    const to = (at: number) => sim.sim.clock.advance(at - sim.sim.clock.now());
+    // a regular sync 10 s before the full one falls due (not the full one: no team read)
+    to(full + RECONCILE - 10_000);
+    await fetch(`${sim.url}/_sim/stats/reset`, { method: 'POST' });
+    await gw.deps.replica!.syncTeam(t, true);
+    const regular = await teamReads();
+    expect(regular.team).toBe(0);
+    expect(regular.all).toBeGreaterThan(0);
+    expect(t.syncedAt).toBe(full + RECONCILE - 10_000);
+    // a tick before it falls due: nothing (the regular cadence is tens of seconds)
+    to(full + RECONCILE - 500);
+    expect(await tick()).toEqual({ team: 0, all: 0 });
+    // the first tick past it: the full sync (before, the next regular sync, tens of seconds later, made it)
+    to(full + RECONCILE + 100);
+    expect((await tick()).team).toBe(1);
+    expect(held.scheduler.fullAt.get(team)).toBe(full + RECONCILE + 100);
+    // and once: the next ticks wait for the cadence again
+    to(full + RECONCILE + 600);
+    expect(await tick()).toEqual({ team: 0, all: 0 });
+    // a sync since it fell due (another instance's, its time read from the store) leaves it to the cadence: no sync at
+    // every tick while this instance's own full sync waits
+    const next = full + 2 * RECONCILE + 100;
+    (t as { syncedAt: number | null }).syncedAt = next + 50;
+    to(next + 100);
+    expect(await tick()).toEqual({ team: 0, all: 0 });
+  });
+});
