@@ -57,9 +57,12 @@ export class TextChanges {
  * — its row has moved — until the column is written afresh. Also the blocks in lower case, as far as they are written
  * (a block's written bytes never change): one-byte blocks byte by byte through a table, UTF-16 ones an entry at a time.
  */
+/** A layout's arrays for `n` entries: an eighth more, at least 1 024. */
+const layoutRoom = (n: number) => Math.max(1024, n + (n >> 3));
+
 export class TextLayout {
-  private places = new Int32Array(1024);
-  private owners = new Int32Array(1024);
+  private places: Int32Array;
+  private owners: Int32Array;
   private n = 0;
   private readonly foldedBlocks: Buffer[] = [];
   /** One-byte blocks: bytes folded so far, a block. */
@@ -75,11 +78,19 @@ export class TextLayout {
     return n;
   }
 
-  /** An entry written at `place` for `row`. */
+  /** Room for `entries` (a column written afresh: its rows and an eighth more for those set after). */
+  constructor(entries = 0) {
+    const room = layoutRoom(entries);
+    this.places = new Int32Array(room);
+    this.owners = new Int32Array(room);
+  }
+
+  /** An entry written at `place` for `row` (the arrays grown by an eighth: 8 bytes a row of a large column, not 16). */
   add(row: number, place: number): void {
     if (this.n === this.places.length) {
-      const p = new Int32Array(this.n * 2);
-      const o = new Int32Array(this.n * 2);
+      const room = layoutRoom(this.n);
+      const p = new Int32Array(room);
+      const o = new Int32Array(room);
       p.set(this.places);
       o.set(this.owners);
       this.places = p;

@@ -131,6 +131,22 @@ describe('a value looked for in a whole text column', () => {
     expect([marks.at(1), marks.at(2)]).toEqual([ASK, ASK]);
   });
 
+  it('holds 8 bytes a row of layout and an eighth more, not up to twice it (review of 84e22ce, L3)', () => {
+    const texts = new TextColumn();
+    const n = 75_000;
+    for (let row = 0; row < n; row++) texts.set(row, row % 10 === 3 ? `Ünïcødé 🎬 ${row}` : `Holiday render ${row}`);
+    const marks = texts.containing('render 7', undefined, () => {});
+    expect(marks.at(7)).toBe(HOLDS);
+    expect(marks.at(8)).toBe(LACKS);
+    // (one entry a row: its place and its row, 4 bytes each; before, arrays doubled from 1 024: 131 072 entries of one-byte rows, 1 MB)
+    expect(texts.scanBytes).toBeGreaterThanOrEqual(8 * n);
+    expect(texts.scanBytes).toBeLessThanOrEqual(8 * n * 1.125 + 2 * 8 * 1024);
+    // rows set after it grow the layout by an eighth at a time
+    for (let row = n; row < n + 20_000; row++) texts.set(row, `Promo render ${row}`);
+    expect(texts.containing('render 7', undefined, () => {}).at(n + 7)).toBe(HOLDS);
+    expect(texts.scanBytes).toBeLessThanOrEqual(8 * (n + 20_000) * 1.25 + 2 * 8 * 1024);
+  });
+
   it('asks a UTF-16 row whose lower case is not as long as its text, and answers the others', () => {
     const texts = new TextColumn();
     ['ÄBC😀', 'abc', 'xyz😀'].forEach((t, row) => texts.set(row, t));
