@@ -9,7 +9,7 @@ import type { Spend, SyncBudget } from './budget.js';
 import { HeadDeadlines } from './deadlines.js';
 import { SyncFailures, type SyncFailure } from './failures.js';
 import { roomSpacing, spread, type MinuteRoom } from './minute-room.js';
-import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsOf, syncCallsWith, templatesRotate, type Cadence } from './freshness.js';
+import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsOf, syncCallsWith, type Cadence } from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
@@ -213,7 +213,7 @@ export class SyncScheduler {
       const started = clock.now();
       // the bound readers are promised now: what the heads this sync checks owe next, even if its walk lengthens it
       const stated = this.cadence(t, started).boundMs;
-      const full = allowFull && started >= this.fullDueAt(t.id);
+      const full = allowFull && this.fullDue(t.id, started);
       // (a full sync reads the templates due since this instance's last: TEMPLATES_RECONCILE_MS; `every`, all of them)
       const templates = !full ? undefined
         : new Set(every ? t.projects.keys() : templatesDue(t.projects.keys(), config.TEMPLATES_RECONCILE_MS, this.fullAt.get(t.id) ?? null, started));
@@ -275,9 +275,9 @@ export class SyncScheduler {
     return { heads, calls: syncCallsWith(heads.length, shape.projects, shape.moving) };
   }
 
-  /** When the team's next background sync becomes the periodic full one (every INDEX_RECONCILE_MS, this instance's count). */
-  private fullDueAt(teamId: string): number {
-    return (this.fullAt.get(teamId) ?? 0) + this.deps.config.INDEX_RECONCILE_MS;
+  /** Whether the team's next background sync is the periodic full one (every INDEX_RECONCILE_MS, this instance's count). */
+  private fullDue(teamId: string, now: number): boolean {
+    return now - (this.fullAt.get(teamId) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
   }
 
   /**
@@ -318,8 +318,9 @@ export class SyncScheduler {
   private spreadMs(t: TeamReplica, now: number, cadence: Cadence, room: MinuteRoom, callsPerMin: number): number {
     const { config } = this.deps;
     const a = activityOf(t, now, config.INDEX_ACTIVE_MS);
-    const fullAt = this.fullDueAt(t.id);
-    const spacingMs = dueAfter(config, t, now, callsPerMin, now >= fullAt ? undefined : this.lastMs.get(t.id));
+    const full = this.fullDue(t.id, now);
+    const spacingMs = dueAfter(config, t, now, callsPerMin, full ? undefined : this.lastMs.get(t.id));
+    const fullAt = (this.fullAt.get(t.id) ?? 0) + config.INDEX_RECONCILE_MS;
     const lastFull = this.fullAt.get(t.id) ?? null;
     const fullCalls = fullAt < room.minuteEnd ? templatesDueCount(a.hashes, config.TEMPLATES_RECONCILE_MS, lastFull, Math.max(now, fullAt)) + 2 : 0;
     const earliest = this.deadlines.earliest(t);
@@ -365,13 +366,10 @@ export class SyncScheduler {
       const plain = cadenceOf(config, t, now, callsPerMin);
       const spreadMs = this.spreadOf(t, now, plain, callsPerMin);
       this.owe(t, now, spread(plain, spreadMs));
-      // and a full sync of a rotation of templates when it falls due, if no sync ran since (later, it would read more than
-      // fullCallsPerMin keeps aside); on the interval otherwise, as before
-      const fullAt = this.fullDueAt(t.id);
-      const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS || (templatesRotate(config) && now >= fullAt && (t.syncedAt ?? 0) < fullAt);
+      const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS;
       // (the next sync the full one — longer than the last —: due at the interval, the old rule; both spread alike over
       // what the minute has left)
-      const wait = spreadMs + dueAfter(config, t, now, callsPerMin, now >= fullAt ? undefined : this.lastMs.get(t.id));
+      const wait = spreadMs + dueAfter(config, t, now, callsPerMin, this.fullDue(t.id, now) ? undefined : this.lastMs.get(t.id));
       if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
       // a team whose syncs fail is tried again after a back-off, whatever is owed (it counts stale: reads go to v1)
       if (!this.mayTry(t, now)) continue;
