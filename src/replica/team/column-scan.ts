@@ -93,14 +93,14 @@ function rowOrder(cols: RenderColumns, cmp: (a: Rec, b: Rec) => number): (a: num
 }
 
 /** One team's walk of its kept order in a merge: its next record passing the filter, and that record's sort values. */
-interface Run { readonly next: () => Rec | undefined; head: Rec | undefined; key?: SortKey; readonly k: number }
+export interface Run { readonly next: () => Rec | undefined; head: Rec | undefined; key?: SortKey; readonly k: number }
 
 /**
  * The first `n` records of the runs merged in `cmp`'s order (ties: the earlier team first). The runs still holding a
  * record are kept in the order of their heads, each head's sort values read once: a record taken costs a binary search
  * among the other heads (one team: none), not a comparison of every head, each reading both records' values again.
  */
-function merged(runs: readonly Run[], cmp: Comparator, n: number): Rec[] {
+export function merged(runs: readonly Run[], cmp: Comparator, n: number): Rec[] {
   // (a's head comes after b's: the heads are kept from the last taken, at the end, to the first)
   const after = (a: Run, b: Run) => {
     const c = cmp.byKeys(a.key as SortKey, b.key as SortKey);
