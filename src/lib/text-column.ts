@@ -1,5 +1,5 @@
 import { BLOCK_SPAN, ByteBlocks } from './byte-blocks.js';
-import { ASK, BYTES_A_STEP, HOLDS, LACKS, scanBlocks, TextChanges, TextLayout, TextMarks } from './text-scan.js';
+import { ASK, HOLDS, LACKS, scanBlocks, TextChanges, TextLayout, TextMarks } from './text-scan.js';
 
 /** Rows a step of work, counted for each scan's marks (one byte a row, made and read). */
 const ROWS_A_STEP = 2;
@@ -167,21 +167,18 @@ export class TextColumn {
    * entries are listed in order. With `fold` (a string's lower case, and `table` the same of each one-byte character),
    * the texts are searched in lower case and `value` must be in lower case already. A null row, a row whose lower case
    * is not as long as its text, and a row set after the marks were made are marked `ASK`. `spend` is told the work as it
-   * goes (`scanBlocks`; the marks, a step for `ROWS_A_STEP` rows; the first search's copy of the texts and the bytes folded,
-   * a step for `BYTES_A_STEP`): it may throw, and the search stops there.
+   * goes (`scanBlocks`; the marks, a step for `ROWS_A_STEP` rows): it may throw, and the search stops there.
    */
   containing(value: string, fold: { table: Uint8Array; lower: (s: string) => string } | undefined, spend: (steps: number) => void): TextMarks {
     spend(Math.ceil(this.rows / ROWS_A_STEP));
     if (!this.scan) {
       this.scan = { narrow: new TextLayout(), wide: new TextLayout(), changes: new TextChanges() };
       this.rewrite();
-      spend(Math.ceil(this.used / BYTES_A_STEP)); // (the first search's copy of every text, counted as bytes searched)
     }
     const scan = this.scan as NonNullable<TextColumn['scan']>;
-    // (and the bytes folded to lower case now: every text at the first case-free search, the texts set since after)
     if (fold) {
-      const folded = scan.narrow.foldBytes(this.narrow, fold.table) + this.foldWide(scan.wide, fold.lower);
-      spend(Math.ceil(folded / BYTES_A_STEP));
+      scan.narrow.foldBytes(this.narrow, fold.table);
+      this.foldWide(scan.wide, fold.lower);
     }
     const marks = new Uint8Array(this.rows);
     for (let row = 0; row < this.rows; row++) marks[row] = (this.len[row] as number) === 0 ? ASK : LACKS;
@@ -202,10 +199,9 @@ export class TextColumn {
     return new TextMarks(marks, scan.changes);
   }
 
-  /** The UTF-16 entries listed since the last fold written in lower case (`lower`) into the layout's folded blocks: their bytes. */
-  private foldWide(layout: TextLayout, lower: (s: string) => string): number {
+  /** The UTF-16 entries listed since the last fold written in lower case (`lower`) into the layout's folded blocks. */
+  private foldWide(layout: TextLayout, lower: (s: string) => string): void {
     const n = layout.entries;
-    let folded = 0;
     for (let e = layout.foldedEntries; e < n; e++) {
       const place = layout.place(e);
       const k = Math.floor(place / BLOCK_SPAN);
@@ -216,7 +212,6 @@ export class TextColumn {
       const out = layout.foldedBlock(k, block.length);
       const s = block.toString('utf16le', at, end);
       const low = lower(s);
-      folded += end - at;
       if (low.length === s.length) out.write(low, at, end - at, 'utf16le');
       else {
         out.fill(0, at, end);
@@ -224,7 +219,6 @@ export class TextColumn {
       }
     }
     layout.foldedEntries = n;
-    return folded;
   }
 
   /** The live rows' bytes copied into new blocks: the garbage is gone (and the layouts, if kept, made again in order). */

@@ -112,18 +112,14 @@ export class TextLayout {
     return this.foldedBlocks[k] as Buffer;
   }
 
-  /** One-byte blocks folded through `table` as far as they are written: the bytes folded now. */
-  foldBytes(blocks: ByteBlocks, table: Uint8Array): number {
-    let folded = 0;
+  /** One-byte blocks folded through `table` as far as they are written. */
+  foldBytes(blocks: ByteBlocks, table: Uint8Array): void {
     for (let k = 0; k < blocks.count; k++) {
       const { block, used } = blocks.nth(k);
       const out = this.foldedBlock(k, block.length);
-      const from = this.foldedTo[k] ?? 0;
-      for (let i = from; i < used; i++) out[i] = table[block[i] as number] as number;
+      for (let i = this.foldedTo[k] ?? 0; i < used; i++) out[i] = table[block[i] as number] as number;
       this.foldedTo[k] = used;
-      folded += Math.max(0, used - from);
     }
-    return folded;
   }
 
   /** The last entry whose place is at most `place`, looked for from entry `from` on (-1: none). */

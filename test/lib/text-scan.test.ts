@@ -147,27 +147,6 @@ describe('a value looked for in a whole text column', () => {
     expect(texts.scanBytes).toBeLessThanOrEqual(8 * (n + 20_000) * 1.25 + 2 * 8 * 1024);
   });
 
-  it('counts the first search\'s copy of the texts and each fold to lower case as the request\'s work (review of 84e22ce)', () => {
-    const texts = new TextColumn();
-    const n = 20_000;
-    for (let row = 0; row < n; row++) texts.set(row, row % 10 === 3 ? `Ünïcødé 🎬 ${row}` : `Holiday render ${row}`);
-    const spent = (value: string, fold?: typeof FOLD) => {
-      let steps = 0;
-      texts.containing(value, fold, (s) => { steps += s; });
-      return steps;
-    };
-    const bytes = texts.bytes; // (blocks and two words a row, before any layout)
-    const first = spent('render');
-    const again = spent('render');
-    // the first search copied every text into fresh blocks: its bytes counted on top of the search's own
-    expect(first - again).toBeGreaterThan(0.3 * bytes / 4);
-    const folded = spent('render', FOLD);
-    const foldedAgain = spent('render', FOLD);
-    // the first case-free search folded every text to lower case: counted too
-    expect(folded - foldedAgain).toBeGreaterThan(0.3 * bytes / 4);
-    expect(foldedAgain).toBeGreaterThanOrEqual(again);
-  });
-
   it('asks a UTF-16 row whose lower case is not as long as its text, and answers the others', () => {
     const texts = new TextColumn();
     ['ÄBC😀', 'abc', 'xyz😀'].forEach((t, row) => texts.set(row, t));
