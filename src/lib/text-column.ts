@@ -225,15 +225,7 @@ export class TextColumn {
   private rewrite(): void {
     const narrow = new ByteBlocks();
     const wide = new ByteBlocks();
-    // (the layouts sized for the rows of each kind first: grown an entry at a time, they were up to twice that)
-    const rows = [0, 0];
-    if (this.scan) {
-      for (let row = 0; row < this.rows; row++) {
-        const l = (this.len[row] as number) - 1;
-        if (l !== NULL) rows[l & 1]!++;
-      }
-    }
-    const scan = this.scan ? { narrow: new TextLayout(rows[1]), wide: new TextLayout(rows[0]), changes: new TextChanges() } : undefined;
+    const scan = this.scan ? { narrow: new TextLayout(), wide: new TextLayout(), changes: new TextChanges() } : undefined;
     if (this.scan) this.scan.changes.retired = true;
     let used = 0;
     for (let row = 0; row < this.rows; row++) {

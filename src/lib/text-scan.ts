@@ -61,8 +61,8 @@ export class TextChanges {
 const layoutRoom = (n: number) => Math.max(1024, n + (n >> 3));
 
 export class TextLayout {
-  private places: Int32Array;
-  private owners: Int32Array;
+  private places = new Int32Array(layoutRoom(0));
+  private owners = new Int32Array(layoutRoom(0));
   private n = 0;
   private readonly foldedBlocks: Buffer[] = [];
   /** One-byte blocks: bytes folded so far, a block. */
@@ -76,13 +76,6 @@ export class TextLayout {
     let n = this.places.byteLength + this.owners.byteLength;
     for (const b of this.foldedBlocks) n += b ? b.length : 0;
     return n;
-  }
-
-  /** Room for `entries` (a column written afresh: its rows and an eighth more for those set after). */
-  constructor(entries = 0) {
-    const room = layoutRoom(entries);
-    this.places = new Int32Array(room);
-    this.owners = new Int32Array(room);
   }
 
   /** An entry written at `place` for `row` (the arrays grown by an eighth: 8 bytes a row of a large column, not 16). */
