@@ -51,15 +51,15 @@ export class TextChanges {
   }
 }
 
+/** A layout's arrays for `n` entries: an eighth more, at least 1 024. */
+const layoutRoom = (n: number) => Math.max(1024, n + (n >> 3));
+
 /**
  * Every entry of a column's blocks, in the order of their places (entries are written one after another, a block filled
  * and then the next, so they are listed in order as they come): an entry left behind by a row set again stays listed
  * — its row has moved — until the column is written afresh. Also the blocks in lower case, as far as they are written
  * (a block's written bytes never change): one-byte blocks byte by byte through a table, UTF-16 ones an entry at a time.
  */
-/** A layout's arrays for `n` entries: an eighth more, at least 1 024. */
-const layoutRoom = (n: number) => Math.max(1024, n + (n >> 3));
-
 export class TextLayout {
   private places = new Int32Array(layoutRoom(0));
   private owners = new Int32Array(layoutRoom(0));

@@ -20,8 +20,7 @@ function runsOf(teams: readonly (readonly number[])[]): Run[] {
     const recs = [...values].sort((a, b) => a - b).map((v, i) => ({ v, team: k, i }));
     let at = 0;
     const next = () => recs[at++];
-    const head = next();
-    return { next, head, key: head && teams.length > 1 ? byValue.keyOf(head) : undefined, k };
+    return { next, head: next(), k };
   });
 }
 

@@ -92,8 +92,8 @@ function rowOrder(cols: RenderColumns, cmp: (a: Rec, b: Rec) => number): (a: num
   return (a, b) => cmp(cols.view(a), cols.view(b));
 }
 
-/** One team's walk of its kept order in a merge: its next record passing the filter, and that record's sort values. */
-export interface Run { readonly next: () => Rec | undefined; head: Rec | undefined; key?: SortKey; readonly k: number }
+/** One team's walk of its kept order in a merge (`k`: the team's place): its next record passing the filter. */
+export interface Run { readonly next: () => Rec | undefined; head: Rec | undefined; readonly k: number }
 
 /**
  * The first `n` records of the runs merged in `cmp`'s order (ties: the earlier team first). The runs still holding a
@@ -101,15 +101,19 @@ export interface Run { readonly next: () => Rec | undefined; head: Rec | undefin
  * among the other heads (one team: none), not a comparison of every head, each reading both records' values again.
  */
 export function merged(runs: readonly Run[], cmp: Comparator, n: number): Rec[] {
+  type Head = Run & { key?: SortKey };
   // (a's head comes after b's: the heads are kept from the last taken, at the end, to the first)
-  const after = (a: Run, b: Run) => {
+  const after = (a: Head, b: Head) => {
     const c = cmp.byKeys(a.key as SortKey, b.key as SortKey);
     return c > 0 || (c === 0 && a.k > b.k);
   };
-  const heads = runs.filter((r) => r.head !== undefined).sort((a, b) => (after(a, b) ? -1 : 1));
+  const heads: Head[] = runs.filter((r) => r.head !== undefined);
+  // (one team's walk is never compared: its values are not read)
+  if (heads.length > 1) for (const h of heads) h.key = cmp.keyOf(h.head as Rec);
+  heads.sort((a, b) => (after(a, b) ? -1 : 1));
   const recs: Rec[] = [];
   while (recs.length < n && heads.length > 0) {
-    const best = heads.pop() as Run;
+    const best = heads.pop() as Head;
     recs.push(best.head as Rec);
     best.head = best.next();
     if (!best.head) continue;
@@ -120,10 +124,10 @@ export function merged(runs: readonly Run[], cmp: Comparator, n: number): Rec[] 
       let hi = heads.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (after(heads[mid] as Run, best)) lo = mid + 1;
+        if (after(heads[mid] as Head, best)) lo = mid + 1;
         else hi = mid;
       }
-      for (let i = heads.length; i > lo; i--) heads[i] = heads[i - 1] as Run;
+      for (let i = heads.length; i > lo; i--) heads[i] = heads[i - 1] as Head;
       heads[lo] = best;
     } else heads.push(best);
   }
@@ -306,8 +310,7 @@ export class RenderColumnScan {
         }
         return undefined;
       };
-      const head = next();
-      return { next, head, key: head && this.teams.length > 1 ? cmp.keyOf(head) : undefined, k };
+      return { next, head: next(), k };
     });
     return { tested, recs: merged(runs, cmp, n) };
   }
