@@ -125,3 +125,114 @@ describe('a polled team\'s full syncs', () => {
     expect(new Set(read)).toEqual(new Set(projects));
   });
 });
+
+describe('a full sync of a rotation of templates', () => {
+  let sim: RunningSim;
+  let gw: TestGateway;
+  const RECONCILE = 60_000;
+  const PERIOD = 120_000;
+
+  beforeAll(async () => {
+    // (5 projects a team, their templates read once in two minutes: a full sync reads some of them)
+    sim = await startSim({ scale: 'demo' });
+    // (a long staleness bound: the team's regular syncs come tens of seconds apart)
+    gw = await startGateway({ INDEX_RECONCILE_MS: String(RECONCILE), TEMPLATES_RECONCILE_MS: String(PERIOD), INDEX_MAX_STALENESS_MS: '40000' }, {}, { sim, simClock: true });
+    await gw.addUser(0, 'late-full@example.com');
+    await gw.deps.replica!.syncNow(sim.keys[0]!.teams.map((t) => t.id));
+  });
+  afterAll(async () => { await gw?.close(); await sim?.sim.close(); });
+
+  it('runs alone at the tick it falls due — the team, its members, the templates due — not at the next regular sync (review M1)', async () => {
+    const team = sim.keys[0]!.teams[0]!.id;
+    const t = (await gw.deps.replica!.load(team))!;
+    const held = gw.deps.replica as unknown as {
+      scheduler: {
+        pending(): Promise<void>[]; fulls: { lastAt(id: string): number | null };
+        deps: { store: { lease(id: string, holder: string, ms: number): Promise<boolean>; release(id: string, holder: string): Promise<boolean> } };
+      };
+      registry: { values(): Iterable<{ id: string; readAt: number }> };
+    };
+    // (the other teams' background left out: only this team is read)
+    for (const x of held.registry.values()) x.readAt = Number.NEGATIVE_INFINITY;
+    await Promise.all(held.scheduler.pending());
+    const made = async () => {
+      const recent = (await (await fetch(`${sim.url}/_sim/requests`)).json()) as { path: string; request_id: string | null }[];
+      const own = recent.filter((r) => r.request_id === `gateway-index-${team}`).map((r) => r.path);
+      await fetch(`${sim.url}/_sim/stats/reset`, { method: 'POST' });
+      return { team: own.filter((p) => p === '/v1/teams').length, templates: own.filter((p) => p === '/v1/templates').length, all: own.length };
+    };
+    const tick = async () => {
+      t.readAt = sim.sim.clock.now();
+      await gw.deps.replica!.tick();
+      await Promise.all(held.scheduler.pending());
+      return made();
+    };
+    const to = (at: number) => sim.sim.clock.advance(at - sim.sim.clock.now());
+    const none = { team: 0, templates: 0, all: 0 };
+    let full = held.scheduler.fulls.lastAt(team)!;
+    expect(full).toBeGreaterThan(0);
+    // a full sync (the regular one, when due) at a moment chosen so that the next one's window holds the due times of
+    // some of the team's projects, not all (the projects' ids, and so their phases, are drawn anew at each run)
+    const some = (at: number) => {
+      const n = templatesDue(t.projects.keys(), PERIOD, at, at + RECONCILE + 100).length;
+      return n > 0 && n < t.projects.size;
+    };
+    let at = full + RECONCILE;
+    while (!some(at)) at += 1_000;
+    to(at);
+    await made();
+    await gw.deps.replica!.syncTeam(t, true);
+    expect((await made()).team).toBe(1);
+    full = at;
+    expect(held.scheduler.fulls.lastAt(team)).toBe(full);
+    // a regular sync 10 s before the full one falls due (not the full one: no team read)
+    to(full + RECONCILE - 10_000);
+    await made();
+    await gw.deps.replica!.syncTeam(t, true);
+    const regular = await made();
+    expect(regular.team).toBe(0);
+    expect(regular.all).toBeGreaterThan(0);
+    const syncedAt = full + RECONCILE - 10_000;
+    expect(t.syncedAt).toBe(syncedAt);
+    // a tick before it falls due: nothing (the regular cadence is tens of seconds)
+    to(full + RECONCILE - 500);
+    expect(await tick()).toEqual(none);
+    // the first tick past it: the full sync alone (before, the next regular sync, tens of seconds later, made it) —
+    // the team, its members and the templates due since the last, nothing else; the sync mark left as it was
+    to(full + RECONCILE + 100);
+    const alone = await tick();
+    const due = templatesDue(t.projects.keys(), PERIOD, full, full + RECONCILE + 100).length;
+    expect(alone).toEqual({ team: 1, templates: due, all: 2 + due });
+    expect(due).toBeGreaterThan(0);
+    expect(t.syncedAt).toBe(syncedAt);
+    full = full + RECONCILE + 100;
+    expect(held.scheduler.fulls.lastAt(team)).toBe(full);
+    // and once: the next ticks wait for the cadence again
+    to(full + 500);
+    expect(await tick()).toEqual(none);
+    // a read's own sync after the next one fell due does not make it, nor put it off: the next tick runs it
+    to(full + RECONCILE + 100);
+    await gw.deps.replica!.syncTeam(t, false);
+    expect((await made()).team).toBe(0);
+    to(full + RECONCILE + 200);
+    expect((await tick()).team).toBe(1);
+    full += RECONCILE + 200;
+    expect(held.scheduler.fulls.lastAt(team)).toBe(full);
+    // another instance holding the team's lease (a regular sync just before: none due): no full sync, and not tried
+    // again at every tick — an interval (half the 40 s bound) later
+    to(full + RECONCILE - 1_000);
+    await gw.deps.replica!.syncTeam(t, false);
+    await made();
+    const { store } = held.scheduler.deps;
+    expect(await store.lease(team, 'another-instance', 600_000)).toBe(true);
+    to(full + RECONCILE + 100);
+    expect(await tick()).toEqual(none);
+    expect(await store.release(team, 'another-instance')).toBe(true);
+    to(full + RECONCILE + 600);
+    expect(await tick()).toEqual(none);
+    expect(held.scheduler.fulls.lastAt(team)).toBe(full);
+    to(full + RECONCILE + 100 + 20_000 + 250);
+    expect((await tick()).team).toBe(1);
+    expect(held.scheduler.fulls.lastAt(team)).toBe(full + RECONCILE + 100 + 20_000 + 250);
+  });
+});

@@ -269,16 +269,24 @@ export function boundFrom(c: FreshnessConfig, projects: number, moving: number, 
 }
 
 /**
+ * Whether the templates are read in a rotation (TEMPLATES_RECONCILE_MS past INDEX_RECONCILE_MS): a full sync reads the
+ * projects due since the last, so it runs when it falls due — alone when no regular sync is (`SyncScheduler.tick`).
+ */
+export function templatesRotate(c: Pick<Config, 'INDEX_RECONCILE_MS' | 'TEMPLATES_RECONCILE_MS'>): boolean {
+  return c.INDEX_RECONCILE_MS > 0 && c.TEMPLATES_RECONCILE_MS > c.INDEX_RECONCILE_MS;
+}
+
+/**
  * The calls the periodic full syncs (every INDEX_RECONCILE_MS: the team, its members, and the templates of the projects
  * due in TEMPLATES_RECONCILE_MS's rotation, `templatesDue`) may add to a calendar minute: the most due times the
  * intervals of a minute's full syncs hold (`dueMax`, from the projects' `hashes`; without them, the mean rounded up),
- * never more than every project at every full sync. A full sync that comes late reads more: its reservation counts them.
+ * never more than every project at every full sync. Each runs at the first tick past its due time (`templatesRotate`).
  */
 export function fullCallsPerMin(c: Pick<Config, 'INDEX_RECONCILE_MS' | 'TEMPLATES_RECONCILE_MS'>, projects: number, hashes?: readonly number[]): number {
   const fulls = Math.ceil(60_000 / c.INDEX_RECONCILE_MS);
   const t = c.TEMPLATES_RECONCILE_MS;
   // (INDEX_RECONCILE_MS 0: a full sync at every sync, as before — no rotation of templates)
-  if (t <= c.INDEX_RECONCILE_MS || !Number.isFinite(fulls)) return fulls * (projects + 2);
+  if (!templatesRotate(c) || !Number.isFinite(fulls)) return fulls * (projects + 2);
   // (a minute's full syncs, INDEX_RECONCILE_MS apart, read the due times of that many intervals; each runs at the first
   // tick past its due time)
   const window = fulls * c.INDEX_RECONCILE_MS + SCHEDULER_TICK_MS;

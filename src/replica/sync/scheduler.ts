@@ -8,13 +8,17 @@ import type { V1Team } from '../../v1/schemas.js';
 import type { Spend, SyncBudget } from './budget.js';
 import { HeadDeadlines } from './deadlines.js';
 import { SyncFailures, type SyncFailure } from './failures.js';
-import { roomSpacing, spread, type MinuteRoom } from './minute-room.js';
-import { activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsOf, syncCallsWith, type Cadence } from './freshness.js';
+import { spread } from './minute-room.js';
+import {
+  activityOf, cadenceOf, dueAfter, SCHEDULER_TICK_MS, syncCallsOf, syncCallsWith, type Cadence,
+} from './freshness.js';
 import type { HeldLease, SyncLeases } from './lease.js';
 import type { Peers } from '../holding/peers.js';
 import type { TeamRegistry } from '../holding/registry.js';
 import type { ReceiverHealth } from './receiver-health.js';
-import { headsDue, quietChecksDue, templatesDue, templatesDueCount } from './rotation.js';
+import { headsDue, templatesDue } from './rotation.js';
+import { SyncSpreads } from './spreads.js';
+import { FullSyncs } from './full-sync.js';
 import type { TeamSync, SyncChanges } from './sync.js';
 import { withReader } from './with-reader.js';
 import type { TeamReplica } from '../team/team-replica.js';
@@ -48,7 +52,6 @@ export interface SyncSchedulerDeps {
 export class SyncScheduler {
   private readonly syncing = new Map<string, Promise<void>>();
   private readonly backfilling = new Map<string, Promise<void>>();
-  private readonly fullAt = new Map<string, number>();
   /** Why each team's last sync failed, when, and how many failed in a row: its back-off. */
   private readonly failures = new SyncFailures();
   /** A background sync that found another instance holding the team's lease: that one's announcement (a joined read waits). */
@@ -56,16 +59,23 @@ export class SyncScheduler {
   private readonly deadlines = new HeadDeadlines();
   /** Each team's last sync's duration here (ms): when its next is due (`dueAfter`). */
   private readonly lastMs = new Map<string, number>();
-  /** Each team's spread over its minute's room, by what it was computed from (`spreadMs`). */
-  private readonly spreads = new WeakMap<TeamReplica, {
-    from: number; room: MinuteRoom; activity: number; cadence: Cadence; spacingMs: number; fullCalls: number; earliest: number; ms: number;
-  }>();
+  private readonly spreads: SyncSpreads;
+  /** Each team's periodic full sync: when it falls due, and run alone when the templates rotate. */
+  private readonly fulls: FullSyncs;
 
-  constructor(private readonly deps: SyncSchedulerDeps) {}
+  constructor(private readonly deps: SyncSchedulerDeps) {
+    this.spreads = new SyncSpreads(deps.config, this.deadlines);
+    this.fulls = new FullSyncs(deps, {
+      take: (teamId, spend) => this.take(teamId, spend),
+      end: (teamId, spend, lease) => this.end(teamId, spend, lease),
+      fail: (teamId, e) => this.fail(teamId, e),
+      intervalMs: (t, now) => this.cadence(t, now).intervalMs,
+    });
+  }
 
   /** Whether the team is being synced or backfilled here. */
   busy(teamId: string): boolean {
-    return this.syncing.has(teamId) || this.backfilling.has(teamId);
+    return this.syncing.has(teamId) || this.backfilling.has(teamId) || this.fulls.running(teamId) !== undefined;
   }
 
   /** When this instance's backfill of the team under way started walking the project (`TeamSync.copiedAt`). */
@@ -88,7 +98,7 @@ export class SyncScheduler {
 
   /** Walks under way (close waits for them). */
   pending(): Promise<void>[] {
-    return [...this.syncing.values(), ...this.backfilling.values()];
+    return [...this.syncing.values(), ...this.backfilling.values(), ...this.fulls.pending()];
   }
 
   /** Starts (or joins) the team's backfill in the background; resumes from the store's checkpoints. */
@@ -123,7 +133,7 @@ export class SyncScheduler {
       const changes: SyncChanges = { renders: [], renew: async () => held.check() };
       const ok = await withReader(this.deps.readers, team.id, spend, (s) => this.deps.sync.backfill(t, s, changes));
       if (!ok) throw new Error('no bound key reaches the team');
-      this.fullAt.set(team.id, t.backfilledAt ?? clock.now());
+      this.fulls.done(team.id, t.backfilledAt ?? clock.now());
       this.failures.clear(team.id);
       t.compact();
       registry.evict(team.id); // memory grew by a whole team
@@ -167,7 +177,9 @@ export class SyncScheduler {
     let p = this.syncing.get(t.id);
     // (a read joining a background sync that found the lease taken then waits for the holder, as its own sync would)
     if (p) return allowFull ? p : p.then(() => this.holderDone(t));
-    p = this.runSync(t, allowFull, every).finally(() => this.syncing.delete(t.id));
+    // (after a full sync running alone: one walk of the team at a time here)
+    const full = this.fulls.running(t.id);
+    p = (full ? full.then(() => this.runSync(t, allowFull, every)) : this.runSync(t, allowFull, every)).finally(() => this.syncing.delete(t.id));
     this.syncing.set(t.id, p);
     return p;
   }
@@ -213,10 +225,10 @@ export class SyncScheduler {
       const started = clock.now();
       // the bound readers are promised now: what the heads this sync checks owe next, even if its walk lengthens it
       const stated = this.cadence(t, started).boundMs;
-      const full = allowFull && this.fullDue(t.id, started);
+      const full = allowFull && started >= this.fulls.dueAt(t.id);
       // (a full sync reads the templates due since this instance's last: TEMPLATES_RECONCILE_MS; `every`, all of them)
       const templates = !full ? undefined
-        : new Set(every ? t.projects.keys() : templatesDue(t.projects.keys(), config.TEMPLATES_RECONCILE_MS, this.fullAt.get(t.id) ?? null, started));
+        : new Set(every ? t.projects.keys() : templatesDue(t.projects.keys(), config.TEMPLATES_RECONCILE_MS, this.fulls.lastAt(t.id), started));
       // deliveries may have been lost in a window (no receiver up, refusals): every head walked and every render not
       // yet final read again, the window then marked caught up
       catchUp = this.deps.health?.due(t.id, started) ?? null;
@@ -236,7 +248,7 @@ export class SyncScheduler {
       });
       if (spent) return;
       if (!ok) throw new Error('no bound key reaches the team');
-      if (full) this.fullAt.set(t.id, started);
+      if (full) this.fulls.done(t.id, started);
       this.deadlines.checked(t, plan?.heads ?? [...t.projects.keys()], started, Math.min(stated, this.cadence(t, started).boundMs));
       this.lastMs.set(t.id, Math.max(0, clock.now() - started));
       done = started;
@@ -275,11 +287,6 @@ export class SyncScheduler {
     return { heads, calls: syncCallsWith(heads.length, shape.projects, shape.moving) };
   }
 
-  /** Whether the team's next background sync is the periodic full one (every INDEX_RECONCILE_MS, this instance's count). */
-  private fullDue(teamId: string, now: number): boolean {
-    return now - (this.fullAt.get(teamId) ?? 0) >= this.deps.config.INDEX_RECONCILE_MS;
-  }
-
   /**
    * The cadence the team is synced at `now` (`cadenceOf`), its syncs spread over what its budget has left of the minute
    * when that is less than the rest of the minute needs (`roomSpacing`). Not spread: no room learnt this minute, a
@@ -296,7 +303,8 @@ export class SyncScheduler {
   private spreadOf(t: TeamReplica, now: number, cadence: Cadence, callsPerMin: number): number {
     const room = this.deps.budget.room(t.id, now);
     if (room === undefined || t.syncedAt === null || this.deps.budget.waitMs(t.id, now) > 0 || this.failures.has(t.id)) return 0;
-    return this.spreadMs(t, now, cadence, room, callsPerMin);
+    const facts = { lastFull: this.fulls.lastAt(t.id), fullDueAt: this.fulls.dueAt(t.id), lastMs: this.lastMs.get(t.id) };
+    return this.spreads.ms(t, now, cadence, room, callsPerMin, facts);
   }
 
   /**
@@ -309,36 +317,6 @@ export class SyncScheduler {
     if (wait <= 0) return c;
     const until = now + wait - (t.syncedAt ?? now) + SCHEDULER_TICK_MS;
     return { boundMs: Math.max(c.boundMs + wait, until), activeBoundMs: Math.max(c.activeBoundMs + wait, until) };
-  }
-
-  /**
-   * The spread of the team's syncs over its minute's room (`roomSpacing`), kept while what it is computed from holds —
-   * compared field by field: it is asked on every read of the team (`ReadSources.fresh`), most of every minute.
-   */
-  private spreadMs(t: TeamReplica, now: number, cadence: Cadence, room: MinuteRoom, callsPerMin: number): number {
-    const { config } = this.deps;
-    const a = activityOf(t, now, config.INDEX_ACTIVE_MS);
-    const full = this.fullDue(t.id, now);
-    const spacingMs = dueAfter(config, t, now, callsPerMin, full ? undefined : this.lastMs.get(t.id));
-    const fullAt = (this.fullAt.get(t.id) ?? 0) + config.INDEX_RECONCILE_MS;
-    const lastFull = this.fullAt.get(t.id) ?? null;
-    const fullCalls = fullAt < room.minuteEnd ? templatesDueCount(a.hashes, config.TEMPLATES_RECONCILE_MS, lastFull, Math.max(now, fullAt)) + 2 : 0;
-    const earliest = this.deadlines.earliest(t);
-    const from = t.syncedAt!;
-    const hit = this.spreads.get(t);
-    if (hit && hit.from === from && hit.room === room && hit.activity === a.key && hit.cadence === cadence && hit.spacingMs === spacingMs
-      && hit.fullCalls === fullCalls && hit.earliest === earliest) return hit.ms;
-    const rotating = cadence.cycleMs > 0;
-    const quiet = a.shape.projects - a.shape.active;
-    const ms = roomSpacing(room, from, {
-      spacingMs,
-      fixed: syncCallsWith(rotating ? a.shape.active : a.shape.projects, a.shape.projects, a.shape.moving),
-      extra: fullCalls + (earliest < room.minuteEnd ? this.deadlines.owedBy(t, room.minuteEnd).length : 0),
-      quietMost: rotating ? quiet * (Math.ceil((room.minuteEnd - from) / cadence.cycleMs) + 1) : 0,
-      quietDue: () => quietChecksDue(t.projects.keys(), a.active, cadence.cycleMs, from, room.minuteEnd),
-    });
-    this.spreads.set(t, { from, room, activity: a.key, cadence, spacingMs, fullCalls, earliest, ms });
-    return ms;
   }
 
   /** The bound the team states now, for its projects' deadlines (a sync elsewhere counted as the rotation's checks). */
@@ -358,7 +336,7 @@ export class SyncScheduler {
     const now = clock.now();
     const due: Promise<void>[] = [];
     for (const t of this.deps.registry.values()) {
-      if (t.state !== 'ready' || now - t.readAt > config.INDEX_ACTIVE_MS || this.syncing.has(t.id)) continue;
+      if (t.state !== 'ready' || now - t.readAt > config.INDEX_ACTIVE_MS || this.syncing.has(t.id) || this.fulls.running(t.id)) continue;
       // as late as its bound allows, ended before a reader finds it stale (`dueAfter`), no more often than its budget
       // allows; at once when deliveries may have been lost, or a project's check would come later than a bound stated
       const catchUp = this.deps.health?.due(t.id, now) ?? null;
@@ -369,11 +347,16 @@ export class SyncScheduler {
       const owed = this.deadlines.earliest(t) <= now + SCHEDULER_TICK_MS;
       // (the next sync the full one — longer than the last —: due at the interval, the old rule; both spread alike over
       // what the minute has left)
-      const wait = spreadMs + dueAfter(config, t, now, callsPerMin, this.fullDue(t.id, now) ? undefined : this.lastMs.get(t.id));
-      if ((catchUp === null && !owed && now - (t.syncedAt ?? 0) < wait) || !this.deps.budget.fits(t)) continue;
+      const fullAt = this.fulls.dueAt(t.id);
+      const wait = spreadMs + dueAfter(config, t, now, callsPerMin, now >= fullAt ? undefined : this.lastMs.get(t.id));
+      const regular = catchUp !== null || owed || now - (t.syncedAt ?? 0) >= wait;
+      // a full sync due between two regular ones runs alone when the templates rotate (`fullOnly`); otherwise the next
+      // regular sync is the full one
+      const full = !regular && this.fulls.aloneDue(t.id, now);
+      if ((!regular && !full) || !this.deps.budget.fits(t)) continue;
       // a team whose syncs fail is tried again after a back-off, whatever is owed (it counts stale: reads go to v1)
       if (!this.mayTry(t, now)) continue;
-      due.push(this.syncTeam(t, true).catch(() => undefined));
+      due.push(regular ? this.syncTeam(t, true).catch(() => undefined) : this.fulls.runAlone(t));
     }
     await Promise.all(due);
   }

@@ -124,6 +124,25 @@ export class TeamSync {
     t.syncedAt = Math.max(t.syncedAt ?? 0, started);
   }
 
+  /**
+   * The periodic full sync alone, when it falls due between two regular syncs (templates read in a rotation,
+   * `templatesRotate`): the team, its members and the templates of `projectIds` — no project list, no head, no re-poll,
+   * and the team's sync mark left alone (what `fullCallsPerMin` keeps aside, and nothing else).
+   */
+  async full(t: TeamReplica, s: V1Session, projectIds: readonly string[], changes: SyncChanges): Promise<void> {
+    await this.refreshTeam(t, s);
+    const projects: V1Project[] = [];
+    for (const id of projectIds) {
+      const p = t.projects.get(id)?.project;
+      if (p) projects.push(p);
+    }
+    await this.fanOut(projects, async (p) => {
+      if (this.o.aborted?.()) throw new SyncAborted('the gateway is shutting down');
+      await changes.renew?.();
+      await this.templates(t, s, p);
+    });
+  }
+
   private async refreshTeam(t: TeamReplica, s: V1Session): Promise<void> {
     const team = (await s.teams()).data.find((x) => x.id === t.id);
     if (!team) throw new TeamUnreachable(t.id);
