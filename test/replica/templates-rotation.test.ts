@@ -234,5 +234,16 @@ describe('a full sync of a rotation of templates', () => {
     to(full + RECONCILE + 100 + 20_000 + 250);
     expect((await tick()).team).toBe(1);
     expect(held.scheduler.fulls.lastAt(team)).toBe(full + RECONCILE + 100 + 20_000 + 250);
+    // the team's last sync another instance's (its mark read from the store): that instance makes the full syncs — none
+    // alone here (each instance counts its own: two would each make one); this instance's next sync, if it runs one, is full
+    full += RECONCILE + 100 + 20_000 + 250;
+    to(full + RECONCILE - 1_000);
+    (t as { syncedAt: number | null }).syncedAt = full + RECONCILE - 1_000;
+    to(full + RECONCILE + 100);
+    expect(await tick()).toEqual(none);
+    expect(held.scheduler.fulls.lastAt(team)).toBe(full);
+    await gw.deps.replica!.syncTeam(t, true);
+    expect((await made()).team).toBe(1);
+    expect(held.scheduler.fulls.lastAt(team)).toBe(full + RECONCILE + 100);
   });
 });

@@ -21,7 +21,8 @@ export interface FullSyncWalk {
 /**
  * Each team's periodic full sync (the team, its members, the templates due: every INDEX_RECONCILE_MS, counted from this
  * instance's last). Without a rotation of templates it rides on the next regular sync once due. With one
- * (`templatesRotate`), it runs at the first tick past its due time, alone when no regular sync is due then (`runAlone`):
+ * (`templatesRotate`), it runs at the first tick past its due time, alone when no regular sync is due then (`runAlone`;
+ * by the instance that ran the team's last sync: the scheduler's to know):
  * reserved as what it reads — exactly what `fullCallsPerMin` keeps aside — the team's sync mark, heads and cadence
  * left alone. Riding on the next regular sync instead, up to an interval later, it read the templates of a longer
  * window than kept aside (review M1 of issue 43); run on time as one more whole sync (d21b6e8, reverted), its project

@@ -57,6 +57,8 @@ export class SyncScheduler {
   /** A background sync that found another instance holding the team's lease: that one's announcement (a joined read waits). */
   private readonly heldElsewhere = new Map<string, Promise<void>>();
   private readonly deadlines = new HeadDeadlines();
+  /** Each team's last sync mark set here (a sync or backfill of this instance): whether the team's last sync was this one's. */
+  private readonly syncedHere = new Map<string, number | null>();
   /** Each team's last sync's duration here (ms): when its next is due (`dueAfter`). */
   private readonly lastMs = new Map<string, number>();
   private readonly spreads: SyncSpreads;
@@ -134,6 +136,7 @@ export class SyncScheduler {
       const ok = await withReader(this.deps.readers, team.id, spend, (s) => this.deps.sync.backfill(t, s, changes));
       if (!ok) throw new Error('no bound key reaches the team');
       this.fulls.done(team.id, t.backfilledAt ?? clock.now());
+      this.syncedHere.set(team.id, t.syncedAt);
       this.failures.clear(team.id);
       t.compact();
       registry.evict(team.id); // memory grew by a whole team
@@ -252,6 +255,7 @@ export class SyncScheduler {
       this.deadlines.checked(t, plan?.heads ?? [...t.projects.keys()], started, Math.min(stated, this.cadence(t, started).boundMs));
       this.lastMs.set(t.id, Math.max(0, clock.now() - started));
       done = started;
+      this.syncedHere.set(t.id, t.syncedAt);
     } catch (e) {
       this.fail(t.id, e);
       throw e;
@@ -350,9 +354,10 @@ export class SyncScheduler {
       const fullAt = this.fulls.dueAt(t.id);
       const wait = spreadMs + dueAfter(config, t, now, callsPerMin, now >= fullAt ? undefined : this.lastMs.get(t.id));
       const regular = catchUp !== null || owed || now - (t.syncedAt ?? 0) >= wait;
-      // a full sync due between two regular ones runs alone when the templates rotate (`fullOnly`); otherwise the next
+      // a full sync due between two regular ones runs alone when the templates rotate, by the instance that ran the team's
+      // last sync (each instance counts its own full syncs: another one syncing the team makes them); otherwise the next
       // regular sync is the full one
-      const full = !regular && this.fulls.aloneDue(t.id, now);
+      const full = !regular && this.fulls.aloneDue(t.id, now) && this.syncedHere.get(t.id) === t.syncedAt;
       if ((!regular && !full) || !this.deps.budget.fits(t)) continue;
       // a team whose syncs fail is tried again after a back-off, whatever is owed (it counts stale: reads go to v1)
       if (!this.mayTry(t, now)) continue;
